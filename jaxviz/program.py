@@ -1,0 +1,108 @@
+"""``Program``: what one trace produced (the jaxpr, its classified inputs, the graph, the
+timings), and how it displays itself in notebooks and terminals."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .graph import Aval, Graph
+
+INPUT_KINDS = ("traced", "static", "constant", "captured")
+
+
+@dataclass(slots=True)
+class InputInfo:
+    """One input of a traced program, in the user's words."""
+
+    name: str  # argument name with pytree path (``params['w']``) or cell variable name
+    kind: str  # traced | static | constant | captured
+    aval: Aval | None = None  # None for static/non-array values
+    value: str | None = None  # short repr of the value for static/constant/captured
+    source: str | None = None  # "global" | "closure" | "argument" | "cell variable"
+
+    @property
+    def weak_type(self) -> bool:
+        return bool(self.aval and self.aval.weak_type)
+
+    def describe(self) -> str:
+        what = self.aval.text if self.aval else self.value
+        return f"{self.name}: {self.kind} {what}"
+
+
+@dataclass
+class Program:
+    """A traced function or notebook cell. ``graph`` is the hierarchical dataflow graph."""
+
+    name: str
+    jaxpr: Any  # jax.extend.core.ClosedJaxpr
+    inputs: list[InputInfo]
+    output_names: list[str]
+    graph: Graph
+    timings: dict[str, float] = field(default_factory=dict)  # seconds: trace, lower, compile, run
+    device: str | None = None
+    trace_output: str = ""  # what the function printed while being traced (runs once!)
+    source: str | None = None  # the cell's source, for cells
+    expand: int | str | Iterable[int] | None = None  # the default view
+    notes: list[str] = field(default_factory=list)  # one-line remarks shown in the summary
+
+    # ----------------------------------------------------------------- facts
+    @property
+    def eqn_count(self) -> int:
+        return self.graph.eqn_count
+
+    def inputs_of_kind(self, kind: str) -> list[InputInfo]:
+        return [i for i in self.inputs if i.kind == kind]
+
+    def input(self, name: str) -> InputInfo:
+        for i in self.inputs:
+            if i.name == name:
+                return i
+        raise KeyError(f"{name!r} is not an input of {self.name}; inputs: {[i.name for i in self.inputs]}")
+
+    def summary(self) -> str:
+        """The one-line summary shown under every graph."""
+        counts = {k: len(self.inputs_of_kind(k)) for k in INPUT_KINDS}
+        inputs = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
+        parts = [f"{self.name}: {self.eqn_count} equations", f"inputs: {inputs or 'none'}"]
+        if self.device:
+            parts.append(f"device: {self.device}")
+        for key in ("trace", "lower", "compile", "run"):
+            if key in self.timings:
+                parts.append(f"{key} {_fmt_seconds(self.timings[key])}")
+        return " · ".join(parts)
+
+    def text(self) -> str:
+        """The jaxpr as JAX prints it."""
+        return str(self.jaxpr)
+
+    # ----------------------------------------------------------------- rendering
+    def to_dot(self, expand: int | str | Iterable[int] | None = None, **kwargs: Any) -> str:
+        return self.graph.to_dot(self.expand if expand is None else expand, **kwargs)
+
+    def to_json(self) -> dict[str, Any]:
+        from .render.payload import program_payload
+
+        return program_payload(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from .render.notebook import program_mimebundle
+
+        return program_mimebundle(self)
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from .render.terminal import program_renderables
+
+        yield from program_renderables(self)
+
+    def __repr__(self) -> str:
+        return f"<jaxviz.Program {self.summary()}>"
+
+
+def _fmt_seconds(s: float) -> str:
+    if s < 1e-3:
+        return f"{s * 1e6:.0f} µs"
+    if s < 1:
+        return f"{s * 1e3:.1f} ms"
+    return f"{s:.2f} s"

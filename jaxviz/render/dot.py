@@ -1,0 +1,144 @@
+"""Graph model view → Graphviz DOT (via the ``graphviz`` package) → SVG.
+
+Expanded groups are clusters; collapsed groups are single boxes that state their size and
+their input/output values, so a view of any program stays small enough for ``dot``.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+from typing import Any
+
+import graphviz
+
+from ..graph import LEGEND, Graph, Item, View
+
+MAX_LABELLED_EDGES = 250  # beyond this, edge labels cost dot more than they tell
+GROUP_FILL = {"call": "#EEF3FB", "scope": "#EEF3FB", "transform": "#F6F0FA", "eqn": "#FFF7E6",
+              "jaxpr": "#FFFBF2"}
+
+
+class DotUnavailable(RuntimeError):
+    """The Graphviz ``dot`` binary is not installed: render another way."""
+
+
+@functools.lru_cache(maxsize=1)
+def dot_available() -> bool:
+    return shutil.which("dot") is not None
+
+
+def item_id(item: Item) -> str:
+    return f"{item[0]}{item[1]}"
+
+
+def _node_attrs(graph: Graph, nid: int) -> dict[str, str]:
+    n = graph.nodes[nid]
+    where = f"\n{n.source.short()}" if n.source else ""
+    tooltip = [n.label]
+    if n.outputs:
+        tooltip.append("→ " + ", ".join(a.text for a in n.outputs))
+    tooltip += [f"{k}={v}" for k, v in n.params.items()]
+    if n.source:
+        tooltip.append(f"{n.source.short()}: {n.source.text or ''}")
+    attrs = {"id": f"n{nid}", "class": f"jaxviz-{n.kind}", "tooltip": "\n".join(tooltip)}
+    if n.kind == "eqn":
+        lits = f" {', '.join(n.literals)}" if n.literals else ""
+        attrs.update(label=f"{n.label}{lits}{where}", shape="box", style="rounded,filled",
+                     fillcolor=LEGEND["eqn"]["color"])
+    elif n.kind == "output":
+        attrs.update(label=f"{n.label}\n{n.outputs[0].text if n.outputs else ''}",
+                     shape=LEGEND["output"]["shape"], style="filled", fillcolor=LEGEND["output"]["color"])
+    else:
+        kind = n.input_kind or "traced"
+        aval = f"\n{n.outputs[0].text}" if n.outputs else ""
+        attrs.update(label=f"{n.label}{aval}", shape=LEGEND[kind]["shape"], style="filled",
+                     fillcolor=LEGEND[kind]["color"])
+    return attrs
+
+
+def _group_box_attrs(graph: Graph, gid: int, ins: list[str], outs: list[str]) -> dict[str, str]:
+    g = graph.groups[gid]
+    title = g.repeat or g.name
+    where = f"\n{g.source.short()}" if g.source else ""
+    label = f"{title}\n{g.n_eqns} eqns{where}"
+    tooltip = f"{title} ({g.kind}): {g.n_eqns} equations\nin: {', '.join(ins) or '-'}\nout: {', '.join(outs) or '-'}"
+    return {"id": f"g{gid}", "class": f"jaxviz-group jaxviz-group-{g.kind}", "label": label,
+            "shape": "box3d", "style": "filled", "fillcolor": GROUP_FILL.get(g.kind, "#EEF3FB"),
+            "tooltip": tooltip}
+
+
+def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None) -> graphviz.Digraph:
+    graph = view.graph
+    dot = graphviz.Digraph(name=graph.name, format="svg")
+    dot.attr(rankdir="TB", compound="true", fontname="Helvetica", fontsize="11", newrank="true")
+    dot.attr("node", fontname="Helvetica", fontsize="10", margin="0.08,0.04", height="0.3")
+    dot.attr("edge", fontname="Helvetica", fontsize="8", color="#555555", arrowsize="0.6")
+    ins: dict[Item, list[str]] = {}
+    outs: dict[Item, list[str]] = {}
+    for e in view.edges:
+        outs.setdefault(e.src, []).append(e.label)
+        ins.setdefault(e.dst, []).append(e.label)
+    _emit_group(dot, view, 0, ins, outs)
+    labelled = len(view.edges) <= MAX_LABELLED_EDGES if edge_labels is None else edge_labels
+    for e in view.edges:
+        attrs = {"tooltip": ", ".join(a.text for a in e.avals[:8])}
+        if labelled:
+            attrs["label"] = e.label
+        if e.weak:
+            attrs.update(style="dashed", color=LEGEND["weak"]["color"])
+        dot.edge(item_id(e.src), item_id(e.dst), **attrs)
+    if legend:
+        _emit_legend(dot, graph)
+    return dot
+
+
+def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: dict) -> None:
+    graph = view.graph
+    g = graph.groups[gid]
+    for child in g.groups:
+        if child in view.expanded:
+            cg = graph.groups[child]
+            with dot.subgraph(name=f"cluster_g{child}") as sub:
+                where = f" · {cg.source.short()}" if cg.source else ""
+                sub.attr(label=f"{cg.repeat or cg.name} ({cg.n_eqns} eqns){where}", id=f"cluster_g{child}",
+                         style="rounded,filled", fillcolor=GROUP_FILL.get(cg.kind, "#F8F8F8"),
+                         color="#9AA5B1", fontsize="10", labeljust="l")
+                _emit_group(sub, view, child, ins, outs)
+        else:
+            item = ("g", child)
+            dot.node(item_id(item), **_group_box_attrs(graph, child, ins.get(item, []), outs.get(item, [])))
+    for nid in g.nodes:
+        dot.node(f"n{nid}", **_node_attrs(graph, nid))
+
+
+def _emit_legend(dot: graphviz.Digraph, graph: Graph) -> None:
+    kinds = {n.input_kind for n in graph.nodes if n.input_kind} | {"output"}
+    if any(e.aval.weak_type for e in graph.edges[:5000]):
+        kinds.add("weak")
+    with dot.subgraph(name="cluster_legend") as leg:
+        leg.attr(label="legend", fontsize="9", style="dashed", color="#BBBBBB", id="cluster_legend")
+        for kind in ("traced", "static", "constant", "captured", "output", "weak"):
+            if kind not in kinds:
+                continue
+            spec = LEGEND[kind]
+            shape = "plaintext" if kind == "weak" else spec["shape"]
+            fill = {"style": "filled", "fillcolor": spec["color"]} if kind != "weak" else {"fontcolor": spec["color"]}
+            label = "- - weak type - -" if kind == "weak" else kind
+            leg.node(f"legend_{kind}", label=label, shape=shape, fontsize="8", tooltip=spec["label"],
+                     **fill)
+
+
+def render_svg(dot_graph: graphviz.Digraph | str) -> str:
+    """SVG text from DOT; raises ``DotUnavailable`` when Graphviz is not installed."""
+    if not dot_available():
+        raise DotUnavailable("the Graphviz 'dot' binary was not found on PATH")
+    source = dot_graph if isinstance(dot_graph, str) else dot_graph.source
+    try:
+        return graphviz.Source(source).pipe(format="svg", encoding="utf-8")
+    except graphviz.ExecutableNotFound as exc:
+        raise DotUnavailable(str(exc)) from exc
+
+
+def program_dot(program: Any, expand: Any = None) -> graphviz.Digraph:
+    return view_to_dot(program.graph.view(program.expand if expand is None else expand))

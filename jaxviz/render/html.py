@@ -1,0 +1,87 @@
+"""An HTML rendering that needs no Graphviz: the summary, the inputs colour-coded by
+kind, and the group tree as nested ``<details>`` (collapsible in any browser, GitHub and
+nbviewer included)."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from ..graph import LEGEND, Graph
+
+MAX_LISTED_NODES = 400  # per group; more is listed as a count
+
+
+def _esc(text: Any) -> str:
+    return html.escape(str(text))
+
+
+def legend_html() -> str:
+    items = []
+    for kind in ("traced", "static", "constant", "captured", "output", "weak"):
+        spec = LEGEND[kind]
+        items.append(f'<span class="jaxviz-chip" title="{_esc(spec["label"])}" '
+                     f'style="background:{spec["color"]};padding:0 6px;border-radius:3px;'
+                     f'margin-right:4px;color:#111">{kind}</span>')
+    return f'<div class="jaxviz-legend" style="font-size:11px;margin:4px 0">{"".join(items)}</div>'
+
+
+def inputs_html(program: Any) -> str:
+    if not program.inputs:
+        return ""
+    rows = []
+    for i in program.inputs:
+        color = LEGEND[i.kind]["color"]
+        what = i.aval.text if i.aval else (i.value or "")
+        weak = " <i>(weak type)</i>" if i.weak_type else ""
+        rows.append(f'<tr><td><code>{_esc(i.name)}</code></td><td><span style="background:{color};'
+                    f'padding:0 5px;border-radius:3px">{i.kind}</span></td><td><code>{_esc(what)}</code>'
+                    f'{weak}</td><td>{_esc(i.source or "")}</td></tr>')
+    return ('<table class="jaxviz-inputs" style="font-size:12px"><tr><th>input</th><th>kind</th>'
+            '<th>value</th><th>from</th></tr>' + "".join(rows) + "</table>")
+
+
+def _node_line(graph: Graph, nid: int) -> str:
+    n = graph.nodes[nid]
+    outs = ", ".join(a.text for a in n.outputs)
+    where = f' <span style="color:#888">{_esc(n.source.short())}</span>' if n.source else ""
+    color = LEGEND.get(n.input_kind or n.kind, LEGEND["eqn"])["color"]
+    lits = f" {_esc(', '.join(n.literals))}" if n.literals else ""
+    return (f'<li data-node="{nid}"><span style="border-left:4px solid {color};padding-left:4px">'
+            f'<code>{_esc(n.label)}{lits}</code></span> → <code>{_esc(outs)}</code>{where}</li>')
+
+
+def group_html(graph: Graph, gid: int, open_depth: int) -> str:
+    g = graph.groups[gid]
+    parts = [_node_line(graph, n) for n in g.nodes[:MAX_LISTED_NODES]]
+    if len(g.nodes) > MAX_LISTED_NODES:
+        parts.append(f"<li>… {len(g.nodes) - MAX_LISTED_NODES} more equations</li>")
+    children = "".join(group_html(graph, c, open_depth) for c in g.groups)
+    body = f'<ul style="margin:2px 0 2px 8px;padding-left:10px">{children}{"".join(parts)}</ul>'
+    if gid == 0:
+        return body
+    where = f" · {_esc(g.source.short())}" if g.source else ""
+    opened = " open" if g.depth <= open_depth else ""
+    return (f'<li style="list-style:none"><details{opened} data-group="{gid}"><summary><b>{_esc(g.repeat or g.name)}</b>'
+            f' <span style="color:#666">({g.kind}, {g.n_eqns} eqns{where})</span></summary>{body}</details></li>')
+
+
+def program_html(program: Any, svg: str | None = None, note: str | None = None) -> str:
+    """The notebook's HTML view: summary, inputs, the graph (SVG if given) or the listing."""
+    graph = program.graph
+    header = f'<div class="jaxviz-summary" style="font-family:monospace;font-size:12px">{_esc(program.summary())}</div>'
+    printed = ""
+    if program.trace_output:
+        printed = ('<div class="jaxviz-side-effect" style="color:#a15c00;font-size:12px">'
+                   "printed while tracing (runs once per compile, not on every call): "
+                   f"<code>{_esc(program.trace_output.strip()[:500])}</code></div>")
+    notes = "".join(f'<div style="color:#a15c00;font-size:12px">{_esc(n)}</div>' for n in program.notes)
+    if svg is not None:
+        body = f'<div class="jaxviz-svg" style="overflow:auto;max-height:900px">{svg}</div>'
+    else:
+        expanded = graph.expansion(program.expand)
+        depth = max((graph.groups[g].depth for g in expanded), default=0)
+        body = f'<div class="jaxviz-listing" style="font-size:12px">{group_html(graph, 0, depth)}</div>'
+    extra = f'<div style="color:#888;font-size:11px">{_esc(note)}</div>' if note else ""
+    return (f'<div class="jaxviz-program">{header}{notes}{printed}{inputs_html(program)}'
+            f"{legend_html()}{body}{extra}</div>")

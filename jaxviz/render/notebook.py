@@ -1,0 +1,38 @@
+"""The notebook MIME bundle of a Program: JSON for the JupyterLab renderer, SVG when
+Graphviz is installed, an HTML listing otherwise, and the jaxpr text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..graph import MIME_TYPE
+from .dot import DotUnavailable, dot_available, program_dot, render_svg
+from .html import program_html
+from .payload import program_payload
+
+# A view with more visible items than this is not laid out by dot in the kernel: the
+# listing is shown instead, and the browser renderer lays out the (collapsed) JSON.
+MAX_DOT_ITEMS = 1500
+
+
+def program_mimebundle(program: Any) -> dict[str, Any]:
+    bundle: dict[str, Any] = {"text/plain": f"{program.summary()}\n{program.text()}"}
+    svg = None
+    note = None
+    view = program.graph.view(program.expand)
+    n_nodes, n_groups = view.visible_counts()
+    if n_nodes + n_groups > MAX_DOT_ITEMS:
+        note = (f"{n_nodes + n_groups} items are visible at this expansion: too many to lay out; "
+                "showing the listing. Collapse groups with --expand.")
+    elif dot_available():
+        try:
+            svg = render_svg(program_dot(program))
+        except DotUnavailable:
+            svg = None
+    else:
+        note = "Graphviz 'dot' not found: showing the listing (install graphviz for the drawing)."
+    if svg is not None:
+        bundle["image/svg+xml"] = svg
+    bundle["text/html"] = program_html(program, svg=svg, note=note)
+    bundle[MIME_TYPE] = program_payload(program)
+    return bundle

@@ -1,0 +1,64 @@
+"""``rich`` renderables for terminals and plain IPython: the summary, inputs coloured by
+kind and the group tree, in the same colours as the drawings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from ..graph import LEGEND, Graph
+
+MAX_NODES_PER_GROUP = 40
+
+
+def _styled(kind: str, text: str) -> Text:
+    return Text(text, style=f"bold {LEGEND[kind]['color']}")
+
+
+def inputs_table(program: Any) -> Table:
+    table = Table(title="inputs", show_header=True, header_style="bold", box=None)
+    for col in ("input", "kind", "value", "from"):
+        table.add_column(col)
+    for i in program.inputs:
+        what = i.aval.text if i.aval else (i.value or "")
+        table.add_row(i.name, _styled(i.kind, i.kind), what + (" (weak)" if i.weak_type else ""), i.source or "")
+    return table
+
+
+def group_tree(graph: Graph, gid: int = 0, depth: int = 99, tree: Tree | None = None) -> Tree:
+    g = graph.groups[gid]
+    where = f" [dim]{g.source.short()}[/dim]" if g.source else ""
+    label = f"[bold]{g.repeat or g.name}[/bold] [dim]({g.kind}, {g.n_eqns} eqns)[/dim]{where}"
+    node = tree.add(label) if tree is not None else Tree(label)
+    if g.depth >= depth and gid != 0:
+        return node
+    for child in g.groups:
+        group_tree(graph, child, depth, node)
+    for nid in g.nodes[:MAX_NODES_PER_GROUP]:
+        n = graph.nodes[nid]
+        outs = ", ".join(a.text for a in n.outputs)
+        kind = n.input_kind or ("output" if n.kind == "output" else None)
+        label = _styled(kind, n.label) if kind else Text(n.label)
+        line = Text.assemble(label, f" → {outs}" if outs else "",
+                             (f"  {n.source.short()}" if n.source else "", "dim"))
+        node.add(line)
+    if len(g.nodes) > MAX_NODES_PER_GROUP:
+        node.add(f"[dim]… {len(g.nodes) - MAX_NODES_PER_GROUP} more[/dim]")
+    return node
+
+
+def program_renderables(program: Any) -> Any:
+    yield Text(program.summary(), style="bold")
+    if program.trace_output:
+        yield Text(f"printed while tracing (once per compile): {program.trace_output.strip()[:300]}",
+                   style="yellow")
+    for note in program.notes:
+        yield Text(note, style="yellow")
+    if program.inputs:
+        yield inputs_table(program)
+    expanded = program.graph.expansion(program.expand)
+    depth = max((program.graph.groups[g].depth for g in expanded), default=0)
+    yield group_tree(program.graph, 0, depth)

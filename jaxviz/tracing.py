@@ -1,0 +1,528 @@
+"""Function or cell → ``Program``: trace with JAX's own staging API (``jax.jit(f).trace``),
+classify the inputs, and build the hierarchical graph model.
+
+User call structure: while JAX traces, a profile hook (this thread only, tracing only)
+opens a ``jax.named_scope`` for every call of a user function, named with a unique
+activation id. Every equation JAX records then carries the call it came from in its name
+stack, so 12 calls of ``block`` become 12 groups, and the forward (``jvp``) and backward
+(``transpose``) passes of ``grad`` stay apart. No JAX internals are needed for that; the
+name stack itself is read through ``_jax_internals``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import linecache
+import os
+import sys
+import sysconfig
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.extend.core as jcore
+import numpy as np
+
+from . import _jax_internals as internals
+from .graph import Aval, Graph, SourceLoc
+from .program import InputInfo, Program
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+internals.register_library_path(_PACKAGE_DIR)
+
+_LIBRARY_DIRS = tuple(
+    {p + os.sep for p in (sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib"),
+                          sysconfig.get_path("purelib"), sysconfig.get_path("platlib")) if p}
+    | {_PACKAGE_DIR}
+)
+_ANONYMOUS = frozenset({"<lambda>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<module>"})
+SCOPE_PREFIX = "jv"  # our activation scopes are named "jv<id>:<function>"
+
+
+def is_user_file(filename: str) -> bool:
+    """User code: anything outside the standard library, site-packages and jaxviz."""
+    return not filename.startswith(_LIBRARY_DIRS)
+
+
+# ---------------------------------------------------------------------- call scopes
+@dataclass(slots=True)
+class CallInfo:
+    function: str
+    defined: SourceLoc | None
+    call_site: SourceLoc | None
+
+
+class CallScopes:
+    """Opens a ``jax.named_scope`` per user-function call while tracing (this thread only)."""
+
+    def __init__(self, skip: Iterable[Any] = (), cell_file: str | None = None) -> None:
+        self.calls: dict[str, CallInfo] = {}
+        self._skip = set(skip)  # code objects of the traced entry point itself
+        self._cell_file = cell_file
+        self._user_code: dict[Any, bool] = {}
+        self._open: list[tuple[Any, Any]] = []
+        self._previous: Any = None
+
+    def __enter__(self) -> CallScopes:
+        self._previous = sys.getprofile()
+        sys.setprofile(self._hook)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        sys.setprofile(self._previous)
+        while self._open:  # only on errors: close what the unwinding did not
+            self._open.pop()[1].__exit__(None, None, None)
+
+    def _hook(self, frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            code = frame.f_code
+            user = self._user_code.get(code)
+            if user is None:
+                user = self._user_code[code] = (
+                    code.co_name not in _ANONYMOUS and is_user_file(code.co_filename)
+                    and code not in self._skip
+                )
+            if user:
+                key = f"{SCOPE_PREFIX}{len(self.calls) + 1}:{code.co_name}"
+                caller = frame.f_back
+                while caller is not None and not is_user_file(caller.f_code.co_filename):
+                    caller = caller.f_back  # e.g. lax.scan calling the body: show the user's line
+                self.calls[key] = CallInfo(
+                    code.co_name,
+                    self._loc(code.co_filename, code.co_firstlineno, code.co_name),
+                    self._loc(caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name)
+                    if caller is not None else None,
+                )
+                scope = jax.named_scope(key)
+                scope.__enter__()
+                self._open.append((frame, scope))
+        elif event == "return" and self._open and self._open[-1][0] is frame:
+            self._open.pop()[1].__exit__(None, None, None)
+
+    def _loc(self, file: str, line: int, function: str) -> SourceLoc:
+        return make_source(file, line, function, self._cell_file)
+
+
+def make_source(file: str, line: int, function: str, cell_file: str | None) -> SourceLoc:
+    text = linecache.getline(file, line).strip() or None
+    return SourceLoc(file, line, function, line if file == cell_file else None, text)
+
+
+# ---------------------------------------------------------------------- graph building
+def _aval_of(var: Any) -> Aval:
+    aval = var.aval
+    shape = tuple(int(d) if isinstance(d, (int, np.integer)) else -1 for d in getattr(aval, "shape", ()))
+    dtype = str(getattr(aval, "dtype", type(aval).__name__))
+    return Aval(shape, dtype, bool(getattr(aval, "weak_type", False)))
+
+
+def _sub_jaxprs(params: dict[str, Any]) -> list[tuple[str, Any, Sequence[Any]]]:
+    """(label, Jaxpr, consts) for every jaxpr held in an equation's params, found generically."""
+    found = []
+    for key, val in params.items():
+        vals = val if isinstance(val, (tuple, list)) else (val,)
+        for i, v in enumerate(vals):
+            label = key if len(vals) == 1 else f"{_singular(key)} {i}"
+            if isinstance(v, jcore.ClosedJaxpr):
+                found.append((label, v.jaxpr, v.consts))
+            elif isinstance(v, jcore.Jaxpr):
+                found.append((label, v, ()))
+    return found
+
+
+def _singular(key: str) -> str:
+    if key.endswith("hes"):
+        return key[:-2]
+    return key[:-1] if key.endswith("s") else key
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = str(value) if not callable(value) else getattr(value, "__name__", type(value).__name__)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _display_params(params: dict[str, Any]) -> dict[str, str]:
+    out = {}
+    for key, val in params.items():
+        vals = val if isinstance(val, (tuple, list)) else (val,)
+        if any(isinstance(v, (jcore.ClosedJaxpr, jcore.Jaxpr)) for v in vals):
+            continue
+        out[key] = _short(val)
+    return out
+
+
+def _eqn_label(eqn: Any) -> str:
+    name = eqn.primitive.name
+    fname = eqn.params.get("name")
+    if isinstance(fname, str) and fname and fname != name:
+        return f"{name}: {fname}"
+    return name
+
+
+def _scope_path(eqn: Any) -> list[tuple[str, str]]:
+    """Name stack as group keys; consecutive transforms merge (``transpose(jvp)``)."""
+    path: list[tuple[str, str]] = []
+    for el in internals.name_stack(eqn):
+        if el.kind == "transform" and path and path[-1][0] == "transform":
+            path[-1] = ("transform", f"{path[-1][1]}({el.name})")
+        else:
+            path.append((el.kind, el.name))
+    return path
+
+
+def _transform_title(name: str) -> str:
+    if name.startswith("transpose"):
+        return f"backward · {name}"
+    if name.startswith("jvp"):
+        return f"forward · {name}"
+    return name
+
+
+class GraphBuilder:
+    """Builds the ``Graph`` of a ClosedJaxpr in one linear pass over all equations."""
+
+    def __init__(self, name: str, calls: dict[str, CallInfo], cell_file: str | None) -> None:
+        self.graph = Graph(name)
+        self.calls = calls
+        self.cell_file = cell_file
+
+    def build(self, closed: Any, inputs: list[InputInfo], input_names: list[str],
+              output_names: list[str], const_names: dict[int, InputInfo]) -> Graph:
+        g = self.graph
+        env: dict[Any, int] = {}
+        for info in inputs:  # static values and captured scalars: shown, never an edge
+            if info.kind in ("static", "captured", "constant") and info.aval is None:
+                kind = "input" if info.kind == "static" else "const"
+                g.add_node(kind, f"{info.name} = {info.value}", 0, input_kind=info.kind)
+        for i, var in enumerate(closed.jaxpr.constvars):
+            info = const_names.get(i)
+            label = info.name if info else f"const {_aval_of(var).text}"
+            kind = info.kind if info else "constant"
+            env[var] = g.add_node("const", label, 0, input_kind=kind, outputs=[_aval_of(var)])
+        by_name = {i.name: i for i in inputs}
+        for var, name in zip(closed.jaxpr.invars, input_names):
+            info = by_name.get(name)
+            env[var] = g.add_node("input", name, 0, input_kind=info.kind if info else "traced",
+                                  outputs=[_aval_of(var)])
+        self._add_eqns(closed.jaxpr.eqns, 0, env, base_path=[])
+        for var, name in zip(closed.jaxpr.outvars, output_names):
+            aval = _aval_of(var)
+            out = g.add_node("output", name, 0, outputs=[aval])
+            if not isinstance(var, jcore.Literal) and var in env:
+                g.add_edge(env[var], out, aval, str(var))
+        self._mark_repeats()
+        return g.finish()
+
+    def _add_eqns(self, eqns: Sequence[Any], base: int, env: dict[Any, int],
+                  base_path: list[tuple[str, str]]) -> None:
+        open_groups: list[tuple[tuple[str, str], int]] = []
+        for eqn in eqns:
+            path = _scope_path(eqn)
+            if path[: len(base_path)] == base_path:
+                path = path[len(base_path):]
+            common = 0
+            while (common < len(open_groups) and common < len(path)
+                   and open_groups[common][0] == path[common]):
+                common += 1
+            del open_groups[common:]
+            for key in path[common:]:
+                parent = open_groups[-1][1] if open_groups else base
+                open_groups.append((key, self._open_group(key, parent)))
+            group = open_groups[-1][1] if open_groups else base
+            self._add_eqn(eqn, group, env, path=base_path + path)
+
+    def _open_group(self, key: tuple[str, str], parent: int) -> int:
+        kind, name = key
+        if kind == "transform":
+            return self.graph.add_group(_transform_title(name), "transform", parent)
+        call = self.calls.get(name)
+        if call is not None:
+            return self.graph.add_group(call.function, "call", parent, source=call.call_site)
+        return self.graph.add_group(name, "scope", parent)
+
+    def _source(self, eqn: Any) -> SourceLoc | None:
+        for f in internals.user_frames(eqn):
+            if is_user_file(f.file):
+                return make_source(f.file, f.line, f.function, self.cell_file)
+        return None
+
+    def _add_eqn(self, eqn: Any, group: int, env: dict[Any, int], path: list[tuple[str, str]]) -> None:
+        g = self.graph
+        subs = _sub_jaxprs(eqn.params)
+        literals = [_short(v.val, 20) for v in eqn.invars if isinstance(v, jcore.Literal)]
+        source = self._source(eqn)
+        if subs:
+            group = g.add_group(_eqn_label(eqn), "eqn", group, source=source)
+        node = g.add_node(
+            "eqn", _eqn_label(eqn), group, primitive=eqn.primitive.name,
+            params=_display_params(eqn.params), outputs=[_aval_of(v) for v in eqn.outvars],
+            literals=literals, source=source,
+        )
+        operands = [v for v in eqn.invars if not isinstance(v, jcore.Literal)]
+        fed_inside = False
+        for label, sub, consts in subs:
+            sub_group = group if len(subs) == 1 else g.add_group(label, "jaxpr", group)
+            sub_env = self._sub_env(eqn, sub, consts, sub_group, env, node)
+            fed_inside |= any(sub_env[v] != node for v in sub.invars if v in sub_env)
+            self._add_eqns(sub.eqns, sub_group, sub_env, base_path=path)
+            for var in sub.outvars:  # inner results flow back into the equation's node
+                if not isinstance(var, jcore.Literal) and var in sub_env:
+                    g.add_edge(sub_env[var], node, _aval_of(var), str(var))
+        if not fed_inside:
+            for var in operands:
+                if var in env:
+                    g.add_edge(env[var], node, _aval_of(var), str(var))
+        for var in eqn.outvars:
+            if not isinstance(var, jcore.DropVar):
+                env[var] = node
+
+    def _sub_env(self, eqn: Any, sub: Any, consts: Sequence[Any], group: int,
+                 env: dict[Any, int], node: int) -> dict[Any, int]:
+        """Bind a sub-jaxpr's inputs: to the producers of the matching outer operands when
+        they line up (shape and dtype, aligned at the end), else to the equation's node."""
+        sub_env: dict[Any, int] = {}
+        for var in sub.constvars:
+            sub_env[var] = self.graph.add_node("const", f"const {_aval_of(var).text}", group,
+                                               input_kind="constant", outputs=[_aval_of(var)])
+        outer = list(eqn.invars)[-len(sub.invars):] if sub.invars else []
+        aligned = len(outer) == len(sub.invars) and all(
+            _same_type(o, i) for o, i in zip(outer, sub.invars))
+        for i, var in enumerate(sub.invars):
+            src = outer[i] if aligned else None
+            if src is not None and not isinstance(src, jcore.Literal) and src in env:
+                sub_env[var] = env[src]
+                if env[src] != node:
+                    continue
+            sub_env[var] = node
+        return sub_env
+
+    def _mark_repeats(self) -> None:
+        """Sibling groups of the same name get "name 3/12" so repeated layers read as such."""
+        for parent in self.graph.groups:
+            by_name: dict[str, list[int]] = {}
+            for c in parent.groups:
+                by_name.setdefault(self.graph.groups[c].name, []).append(c)
+            for name, ids in by_name.items():
+                if len(ids) > 1:
+                    for k, c in enumerate(ids, 1):
+                        self.graph.groups[c].repeat = f"{name} {k}/{len(ids)}"
+
+
+def _same_type(a: Any, b: Any) -> bool:
+    ta, tb = _aval_of(a), _aval_of(b)
+    return ta.shape == tb.shape and ta.dtype == tb.dtype
+
+
+# ---------------------------------------------------------------------- inputs
+def is_array(value: Any) -> bool:
+    return isinstance(value, (jax.Array, np.ndarray, np.generic))
+
+
+def is_python_scalar(value: Any) -> bool:
+    return isinstance(value, (bool, int, float, complex)) and not isinstance(value, type)
+
+
+def aval_of_value(value: Any) -> Aval:
+    weak = is_python_scalar(value) or bool(getattr(getattr(value, "aval", None), "weak_type", False))
+    arr = np.asarray(value) if not hasattr(value, "dtype") else value
+    dtype = jax.dtypes.canonicalize_dtype(arr.dtype)
+    return Aval(tuple(int(d) for d in np.shape(arr)), str(dtype), weak)
+
+
+def _flat_inputs(name: str, value: Any, kind: str, source: str) -> list[InputInfo]:
+    leaves = jax.tree_util.tree_flatten_with_path(value)[0]
+    out = []
+    for path, leaf in leaves:
+        full = name + jax.tree_util.keystr(path)
+        out.append(InputInfo(full, kind, aval_of_value(leaf), None, source))
+    return out
+
+
+def captured_values(fn: Callable[..., Any], max_functions: int = 50) -> list[tuple[InputInfo, Any]]:
+    """Globals and closure variables that ``fn`` (and the user functions it calls by name)
+    reads, which JAX bakes in at trace time: arrays and Python numbers. Functions,
+    modules and classes are code, not data. Returns (info, value) pairs."""
+    out: list[tuple[InputInfo, Any]] = []
+    seen_names: set[str] = set()
+    todo = [fn]
+    visited: set[int] = set()
+    while todo and len(visited) < max_functions:
+        f = _python_function(todo.pop())
+        if f is None or id(f) in visited:
+            continue
+        visited.add(id(f))
+        try:
+            cv = inspect.getclosurevars(f)
+        except (TypeError, ValueError):
+            continue
+        for source, mapping in (("closure", cv.nonlocals), ("global", cv.globals)):
+            for name, value in mapping.items():
+                if is_array(value) or is_python_scalar(value):
+                    if name not in seen_names:
+                        seen_names.add(name)
+                        aval = aval_of_value(value) if is_array(value) else None
+                        out.append((InputInfo(name, "captured", aval, _short(value, 40), source), value))
+                elif callable(value) and not isinstance(value, type):
+                    todo.append(value)
+    return out
+
+
+def _python_function(fn: Any) -> Any:
+    """The user-written Python function behind ``fn`` (through jit/grad wrappers)."""
+    fn = inspect.unwrap(fn) if callable(fn) else fn
+    fn = getattr(fn, "__func__", fn)
+    if inspect.isfunction(fn) and is_user_file(fn.__code__.co_filename):
+        return fn
+    return None
+
+
+def _match_consts(consts: Sequence[Any], candidates: Iterable[tuple[InputInfo, Any]]) -> dict[int, InputInfo]:
+    """Which constvars are which captured arrays (by identity, then by value)."""
+    cands = list(candidates)
+    found: dict[int, InputInfo] = {}
+    for i, c in enumerate(consts):
+        for info, value in cands:
+            if c is value or (is_array(value) and np.shape(c) == np.shape(value)
+                              and getattr(c, "dtype", None) == getattr(value, "dtype", None)
+                              and bool(np.all(np.asarray(c) == np.asarray(value)))):
+                found[i] = info
+                break
+    return found
+
+
+# ---------------------------------------------------------------------- stdout tee
+class _Tee(io.TextIOBase):
+    """Passes writes through and keeps a copy: what the user's code printed while traced."""
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+        self.buffer_text = io.StringIO()
+
+    def write(self, s: str) -> int:
+        self.buffer_text.write(s)
+        return self.target.write(s)
+
+    def flush(self) -> None:
+        self.target.flush()
+
+
+@contextlib.contextmanager
+def capture_trace_output() -> Any:
+    tee = _Tee(sys.stdout)
+    with contextlib.redirect_stdout(tee):
+        yield tee.buffer_text
+
+
+# ---------------------------------------------------------------------- public entry points
+@dataclass(slots=True)
+class Staged:
+    """A function staged by ``jax.jit(...).trace`` plus what we learned while tracing."""
+
+    traced: Any  # jax.stages.Traced
+    calls: dict[str, CallInfo]
+    trace_output: str
+    trace_seconds: float
+
+
+def stage(jitted: Any, args: Sequence[Any], kwargs: dict[str, Any], skip: Iterable[Any] = (),
+          cell_file: str | None = None) -> Staged:
+    """Trace a jitted callable once, recording user calls and trace-time prints."""
+    scopes = CallScopes(skip=skip, cell_file=cell_file)
+    t0 = time.perf_counter()
+    with capture_trace_output() as printed, scopes:
+        traced = jitted.trace(*args, **kwargs)
+    return Staged(traced, scopes.calls, printed.getvalue(), time.perf_counter() - t0)
+
+
+def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_names: list[str],
+                  output_names: list[str], captured: list[tuple[InputInfo, Any]],
+                  cell_file: str | None = None, source: str | None = None) -> Program:
+    closed = staged.traced.jaxpr
+    const_names = _match_consts(closed.consts, captured)
+    t0 = time.perf_counter()
+    graph = GraphBuilder(name, staged.calls, cell_file).build(
+        closed, inputs, input_names, output_names, const_names)
+    program = Program(name, closed, inputs, output_names, graph, source=source,
+                      trace_output=staged.trace_output)
+    program.timings["trace"] = staged.trace_seconds
+    program.timings["graph"] = time.perf_counter() - t0
+    return program
+
+
+def _jit_parts(fn: Callable[..., Any]) -> tuple[Callable[..., Any], Any]:
+    """(the Python function, a jitted callable with ``.trace``) for plain or jitted fns."""
+    if hasattr(fn, "trace") and hasattr(fn, "lower"):
+        return getattr(fn, "__wrapped__", fn), fn
+    return fn, None
+
+
+def _output_names(out_tree_value: Any, base: str = "out") -> list[str]:
+    paths = jax.tree_util.tree_flatten_with_path(out_tree_value)[0]
+    if len(paths) == 1 and not paths[0][0]:
+        return [base]
+    return [base + jax.tree_util.keystr(p) for p, _ in paths]
+
+
+def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int] = (),
+          static_argnames: str | Sequence[str] = (), **kwargs: Any) -> Program:
+    """Trace ``fn(*args, **kwargs)`` into a Program without running it.
+
+    ``fn`` may be a plain function, a ``jax.jit``-ed one (its own static arguments apply),
+    or a transformed one (``jax.grad(f)``, ``jax.vmap(f)``, a module's ``apply``).
+    """
+    python_fn, jitted = _jit_parts(fn)
+    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    if jitted is None:
+        jitted = jax.jit(fn, static_argnums=static_argnums, static_argnames=static_argnames)
+    name = getattr(python_fn, "__name__", None) or type(python_fn).__name__
+    inputs, input_names = _classify_arguments(python_fn, jitted, args, kwargs,
+                                              static_argnums, static_argnames)
+    captured = captured_values(python_fn)
+    inputs += [info for info, _ in captured]
+    code = getattr(inspect.unwrap(python_fn), "__code__", None)
+    staged = stage(jitted, args, kwargs, skip=[code] if code else ())
+    out_names = _output_names(staged.traced.out_info, "out")
+    return build_program(name, staged, inputs, input_names, out_names, captured)
+
+
+def _classify_arguments(python_fn: Callable[..., Any], jitted: Any, args: Sequence[Any],
+                        kwargs: dict[str, Any], static_argnums: tuple[int, ...],
+                        static_argnames: tuple[str, ...]) -> tuple[list[InputInfo], list[str]]:
+    """Inputs in the user's words, and the names of the jaxpr's invars in order."""
+    static_argnums, static_argnames = _jit_static_args(jitted, static_argnums, static_argnames)
+    try:
+        sig = inspect.signature(python_fn)
+        bound = sig.bind(*args, **kwargs)
+        named = list(bound.arguments.items())
+        positions = {name: i for i, name in enumerate(sig.parameters)}
+    except (TypeError, ValueError):
+        named = [(f"arg{i}", a) for i, a in enumerate(args)] + list(kwargs.items())
+        positions = {f"arg{i}": i for i in range(len(args))}
+    inputs: list[InputInfo] = []
+    names: list[str] = []
+    for name, value in named:
+        param = inspect.signature(python_fn).parameters.get(name) if callable(python_fn) else None
+        is_var = param is not None and param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD)
+        if positions.get(name) in static_argnums or name in static_argnames:
+            inputs.append(InputInfo(name, "static", None, _short(value, 40), "argument"))
+            continue
+        if is_var and param.kind == param.VAR_KEYWORD:
+            value = dict(value)
+        flat = _flat_inputs(name, value, "traced", "argument")
+        inputs += flat
+        names += [i.name for i in flat]
+    return inputs, names
+
+
+def _jit_static_args(jitted: Any, nums: tuple[int, ...], names: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """The static arguments a pre-jitted function was created with, else those given."""
+    info = internals.jit_static_args(jitted)
+    if info is not None and (info[0] or info[1]):
+        return info
+    return nums, names

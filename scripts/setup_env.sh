@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Creates .venv (if needed) and installs jaxviz with the given extras, plus Debian's
+# graphviz/chromium when missing and we are allowed to (root + apt-get).
+# Usage: source-free; call as: bash scripts/setup_env.sh EXTRAS [apt-packages...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extras="${1:-test}"; shift || true
+need_apt=()
+for pkg in "$@"; do
+  case "$pkg" in
+    graphviz) command -v dot >/dev/null 2>&1 || need_apt+=(graphviz) ;;
+    chromium) command -v chromium >/dev/null 2>&1 || need_apt+=(chromium) ;;
+    *) need_apt+=("$pkg") ;;
+  esac
+done
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "jaxviz: installing Debian packages: ${need_apt[*]}"
+    apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need_apt[@]}" >/dev/null
+  else
+    echo "jaxviz: missing ${need_apt[*]} (not root, skipping; tests that need them are skipped)" >&2
+  fi
+fi
+[ -x .venv/bin/python ] || python3 -m venv .venv
+stamp=".venv/.jaxviz-installed-$extras"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>/dev/null
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]" 2>&1 | grep -v "^WARNING: Location" || true
+  touch "$stamp"
+fi
