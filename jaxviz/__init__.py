@@ -1,15 +1,34 @@
 """jaxviz: see what JAX traced, what recompiles and why.
 
-Public API: ``trace`` and ``trace_cell`` (function or notebook cell → ``Program``),
-``load_ipython_extension`` (``%load_ext jaxviz``: the ``%%jaxpr`` magic).
+Public API:
+- ``trace(fn, *args, **kwargs) -> Program`` and ``trace_cell(source, namespace) -> Program``
+- ``load_ipython_extension`` (``%load_ext jaxviz``): the ``%%jaxpr`` and ``%jaxviz`` magics.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from .cells import trace_cell
 from .graph import MIME_TYPE, Graph
 from .program import InputInfo, Program
 from .tracing import trace
 
 __version__ = "0.1.0"
 
-__all__ = ["MIME_TYPE", "Graph", "InputInfo", "Program", "trace", "__version__"]
+__all__ = [
+    "MIME_TYPE", "Graph", "InputInfo", "Program", "load_ipython_extension", "trace", "trace_cell",
+    "unload_ipython_extension", "__version__",
+]
+
+
+def load_ipython_extension(shell: Any) -> None:
+    from .magics import load_ipython_extension as load
+
+    load(shell)
+
+
+def unload_ipython_extension(shell: Any) -> None:
+    from .magics import unload_ipython_extension as unload
+
+    unload(shell)

@@ -1,0 +1,229 @@
+"""A notebook cell → a function JAX can trace, and back to names in the namespace.
+
+The cell's body becomes ``def __jaxviz_cell__(<traced names>): <body>; return locals()``
+compiled with the cell's own line numbers, so every equation points at its line in the
+cell. Names the cell reads are classified: arrays (and pytrees of arrays) are traced
+inputs, ``--static`` names and Python values are folded in as constants, everything else
+(functions, modules) is read from the namespace as usual. Nothing is bound until the whole
+cell has traced, compiled and run, so a failing cell leaves no half-bound names.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import itertools
+import linecache
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+
+from .program import InputInfo, Program
+from .tracing import (
+    _flat_inputs,
+    _short,
+    build_program,
+    is_array,
+    is_python_scalar,
+    stage,
+)
+
+CELL_FUNCTION = "__jaxviz_cell__"
+LAST_VALUE = "__jaxviz_last__"
+_counter = itertools.count(1)
+
+
+class NothingToTrace(Exception):
+    """The cell ran, but holds no JAX operation: there is no graph to show."""
+
+
+def new_cell_filename() -> str:
+    return f"<jaxviz-cell-{next(_counter)}>"
+
+
+def register_source(filename: str, source: str) -> None:
+    """Let tracebacks and our source lookups show the cell's lines."""
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+
+
+@dataclass
+class CellAnalysis:
+    tree: ast.Module
+    loaded: list[str]  # names read anywhere in the cell, in first-use order
+    assigned: set[str]  # names the cell binds at its top level
+    has_last_expr: bool
+
+
+def _names(tree: ast.Module) -> tuple[list[str], set[str]]:
+    loaded: dict[str, None] = {}
+    assigned: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                loaded.setdefault(node.id, None)
+            else:
+                assigned.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            assigned.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                assigned.add((alias.asname or alias.name).split(".")[0])
+    return list(loaded), assigned
+
+
+def analyse(source: str, filename: str) -> CellAnalysis:
+    """Parse the cell (a SyntaxError carries the cell's own line number)."""
+    tree = ast.parse(source, filename=filename)
+    loaded, assigned = _names(tree)
+    has_last = bool(tree.body) and isinstance(tree.body[-1], ast.Expr)
+    return CellAnalysis(tree, loaded, assigned, has_last)
+
+
+def _as_function(analysis: CellAnalysis, params: list[str], filename: str, namespace: dict) -> Any:
+    body = list(analysis.tree.body)
+    if analysis.has_last_expr:
+        last = body[-1]
+        body[-1] = ast.copy_location(
+            ast.Assign(targets=[ast.Name(LAST_VALUE, ast.Store())], value=last.value), last)
+    body.append(ast.Return(ast.Call(ast.Name("locals", ast.Load()), [], [])))
+    fn = ast.FunctionDef(
+        name=CELL_FUNCTION,
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], kwonlyargs=[],
+                           kw_defaults=[], defaults=[]),
+        body=body, decorator_list=[], returns=None, type_params=[],
+    )
+    module = ast.Module(body=[fn], type_ignores=[])
+    ast.fix_missing_locations(module)
+    scope: dict[str, Any] = {}
+    exec(compile(module, filename, "exec"), namespace, scope)  # defines the function only
+    return scope[CELL_FUNCTION]
+
+
+def _is_traceable_tree(value: Any) -> bool:
+    """Arrays, or pytrees whose leaves are arrays (Python numbers allowed beside them)."""
+    if is_array(value):
+        return True
+    if is_python_scalar(value) or callable(value):
+        return False
+    leaves = jax.tree_util.tree_leaves(value)
+    return bool(leaves) and any(is_array(x) for x in leaves) and all(
+        is_array(x) or is_python_scalar(x) for x in leaves)
+
+
+@dataclass
+class CellProgram:
+    """A traced cell: the Program plus what is needed to run it and bind its names."""
+
+    program: Program
+    compiled: Any = None
+    args: tuple[Any, ...] = ()
+    side: dict[str, Any] = field(default_factory=dict)
+    analysis: CellAnalysis | None = None
+
+    def run(self) -> dict[str, Any]:
+        """Execute on the device; returns the names to bind (``__jaxviz_last__`` included)."""
+        if self.compiled is None:
+            self.compile()
+        t0 = time.perf_counter()
+        outs = self.compiled(*self.args)
+        jax.block_until_ready(outs)
+        self.program.timings["run"] = time.perf_counter() - t0
+        leaves = list(self.side["leaves"])
+        for i, value in zip(self.side["dynamic"], outs):
+            leaves[i] = value
+        return jax.tree_util.tree_unflatten(self.side["treedef"], leaves)
+
+    def compile(self) -> None:
+        t0 = time.perf_counter()
+        lowered = self.side["staged"].traced.lower()
+        t1 = time.perf_counter()
+        self.compiled = lowered.compile()
+        t2 = time.perf_counter()
+        self.program.timings["lower"] = t1 - t0
+        self.program.timings["compile"] = t2 - t1
+
+
+def trace_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = ()) -> Program:
+    """Trace a notebook cell's source against ``namespace`` (which is not modified) into a
+    Program, without running it."""
+    return stage_cell(source, namespace, static).program
+
+
+def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (),
+               filename: str | None = None) -> CellProgram:
+    """Trace a cell; the result can be compiled, run, and its names bound."""
+    filename = filename or new_cell_filename()
+    register_source(filename, source)
+    analysis = analyse(source, filename)
+    static = set(static)
+    unknown = static - set(analysis.loaded)
+    if unknown:
+        raise ValueError(f"--static names not read by the cell: {', '.join(sorted(unknown))}")
+    traced, folded, inputs = _classify(analysis, namespace, static)
+    carried = [n for n in folded if n in analysis.assigned]  # read, then rebound by the cell
+    cell_fn = _as_function(analysis, traced + carried, filename, namespace)
+    if carried:
+        cell_fn = functools.partial(cell_fn, **{n: namespace[n] for n in carried})
+    side: dict[str, Any] = {}
+    outputs = analysis.assigned | ({LAST_VALUE} if analysis.has_last_expr else set())
+
+    def staged_fn(*args: Any) -> list[Any]:
+        local = cell_fn(*args)
+        result = {k: local[k] for k in local if k in outputs}
+        flat, treedef = jax.tree_util.tree_flatten_with_path(result)
+        dynamic = [i for i, (_, leaf) in enumerate(flat) if isinstance(leaf, jax.Array)]
+        side.update(treedef=treedef, leaves=[leaf for _, leaf in flat], dynamic=dynamic,
+                    names=[_output_name(flat[i][0]) for i in dynamic])
+        return [flat[i][1] for i in dynamic]
+
+    staged_fn.__name__ = "cell"
+    args = tuple(namespace[n] for n in traced)
+    staged = stage(jax.jit(staged_fn), args, {}, cell_file=filename)
+    side["staged"] = staged
+    input_names = [i.name for i in inputs if i.kind == "traced"]
+    program = build_program("cell", staged, inputs, input_names, side["names"], [], cell_file=filename,
+                            source=source)
+    program.device = describe_device(jax.devices()[0])
+    return CellProgram(program, args=args, side=side, analysis=analysis)
+
+
+def _output_name(path: Any) -> str:
+    key = jax.tree_util.keystr(path)  # "['loss']" or "['params']['w']"
+    if key.startswith("['") and "']" in key:
+        head, rest = key[2:].split("']", 1)
+        return ("result" if head == LAST_VALUE else head) + rest
+    return key
+
+
+def _classify(analysis: CellAnalysis, namespace: dict[str, Any],
+              static: set[str]) -> tuple[list[str], list[str], list[InputInfo]]:
+    traced: list[str] = []
+    folded: list[str] = []
+    inputs: list[InputInfo] = []
+    for name in analysis.loaded:
+        if name not in namespace:
+            if not hasattr(builtins, name) and name not in analysis.assigned:
+                raise NameError(f"name {name!r} is not defined")
+            continue
+        value = namespace[name]
+        if name in static:
+            folded.append(name)
+            inputs.append(InputInfo(name, "static", None, _short(value, 40), "cell variable"))
+        elif _is_traceable_tree(value):
+            traced.append(name)
+            inputs += _flat_inputs(name, value, "traced", "cell variable")
+        elif is_python_scalar(value):
+            folded.append(name)
+            # Python numbers are folded in as literals, as a plain run would use them.
+            inputs.append(InputInfo(name, "constant", None, _short(value, 40), "cell variable"))
+        else:
+            folded.append(name)  # functions, modules, objects: read as usual, not inputs
+    return traced, folded, inputs
+
+
+def describe_device(device: Any) -> str:
+    return f"{device.platform}:{device.id} ({device.device_kind})"

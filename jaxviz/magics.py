@@ -1,0 +1,228 @@
+"""IPython magics: ``%%jaxpr`` (trace, show and run a cell), ``%jaxpr fn(args)`` (show one
+call of a function) and ``%jaxviz <command>`` (watch recompiles, list devices, ...).
+
+``load_ipython_extension`` wires everything to the shell; ``unload_ipython_extension``
+removes every hook it added.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+
+from . import errors
+from .cells import NothingToTrace, new_cell_filename, stage_cell
+from .tracing import trace
+
+# ``%jaxviz <command> ...``: command → "module:function(shell, argv)". Each feature module
+# owns its command; this table is the only place that names them.
+COMMANDS: dict[str, str] = {
+    "watch": "jaxviz.recompiles:watch_command",
+    "recompiles": "jaxviz.recompiles:recompiles_command",
+    "devices": "jaxviz.devices:devices_command",
+}
+# Modules with ``register(shell)`` / ``unregister(shell)`` hooks, run on load/unload.
+# A module that is not there yet (feature not built) is skipped.
+EXTENSION_MODULES = ("jaxviz.bridge", "jaxviz.recompiles", "jaxviz.errors")
+
+
+def _parse_expand(value: str) -> int | str:
+    if value in ("all", "auto"):
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"--expand takes a depth (0, 1, 2, ...), 'auto' or 'all', not {value!r}") from None
+
+
+def _static_names(values: list[str] | None) -> list[str]:
+    return [n.strip() for v in values or [] for n in v.split(",") if n.strip()]
+
+
+@magics_class
+class JaxvizMagics(Magics):
+    @magic_arguments()
+    @argument("--static", action="append", metavar="NAMES",
+              help="comma-separated names to treat as static Python values (repeatable)")
+    @argument("--no-run", action="store_true", help="trace and show the graph, don't execute")
+    @argument("--expand", default="auto", metavar="N|all|auto",
+              help="initial expansion depth of the graph's groups (default: auto)")
+    @argument("--text", action="store_true", help="show the jaxpr text only")
+    @argument("-o", "--output", dest="var", metavar="VAR", help="store the Program in VAR")
+    @argument("--quiet", action="store_true", help="run and bind, show only the summary line")
+    @argument("call", nargs="*", help="(line magic) a call expression: fn(args)")
+    @line_cell_magic
+    def jaxpr(self, line: str, cell: str | None = None) -> Any:
+        """Trace a cell (``%%jaxpr``) or one call (``%jaxpr fn(x)``) into a jaxpr, show its
+        dataflow graph, and (for cells) run it through ``jax.jit`` binding its names.
+        """
+        args = parse_argstring(self.jaxpr, line)
+        expand = _parse_expand(args.expand)
+        if cell is None:
+            return self._show_call(" ".join(args.call), args, expand)
+        return self._run_cell(cell, args, expand)
+
+    # ------------------------------------------------------------------ cells
+    def _run_cell(self, cell: str, args: Any, expand: int | str) -> Any:
+        shell = self.shell
+        source = shell.transform_cell(cell)
+        filename = new_cell_filename()
+        ns = shell.user_ns
+        try:
+            staged = stage_cell(source, ns, static=_static_names(args.static), filename=filename)
+            program = staged.program
+            program.expand = expand
+            if program.eqn_count == 0 and not program.inputs_of_kind("traced"):
+                raise NothingToTrace
+            if not args.no_run:
+                bindings = staged.run()
+        except NothingToTrace:
+            bindings = staged.run() if not args.no_run else {}
+            self._bind(bindings)
+            print("jaxviz: nothing to trace: the cell holds no JAX operation (it ran as plain Python).")
+            return bindings.get("__jaxviz_last__")
+        except SyntaxError as exc:
+            lines = errors.format_user_error(exc, filename)
+            raise errors.CellSyntaxError(exc, lines) from None
+        except Exception as exc:  # show it in the user's words; the namespace is untouched
+            errors.attach_rendering(exc, errors.format_user_error(exc, filename, _traced_names(source, ns)))
+            raise
+        if args.var:
+            ns[args.var] = program
+        self._publish(program)
+        self._show(program, args)
+        if args.no_run:
+            return None
+        self._bind(bindings)
+        return bindings.get("__jaxviz_last__")
+
+    def _bind(self, bindings: dict[str, Any]) -> None:
+        self.shell.user_ns.update({k: v for k, v in bindings.items() if k != "__jaxviz_last__"})
+
+    def _show(self, program: Any, args: Any) -> None:
+        if args.text:
+            print(program.summary())
+            print(program.text())
+        elif args.quiet:
+            print(program.summary())
+        else:
+            display(program)
+
+    @staticmethod
+    def _publish(program: Any) -> None:
+        try:
+            from . import bridge
+        except ImportError:
+            return
+        bridge.publish("program", {"name": program.name, "summary": program.summary(),
+                                   "eqn_count": program.eqn_count, "payload": program.to_json()})
+
+    # ------------------------------------------------------------------ one call
+    def _show_call(self, expr: str, args: Any, expand: int | str) -> Any:
+        if not expr.strip():
+            raise ValueError("%jaxpr needs a call expression, e.g. %jaxpr f(x, 2)")
+        ns = self.shell.user_ns
+        fn, call_args, call_kwargs = _eval_call(expr, ns)
+        static = _static_names(args.static)
+        try:
+            program = trace(fn, *call_args, static_argnames=tuple(static), **call_kwargs)
+        except Exception as exc:
+            errors.attach_rendering(exc, errors.format_user_error(exc, None, static))
+            raise
+        program.expand = expand
+        if args.var:
+            ns[args.var] = program
+        self._publish(program)
+        self._show(program, args)
+        return None
+
+    # ------------------------------------------------------------------ %jaxviz
+    @line_magic
+    def jaxviz(self, line: str) -> Any:
+        """``%jaxviz watch [off]`` · ``%jaxviz recompiles [fn]`` · ``%jaxviz devices``"""
+        argv = line.split()
+        if not argv or argv[0] in ("help", "-h", "--help"):
+            print(self.jaxviz.__doc__)
+            return None
+        target = COMMANDS.get(argv[0])
+        if target is None:
+            raise ValueError(f"unknown command {argv[0]!r}; try one of: {', '.join(COMMANDS)}")
+        return _resolve(target)(self.shell, argv[1:])
+
+
+def _resolve(target: str) -> Callable[..., Any]:
+    module, name = target.split(":")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        raise NotImplementedError(f"'{target}' is not available in this version of jaxviz") from None
+
+
+def _eval_call(expr: str, ns: dict[str, Any]) -> tuple[Any, list[Any], dict[str, Any]]:
+    """``f(x, 2, k=3)`` → (f, [x, 2], {"k": 3}), evaluated in the user's namespace."""
+    tree = ast.parse(expr.strip(), mode="eval")
+    call = tree.body
+    if not isinstance(call, ast.Call):
+        raise ValueError(f"%jaxpr expects a call like f(x, y), got: {expr.strip()}")
+
+    def ev(node: ast.AST) -> Any:
+        return eval(compile(ast.Expression(node), "<jaxpr>", "eval"), ns)
+
+    args: list[Any] = []
+    for a in call.args:
+        if isinstance(a, ast.Starred):
+            args.extend(ev(a.value))
+        else:
+            args.append(ev(a))
+    kwargs: dict[str, Any] = {}
+    for kw in call.keywords:
+        if kw.arg is None:
+            kwargs.update(ev(kw.value))
+        else:
+            kwargs[kw.arg] = ev(kw.value)
+    return ev(call.func), args, kwargs
+
+
+def _traced_names(source: str, ns: dict[str, Any]) -> list[str]:
+    """Cell names that would be traced: for hints when tracing failed."""
+    from .cells import _is_traceable_tree, analyse
+
+    try:
+        names = analyse(source, "<cell>").loaded
+    except SyntaxError:
+        return []
+    return [n for n in names if n in ns and _is_traceable_tree(ns[n])]
+
+
+def _extension_modules() -> list[Any]:
+    mods = []
+    for name in EXTENSION_MODULES:
+        try:
+            mods.append(importlib.import_module(name))
+        except ImportError:
+            continue
+    return mods
+
+
+def load_ipython_extension(shell: Any) -> None:
+    shell.register_magics(JaxvizMagics)
+    for mod in _extension_modules():
+        if hasattr(mod, "register"):
+            mod.register(shell)
+
+
+def unload_ipython_extension(shell: Any) -> None:
+    for mod in reversed(_extension_modules()):
+        if hasattr(mod, "unregister"):
+            mod.unregister(shell)
+    # IPython has no public "unregister magics"; drop ours from the registry.
+    for kind in ("line", "cell"):
+        table = shell.magics_manager.magics[kind]
+        for name in ("jaxpr", "jaxviz"):
+            table.pop(name, None)
