@@ -18,7 +18,7 @@ def test_user_frames_point_at_this_file():
 
     frames = internals.user_frames(_first_eqn(f, 1.0))
     assert frames, "JAX changed source_info_util.user_frames / eqn.source_info.traceback"
-    assert frames[0].file == __file__ and frames[0].function == "f", frames[0]
+    assert frames[0].file == __file__ and frames[0].function.split(".")[-1] == "f", frames[0]
     assert frames[0].line > 0
 
 
