@@ -190,6 +190,7 @@ class GraphBuilder:
         self.graph = Graph(name)
         self.calls = calls
         self.cell_file = cell_file
+        self.activation: dict[int, int] = {}  # call group → activation number (call order)
 
     def build(self, closed: Any, inputs: list[InputInfo], input_names: list[str],
               output_names: list[str], const_names: dict[int, InputInfo]) -> Graph:
@@ -242,7 +243,9 @@ class GraphBuilder:
             return self.graph.add_group(_transform_title(name), "transform", parent)
         call = self.calls.get(name)
         if call is not None:
-            return self.graph.add_group(call.function, "call", parent, source=call.call_site)
+            gid = self.graph.add_group(call.function, "call", parent, source=call.call_site)
+            self.activation[gid] = int(name[len(SCOPE_PREFIX):].split(":", 1)[0])
+            return gid
         return self.graph.add_group(name, "scope", parent)
 
     def _source(self, eqn: Any) -> SourceLoc | None:
@@ -302,13 +305,15 @@ class GraphBuilder:
         return sub_env
 
     def _mark_repeats(self) -> None:
-        """Sibling groups of the same name get "name 3/12" so repeated layers read as such."""
+        """Sibling groups of the same name get "name 3/12" so repeated layers read as such,
+        numbered in call order (the backward pass visits them in reverse)."""
         for parent in self.graph.groups:
             by_name: dict[str, list[int]] = {}
             for c in parent.groups:
                 by_name.setdefault(self.graph.groups[c].name, []).append(c)
             for name, ids in by_name.items():
                 if len(ids) > 1:
+                    ids = sorted(ids, key=lambda c: self.activation.get(c, c))
                     for k, c in enumerate(ids, 1):
                         self.graph.groups[c].repeat = f"{name} {k}/{len(ids)}"
 

@@ -15,7 +15,9 @@ from .payload import program_payload
 MAX_DOT_ITEMS = 1500
 
 
-def program_mimebundle(program: Any) -> dict[str, Any]:
+def program_mimebundle(program: Any, use_dot: bool | None = None) -> dict[str, Any]:
+    """``use_dot``: lay out with Graphviz (default: when the ``dot`` binary is installed)."""
+    use_dot = dot_available() if use_dot is None else use_dot
     bundle: dict[str, Any] = {"text/plain": f"{program.summary()}\n{program.text()}"}
     svg = None
     note = None
@@ -24,7 +26,7 @@ def program_mimebundle(program: Any) -> dict[str, Any]:
     if n_nodes + n_groups > MAX_DOT_ITEMS:
         note = (f"{n_nodes + n_groups} items are visible at this expansion: too many to lay out; "
                 "showing the listing. Collapse groups with --expand.")
-    elif dot_available():
+    elif use_dot:
         try:
             svg = render_svg(program_dot(program))
         except DotUnavailable:

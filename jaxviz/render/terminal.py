@@ -28,15 +28,16 @@ def inputs_table(program: Any) -> Table:
     return table
 
 
-def group_tree(graph: Graph, gid: int = 0, depth: int = 99, tree: Tree | None = None) -> Tree:
+def group_tree(graph: Graph, expanded: frozenset[int], gid: int = 0, tree: Tree | None = None) -> Tree:
+    """Groups as a tree; only expanded groups list their members."""
     g = graph.groups[gid]
     where = f" [dim]{g.source.short()}[/dim]" if g.source else ""
     label = f"[bold]{g.repeat or g.name}[/bold] [dim]({g.kind}, {g.n_eqns} eqns)[/dim]{where}"
     node = tree.add(label) if tree is not None else Tree(label)
-    if g.depth >= depth and gid != 0:
+    if gid not in expanded:
         return node
     for child in g.groups:
-        group_tree(graph, child, depth, node)
+        group_tree(graph, expanded, child, node)
     for nid in g.nodes[:MAX_NODES_PER_GROUP]:
         n = graph.nodes[nid]
         outs = ", ".join(a.text for a in n.outputs)
@@ -59,6 +60,4 @@ def program_renderables(program: Any) -> Any:
         yield Text(note, style="yellow")
     if program.inputs:
         yield inputs_table(program)
-    expanded = program.graph.expansion(program.expand)
-    depth = max((program.graph.groups[g].depth for g in expanded), default=0)
-    yield group_tree(program.graph, 0, depth)
+    yield group_tree(program.graph, program.graph.expansion(program.expand))

@@ -1,0 +1,129 @@
+"""The graph model is complete (every equation of every nested jaxpr is a node) and
+hierarchical (sub-jaxprs and user calls are groups)."""
+
+import jax
+import jax.extend.core as jcore
+import jax.numpy as jnp
+import pytest
+from zoo import ZOO, flax_apply, mlp_loss
+
+import jaxviz
+
+
+def recursive_eqn_count(jaxpr) -> int:
+    """Reference count, through JAX's own public sub-jaxpr finder."""
+    return sum(1 + sum(recursive_eqn_count(sub) for sub in jcore.jaxprs_in_params(e.params))
+               for e in jaxpr.eqns)
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_every_equation_is_a_node(name):
+    fn, args, kwargs = ZOO[name]
+    program = jaxviz.trace(fn, *args, **kwargs)
+    expected = recursive_eqn_count(program.jaxpr.jaxpr)
+    assert expected > 0
+    assert len(program.graph.eqn_nodes()) == expected == program.eqn_count
+    # Every edge joins existing nodes; every node sits in an existing group.
+    n = len(program.graph.nodes)
+    assert all(0 <= e.src < n and 0 <= e.dst < n for e in program.graph.edges)
+    assert all(0 <= node.group < len(program.graph.groups) for node in program.graph.nodes)
+
+
+def test_flax_model_apply():
+    apply, variables, x = flax_apply()
+    program = jaxviz.trace(apply, variables, x)
+    assert len(program.graph.eqn_nodes()) == recursive_eqn_count(program.jaxpr.jaxpr)
+    names = [i.name for i in program.inputs if i.kind == "traced"]
+    assert "variables['params']['Dense_0']['kernel']" in names
+    # Flax names its modules in the name stack: they become groups.
+    group_names = {g.name for g in program.graph.groups}
+    assert {"Dense_0", "Dense_1"} <= group_names, group_names
+
+
+def test_sub_jaxprs_are_groups():
+    fn, args, kwargs = ZOO["scan"]
+    graph = jaxviz.trace(fn, *args, **kwargs).graph
+    scan = next(g for g in graph.groups if g.kind == "eqn" and g.name == "scan")
+    scan_node = next(n for n in scan.nodes if graph.nodes[n].primitive == "scan")
+    assert graph.nodes[scan_node].group == scan.id
+    body_nodes = [n for g in graph.descendants(scan.id) for n in graph.groups[g].nodes]
+    assert {graph.nodes[n].primitive for n in body_nodes} >= {"sin", "add", "mul", "scan"}
+
+    fn, args, kwargs = ZOO["switch"]
+    graph = jaxviz.trace(fn, *args, **kwargs).graph
+    cond = next(g for g in graph.groups if g.kind == "eqn" and g.name == "cond")
+    branches = [graph.groups[c].name for c in cond.groups]
+    assert branches == ["branch 0", "branch 1", "branch 2"]
+
+
+def block(x, w):
+    return jnp.tanh(ln(x) @ w)
+
+
+def ln(x):
+    return (x - x.mean(-1, keepdims=True)) / (x.std(-1, keepdims=True) + 1e-5)
+
+
+def deep_loss(ws, x):
+    for w in ws:
+        x = block(x, w)
+    return (x ** 2).mean()
+
+
+def test_user_calls_become_groups_forward_and_backward_apart():
+    ws = [jnp.eye(4) for _ in range(12)]
+    program = jaxviz.trace(jax.jit(jax.value_and_grad(deep_loss)), ws, jnp.ones((2, 4)))
+    graph = program.graph
+    top = [graph.groups[g] for g in graph.groups[0].groups]
+    kinds = [g.kind for g in top]
+    assert kinds == ["transform", "transform"], [(g.name, g.kind) for g in top]
+    forward, backward = top
+    assert forward.name.startswith("forward") and backward.name.startswith("backward")
+    for part in (forward, backward):
+        blocks = [graph.groups[c] for c in part.groups if graph.groups[c].name == "block"]
+        assert len(blocks) == 12
+        # ln is called inside each block: a nested group (the first block's input needs no
+        # gradient, so its backward part has no ln).
+        assert sum(any(graph.groups[c].name == "ln" for c in b.groups) for b in blocks) >= 11
+    assert [b.repeat for b in forward_blocks(graph, forward)] == [f"block {k}/12" for k in range(1, 13)]
+    # The backward pass runs the blocks in reverse call order.
+    assert [b.repeat for b in forward_blocks(graph, backward)] == [f"block {k}/12" for k in range(12, 0, -1)]
+    assert blocks[0].source is not None and blocks[0].source.text == "x = block(x, w)"
+
+
+def forward_blocks(graph, part):
+    return [graph.groups[c] for c in part.groups if graph.groups[c].name == "block"]
+
+
+def test_sources_point_at_user_lines():
+    program = jaxviz.trace(mlp_loss, *ZOO["grad"][1])
+    tanh = next(n for n in program.graph.eqn_nodes() if n.primitive == "tanh")
+    assert tanh.source.function.endswith("mlp_loss")
+    assert "jnp.tanh" in tanh.source.text
+
+
+def test_collapsed_view_is_small_and_complete():
+    ws = [jnp.eye(4) for _ in range(12)]
+    graph = jaxviz.trace(jax.grad(deep_loss), ws, jnp.ones((2, 4))).graph
+    view = graph.view(0)
+    nodes, groups = view.visible_counts()
+    assert groups == 2 and nodes == len(graph.groups[0].nodes)
+    # Expanding everything shows every node and no group box.
+    full = graph.view("all")
+    assert full.visible_counts() == (len(graph.nodes), 0)
+    # Aggregated edges never point inside a collapsed group.
+    for e in view.edges:
+        for item in (e.src, e.dst):
+            if item[0] == "n":
+                assert graph.nodes[item[1]].group in view.expanded
+            else:
+                assert item[1] not in view.expanded
+
+
+def test_auto_expansion_respects_budget():
+    ws = [jnp.eye(4) for _ in range(12)]
+    graph = jaxviz.trace(jax.grad(deep_loss), ws, jnp.ones((2, 4))).graph
+    expanded = graph.expansion("auto", budget=60)
+    view = graph.view(expanded)
+    assert sum(view.visible_counts()) <= 60
+    assert 0 in expanded and len(expanded) > 1
