@@ -7,6 +7,7 @@ their input/output values, so a view of any program stays small enough for ``dot
 from __future__ import annotations
 
 import functools
+import re
 import shutil
 from typing import Any
 
@@ -108,6 +109,18 @@ def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: di
         else:
             item = ("g", child)
             dot.node(item_id(item), **_group_box_attrs(graph, child, ins.get(item, []), outs.get(item, [])))
+    if gid == 0:  # the program's inputs on top, its outputs at the bottom
+        for kinds, rank in ((("input", "const"), "source"), (("output",), "sink")):
+            members = [n for n in g.nodes if graph.nodes[n].kind in kinds]
+            if members:
+                with dot.subgraph(name=f"rank_{rank}") as sub:
+                    sub.attr(rank=rank)
+                    for nid in members:
+                        sub.node(f"n{nid}", **_node_attrs(graph, nid))
+        for nid in g.nodes:
+            if graph.nodes[nid].kind == "eqn":
+                dot.node(f"n{nid}", **_node_attrs(graph, nid))
+        return
     for nid in g.nodes:
         dot.node(f"n{nid}", **_node_attrs(graph, nid))
 
@@ -138,6 +151,11 @@ def render_svg(dot_graph: graphviz.Digraph | str) -> str:
         return graphviz.Source(source).pipe(format="svg", encoding="utf-8")
     except graphviz.ExecutableNotFound as exc:
         raise DotUnavailable(str(exc)) from exc
+
+
+def responsive_svg(svg: str) -> str:
+    """Let the drawing scale down to the page width (Graphviz writes fixed pt sizes)."""
+    return re.sub(r'<svg width="[^"]*" height="[^"]*"', '<svg style="max-width:100%;height:auto"', svg, count=1)
 
 
 def program_dot(program: Any, expand: Any = None) -> graphviz.Digraph:

@@ -8,6 +8,7 @@ import html
 from typing import Any
 
 from ..graph import LEGEND, Graph
+from .dot import responsive_svg
 
 MAX_LISTED_NODES = 400  # per group; more is listed as a count
 
@@ -37,8 +38,14 @@ def inputs_html(program: Any) -> str:
         rows.append(f'<tr><td><code>{_esc(i.name)}</code></td><td><span style="background:{color};'
                     f'padding:0 5px;border-radius:3px">{i.kind}</span></td><td><code>{_esc(what)}</code>'
                     f'{weak}</td><td>{_esc(i.source or "")}</td></tr>')
-    return ('<table class="jaxviz-inputs" style="font-size:12px"><tr><th>input</th><th>kind</th>'
-            '<th>value</th><th>from</th></tr>' + "".join(rows) + "</table>")
+    table = ('<table class="jaxviz-inputs" style="font-size:12px"><tr><th>input</th><th>kind</th>'
+             '<th>value</th><th>from</th></tr>' + "".join(rows) + "</table>")
+    counts = ", ".join(f"{sum(i.kind == k for i in program.inputs)} {k}"
+                       for k in ("traced", "static", "constant", "captured")
+                       if any(i.kind == k for i in program.inputs))
+    opened = " open" if len(rows) <= 8 else ""
+    return f'<details{opened} style="font-size:12px"><summary>inputs ({counts})</summary>{table}</details>'
+
 
 
 def _node_line(graph: Graph, nid: int) -> str:
@@ -77,7 +84,7 @@ def program_html(program: Any, svg: str | None = None, note: str | None = None) 
                    f"<code>{_esc(program.trace_output.strip()[:500])}</code></div>")
     notes = "".join(f'<div style="color:#a15c00;font-size:12px">{_esc(n)}</div>' for n in program.notes)
     if svg is not None:
-        body = f'<div class="jaxviz-svg" style="overflow:auto;max-height:900px">{svg}</div>'
+        body = f'<div class="jaxviz-svg" style="overflow:auto;max-height:900px">{responsive_svg(svg)}</div>'
     else:
         expanded = graph.expansion(program.expand)
         depth = max((graph.groups[g].depth for g in expanded), default=0)
