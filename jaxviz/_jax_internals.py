@@ -73,3 +73,100 @@ def jit_static_args(jitted: Any) -> tuple[tuple[int, ...], tuple[str, ...]] | No
     if info is None:
         return None
     return tuple(info.static_argnums), tuple(info.static_argnames)
+
+
+# ---------------------------------------------------------------------- recompiles
+# ``jaxviz.recompiles`` learns about every trace, lowering and backend compile through
+# ``jax.monitoring`` (public), but the events carry only a name. The arguments of the call
+# being compiled are read, at miss time only, from JAX's own frames on the stack.
+import os as _os  # noqa: E402
+import sys as _sys  # noqa: E402
+from collections.abc import Callable as _Callable  # noqa: E402
+
+from jax._src import dispatch as _dispatch  # noqa: E402
+from jax._src import pjit as _pjit  # noqa: E402
+
+# The names jax.monitoring uses for the three stages (record_scalar at the start with the
+# start time, record_event_duration_secs at the end; both with ``fun_name=``).
+TRACE_EVENT: str = _dispatch.JAXPR_TRACE_EVENT
+LOWER_EVENT: str = _dispatch.JAXPR_TO_MLIR_MODULE_EVENT
+COMPILE_EVENT: str = _dispatch.BACKEND_COMPILE_EVENT
+
+_INFER_PARAMS_CODE = _pjit._infer_params.__code__  # (fun, ji, args, kwargs): tracing
+_RUN_PYTHON_PJIT_CODE = _pjit._run_python_pjit.__code__  # (p, args_flat, fun, args, kwargs)
+_JAX_DIRS = tuple(
+    _os.path.dirname(_os.path.abspath(m.__file__)) + _os.sep
+    for m in (__import__("jax"), __import__("jaxlib"))
+)
+
+
+def is_jax_file(filename: str) -> bool:
+    """Source of JAX or jaxlib itself."""
+    return filename.startswith(_JAX_DIRS)
+
+
+@dataclass(frozen=True, slots=True)
+class JitCall:
+    """The call of a ``jax.jit``-ed function that JAX is tracing/lowering/compiling now."""
+
+    fun: _Callable[..., Any]  # the Python callable that was jitted
+    jit_info: Any  # opaque; the same object for the same jit object (compare with ``is``)
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    static_argnums: tuple[int, ...]
+    static_argnames: tuple[str, ...]
+    signature: Any  # inspect.Signature | None, as JAX computed it for the function
+    aot: bool  # ``.trace()`` / ``.lower()`` rather than a call
+    caller: Any  # the first frame outside JAX above the call (a frame object; don't keep it)
+
+
+def _jit_info_fields(ji: Any) -> tuple[tuple[int, ...], tuple[str, ...], Any]:
+    return tuple(ji.static_argnums), tuple(ji.static_argnames), ji.fun_signature
+
+
+def _outside_jax(frame: Any) -> Any:
+    while frame is not None and is_jax_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
+def current_jit_call(max_depth: int = 80) -> JitCall | None:
+    """From inside a ``jax.monitoring`` callback: the jit call being traced (the trace
+    event) or lowered/compiled (the lower and compile events of a call), or None (e.g. AOT
+    ``Lowered.compile()``, or a jitted function run under ``grad`` outside ``jit``).
+
+    Reads the locals of ``jax._src.pjit._infer_params`` / ``_run_python_pjit`` frames.
+    """
+    frame = _sys._getframe(1)
+    depth = 0
+    while frame is not None and depth < max_depth:
+        code = frame.f_code
+        if code is _INFER_PARAMS_CODE:
+            loc = frame.f_locals
+            nums, names, sig = _jit_info_fields(loc["ji"])
+            back = frame.f_back
+            aot = back is None or back.f_code.co_name != "cache_miss"
+            return JitCall(loc["fun"], loc["ji"], tuple(loc["args"]), dict(loc["kwargs"]),
+                           nums, names, sig, aot, _outside_jax(back))
+        if code is _RUN_PYTHON_PJIT_CODE:
+            loc = frame.f_locals
+            back = frame.f_back  # cache_miss, a closure over fun and jit_info
+            ji = back.f_locals.get("jit_info") if back is not None else None
+            if ji is None:
+                return None
+            nums, names, sig = _jit_info_fields(ji)
+            return JitCall(loc["fun"], ji, tuple(loc["args"]), dict(loc["kwargs"]),
+                           nums, names, sig, False, _outside_jax(back))
+        frame = frame.f_back
+        depth += 1
+    return None
+
+
+def monitoring_listener_counts() -> dict[str, int]:
+    """How many jax.monitoring listeners of each kind are registered (for tests: the
+    public module can register and unregister, not list)."""
+    from jax._src import monitoring as _m
+
+    return {"event": len(_m.get_event_listeners()),
+            "duration": len(_m.get_event_duration_listeners()),
+            "scalar": len(_m.get_scalar_listeners())}

@@ -47,3 +47,93 @@ def test_register_library_path_hides_frames(tmp_path):
     path = str(tmp_path) + "/"
     internals.register_library_path(path)
     assert not source_info_util.is_user_filename(path + "lib.py")
+
+
+# ---------------------------------------------------------------------- recompiles
+def _calls_seen_by_monitoring(run):
+    """Run ``run()`` with jax.monitoring listeners that call current_jit_call() at the
+    start of every trace/lower/compile; return [(stage, fun_name, JitCall | None)]."""
+    stages = {internals.TRACE_EVENT: "trace", internals.LOWER_EVENT: "lower",
+              internals.COMPILE_EVENT: "compile"}
+    seen = []
+
+    def on_scalar(event, value, **kwargs):
+        if event in stages:
+            seen.append((stages[event], kwargs.get("fun_name"), internals.current_jit_call()))
+
+    jax.monitoring.register_scalar_listener(on_scalar)
+    try:
+        run()
+    finally:
+        jax.monitoring.unregister_scalar_listener(on_scalar)
+    return seen
+
+
+def test_monitoring_event_names_and_fun_names():
+    assert internals.TRACE_EVENT == "/jax/core/compile/jaxpr_trace_duration"
+    assert internals.LOWER_EVENT == "/jax/core/compile/jaxpr_to_mlir_module_duration"
+    assert internals.COMPILE_EVENT == "/jax/core/compile/backend_compile_duration"
+
+    def add_one_internals(x):
+        return x + 1
+
+    x = jnp.ones(5)  # made before: its own eager compile is not part of what we check
+    seen = _calls_seen_by_monitoring(lambda: jax.jit(add_one_internals)(x))
+    mine = [(s, n) for s, n, _ in seen if "add_one_internals" in str(n)]
+    assert mine == [("trace", "add_one_internals"), ("lower", "jit(add_one_internals)"),
+                    ("compile", "jit(add_one_internals)")], \
+        f"JAX changed the jax.monitoring stage events or their fun_name kwargs: {seen}"
+
+
+def test_current_jit_call_reads_the_call_being_compiled():
+    def step_internals(x, n, *, scale):
+        return x * n * scale
+
+    jitted = jax.jit(step_internals, static_argnums=1)
+    x = jnp.ones(3)
+    seen = _calls_seen_by_monitoring(lambda: jitted(x, 4, scale=2.0))
+    mine = [(s, c) for s, n, c in seen if "step_internals" in str(n)]
+    assert [s for s, _ in mine] == ["trace", "lower", "compile"], seen
+    for stage, call in mine:
+        assert call is not None, (
+            f"current_jit_call() found no jit call at the {stage} stage: JAX changed "
+            "jax._src.pjit._infer_params / _run_python_pjit (their names or locals "
+            "fun, ji/jit_info, args, kwargs)")
+        assert call.fun is step_internals, call.fun
+        assert call.args[0] is x and call.args[1] == 4 and call.kwargs == {"scale": 2.0}
+        assert call.static_argnums == (1,) and call.static_argnames == ("n",), call
+        assert list(call.signature.parameters) == ["x", "n", "scale"]
+        assert call.aot is False
+        assert call.caller is not None and call.caller.f_code.co_filename == __file__, \
+            "the frame above the jitted call should be this test's"
+
+
+def test_current_jit_call_sees_ahead_of_time_tracing():
+    def aot_internals(x):
+        return x * 2
+
+    x = jnp.ones(2)
+    seen = _calls_seen_by_monitoring(lambda: jax.jit(aot_internals).trace(x))
+    (call,) = [c for s, n, c in seen if n == "aot_internals"]
+    assert call is not None and call.fun is aot_internals and call.aot is True, call
+
+
+def test_current_jit_call_outside_jax_is_none():
+    assert internals.current_jit_call() is None
+    assert internals.is_jax_file(jax.numpy.__file__)
+    assert not internals.is_jax_file(__file__)
+
+
+def test_monitoring_listener_counts():
+    before = internals.monitoring_listener_counts()
+    assert set(before) == {"event", "duration", "scalar"}
+
+    def cb(*a, **k):
+        pass
+
+    jax.monitoring.register_scalar_listener(cb)
+    try:
+        assert internals.monitoring_listener_counts()["scalar"] == before["scalar"] + 1
+    finally:
+        jax.monitoring.unregister_scalar_listener(cb)
+    assert internals.monitoring_listener_counts() == before
