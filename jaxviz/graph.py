@@ -26,7 +26,8 @@ JSON schema (``Graph.to_json``, MIME type ``application/vnd.jaxviz+json``), vers
     }
 
 where ``aval`` is ``{"shape": [int], "dtype": str, "weak_type": bool, "text": str}``.
-Group kinds: ``root``, ``call`` (a call of a user function), ``transform`` (jvp /
+Group kinds: ``root``, ``inputs``/``outputs`` (the leaves of one pytree argument or
+result), ``line`` (many equations from one source line), ``call`` (a call of a user function), ``transform`` (jvp /
 transpose / vmap ...), ``scope`` (a ``jax.named_scope`` or a Flax module), ``eqn`` (an
 equation holding sub-jaxprs, e.g. ``scan``; its own node is a member) and ``jaxpr`` (one
 sub-jaxpr of such an equation, e.g. ``branch 1`` of a ``cond``).

@@ -12,6 +12,7 @@ name stack itself is read through ``_jax_internals``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import io
 import linecache
@@ -40,7 +41,9 @@ _LIBRARY_DIRS = tuple(
     | {_PACKAGE_DIR}
 )
 _ANONYMOUS = frozenset({"<lambda>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<module>"})
-SCOPE_PREFIX = "jv"  # our activation scopes are named "jv<id>:<function>"
+SCOPE_PREFIX = "jv"
+PYTREE_GROUP_MIN = 5  # an argument with this many leaves is drawn as one group
+LINE_GROUP_MIN = 8  # this many consecutive equations from one line become a group  # our activation scopes are named "jv<id>:<function>"
 
 
 def is_user_file(filename: str) -> bool:
@@ -57,7 +60,13 @@ class CallInfo:
 
 
 class CallScopes:
-    """Opens a ``jax.named_scope`` per user-function call while tracing (this thread only)."""
+    """Opens a ``jax.named_scope`` per user-function call while tracing (this thread only).
+
+    Uses ``sys.settrace``: the global hook runs once per Python call and returns at once
+    for library code, so JAX's own (many) calls cost little; user frames get a local hook
+    for their ``return`` only (line events off). When a debugger or coverage tool already
+    traces, ``sys.setprofile`` is used instead so as not to displace it.
+    """
 
     def __init__(self, skip: Iterable[Any] = (), cell_file: str | None = None) -> None:
         self.calls: dict[str, CallInfo] = {}
@@ -65,43 +74,80 @@ class CallScopes:
         self._cell_file = cell_file
         self._user_code: dict[Any, bool] = {}
         self._open: list[tuple[Any, Any]] = []
+        self._uses_profile = False
         self._previous: Any = None
 
     def __enter__(self) -> CallScopes:
-        self._previous = sys.getprofile()
-        sys.setprofile(self._hook)
+        self._uses_profile = sys.gettrace() is not None
+        if self._uses_profile:
+            self._previous = sys.getprofile()
+            sys.setprofile(self._profile_hook)
+        else:
+            sys.settrace(self._make_trace_hook())
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        sys.setprofile(self._previous)
+        if self._uses_profile:
+            sys.setprofile(self._previous)
+        else:
+            sys.settrace(None)
         while self._open:  # only on errors: close what the unwinding did not
             self._open.pop()[1].__exit__(None, None, None)
 
-    def _hook(self, frame: Any, event: str, arg: Any) -> None:
+    def _is_user(self, code: Any) -> bool:
+        user = self._user_code.get(code)
+        if user is None:
+            user = self._user_code[code] = (
+                code.co_name not in _ANONYMOUS and is_user_file(code.co_filename)
+                and code not in self._skip
+            )
+        return user
+
+    def _make_trace_hook(self) -> Callable[..., Any]:
+        # This runs on every Python call JAX makes while tracing: keep it to one dict
+        # lookup for library code.
+        known = self._user_code.get
+        is_user = self._is_user
+        open_scope = self._open_scope
+        local_hook = self._local_hook
+
+        def hook(frame: Any, event: str, arg: Any) -> Any:
+            user = known(frame.f_code)
+            if user is False or (user is None and not is_user(frame.f_code)):
+                return None
+            open_scope(frame)
+            frame.f_trace_lines = False
+            return local_hook
+
+        return hook
+
+    def _local_hook(self, frame: Any, event: str, arg: Any) -> Any:
+        if event == "return" and self._open and self._open[-1][0] is frame:
+            self._open.pop()[1].__exit__(None, None, None)
+        return self._local_hook
+
+    def _profile_hook(self, frame: Any, event: str, arg: Any) -> None:
         if event == "call":
-            code = frame.f_code
-            user = self._user_code.get(code)
-            if user is None:
-                user = self._user_code[code] = (
-                    code.co_name not in _ANONYMOUS and is_user_file(code.co_filename)
-                    and code not in self._skip
-                )
-            if user:
-                key = f"{SCOPE_PREFIX}{len(self.calls) + 1}:{code.co_name}"
-                caller = frame.f_back
-                while caller is not None and not is_user_file(caller.f_code.co_filename):
-                    caller = caller.f_back  # e.g. lax.scan calling the body: show the user's line
-                self.calls[key] = CallInfo(
-                    code.co_name,
-                    self._loc(code.co_filename, code.co_firstlineno, code.co_name),
-                    self._loc(caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name)
-                    if caller is not None else None,
-                )
-                scope = jax.named_scope(key)
-                scope.__enter__()
-                self._open.append((frame, scope))
+            if self._is_user(frame.f_code):
+                self._open_scope(frame)
         elif event == "return" and self._open and self._open[-1][0] is frame:
             self._open.pop()[1].__exit__(None, None, None)
+
+    def _open_scope(self, frame: Any) -> None:
+        code = frame.f_code
+        key = f"{SCOPE_PREFIX}{len(self.calls) + 1}:{code.co_name}"
+        caller = frame.f_back
+        while caller is not None and not is_user_file(caller.f_code.co_filename):
+            caller = caller.f_back  # e.g. lax.scan calling the body: show the user's line
+        self.calls[key] = CallInfo(
+            code.co_name,
+            self._loc(code.co_filename, code.co_firstlineno, code.co_name),
+            self._loc(caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name)
+            if caller is not None else None,
+        )
+        scope = jax.named_scope(key)
+        scope.__enter__()
+        self._open.append((frame, scope))
 
     def _loc(self, file: str, line: int, function: str) -> SourceLoc:
         return make_source(file, line, function, self._cell_file)
@@ -206,18 +252,64 @@ class GraphBuilder:
             kind = info.kind if info else "constant"
             env[var] = g.add_node("const", label, 0, input_kind=kind, outputs=[_aval_of(var)])
         by_name = {i.name: i for i in inputs}
+        in_groups = self._pytree_groups(input_names, "inputs")
         for var, name in zip(closed.jaxpr.invars, input_names):
             info = by_name.get(name)
-            env[var] = g.add_node("input", name, 0, input_kind=info.kind if info else "traced",
-                                  outputs=[_aval_of(var)])
+            env[var] = g.add_node("input", name, in_groups.get(name, 0),
+                                  input_kind=info.kind if info else "traced", outputs=[_aval_of(var)])
         self._add_eqns(closed.jaxpr.eqns, 0, env, base_path=[])
+        out_groups = self._pytree_groups(output_names, "outputs")
         for var, name in zip(closed.jaxpr.outvars, output_names):
             aval = _aval_of(var)
-            out = g.add_node("output", name, 0, outputs=[aval])
+            out = g.add_node("output", name, out_groups.get(name, 0), outputs=[aval])
             if not isinstance(var, jcore.Literal) and var in env:
                 g.add_edge(env[var], out, aval, str(var))
         self._mark_repeats()
+        self._group_long_lines()
         return g.finish()
+
+    def _pytree_groups(self, names: list[str], kind: str) -> dict[str, int]:
+        """Arguments (or outputs) with many leaves, e.g. ``params``, become one group."""
+        by_root: dict[str, list[str]] = {}
+        for name in names:
+            by_root.setdefault(_pytree_root(name), []).append(name)
+        # Results returned as one list (``out[0]``, ``out[1]``, ...): group them as ``out``.
+        singles = [r for r, m in by_root.items() if len(m) == 1 and r.startswith("out[")]
+        if len(singles) >= PYTREE_GROUP_MIN:
+            by_root["out"] = [by_root.pop(r)[0] for r in singles]
+        placed = {}
+        for root, members in by_root.items():
+            if len(members) >= PYTREE_GROUP_MIN:
+                gid = self.graph.add_group(f"{root} ({len(members)} arrays)", kind, 0)
+                placed.update(dict.fromkeys(members, gid))
+        return placed
+
+    def _group_long_lines(self) -> None:
+        """Long runs of equations from one source line (a ``tree_map`` over all the
+        parameters, say) become one group named after the line."""
+        g = self.graph
+        for group in list(g.groups):
+            runs: list[list[int]] = []
+            last = None
+            for nid in group.nodes:
+                node = g.nodes[nid]
+                key = (node.source.file, node.source.line) if node.kind == "eqn" and node.source else None
+                if key is not None and key == last:
+                    runs[-1].append(nid)
+                else:
+                    runs.append([nid])
+                last = key
+            for run in runs:
+                if len(run) < LINE_GROUP_MIN:
+                    continue
+                src = g.nodes[run[0]].source
+                where = f"line {src.cell_line or src.line}"
+                gid = g.add_group(f"{where}: {_short(src.text or src.function, 40)}", "line", group.id, source=src)
+                moved = set(run)
+                group.nodes = [n for n in group.nodes if n not in moved]
+                g.groups[gid].nodes = run
+                for nid in run:
+                    g.nodes[nid].group = gid
 
     def _add_eqns(self, eqns: Sequence[Any], base: int, env: dict[Any, int],
                   base_path: list[tuple[str, str]]) -> None:
@@ -316,6 +408,14 @@ class GraphBuilder:
                     ids = sorted(ids, key=lambda c: self.activation.get(c, c))
                     for k, c in enumerate(ids, 1):
                         self.graph.groups[c].repeat = f"{name} {k}/{len(ids)}"
+
+
+def _pytree_root(name: str) -> str:
+    """``params['w'][0]`` → ``params``; ``out[1]['b']`` → ``out[1]``."""
+    head, bracket, _ = name.partition("[")
+    if head == "out" and bracket:
+        return name[: name.index("]") + 1]
+    return head
 
 
 def _same_type(a: Any, b: Any) -> bool:
@@ -459,6 +559,14 @@ def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_name
     return program
 
 
+def _fresh(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def fresh(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    return fresh
+
+
 def _jit_parts(fn: Callable[..., Any]) -> tuple[Callable[..., Any], Any]:
     """(the Python function, a jitted callable with ``.trace``) for plain or jitted fns."""
     if hasattr(fn, "trace") and hasattr(fn, "lower"):
@@ -483,8 +591,11 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
     python_fn, jitted = _jit_parts(fn)
     static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
-    if jitted is None:
-        jitted = jax.jit(fn, static_argnums=static_argnums, static_argnames=static_argnames)
+    if jitted is not None:
+        static_argnums, static_argnames = _jit_static_args(jitted, static_argnums, static_argnames)
+    # Always trace a fresh function object: JAX caches traces per function, and a cached
+    # jaxpr would lack the call scopes recorded while tracing (and take no time).
+    jitted = jax.jit(_fresh(python_fn), static_argnums=static_argnums, static_argnames=static_argnames)
     name = getattr(python_fn, "__name__", None) or type(python_fn).__name__
     inputs, input_names = _classify_arguments(python_fn, jitted, args, kwargs,
                                               static_argnums, static_argnames)

@@ -76,8 +76,10 @@ def test_user_calls_become_groups_forward_and_backward_apart():
     graph = program.graph
     top = [graph.groups[g] for g in graph.groups[0].groups]
     kinds = [g.kind for g in top]
-    assert kinds == ["transform", "transform"], [(g.name, g.kind) for g in top]
-    forward, backward = top
+    # The 12 weights and the 12 gradients are one group each.
+    assert kinds == ["inputs", "transform", "transform", "outputs"], [(g.name, g.kind) for g in top]
+    assert top[0].name == "ws (12 arrays)" and top[3].name == "out[1] (12 arrays)"
+    forward, backward = top[1:3]
     assert forward.name.startswith("forward") and backward.name.startswith("backward")
     for part in (forward, backward):
         blocks = [graph.groups[c] for c in part.groups if graph.groups[c].name == "block"]
@@ -107,7 +109,7 @@ def test_collapsed_view_is_small_and_complete():
     graph = jaxviz.trace(jax.grad(deep_loss), ws, jnp.ones((2, 4))).graph
     view = graph.view(0)
     nodes, groups = view.visible_counts()
-    assert groups == 2 and nodes == len(graph.groups[0].nodes)
+    assert groups == 4 and nodes == len(graph.groups[0].nodes) == 1  # x; ws and grads are groups
     # Expanding everything shows every node and no group box.
     full = graph.view("all")
     assert full.visible_counts() == (len(graph.nodes), 0)
@@ -127,3 +129,15 @@ def test_auto_expansion_respects_budget():
     view = graph.view(expanded)
     assert sum(view.visible_counts()) <= 60
     assert 0 in expanded and len(expanded) > 1
+
+
+def test_long_runs_from_one_line_are_grouped():
+    def update(params, grads):
+        return jax.tree_util.tree_map(lambda p, g: p - 0.1 * g, params, grads)
+
+    params = {f"w{i}": jnp.ones(3) for i in range(10)}
+    graph = jaxviz.trace(update, params, params).graph
+    lines = [g for g in graph.groups if g.kind == "line"]
+    assert len(lines) == 1 and lines[0].n_eqns == 20
+    assert "tree_map" in lines[0].name
+    assert {g.kind for g in graph.groups[1:]} == {"inputs", "outputs", "line"}
