@@ -2,6 +2,8 @@
 
 Public API:
 - ``trace(fn, *args, **kwargs) -> Program`` and ``trace_cell(source, namespace) -> Program``
+- ``explain(exc) -> Explanation``: why JAX refused a traced value, where it came from, the fixes
+- ``watch() -> Watch``: every trace and compile, its cause and cost (``with jaxviz.watch() as log``)
 - ``load_ipython_extension`` (``%load_ext jaxviz``): the ``%%jaxpr`` and ``%jaxviz`` magics.
 """
 
@@ -10,16 +12,19 @@ from __future__ import annotations
 from typing import Any
 
 from .cells import trace_cell
+from .errors import Explanation, explain
 from .graph import MIME_TYPE, Graph
 from .program import InputInfo, Program
+from .recompiles import Cause, CompileEvent, watch
 from .tracing import trace
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "MIME_TYPE", "Graph", "InputInfo", "Program", "load_ipython_extension", "trace", "trace_cell",
-    "unload_ipython_extension", "__version__",
+    "MIME_TYPE", "Explanation", "Graph", "InputInfo", "Program", "load_ipython_extension", "trace", "trace_cell",
+    "unload_ipython_extension", "__version__", "explain",
 ]
+__all__ += ["Cause", "CompileEvent", "watch"]
 
 
 def load_ipython_extension(shell: Any) -> None:

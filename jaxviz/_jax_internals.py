@@ -8,6 +8,7 @@ module) when a JAX release changes what we rely on.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from jax._src import source_info_util as _siu
@@ -51,13 +52,48 @@ def user_frames(eqn: Any) -> list[UserFrame]:
     ]
 
 
+_frame_cache: dict[tuple[Any, int], UserFrame] = {}
+
+
+def innermost_frame(eqn: Any, is_user_code: Callable[[Any], bool]) -> UserFrame | None:
+    """The innermost frame of the equation's traceback whose code object passes
+    ``is_user_code`` (cached per call site: a graph build asks this for every equation)."""
+    traceback = getattr(eqn.source_info, "traceback", None)
+    if traceback is None:
+        return None
+    codes, lastis = traceback.raw_frames()
+    for code, lasti in zip(codes, lastis):
+        if is_user_code(code):
+            key = (code, lasti)
+            frame = _frame_cache.get(key)
+            if frame is None:
+                f = _siu.raw_frame_to_frame(code, lasti)
+                frame = _frame_cache[key] = UserFrame(
+                    f.file_name, f.function_name, f.start_line, f.start_column, f.end_line,
+                    f.end_column)
+            return frame
+    return None
+
+
+_stack_cache: dict[Any, tuple[ScopeElement, ...]] = {}
+
+
 def name_stack(eqn: Any) -> tuple[ScopeElement, ...]:
-    """The equation's name stack, outermost first (scopes and transforms such as jvp)."""
+    """The equation's name stack, outermost first (scopes and transforms such as jvp).
+    Cached per stack: equations of one scope share it."""
     stack = eqn.source_info.name_stack.stack
-    return tuple(
+    try:
+        return _stack_cache[stack]
+    except KeyError:
+        pass
+    result = tuple(
         ScopeElement("transform" if type(el).__name__ == "Transform" else "scope", el.name)
         for el in stack
     )
+    if len(_stack_cache) > 100_000:
+        _stack_cache.clear()
+    _stack_cache[stack] = result
+    return result
 
 
 def register_library_path(path: str) -> None:
@@ -73,6 +109,229 @@ def jit_static_args(jitted: Any) -> tuple[tuple[int, ...], tuple[str, ...]] | No
     if info is None:
         return None
     return tuple(info.static_argnums), tuple(info.static_argnames)
+
+
+# ---------------------------------------------------------------------- tracer errors
+# Used by ``jaxviz.errors`` (the tracer error explainer). JAX's tracer errors carry only a
+# message; the tracer they refused, and the stack at that moment, are recorded here by
+# wrapping their constructors. A tracer staged by ``jit`` (a DynamicJaxprTracer) knows
+# the equation that produced it (``parent``), that equation its operand tracers, and so
+# on back to the traced function's inputs: that chain is the value's provenance.
+
+CAPTURE_ATTR = "_jaxviz_capture"
+
+
+@dataclass(slots=True)
+class TracerErrorCapture:
+    """What JAX refused: the tracer (None when it could not be found) and the Python frame
+    that raised (its ``f_back`` chain is the stack at that moment, user frames included)."""
+
+    tracer: Any
+    frame: Any
+
+
+@dataclass(slots=True)
+class TracerFunction:
+    """The function being traced when a tracer was made (from its debug info)."""
+
+    name: str
+    file: str | None
+    line: int | None
+    traced_for: str  # "jit", "scan", "while_loop", "cond", ...
+    arg_names: tuple[str, ...] | None  # flattened argument paths, e.g. ("x", "p['w']")
+
+
+@dataclass(slots=True)
+class TracerOrigin:
+    """Where a staged tracer came from: an equation (``eqn`` with its operand tracers
+    ``operands``; ``None`` for literals), an input of the traced function (``position``
+    among its flattened inputs) or a constant (``const``: the value it closes over, which
+    is itself a tracer of the enclosing trace when a function closes over one)."""
+
+    kind: str  # "eqn" | "input" | "const" | "unknown"
+    eqn: Any = None  # a jax.extend.core.JaxprEqn
+    eqn_id: int | None = None  # the same for every output of one equation
+    operands: list[Any] | None = None
+    position: int | None = None
+    const: Any = None
+
+
+_captured_originals: dict[str, tuple[Any, str, Any]] = {}
+
+
+def _tracer_error_classes() -> tuple[type, ...]:
+    from jax._src import errors as _errors
+
+    return (_errors.ConcretizationTypeError, _errors.TracerBoolConversionError,
+            _errors.TracerIntegerConversionError, _errors.TracerArrayConversionError,
+            _errors.NonConcreteBooleanIndexError)
+
+
+def _find_tracer(frame: Any, aval: Any, max_frames: int = 8) -> Any:
+    """A tracer of type ``aval`` held by one of the innermost frames' locals (or one level
+    inside them: ``idx.index``), for errors JAX builds from the aval only."""
+    from jax._src import core as _core
+
+    def candidates(value: Any) -> Any:
+        yield value
+        if isinstance(value, (tuple, list)) and len(value) <= 16:
+            yield from value
+        elif hasattr(value, "__dict__") and not isinstance(value, type):
+            yield from list(vars(value).values())[:16]
+
+    while frame is not None and max_frames > 0:
+        for value in list(frame.f_locals.values()):
+            for c in candidates(value):
+                if isinstance(c, _core.Tracer) and c.aval == aval:
+                    return c
+        frame = frame.f_back
+        max_frames -= 1
+    return None
+
+
+def _record(exc: BaseException, value: Any, frame: Any) -> None:
+    try:
+        from jax._src import core as _core
+
+        if isinstance(value, (tuple, list)):  # a shape holding tracers
+            value = next((v for v in value if isinstance(v, _core.Tracer)), None)
+        elif value is not None and not isinstance(value, _core.Tracer):
+            value = _find_tracer(frame, value)
+        setattr(exc, CAPTURE_ATTR, TracerErrorCapture(value, frame))
+    except Exception:  # never let the explainer break JAX's own error
+        pass
+
+
+def install_tracer_error_capture() -> None:
+    """Wrap the constructors of JAX's tracer errors so each records, on the exception, the
+    tracer it refused and the raising frame (read back by ``captured_tracer_error``).
+    Idempotent; the errors themselves (type, message, traceback) are unchanged."""
+    if _captured_originals:
+        return
+    import sys
+
+    from jax._src import core as _core
+
+    for cls in _tracer_error_classes():
+        original = cls.__dict__["__init__"]
+
+        def __init__(self: Any, *args: Any, __original: Any = original, **kwargs: Any) -> None:
+            __original(self, *args, **kwargs)
+            _record(self, args[0] if args else kwargs.get("tracer"), sys._getframe(1))
+
+        __init__.__wrapped__ = original  # type: ignore[attr-defined]
+        cls.__init__ = __init__
+        _captured_originals[f"{cls.__module__}.{cls.__qualname__}"] = (cls, "__init__", original)
+
+    # A leaked tracer: UnexpectedTracerError is built from a message by this helper.
+    escaped = _core.escaped_tracer_error
+
+    def escaped_tracer_error(tracer: Any, detail: Any = None) -> Any:
+        exc = escaped(tracer, detail)
+        _record(exc, tracer, sys._getframe(1))
+        return exc
+
+    _core.escaped_tracer_error = escaped_tracer_error
+    _captured_originals["core.escaped_tracer_error"] = (_core, "escaped_tracer_error", escaped)
+
+    # A tracer used as a shape (``x.reshape(n)``, ``jnp.zeros(n)``): a plain TypeError.
+    invalid_shape = _core._invalid_shape_error
+
+    def _invalid_shape_error(shape: Any, context: str = "") -> Any:
+        exc = invalid_shape(shape, context)
+        _record(exc, tuple(shape) if isinstance(shape, (tuple, list)) else None, sys._getframe(1))
+        return exc
+
+    _core._invalid_shape_error = _invalid_shape_error
+    _captured_originals["core._invalid_shape_error"] = (_core, "_invalid_shape_error", invalid_shape)
+
+
+def uninstall_tracer_error_capture() -> None:
+    """Undo ``install_tracer_error_capture``."""
+    for owner, attr, original in _captured_originals.values():
+        setattr(owner, attr, original)
+    _captured_originals.clear()
+
+
+def captured_tracer_error(exc: BaseException) -> TracerErrorCapture | None:
+    return getattr(exc, CAPTURE_ATTR, None)
+
+
+def is_tracer(value: Any) -> bool:
+    from jax._src import core as _core
+
+    return isinstance(value, _core.Tracer)
+
+
+def staged_tracer(tracer: Any) -> Any:
+    """The ``jit``-staged tracer inside ``tracer`` (through vmap's BatchTracer ``val``,
+    jvp's ``primal``, ...), or None when nothing is being staged (e.g. eager vmap)."""
+    from jax._src import core as _core
+    from jax._src.interpreters import partial_eval as _pe
+
+    for _ in range(32):
+        if isinstance(tracer, _pe.DynamicJaxprTracer):
+            return tracer
+        inner = next((getattr(tracer, a) for a in ("val", "primal")
+                      if isinstance(getattr(tracer, a, None), _core.Tracer)), None)
+        if inner is None:
+            return None
+        tracer = inner
+    return None
+
+
+def tracer_key(tracer: Any) -> Any:
+    """A hashable identity of a staged tracer's value (its jaxpr variable)."""
+    return tracer.val
+
+
+def tracer_trace_id(tracer: Any) -> int:
+    """Identifies the trace (one traced function) a staged tracer belongs to."""
+    return id(tracer._trace.frame)
+
+
+def tracer_function(tracer: Any) -> TracerFunction | None:
+    """The traced function a staged tracer belongs to, from its debug info."""
+    dbg = getattr(tracer, "_debug_info", None)
+    if dbg is None:
+        return None
+    return TracerFunction(dbg.func_name, dbg.func_filename, dbg.func_lineno, dbg.traced_for,
+                          tuple(dbg.arg_names) if dbg.arg_names is not None else None)
+
+
+def tracer_origin(tracer: Any) -> TracerOrigin:
+    """One step back along a staged tracer's provenance."""
+    from jax._src import core as _core
+
+    parent = getattr(tracer, "parent", None)
+    if parent is not None:
+        operands = list(parent.in_tracers)
+        eqn = _core.JaxprEqn([t.val for t in operands], list(parent.outvars), parent.primitive,
+                             parent.params, parent.effects, parent.source_info, parent.ctx)
+        return TracerOrigin("eqn", eqn=eqn, eqn_id=id(parent),
+                            operands=[None if isinstance(t.val, _core.Literal) else t
+                                      for t in operands])
+    frame = tracer._trace.frame
+    var = tracer.val
+    if isinstance(var, _core.Literal):
+        return TracerOrigin("const", const=var.val)
+    for i, v in enumerate(frame.invars):
+        if v is var:
+            return TracerOrigin("input", position=i)
+    if var in frame.constvar_to_val:
+        return TracerOrigin("const", const=frame.constvar_to_val[var])
+    return TracerOrigin("unknown")
+
+
+def tracer_created_at(tracer: Any) -> list[UserFrame]:
+    """User frames (innermost first) where a tracer was created, when JAX kept them (it
+    does for leaked tracers' messages)."""
+    info = getattr(tracer, "_line_info", None)
+    traceback = getattr(info, "traceback", None)
+    if traceback is None:
+        return []
+    return [UserFrame(f.file_name, f.function_name, f.start_line, f.start_column, f.end_line,
+                      f.end_column) for f in _siu.user_frames(traceback)]
 
 
 # ---------------------------------------------------------------------- recompiles

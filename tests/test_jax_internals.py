@@ -22,6 +22,17 @@ def test_user_frames_point_at_this_file():
     assert frames[0].line > 0
 
 
+def test_innermost_frame_uses_raw_frames():
+    def f(x):
+        return jnp.cos(x)
+
+    eqn = _first_eqn(f, 1.0)
+    frame = internals.innermost_frame(eqn, lambda code: code.co_filename == __file__)
+    assert frame is not None, "JAX changed Traceback.raw_frames / source_info_util.raw_frame_to_frame"
+    assert frame.function.endswith("f") and frame.line == f.__code__.co_firstlineno + 1
+    assert internals.innermost_frame(eqn, lambda code: False) is None
+
+
 def test_name_stack_records_scopes_and_transforms():
     def f(x):
         with jax.named_scope("outer"):
@@ -137,3 +148,100 @@ def test_monitoring_listener_counts():
     finally:
         jax.monitoring.unregister_scalar_listener(cb)
     assert internals.monitoring_listener_counts() == before
+
+
+# ---------------------------------------------------------------------- tracer errors
+# jaxviz.errors relies on these to find the tracer JAX refused and walk its provenance.
+def _raised(fn, *args):
+    try:
+        fn(*args)
+    except Exception as exc:  # noqa: BLE001 - we want whatever JAX raised
+        return exc
+    raise AssertionError("expected an error")
+
+
+def test_tracer_errors_record_the_refused_tracer():
+    import numpy as np
+
+    internals.install_tracer_error_capture()
+    leaked = []
+
+    @jax.jit
+    def leak(x):
+        leaked.append(x * 2)
+        return x
+
+    leak(jnp.ones(2))
+    cases = {
+        "TracerBoolConversionError": (jax.jit(lambda x: 1 if x > 0 else 0), (1.0,), "bool[]"),
+        "ConcretizationTypeError": (jax.jit(lambda n: jnp.arange(n)), (3,), "int32[]"),
+        "TracerIntegerConversionError": (jax.jit(lambda n: list(range(n))), (3,), "int32[]"),
+        "NonConcreteBooleanIndexError": (jax.jit(lambda x: x[x > 0]), (jnp.ones(3),), "bool[3]"),
+        "TracerArrayConversionError": (jax.jit(lambda x: np.asarray(x)), (jnp.ones(3),), "float32[3]"),
+        "UnexpectedTracerError": (lambda: leaked[0] + 1, (), "float32[2]"),
+        "TypeError": (jax.jit(lambda x: x.reshape(jnp.array(x.shape).prod())), (jnp.ones((2, 2)),),
+                      "int32[]"),
+    }
+    for kind, (fn, args, aval) in cases.items():
+        exc = _raised(fn, *args)
+        assert type(exc).__name__ == kind, (kind, exc)
+        cap = internals.captured_tracer_error(exc)
+        assert cap is not None and internals.is_tracer(cap.tracer), (
+            f"JAX changed how {kind} is built: jaxviz._jax_internals.install_tracer_error_capture "
+            "no longer records the refused tracer")
+        assert cap.tracer.aval.str_short().lstrip("~") == aval, (kind, cap.tracer.aval)
+        assert cap.frame is not None and cap.frame.f_code.co_filename
+
+
+def test_tracer_origin_walks_back_to_the_inputs():
+    internals.install_tracer_error_capture()
+
+    def f(x, neg):
+        y = jnp.sin(x)
+        if (y * neg).sum() > 0:
+            return y
+        return x
+
+    exc = _raised(jax.jit(f), jnp.ones(3), jnp.ones(3))
+    t = internals.staged_tracer(internals.captured_tracer_error(exc).tracer)
+    assert t is not None, "JAX changed DynamicJaxprTracer"
+    fn = internals.tracer_function(t)
+    assert (fn.name, fn.traced_for, fn.arg_names) == ("f", "jit", ("x", "neg")), \
+        f"JAX changed DynamicJaxprTracer._debug_info (DebugInfo): {fn}"
+    prims, inputs, stack = [], set(), [t]
+    while stack:
+        origin = internals.tracer_origin(stack.pop())
+        if origin.kind == "eqn":
+            prims.append(origin.eqn.primitive.name)
+            assert origin.eqn_id is not None
+            stack.extend(op for op in origin.operands if op is not None)
+        elif origin.kind == "input":
+            inputs.add(origin.position)
+    assert prims[:3] == ["gt", "reduce_sum", "mul"] and "sin" in prims, \
+        f"JAX changed DynamicJaxprTracer.parent / TracingEqn.in_tracers: {prims}"
+    assert inputs == {0, 1}, "JAX changed JaxprStackFrame.invars"
+    frames = internals.user_frames(origin.eqn if origin.kind == "eqn" else
+                                   internals.tracer_origin(t).eqn)
+    assert frames and frames[0].file == __file__
+
+
+def test_staged_tracer_unwraps_vmap_and_leaks_keep_their_origin():
+    internals.install_tracer_error_capture()
+    exc = _raised(jax.jit(jax.vmap(lambda x: 1 if x.sum() > 0 else 0)), jnp.ones((2, 3)))
+    tracer = internals.captured_tracer_error(exc).tracer
+    assert type(tracer).__name__ == "BatchTracer"
+    assert internals.staged_tracer(tracer) is not None, "JAX changed BatchTracer.val"
+    exc = _raised(jax.vmap(lambda x: 1 if x.sum() > 0 else 0), jnp.ones((2, 3)))
+    assert internals.staged_tracer(internals.captured_tracer_error(exc).tracer) is None
+
+    kept = []
+
+    @jax.jit
+    def leak(x):
+        kept.append(jnp.cos(x))
+        return x
+
+    leak(1.0)
+    frames = internals.tracer_created_at(kept[0])
+    assert frames and frames[0].file == __file__, "JAX changed Tracer._line_info"
+    assert internals.tracer_origin(kept[0]).kind == "eqn"
