@@ -159,8 +159,26 @@ def make_source(file: str, line: int, function: str, cell_file: str | None) -> S
 
 
 # ---------------------------------------------------------------------- graph building
+_AVALS: dict[Any, Aval] = {}
+
+
 def _aval_of(var: Any) -> Aval:
     aval = var.aval
+    try:
+        return _AVALS[aval]
+    except (KeyError, TypeError):
+        pass
+    result = _make_aval(aval)
+    try:
+        if len(_AVALS) > 50_000:
+            _AVALS.clear()
+        _AVALS[aval] = result
+    except TypeError:  # unhashable aval
+        pass
+    return result
+
+
+def _make_aval(aval: Any) -> Aval:
     shape = tuple(int(d) if isinstance(d, (int, np.integer)) else -1 for d in getattr(aval, "shape", ()))
     dtype = str(getattr(aval, "dtype", type(aval).__name__))
     return Aval(shape, dtype, bool(getattr(aval, "weak_type", False)))
@@ -237,6 +255,9 @@ class GraphBuilder:
         self.calls = calls
         self.cell_file = cell_file
         self.activation: dict[int, int] = {}  # call group → activation number (call order)
+        self._sources: dict[tuple[str, int, str], SourceLoc] = {}  # shared: one per line
+        self._user_code: dict[Any, bool] = {}
+        self._var_names: dict[Any, str] = {}
 
     def build(self, closed: Any, inputs: list[InputInfo], input_names: list[str],
               output_names: list[str], const_names: dict[int, InputInfo]) -> Graph:
@@ -263,7 +284,7 @@ class GraphBuilder:
             aval = _aval_of(var)
             out = g.add_node("output", name, out_groups.get(name, 0), outputs=[aval])
             if not isinstance(var, jcore.Literal) and var in env:
-                g.add_edge(env[var], out, aval, str(var))
+                g.add_edge(env[var], out, aval, self._var_name(var))
         self._mark_repeats()
         self._group_long_lines()
         return g.finish()
@@ -341,10 +362,27 @@ class GraphBuilder:
         return self.graph.add_group(name, "scope", parent)
 
     def _source(self, eqn: Any) -> SourceLoc | None:
-        for f in internals.user_frames(eqn):
-            if is_user_file(f.file):
-                return make_source(f.file, f.line, f.function, self.cell_file)
-        return None
+        f = internals.innermost_frame(eqn, self._is_user_code)
+        if f is None:
+            return None
+        key = (f.file, f.line, f.function)
+        loc = self._sources.get(key)
+        if loc is None:
+            loc = self._sources[key] = make_source(f.file, f.line, f.function, self.cell_file)
+        return loc
+
+    def _var_name(self, var: Any) -> str:
+        """A short stable name per jaxpr variable (``str(var)`` is slow and not short)."""
+        name = self._var_names.get(var)
+        if name is None:
+            name = self._var_names[var] = f"v{len(self._var_names)}"
+        return name
+
+    def _is_user_code(self, code: Any) -> bool:
+        user = self._user_code.get(code)
+        if user is None:
+            user = self._user_code[code] = is_user_file(code.co_filename)
+        return user
 
     def _add_eqn(self, eqn: Any, group: int, env: dict[Any, int], path: list[tuple[str, str]]) -> None:
         g = self.graph
@@ -367,11 +405,11 @@ class GraphBuilder:
             self._add_eqns(sub.eqns, sub_group, sub_env, base_path=path)
             for var in sub.outvars:  # inner results flow back into the equation's node
                 if not isinstance(var, jcore.Literal) and var in sub_env:
-                    g.add_edge(sub_env[var], node, _aval_of(var), str(var))
+                    g.add_edge(sub_env[var], node, _aval_of(var), self._var_name(var))
         if not fed_inside:
             for var in operands:
                 if var in env:
-                    g.add_edge(env[var], node, _aval_of(var), str(var))
+                    g.add_edge(env[var], node, _aval_of(var), self._var_name(var))
         for var in eqn.outvars:
             if not isinstance(var, jcore.DropVar):
                 env[var] = node
