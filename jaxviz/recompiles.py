@@ -1,0 +1,1775 @@
+"""Recompilation tracker: every trace and compile of a jitted function, its exact cause in
+the user's words, its cost, and globals baked in at trace time that have changed since.
+
+Why it costs nothing on cache hits: JAX reports the start and the end of every trace,
+lowering and backend compile through ``jax.monitoring`` (public), and those happen only
+on cache misses; a hit runs in C++ and never reaches Python. On a trace we read the
+arguments of the call being traced from JAX's own frames (the one private detail, in
+``_jax_internals.current_jit_call``), describe them (argument names, pytree paths, avals,
+static values, relevant config) and diff them with the previous compile of the same
+function. Nothing wraps the jitted function.
+
+Public API::
+
+    with jaxviz.watch() as log:   # or: log = jaxviz.watch(); log.start(); ...; log.stop()
+        ...
+    log.events      # list[CompileEvent], in order
+    log.summary()   # per function: traces, compiles, seconds, distinct signatures
+    log.check()     # globals baked in at trace time that have changed since
+
+In IPython (``%load_ext jaxviz``): a session-wide watch starts, stale globals are checked
+after every cell, ``%jaxviz watch [off]`` shows a live monitor, ``%jaxviz recompiles [fn]``
+the log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import html
+import inspect
+import itertools
+import linecache
+import os
+import reprlib
+import sys
+import threading
+import time
+import warnings
+import weakref
+from collections import Counter, OrderedDict, deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import numpy as np
+
+from . import _jax_internals as internals
+from .graph import MIME_TYPE, Aval
+from .tracing import captured_values, is_user_file
+
+SCHEMA = "jaxviz.compiles"
+SCHEMA_VERSION = 1
+
+CAUSE_KINDS = (
+    "first_call", "shape", "dtype", "weak_type", "static_value", "pytree_structure",
+    "new_function_object", "arg_count", "sharding", "device", "context",
+    "previous_error", "unknown",
+)
+MAX_CAUSES = 24  # per event; a pytree of 1000 leaves that all changed dtype says so once
+_MISSING = object()
+
+
+def _option_exists(name: str) -> bool:
+    try:
+        getattr(jax.config, name)
+    except Exception:
+        return False
+    return True
+
+
+# Configuration that is part of JAX's cache key and that users change, read through the
+# public ``jax.config`` (which honours context managers such as default_matmul_precision).
+CONTEXT_OPTIONS: tuple[str, ...] = tuple(n for n in (
+    "jax_enable_x64", "jax_default_matmul_precision", "jax_numpy_rank_promotion",
+    "jax_numpy_dtype_promotion", "jax_default_device", "jax_default_prng_impl",
+    "jax_threefry_partitionable", "jax_debug_nans", "jax_debug_infs",
+) if _option_exists(n))
+
+
+class RecompileWarning(UserWarning):
+    """A function keeps recompiling (a "recompile storm")."""
+
+
+# ====================================================================== small helpers
+_repr = reprlib.Repr()
+_repr.maxstring = 40
+_repr.maxother = 40
+_repr.maxlist = _repr.maxtuple = _repr.maxdict = _repr.maxset = 6
+
+
+def short_repr(value: Any) -> str:
+    try:
+        return _repr.repr(value)
+    except Exception:
+        return f"<{type(value).__name__}>"
+
+
+def _plain(value: Any) -> Any:
+    """Keep small plain values as they are (tests compare them); others by their repr."""
+    if value is None or isinstance(value, (bool, int, float, complex, str)):
+        return value
+    if isinstance(value, tuple) and len(value) <= 16 and all(
+            v is None or isinstance(v, (bool, int, float, str)) for v in value):
+        return value
+    return short_repr(value)
+
+
+def _json_safe(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if np.isfinite(value) else str(value)
+    if isinstance(value, (tuple, list)):
+        return [_json_safe(v) for v in value]
+    return short_repr(value)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equality that never raises (static arguments may define odd ``__eq__``)."""
+    if a is b:
+        return True
+    try:
+        return bool(type(a) is type(b) and a == b)
+    except Exception:
+        return False
+
+
+def _fmt_s(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.0f} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds:.2f} s"
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _ipython_cell(filename: str) -> int | None:
+    """The execution count of the IPython cell compiled under ``filename``, if any."""
+    if "IPython" not in sys.modules:
+        return None
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        mapping = getattr(getattr(shell, "compile", None), "_filename_map", None)
+        return mapping.get(filename) if mapping else None
+    except Exception:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """A place in the user's code: a file and line, or a notebook cell and line."""
+
+    file: str
+    line: int
+    cell: int | None = None  # IPython execution count
+    text: str | None = None  # the source line
+
+    def __str__(self) -> str:
+        if self.cell is not None:
+            return f"cell [{self.cell}], line {self.line}"
+        name = self.file
+        if not name.startswith("<"):
+            rel = os.path.relpath(name) if os.path.isabs(name) else name
+            name = rel if not rel.startswith("..") else os.path.basename(name)
+        return f"{name}:{self.line}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "cell": self.cell, "text": self.text,
+                "label": str(self)}
+
+
+def _site(file: str, line: int) -> Site:
+    text = linecache.getline(file, line).strip() or None
+    return Site(file, line, _ipython_cell(file), text)
+
+
+def _site_of_frame(frame: Any) -> Site | None:
+    """The first user frame (not JAX, not a library, not jaxviz) at or above ``frame``."""
+    while frame is not None and not is_user_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    return _site(frame.f_code.co_filename, frame.f_lineno)
+
+
+# ====================================================================== functions
+_TRANSFORM_SUFFIX = "_f"  # jax.grad(f) is a function named grad_f, wrapping f
+
+
+def _unwrap_chain(fun: Any) -> list[Any]:
+    """``fun`` and what it wraps: partials, bound methods, functools.wraps chains."""
+    chain = []
+    seen: set[int] = set()
+    while fun is not None and id(fun) not in seen and len(chain) < 16:
+        seen.add(id(fun))
+        chain.append(fun)
+        if isinstance(fun, functools.partial):
+            fun = fun.func
+        elif inspect.ismethod(fun):
+            fun = fun.__func__
+        else:
+            fun = getattr(fun, "__wrapped__", None)
+    return chain
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionInfo:
+    """A jitted function: its name (``grad(loss)`` for transformed ones) and definition."""
+
+    name: str
+    qualname: str
+    defined: Site | None
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.defined})" if self.defined else self.name
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "qualname": self.qualname,
+                "defined": self.defined.to_json() if self.defined else None}
+
+
+def _describe_function(fun: Any) -> tuple[Any, FunctionInfo, Any]:
+    """(identity key, FunctionInfo, the innermost Python function or None)."""
+    chain = _unwrap_chain(fun)
+    transforms: list[str] = []
+    key: list[Any] = []
+    inner = None
+    for f in chain:
+        code = getattr(f, "__code__", None)
+        if code is None:
+            key.append(type(f).__qualname__)
+            continue
+        inner = f
+        if internals.is_jax_file(code.co_filename) and code.co_name.endswith(_TRANSFORM_SUFFIX):
+            transforms.append(code.co_name[: -len(_TRANSFORM_SUFFIX)])
+        cell = _ipython_cell(code.co_filename)
+        # Re-running a notebook cell makes a new file name for the same source: key cells
+        # by code, so that "same code, new function object" is recognised.
+        key.append((code.co_qualname if hasattr(code, "co_qualname") else code.co_name,
+                    code.co_firstlineno, code.co_code,
+                    "<cell>" if cell is not None else code.co_filename))
+    if inner is not None:
+        code = inner.__code__
+        qualname = getattr(inner, "__qualname__", code.co_name)
+        base = getattr(inner, "__name__", code.co_name)
+        defined = _site(code.co_filename, code.co_firstlineno)
+    else:
+        qualname = base = getattr(fun, "__name__", None) or type(fun).__name__
+        defined = None
+    name = base
+    for t in transforms:
+        name = f"{t}({name})"
+    return tuple(key), FunctionInfo(name, qualname, defined), inner
+
+
+def _is_internal(fun: Any) -> bool:
+    """JAX's own jitted functions (``jnp.sin``, eager primitives): not the user's."""
+    for f in _unwrap_chain(fun):
+        code = getattr(f, "__code__", None)
+        if code is not None and not internals.is_jax_file(code.co_filename):
+            return False
+    return True
+
+
+# ====================================================================== signatures
+@dataclass(frozen=True, slots=True)
+class Leaf:
+    """One array leaf of an argument: its aval and, for committed arrays, its placement."""
+
+    aval: Aval
+    placement: str | None = None  # "device cpu:1" or a sharding's text; None if uncommitted
+
+    @property
+    def text(self) -> str:
+        return self.aval.text
+
+
+_LEAVES: dict[Leaf, Leaf] = {}  # interned: consecutive signatures share their leaves
+
+
+def _intern(leaf: Leaf) -> Leaf:
+    if len(_LEAVES) > 200_000:
+        _LEAVES.clear()
+    return _LEAVES.setdefault(leaf, leaf)
+
+
+def _placement(value: Any) -> str | None:
+    if not isinstance(value, jax.Array) or isinstance(value, jax.core.Tracer):
+        return None
+    try:
+        if not value.committed:
+            return None
+        sharding = value.sharding
+    except Exception:
+        return None
+    devices = getattr(sharding, "device_set", None)
+    if type(sharding).__name__ == "SingleDeviceSharding" and devices and len(devices) == 1:
+        (d,) = devices
+        return f"device {d.platform}:{d.id}"
+    return short_repr(sharding)
+
+
+def _leaf_of(value: Any) -> Leaf:
+    try:
+        aval = jax.typeof(value)
+        shape = tuple(int(d) if isinstance(d, (int, np.integer)) else -1 for d in aval.shape)
+        out = Aval(shape, str(aval.dtype), bool(getattr(aval, "weak_type", False)))
+    except Exception:
+        shape = tuple(getattr(value, "shape", ()) or ())
+        out = Aval(shape, str(getattr(value, "dtype", type(value).__name__)), False)
+    return _intern(Leaf(out, _placement(value)))
+
+
+@dataclass(frozen=True, slots=True)
+class ArgSig:
+    """One argument of a call: static (its value) or traced (structure and leaves)."""
+
+    name: str
+    static: bool
+    passed: str = "positional"  # or "keyword"
+    value: Any = None  # the static value
+    structure: Any = None  # PyTreeDef of a traced argument
+    leaves: tuple[tuple[str, Leaf], ...] = ()  # (pytree path inside the argument, leaf)
+
+    def text(self) -> str:
+        if self.static:
+            return f"{short_repr(self.value)} (static)"
+        if len(self.leaves) == 1 and not self.leaves[0][0]:
+            return self.leaves[0][1].text
+        inner = ", ".join(f"{p}: {leaf.text}" for p, leaf in self.leaves[:8])
+        more = f", … {len(self.leaves) - 8} more" if len(self.leaves) > 8 else ""
+        return f"{{{inner}{more}}}"
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """What JAX's cache key is made of, in the user's words."""
+
+    args: tuple[ArgSig, ...]
+    context: tuple[tuple[str, Any], ...]
+
+    def describe(self) -> dict[str, str]:
+        out = {a.name: a.text() for a in self.args}
+        for name, value in self.context:
+            if name == "jax_enable_x64" and value:
+                out["(config) " + name] = str(value)
+        return out
+
+    def __str__(self) -> str:
+        return ", ".join(f"{k}: {v}" for k, v in self.describe().items())
+
+    @property
+    def key(self) -> Any:
+        try:
+            hash(self)
+            return self
+        except TypeError:
+            return repr(self)
+
+
+def _arg_names(call: internals.JitCall) -> tuple[list[tuple[str, Any, bool, str]], int]:
+    """[(name, value, static, passed)] for the call's arguments, bound to parameter names."""
+    params = []
+    sig = call.signature
+    if sig is None:
+        try:
+            sig = inspect.signature(call.fun)
+        except (TypeError, ValueError):
+            sig = None
+    if sig is not None:
+        params = list(sig.parameters.values())
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    var_pos = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), None)
+    var_kw = next((p.name for p in params if p.kind == p.VAR_KEYWORD), None)
+    named = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    nums = set(call.static_argnums)
+    n = len(call.args)
+    out = []
+    for i, value in enumerate(call.args):
+        if i < len(positional):
+            name = positional[i].name
+        elif var_pos is not None:
+            name = f"{var_pos}[{i - len(positional)}]"
+        else:
+            name = f"arg{i}"
+        out.append((name, value, i in nums or (i - n) in nums, "positional"))
+    for key, value in call.kwargs.items():
+        name = key if key in named or var_kw is None else f"{var_kw}[{key!r}]"
+        out.append((name, value, key in call.static_argnames, "keyword"))
+    return out, n
+
+
+def signature_of(call: internals.JitCall) -> Signature:
+    args = []
+    named, _ = _arg_names(call)
+    for name, value, static, passed in named:
+        if static:
+            args.append(ArgSig(name, True, passed, value))
+            continue
+        try:
+            flat, treedef = jax.tree_util.tree_flatten_with_path(value)
+            leaves = tuple((sys.intern(jax.tree_util.keystr(p)), _leaf_of(v)) for p, v in flat)
+        except Exception:  # an odd object JAX will reject anyway
+            treedef, leaves = None, (("", _leaf_of(value)),)
+        args.append(ArgSig(name, False, passed, None, treedef, leaves))
+    return Signature(tuple(args), context_snapshot())
+
+
+def context_snapshot() -> tuple[tuple[str, Any], ...]:
+    out = []
+    for name in CONTEXT_OPTIONS:
+        try:
+            value = getattr(jax.config, name)
+        except Exception:
+            continue
+        out.append((name, value if isinstance(value, (bool, int, float, str, type(None)))
+                    else short_repr(value)))
+    return tuple(out)
+
+
+# ====================================================================== causes
+@dataclass(frozen=True)
+class Cause:
+    """Why a call missed the cache: ``path`` is the argument's own name (with the pytree
+    path inside it), ``before``/``after`` the value on the previous compile and now."""
+
+    kind: str
+    path: str
+    before: Any = None
+    after: Any = None
+    axis: int | None = None  # for shape changes along one axis
+
+    def __str__(self) -> str:
+        p, b, a = f"`{self.path}`", self.before, self.after
+        k = self.kind
+        if k == "first_call":
+            return f"first call of {p}"
+        if k == "shape":
+            where = f" on axis {self.axis} ({b[self.axis]} → {a[self.axis]})" if self.axis is not None else ""
+            return f"{p} changed shape {_shape(b)} → {_shape(a)}{where}"
+        if k == "dtype":
+            return f"{p} changed dtype {b} → {a}"
+        if k == "weak_type":
+            what = {True: "a Python scalar (weakly typed)", False: "a typed array/scalar"}
+            return f"{p} was {what.get(b, b)} and is now {what.get(a, a)}"
+        if k == "static_value":
+            return f"static argument {p} changed {short_repr(b)} → {short_repr(a)}"
+        if k == "pytree_structure":
+            if b is None:
+                return f"{p} is new (the pytree gained it: {a})"
+            if a is None:
+                return f"{p} is gone (the pytree lost it: was {b})"
+            return f"the pytree structure of {p} changed {b} → {a}"
+        if k == "new_function_object":
+            return f"{p} is a new function object with the same code (object #{a}, was #{b})"
+        if k == "arg_count":
+            if b is None:
+                return f"argument {p} is new ({a})"
+            if a is None:
+                return f"argument {p} is no longer passed"
+            return f"{p} is now passed as {a} (was {b})"
+        if k in ("sharding", "device"):
+            return f"{p} moved: {b} → {a}"
+        if k == "context":
+            return f"config {self.path} changed {b!r} → {a!r}"
+        if k == "previous_error":
+            return f"the previous trace of {p} failed ({b}) and was not cached"
+        return f"nothing visible changed for {p} since its previous compile (cache cleared or full?)"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "path": self.path, "before": _json_safe(self.before),
+                "after": _json_safe(self.after), "axis": self.axis, "text": str(self)}
+
+
+def _shape(s: Any) -> str:
+    if isinstance(s, tuple):
+        return "(" + ", ".join(map(str, s)) + ("," if len(s) == 1 else "") + ")"
+    return str(s)
+
+
+def _short_structure(treedef: Any) -> str:
+    """``tuple (*, *)``, ``list [*, *]``, ``Batch(*, *)``: the container and its layout."""
+    if treedef is None:
+        return "?"
+    text = str(treedef)
+    if text.startswith("PyTreeDef(") and text.endswith(")"):
+        text = text[len("PyTreeDef("):-1]
+    try:
+        kind = treedef.node_data()[0].__name__
+    except Exception:
+        kind = None
+    text = f"{kind} {text}" if kind and not text.startswith(kind) else text
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def diff(old: Signature, new: Signature) -> list[Cause]:
+    """Every difference between two call signatures, as causes, in argument order."""
+    causes: list[Cause] = []
+    for (name, a), (name2, b) in zip(old.context, new.context):
+        if name == name2 and not _same(a, b):
+            causes.append(Cause("context", name, a, b))
+    olds = {a.name: a for a in old.args}
+    news = {a.name: a for a in new.args}
+    for arg in old.args:
+        if arg.name not in news:
+            causes.append(Cause("arg_count", arg.name, arg.text(), None))
+    for arg in new.args:
+        prev = olds.get(arg.name)
+        if prev is None:
+            causes.append(Cause("arg_count", arg.name, None, arg.text()))
+            continue
+        if prev.passed != arg.passed:
+            causes.append(Cause("arg_count", arg.name, prev.passed, arg.passed))
+        if prev.static or arg.static:
+            if prev.static != arg.static or not _same(prev.value, arg.value):
+                causes.append(Cause("static_value", arg.name, _plain(prev.value), _plain(arg.value)))
+            continue
+        causes += _diff_traced(arg.name, prev, arg)
+    return causes
+
+
+def _diff_traced(name: str, prev: ArgSig, arg: ArgSig) -> list[Cause]:
+    causes: list[Cause] = []
+    if prev.leaves is arg.leaves:
+        return causes
+    before = dict(prev.leaves)
+    if prev.structure != arg.structure:
+        after = dict(arg.leaves)
+        gained = [p for p in after if p not in before]
+        lost = [p for p in before if p not in after]
+        for p in gained:
+            causes.append(Cause("pytree_structure", name + p, None, after[p].text))
+        for p in lost:
+            causes.append(Cause("pytree_structure", name + p, before[p].text, None))
+        if not gained and not lost:  # same paths, other containers (tuple → list, ...)
+            causes.append(Cause("pytree_structure", name, _short_structure(prev.structure),
+                                _short_structure(arg.structure)))
+    for path, leaf in arg.leaves:
+        old = before.get(path)
+        if old is None or old is leaf:
+            continue
+        full = name + path
+        a, b = old.aval, leaf.aval
+        if a.shape != b.shape:
+            axis = None
+            if len(a.shape) == len(b.shape):
+                changed = [i for i, (x, y) in enumerate(zip(a.shape, b.shape)) if x != y]
+                axis = changed[0] if len(changed) == 1 else None
+            causes.append(Cause("shape", full, a.shape, b.shape, axis))
+        if a.dtype != b.dtype:
+            causes.append(Cause("dtype", full, a.dtype, b.dtype))
+        elif a.weak_type != b.weak_type:
+            causes.append(Cause("weak_type", full, a.weak_type, b.weak_type))
+        if old.placement and leaf.placement and old.placement != leaf.placement:
+            kind = "device" if old.placement.startswith("device ") and leaf.placement.startswith("device ") else "sharding"
+            causes.append(Cause(kind, full, old.placement.removeprefix("device "),
+                                leaf.placement.removeprefix("device ")))
+    return causes
+
+
+# ====================================================================== events
+@dataclass(eq=False)
+class CompileEvent:
+    """One trace (and usually lowering and backend compile) of a jitted function."""
+
+    function: FunctionInfo
+    call_site: Site | None
+    signature: Signature | None
+    causes: list[Cause]
+    count: int  # the n-th compile of this function seen by jaxviz
+    time: float  # wall clock (time.time()) at the start
+    kind: str = "call"  # "call" | "aot" (.trace/.lower) | "compile" (no new trace)
+    durations: dict[str, float | None] = field(
+        default_factory=lambda: {"trace": None, "lower": None, "compile": None})
+    suggestion: str | None = None
+    error: str | None = None
+    thread: str = ""
+    more_causes: int = 0  # causes left out beyond MAX_CAUSES
+    note: str | None = None
+    done: bool = False
+    jax_name: str = ""  # the name JAX's monitoring events use (fun_name)
+
+    @property
+    def name(self) -> str:
+        return self.function.name
+
+    @property
+    def total_seconds(self) -> float:
+        return sum(v for v in self.durations.values() if v)
+
+    def reason(self) -> str:
+        if self.kind == "compile" and not self.causes:
+            return self.note or "compiled without a new trace"
+        if not self.causes or self.causes[0].kind == "first_call":
+            return "first compile seen"
+        texts = [str(c) for c in self.causes[:4]]
+        more = len(self.causes) - 4 + self.more_causes
+        if more > 0:
+            texts.append(f"{more} more")
+        return "; ".join(texts)
+
+    def message(self) -> str:
+        nth = "for the first time" if self.count == 1 else f"for the {_ordinal(self.count)} time"
+        verb = {"aot": "traced ahead of time", "compile": "compiled"}.get(self.kind, "compiled")
+        where = f" at {self.call_site}" if self.call_site else ""
+        head = f"`{self.function.name}`"
+        if self.function.defined:
+            head += f" (defined at {self.function.defined})"
+        costs = ", ".join(f"{k} {_fmt_s(v)}" for k, v in self.durations.items() if v is not None)
+        if self.error:
+            return f"{head} failed to trace{where}: {self.error}" + (f" ({costs})" if costs else "") + "."
+        if self.kind == "compile" and not self.causes:
+            return f"{head} compiled{where} {self.note or 'without a new trace'}" + (f" ({costs})" if costs else "") + "."
+        because = "" if self.count == 1 and (not self.causes or self.causes[0].kind == "first_call") \
+            else f" because {self.reason()}"
+        return f"{head} {verb} {nth}{where}{because}" + (f" ({costs})" if costs else "") + "."
+
+    def __str__(self) -> str:
+        return self.message()
+
+    def __repr__(self) -> str:
+        return f"<CompileEvent {self.message()}>"
+
+    def to_json(self) -> dict[str, Any]:
+        """The bridge's ``compile`` payload (plus a few extra keys)."""
+        return {
+            "function": self.function.name,
+            "defined": str(self.function.defined) if self.function.defined else None,
+            "call_site": str(self.call_site) if self.call_site else None,
+            "count": self.count,
+            "causes": [c.to_json() for c in self.causes],
+            "message": self.message(),
+            "suggestion": self.suggestion,
+            "durations": dict(self.durations),
+            "time": self.time,
+            "kind": self.kind,
+            "error": self.error,
+            "signature": self.signature.describe() if self.signature else None,
+            "thread": self.thread,
+        }
+
+
+# ====================================================================== suggestions
+def _suggest(event: CompileEvent, history: _Object | None) -> str | None:
+    causes = event.causes
+    if not causes:
+        return None
+    by_kind: dict[str, list[Cause]] = {}
+    for c in causes:
+        by_kind.setdefault(c.kind, []).append(c)
+    name = event.function.name
+    if "new_function_object" in by_kind:
+        return (f"`{name}` was created again (a `jax.jit(...)`, lambda or nested def made "
+                "inside a loop or a re-run cell): JAX's cache belongs to the function object, "
+                "so every new object compiles again. Create the jitted function once, outside "
+                "the loop, and reuse it.")
+    if "previous_error" in by_kind:
+        return None
+    if "context" in by_kind:
+        c = by_kind["context"][0]
+        return (f"`{c.path}` is part of the cache key and changed ({c.before!r} → {c.after!r}). "
+                "Set configuration once at start-up rather than around calls.")
+    if "static_value" in by_kind:
+        c = by_kind["static_value"][0]
+        seen = len(history.static_values.get(c.path, ())) if history else 0
+        so_far = f" ({seen} values so far)" if seen > 2 else ""
+        return (f"`{c.path}` is a static argument: each new value compiles a new program{so_far}. "
+                "That is fine for a few values (a mode flag); if it changes every step, pass it "
+                f"as a traced argument instead (drop it from static_argnums/static_argnames and "
+                "use jnp.where / lax.cond / lax.fori_loop on it).")
+    if "pytree_structure" in by_kind:
+        c = by_kind["pytree_structure"][0]
+        if c.before is None:
+            what = f"gained `{c.path}`"
+        elif c.after is None:
+            what = f"lost `{c.path}`"
+        else:
+            what = f"changed structure at `{c.path}`"
+        return (f"The argument {what}: a different pytree structure is a different program. "
+                "Create every entry up front (e.g. with zeros) so the structure stays fixed.")
+    if "arg_count" in by_kind:
+        return ("Call the function with the same arguments, passed the same way, each time "
+                "(always or never the optional ones; positional or keyword, not both).")
+    if "device" in by_kind or "sharding" in by_kind:
+        c = (by_kind.get("device") or by_kind["sharding"])[0]
+        return (f"`{c.path}` arrived with another placement ({c.before} → {c.after}). Put inputs "
+                "on the same device/sharding every time (jax.device_put once, before the loop).")
+    if "shape" in by_kind:
+        return _suggest_shape(by_kind["shape"], history)
+    if "dtype" in by_kind or "weak_type" in by_kind:
+        c = (by_kind.get("dtype") or by_kind["weak_type"])[0]
+        if c.kind == "dtype":
+            what = f"changed dtype {c.before} → {c.after}"
+        else:
+            what = ("became a Python scalar (weakly typed)" if c.after
+                    else "became a typed array/scalar (was a Python scalar)")
+        return (f"`{c.path}` {what}. Cast it once, the same way every call, e.g. "
+                f"`jnp.asarray({c.path.split('[')[0]}, jnp.float32)` (or always pass a float literal).")
+    if "unknown" in by_kind:
+        return ("Nothing visible changed: the cache was probably cleared (jax.clear_caches(), "
+                "f.clear_cache()) or evicted.")
+    return None
+
+
+def _suggest_shape(shape_causes: list[Cause], history: _Object | None) -> str:
+    axes = {c.axis for c in shape_causes}
+    paths = ", ".join(f"`{c.path}`" for c in shape_causes[:3])
+    if len(axes) == 1 and None not in axes:
+        (axis,) = axes
+        c = shape_causes[0]
+        before, after = c.before[axis], c.after[axis]
+        sizes = history.axis_sizes.get((c.path, axis), set()) if history else set()
+        if len(sizes) > 3:
+            return (f"{paths} changes size on axis {axis} ({len(sizes)} sizes so far): pad to a few "
+                    "bucket sizes (e.g. the next power of two) and mask, so that only a handful "
+                    "of programs compile.")
+        if after < before:
+            return (f"Ragged last batch: {paths} shrank on axis {axis} from {before} to {after}. "
+                    f"Pad the last batch to {before} (and mask the padded rows), or drop the "
+                    f"remainder (drop_last=True / use only len(data) // {before} * {before} items).")
+        return (f"{paths} grew on axis {axis} from {before} to {after}: each new size compiles a "
+                "new program. Pad to a fixed size if it keeps changing.")
+    return (f"{paths} changed shape: each new shape compiles a new program. Pad to fixed shapes "
+            "if they keep changing.")
+
+
+# ====================================================================== history
+class _Object:
+    """What jaxviz knows of one jit object (one JAX cache): its compiled signatures."""
+
+    __slots__ = ("fun_ref", "spec", "number", "signatures", "last_error", "static_values",
+                 "axis_sizes")
+
+    def __init__(self, fun: Any, spec: Any, number: int) -> None:
+        try:
+            self.fun_ref: Callable[[], Any] = weakref.ref(fun)
+        except TypeError:
+            self.fun_ref = (lambda f: lambda: f)(fun)
+        self.spec = spec  # (static_argnums, static_argnames)
+        self.number = number
+        self.signatures: deque[Signature] = deque(maxlen=16)
+        self.last_error: tuple[Signature, str] | None = None
+        self.static_values: dict[str, set[str]] = {}
+        self.axis_sizes: dict[tuple[str, int], set[int]] = {}
+
+    def is_(self, fun: Any, spec: Any) -> bool:
+        # jax.jit(f) made again with the same f and options shares JAX's cache with the
+        # first one: the same object for us too.
+        return self.fun_ref() is fun and self.spec == spec
+
+    def note(self, causes: list[Cause]) -> None:
+        for c in causes:
+            if c.kind == "static_value":
+                vals = self.static_values.setdefault(c.path, set())
+                if len(vals) < 1000:
+                    vals.update((short_repr(c.before), short_repr(c.after)))
+            elif c.kind == "shape" and c.axis is not None:
+                sizes = self.axis_sizes.setdefault((c.path, c.axis), set())
+                if len(sizes) < 1000:
+                    sizes.update((c.before[c.axis], c.after[c.axis]))
+
+
+class _Function:
+    """All jit objects with the same code (e.g. a ``jit(lambda)`` re-created in a loop)."""
+
+    __slots__ = ("info", "objects", "count", "numbers")
+
+    def __init__(self, info: FunctionInfo) -> None:
+        self.info = info
+        self.objects: deque[_Object] = deque(maxlen=8)
+        self.count = 0
+        self.numbers = itertools.count(1)
+
+    def object_for(self, fun: Any, spec: Any) -> tuple[_Object, _Object | None]:
+        """(the object's history, the previously used object if this one is new)."""
+        for obj in self.objects:
+            if obj.is_(fun, spec):
+                return obj, None
+        previous = self.objects[-1] if self.objects else None
+        obj = _Object(fun, spec, next(self.numbers))
+        self.objects.append(obj)
+        return obj, previous
+
+
+_FUNCTIONS: OrderedDict[Any, _Function] = OrderedDict()  # by code identity, LRU
+_MAX_FUNCTIONS = 4096
+
+
+def _function_history(key: Any, info: FunctionInfo) -> _Function:
+    fh = _FUNCTIONS.get(key)
+    if fh is None:
+        fh = _FUNCTIONS[key] = _Function(info)
+        while len(_FUNCTIONS) > _MAX_FUNCTIONS:
+            _FUNCTIONS.popitem(last=False)
+    else:
+        _FUNCTIONS.move_to_end(key)
+    return fh
+
+
+def _explain(fh: _Function, obj: _Object, previous: _Object | None, sig: Signature) -> list[Cause]:
+    """Why ``sig`` missed: the diff with the previous compile of the same function. When
+    an older cached signature explains the miss with strictly fewer changes (the other
+    changes went back to a compiled value), that one is used."""
+    name = fh.info.name
+    if not obj.signatures:
+        if previous is not None and (previous.signatures or previous.last_error):
+            return [Cause("new_function_object", name, previous.number, obj.number)]
+        if obj.last_error is None:
+            return [Cause("first_call", name, None, str(sig))]
+    last = obj.signatures[-1] if obj.signatures else None
+    if obj.last_error is not None and (last is None or _same_key(obj.last_error[0], sig)):
+        if _same_key(obj.last_error[0], sig):
+            return [Cause("previous_error", name, obj.last_error[1], None)]
+        last = obj.last_error[0]
+    assert last is not None
+    causes = diff(last, sig)
+    if not causes:
+        return [Cause("unknown", name)]
+    keys = {(c.kind, c.path) for c in causes}
+    best: list[Cause] | None = None
+    for old in list(obj.signatures)[:-1]:
+        alt = diff(old, sig)
+        alt_keys = {(c.kind, c.path) for c in alt}
+        if alt and alt_keys < keys and (best is None or len(alt) < len(best)):
+            best = alt
+    return best or causes
+
+
+def _same_key(a: Signature, b: Signature) -> bool:
+    try:
+        return a == b
+    except Exception:
+        return repr(a) == repr(b)
+
+
+# ====================================================================== stale globals
+@dataclass(frozen=True)
+class StaleGlobal:
+    """A global/closure value baked into a compiled function that has changed since."""
+
+    function: str
+    name: str
+    source: str  # "global" | "closure"
+    baked: str
+    current: str
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+    def to_json(self) -> dict[str, Any]:
+        return {"function": self.function, "name": self.name, "source": self.source,
+                "baked": self.baked, "current": self.current, "message": self.message}
+
+
+_SMALL = 10_000  # arrays up to this many elements are compared by value
+
+
+class _Baked:
+    """One value baked in at one trace, and where to read the name's current value."""
+
+    __slots__ = ("name", "source", "where", "value", "ref", "oid", "copy", "text",
+                 "last_id", "last_stale", "reported")
+
+    def __init__(self, name: str, source: str, where: Any, value: Any) -> None:
+        self.name, self.source, self.where = name, source, where
+        self.text = short_repr(value)
+        self.oid = id(value)
+        self.value = value if _is_scalar(value) else None
+        self.ref = None
+        self.copy = None
+        if self.value is None:
+            try:
+                self.ref = weakref.ref(value)
+            except TypeError:
+                self.value = value  # keep it: we cannot tell later otherwise
+            if getattr(value, "size", _SMALL + 1) <= _SMALL:
+                try:
+                    self.copy = np.array(value)
+                except Exception:
+                    self.copy = None
+        self.last_id = self.oid
+        self.last_stale = False
+        self.reported: str | None = None
+
+    def current(self) -> Any:
+        if self.source == "closure":
+            try:
+                return self.where.cell_contents
+            except ValueError:
+                return _MISSING
+        return self.where.get(self.name, _MISSING)
+
+    def is_baked(self, value: Any) -> bool:
+        if self.value is not None or _is_scalar(value):
+            return self.value is not None and _same_scalar(self.value, value)
+        if self.ref is not None and self.ref() is value:
+            if self.copy is not None and isinstance(value, np.ndarray):  # mutated in place?
+                return bool(np.array_equal(self.copy, value))
+            return True
+        if self.copy is not None and getattr(value, "shape", None) == self.copy.shape \
+                and str(getattr(value, "dtype", "")) == str(self.copy.dtype):
+            try:
+                return bool(np.array_equal(np.asarray(value), self.copy))
+            except Exception:
+                return False
+        return False
+
+    def stale(self) -> tuple[bool, Any]:
+        value = self.current()
+        if value is _MISSING:
+            return False, value
+        vid = id(value)
+        if vid == self.last_id and not isinstance(value, np.ndarray):
+            return self.last_stale, value  # same object as last time: same answer
+        result = not self.is_baked(value)
+        self.last_id, self.last_stale = vid, result
+        return result, value
+
+
+def _is_scalar(v: Any) -> bool:
+    return isinstance(v, (bool, int, float, complex)) and not isinstance(v, type)
+
+
+def _same_scalar(a: Any, b: Any) -> bool:
+    if not (_is_scalar(a) and _is_scalar(b)):
+        return False
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except Exception:
+        return False
+
+
+class _Tracked:
+    """Baked values of one live Python function object."""
+
+    __slots__ = ("ref", "name", "baked")
+
+    def __init__(self, fun: Any, name: str) -> None:
+        self.ref = weakref.ref(fun)
+        self.name = name
+        self.baked: dict[str, list[_Baked]] = {}
+
+    def add(self, fun: Any) -> None:
+        try:
+            found = captured_values(fun)
+        except Exception:
+            return
+        closure = {}
+        if getattr(fun, "__closure__", None):
+            closure = dict(zip(fun.__code__.co_freevars, fun.__closure__))
+        g = getattr(fun, "__globals__", {})
+        for info, value in found:
+            if info.source == "closure":
+                where = closure.get(info.name)
+                if where is None:
+                    continue
+            else:
+                if g.get(info.name, _MISSING) is not value:
+                    continue  # read by a called function of another module: not tracked
+                where = g
+            entries = self.baked.setdefault(info.name, [])
+            if any(e.is_baked(value) for e in entries):
+                continue
+            entries.append(_Baked(info.name, info.source, where, value))
+            del entries[:-4]
+
+    def check(self) -> Iterator[tuple[_Baked, Any]]:
+        for entries in self.baked.values():
+            for e in entries:
+                stale, value = e.stale()
+                if stale:
+                    yield e, value
+
+
+_TRACKED: dict[int, _Tracked] = {}
+
+
+def _track(fun: Any, name: str) -> int | None:
+    inner = None
+    for f in _unwrap_chain(fun):
+        if inspect.isfunction(f) and is_user_file(f.__code__.co_filename):
+            inner = f
+            break
+    if inner is None:
+        return None
+    key = id(inner)
+    tracked = _TRACKED.get(key)
+    if tracked is None or tracked.ref() is not inner:
+        tracked = _TRACKED[key] = _Tracked(inner, name)
+        weakref.finalize(inner, _TRACKED.pop, key, None)
+    tracked.add(inner)
+    return key if tracked.baked else None
+
+
+def _stale_message(t: _Tracked, b: _Baked, current: Any) -> StaleGlobal:
+    what = "global" if b.source == "global" else "closure variable"
+    cur = short_repr(current)
+    msg = (f"`{t.name}` was compiled with {what} `{b.name} = {b.text}`; `{b.name}` is now {cur}, "
+           f"and calls of `{t.name}` still use {b.text}. Pass `{b.name}` as an argument, or "
+           f"re-create/clear the jitted function after changing it.")
+    return StaleGlobal(t.name, b.name, b.source, b.text, cur, msg)
+
+
+# ====================================================================== the log
+@dataclass
+class FunctionStats:
+    """One row of ``Watch.summary()``."""
+
+    function: str
+    defined: str | None
+    traces: int = 0
+    compiles: int = 0
+    trace_s: float = 0.0
+    lower_s: float = 0.0
+    compile_s: float = 0.0
+    signatures: int = 0
+    errors: int = 0
+    causes: Counter = field(default_factory=Counter)  # (kind, path) → count
+
+    @property
+    def total_s(self) -> float:
+        return self.trace_s + self.lower_s + self.compile_s
+
+    def top_cause(self) -> str | None:
+        for (kind, path), _ in self.causes.most_common():
+            if kind != "first_call":
+                return f"{kind} of `{path}`" if kind not in ("unknown",) else kind
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"function": self.function, "defined": self.defined, "traces": self.traces,
+                "compiles": self.compiles, "trace_s": self.trace_s, "lower_s": self.lower_s,
+                "compile_s": self.compile_s, "signatures": self.signatures,
+                "errors": self.errors, "top_cause": self.top_cause()}
+
+
+@dataclass
+class Summary:
+    """Per-function totals. ``summary["f"]`` → the row of function ``f``."""
+
+    rows: list[FunctionStats]
+
+    def __getitem__(self, key: int | str) -> FunctionStats:
+        if isinstance(key, int):
+            return self.rows[key]
+        for r in self.rows:
+            if r.function == key:
+                return r
+        raise KeyError(f"{key!r} was not compiled; compiled: {[r.function for r in self.rows]}")
+
+    def __contains__(self, key: str) -> bool:
+        return any(r.function == key for r in self.rows)
+
+    def __iter__(self) -> Iterator[FunctionStats]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __str__(self) -> str:
+        if not self.rows:
+            return "no compiles"
+        lines = [f"{'function':24} {'traces':>6} {'compiles':>8} {'trace':>9} {'lower':>9} "
+                 f"{'compile':>9} {'signatures':>10}  top cause"]
+        for r in self.rows:
+            lines.append(f"{r.function[:24]:24} {r.traces:>6} {r.compiles:>8} {_fmt_s(r.trace_s):>9} "
+                         f"{_fmt_s(r.lower_s):>9} {_fmt_s(r.compile_s):>9} {r.signatures:>10}  "
+                         f"{r.top_cause() or ''}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        return _summary_html(self.rows)
+
+    def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
+        yield _summary_rich(self.rows)
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [r.to_json() for r in self.rows]
+
+
+class Watch:
+    """A log of compiles while active. ``with watch() as log:`` or ``start()``/``stop()``.
+
+    Several watches may be active at once (nested, or the notebook session's and yours):
+    each sees every compile while it is active. ``storm``: after this many compiles of one
+    function, a ``RecompileWarning`` names the argument that keeps changing.
+    """
+
+    def __init__(self, *, storm: int = 10, max_events: int = 2000, include_jax: bool = False,
+                 name: str = "watch") -> None:
+        self.storm = storm
+        self.include_jax = include_jax
+        self.name = name
+        self._events: deque[CompileEvent] = deque(maxlen=max_events)
+        self._stats: dict[Any, FunctionStats] = {}
+        self._signatures: dict[Any, set[Any]] = {}
+        self._tracked: set[int] = set()
+        self._subscribers: list[Callable[[CompileEvent | None], None]] = []
+        self.warnings: list[str] = []
+        self._stormed: set[Any] = set()
+        self._active = False
+        self._lock = threading.RLock()
+        self.dropped = 0  # events that fell off the front of the bounded log
+
+    # ------------------------------------------------------------ lifecycle
+    def start(self) -> Watch:
+        if not self._active:
+            self._active = True
+            _DISPATCHER.attach(self)
+        return self
+
+    def stop(self) -> None:
+        if self._active:
+            self._active = False
+            _DISPATCHER.detach(self)
+
+    @property
+    def active(self) -> bool:
+        return self._active
+
+    def __enter__(self) -> Watch:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._events.clear()
+            self._stats.clear()
+            self._signatures.clear()
+            self.warnings.clear()
+            self._stormed.clear()
+            self.dropped = 0
+
+    # ------------------------------------------------------------ reading
+    @property
+    def events(self) -> list[CompileEvent]:
+        with self._lock:
+            return list(self._events)
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def summary(self) -> Summary:
+        with self._lock:
+            rows = [dataclasses.replace(s, causes=Counter(s.causes)) for s in self._stats.values()]
+        return Summary(rows)
+
+    def check(self, *, report: bool = False) -> list[StaleGlobal]:
+        """Globals/closure values baked into compiled functions that have changed since.
+        ``report``: also print each new finding once and publish it (the post-cell hook)."""
+        found = []
+        for key in list(self._tracked):
+            tracked = _TRACKED.get(key)
+            if tracked is None or tracked.ref() is None:
+                self._tracked.discard(key)
+                continue
+            for baked, current in tracked.check():
+                stale = _stale_message(tracked, baked, current)
+                found.append(stale)
+                if report and baked.reported != stale.current:
+                    baked.reported = stale.current
+                    print(f"jaxviz: {stale.message}", file=sys.stderr)
+                    _publish("stale", {k: v for k, v in stale.to_json().items() if k != "source"})
+        if found:
+            with self._lock:
+                for s in found:
+                    line = s.message
+                    if line not in self.warnings:
+                        self.warnings.append(line)
+        return found
+
+    def subscribe(self, callback: Callable[[CompileEvent | None], None]) -> None:
+        """``callback(event)`` on every new or updated event (from the compiling thread)."""
+        self._subscribers.append(callback)
+
+    def unsubscribe(self, callback: Callable[[CompileEvent | None], None]) -> None:
+        if callback in self._subscribers:
+            self._subscribers.remove(callback)
+
+    def view(self, function: str | None = None) -> CompileLog:
+        """A snapshot of the log (optionally of one function) that renders itself."""
+        events = self.events
+        if function is not None:
+            events = [e for e in events if e.function.name == function
+                      or e.function.qualname == function]
+        summary = self.summary()
+        if function is not None:
+            summary = Summary([r for r in summary.rows if r.function == function])
+        return CompileLog(events, summary, list(self.warnings), self.dropped)
+
+    def monitor(self, **kwargs: Any) -> Any:
+        """A live ipywidgets monitor of this log."""
+        from .widgets import LiveMonitor
+
+        return LiveMonitor(self, **kwargs)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.view().to_json()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return self.view()._repr_mimebundle_(include, exclude)
+
+    def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
+        yield from self.view().__rich_console__(console, options)
+
+    def __repr__(self) -> str:
+        state = "active" if self._active else "stopped"
+        return f"<jaxviz.Watch {self.name} ({state}): {len(self._events)} compiles>"
+
+    def __str__(self) -> str:
+        return str(self.view())
+
+    # ------------------------------------------------------------ fed by the dispatcher
+    def _add(self, event: CompileEvent, tracked: int | None) -> None:
+        with self._lock:
+            if len(self._events) == self._events.maxlen:
+                self.dropped += 1
+            self._events.append(event)
+            if tracked is not None:
+                self._tracked.add(tracked)
+            key = self._stat_key(event)
+            stats = self._stats.get(key)
+            if stats is None:
+                stats = self._stats[key] = FunctionStats(event.function.name, str(event.function.defined)
+                                                  if event.function.defined else None)
+            stats.causes.update((c.kind, c.path) for c in event.causes)
+            if event.signature is not None:
+                sigs = self._signatures.setdefault(key, set())
+                if len(sigs) < 10_000:
+                    sigs.add(event.signature.key)
+                stats.signatures = len(sigs)
+
+    def _stat_key(self, event: CompileEvent) -> Any:
+        return event.function.name, event.function.defined
+
+    def _stage_done(self, event: CompileEvent, stage: str, seconds: float) -> None:
+        with self._lock:
+            stats = self._stats.get(self._stat_key(event))
+            if stats is None:
+                return
+            if stage == "trace":
+                stats.traces += 1
+                stats.trace_s += seconds
+            elif stage == "lower":
+                stats.lower_s += seconds
+            elif stage == "compile":
+                stats.compiles += 1
+                stats.compile_s += seconds
+            elif stage == "error":
+                stats.errors += 1
+        if stage == "compile" or stage == "error":
+            self._maybe_storm(event)
+
+    def _maybe_storm(self, event: CompileEvent) -> None:
+        key = self._stat_key(event)
+        stats = self._stats.get(key)
+        if stats is None or stats.compiles <= self.storm or key in self._stormed:
+            return
+        self._stormed.add(key)
+        top = stats.causes.most_common()
+        changing = next(((k, p, n) for (k, p), n in top if k != "first_call"), None)
+        what = (f"`{changing[1]}` keeps changing ({changing[0]}, {changing[2]} times)"
+                if changing else "the cause varies")
+        text = (f"recompile storm: `{stats.function}` compiled {stats.compiles} times while "
+                f"watching; {what}. {event.suggestion or ''}").strip()
+        self.warnings.append(text)
+        site = event.call_site
+        try:
+            if site is not None:
+                warnings.warn_explicit(text, RecompileWarning, site.file, site.line)
+            else:
+                warnings.warn(text, RecompileWarning, stacklevel=2)
+        except Exception:
+            pass
+
+    def _notify(self, event: CompileEvent | None) -> None:
+        for cb in list(self._subscribers):
+            try:
+                cb(event)
+            except Exception:
+                pass
+
+
+def watch(*, storm: int = 10, max_events: int = 2000, include_jax: bool = False) -> Watch:
+    """A new (not yet started) watch: ``with jaxviz.watch() as log: ...``."""
+    return Watch(storm=storm, max_events=max_events, include_jax=include_jax)
+
+
+# ====================================================================== rendering
+@dataclass
+class CompileLog:
+    """A snapshot of a watch's log, rendered as HTML, JSON for the JupyterLab panel, rich
+    and plain text."""
+
+    events: list[CompileEvent]
+    summary: Summary
+    warnings: list[str]
+    dropped: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": SCHEMA, "version": SCHEMA_VERSION,
+                "events": [e.to_json() for e in self.events],
+                "summary": self.summary.to_json(), "warnings": list(self.warnings),
+                "dropped": self.dropped}
+
+    def __str__(self) -> str:
+        if not self.events:
+            return "jaxviz: no compiles recorded."
+        lines = [f"{i}. {e.message()}" + (f"\n   → {e.suggestion}" if e.suggestion and e.causes
+                                          and e.causes[0].kind != "first_call" else "")
+                 for i, e in enumerate(self.events, 1)]
+        lines += ["", str(self.summary)]
+        lines += [f"warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        return _log_html(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {"text/plain": str(self), "text/html": _log_html(self), MIME_TYPE: self.to_json()}
+
+    def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(title="jaxviz: compiles", show_lines=False)
+        for col in ("#", "function", "called from", "cause", "trace", "lower", "compile"):
+            table.add_column(col, overflow="fold")
+        for i, e in enumerate(self.events, 1):
+            cause = Text(e.error or e.reason(), style="red" if e.error else
+                         ("" if e.count == 1 else "yellow"))
+            table.add_row(str(i), e.function.name, str(e.call_site or ""), cause,
+                          *(_fmt_s(e.durations[k]) for k in ("trace", "lower", "compile")))
+        yield table
+        yield _summary_rich(self.summary.rows)
+        for w in self.warnings:
+            yield Text("warning: " + w, style="bold red")
+
+
+_CSS = ("<style>.jv-rc{border-collapse:collapse;font:12px/1.4 var(--jp-ui-font-family,sans-serif)}"
+        ".jv-rc td,.jv-rc th{border-bottom:1px solid #ddd;padding:2px 6px;text-align:left;"
+        "vertical-align:top}.jv-rc .num{text-align:right;font-variant-numeric:tabular-nums}"
+        ".jv-rc .sug{color:#555;font-style:italic}.jv-warn{color:#c00;font-weight:600}</style>")
+
+
+def _log_html(log: CompileLog) -> str:
+    esc = html.escape
+    rows = []
+    for i, e in enumerate(log.events, 1):
+        cause = esc(e.error) if e.error else "<br>".join(esc(str(c)) for c in e.causes) or esc(e.reason())
+        if e.suggestion and e.count > 1:
+            cause += f"<div class='sug'>{esc(e.suggestion)}</div>"
+        site = esc(str(e.call_site)) if e.call_site else ""
+        if e.call_site and e.call_site.text:
+            site = f"<span title='{esc(e.call_site.text)}'>{site}</span>"
+        rows.append(
+            f"<tr><td class='num'>{i}</td><td><b>{esc(e.function.name)}</b><br>"
+            f"<small>{esc(str(e.function.defined or ''))}</small></td><td>{site}</td>"
+            f"<td{' class=jv-warn' if e.error else ''}>{cause}</td>"
+            + "".join(f"<td class='num'>{_fmt_s(e.durations[k])}</td>"
+                      for k in ("trace", "lower", "compile")) + "</tr>")
+    head = ("<tr><th>#</th><th>function</th><th>called from</th><th>cause</th><th>trace</th>"
+            "<th>lower</th><th>compile</th></tr>")
+    dropped = f"<p><small>{log.dropped} older events not kept.</small></p>" if log.dropped else ""
+    table = (f"<table class='jv-rc'>{head}{''.join(rows)}</table>" if rows
+             else "<p>jaxviz: no compiles recorded.</p>")
+    warns = "".join(f"<p class='jv-warn'>⚠ {esc(w)}</p>" for w in log.warnings)
+    return f"{_CSS}<div class='jaxviz-compiles'>{table}{dropped}{_summary_html(log.summary.rows)}{warns}</div>"
+
+
+def _summary_html(rows: list[FunctionStats]) -> str:
+    if not rows:
+        return ""
+    esc = html.escape
+    body = "".join(
+        f"<tr><td><b>{esc(r.function)}</b></td><td class='num'>{r.traces}</td>"
+        f"<td class='num'>{r.compiles}</td><td class='num'>{_fmt_s(r.trace_s)}</td>"
+        f"<td class='num'>{_fmt_s(r.lower_s)}</td><td class='num'>{_fmt_s(r.compile_s)}</td>"
+        f"<td class='num'>{r.signatures}</td><td>{esc(r.top_cause() or '')}</td></tr>" for r in rows)
+    return (f"{_CSS}<table class='jv-rc'><tr><th>function</th><th>traces</th><th>compiles</th>"
+            "<th>trace</th><th>lower</th><th>compile</th><th>signatures</th><th>top cause</th>"
+            f"</tr>{body}</table>")
+
+
+def _summary_rich(rows: list[FunctionStats]) -> Any:
+    from rich.table import Table
+
+    table = Table(title="per function")
+    for col in ("function", "traces", "compiles", "trace", "lower", "compile", "signatures",
+                "top cause"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r.function, str(r.traces), str(r.compiles), _fmt_s(r.trace_s),
+                      _fmt_s(r.lower_s), _fmt_s(r.compile_s), str(r.signatures),
+                      r.top_cause() or "")
+    return table
+
+
+# ====================================================================== bridge
+_bridge: Any = None
+
+
+def _publish(kind: str, payload: dict[str, Any]) -> None:
+    """Send to the JupyterLab panel through ``jaxviz.bridge`` when it is there."""
+    global _bridge
+    if _bridge is None:
+        try:
+            from . import bridge as _b
+        except ImportError:
+            _b = False
+        _bridge = _b
+    if _bridge:
+        try:
+            _bridge.publish(kind, payload)
+        except Exception:
+            pass
+
+
+# ====================================================================== the dispatcher
+class _Pending:
+    """An event being traced/lowered/compiled on one thread (``event`` None: ignored, e.g.
+    JAX's own eager operations)."""
+
+    __slots__ = ("event", "name", "module", "stage")
+
+    def __init__(self, event: CompileEvent | None, name: str, stage: str = "trace") -> None:
+        self.event = event
+        self.name = name  # fun_name of the trace event
+        self.module = f"jit({name})"  # fun_name of its lowering/compile events
+        self.stage = stage
+
+
+_NEXT = {"trace": ("lower", "compile"), "lower": ("compile",), "compile": ()}
+
+
+class _Dispatcher:
+    """Owns the ``jax.monitoring`` listeners (registered while any watch is active) and
+    fans each event out to every active watch."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.watches: list[Watch] = []
+        self.registered = False
+        self.pending: dict[int, list[_Pending]] = {}  # per thread, most recent last
+        self.internal_errors = 0
+
+    # ------------------------------------------------------------ watches
+    def attach(self, w: Watch) -> None:
+        with self.lock:
+            if w not in self.watches:
+                self.watches.append(w)
+            if not self.registered:
+                jax.monitoring.register_scalar_listener(_on_scalar)
+                jax.monitoring.register_event_duration_secs_listener(_on_duration)
+                self.registered = True
+
+    def detach(self, w: Watch) -> None:
+        with self.lock:
+            if w in self.watches:
+                self.watches.remove(w)
+            if not self.watches and self.registered:
+                _unregister(jax.monitoring.unregister_scalar_listener, _on_scalar)
+                _unregister(jax.monitoring.unregister_event_duration_listener, _on_duration)
+                self.registered = False
+                for stack in self.pending.values():
+                    for p in stack:
+                        if p.event is not None:
+                            self._finish(p.event)
+                self.pending.clear()
+
+    # ------------------------------------------------------------ stages
+    def start(self, stage: str, jax_name: str) -> None:
+        stack = self.pending.setdefault(threading.get_ident(), [])
+        if stage != "trace":  # part of a pending trace, or a compile with no new trace
+            for p in reversed(stack):
+                if p.module == jax_name and stage in _NEXT[p.stage]:
+                    p.stage = stage
+                    return
+            name = jax_name[4:-1] if jax_name.startswith("jit(") and jax_name.endswith(")") else jax_name
+            p = self._new(name, internals.current_jit_call(), stage)
+            p.module = jax_name
+        else:
+            p = self._new(jax_name, internals.current_jit_call(), stage)
+        stack.append(p)
+        while len(stack) > 4:  # e.g. AOT .trace() never lowered
+            old = stack.pop(0)
+            if old.event is not None:
+                self._finish(old.event)
+
+    def end(self, stage: str, jax_name: str, seconds: float, exc: BaseException | None) -> None:
+        stack = self.pending.get(threading.get_ident())
+        if not stack:
+            return
+        for i in range(len(stack) - 1, -1, -1):
+            p = stack[i]
+            if p.stage == stage and (p.name if stage == "trace" else p.module) == jax_name:
+                break
+        else:
+            return
+        finished = stage == "compile" or exc is not None
+        if finished:
+            del stack[i]
+        event = p.event
+        if event is None:
+            return
+        event.durations[stage] = seconds
+        watches = self._watches_of(event)
+        for w in watches:
+            w._stage_done(event, stage, seconds)
+        if exc is not None:
+            text = str(exc).strip().splitlines()
+            event.error = f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
+            obj = getattr(event, "_object", None)
+            if obj is not None and event.signature is not None:
+                obj.last_error = (event.signature, type(exc).__name__)
+                if obj.signatures and obj.signatures[-1] is event.signature:
+                    obj.signatures.pop()
+            for w in watches:
+                w._stage_done(event, "error", 0.0)
+        if finished:
+            self._finish(event)
+        else:
+            for w in watches:
+                w._notify(event)
+
+    # ------------------------------------------------------------ events
+    def _new(self, jax_name: str, call: internals.JitCall | None, stage: str) -> _Pending:
+        watches = list(self.watches)
+        include_jax = any(w.include_jax for w in watches)
+        if call is not None:
+            caller_file = call.caller.f_code.co_filename if call.caller is not None else ""
+            if caller_file.startswith(_PACKAGE_DIR):  # jaxviz's own tracing (%%jaxpr)
+                return _Pending(None, jax_name, stage)
+            if not include_jax and _is_internal(call.fun):  # jnp.sin, eager primitives
+                return _Pending(None, jax_name, stage)
+            site = _site_of_frame(call.caller)
+        else:
+            site = _site_of_frame(sys._getframe(2))
+            if site is None and not include_jax:
+                return _Pending(None, jax_name, stage)
+        if not watches:
+            return _Pending(None, jax_name, stage)
+        thread = threading.current_thread().name
+        if call is None:
+            info = FunctionInfo(jax_name, jax_name, None)
+            fh = _function_history(("<compile>", jax_name), info)
+            fh.count += 1
+            event = CompileEvent(
+                info, site, None, [], fh.count, time.time(), kind="compile", thread=thread,
+                jax_name=jax_name,
+                note=_NO_TRACE)
+            return self._publish_new(event, jax_name, stage, watches, None)
+        key, info, _ = _describe_function(call.fun)
+        fh = _function_history(key, info)
+        if _has_tracers(call):  # jitted function called under grad/vmap outside jit
+            fh.count += 1
+            event = CompileEvent(info, site, None, [], fh.count, time.time(), kind="compile",
+                                 thread=thread, jax_name=jax_name, note=_UNDER_TRANSFORM)
+            return self._publish_new(event, jax_name, stage, watches, None)
+        obj, previous = fh.object_for(call.fun, (call.static_argnums, call.static_argnames))
+        try:
+            sig: Signature | None = signature_of(call)
+        except Exception:
+            self.internal_errors += 1
+            sig = None
+        causes = _explain(fh, obj, previous, sig) if sig is not None else [Cause("unknown", info.name)]
+        more = max(0, len(causes) - MAX_CAUSES)
+        causes = causes[:MAX_CAUSES]
+        fh.count += 1
+        kind = "aot" if call.aot else ("call" if stage == "trace" else "compile")
+        event = CompileEvent(info, site, sig, causes, fh.count, time.time(), kind=kind,
+                             thread=thread, more_causes=more, jax_name=jax_name)
+        if sig is not None:
+            obj.note(causes)
+            obj.signatures.append(sig)
+            if obj.last_error is not None and _same_key(obj.last_error[0], sig):
+                obj.last_error = None
+        event.suggestion = _suggest(event, obj)
+        event._object = obj  # type: ignore[attr-defined]
+        tracked = _track(call.fun, info.name) if stage == "trace" else None
+        return self._publish_new(event, jax_name, stage, watches, tracked)
+
+    def _publish_new(self, event: CompileEvent, jax_name: str, stage: str,
+                     watches: list[Watch], tracked: int | None) -> _Pending:
+        event._watches = watches  # type: ignore[attr-defined]
+        for w in watches:
+            w._add(event, tracked)
+            w._notify(event)
+        return _Pending(event, jax_name, stage)
+
+    def _watches_of(self, event: CompileEvent) -> list[Watch]:
+        return getattr(event, "_watches", [])
+
+    def _finish(self, event: CompileEvent) -> None:
+        if event.done:
+            return
+        event.done = True
+        if hasattr(event, "_object"):
+            del event._object  # type: ignore[attr-defined]
+        for w in self._watches_of(event):
+            w._notify(event)
+        _publish("compile", event.to_json())
+
+
+_NO_TRACE = ("without a new trace (a transformation such as grad of a jitted function "
+             "outside jit, or an ahead-of-time compile)")
+_UNDER_TRANSFORM = ("without a new trace: it was called under a transformation (grad, vmap, "
+                    "...) outside jit, so JAX compiles the transformed programs separately; "
+                    "jit the whole transformed function to compile once")
+
+
+def _has_tracers(call: internals.JitCall) -> bool:
+    try:
+        leaves = jax.tree_util.tree_leaves((call.args, call.kwargs))
+    except Exception:
+        return False
+    return any(isinstance(v, jax.core.Tracer) for v in leaves)
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_DISPATCHER = _Dispatcher()
+_STAGES = {internals.TRACE_EVENT: "trace", internals.LOWER_EVENT: "lower",
+           internals.COMPILE_EVENT: "compile"}
+
+
+def _unregister(fn: Callable[[Any], None], callback: Any) -> None:
+    try:
+        fn(callback)
+    except (AssertionError, ValueError):
+        pass
+
+
+def _on_scalar(event: str, value: float, **kwargs: Any) -> None:
+    stage = _STAGES.get(event)
+    if stage is None:
+        return
+    try:
+        with _DISPATCHER.lock:
+            _DISPATCHER.start(stage, str(kwargs.get("fun_name", "?")))
+    except Exception:  # never break the user's compile
+        _DISPATCHER.internal_errors += 1
+
+
+def _on_duration(event: str, duration: float, **kwargs: Any) -> None:
+    stage = _STAGES.get(event)
+    if stage is None:
+        return
+    exc = sys.exc_info()[1]  # set while JAX's timer exits because the stage raised
+    try:
+        with _DISPATCHER.lock:
+            _DISPATCHER.end(stage, str(kwargs.get("fun_name", "?")), duration, exc)
+    except Exception:
+        _DISPATCHER.internal_errors += 1
+
+
+def active_watches() -> list[Watch]:
+    return list(_DISPATCHER.watches)
+
+
+# ====================================================================== IPython
+_SESSION: Watch | None = None
+_MONITORS: list[Any] = []
+_HOOKS: dict[int, Callable[..., None]] = {}
+
+
+def session() -> Watch | None:
+    """The notebook session's watch (started by ``%load_ext jaxviz``)."""
+    return _SESSION
+
+
+def register(shell: Any) -> None:
+    """``%load_ext jaxviz``: watch compiles for the session, check stale globals after
+    every cell."""
+    global _SESSION
+    if _SESSION is None:
+        _SESSION = Watch(name="session")
+    _SESSION.start()
+    if id(shell) not in _HOOKS:
+        def post_run_cell(result: Any = None) -> None:
+            if _SESSION is not None and _SESSION.active:
+                _SESSION.check(report=True)
+
+        _HOOKS[id(shell)] = post_run_cell
+        shell.events.register("post_run_cell", post_run_cell)
+
+
+def unregister(shell: Any) -> None:
+    """Unload: remove the hook and every JAX listener, close live monitors."""
+    global _SESSION
+    hook = _HOOKS.pop(id(shell), None)
+    if hook is not None:
+        try:
+            shell.events.unregister("post_run_cell", hook)
+        except ValueError:
+            pass
+    _close_monitors()
+    if _SESSION is not None:
+        _SESSION.stop()
+        _SESSION = None
+
+
+def _close_monitors() -> None:
+    while _MONITORS:
+        try:
+            _MONITORS.pop().close()
+        except Exception:
+            pass
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
+    return argparse.ArgumentParser(prog=prog, add_help=False, exit_on_error=False)
+
+
+def watch_command(shell: Any, argv: list[str]) -> Any:
+    """``%jaxviz watch [--storm N] [--quiet]`` · ``%jaxviz watch off``"""
+    global _SESSION
+    parser = _parser("%jaxviz watch")
+    parser.add_argument("state", nargs="?", choices=("on", "off"), default="on")
+    parser.add_argument("--storm", type=int, default=None)
+    parser.add_argument("--quiet", action="store_true")
+    try:
+        args = parser.parse_args(argv)
+    except (argparse.ArgumentError, SystemExit) as exc:
+        raise ValueError(f"usage: %jaxviz watch [on|off] [--storm N] [--quiet] ({exc})") from None
+    if args.state == "off":
+        _close_monitors()
+        if _SESSION is not None:
+            _SESSION.stop()
+        print("jaxviz: not watching compiles.")
+        return None
+    if _SESSION is None:
+        _SESSION = Watch(name="session")
+    if args.storm is not None:
+        _SESSION.storm = args.storm
+    _SESSION.start()
+    if args.quiet:
+        print("jaxviz: watching compiles (%jaxviz recompiles shows them).")
+        return None
+    try:
+        monitor = _SESSION.monitor()
+    except ImportError:
+        print("jaxviz: watching compiles (install ipywidgets for the live monitor).")
+        return None
+    _close_monitors()
+    _MONITORS.append(monitor)
+    from IPython.display import display
+
+    display(monitor)
+    return None
+
+
+def recompiles_command(shell: Any, argv: list[str]) -> Any:
+    """``%jaxviz recompiles [fn]``: the session's compile log (of one function)."""
+    if _SESSION is None:
+        print("jaxviz: not watching compiles; start with %jaxviz watch.")
+        return None
+    name = argv[0] if argv else None
+    view = _SESSION.view(name)
+    from IPython.display import display
+
+    display(view)
+    return None

@@ -1,0 +1,128 @@
+"""A live ipywidgets monitor of a ``jaxviz.watch()`` log.
+
+It updates while a training loop runs in the same cell: widget updates are comm
+messages, sent from the compiling thread (or a timer thread), not from the cell's end.
+The loop is not slowed down: the monitor hears only about compiles (never about cache
+hits), and redraws at most once per ``interval`` seconds, coalescing what happened in
+between into one cheap HTML update.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+import time
+from typing import Any
+
+from .recompiles import CompileEvent, Watch, _fmt_s
+
+_STAGE_COLORS = {"trace": "#4C9BE8", "lower": "#F2A541", "compile": "#D9534F"}
+
+
+class LiveMonitor:
+    """``LiveMonitor(log)``: counts per function, a timeline of compiles with their
+    durations, the causes of the latest, warnings in red."""
+
+    def __init__(self, log: Watch, *, interval: float = 0.5, timeline: int = 24,
+                 functions: int = 12) -> None:
+        import ipywidgets as widgets
+
+        self.log = log
+        self.interval = interval
+        self.timeline = timeline
+        self.functions = functions
+        self.updates = 0  # redraws so far (tests and curiosity)
+        self._lock = threading.Lock()
+        self._last = 0.0
+        self._timer: threading.Timer | None = None
+        self._closed = False
+        self._html = widgets.HTML(value=self.render())
+        self.widget = widgets.VBox([self._html])
+        log.subscribe(self._on_event)
+
+    # ------------------------------------------------------------ throttling
+    def _on_event(self, event: CompileEvent | None) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if self._closed or self._timer is not None:
+                return  # a redraw is already scheduled; it will include this event
+            wait = self._last + self.interval - now
+            if wait > 0:
+                self._timer = threading.Timer(wait, self.refresh)
+                self._timer.daemon = True
+                self._timer.start()
+                return
+            self._last = now
+        self._draw()
+
+    def refresh(self) -> None:
+        """Redraw now."""
+        with self._lock:
+            self._timer = None
+            self._last = time.monotonic()
+            if self._closed:
+                return
+        self._draw()
+
+    def _draw(self) -> None:
+        try:
+            self._html.value = self.render()
+            self.updates += 1
+        except Exception:
+            pass
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+        self.log.unsubscribe(self._on_event)
+        self.widget.close()
+
+    # ------------------------------------------------------------ display
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def render(self) -> str:
+        """The monitor's HTML (one string: one comm message per redraw)."""
+        esc = html.escape
+        events = self.log.events
+        rows = sorted(self.log.summary(), key=lambda r: -r.compiles - r.traces)
+        total = sum(e.total_seconds for e in events)
+        state = "watching" if self.log.active else "stopped"
+        head = (f"<div style='font-weight:600'>jaxviz · {state} · {len(events)} compiles of "
+                f"{len(rows)} functions · {_fmt_s(total)} spent compiling</div>")
+        counts = "".join(
+            f"<tr><td><b>{esc(r.function)}</b></td><td style='text-align:right'>{r.compiles or r.traces}</td>"
+            f"<td style='text-align:right'>{_fmt_s(r.total_s)}</td>"
+            f"<td>{esc(r.top_cause() or '')}</td></tr>" for r in rows[: self.functions])
+        counts_html = (f"<table style='border-collapse:collapse;margin:4px 0'><tr><th align=left>"
+                       f"function</th><th>compiles</th><th>time</th><th align=left>what changes"
+                       f"</th></tr>{counts}</table>") if rows else "<div>no compiles yet</div>"
+        recent = events[-self.timeline:]
+        longest = max((e.total_seconds for e in recent), default=0.0) or 1.0
+        bars = []
+        for e in recent:
+            segs = "".join(
+                f"<span title='{k} {_fmt_s(v)}' style='display:inline-block;height:10px;"
+                f"width:{max(1, int(200 * v / longest))}px;background:{_STAGE_COLORS[k]}'></span>"
+                for k, v in e.durations.items() if v)
+            color = "#c00" if e.error else ("#555" if e.count == 1 else "#000")
+            bars.append(f"<div style='white-space:nowrap;color:{color}'>"
+                        f"<code>{esc(e.function.name)[:24]:<24}</code> {segs} "
+                        f"<small>{_fmt_s(e.total_seconds)} · {esc(str(e.call_site or ''))}</small></div>")
+        legend = " ".join(f"<span style='color:{c}'>■</span> {k}" for k, c in _STAGE_COLORS.items())
+        timeline = (f"<div style='margin:4px 0'><small>timeline (latest last) {legend}</small>"
+                    f"{''.join(bars)}</div>") if bars else ""
+        latest = ""
+        if events:
+            e = events[-1]
+            causes = "".join(f"<li>{esc(str(c))}</li>" for c in e.causes)
+            sug = f"<div style='font-style:italic'>{esc(e.suggestion)}</div>" if e.suggestion and e.count > 1 else ""
+            latest = (f"<div style='margin:4px 0'><b>latest:</b> {esc(e.message())}"
+                      f"<ul style='margin:2px 0'>{causes}</ul>{sug}</div>")
+        warns = "".join(f"<div style='color:#c00;font-weight:600'>⚠ {esc(w)}</div>"
+                        for w in self.log.warnings[-5:])
+        return (f"<div class='jaxviz-monitor' style='font:12px/1.4 var(--jp-ui-font-family,sans-serif)'>"
+                f"{head}{counts_html}{timeline}{latest}{warns}</div>")
