@@ -7,8 +7,8 @@ module) when a JAX release changes what we rely on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from jax._src import source_info_util as _siu
