@@ -1,0 +1,165 @@
+"""Scale benchmark: real train steps with thousands of equations stay instant.
+
+Prints, for a plain-JAX transformer train step at L = 2, 12, 48 blocks and a Flax model:
+  - make_jaxpr alone vs jaxviz.trace + graph model + first view (collapsed, laid out by
+    dot to SVG), as a ratio (target <= 3x; < 1 s at L = 12);
+  - expanding single groups (model -> DOT -> SVG of the new view) at L = 48 (< 0.5 s);
+  - the browser payload size for the first view (< 1 MB at L = 48);
+  - the graph model's memory next to the ClosedJaxpr's (target <= 2x);
+and for an unrolled chain of 10k / 30k / 100k equations, graph build and first-view times
+with the time per equation (linear growth: flat per-equation cost).
+
+Usage: .venv/bin/python benchmarks/bench_scale.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gc
+import json
+import os
+import sys
+import time
+import tracemalloc
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import jax  # noqa: E402
+import models  # noqa: E402
+
+import jaxviz  # noqa: E402
+from jaxviz.render.dot import dot_available, render_svg, view_to_dot  # noqa: E402
+from jaxviz.render.payload import program_payload  # noqa: E402
+
+
+def fresh(fn):
+    """A new function object, so that JAX's trace cache never answers for it."""
+
+    @functools.wraps(fn)
+    def wrapper(*a, **k):
+        return fn(*a, **k)
+
+    return wrapper
+
+
+def timed(fn, *args, **kwargs):
+    t0 = time.perf_counter()
+    out = fn(*args, **kwargs)
+    return out, time.perf_counter() - t0
+
+
+def first_view_seconds(program, expand=0):
+    def render():
+        dot = view_to_dot(program.graph.view(expand))
+        return render_svg(dot) if dot_available() else dot.source
+
+    return timed(render)[1]
+
+
+def retained_bytes(build):
+    """Bytes still allocated after ``build()`` returns (what its result keeps alive)."""
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    result = build()
+    gc.collect()
+    size = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    return result, size
+
+
+def bench_train_step(label, step, args, expand_groups=True):
+    closed, t_jaxpr = timed(jax.make_jaxpr(fresh(step)), *args)
+    program, t_trace = timed(jaxviz.trace, step, *args)
+    t_view = first_view_seconds(program)
+    total = t_trace + t_view
+    payload = json.dumps(program_payload(program), separators=(",", ":"))
+    print(f"{label:>14}: {program.eqn_count:6d} eqns | make_jaxpr {t_jaxpr:6.2f} s | trace "
+          f"{program.timings['trace']:5.2f} + graph {program.timings['graph']:5.2f} + first view "
+          f"{t_view:5.2f} = {total:5.2f} s | ratio {total / t_jaxpr:4.2f}x (target <= 3) | "
+          f"payload {len(payload) / 1e6:5.2f} MB")
+    if expand_groups:
+        graph = program.graph
+        worst = 0.0
+        targets = [g.id for g in graph.groups if g.kind in ("transform", "call") and g.depth <= 2][:6]
+        for gid in targets:
+            worst = max(worst, first_view_seconds(program, expand=[gid]))
+        print(f"{'':>14}  expanding one group: worst of {len(targets)} {worst:5.3f} s (target < 0.5 s)")
+    return program
+
+
+def bench_memory(step, args):
+    jaxpr_closed, jaxpr_bytes = retained_bytes(lambda: jax.make_jaxpr(fresh(step))(*args))
+    program = jaxviz.trace(step, *args)
+    _, graph_bytes = retained_bytes(lambda: jaxviz.tracing.GraphBuilder(
+        "m", {}, None).build(program.jaxpr, [], [f"a{i}" for i in range(len(program.jaxpr.jaxpr.invars))],
+                             [f"o{i}" for i in range(len(program.jaxpr.jaxpr.outvars))], {}))
+    print(f"{'memory':>14}: ClosedJaxpr {jaxpr_bytes / 1e6:6.2f} MB, graph model "
+          f"{graph_bytes / 1e6:6.2f} MB, ratio {graph_bytes / max(jaxpr_bytes, 1):4.2f}x (target <= 2)")
+
+
+def flax_train_step():
+    import flax.linen as nn
+    import jax.numpy as jnp
+    import optax
+
+    class CNN(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            x = nn.relu(nn.Conv(16, (3, 3))(x))
+            x = nn.avg_pool(x, (2, 2), (2, 2))
+            x = nn.relu(nn.Conv(32, (3, 3))(x))
+            x = x.reshape(x.shape[0], -1)
+            x = nn.relu(nn.Dense(64)(x))
+            return nn.Dense(10)(x)
+
+    model, tx = CNN(), optax.adam(1e-3)
+    x = jnp.ones((8, 8, 8, 1))
+    params = model.init(jax.random.PRNGKey(0), x)["params"]
+    opt_state = tx.init(params)
+
+    def train_step(params, opt_state, x, y):
+        def loss_fn(p):
+            logits = model.apply({"params": p}, x)
+            return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+
+        loss, grads = jax.value_and_grad(loss_fn)(params)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    return train_step, (params, opt_state, x, jnp.zeros(8, jnp.int32))
+
+
+def bench_unrolled(sizes):
+    per_eqn = []
+    for n in sizes:
+        fn = models.unrolled(n)
+        program, _ = timed(jaxviz.trace, fn, jax.numpy.ones(4))
+        t_view = first_view_seconds(program)
+        per = program.timings["graph"] / program.eqn_count * 1e6
+        per_eqn.append(per)
+        print(f"{'unrolled':>14}: {program.eqn_count:6d} eqns | trace {program.timings['trace']:6.2f} s | "
+              f"graph model {program.timings['graph']:5.2f} s ({per:5.1f} µs/eqn; target < 5 s at 100k) | "
+              f"first view {t_view:5.2f} s (target < 2 s)")
+    print(f"{'':>14}  graph build µs/eqn from smallest to largest: ratio {per_eqn[-1] / per_eqn[0]:4.2f} "
+          "(1.0 = linear)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
+    args = parser.parse_args()
+    print(f"jax {jax.__version__} on {jax.devices()[0].platform}; dot {'found' if dot_available() else 'missing'}")
+    layers = (2, 12) if args.quick else (2, 12, 48)
+    for n in layers:
+        params, tokens = models.init_params(n), models.tokens()
+        bench_train_step(f"transformer L={n}", models.train_step, (params, tokens), expand_groups=n == layers[-1])
+    step, step_args = flax_train_step()
+    bench_train_step("flax CNN", step, step_args, expand_groups=False)
+    bench_memory(models.train_step, (models.init_params(layers[-1]), models.tokens()))
+    bench_unrolled((2_000, 6_000) if args.quick else (10_000, 30_000, 100_000))
+
+
+if __name__ == "__main__":
+    main()
