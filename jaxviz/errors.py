@@ -36,8 +36,9 @@ from .graph import LEGEND, Aval, Graph, SourceLoc
 from .tracing import is_user_file
 
 MAX_MESSAGE_LINES = 12
-MAX_PROVENANCE_EQNS = 400  # equations walked back from the failing value
-MAX_DRAWN_NODES = 80  # beyond this only the highlighted path is drawn
+MAX_PROVENANCE_EQNS = 20000  # nodes walked back from the failing value (all inputs found)
+MAX_DRAWN_NODES = 40  # beyond this, the path's equations nearest the value are drawn
+MAX_DRAWN_INPUTS = 12
 CELL_FUNCTION = "__jaxviz_cell__"
 HIGHLIGHT = "#D9534F"
 
@@ -285,6 +286,24 @@ class TracedInput:
                 f"the function `{_loop_api(self.traced_for)}` traces and calls for you")
 
 
+def _grouped(inputs: list[TracedInput]) -> list[list[TracedInput]]:
+    """Inputs grouped by argument (the leaves of one pytree argument together)."""
+    groups: dict[tuple[str, str], list[TracedInput]] = {}
+    for i in inputs:
+        groups.setdefault((i.function, i.base_name), []).append(i)
+    return list(groups.values())
+
+
+def _describe_group(group: list[TracedInput]) -> str:
+    first = group[0]
+    text = first.describe()
+    if len(group) > 1:
+        text = text.replace(f"`{first.name}` is traced because it is",
+                            f"the {len(group)} arrays in `{first.base_name}` are traced because "
+                            f"`{first.base_name}` is", 1)
+    return text
+
+
 def _loop_api(traced_for: str) -> str:
     return {"scan": "lax.scan", "while_loop": "lax.while_loop", "while": "lax.while_loop",
             "cond": "lax.cond", "switch": "lax.switch", "fori_loop": "lax.fori_loop",
@@ -361,27 +380,42 @@ class Explanation:
                            f"{(self.created_at.text or '').strip()} and stored outside the function")
             return out
         value = self.value_name or "the value"
-        names = [i.name for i in self.direct_inputs]
+        groups = _grouped(self.direct_inputs)
+        names = [f"`{g[0].name}`" if len(g) == 1 else f"`{g[0].base_name}` ({len(g)} arrays)" for g in groups]
         if not names:
             out.append(f"`{value}` depends on no input: it was computed with jax.numpy from "
                        "static values (shapes, constants), which makes it a tracer anyway")
             return out
-        if names != [value]:
-            out.append(f"`{value}` is computed from " + ", ".join(f"`{n}`" for n in names)
+        if names != [f"`{value}`"]:
+            out.append(f"`{value}` is computed from " + ", ".join(names)
                        + " (the highlighted path in the graph)")
-        for i in self.direct_inputs:
-            out.append(i.describe())
-            for outer in self.inputs:
-                if outer is not i and outer.name in i.linked_from:
-                    out.append(f"  ← `{i.name}` receives `{outer.name}`: " + outer.describe())
+        outer_groups = _grouped(self.inputs)
+        for group in groups:
+            out.append(_describe_group(group))
+            linked = {n for i in group for n in i.linked_from}
+            for og in outer_groups:
+                if og[0] not in group and any(o.name in linked for o in og):
+                    name = og[0].name if len(og) == 1 else og[0].base_name
+                    out.append(f"  ← `{group[0].name}` receives `{name}`: " + _describe_group(og))
         return out
 
-    def path_lines(self) -> list[str]:
-        """The highlighted path, one equation per line, inputs first."""
+    def path_lines(self, limit: int = 16) -> list[str]:
+        """The highlighted path, one equation per line, inputs first (long paths: the
+        first inputs and the equations nearest the value)."""
         if self.graph is None:
             return []
         out = []
-        for nid in sorted(self.path):
+        ids = sorted(self.path)
+        if len(ids) > limit:
+            inputs = [n for n in ids if self.graph.nodes[n].kind == "input"]
+            rest = [n for n in ids if self.graph.nodes[n].kind != "input"]
+            shown_inputs, tail = inputs[:4], rest[-(limit - 4):]
+            skipped = len(ids) - len(shown_inputs) - len(tail)
+            ids = shown_inputs + [-skipped] + tail
+        for nid in ids:
+            if nid < 0:
+                out.append(f"  … {-nid} more on the path")
+                continue
             n = self.graph.nodes[nid]
             aval = ", ".join(a.text for a in n.outputs)
             where = f"  {n.source.short()}: {(n.source.text or '').strip()}" if n.source else ""
@@ -575,6 +609,7 @@ class _PNode:
     links: list[Any] = field(default_factory=list)  # outer node keys feeding an input
     link_label: str = ""
     graph_id: int | None = None
+    distance: int = 0  # steps back from the refused value
 
 
 class _Explainer:
@@ -646,9 +681,9 @@ class _Explainer:
         if depth == 0:
             return None
         items: Iterable[tuple[str, Any]] = ()
-        if isinstance(value, dict) and len(value) <= 256:
+        if isinstance(value, dict) and len(value) <= 10000:
             items = ((f"[{k!r}]", v) for k, v in value.items())
-        elif isinstance(value, (list, tuple)) and len(value) <= 256:
+        elif isinstance(value, (list, tuple)) and len(value) <= 10000:
             items = ((f"[{i}]", v) for i, v in enumerate(value))
         for key, v in items:
             sub = _Explainer._holds(v, target, depth - 1)
@@ -690,29 +725,26 @@ class _Explainer:
         return ("var", id(internals.tracer_key(t))), origin
 
     def _walk(self, start: Any) -> Any:
-        """Post-order walk of ``start``'s provenance (an equation DAG across traces)."""
-        root_key = None
-        stack: list[tuple[Any, bool]] = [(start, False)]
-        while stack:
-            t, done = stack.pop()
+        """Collect ``start``'s provenance (an equation DAG, across traces when inputs or
+        closed-over values link to an enclosing function), nearest first, then order it
+        inputs-first. Returns the key of ``start``'s node."""
+        from collections import deque
+
+        root_key = self._node_key(start)[0]
+        queue = deque([(start, 0)])
+        while queue:
+            t, dist = queue.popleft()
             key, origin = self._node_key(t)
-            if root_key is None:
-                root_key = key
-            if done:
-                if key not in self.order:
-                    self.order.append(key)
-                continue
             if key in self.nodes:
-                if t not in self.nodes[key].tracers:
+                if not any(x is t for x in self.nodes[key].tracers):
                     self.nodes[key].tracers.append(t)
                 continue
             trace = internals.tracer_trace_id(t)
             if trace not in self.functions:
                 self.functions[trace] = internals.tracer_function(t)
             node = _PNode(key, origin.kind, [t], trace, eqn=origin.eqn, position=origin.position,
-                          const=origin.const)
+                          const=origin.const, distance=dist)
             self.nodes[key] = node
-            stack.append((t, True))
             if len(self.nodes) > MAX_PROVENANCE_EQNS:
                 self.truncated = True
                 continue
@@ -736,8 +768,23 @@ class _Explainer:
                     node.links.append(self._node_key(outer)[0])
                     node.link_label = label
                     follow.append(outer)
-            for op in reversed(follow):
-                stack.append((op, False))
+            queue.extend((op, dist + 1) for op in follow)
+        # inputs-first order: post-order over the collected nodes
+        done: set[Any] = set()
+        stack: list[tuple[Any, bool]] = [(root_key, False)]
+        while stack:
+            key, expanded = stack.pop()
+            if expanded:
+                if key not in done:
+                    done.add(key)
+                    self.order.append(key)
+                continue
+            if key in done or key not in self.nodes:
+                continue
+            stack.append((key, True))
+            node = self.nodes[key]
+            stack.extend((k, False) for k in reversed(node.operands + node.links)
+                         if k is not None and k not in done)
         return root_key
 
     def _link_input(self, t: Any, trace: int) -> list[tuple[Any, str]]:
@@ -782,6 +829,8 @@ class _Explainer:
             jax_name = fn.arg_names[node.position] or None
         frame = self._function_frame(fn, t)
         name = self._find_in_frame(frame, t, params_only=True) if frame is not None else None
+        if name is None and jax_name and not jax_name.startswith(("args[", "kwargs[")):
+            name = jax_name
         if name is None:
             for f in self.frames:
                 name = self._find_in_frame(f, t, params_only=False)
@@ -838,8 +887,15 @@ class _Explainer:
             return groups[trace]
 
         keep = set(self.order)
-        if len(keep) > MAX_DRAWN_NODES:
-            keep = self._on_path(root_key)
+        elided = 0
+        if len(keep) > MAX_DRAWN_NODES:  # the path only, nearest the value, and its inputs
+            path = self._on_path(root_key)
+            inputs = sorted((k for k in path if self.nodes[k].kind == "input"),
+                            key=lambda k: self.nodes[k].distance)[:MAX_DRAWN_INPUTS]
+            near = sorted((k for k in path if self.nodes[k].kind != "input"),
+                          key=lambda k: self.nodes[k].distance)[:MAX_DRAWN_NODES]
+            keep = set(inputs) | set(near) | {root_key}
+            elided = len(path) - len(keep)
             self.truncated = True
         for key in self.order:
             if key not in keep:
@@ -871,15 +927,24 @@ class _Explainer:
                 label = "closed-over value" if internals.is_tracer(node.const) else (
                     _short(node.const, 30) if node.const is not None else "constant")
                 node.graph_id = g.add_node("const", label, gid, input_kind="constant", outputs=outs)
+        gap = g.add_node("eqn", f"… {elided} more equations", 0) if elided else None
         for key in self.order:
             node = self.nodes[key]
             if node.graph_id is None:
                 continue
             for op in node.operands + node.links:
                 src_node = self.nodes.get(op) if op is not None else None
-                if src_node is not None and src_node.graph_id is not None:
-                    a = _aval(src_node.tracers[0].aval)
+                if src_node is None:
+                    continue
+                a = _aval(src_node.tracers[0].aval)
+                if src_node.graph_id is not None:
                     g.add_edge(src_node.graph_id, node.graph_id, a, node.link_label if op in node.links else "")
+                elif gap is not None:  # the cut: inputs → "… N more" → what we drew
+                    g.add_edge(gap, node.graph_id, a, "")
+        if gap is not None:
+            for key in keep:
+                if self.nodes[key].kind == "input" and self.nodes[key].graph_id is not None:
+                    g.add_edge(self.nodes[key].graph_id, gap, _aval(self.nodes[key].tracers[0].aval), "")
         out = g.add_node("output", value_name, group_of(self.nodes[root_key].trace),
                          outputs=[aval] if aval else [])
         root = self.nodes[root_key]
