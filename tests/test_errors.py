@@ -393,3 +393,25 @@ def test_ipython_hook_inside_a_jaxpr_cell(shell, capsys):
     assert ex.input_names == ["neg"] and ex.inputs[0].traced_for == "cell"
     assert ex.line.cell_line == 2 and ex.fixes[0].code == "%%jaxpr --static neg"
     assert "args[0]" not in out and "cell line 2" in out and "%%jaxpr --static neg" in out
+
+
+@jax.jit
+def deep(x, ws, threshold):
+    for w in ws:
+        x = jnp.tanh(x @ w)
+    loss = (x ** 2).mean()
+    if loss > threshold:
+        return x
+    return -x
+
+
+def test_long_provenance_is_grouped_and_drawn_near_the_value():
+    _, ex = _explain(deep, jnp.ones((2, 4)), [jnp.eye(4)] * 60, 0.5)
+    assert ex.value_name == "loss > threshold"
+    bases = [i.base_name for i in ex.inputs]
+    assert bases.count("ws") == 60 and "x" in bases and "threshold" in bases
+    assert "`ws` (60 arrays)" in ex.text() and "the 60 arrays in `ws` are traced" in ex.text()
+    assert ex.truncated and len(ex.graph.nodes) <= errors.MAX_DRAWN_NODES + errors.MAX_DRAWN_INPUTS + 3
+    assert any(n.label.startswith("… ") for n in ex.graph.nodes)
+    _assert_path(ex, "threshold")
+    assert len(ex.path_lines()) <= 17
