@@ -1,0 +1,104 @@
+"""What ``jaxviz.watch()`` costs.
+
+1. Steps per second of a small, dispatch-bound jitted step (tens of microseconds per call)
+   with and without a watch active, interleaved in one run, as a ratio (target >= 0.98).
+   A watch adds nothing to a cache hit: JAX reports only misses to its listeners.
+2. The post-cell stale-globals check with 100 tracked functions (target < 5 ms).
+
+Usage: ``.venv/bin/python benchmarks/bench_watch.py [--steps N] [--rounds R]``.
+Prints its figures; not a unit test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+import jaxviz  # noqa: E402
+
+
+def _steps_per_second(step, state, batch, steps: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        state = step(state, batch)
+    jax.block_until_ready(state)
+    return steps / (time.perf_counter() - t0)
+
+
+def bench_dispatch(steps: int, rounds: int) -> float:
+    @jax.jit
+    def step(state, batch):
+        w, b = state
+        x, y = batch
+        err = x @ w + b - y
+        return w - 0.01 * x.T @ err, b - 0.01 * err.mean()
+
+    state = (jnp.zeros((8,)), jnp.zeros(()))
+    batch = (jnp.ones((4, 8)), jnp.ones((4,)))
+    _steps_per_second(step, state, batch, steps)  # compile and warm up
+    plain, watched = [], []
+    log = jaxviz.watch()
+    for _ in range(rounds):  # interleaved, so that drift hits both sides alike
+        plain.append(_steps_per_second(step, state, batch, steps))
+        with log:
+            watched.append(_steps_per_second(step, state, batch, steps))
+    p, w = statistics.median(plain), statistics.median(watched)
+    ratio = w / p
+    print(f"dispatch-bound step: {1e6 / p:.1f} µs/step; without watch {p:,.0f} steps/s, "
+          f"with watch {w:,.0f} steps/s (median of {rounds} interleaved rounds of {steps} steps)")
+    print(f"  ratio with/without watch: {ratio:.3f} (target >= 0.98) "
+          f"{'OK' if ratio >= 0.98 else 'BELOW TARGET'}; compiles seen while watching: {len(log.events)}")
+    return ratio
+
+
+def bench_stale_check(functions: int = 100, repeats: int = 200) -> float:
+    ns: dict = {"jax": jax, "jnp": jnp}
+    src = "\n".join(
+        f"g{i} = {i}\nw{i} = jnp.full((4,), {i}.0)\ndef h{i}(x):\n    return x * g{i} + w{i}\n"
+        for i in range(functions))
+    exec(compile(src, "<bench-cell>", "exec"), ns)
+    jitted = [jax.jit(ns[f"h{i}"]) for i in range(functions)]
+    with jaxviz.watch() as log:
+        for f in jitted:
+            f(jnp.ones(4))  # trace + compile: each bakes in g_i and w_i
+        for i in range(0, functions, 10):
+            ns[f"g{i}"] = -1  # 10 stale scalars
+            ns[f"w{i}"] = jnp.full((4,), -1.0)  # 10 stale arrays
+        t0 = time.perf_counter()
+        found = log.check()  # the first check after the changes compares values
+        first = (time.perf_counter() - t0) * 1e3
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            log.check(report=False)
+            times.append(time.perf_counter() - t0)
+    med = statistics.median(times) * 1e3
+    worst = max(times) * 1e3
+    print(f"stale-globals check, {functions} tracked functions ({2 * functions} baked values, "
+          f"{len(found)} stale): first check after the change {first:.3f} ms, then median "
+          f"{med:.3f} ms, max {worst:.3f} ms (target < 5 ms) "
+          f"{'OK' if max(med, first) < 5 else 'ABOVE TARGET'}")
+    return med
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=5000)
+    parser.add_argument("--rounds", type=int, default=15)
+    args = parser.parse_args()
+    print(f"jax {jax.__version__} on {jax.devices()[0].platform}")
+    bench_dispatch(args.steps, args.rounds)
+    bench_stale_check()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""The live monitor: what it shows, that it throttles, and that it updates in a real
+kernel while a loop is still running in the same cell."""
+
+import time
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jaxviz
+
+pytest.importorskip("ipywidgets")
+
+from jaxviz.widgets import LiveMonitor  # noqa: E402
+
+
+def test_monitor_shows_counts_timeline_causes_and_warnings():
+    f = jax.jit(lambda x, n: x * n, static_argnums=1)
+    with jaxviz.watch(storm=2) as log:
+        monitor = LiveMonitor(log, interval=0)
+        with pytest.warns(jaxviz.recompiles.RecompileWarning):
+            for n in range(4):
+                f(jnp.ones(2), n)
+        html = monitor.render()
+    assert "4 compiles of 1 functions" in html
+    assert "&lt;lambda&gt;" in html and "static_value of `n`" in html  # counts + what changes
+    assert "timeline" in html and html.count("title='compile") == 4  # one bar per compile
+    assert "static argument `n` changed 2 → 3" in html  # the latest event's causes
+    assert "color:#c00;font-weight:600'>⚠ recompile storm" in html  # warnings in red
+    assert monitor.updates >= 1 and monitor._html.value  # drawn into the widget
+    monitor.close()
+    assert monitor._on_event not in log._subscribers
+
+
+def test_monitor_throttles_redraws():
+    f = jax.jit(lambda x: x + 1)
+    with jaxviz.watch() as log:
+        monitor = LiveMonitor(log, interval=60)
+        for n in range(1, 6):
+            f(jnp.ones(n))  # 5 compiles, several notifications each
+        assert monitor.updates == 1  # the first drew at once; the rest wait for the timer
+        assert monitor._timer is not None
+        monitor.refresh()
+        assert monitor.updates == 2 and "5 compiles" in monitor._html.value
+    monitor.close()
+    assert monitor._timer is None
+
+
+def test_monitor_redraws_from_the_timer():
+    f = jax.jit(lambda x: x - 1)
+    with jaxviz.watch() as log:
+        monitor = LiveMonitor(log, interval=0.05)
+        f(jnp.ones(1))
+        f(jnp.ones(2))
+        deadline = time.monotonic() + 5
+        while "2 compiles" not in monitor._html.value and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert "2 compiles" in monitor._html.value
+    monitor.close()
+
+
+def test_live_updates_in_a_real_kernel_while_the_cell_runs():
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name="python3")
+    try:
+        code = (
+            "%load_ext jaxviz\n"
+            "%jaxviz watch\n"
+            "import time, jax, jax.numpy as jnp\n"
+            "f = jax.jit(lambda x: x * 2)\n"
+            "for n in range(1, 5):\n"
+            "    f(jnp.ones(n))\n"
+            "    time.sleep(0.7)\n"
+            "print('loop done')\n"
+        )
+        msg_id = kc.execute(code)
+        values_before_end = []
+        done_printed = False
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            msg = kc.get_iopub_msg(timeout=60)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "stream" and "loop done" in content.get("text", ""):
+                done_printed = True
+            elif kind == "comm_msg" and not done_printed:
+                value = content.get("data", {}).get("state", {}).get("value")
+                if isinstance(value, str) and "jaxviz-monitor" in value:
+                    values_before_end.append(value)
+            elif kind == "error":
+                pytest.fail("\n".join(content["traceback"]))
+            elif kind == "status" and content["execution_state"] == "idle":
+                break
+        assert done_printed
+        counts = [next(n for n in range(1, 5) if f"{n} compiles" in v) for v in values_before_end
+                  if any(f"{n} compiles" in v for n in range(1, 5))]
+        # The widget was redrawn during the loop, compile by compile, before it ended.
+        assert len(set(counts)) >= 3 and counts == sorted(counts), counts
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
