@@ -869,17 +869,18 @@ _SMALL = 10_000  # arrays up to this many elements are compared by value
 class _Baked:
     """One value baked in at one trace, and where to read the name's current value."""
 
-    __slots__ = ("name", "source", "where", "value", "ref", "oid", "copy", "text",
-                 "last_id", "last_stale", "reported")
+    __slots__ = ("name", "source", "where", "value", "ref", "copy", "tree", "text",
+                 "last_obj", "last_stale", "reported")
 
-    def __init__(self, name: str, source: str, where: Any, value: Any) -> None:
+    def __init__(self, name: str, source: str, where: Any, value: Any,
+                 tree: Any = None) -> None:
         self.name, self.source, self.where = name, source, where
         self.text = short_repr(value)
-        self.oid = id(value)
+        self.tree = tree  # for a container of numbers: its snapshot (_snapshot)
         self.value = value if _is_scalar(value) else None
         self.ref = None
         self.copy = None
-        if self.value is None:
+        if self.value is None and tree is None:
             try:
                 self.ref = weakref.ref(value)
             except TypeError:
@@ -889,7 +890,7 @@ class _Baked:
                     self.copy = np.array(value)
                 except Exception:
                     self.copy = None
-        self.last_id = self.oid
+        self.last_obj = value
         self.last_stale = False
         self.reported: str | None = None
 
@@ -902,6 +903,8 @@ class _Baked:
         return self.where.get(self.name, _MISSING)
 
     def is_baked(self, value: Any) -> bool:
+        if self.tree is not None:
+            return _snapshot(value) == self.tree
         if self.value is not None or _is_scalar(value):
             return self.value is not None and _same_scalar(self.value, value)
         if self.ref is not None and self.ref() is value:
@@ -920,12 +923,58 @@ class _Baked:
         value = self.current()
         if value is _MISSING:
             return False, value
-        vid = id(value)
-        if vid == self.last_id and not isinstance(value, np.ndarray):
-            return self.last_stale, value  # same object as last time: same answer
+        if value is self.last_obj and not isinstance(value, (np.ndarray, dict, list)):
+            return self.last_stale, value  # the same immutable object as last time
         result = not self.is_baked(value)
-        self.last_id, self.last_stale = vid, result
+        self.last_obj, self.last_stale = value, result
         return result, value
+
+
+_TREE_LEAVES = 64  # containers of numbers up to this many leaves are tracked
+
+
+class _Leaves(tuple):
+    """A snapshot's leaves; equal when every leaf is (arrays by value)."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, tuple) or len(self) != len(other):
+            return False
+        for a, b in zip(self, other):
+            if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+                if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+                        and a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b)):
+                    return False
+            elif not _same_scalar(a, b):
+                return False
+        return True
+
+    __hash__ = tuple.__hash__
+
+
+def _snapshot(value: Any) -> Any:
+    """(structure, leaves) of a small dict/list/tuple of numbers and small arrays, or None
+    when ``value`` is not one (then it is not tracked: it is code or too big)."""
+    if not isinstance(value, (dict, list, tuple)) or not value:
+        return None
+    try:
+        leaves, treedef = jax.tree_util.tree_flatten(value)
+    except Exception:
+        return None
+    if not 0 < len(leaves) <= _TREE_LEAVES:
+        return None
+    out = []
+    size = 0
+    for leaf in leaves:
+        if _is_scalar(leaf):
+            out.append(leaf)
+        elif isinstance(leaf, (np.ndarray, np.generic, jax.Array)) and not isinstance(leaf, jax.core.Tracer):
+            size += int(np.size(leaf))
+            if size > _SMALL:
+                return None
+            out.append(np.array(leaf))
+        else:
+            return None
+    return treedef, _Leaves(out)
 
 
 def _is_scalar(v: Any) -> bool:
@@ -969,11 +1018,31 @@ class _Tracked:
                 if g.get(info.name, _MISSING) is not value:
                     continue  # read by a called function of another module: not tracked
                 where = g
-            entries = self.baked.setdefault(info.name, [])
-            if any(e.is_baked(value) for e in entries):
-                continue
-            entries.append(_Baked(info.name, info.source, where, value))
-            del entries[:-4]
+            self._remember(info.name, info.source, where, value, None)
+        self._add_containers(fun, closure, g)
+
+    def _remember(self, name: str, source: str, where: Any, value: Any, tree: Any) -> None:
+        entries = self.baked.setdefault(name, [])
+        if any(e.is_baked(value) for e in entries):
+            return
+        entries.append(_Baked(name, source, where, value, tree))
+        del entries[:-4]
+
+    def _add_containers(self, fun: Any, closure: dict[str, Any], g: dict[str, Any]) -> None:
+        """Dicts/lists/tuples of numbers the function reads (``cfg["lr"]``): baked in too,
+        and often changed in place."""
+        try:
+            cv = inspect.getclosurevars(fun)
+        except (TypeError, ValueError):
+            return
+        for source, mapping in (("closure", cv.nonlocals), ("global", cv.globals)):
+            for name, value in mapping.items():
+                tree = _snapshot(value)
+                if tree is None:
+                    continue
+                where = closure.get(name) if source == "closure" else g
+                if where is not None:
+                    self._remember(name, source, where, value, tree)
 
     def check(self) -> Iterator[tuple[_Baked, Any]]:
         for entries in self.baked.values():

@@ -486,6 +486,24 @@ def test_stale_closure_and_array_values():
     assert "closure variable `scale = 2.0`" in found["scale"].message
 
 
+def test_stale_container_changed_in_place():
+    ns = {"jax": jax}
+    exec("cfg = {'lr': 0.1, 'decay': (0.9, 0.99)}\n"
+         "def update(w):\n    return w - cfg['lr'] * cfg['decay'][0]\n", ns)
+    with jaxviz.watch() as log:
+        jax.jit(ns["update"])(1.0)
+        assert log.check() == []
+        ns["cfg"]["lr"] = 0.01  # in place: same dict object
+        (stale,) = log.check()
+    assert (stale.name, stale.baked, stale.current) == (
+        "cfg", "{'decay': (0.9, 0.99), 'lr': 0.1}", "{'decay': (0.9, 0.99), 'lr': 0.01}")
+    assert stale.message.startswith(
+        "`update` was compiled with global `cfg = {'decay': (0.9, 0.99), 'lr': 0.1}`; `cfg` is "
+        "now {'decay': (0.9, 0.99), 'lr': 0.01}, and calls of `update` still use {'decay'")
+    ns["cfg"]["lr"] = 0.1
+    assert log.check() == []
+
+
 def test_stale_check_is_cheap_with_100_functions():
     import time
 
@@ -525,7 +543,10 @@ def test_stale_globals_through_a_real_ipython_shell(capfd):
         r = shell.run_cell("float(jit_h(4.))")
         assert r.result == 4.0
         # %jaxviz recompiles shows the session log; its event names the cell
+        capfd.readouterr()
         shell.run_cell("%jaxviz recompiles h")
+        shown = capfd.readouterr().out
+        assert "`h` (defined at cell [" in shown and "compiled for the first time at cell [" in shown
         ev = [e for e in rc.session().events if e.function.name == "h"][-1]
         assert ev.call_site.cell is not None and str(ev.call_site).startswith("cell [")
         assert ev.function.defined.cell is not None
@@ -533,9 +554,13 @@ def test_stale_globals_through_a_real_ipython_shell(capfd):
         assert not rc.session().active
         shell.run_cell("%jaxviz watch --quiet")
         assert rc.session().active
+        r = shell.run_cell("%jaxviz watch --storm 3")
+        assert r.error_in_exec is None and rc.session().storm == 3 and len(rc._MONITORS) == 1
+        r = shell.run_cell("%jaxviz watch sideways")
+        assert isinstance(r.error_in_exec, ValueError)
     finally:
         shell.run_line_magic("unload_ext", "jaxviz")
-    assert rc.session() is None
+    assert rc.session() is None and rc._MONITORS == [] and rc.active_watches() == []
     shell.run_cell("g = 11\n")
     assert "was compiled with" not in capfd.readouterr().err
 
