@@ -303,11 +303,23 @@ def _placement(value: Any) -> str | None:
         sharding = value.sharding
     except Exception:
         return None
+    return _sharding_text(sharding)
+
+
+def _sharding_text(sharding: Any) -> str:
+    """``device cpu:1``, ``P('d',) over mesh {'d': 2}``, or the sharding's own text."""
     devices = getattr(sharding, "device_set", None)
     if type(sharding).__name__ == "SingleDeviceSharding" and devices and len(devices) == 1:
         (d,) = devices
         return f"device {d.platform}:{d.id}"
-    return short_repr(sharding)
+    spec, mesh = getattr(sharding, "spec", None), getattr(sharding, "mesh", None)
+    if spec is not None and mesh is not None:
+        try:
+            return f"{spec} over mesh {dict(mesh.shape)}"
+        except Exception:
+            pass
+    text = " ".join(str(sharding).split())
+    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def _leaf_of(value: Any) -> Leaf:
@@ -417,7 +429,13 @@ def signature_of(call: internals.JitCall) -> Signature:
 
 
 def context_snapshot() -> tuple[tuple[str, Any], ...]:
+    """Configuration and context managers that are part of JAX's cache key."""
     out = []
+    try:  # jax.sharding.set_mesh / use_abstract_mesh
+        mesh = jax.sharding.get_abstract_mesh()
+        out.append(("mesh", None if mesh.empty else f"{dict(mesh.shape)}"))
+    except Exception:
+        pass
     for name in CONTEXT_OPTIONS:
         try:
             value = getattr(jax.config, name)
@@ -1582,6 +1600,8 @@ class _Dispatcher:
         finished = stage == "compile" or exc is not None
         if finished:
             del stack[i]
+            if not stack:
+                self.pending.pop(threading.get_ident(), None)
         event = p.event
         if event is None:
             return

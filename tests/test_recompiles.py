@@ -223,25 +223,38 @@ def test_context_x64():
     assert not jax.config.jax_enable_x64
 
 
-def test_device_change_in_a_two_device_process():
-    """A committed array on another device: cause ``device`` of ``x``. Needs two CPU
-    devices, so it runs in its own process."""
+def test_device_sharding_and_mesh_in_a_two_device_process():
+    """A committed array on another device: cause ``device`` of ``x``; another sharding:
+    ``sharding``; a mesh context: ``context``. Needs two CPU devices: its own process."""
     code = textwrap.dedent("""
         import jax, jax.numpy as jnp, jaxviz
+        from jax.sharding import NamedSharding, PartitionSpec as P
         f = jax.jit(lambda x: x + 1)
         d0, d1 = jax.devices()[:2]
+        mesh = jax.make_mesh((2,), ("d",))
+        g = jax.jit(lambda x: x * 2)
         with jaxviz.watch() as log:
-            f(jax.device_put(jnp.ones(3), d0))
-            f(jax.device_put(jnp.ones(3), d1))
-        e = log.events[-1]
-        print([(c.kind, c.path, c.before, c.after) for c in e.causes])
+            f(jax.device_put(jnp.ones(4), d0))
+            f(jax.device_put(jnp.ones(4), d1))
+            g(jax.device_put(jnp.ones(4), NamedSharding(mesh, P("d"))))
+            g(jax.device_put(jnp.ones(4), NamedSharding(mesh, P())))
+            h = jax.jit(lambda x: x - 1)
+            h(jnp.ones(2))
+            with jax.sharding.set_mesh(mesh):
+                h(jnp.ones(2))
+        for i in (1, 3, 5):
+            print([(c.kind, c.path, c.before, c.after) for c in log.events[i].causes])
     """)
     env = {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
            "PATH": "/usr/bin:/bin"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          cwd=str(__import__("pathlib").Path(__file__).parents[1]), timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == "[('device', 'x', 'cpu:0', 'cpu:1')]", out.stdout
+    device, sharding, mesh = out.stdout.strip().splitlines()[-3:]
+    assert device == "[('device', 'x', 'cpu:0', 'cpu:1')]", out.stdout
+    assert sharding == ("[('sharding', 'x', \"P('d',) over mesh {'d': 2}\", "
+                        "\"P() over mesh {'d': 2}\")]"), out.stdout
+    assert mesh.startswith("[('context', 'mesh', None, \"{'d': 2}\")"), out.stdout
 
 
 def test_previous_error_then_retry():
