@@ -59,6 +59,7 @@ CAUSE_KINDS = (
     "previous_error", "unknown",
 )
 MAX_CAUSES = 24  # per event; a pytree of 1000 leaves that all changed dtype says so once
+MAX_WARNINGS = 100  # kept per watch (storms, stale globals); the oldest go first
 _MISSING = object()
 
 
@@ -1261,13 +1262,20 @@ class Watch:
                     baked.reported = stale.current
                     print(f"jaxviz: {stale.message}", file=sys.stderr)
                     _publish("stale", {k: v for k, v in stale.to_json().items() if k != "source"})
+        new = False
         if found:
             with self._lock:
                 for s in found:
-                    line = s.message
-                    if line not in self.warnings:
-                        self.warnings.append(line)
+                    if s.message not in self.warnings:
+                        self._warn(s.message)
+                        new = True
+        if new:
+            self._notify(None)  # e.g. the live monitor shows it in red
         return found
+
+    def _warn(self, text: str) -> None:
+        self.warnings.append(text)
+        del self.warnings[:-MAX_WARNINGS]
 
     def subscribe(self, callback: Callable[[CompileEvent | None], None]) -> None:
         """``callback(event)`` on every new or updated event (from the compiling thread)."""
@@ -1363,7 +1371,7 @@ class Watch:
                 if changing else "the cause varies")
         text = (f"recompile storm: `{stats.function}` compiled {stats.compiles} times while "
                 f"watching; {what}. {event.suggestion or ''}").strip()
-        self.warnings.append(text)
+        self._warn(text)
         site = event.call_site
         try:
             if site is not None:
