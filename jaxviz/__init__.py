@@ -4,6 +4,8 @@ Public API:
 - ``trace(fn, *args, **kwargs) -> Program`` and ``trace_cell(source, namespace) -> Program``
 - ``explain(exc) -> Explanation``: why JAX refused a traced value, where it came from, the fixes
 - ``watch() -> Watch``: every trace and compile, its cause and cost (``with jaxviz.watch() as log``)
+- ``profile(fn, *args, device=None, repeats=5) -> RunReport``: where it ran, compile vs run
+  time, FLOPs, bytes and memory
 - ``load_ipython_extension`` (``%load_ext jaxviz``): the ``%%jaxpr`` and ``%jaxviz`` magics.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from .cells import trace_cell
+from .devices import RunReport, profile
 from .errors import Explanation, explain
 from .graph import MIME_TYPE, Graph
 from .program import InputInfo, Program
@@ -25,6 +28,7 @@ __all__ = [
     "unload_ipython_extension", "__version__", "explain",
 ]
 __all__ += ["Cause", "CompileEvent", "watch"]
+__all__ += ["RunReport", "profile"]
 
 
 def load_ipython_extension(shell: Any) -> None:

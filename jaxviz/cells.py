@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import functools
 import itertools
 import linecache
@@ -123,28 +124,54 @@ class CellProgram:
     args: tuple[Any, ...] = ()
     side: dict[str, Any] = field(default_factory=dict)
     analysis: CellAnalysis | None = None
+    device: Any = None  # the device asked for (None: JAX's default); inputs are placed there
 
-    def run(self) -> dict[str, Any]:
-        """Execute on the device; returns the names to bind (``__jaxviz_last__`` included)."""
+    def run(self, repeats: int = 0) -> dict[str, Any]:
+        """Execute on the device; returns the names to bind (``__jaxviz_last__`` included).
+        ``repeats`` > 0: that many more timed runs, their median the steady-state time."""
         if self.compiled is None:
             self.compile()
         t0 = time.perf_counter()
         outs = self.compiled(*self.args)
         jax.block_until_ready(outs)
         self.program.timings["run"] = time.perf_counter() - t0
+        self._report_runs(repeats)
         leaves = list(self.side["leaves"])
         for i, value in zip(self.side["dynamic"], outs):
             leaves[i] = value
         return jax.tree_util.tree_unflatten(self.side["treedef"], leaves)
 
     def compile(self) -> None:
-        t0 = time.perf_counter()
-        lowered = self.side["staged"].traced.lower()
-        t1 = time.perf_counter()
-        self.compiled = lowered.compile()
-        t2 = time.perf_counter()
+        with _on_device(self.device):
+            t0 = time.perf_counter()
+            lowered = self.side["staged"].traced.lower()
+            t1 = time.perf_counter()
+            self.compiled = lowered.compile()
+            t2 = time.perf_counter()
         self.program.timings["lower"] = t1 - t0
         self.program.timings["compile"] = t2 - t1
+        from .devices import RunReport
+
+        report = RunReport.from_compiled(self.program.name, self.compiled, self.device or jax.devices()[0],
+                                         self.program.costs(), requested=self.device)
+        self.program.run_report = report
+        self.program.device = f"{report.device} ({report.device_kind})"
+
+    def _report_runs(self, repeats: int) -> None:
+        from .devices import time_runs
+
+        samples = time_runs(lambda: self.compiled(*self.args), repeats) if repeats > 0 else []
+        report = self.program.run_report
+        timings = self.program.timings
+        report.timings = {k: timings[k] for k in ("trace", "lower", "compile", "run") if k in timings}
+        report.add_runs(samples)
+        if samples:
+            timings["steady"] = report.timings["steady"]
+
+
+def _on_device(device: Any) -> Any:
+    """Stage, lower and compile for ``device`` (also when the cell has no array inputs)."""
+    return contextlib.nullcontext() if device is None else jax.default_device(device)
 
 
 def trace_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = ()) -> Program:
@@ -154,8 +181,14 @@ def trace_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
 
 
 def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (),
-               filename: str | None = None) -> CellProgram:
-    """Trace a cell; the result can be compiled, run, and its names bound."""
+               filename: str | None = None, device: Any = None) -> CellProgram:
+    """Trace a cell; the result can be compiled, run, and its names bound. ``device``
+    ("cpu:1", "gpu:0", a ``jax.Device``; None: JAX's default) is where it will run: its
+    array inputs are placed there explicitly."""
+    if device is not None:
+        from .devices import resolve_device
+
+        device = resolve_device(device)
     filename = filename or new_cell_filename()
     register_source(filename, source)
     analysis = analyse(source, filename)
@@ -182,13 +215,18 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
 
     staged_fn.__name__ = "cell"
     args = tuple(namespace[n] for n in traced)
-    staged = stage(jax.jit(staged_fn), args, {}, cell_file=filename)
+    if device is not None:
+        from .devices import place
+
+        args = place(args, device)
+    with _on_device(device):
+        staged = stage(jax.jit(staged_fn), args, {}, cell_file=filename)
     side["staged"] = staged
     input_names = [i.name for i in inputs if i.kind == "traced"]
     program = build_program("cell", staged, inputs, input_names, side["names"], [], cell_file=filename,
                             source=source)
-    program.device = describe_device(jax.devices()[0])
-    return CellProgram(program, args=args, side=side, analysis=analysis)
+    program.device = describe_device(device if device is not None else jax.devices()[0])
+    return CellProgram(program, args=args, side=side, analysis=analysis, device=device)
 
 
 def _output_name(path: Any) -> str:

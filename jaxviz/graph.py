@@ -17,11 +17,12 @@ JSON schema (``Graph.to_json``, MIME type ``application/vnd.jaxviz+json``), vers
                   "input_kind": "traced"|"static"|"constant"|"captured"|null,
                   "params": {str: str}, "outputs": [aval], "literals": [str],
                   "source": {"file": str, "line": int, "function": str,
-                             "cell_line": int|null, "text": str|null}|null}],
+                             "cell_line": int|null, "text": str|null}|null,
+                  "flops": float, "bytes": float}],
       "edges":  [{"src": int, "dst": int, "aval": aval, "var": str}],
       "groups": [{"id": int, "name": str, "kind": str, "parent": int|null,
                   "groups": [int], "nodes": [int], "n_eqns": int,
-                  "source": source|null, "repeat": str|null}],
+                  "source": source|null, "repeat": str|null, "flops": float, "bytes": float}],
       "root": 0
     }
 
@@ -112,6 +113,8 @@ class Node:
     outputs: list[Aval] = field(default_factory=list)
     literals: list[str] = field(default_factory=list)
     source: SourceLoc | None = None
+    flops: float = 0.0  # estimated cost (jaxviz.costs; trip counts of enclosing loops applied)
+    bytes: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -119,6 +122,7 @@ class Node:
             "primitive": self.primitive, "input_kind": self.input_kind, "params": self.params,
             "outputs": [a.to_json() for a in self.outputs], "literals": self.literals,
             "source": self.source.to_json() if self.source else None,
+            "flops": self.flops, "bytes": self.bytes,
         }
 
 
@@ -145,12 +149,15 @@ class Group:
     n_eqns: int = 0
     source: SourceLoc | None = None
     repeat: str | None = None  # e.g. "block 3/12" when the same call repeats
+    flops: float = 0.0  # estimated cost of everything inside (jaxviz.costs.annotate)
+    bytes: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id, "name": self.name, "kind": self.kind, "parent": self.parent,
             "groups": self.groups, "nodes": self.nodes, "n_eqns": self.n_eqns,
             "source": self.source.to_json() if self.source else None, "repeat": self.repeat,
+            "flops": self.flops, "bytes": self.bytes,
         }
 
 

@@ -56,6 +56,11 @@ class JaxvizMagics(Magics):
     @argument("--text", action="store_true", help="show the jaxpr text only")
     @argument("-o", "--output", dest="var", metavar="VAR", help="store the Program in VAR")
     @argument("--quiet", action="store_true", help="run and bind, show only the summary line")
+    @argument("--device", metavar="DEVICE",
+              help="run on this device: cpu, cpu:1, gpu:0, tpu:0 (default: JAX's default device)")
+    @argument("--time", action="store_true",
+              help="also time the steady state: the median of --repeat more runs")
+    @argument("--repeat", type=int, default=5, metavar="N", help="runs timed by --time (default: 5)")
     @argument("call", nargs="*", help="(line magic) a call expression: fn(args)")
     @line_cell_magic
     def jaxpr(self, line: str, cell: str | None = None) -> Any:
@@ -74,14 +79,16 @@ class JaxvizMagics(Magics):
         source = shell.transform_cell(cell)
         filename = new_cell_filename()
         ns = shell.user_ns
+        device = _device(args)  # a missing device fails here, listing the devices there are
         try:
-            staged = stage_cell(source, ns, static=_static_names(args.static), filename=filename)
+            staged = stage_cell(source, ns, static=_static_names(args.static), filename=filename,
+                                device=device)
             program = staged.program
             program.expand = expand
             if program.eqn_count == 0 and not program.inputs_of_kind("traced"):
                 raise NothingToTrace
             if not args.no_run:
-                bindings = staged.run()
+                bindings = staged.run(repeats=max(args.repeat, 1) if args.time else 0)
         except NothingToTrace:
             bindings = staged.run() if not args.no_run else {}
             self._bind(bindings)
@@ -108,6 +115,8 @@ class JaxvizMagics(Magics):
     def _show(self, program: Any, args: Any) -> None:
         if args.text:
             print(program.summary())
+            for line in program.run_section():
+                print(line)
             print(program.text())
         elif args.quiet:
             print(program.summary())
@@ -136,6 +145,14 @@ class JaxvizMagics(Magics):
             errors.attach_rendering(exc, errors.format_user_error(exc, None, static))
             raise
         program.expand = expand
+        if args.device or args.time:  # run it too: where, and what it cost
+            from .devices import profile
+
+            program.run_report = profile(fn, *call_args, device=_device(args),
+                                         repeats=max(args.repeat, 1) if args.time else 0,
+                                         static_argnames=tuple(static), **call_kwargs)
+            program.device = f"{program.run_report.device} ({program.run_report.device_kind})"
+            program.timings.update(program.run_report.timings)
         if args.var:
             ns[args.var] = program
         self._publish(program)
@@ -154,6 +171,16 @@ class JaxvizMagics(Magics):
         if target is None:
             raise ValueError(f"unknown command {argv[0]!r}; try one of: {', '.join(COMMANDS)}")
         return _resolve(target)(self.shell, argv[1:])
+
+
+def _device(args: Any) -> Any:
+    """The ``--device`` asked for (None: JAX's default), or a one-screen error listing
+    the devices there are."""
+    if not args.device:
+        return None
+    from .devices import resolve_device
+
+    return resolve_device(args.device)
 
 
 def _resolve(target: str) -> Callable[..., Any]:

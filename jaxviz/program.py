@@ -46,6 +46,7 @@ class Program:
     source: str | None = None  # the cell's source, for cells
     expand: int | str | Iterable[int] | None = None  # the default view
     notes: list[str] = field(default_factory=list)  # one-line remarks shown in the summary
+    run_report: Any = None  # jaxviz.devices.RunReport once the program ran (the "Run" section)
 
     # ----------------------------------------------------------------- facts
     @property
@@ -61,6 +62,21 @@ class Program:
                 return i
         raise KeyError(f"{name!r} is not an input of {self.name}; inputs: {[i.name for i in self.inputs]}")
 
+    def costs(self) -> Any:
+        """Estimated FLOPs and bytes per equation and in total (``jaxviz.costs``), also
+        written onto the graph's nodes and groups. Computed once, on first use."""
+        cached = self.__dict__.get("_costs")
+        if cached is None:
+            from .costs import annotate, program_costs
+
+            cached = self.__dict__["_costs"] = program_costs(self.jaxpr)
+            annotate(self.graph, cached)
+        return cached
+
+    def run_section(self) -> list[str]:
+        """The "Run" section: where the program ran and what it cost (empty before a run)."""
+        return self.run_report.text().splitlines() if self.run_report is not None else []
+
     def summary(self) -> str:
         """The one-line summary shown under every graph."""
         counts = {k: len(self.inputs_of_kind(k)) for k in INPUT_KINDS}
@@ -68,9 +84,15 @@ class Program:
         parts = [f"{self.name}: {self.eqn_count} equations", f"inputs: {inputs or 'none'}"]
         if self.device:
             parts.append(f"device: {self.device}")
-        for key in ("trace", "lower", "compile", "run"):
+        for key in ("trace", "lower", "compile", "run", "steady"):
             if key in self.timings:
                 parts.append(f"{key} {_fmt_seconds(self.timings[key])}")
+        report = self.run_report
+        if report is not None and report.flops:
+            from .costs import fmt_count, fmt_flops
+
+            rate = f" ({fmt_count(report.flops_per_second, 'FLOP/s')})" if report.flops_per_second else ""
+            parts.append(f"{fmt_flops(report.flops)}{rate}")
         return " · ".join(parts)
 
     def text(self) -> str:
@@ -79,21 +101,25 @@ class Program:
 
     # ----------------------------------------------------------------- rendering
     def to_dot(self, expand: int | str | Iterable[int] | None = None, **kwargs: Any) -> str:
+        self.costs()
         return self.graph.to_dot(self.expand if expand is None else expand, **kwargs)
 
     def to_json(self) -> dict[str, Any]:
         from .render.payload import program_payload
 
+        self.costs()
         return program_payload(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from .render.notebook import program_mimebundle
 
+        self.costs()
         return program_mimebundle(self)
 
     def __rich_console__(self, console: Any, options: Any) -> Any:
         from .render.terminal import program_renderables
 
+        self.costs()
         yield from program_renderables(self)
 
     def __repr__(self) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 import graphviz
 
+from ..costs import cost_label, group_heat
 from ..graph import LEGEND, Graph, Item, View
 
 MAX_LABELLED_EDGES = 250  # beyond this, edge labels cost dot more than they tell
@@ -42,6 +43,8 @@ def _node_attrs(graph: Graph, nid: int) -> dict[str, str]:
     tooltip += [f"{k}={v}" for k, v in n.params.items()]
     if n.source:
         tooltip.append(f"{n.source.short()}: {n.source.text or ''}")
+    if n.flops or n.bytes:
+        tooltip.append(f"cost (estimate): {cost_label(n.flops, n.bytes)}")
     attrs = {"id": f"n{nid}", "class": f"jaxviz-{n.kind}", "tooltip": "\n".join(tooltip)}
     if n.kind == "eqn":
         lits = f" {', '.join(n.literals)}" if n.literals else ""
@@ -64,9 +67,14 @@ def _group_box_attrs(graph: Graph, gid: int, ins: list[str], outs: list[str]) ->
     where = f"\n{g.source.short()}" if g.source else ""
     label = f"{title}\n{g.n_eqns} eqns{where}"
     tooltip = f"{title} ({g.kind}): {g.n_eqns} equations\nin: {', '.join(ins) or '-'}\nout: {', '.join(outs) or '-'}"
-    return {"id": f"g{gid}", "class": f"jaxviz-group jaxviz-group-{g.kind}", "label": label,
-            "shape": "box3d", "style": "filled", "fillcolor": GROUP_FILL.get(g.kind, "#EEF3FB"),
-            "tooltip": tooltip}
+    attrs = {"id": f"g{gid}", "class": f"jaxviz-group jaxviz-group-{g.kind}", "label": label,
+             "shape": "box3d", "style": "filled", "fillcolor": GROUP_FILL.get(g.kind, "#EEF3FB"),
+             "tooltip": tooltip}
+    heat = group_heat(graph, gid)  # estimated FLOPs/bytes, coloured by share of the program
+    if heat is not None:
+        attrs.update(label=f"{label}\n{heat.text}", fillcolor=heat.fill, fontcolor=heat.font,
+                     tooltip=f"{tooltip}\ncost (estimate): {heat.text} of the program's FLOPs")
+    return attrs
 
 
 def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None) -> graphviz.Digraph:

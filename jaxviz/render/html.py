@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from ..costs import group_heat
 from ..graph import LEGEND, Graph
 from .dot import responsive_svg
 
@@ -69,8 +70,11 @@ def group_html(graph: Graph, gid: int, open_depth: int) -> str:
         return body
     where = f" · {_esc(g.source.short())}" if g.source else ""
     opened = " open" if g.depth <= open_depth else ""
+    heat = group_heat(graph, gid)
+    cost = (f' <span class="jaxviz-cost" title="estimated cost, share of the program\'s FLOPs" style="background:'
+            f'{heat.fill};color:{heat.font};padding:0 4px;border-radius:3px">{_esc(heat.text)}</span>') if heat else ""
     return (f'<li style="list-style:none"><details{opened} data-group="{gid}"><summary><b>{_esc(g.repeat or g.name)}</b>'
-            f' <span style="color:#666">({g.kind}, {g.n_eqns} eqns{where})</span></summary>{body}</details></li>')
+            f' <span style="color:#666">({g.kind}, {g.n_eqns} eqns{where})</span>{cost}</summary>{body}</details></li>')
 
 
 def program_html(program: Any, svg: str | None = None, note: str | None = None) -> str:
@@ -83,6 +87,8 @@ def program_html(program: Any, svg: str | None = None, note: str | None = None) 
                    "printed while tracing (runs once per compile, not on every call): "
                    f"<code>{_esc(program.trace_output.strip()[:500])}</code></div>")
     notes = "".join(f'<div style="color:#a15c00;font-size:12px">{_esc(n)}</div>' for n in program.notes)
+    if getattr(program, "run_report", None) is not None:  # the "Run" section
+        notes += program.run_report.html()
     if svg is not None:
         body = f'<div class="jaxviz-svg" style="overflow:auto;max-height:900px">{responsive_svg(svg)}</div>'
     else:

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from ..costs import group_heat
 from ..graph import LEGEND, Graph
 
 MAX_NODES_PER_GROUP = 40
@@ -33,6 +34,9 @@ def group_tree(graph: Graph, expanded: frozenset[int], gid: int = 0, tree: Tree 
     g = graph.groups[gid]
     where = f" [dim]{g.source.short()}[/dim]" if g.source else ""
     label = f"[bold]{g.repeat or g.name}[/bold] [dim]({g.kind}, {g.n_eqns} eqns)[/dim]{where}"
+    heat = group_heat(graph, gid)
+    if heat is not None:
+        label += f" [{heat.font} on {heat.fill}] {heat.text} [/]"
     node = tree.add(label) if tree is not None else Tree(label)
     if gid not in expanded:
         return node
@@ -58,6 +62,8 @@ def program_renderables(program: Any) -> Any:
                    style="yellow")
     for note in program.notes:
         yield Text(note, style="yellow")
+    if getattr(program, "run_report", None) is not None:  # the "Run" section
+        yield program.run_report.rich_table()
     if program.inputs:
         yield inputs_table(program)
     yield group_tree(program.graph, program.graph.expansion(program.expand))

@@ -1,0 +1,420 @@
+"""What each equation costs: FLOPs, transcendentals and bytes, estimated from shapes.
+
+Conventions follow XLA's own cost analysis (``compiled.cost_analysis()``) so the two can
+be compared: a multiply-add is 2 FLOPs (``dot_general``: ``2 · |out| · |contracted|``;
+convolutions: ``2 · |out batch| · |out features| · |in features per group| · valid
+kernel taps``, padding excluded), element-wise arithmetic 1 FLOP per output element,
+``exp``/``log``/``tanh``/``sqrt``/... 1 *transcendental* per element (not a FLOP), a
+reduction ``|in| − |out|`` FLOPs. Data movement (reshape, transpose, slicing, gather,
+broadcast) costs no FLOPs. Bytes are what the equation reads plus what it writes, as if
+nothing were fused: an upper bound on memory traffic (XLA's fusion makes the real
+figure smaller).
+
+Equations holding sub-jaxprs cost what their bodies cost: a ``scan`` its body times its
+length, a ``cond`` its most expensive branch, a ``while`` one trip of its body (the trip
+count is not known at trace time; the result says so in ``notes``).
+
+``program_costs(closed_jaxpr)`` walks the equations in the order ``GraphBuilder`` visits
+them; ``annotate(graph, costs)`` copies the figures onto the graph's equation nodes and
+sums them per group (``Node.flops``/``Node.bytes``, ``Group.flops``/``Group.bytes``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax.extend.core as jcore
+
+# ---------------------------------------------------------------------- primitive tables
+# 1 FLOP per output element (XLA's HloCostAnalysis counts these as one each).
+ELEMENTWISE = frozenset({
+    "add", "add_any", "sub", "mul", "div", "rem", "max", "min", "neg", "abs", "sign", "floor",
+    "ceil", "round", "nextafter", "and", "or", "not", "xor", "eq", "ne", "lt", "le", "gt", "ge",
+    "select_n", "clamp", "square", "is_finite", "shift_left", "shift_right_logical",
+    "shift_right_arithmetic", "population_count", "clz", "convert_element_type", "real", "imag",
+    "conj", "complex", "copysign", "reduce_precision", "eq_to", "le_to", "lt_to",
+})
+# 1 transcendental per output element, 0 FLOPs (as XLA counts them).
+TRANSCENDENTAL = frozenset({
+    "exp", "exp2", "log", "log1p", "expm1", "tanh", "sin", "cos", "tan", "asin", "acos", "atan",
+    "sinh", "cosh", "asinh", "acosh", "atanh", "atan2", "pow", "sqrt", "rsqrt", "cbrt", "erf",
+    "erfc", "erf_inv", "lgamma", "digamma", "igamma", "igammac", "igamma_grad_a",
+    "random_gamma_grad", "bessel_i0e", "bessel_i1e", "polygamma", "zeta",
+    "regularized_incomplete_beta",
+})
+# (FLOPs, transcendentals) per element for ops XLA expands: logistic = 1 / (1 + exp(-x)).
+MIXED = {"logistic": (3.0, 1.0)}
+REDUCTIONS = frozenset({
+    "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
+    "reduce_xor", "argmax", "argmin", "reduce",
+})
+CUMULATIVE = frozenset({"cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"})
+WINDOWED = frozenset({"reduce_window_sum", "reduce_window_max", "reduce_window_min", "reduce_window"})
+SCATTER_COMBINE = frozenset({"scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max"})
+
+
+@dataclass(slots=True)
+class Cost:
+    flops: float = 0.0
+    transcendentals: float = 0.0
+    bytes: float = 0.0
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(self.flops + other.flops, self.transcendentals + other.transcendentals,
+                    self.bytes + other.bytes)
+
+    def scaled(self, k: float) -> Cost:
+        return self if k == 1 else Cost(self.flops * k, self.transcendentals * k, self.bytes * k)
+
+    def to_json(self) -> dict[str, float]:
+        return {"flops": self.flops, "transcendentals": self.transcendentals, "bytes": self.bytes}
+
+
+# ---------------------------------------------------------------------- sizes
+def _size(aval: Any) -> int:
+    try:
+        return math.prod(getattr(aval, "shape", ()))
+    except TypeError:
+        return 0  # symbolic dimension: unknown
+
+
+def _itemsize(aval: Any) -> int:
+    try:
+        return int(aval.dtype.itemsize)
+    except (AttributeError, TypeError):
+        return 0  # extended dtypes (PRNG keys) and tokens
+
+
+def _nbytes(aval: Any) -> int:
+    return _size(aval) * _itemsize(aval)
+
+
+# ---------------------------------------------------------------------- one equation
+def eqn_cost(eqn: Any) -> Cost:
+    """Cost of one equation on its own (0 for equations that hold sub-jaxprs: their
+    bodies carry the cost)."""
+    name = eqn.primitive.name
+    ins = [v.aval for v in eqn.invars]
+    outs = [v.aval for v in eqn.outvars]
+    flops, trans = primitive_flops(name, eqn.params, ins, outs)
+    if _eqn_holds_jaxpr(eqn):
+        return Cost(flops, trans, 0.0)
+    nbytes = sum(_nbytes(a) for a in ins) + sum(_nbytes(a) for a in outs)
+    return Cost(flops, trans, float(nbytes))
+
+
+def primitive_flops(name: str, params: dict[str, Any], ins: Sequence[Any],
+                    outs: Sequence[Any]) -> tuple[float, float]:
+    """(FLOPs, transcendentals) of primitive ``name`` on operands ``ins`` → ``outs``."""
+    out = _size(outs[0]) if outs else 0
+    if name in ELEMENTWISE:
+        return float(out), 0.0
+    if name in TRANSCENDENTAL:
+        return 0.0, float(out)
+    if name in MIXED:
+        f, t = MIXED[name]
+        return f * out, t * out
+    if name == "integer_pow":
+        return float(out * _pow_multiplies(int(params.get("y", 2)))), 0.0
+    if name == "dot_general":
+        return float(dot_general_flops(ins[0].shape, params["dimension_numbers"], outs[0].shape)), 0.0
+    if name == "conv_general_dilated":
+        return float(conv_flops(ins[0].shape, ins[1].shape, outs[0].shape, params)), 0.0
+    if name in REDUCTIONS:
+        return float(max(_size(ins[0]) - out, 0)), 0.0
+    if name in CUMULATIVE:
+        return float(_size(ins[0])), 0.0
+    if name == "sort":
+        dim = params.get("dimension", -1)
+        shape = ins[0].shape
+        n = int(shape[dim]) if shape else 1
+        return float(_size(ins[0]) * max(math.ceil(math.log2(n)), 1) if n > 1 else 0), 0.0
+    if name in WINDOWED:
+        window = math.prod(params.get("window_dimensions", ()) or (1,))
+        return float(out * max(window - 1, 1)), 0.0
+    if name in ("select_and_scatter_add", "select_and_gather_add"):
+        window = math.prod(params.get("window_dimensions", ()) or (1,))
+        return float(_size(ins[0]) * window), 0.0
+    if name in SCATTER_COMBINE:
+        return float(_size(ins[-1])), 0.0  # one combine per update element
+    if name == "triangular_solve":  # a: [..., m, m], b: [..., m, n]
+        a, b = ins[0].shape, ins[1].shape
+        batch = _size(ins[1]) // max(b[-1] * b[-2], 1) if len(b) >= 2 else 1
+        return float(batch * a[-1] * a[-1] * (b[-1] if params.get("left_side") else b[-2])), 0.0
+    if name in ("cholesky", "lu", "qr", "householder_product", "eigh", "svd"):
+        shape = ins[0].shape
+        if len(shape) < 2:
+            return 0.0, 0.0
+        n = min(shape[-1], shape[-2])
+        batch = _size(ins[0]) // max(shape[-1] * shape[-2], 1)
+        factor = {"cholesky": 1 / 3, "lu": 2 / 3, "qr": 4 / 3, "householder_product": 4 / 3,
+                  "eigh": 9.0, "svd": 12.0}[name]
+        return float(batch * factor * n ** 3), 0.0
+    if name == "fft":
+        lengths = params.get("fft_lengths", ())
+        n = math.prod(lengths) if lengths else 1
+        return float(5 * _size(ins[0]) * math.log2(n)) if n > 1 else 0.0, 0.0
+    return 0.0, 0.0  # data movement, RNG bits, structural
+
+
+def _pow_multiplies(y: int) -> int:
+    """Multiplies for x**y by repeated squaring (a negative power adds a divide)."""
+    k = abs(y)
+    if k <= 1:
+        return 0 if y >= 0 else 1
+    return (k.bit_length() - 1) + (bin(k).count("1") - 1) + (1 if y < 0 else 0)
+
+
+def dot_general_flops(lhs_shape: Sequence[int], dimension_numbers: Any, out_shape: Sequence[int]) -> int:
+    """``2 · |out| · |contracted dims|``: one multiply and one add per term."""
+    (lhs_contract, _), _ = dimension_numbers
+    contracted = math.prod(int(lhs_shape[d]) for d in lhs_contract)
+    return 2 * math.prod(int(d) for d in out_shape) * contracted
+
+
+def conv_flops(lhs_shape: Sequence[int], rhs_shape: Sequence[int], out_shape: Sequence[int],
+               params: dict[str, Any]) -> int:
+    """``2 · out batch · out features · in features per group · valid taps``, where
+    the valid taps of each spatial dimension are the (output, kernel) position pairs that
+    land on a real input element (not padding, not a hole of the input dilation)."""
+    dn = params["dimension_numbers"]
+    lhs_spec, rhs_spec, out_spec = dn.lhs_spec, dn.rhs_spec, dn.out_spec
+    n_spatial = len(lhs_spec) - 2
+    strides = params.get("window_strides") or (1,) * n_spatial
+    padding = params.get("padding") or ((0, 0),) * n_spatial
+    lhs_dil = params.get("lhs_dilation") or (1,) * n_spatial
+    rhs_dil = params.get("rhs_dilation") or (1,) * n_spatial
+    taps = 1
+    for i in range(n_spatial):
+        pad = padding[i] if not isinstance(padding, str) else (0, 0)
+        taps *= valid_pairs(int(lhs_shape[lhs_spec[2 + i]]), int(rhs_shape[rhs_spec[2 + i]]),
+                            int(out_shape[out_spec[2 + i]]), int(strides[i]), int(pad[0]),
+                            int(lhs_dil[i]), int(rhs_dil[i]))
+    out_batch = int(out_shape[out_spec[0]])
+    out_features = int(out_shape[out_spec[1]])
+    in_features = int(rhs_shape[rhs_spec[1]])  # per group already
+    return 2 * out_batch * out_features * in_features * taps
+
+
+def valid_pairs(in_size: int, k_size: int, out_size: int, stride: int, pad_lo: int,
+                lhs_dil: int = 1, rhs_dil: int = 1) -> int:
+    """Number of (output position, kernel position) pairs of one spatial dimension that
+    read a real input element."""
+    total = 0
+    for k in range(k_size):
+        c = k * rhs_dil - pad_lo  # dilated input index = o * stride + c
+        if lhs_dil == 1:
+            lo = max(0, _ceil_div(-c, stride))
+            hi = min(out_size - 1, (in_size - 1 - c) // stride)
+            total += max(hi - lo + 1, 0)
+            continue
+        limit = (in_size - 1) * lhs_dil  # last real element, in dilated coordinates
+        for o in range(out_size):
+            u = o * stride + c
+            if 0 <= u <= limit and u % lhs_dil == 0:
+                total += 1
+    return total
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -((-a) // b)
+
+
+# ---------------------------------------------------------------------- a whole program
+@dataclass
+class ProgramCosts:
+    """Per-equation costs (pre-order, loop trip counts applied) and the program total."""
+
+    per_eqn: list[Cost]
+    primitives: list[str]
+    total: Cost
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def flops(self) -> float:
+        return self.total.flops
+
+    @property
+    def bytes(self) -> float:
+        return self.total.bytes
+
+    @property
+    def transcendentals(self) -> float:
+        return self.total.transcendentals
+
+
+def _holds_jaxpr(params: dict[str, Any]) -> bool:
+    for val in params.values():
+        for v in val if isinstance(val, (tuple, list)) else (val,):
+            if isinstance(v, (jcore.ClosedJaxpr, jcore.Jaxpr)):
+                return True
+    return False
+
+
+_HOLDS: dict[Any, bool] = {}  # primitive → whether its equations carry sub-jaxprs
+
+
+def _eqn_holds_jaxpr(eqn: Any) -> bool:
+    holds = _HOLDS.get(eqn.primitive)
+    if holds is None:
+        holds = _HOLDS[eqn.primitive] = _holds_jaxpr(eqn.params)
+    return holds
+
+
+def program_costs(closed: Any) -> ProgramCosts:
+    """Costs of every equation of a ClosedJaxpr (and of its sub-jaxprs), in the order the
+    graph builder creates their nodes."""
+    per_eqn: list[Cost] = []
+    prims: list[str] = []
+    notes: list[str] = []
+    jaxpr = getattr(closed, "jaxpr", closed)
+    total = _walk(jaxpr, 1, per_eqn, prims, notes)
+    return ProgramCosts(per_eqn, prims, total, notes)
+
+
+def _walk(jaxpr: Any, mult: float, per_eqn: list[Cost], prims: list[str], notes: list[str]) -> Cost:
+    from .tracing import _sub_jaxprs  # the graph builder's own order of sub-jaxprs
+
+    flops = trans = nbytes = 0.0
+    for eqn in jaxpr.eqns:
+        own = eqn_cost(eqn).scaled(mult)
+        per_eqn.append(own)
+        name = eqn.primitive.name
+        prims.append(name)
+        flops += own.flops
+        trans += own.transcendentals
+        nbytes += own.bytes
+        if not _eqn_holds_jaxpr(eqn):
+            continue
+        subs = _sub_jaxprs(eqn.params)
+        inner = mult
+        if name == "scan":
+            inner = mult * int(eqn.params.get("length", 1))
+        elif name == "while":
+            note = "while loops are counted once (their trip count is not known when tracing)"
+            if note not in notes:
+                notes.append(note)
+        sub_costs = [_walk(sub, inner, per_eqn, prims, notes) for _, sub, _ in subs]
+        if not sub_costs:
+            continue
+        if name == "cond":
+            sub_costs = [max(sub_costs, key=lambda c: (c.flops + c.transcendentals, c.bytes))]
+        for c in sub_costs:
+            flops += c.flops
+            trans += c.transcendentals
+            nbytes += c.bytes
+    return Cost(flops, trans, nbytes)
+
+
+# ---------------------------------------------------------------------- onto the graph
+def annotate(graph: Any, costs: ProgramCosts) -> bool:
+    """Copy per-equation costs onto the graph's equation nodes and sum them per group
+    (a ``cond``'s group counts its most expensive branch). Returns False, touching
+    nothing, when the graph's equations do not line up with the jaxpr's."""
+    eqn_nodes = [n for n in graph.nodes if n.kind == "eqn"]
+    if len(eqn_nodes) != len(costs.per_eqn) or any(
+            n.primitive != p for n, p in zip(eqn_nodes, costs.primitives)):
+        return False
+    for node, c in zip(eqn_nodes, costs.per_eqn):
+        node.flops = c.flops
+        node.bytes = c.bytes
+    groups = graph.groups
+    for g in groups:
+        g.flops = sum(graph.nodes[n].flops for n in g.nodes)
+        g.bytes = sum(graph.nodes[n].bytes for n in g.nodes)
+    for g in reversed(groups):  # children have larger ids than their parents
+        if not g.groups:
+            continue
+        if g.kind == "eqn" and len(g.groups) > 1 and any(
+                graph.nodes[n].primitive == "cond" for n in g.nodes):
+            best = max((groups[c] for c in g.groups), key=lambda c: (c.flops, c.bytes))
+            g.flops += best.flops
+            g.bytes += best.bytes
+        else:
+            g.flops += sum(groups[c].flops for c in g.groups)
+            g.bytes += sum(groups[c].bytes for c in g.groups)
+    return True
+
+
+# ---------------------------------------------------------------------- display helpers
+_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def fmt_count(value: float, unit: str = "") -> str:
+    """``4.2e9`` → ``4.2 G`` + unit."""
+    for scale, prefix in _PREFIXES:
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}".rstrip()
+
+
+def fmt_flops(value: float) -> str:
+    return fmt_count(value, "FLOP")
+
+
+def fmt_bytes(value: float) -> str:
+    for scale, prefix in ((2 ** 40, "Ti"), (2 ** 30, "Gi"), (2 ** 20, "Mi"), (2 ** 10, "Ki")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {prefix}B"
+    return f"{value:.0f} B"
+
+
+# A heat scale from pale yellow to deep red (ColorBrewer YlOrRd), shared by the renderers.
+HEAT_STOPS = ("#FFFFCC", "#FFEDA0", "#FED976", "#FEB24C", "#FD8D3C", "#FC4E2A", "#E31A1C", "#B10026")
+
+
+HEAT_DECADES = 3  # shares from 0.1% to 100% of the program's FLOPs span the scale
+
+
+def heat_level(fraction: float) -> float:
+    """A share of the program's FLOPs in [0, 1] → a position on the heat scale in [0, 1],
+    logarithmic (each tenfold counts the same), so that the expensive part of a model
+    stands out in any view and colours do not change as groups are expanded."""
+    if fraction <= 0:
+        return 0.0
+    return min(max(1.0 + math.log10(min(fraction, 1.0)) / HEAT_DECADES, 0.0), 1.0)
+
+
+def heat_color(level: float) -> str:
+    """Colour at ``level`` in [0, 1] of the heat scale."""
+    pos = min(max(level, 0.0), 1.0) * (len(HEAT_STOPS) - 1)
+    i = min(int(pos), len(HEAT_STOPS) - 2)
+    t = pos - i
+    a, b = HEAT_STOPS[i], HEAT_STOPS[i + 1]
+    rgb = [round(int(a[j:j + 2], 16) * (1 - t) + int(b[j:j + 2], 16) * t) for j in (1, 3, 5)]
+    return "#" + "".join(f"{c:02X}" for c in rgb)
+
+
+def heat_text_color(level: float) -> str:
+    """Readable text on ``heat_color(level)``."""
+    return "#FFFFFF" if level > 0.8 else "#111111"
+
+
+def cost_label(flops: float, nbytes: float) -> str:
+    """``1.2 GFLOP · 3.4 MiB`` (empty when nothing was counted)."""
+    if not flops and not nbytes:
+        return ""
+    return f"{fmt_flops(flops)} · {fmt_bytes(nbytes)}"
+
+
+@dataclass(slots=True)
+class Heat:
+    text: str  # "1.2 GFLOP · 3.4 MiB · 42%"
+    share: float  # of the program's FLOPs
+    fill: str
+    font: str
+
+
+def group_heat(graph: Any, gid: int) -> Heat | None:
+    """How a group shows its cost (None when no cost was computed or it costs nothing)."""
+    g = graph.groups[gid]
+    total = graph.groups[0].flops
+    if not total or not (g.flops or g.bytes):
+        return None
+    share = g.flops / total
+    level = heat_level(share)
+    pct = f"{share:.0%}" if share >= 0.01 else ("<1%" if share > 0 else "0%")
+    return Heat(f"{cost_label(g.flops, g.bytes)} · {pct}", share, heat_color(level), heat_text_color(level))

@@ -1,0 +1,605 @@
+"""Where a program runs and what it cost there.
+
+- ``list_devices()`` / ``%jaxviz devices``: every device JAX can use, with its memory
+  statistics where the backend reports them (GPUs and TPUs do, the CPU does not: then the
+  live arrays on it are counted instead).
+- ``resolve_device("gpu:0" | "cpu" | "tpu:1" | Device | None)``: a device, or a
+  ``DeviceNotFound`` whose message lists the devices there are.
+- ``RunReport``: device, trace / lower / compile / first-run / steady-state times, XLA's
+  ``cost_analysis()`` (FLOPs, bytes accessed, transcendentals) and ``memory_analysis()``
+  (argument, output, temporary and generated-code bytes) where the backend gives them,
+  jaxviz's own per-equation estimate beside them, and the achieved FLOP/s and bytes/s.
+  Renders in notebooks (HTML) and terminals (rich).
+- ``profile(fn, *args, device=None, repeats=5)``: all of that for one function call.
+"""
+
+from __future__ import annotations
+
+import html
+import inspect
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import numpy as np
+
+from .costs import Cost, ProgramCosts, fmt_bytes, fmt_count, fmt_flops, program_costs
+
+PLATFORMS = ("gpu", "tpu", "cpu")  # probed in this order; the default backend comes first
+ALIASES = {"cuda": "gpu", "rocm": "gpu", "nvidia": "gpu", "amd": "gpu"}
+DEFAULT_REPEATS = 5
+
+
+# ---------------------------------------------------------------------- devices
+def _platform_devices(platform: str) -> list[Any]:
+    try:
+        return list(jax.devices(platform))
+    except RuntimeError:  # "Unknown backend": no such platform here
+        return []
+
+
+def list_devices() -> list[Any]:
+    """All devices JAX can use: the default backend's first, then the other platforms'."""
+    seen: dict[Any, None] = {}
+    for d in jax.devices():
+        seen.setdefault(d)
+    for p in PLATFORMS:
+        for d in _platform_devices(p):
+            seen.setdefault(d)
+    return list(seen)
+
+
+def default_device() -> Any:
+    """The device ``jax.jit`` uses for uncommitted inputs."""
+    configured = jax.config.jax_default_device
+    if configured is not None and not isinstance(configured, str):
+        return configured
+    if isinstance(configured, str):
+        return _platform_devices(configured)[0]
+    return jax.devices()[0]
+
+
+def device_label(device: Any) -> str:
+    """``gpu:0``: what ``--device`` accepts."""
+    return f"{device.platform}:{device.id}"
+
+
+def describe_device(device: Any) -> str:
+    """``gpu:0 (NVIDIA H100)``."""
+    return f"{device_label(device)} ({device.device_kind})"
+
+
+def has_accelerator() -> bool:
+    return any(d.platform != "cpu" for d in list_devices())
+
+
+class DeviceNotFound(ValueError):
+    """``--device`` / ``device=`` named a device that is not there. The message lists the
+    devices there are, on one screen."""
+
+    def __init__(self, spec: str, devices: Sequence[Any] | None = None, reason: str = "") -> None:
+        devices = list_devices() if devices is None else list(devices)
+        self.spec = spec
+        self.devices = devices
+        default = default_device() if devices else None
+        lines = [f"no device {spec!r} here{': ' + reason if reason else ''}.", "Devices JAX can use:"]
+        for d in devices:
+            mark = "  (default)" if d == default else ""
+            lines.append(f"  {device_label(d):8s} {d.device_kind}{mark}")
+        platform = spec.split(":", 1)[0].lower()
+        platform = ALIASES.get(platform, platform)
+        if platform in ("gpu", "tpu") and not any(d.platform == platform for d in devices):
+            lines.append(f"JAX found no {platform.upper()}: is the matching jax plugin installed "
+                         f"(e.g. pip install 'jax[cuda12]') and is JAX_PLATFORMS unset?")
+        if devices:
+            lines.append(f"Pick one, e.g. --device {device_label(devices[0])}.")
+        super().__init__("\n".join(lines))
+
+    def _render_traceback_(self) -> list[str]:  # IPython: the message, not a traceback
+        return [f"DeviceNotFound: {self.args[0]}"]
+
+
+def resolve_device(spec: Any = None) -> Any:
+    """``None``/"default" → the default device; "cpu", "gpu:1", "cuda:0", "tpu:0" or a
+    ``jax.Device`` → that device. Raises ``DeviceNotFound`` listing the devices."""
+    if spec is None or (isinstance(spec, str) and spec.strip().lower() in ("", "default")):
+        return default_device()
+    if not isinstance(spec, str):
+        if hasattr(spec, "platform") and hasattr(spec, "id"):
+            return spec
+        raise TypeError(f"device must be a string like 'gpu:0' or a jax.Device, not {type(spec).__name__}")
+    text = spec.strip().lower()
+    platform, _, index = text.partition(":")
+    platform = ALIASES.get(platform, platform)
+    candidates = _platform_devices(platform)
+    if not candidates:
+        raise DeviceNotFound(spec, reason=f"no {platform!r} platform")
+    if not index:
+        return candidates[0]
+    try:
+        i = int(index)
+    except ValueError:
+        raise DeviceNotFound(spec, reason=f"{index!r} is not a device number") from None
+    for d in candidates:
+        if d.id == i:
+            return d
+    if 0 <= i < len(candidates):
+        return candidates[i]
+    raise DeviceNotFound(spec, reason=f"there are {len(candidates)} {platform} device(s)")
+
+
+def place(tree: Any, device: Any) -> Any:
+    """Put every array leaf of ``tree`` on ``device`` (Python values stay as they are)."""
+    def put(leaf: Any) -> Any:
+        if isinstance(leaf, (jax.Array, np.ndarray, np.generic)):
+            return jax.device_put(leaf, device)
+        return leaf
+
+    return jax.tree_util.tree_map(put, tree)
+
+
+def memory_stats(device: Any) -> dict[str, int] | None:
+    try:
+        stats = device.memory_stats()
+    except Exception:  # some backends raise instead of returning None
+        return None
+    return dict(stats) if stats else None
+
+
+def live_bytes() -> dict[Any, tuple[int, int]]:
+    """Per device: (live arrays, bytes) from ``jax.live_arrays()``."""
+    out: dict[Any, tuple[int, int]] = {}
+    for arr in jax.live_arrays():
+        try:
+            devs = list(arr.devices())
+            nbytes = int(arr.nbytes) // max(len(devs), 1)
+        except Exception:  # deleted or donated meanwhile
+            continue
+        for d in devs:
+            n, b = out.get(d, (0, 0))
+            out[d] = (n + 1, b + nbytes)
+    return out
+
+
+@dataclass
+class DeviceRow:
+    label: str
+    kind: str
+    platform: str
+    default: bool
+    process: int
+    stats: dict[str, int] | None
+    live: tuple[int, int]
+
+    def memory_text(self) -> str:
+        s = self.stats
+        live = f"{self.live[0]} live arrays, {fmt_bytes(self.live[1])}"
+        if not s:
+            return f"{live} (this backend reports no memory statistics)"
+        parts = []
+        if "bytes_in_use" in s:
+            limit = f" of {fmt_bytes(s['bytes_limit'])}" if s.get("bytes_limit") else ""
+            parts.append(f"in use {fmt_bytes(s['bytes_in_use'])}{limit}")
+        if "peak_bytes_in_use" in s:
+            parts.append(f"peak {fmt_bytes(s['peak_bytes_in_use'])}")
+        if "largest_alloc_size" in s:
+            parts.append(f"largest allocation {fmt_bytes(s['largest_alloc_size'])}")
+        return " · ".join(parts + [live])
+
+
+class DeviceTable:
+    """What ``%jaxviz devices`` shows (text, HTML and rich)."""
+
+    def __init__(self, rows: list[DeviceRow]) -> None:
+        self.rows = rows
+
+    @classmethod
+    def collect(cls, platform: str | None = None) -> DeviceTable:
+        default = default_device()
+        live = live_bytes()
+        rows = []
+        for d in list_devices():
+            if platform and d.platform != ALIASES.get(platform, platform):
+                continue
+            rows.append(DeviceRow(device_label(d), d.device_kind, d.platform, d == default,
+                                  d.process_index, memory_stats(d), live.get(d, (0, 0))))
+        return cls(rows)
+
+    def note(self) -> str:
+        if any(r.platform != "cpu" for r in self.rows):
+            return ""
+        return "No accelerator found: %%jaxpr and jaxviz.profile run on the CPU."
+
+    def __repr__(self) -> str:
+        lines = [f"{'device':8s} {'kind':24s} memory"]
+        for r in self.rows:
+            mark = " *" if r.default else "  "
+            lines.append(f"{r.label:8s} {r.kind[:24]:24s} {r.memory_text()}{mark}")
+        lines.append("(* = default device; pick another with %%jaxpr --device LABEL)")
+        if self.note():
+            lines.append(self.note())
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><td><code>{_esc(r.label)}</code>{' <b>(default)</b>' if r.default else ''}</td>"
+            f"<td>{_esc(r.kind)}</td><td>{_esc(r.memory_text())}</td></tr>" for r in self.rows)
+        note = f'<div style="color:#a15c00">{_esc(self.note())}</div>' if self.note() else ""
+        return ('<table class="jaxviz-devices" style="font-size:12px"><tr><th>device</th><th>kind</th>'
+                f"<th>memory</th></tr>{rows}</table>{note}")
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from rich.table import Table
+
+        table = Table(title="devices", box=None, header_style="bold")
+        for col in ("device", "kind", "memory"):
+            table.add_column(col)
+        for r in self.rows:
+            table.add_row(r.label + (" (default)" if r.default else ""), r.kind, r.memory_text())
+        yield table
+        if self.note():
+            yield self.note()
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [{"device": r.label, "kind": r.kind, "platform": r.platform, "default": r.default,
+                 "process": r.process, "memory_stats": r.stats, "live_arrays": r.live[0],
+                 "live_bytes": r.live[1]} for r in self.rows]
+
+
+def devices_command(shell: Any, argv: list[str]) -> DeviceTable:
+    """``%jaxviz devices [cpu|gpu|tpu]``: the devices, with their memory."""
+    platform = argv[0].lower() if argv else None
+    return DeviceTable.collect(platform)
+
+
+# ---------------------------------------------------------------------- executables
+def xla_cost(compiled: Any) -> dict[str, float] | None:
+    """``flops``, ``bytes accessed``, ``transcendentals`` from ``compiled.cost_analysis()``,
+    or None where the backend gives none."""
+    try:
+        cost = compiled.cost_analysis()
+    except Exception:
+        return None
+    if isinstance(cost, (list, tuple)):  # older JAX: one dict per executable
+        cost = cost[0] if cost else None
+    if not cost:
+        return None
+    keys = ("flops", "bytes accessed", "transcendentals", "optimal_seconds")
+    out = {k: float(cost[k]) for k in keys if k in cost}
+    out.setdefault("flops", 0.0)  # XLA leaves out counts that are zero
+    return out
+
+
+MEMORY_FIELDS = (("argument", "argument_size_in_bytes"), ("output", "output_size_in_bytes"),
+                 ("temp", "temp_size_in_bytes"), ("generated_code", "generated_code_size_in_bytes"),
+                 ("alias", "alias_size_in_bytes"), ("peak", "peak_memory_in_bytes"))
+
+
+def xla_memory(compiled: Any) -> dict[str, int] | None:
+    """Argument / output / temporary / generated-code / aliased bytes of the executable."""
+    try:
+        mem = compiled.memory_analysis()
+    except Exception:
+        return None
+    if mem is None:
+        return None
+    out = {}
+    for key, attr in MEMORY_FIELDS:
+        value = getattr(mem, attr, None)
+        if value is not None:
+            out[key] = int(value)
+    for key in ("peak", "alias"):
+        if not out.get(key):
+            out.pop(key, None)
+    return out or None
+
+
+def executable_device(compiled: Any, fallback: Any) -> Any:
+    """The device an executable runs on (its first input/output sharding's), or ``fallback``."""
+    for attr in ("output_shardings", "input_shardings"):
+        try:
+            shardings = jax.tree_util.tree_leaves(getattr(compiled, attr))
+        except Exception:
+            continue
+        for s in shardings:
+            devs = getattr(s, "device_set", None)
+            if devs:
+                return sorted(devs, key=lambda d: d.id)[0]
+    return fallback
+
+
+# ---------------------------------------------------------------------- the report
+TIMING_LABELS = (("trace", "trace"), ("lower", "lower"), ("compile", "compile"),
+                 ("run", "first run"), ("steady", "steady state"))
+
+
+@dataclass
+class RunReport:
+    """Where a program ran and what it cost. ``timings`` in seconds: trace, lower, compile,
+    run (the first run, compile excluded) and, when timed, steady (the median of ``runs``)."""
+
+    name: str
+    device: str  # "gpu:0"
+    device_kind: str
+    platform: str
+    timings: dict[str, float] = field(default_factory=dict)
+    runs: list[float] = field(default_factory=list)
+    xla: dict[str, float] | None = None  # cost_analysis()
+    memory: dict[str, int] | None = None  # memory_analysis()
+    estimate: Cost | None = None  # jaxviz's per-equation estimate
+    loops: int = 0  # scan/while equations: XLA counts their bodies once
+    notes: list[str] = field(default_factory=list)
+    result: Any = field(default=None, repr=False, compare=False)  # the outputs (profile())
+
+    @classmethod
+    def from_compiled(cls, name: str, compiled: Any, device: Any, costs: ProgramCosts | None = None,
+                      timings: dict[str, float] | None = None, requested: Any = None) -> RunReport:
+        """The report of an executable: ``device`` is where it was meant to run (the
+        executable's own device wins), ``costs`` jaxviz's estimate for its jaxpr,
+        ``requested`` the device the user asked for (None: JAX's default)."""
+        dev = executable_device(compiled, device)
+        report = cls(name, device_label(dev), dev.device_kind, dev.platform,
+                     timings=dict(timings or {}), xla=xla_cost(compiled), memory=xla_memory(compiled))
+        if costs is not None:
+            report.estimate = costs.total
+            report.loops = sum(1 for p in costs.primitives if p in ("scan", "while"))
+            report.notes += costs.notes
+        if dev.platform == "cpu" and requested is None and not has_accelerator():
+            report.notes.insert(0, "no accelerator found: ran on the CPU")
+        if report.xla is None:
+            report.notes.append(f"the {dev.platform} backend gives no cost analysis: FLOPs are jaxviz's estimate")
+        return report
+
+    # ----------------------------------------------------------------- figures
+    @property
+    def run_seconds(self) -> float | None:
+        """Steady-state time when measured, else the first run's."""
+        return self.timings.get("steady", self.timings.get("run"))
+
+    @property
+    def flops(self) -> float | None:
+        """FLOPs of one run: XLA's count, or jaxviz's estimate when the program loops
+        (XLA counts a loop body once) or the backend gives no count."""
+        xla = (self.xla or {}).get("flops")
+        if xla is not None and not (self.loops and self.estimate):
+            return xla
+        return self.estimate.flops if self.estimate else xla
+
+    @property
+    def flops_source(self) -> str:
+        xla = (self.xla or {}).get("flops")
+        return "XLA" if xla is not None and not (self.loops and self.estimate) else "jaxviz estimate"
+
+    @property
+    def bytes_accessed(self) -> float | None:
+        return (self.xla or {}).get("bytes accessed")
+
+    @property
+    def flops_per_second(self) -> float | None:
+        t, f = self.run_seconds, self.flops
+        return f / t if t and f else None
+
+    @property
+    def bytes_per_second(self) -> float | None:
+        t, b = self.run_seconds, self.bytes_accessed
+        return b / t if t and b else None
+
+    def add_runs(self, samples: Sequence[float]) -> None:
+        self.runs = list(samples)
+        if self.runs:
+            self.timings["steady"] = statistics.median(self.runs)
+
+    # ----------------------------------------------------------------- text
+    def summary(self) -> str:
+        parts = [f"ran on {self.device} ({self.device_kind})"]
+        for key in ("compile", "run", "steady"):
+            if key in self.timings:
+                parts.append(f"{dict(TIMING_LABELS)[key]} {fmt_seconds(self.timings[key])}")
+        if self.flops:
+            parts.append(fmt_flops(self.flops))
+        if self.flops_per_second:
+            parts.append(fmt_count(self.flops_per_second, "FLOP/s"))
+        return " · ".join(parts)
+
+    def rows(self) -> list[tuple[str, str]]:
+        """The "Run" section: (label, value) lines."""
+        rows = [("device", f"{self.device} · {self.device_kind} · platform {self.platform}")]
+        times = [f"{label} {fmt_seconds(self.timings[k])}" for k, label in TIMING_LABELS if k in self.timings]
+        if self.runs:
+            times[-1] += (f" (median of {len(self.runs)}, min {fmt_seconds(min(self.runs))},"
+                          f" max {fmt_seconds(max(self.runs))})")
+        if times:
+            rows.append(("time", " · ".join(times)))
+        xla = self.xla or {}
+        if xla:
+            line = [f"{fmt_flops(xla.get('flops', 0))}"]
+            if "transcendentals" in xla:
+                line.append(f"{fmt_count(xla['transcendentals'])} transcendentals")
+            if "bytes accessed" in xla:
+                line.append(f"{fmt_bytes(xla['bytes accessed'])} accessed")
+            rows.append(("XLA cost", " · ".join(line)))
+        if self.estimate is not None:
+            est = self.estimate
+            line = f"{fmt_flops(est.flops)} · {fmt_count(est.transcendentals)} transcendentals · " \
+                   f"{fmt_bytes(est.bytes)} read+written unfused"
+            if xla.get("flops"):
+                line += f" · {est.flops / xla['flops']:.3f} × XLA's count"
+                if self.loops:
+                    line += " (XLA counts each loop body once)"
+            rows.append(("estimate", line))
+        if self.memory:
+            names = (("argument", "arguments"), ("output", "outputs"), ("temp", "temporaries"),
+                     ("generated_code", "generated code"), ("alias", "aliased"), ("peak", "peak"))
+            rows.append(("memory", " · ".join(f"{label} {fmt_bytes(self.memory[k])}"
+                                              for k, label in names if k in self.memory)))
+        achieved = []
+        if self.flops_per_second:
+            achieved.append(fmt_count(self.flops_per_second, "FLOP/s"))
+        if self.bytes_per_second:
+            achieved.append(f"{fmt_bytes(self.bytes_per_second)}/s")
+        if achieved:
+            which = "steady state" if "steady" in self.timings else "first run"
+            rows.append(("achieved", " · ".join(achieved) + f" (over the {which}; FLOPs: {self.flops_source})"))
+        for note in self.notes:
+            rows.append(("note", note))
+        return rows
+
+    def text(self) -> str:
+        width = max((len(k) for k, _ in self.rows()), default=0)
+        return "\n".join([f"Run: {self.name}"] + [f"  {k:{width}s}  {v}" for k, v in self.rows()])
+
+    def __repr__(self) -> str:
+        return f"<jaxviz.RunReport {self.summary()}>"
+
+    def __str__(self) -> str:
+        return self.text()
+
+    # ----------------------------------------------------------------- rich displays
+    def html(self) -> str:
+        rows = "".join(f'<tr><td style="text-align:left;color:#555">{_esc(k)}</td>'
+                       f'<td style="text-align:left">{_esc(v)}</td></tr>' for k, v in self.rows())
+        return (f'<div class="jaxviz-run"><div style="font-weight:bold;font-size:12px">Run · {_esc(self.name)}</div>'
+                f'<table class="jaxviz-run-table" style="font-size:12px">{rows}</table></div>')
+
+    def _repr_html_(self) -> str:
+        return self.html()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {"text/plain": self.text(), "text/html": self.html()}
+
+    def rich_table(self) -> Any:
+        from rich.table import Table
+
+        table = Table(title=f"Run · {self.name}", box=None, show_header=False, title_justify="left")
+        table.add_column(style="dim")
+        table.add_column()
+        for k, v in self.rows():
+            table.add_row(k, v, style="yellow" if k == "note" else None)
+        return table
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        yield self.rich_table()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "device": self.device, "device_kind": self.device_kind,
+                "platform": self.platform, "timings": dict(self.timings), "runs": list(self.runs),
+                "xla": self.xla, "memory": self.memory,
+                "estimate": self.estimate.to_json() if self.estimate else None,
+                "flops": self.flops, "flops_source": self.flops_source,
+                "flops_per_second": self.flops_per_second, "bytes_per_second": self.bytes_per_second,
+                "notes": list(self.notes)}
+
+
+def time_runs(call: Callable[[], Any], repeats: int) -> list[float]:
+    """Seconds per call, each waited for with ``block_until_ready``."""
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        jax.block_until_ready(call())
+        samples.append(time.perf_counter() - t0)
+    return samples
+
+
+# ---------------------------------------------------------------------- profile()
+def profile(fn: Callable[..., Any], *args: Any, device: Any = None, repeats: int = DEFAULT_REPEATS,
+            static_argnums: int | Sequence[int] = (), static_argnames: str | Sequence[str] = (),
+            **kwargs: Any) -> RunReport:
+    """Trace, lower, compile and run ``fn(*args, **kwargs)`` on ``device`` (default: JAX's
+    default device; inputs are placed there explicitly when one is named), time each
+    stage, then ``repeats`` more runs for the steady state. ``report.result`` holds the
+    outputs of the first run.
+
+    ``fn`` may be plain or ``jax.jit``-ed (its own static arguments apply).
+    """
+    from . import _jax_internals as internals
+
+    dev = resolve_device(device)
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    if hasattr(fn, "trace") and hasattr(fn, "lower"):
+        jitted = fn
+        info = internals.jit_static_args(fn)
+        if info is not None:
+            nums, names = info
+    else:
+        jitted = jax.jit(fn, static_argnums=nums, static_argnames=names)
+    if device is not None:
+        args, kwargs = _place_dynamic(fn, args, kwargs, nums, names, dev)
+    dyn_args, dyn_kwargs = _dynamic(fn, args, kwargs, nums, names)
+    timings: dict[str, float] = {}
+    with jax.default_device(dev):
+        t0 = time.perf_counter()
+        traced = jitted.trace(*args, **kwargs)
+        t1 = time.perf_counter()
+        lowered = traced.lower()
+        t2 = time.perf_counter()
+        compiled = lowered.compile()
+        t3 = time.perf_counter()
+        result = compiled(*dyn_args, **dyn_kwargs)
+        jax.block_until_ready(result)
+        t4 = time.perf_counter()
+        timings.update(trace=t1 - t0, lower=t2 - t1, compile=t3 - t2, run=t4 - t3)
+        samples = time_runs(lambda: compiled(*dyn_args, **dyn_kwargs), repeats) if repeats > 0 else []
+    name = getattr(inspect.unwrap(fn), "__name__", None) or type(fn).__name__
+    report = RunReport.from_compiled(name, compiled, dev, program_costs(traced.jaxpr), timings,
+                                     requested=device)
+    report.add_runs(samples)
+    report.result = result
+    return report
+
+
+def _static_positions(fn: Any, n_args: int, nums: tuple[int, ...], names: tuple[str, ...]) -> set[int]:
+    positions = {n % n_args for n in nums if -n_args <= n < n_args} if n_args else set()
+    try:
+        params = list(inspect.signature(inspect.unwrap(fn)).parameters.values())
+    except (TypeError, ValueError):
+        return positions
+    for i, p in enumerate(params[:n_args]):
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name in names:
+            positions.add(i)
+    return positions
+
+
+def _static_kwarg_names(fn: Any, nums: tuple[int, ...], names: tuple[str, ...]) -> set[str]:
+    out = set(names)
+    try:
+        params = list(inspect.signature(inspect.unwrap(fn)).parameters.values())
+    except (TypeError, ValueError):
+        return out
+    for n in nums:
+        if 0 <= n < len(params):
+            out.add(params[n].name)
+    return out
+
+
+def _dynamic(fn: Any, args: tuple, kwargs: dict, nums: tuple[int, ...],
+             names: tuple[str, ...]) -> tuple[tuple, dict]:
+    """The arguments a compiled executable takes: the static ones left out."""
+    static_pos = _static_positions(fn, len(args), nums, names)
+    static_kw = _static_kwarg_names(fn, nums, names)
+    return (tuple(a for i, a in enumerate(args) if i not in static_pos),
+            {k: v for k, v in kwargs.items() if k not in static_kw})
+
+
+def _place_dynamic(fn: Any, args: tuple, kwargs: dict, nums: tuple[int, ...], names: tuple[str, ...],
+                   device: Any) -> tuple[tuple, dict]:
+    static_pos = _static_positions(fn, len(args), nums, names)
+    static_kw = _static_kwarg_names(fn, nums, names)
+    return (tuple(a if i in static_pos else place(a, device) for i, a in enumerate(args)),
+            {k: v if k in static_kw else place(v, device) for k, v in kwargs.items()})
+
+
+# ---------------------------------------------------------------------- helpers
+def fmt_seconds(s: float) -> str:
+    if s < 1e-3:
+        return f"{s * 1e6:.0f} µs"
+    if s < 1:
+        return f"{s * 1e3:.1f} ms"
+    return f"{s:.2f} s"
+
+
+def _esc(text: Any) -> str:
+    return html.escape(str(text))

@@ -1,0 +1,265 @@
+"""Devices, RunReport and profile(): on the CPU here; device selection on two CPU devices
+(``--xla_force_host_platform_device_count=2``) in a subprocess. Nothing needs a GPU."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+import jaxviz
+from jaxviz import devices
+from jaxviz.devices import DeviceNotFound, RunReport, profile, resolve_device
+
+NO_GPU = not any(d.platform == "gpu" for d in devices.list_devices())
+
+
+def mlp(w1, w2, x):
+    return jnp.tanh(x @ w1) @ w2
+
+
+ARGS = (jnp.ones((64, 128)), jnp.ones((128, 32)), jnp.ones((16, 64)))
+MLP_FLOPS = 2 * 16 * 64 * 128 + 2 * 16 * 128 * 32
+
+
+# ---------------------------------------------------------------------- devices
+def test_list_and_resolve_devices():
+    found = devices.list_devices()
+    assert found and found[0] == jax.devices()[0]
+    assert resolve_device(None) == devices.default_device()
+    assert resolve_device("cpu").platform == "cpu"
+    assert resolve_device("CPU:0") == jax.devices("cpu")[0]
+    dev = jax.devices("cpu")[0]
+    assert resolve_device(dev) is dev
+
+
+@pytest.mark.skipif(not NO_GPU, reason="a GPU is present")
+def test_missing_device_lists_the_devices():
+    with pytest.raises(DeviceNotFound) as info:
+        resolve_device("gpu:0")
+    msg = str(info.value)
+    assert "no device 'gpu:0'" in msg and "cpu:0" in msg and "(default)" in msg
+    assert len(msg.splitlines()) < 15  # one screen
+    assert info.value._render_traceback_()[0].startswith("DeviceNotFound")
+    with pytest.raises(DeviceNotFound, match="cpu:99"):
+        resolve_device("cpu:99")
+    with pytest.raises(DeviceNotFound, match="not a device number"):
+        resolve_device("cpu:x")
+
+
+def test_device_table():
+    table = devices.devices_command(None, [])
+    text = repr(table)
+    assert "cpu:0" in text and "*" in text
+    assert "cpu:0" in table._repr_html_()
+    rows = table.to_json()
+    assert rows[0]["device"] == devices.device_label(jax.devices()[0])
+    json.dumps(rows)
+    if NO_GPU:
+        assert "No accelerator" in text
+
+
+# ---------------------------------------------------------------------- profile()
+def test_profile_reports_times_costs_memory():
+    report = profile(mlp, *ARGS, repeats=3)
+    assert isinstance(report, RunReport)
+    assert {"trace", "lower", "compile", "run", "steady"} <= set(report.timings)
+    assert len(report.runs) == 3 and report.timings["steady"] == sorted(report.runs)[1]
+    assert report.device == devices.device_label(jax.devices()[0])
+    assert report.xla["flops"] == pytest.approx(MLP_FLOPS, rel=0.01)
+    assert report.estimate.flops == MLP_FLOPS
+    assert report.estimate.transcendentals == 16 * 128
+    assert report.memory["argument"] == 4 * (64 * 128 + 128 * 32 + 16 * 64)
+    assert report.memory["output"] == 4 * 16 * 32
+    assert report.flops_per_second == pytest.approx(report.flops / report.timings["steady"])
+    assert jnp.allclose(report.result, mlp(*ARGS))
+    if NO_GPU:
+        assert "no accelerator found: ran on the CPU" in report.notes
+    text = report.text()
+    for word in ("device", "compile", "steady state", "XLA cost", "estimate", "memory", "achieved"):
+        assert word in text
+    bundle = report._repr_mimebundle_()
+    assert "jaxviz-run" in bundle["text/html"] and "Run: mlp" in bundle["text/plain"]
+    json.dumps(report.to_json())
+    from rich.console import Console
+
+    console = Console(record=True, width=120)
+    console.print(report)
+    assert "XLA cost" in console.export_text()
+
+
+def test_profile_static_arguments_and_jitted_functions():
+    def scaled(x, n, *, k):
+        return x * n * k
+
+    x = jnp.ones(4)
+    r = profile(scaled, x, 3, k=2, static_argnums=1, static_argnames="k", repeats=1)
+    assert jnp.allclose(r.result, 6.0)
+    jitted = jax.jit(scaled, static_argnums=1, static_argnames="k")
+    r = profile(jitted, x, 5, k=2, repeats=0)
+    assert jnp.allclose(r.result, 10.0) and "steady" not in r.timings
+
+
+def test_loops_use_the_estimate():
+    w = jnp.ones((32, 32))
+
+    def rnn(h):
+        return jax.lax.scan(lambda c, _: (c @ w, None), h, None, length=10)[0]
+
+    r = profile(rnn, w, repeats=0)
+    assert r.loops == 1 and r.flops_source == "jaxviz estimate"
+    assert r.flops == 10 * 2 * 32 ** 3
+    assert "loop" in r.text()
+
+
+def test_profile_is_exported():
+    assert jaxviz.profile is profile and "profile" in jaxviz.__all__
+
+
+# ---------------------------------------------------------------------- the magic
+@pytest.fixture(scope="module")
+def shell():
+    """The shared IPython shell; what these tests bind is removed afterwards."""
+    ip = InteractiveShell.instance()
+    before = dict(ip.user_ns)
+    loaded = "jaxviz" in ip.extension_manager.loaded
+    if not loaded:
+        ip.run_line_magic("load_ext", "jaxviz")
+    ip.run_cell("import jax, jax.numpy as jnp\nx = jnp.ones((8, 16)); w = jnp.ones((16, 4))\n")
+    yield ip
+    for name in set(ip.user_ns) - set(before):
+        del ip.user_ns[name]
+    for name, value in before.items():
+        if not name.startswith("_") and name not in ("In", "Out") and ip.user_ns.get(name) is not value:
+            ip.user_ns[name] = value
+    if not loaded:
+        ip.run_line_magic("unload_ext", "jaxviz")
+
+
+def test_cell_time_option_and_run_section(shell, capsys):
+    r = shell.run_cell("%%jaxpr --time --repeat 3 --text -o prog\nh = jnp.tanh(x @ w)\ns = h.sum()\n")
+    assert r.error_in_exec is None
+    prog = shell.user_ns["prog"]
+    report = prog.run_report
+    assert report is not None and len(report.runs) == 3
+    assert {"steady", "run", "compile"} <= set(prog.timings)
+    out = capsys.readouterr().out
+    assert "steady" in out.splitlines()[0]  # the summary line
+    assert "Run: cell" in out and "XLA cost" in out
+    assert report.estimate.flops == 2 * 8 * 16 * 4 + (8 * 4 - 1)
+    html = prog._repr_mimebundle_()["text/html"]
+    assert "jaxviz-run" in html
+
+
+def test_cell_without_time_has_no_steady_state(shell, capsys):
+    r = shell.run_cell("%%jaxpr --quiet -o prog2\nh2 = x * 2\n")
+    assert r.error_in_exec is None
+    prog = shell.user_ns["prog2"]
+    assert "steady" not in prog.timings and prog.run_report.runs == []
+    assert "FLOP" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not NO_GPU, reason="a GPU is present")
+def test_cell_on_missing_device_binds_nothing(shell):
+    shell.user_ns.pop("nope", None)
+    r = shell.run_cell("%%jaxpr --device gpu:0\nnope = x + 1\n")
+    assert isinstance(r.error_in_exec, DeviceNotFound)
+    assert "nope" not in shell.user_ns
+
+
+def test_line_magic_time(shell):
+    shell.run_cell("def f(a, b):\n    return a @ b\n")
+    r = shell.run_cell("%jaxpr --time --repeat 2 --quiet -o pf f(x, w)")
+    assert r.error_in_exec is None
+    assert shell.user_ns["pf"].run_report.estimate.flops == 2 * 8 * 16 * 4
+
+
+def test_jaxviz_devices_command(shell):
+    r = shell.run_cell("%jaxviz devices")
+    assert r.error_in_exec is None and "cpu:0" in repr(r.result)
+
+
+# ---------------------------------------------------------------------- two CPU devices
+TWO_DEVICES = textwrap.dedent("""
+    import json
+    import jax, jax.numpy as jnp
+    from IPython.core.interactiveshell import InteractiveShell
+    import jaxviz
+    from jaxviz.cells import stage_cell
+    from jaxviz.devices import DeviceNotFound
+
+    out = {"devices": [str(d) for d in jax.devices()]}
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "jaxviz")
+    ip.run_cell("import jax.numpy as jnp\\nx = jnp.ones((8, 16)); w = jnp.ones((16, 4)); n = 2\\n")
+    r = ip.run_cell("%%jaxpr --device cpu:1 --time --repeat 2 --quiet -o prog\\nh = jnp.tanh(x @ w) * n\\n")
+    ns = ip.user_ns
+    out["cell_error"] = repr(r.error_in_exec)
+    out["h_devices"] = sorted(str(d) for d in ns["h"].devices())
+    out["x_devices"] = sorted(str(d) for d in ns["x"].devices())  # the user's x is not moved
+    out["report_device"] = ns["prog"].run_report.device
+    out["program_device"] = ns["prog"].device
+    out["steady"] = "steady" in ns["prog"].timings
+    out["notes"] = ns["prog"].run_report.notes
+
+    r = ip.run_cell("%%jaxpr --device cpu:1 --quiet\\nz = jnp.arange(4.0) * 2\\n")  # no array inputs
+    out["z_devices"] = sorted(str(d) for d in ns["z"].devices())
+
+    r = ip.run_cell("%%jaxpr --quiet -o prog0\\nh0 = x + 1\\n")  # JAX's default device
+    out["default_devices"] = sorted(str(d) for d in ns["h0"].devices())
+    out["default_report"] = ns["prog0"].run_report.device
+
+    r = ip.run_cell("%%jaxpr --device cpu:2\\nmissing = x + 1\\n")
+    out["missing_error"] = type(r.error_in_exec).__name__
+    out["missing_message"] = str(r.error_in_exec)
+    out["missing_bound"] = "missing" in ns
+
+    staged = stage_cell("y = x @ w", ns, device="cpu:1")
+    out["staged_args"] = sorted(str(d) for a in staged.args for d in a.devices())
+
+    report = jaxviz.profile(lambda a, b: a @ b, ns["x"], ns["w"], device="cpu:1", repeats=2)
+    out["profile_device"] = report.device
+    out["profile_result"] = sorted(str(d) for d in report.result.devices())
+    out["table"] = repr(ip.run_line_magic("jaxviz", "devices"))
+    print("RESULT " + json.dumps(out))
+""")
+
+
+@pytest.fixture(scope="module")
+def two_devices():
+    env = dict(os.environ)
+    env["JAX_PLATFORMS"] = "cpu"
+    # first: XLA stops reading its flags at a token it does not know
+    env["XLA_FLAGS"] = ("--xla_force_host_platform_device_count=2 " + env.get("XLA_FLAGS", "")).strip()
+    proc = subprocess.run([sys.executable, "-c", TWO_DEVICES], env=env, capture_output=True, text=True,
+                          timeout=180)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert lines, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def test_two_devices_device_option(two_devices):
+    out = two_devices
+    assert len(out["devices"]) == 2
+    assert out["cell_error"] == "None"
+    assert out["h_devices"] == ["cpu:1"]  # str(jax.Device)
+    assert out["x_devices"] == ["cpu:0"]  # the namespace's x stays where it was
+    assert out["report_device"] == "cpu:1" and out["program_device"].startswith("cpu:1")
+    assert out["steady"]
+    assert out["notes"] == [] or all("accelerator" not in n for n in out["notes"])  # asked for explicitly
+    assert out["z_devices"] == ["cpu:1"]
+    assert out["default_report"] == "cpu:0" and out["default_devices"] == ["cpu:0"]
+    assert out["staged_args"] == ["cpu:1", "cpu:1"]
+
+
+def test_two_devices_missing_device_and_profile(two_devices):
+    out = two_devices
+    assert out["missing_error"] == "DeviceNotFound" and not out["missing_bound"]
+    assert "cpu:0" in out["missing_message"] and "cpu:1" in out["missing_message"]
+    assert out["profile_device"] == "cpu:1" and out["profile_result"] == ["cpu:1"]
+    assert "cpu:0" in out["table"] and "cpu:1" in out["table"]
