@@ -35,7 +35,6 @@ import os
 import reprlib
 import sys
 import threading
-import time
 import warnings
 import weakref
 from collections import Counter, OrderedDict, deque
@@ -718,17 +717,46 @@ def _suggest(event: CompileEvent, history: _Object | None) -> str | None:
         return _suggest_shape(by_kind["shape"], history)
     if "dtype" in by_kind or "weak_type" in by_kind:
         c = (by_kind.get("dtype") or by_kind["weak_type"])[0]
+        leaf = _leaf_at(event.signature, c.path)
+        python_scalar = c.kind == "weak_type" or (leaf is not None and leaf.aval.weak_type)
+        arg = c.path.split("[")[0].split(".")[0]
+        if c.kind == "dtype" and python_scalar:
+            return (f"`{c.path}` is a Python number that was {_py_kind(c.before)} and is now "
+                    f"{_py_kind(c.after)}: each kind compiles its own program. Pass the same "
+                    f"kind every call (e.g. `float({arg})`, or `2.0` rather than `2`), or cast once "
+                    f"with `jnp.asarray({arg}, jnp.{c.after})`.")
         if c.kind == "dtype":
-            what = f"changed dtype {c.before} → {c.after}"
-        else:
-            what = ("became a Python scalar (weakly typed)" if c.after
-                    else "became a typed array/scalar (was a Python scalar)")
-        return (f"`{c.path}` {what}. Cast it once, the same way every call, e.g. "
-                f"`jnp.asarray({c.path.split('[')[0]}, jnp.float32)` (or always pass a float literal).")
+            return (f"`{c.path}` changed dtype {c.before} → {c.after}. Cast it once, the same way "
+                    f"every call, e.g. `jnp.asarray({arg}, jnp.{c.before})`.")
+        what = ("became a Python scalar (weakly typed)" if c.after
+                else "became a typed array/scalar (was a Python scalar)")
+        return (f"`{c.path}` {what}: weak and strong types compile different programs. Pass the "
+                f"same kind every call, e.g. always `jnp.asarray({arg}, jnp.{leaf.aval.dtype if leaf else 'float32'})`.")
     if "unknown" in by_kind:
         return ("Nothing visible changed: the cache was probably cleared (jax.clear_caches(), "
                 "f.clear_cache()) or evicted.")
     return None
+
+
+def _leaf_at(sig: Signature | None, path: str) -> Leaf | None:
+    if sig is None:
+        return None
+    for arg in sig.args:
+        if path.startswith(arg.name) and not arg.static:
+            rest = path[len(arg.name):]
+            for p, leaf in arg.leaves:
+                if p == rest:
+                    return leaf
+    return None
+
+
+def _py_kind(dtype: Any) -> str:
+    text = str(dtype)
+    for prefix, name in (("int", "an int"), ("uint", "an int"), ("float", "a float"),
+                         ("complex", "a complex"), ("bool", "a bool")):
+        if text.startswith(prefix):
+            return f"{name} ({text})"
+    return text
 
 
 def _suggest_shape(shape_causes: list[Cause], history: _Object | None) -> str:
@@ -1529,13 +1557,16 @@ class _Pending:
     """An event being traced/lowered/compiled on one thread (``event`` None: ignored, e.g.
     JAX's own eager operations)."""
 
-    __slots__ = ("event", "name", "module", "stage")
+    __slots__ = ("event", "name", "module", "stage", "t0", "deferred")
 
-    def __init__(self, event: CompileEvent | None, name: str, stage: str = "trace") -> None:
+    def __init__(self, event: CompileEvent | None, name: str, stage: str = "trace",
+                 t0: float = 0.0) -> None:
         self.event = event
         self.name = name  # fun_name of the trace event
         self.module = f"jit({name})"  # fun_name of its lowering/compile events
         self.stage = stage
+        self.t0 = t0  # wall clock at the start
+        self.deferred = False  # a trace whose event is made when it ends
 
 
 _NEXT = {"trace": ("lower", "compile"), "lower": ("compile",), "compile": ()}
@@ -1577,7 +1608,7 @@ class _Dispatcher:
                 self.pending.clear()
 
     # ------------------------------------------------------------ stages
-    def start(self, stage: str, jax_name: str) -> None:
+    def start(self, stage: str, jax_name: str, t0: float) -> None:
         stack = self.pending.setdefault(threading.get_ident(), [])
         if stage != "trace":  # part of a pending trace, or a compile with no new trace
             for p in reversed(stack):
@@ -1585,10 +1616,13 @@ class _Dispatcher:
                     p.stage = stage
                     return
             name = jax_name[4:-1] if jax_name.startswith("jit(") and jax_name.endswith(")") else jax_name
-            p = self._new(name, internals.current_jit_call(), stage)
+            p = self._new(name, internals.current_jit_call(), stage, t0)
             p.module = jax_name
         else:
-            p = self._new(jax_name, internals.current_jit_call(), stage)
+            # JAX's trace timer is already running: do the work when it stops, so that our
+            # cost is not counted as tracing (JAX's frames are still there then).
+            p = _Pending(None, jax_name, stage, t0)
+            p.deferred = True
         stack.append(p)
         while len(stack) > 4:  # e.g. AOT .trace() never lowered
             old = stack.pop(0)
@@ -1605,6 +1639,9 @@ class _Dispatcher:
                 break
         else:
             return
+        if p.deferred:
+            p.deferred = False
+            p.event = self._new(p.name, internals.current_jit_call(), stage, p.t0).event
         finished = stage == "compile" or exc is not None
         if finished:
             del stack[i]
@@ -1634,7 +1671,8 @@ class _Dispatcher:
                 w._notify(event)
 
     # ------------------------------------------------------------ events
-    def _new(self, jax_name: str, call: internals.JitCall | None, stage: str) -> _Pending:
+    def _new(self, jax_name: str, call: internals.JitCall | None, stage: str,
+             t0: float) -> _Pending:
         watches = list(self.watches)
         include_jax = any(w.include_jax for w in watches)
         if call is not None:
@@ -1656,7 +1694,7 @@ class _Dispatcher:
             fh = _function_history(("<compile>", jax_name), info)
             fh.count += 1
             event = CompileEvent(
-                info, site, None, [], fh.count, time.time(), kind="compile", thread=thread,
+                info, site, None, [], fh.count, t0, kind="compile", thread=thread,
                 jax_name=jax_name,
                 note=_NO_TRACE)
             return self._publish_new(event, jax_name, stage, watches, None)
@@ -1664,7 +1702,7 @@ class _Dispatcher:
         fh = _function_history(key, info)
         if _has_tracers(call):  # jitted function called under grad/vmap outside jit
             fh.count += 1
-            event = CompileEvent(info, site, None, [], fh.count, time.time(), kind="compile",
+            event = CompileEvent(info, site, None, [], fh.count, t0, kind="compile",
                                  thread=thread, jax_name=jax_name, note=_UNDER_TRANSFORM)
             return self._publish_new(event, jax_name, stage, watches, None)
         obj, previous = fh.object_for(call.fun, (call.static_argnums, call.static_argnames))
@@ -1678,7 +1716,7 @@ class _Dispatcher:
         causes = causes[:MAX_CAUSES]
         fh.count += 1
         kind = "aot" if call.aot else ("call" if stage == "trace" else "compile")
-        event = CompileEvent(info, site, sig, causes, fh.count, time.time(), kind=kind,
+        event = CompileEvent(info, site, sig, causes, fh.count, t0, kind=kind,
                              thread=thread, more_causes=more, jax_name=jax_name)
         if sig is not None:
             obj.note(causes)
@@ -1746,7 +1784,7 @@ def _on_scalar(event: str, value: float, **kwargs: Any) -> None:
         return
     try:
         with _DISPATCHER.lock:
-            _DISPATCHER.start(stage, str(kwargs.get("fun_name", "?")))
+            _DISPATCHER.start(stage, str(kwargs.get("fun_name", "?")), float(value))
     except Exception:  # never break the user's compile
         _DISPATCHER.internal_errors += 1
 

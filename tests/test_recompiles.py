@@ -65,7 +65,8 @@ def test_dtype_int_then_float():
         f(2.0)
     assert causes(log.events[1]) == [("dtype", "x", "int32", "float32")]
     assert log.events[0].signature.describe() == {"x": "~i32[]"}  # weakly typed
-    assert "Cast it once" in log.events[1].suggestion
+    assert "a Python number that was an int (int32) and is now a float (float32)" in \
+        log.events[1].suggestion and "`float(x)`" in log.events[1].suggestion
 
 
 def test_weak_type():
@@ -75,6 +76,7 @@ def test_weak_type():
         f(2.0)
     assert causes(log.events[1]) == [("weak_type", "x", False, True)]
     assert "Python scalar" in str(log.events[1])
+    assert "jnp.asarray(x, jnp.float32)" in log.events[1].suggestion
 
 
 def test_static_value():
