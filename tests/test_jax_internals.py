@@ -245,3 +245,36 @@ def test_staged_tracer_unwraps_vmap_and_leaks_keep_their_origin():
     frames = internals.tracer_created_at(kept[0])
     assert frames and frames[0].file == __file__, "JAX changed Tracer._line_info"
     assert internals.tracer_origin(kept[0]).kind == "eqn"
+
+
+def test_current_jit_call_at_the_end_of_a_trace_even_when_it_raises():
+    """jaxviz.recompiles reads the call when JAX's trace timer stops (the duration
+    listener), so that its own work is not counted as tracing; also for failing traces."""
+    import sys
+
+    seen = []
+
+    def on_duration(event, duration, **kwargs):
+        if event == internals.TRACE_EVENT and kwargs.get("fun_name") == "ends_internals":
+            seen.append((internals.current_jit_call(), sys.exc_info()[0]))
+
+    def ends_internals(x, fail):
+        if fail:
+            raise KeyError("no")
+        return x
+
+    f = jax.jit(ends_internals, static_argnums=1)
+    x = jnp.ones(2)
+    jax.monitoring.register_event_duration_secs_listener(on_duration)
+    try:
+        f(x, False)
+        try:
+            f(x, True)
+        except KeyError:
+            pass
+    finally:
+        jax.monitoring.unregister_event_duration_listener(on_duration)
+    assert [(c.fun, c.args[1], exc) for c, exc in seen] == [
+        (ends_internals, False, None), (ends_internals, True, KeyError)], \
+        "JAX changed when the trace duration is recorded (inside the tracing frames, " \
+        f"with the exception being handled): {seen}"
