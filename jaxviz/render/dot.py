@@ -16,7 +16,10 @@ import graphviz
 from ..costs import cost_label, group_heat
 from ..graph import LEGEND, Graph, Item, View
 
-MAX_LABELLED_EDGES = 250  # beyond this, edge labels cost dot more than they tell
+# Edge labels are what makes dot slow on big views (seconds instead of a tenth): beyond
+# this many edges the avals move to the edge tooltips, and the layout's iteration limits
+# are lowered (measured in benchmarks/bench_scale.py).
+MAX_LABELLED_EDGES = 60
 GROUP_FILL = {"call": "#EEF3FB", "scope": "#EEF3FB", "transform": "#F6F0FA", "eqn": "#FFF7E6",
               "jaxpr": "#FFFBF2"}
 
@@ -65,7 +68,8 @@ def _group_box_attrs(graph: Graph, gid: int, ins: list[str], outs: list[str]) ->
     g = graph.groups[gid]
     title = g.repeat or g.name
     where = f"\n{g.source.short()}" if g.source else ""
-    label = f"{title}\n{g.n_eqns} eqns{where}"
+    size = "" if g.kind in ("inputs", "outputs") else f"\n{g.n_eqns} eqns"
+    label = f"{title}{size}{where}"
     tooltip = f"{title} ({g.kind}): {g.n_eqns} equations\nin: {', '.join(ins) or '-'}\nout: {', '.join(outs) or '-'}"
     attrs = {"id": f"g{gid}", "class": f"jaxviz-group jaxviz-group-{g.kind}", "label": label,
              "shape": "box3d", "style": "filled", "fillcolor": GROUP_FILL.get(g.kind, "#EEF3FB"),
@@ -90,6 +94,8 @@ def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None
         ins.setdefault(e.dst, []).append(e.label)
     _emit_group(dot, view, 0, ins, outs)
     labelled = len(view.edges) <= MAX_LABELLED_EDGES if edge_labels is None else edge_labels
+    if len(view.edges) > MAX_LABELLED_EDGES:
+        dot.attr(nslimit="2", nslimit1="2", mclimit="0.5")
     for e in view.edges:
         attrs = {"tooltip": ", ".join(a.text for a in e.avals[:8])}
         if labelled:
@@ -105,8 +111,11 @@ def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None
 def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: dict) -> None:
     graph = view.graph
     g = graph.groups[gid]
+    edge_groups: dict[str, list[int]] = {"source": [], "sink": []}
     for child in g.groups:
-        if child in view.expanded:
+        if gid == 0 and child not in view.expanded and graph.groups[child].kind in ("inputs", "outputs"):
+            edge_groups["source" if graph.groups[child].kind == "inputs" else "sink"].append(child)
+        elif child in view.expanded:
             cg = graph.groups[child]
             with dot.subgraph(name=f"cluster_g{child}") as sub:
                 where = f" · {cg.source.short()}" if cg.source else ""
@@ -120,9 +129,12 @@ def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: di
     if gid == 0:  # the program's inputs on top, its outputs at the bottom
         for kinds, rank in ((("input", "const"), "source"), (("output",), "sink")):
             members = [n for n in g.nodes if graph.nodes[n].kind in kinds]
-            if members:
+            if members or edge_groups[rank]:
                 with dot.subgraph(name=f"rank_{rank}") as sub:
                     sub.attr(rank=rank)
+                    for child in edge_groups[rank]:
+                        item = ("g", child)
+                        sub.node(item_id(item), **_group_box_attrs(graph, child, ins.get(item, []), outs.get(item, [])))
                     for nid in members:
                         sub.node(f"n{nid}", **_node_attrs(graph, nid))
         for nid in g.nodes:
