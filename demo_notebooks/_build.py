@@ -377,8 +377,12 @@ from that:
 5. boolean-mask indexing `x[x < 0]` inside `jit`: a shape that depends on the data;
 6. changing a `static_argnums` value: one compile per value.
 
-Each is shown, then explained with what jaxviz reports. Cells that fail on purpose are
-tagged `raises-exception`, so the notebook runs top to bottom.
+Each is shown, then explained with what jaxviz reports. `%load_ext jaxviz` switches on
+two helpers for every cell, not only the `%%jaxpr` ones: the **recompilation tracker**,
+which also checks after each cell whether a global baked into a compiled function has
+changed since, and the **tracer error explainer**, which shows, above JAX's traceback,
+which value was traced, why, and how to fix it. Cells that fail on purpose are tagged
+`raises-exception`, so the notebook runs top to bottom.
 
 """ + SETUP_NOTE),
     code("""
@@ -416,7 +420,9 @@ tracing and folded it into the program; it is not an input.
     md("""
 So changing the global afterwards does not change what the compiled function computes:
 the call below reuses the program compiled with `g = 0.0`, and returns `4.0` where plain
-Python returns `14.0`.
+Python returns `14.0`. jaxviz notices: after the cell, the tracker compares the values
+baked into compiled functions with the globals' current values, and warns (on stderr,
+under the cell's output) that `add_g` still uses `g = 0.0`.
 """),
     code("""
 g = 10.0  # update the global
@@ -511,12 +517,29 @@ def negate_if(x, neg):
 negate_if(1, True)
 """, RAISES),
     md("""
-jaxviz shows the same error on one screen, pointing at the line and suggesting the two
-fixes below (your namespace is left unchanged):
+Above JAX's traceback, jaxviz's explanation: the failing expression (`neg`), why it is
+traced (an argument of a function jitted without `static_argnums`), the path from the
+inputs to it, and the fixes, best first. `%jaxpr` on the call says the same on one
+screen:
 """),
     code("""
 %jaxpr negate_if(1, True)
 """, RAISES),
+    md("""
+From Python, `jaxviz.explain(exc)` returns the explanation as an object (its `fixes`,
+its provenance graph, HTML and text renderings):
+"""),
+    code("""
+import jaxviz
+
+try:
+    negate_if(1, True)
+except jax.errors.TracerBoolConversionError as exc:
+    explanation = jaxviz.explain(exc)
+print(explanation.headline())
+for fix in explanation.fixes:
+    print(f" - [{fix.key}] {fix.title}")
+"""),
     md("""
 **Fix 1: make it static.** With `static_argnames="neg"` the value of `neg` is part of the
 cache key: Python sees `True`/`False` while tracing, the `if` works, and the graph
@@ -644,9 +667,15 @@ print("compiled versions of power:", power._cache_size())
 """),
     md("""
 Four distinct values of `n` (`1, 2, 3, 4`), four compiles; the repeated `2` and `3` were
-cache hits. (`_cache_size()` is JAX's own counter, a private API.) The graph shows why
-each value needs its own program: the loop over `range(n - 1)` is unrolled while
-tracing, so `n` decides how many equations there are.
+cache hits. (`_cache_size()` is JAX's own counter, a private API.) The tracker's log of
+`power` says the same, with the cause of each compile and its cost:
+"""),
+    code("""
+%jaxviz recompiles power
+"""),
+    md("""
+The graph shows why each value needs its own program: the loop over `range(n - 1)` is
+unrolled while tracing, so `n` decides how many equations there are.
 """),
     code("""
 %jaxpr power(jnp.float32(1.5), 4)

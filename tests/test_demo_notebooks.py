@@ -223,6 +223,10 @@ def test_02_jit_pitfalls():
     explained = error_of(cell(nb, "%jaxpr negate_if(1, True)"))
     assert explained.ename == "TracerBoolConversionError"
     assert any("static" in line for line in explained.traceback)
+    explain = text(cell(nb, "explanation = jaxviz.explain(exc)"))
+    assert "`neg`" in explain and "[static]" in explain
+    # the explainer, shown above the traceback of any cell after %load_ext jaxviz
+    assert "JAX needed a Python bool here, but `neg`" in text(cell(nb, "def negate_if(x, neg)"))
     static = payload(cell(nb, "%jaxpr negate_if_static(1, neg=True)"))
     assert input_kinds(static)["neg"] == "static"
     cond = payload(cell(nb, "%jaxpr --expand all negate_if_cond(1, True)"))
@@ -238,6 +242,8 @@ def test_02_jit_pitfalls():
     assert error_of(cell(nb, "negatives = x[x < 0]")).ename == "NonConcreteBooleanIndexError"
     assert "sum of negatives: -3.79" in text(cell(nb, 'print("sum of negatives:"'))
     assert "compiled versions of power: 4" in text(cell(nb, "for n in [1, 2, 3, 4, 2, 3]"))
+    power_log = text(cell(nb, "%jaxviz recompiles power"))
+    assert "compiled for the 4th time" in power_log and "static argument `n` changed 3 → 4" in power_log
     assert input_kinds(payload(cell(nb, "%jaxpr power(")))["n"] == "static"
 
 
