@@ -12,6 +12,7 @@ Prints its figures; not a unit test.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import sys
@@ -73,6 +74,7 @@ def bench_stale_check(functions: int = 100, repeats: int = 200) -> float:
         for i in range(0, functions, 10):
             ns[f"g{i}"] = -1  # 10 stale scalars
             ns[f"w{i}"] = jnp.full((4,), -1.0)  # 10 stale arrays
+        gc.collect()  # measure the check, not a collection of the compiles' garbage
         t0 = time.perf_counter()
         found = log.check()  # the first check after the changes compares values
         first = (time.perf_counter() - t0) * 1e3
@@ -82,10 +84,10 @@ def bench_stale_check(functions: int = 100, repeats: int = 200) -> float:
             log.check(report=False)
             times.append(time.perf_counter() - t0)
     med = statistics.median(times) * 1e3
-    worst = max(times) * 1e3
+    p95 = sorted(times)[int(0.95 * len(times))] * 1e3
     print(f"stale-globals check, {functions} tracked functions ({2 * functions} baked values, "
           f"{len(found)} stale): first check after the change {first:.3f} ms, then median "
-          f"{med:.3f} ms, max {worst:.3f} ms (target < 5 ms) "
+          f"{med:.3f} ms, p95 {p95:.3f} ms (target < 5 ms) "
           f"{'OK' if max(med, first) < 5 else 'ABOVE TARGET'}")
     return med
 

@@ -917,7 +917,7 @@ class _Baked:
     """One value baked in at one trace, and where to read the name's current value."""
 
     __slots__ = ("name", "source", "where", "value", "ref", "copy", "tree", "text",
-                 "last_obj", "last_stale", "reported")
+                 "last_obj", "last_stale", "reported", "message", "message_for")
 
     def __init__(self, name: str, source: str, where: Any, value: Any,
                  tree: Any = None) -> None:
@@ -940,6 +940,8 @@ class _Baked:
         self.last_obj = value
         self.last_stale = False
         self.reported: str | None = None
+        self.message: StaleGlobal | None = None  # for message_for, the current value
+        self.message_for: Any = None
 
     def current(self) -> Any:
         if self.source == "closure":
@@ -1284,7 +1286,11 @@ class Watch:
                 self._tracked.discard(key)
                 continue
             for baked, current in tracked.check():
-                stale = _stale_message(tracked, baked, current)
+                stale = baked.message
+                if stale is None or baked.message_for is not current or isinstance(
+                        current, (dict, list, np.ndarray)):  # reprs cost: once per value
+                    stale = baked.message = _stale_message(tracked, baked, current)
+                    baked.message_for = current
                 found.append(stale)
                 if report and baked.reported != stale.current:
                     baked.reported = stale.current
