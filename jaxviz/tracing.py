@@ -397,25 +397,23 @@ class GraphBuilder:
             literals=literals, source=source,
         )
         operands = [v for v in eqn.invars if not isinstance(v, jcore.Literal)]
-        fed_inside = False
+        bound: set[Any] = set()  # operands wired straight into a sub-jaxpr's inputs
         for label, sub, consts in subs:
             sub_group = group if len(subs) == 1 else g.add_group(label, "jaxpr", group)
-            sub_env = self._sub_env(eqn, sub, consts, sub_group, env, node)
-            fed_inside |= any(sub_env[v] != node for v in sub.invars if v in sub_env)
+            sub_env = self._sub_env(eqn, sub, consts, sub_group, env, node, bound)
             self._add_eqns(sub.eqns, sub_group, sub_env, base_path=path)
             for var in sub.outvars:  # inner results flow back into the equation's node
                 if not isinstance(var, jcore.Literal) and var in sub_env:
                     g.add_edge(sub_env[var], node, _aval_of(var), self._var_name(var))
-        if not fed_inside:
-            for var in operands:
-                if var in env:
-                    g.add_edge(env[var], node, _aval_of(var), self._var_name(var))
+        for var in operands:  # the rest (e.g. a cond's predicate) feed the node itself
+            if var in env and var not in bound:
+                g.add_edge(env[var], node, _aval_of(var), self._var_name(var))
         for var in eqn.outvars:
             if not isinstance(var, jcore.DropVar):
                 env[var] = node
 
     def _sub_env(self, eqn: Any, sub: Any, consts: Sequence[Any], group: int,
-                 env: dict[Any, int], node: int) -> dict[Any, int]:
+                 env: dict[Any, int], node: int, bound: set[Any]) -> dict[Any, int]:
         """Bind a sub-jaxpr's inputs: to the producers of the matching outer operands when
         they line up (shape and dtype, aligned at the end), else to the equation's node."""
         sub_env: dict[Any, int] = {}
@@ -430,6 +428,7 @@ class GraphBuilder:
             if src is not None and not isinstance(src, jcore.Literal) and src in env:
                 sub_env[var] = env[src]
                 if env[src] != node:
+                    bound.add(src)
                     continue
             sub_env[var] = node
         return sub_env
@@ -473,7 +472,7 @@ def is_python_scalar(value: Any) -> bool:
 def aval_of_value(value: Any) -> Aval:
     weak = is_python_scalar(value) or bool(getattr(getattr(value, "aval", None), "weak_type", False))
     arr = np.asarray(value) if not hasattr(value, "dtype") else value
-    dtype = jax.dtypes.canonicalize_dtype(arr.dtype)
+    dtype = jax.dtypes.canonicalize_dtype(arr.dtype, allow_extended_dtype=True)  # PRNG keys
     return Aval(tuple(int(d) for d in np.shape(arr)), str(dtype), weak)
 
 
