@@ -182,6 +182,10 @@ def test_01_tour():
 
     cond = payload(cell(nb, "%jaxpr --expand all clip_or_negate(v)"))
     assert {"cond", "branch 0", "branch 1", "keep", "negate"} <= set(group_names(cond))
+    nodes = cond["graph"]["nodes"]
+    cond_node = next(n["id"] for n in nodes if n["primitive"] == "cond")
+    feeding = {nodes[e["src"]]["primitive"] for e in cond["graph"]["edges"] if e["dst"] == cond_node}
+    assert "convert_element_type" in feeding  # the predicate is drawn flowing into the cond
     loop = payload(cell(nb, "%jaxpr --expand all double_until(v, 100.0)"))
     assert {"while", "not_done", "double"} <= set(group_names(loop))
     assert parent_name(loop, "double") == "body_jaxpr"
