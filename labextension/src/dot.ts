@@ -1,0 +1,252 @@
+/**
+ * View → Graphviz DOT, with the same ids, shapes and colours as the kernel's
+ * renderer (`jaxviz/render/dot.py`): clusters `cluster_g<id>` for expanded groups,
+ * boxes `g<id>` for collapsed ones, `n<id>` for nodes.
+ */
+
+import { GraphJSON, LegendEntry } from './model';
+import { groupHeat, shortSource } from './format';
+import { ItemId, View, edgeIsWeak, edgeLabel, groupItem, nodeItem } from './view';
+
+/** Beyond this many edges the avals move to the tooltips and the layout's iteration
+ * limits are lowered (edge labels are what makes dot slow on big views). */
+export const MAX_LABELLED_EDGES = 60;
+
+export const GROUP_FILL: { [kind: string]: string } = {
+  call: '#EEF3FB',
+  scope: '#EEF3FB',
+  transform: '#F6F0FA',
+  eqn: '#FFF7E6',
+  jaxpr: '#FFFBF2'
+};
+
+const DEFAULT_LEGEND: { [kind: string]: LegendEntry } = {
+  traced: { color: '#4C9BE8', shape: 'invhouse', label: 'traced input' },
+  static: { color: '#F2A541', shape: 'invhouse', label: 'static input' },
+  constant: { color: '#B0B0B0', shape: 'note', label: 'constant' },
+  captured: { color: '#D9534F', shape: 'note', label: 'captured global/closure' },
+  output: { color: '#5CB85C', shape: 'house', label: 'output' },
+  eqn: { color: '#FFFFFF', shape: 'box', label: 'equation' },
+  group: { color: '#EEF3FB', shape: 'box3d', label: 'collapsed group' },
+  weak: { color: '#9B59B6', shape: 'dashed edge', label: 'weakly typed value' }
+};
+
+export function legendOf(graph: GraphJSON): { [kind: string]: LegendEntry } {
+  return { ...DEFAULT_LEGEND, ...(graph.legend ?? {}) };
+}
+
+/** A DOT double-quoted string. Backslashes are doubled so that user text cannot
+ * inject Graphviz escapes; newlines become centred line breaks. */
+export function quote(s: string): string {
+  return (
+    '"' +
+    String(s)
+      .replace(/\\/g, '\\\\')
+      .replace(/"/g, '\\"')
+      .replace(/\r?\n/g, '\\n') +
+    '"'
+  );
+}
+
+function attrs(a: { [key: string]: string | undefined }): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(a)) {
+    if (v !== undefined) {
+      parts.push(`${k}=${quote(v)}`);
+    }
+  }
+  return `[${parts.join(' ')}]`;
+}
+
+export interface DotOptions {
+  /** Label edges with shapes (default: when there are at most 250 edges). */
+  edgeLabels?: boolean;
+  /** Emit a legend cluster as the kernel's renderer does (default false: the
+   * interactive view shows the legend in HTML). */
+  legend?: boolean;
+  /** Mark expanded clusters/collapsed boxes with ▾/▸ (default true). */
+  markers?: boolean;
+}
+
+export function viewToDot(view: View, options: DotOptions = {}): string {
+  const graph = view.index.graph;
+  const legend = legendOf(graph);
+  const markers = options.markers ?? true;
+  const ins = new Map<ItemId, string[]>();
+  const outs = new Map<ItemId, string[]>();
+  for (const e of view.edges) {
+    const label = edgeLabel(e);
+    (outs.get(e.src) ?? outs.set(e.src, []).get(e.src)!).push(label);
+    (ins.get(e.dst) ?? ins.set(e.dst, []).get(e.dst)!).push(label);
+  }
+  const lines: string[] = [];
+  lines.push(`digraph ${quote(graph.name || 'program')} {`);
+  lines.push('  compound=true fontname="Helvetica" fontsize=11 newrank=true rankdir=TB');
+  lines.push('  node [fontname="Helvetica" fontsize=10 height=0.3 margin="0.08,0.04"]');
+  lines.push('  edge [arrowsize=0.6 color="#555555" fontname="Helvetica" fontsize=8]');
+
+  const boxLine = (child: number, indent: string) => {
+    const cg = graph.groups[child];
+    const item = groupItem(child);
+    const where = cg.source ? `\n${shortSource(cg.source)}` : '';
+    const size = cg.kind === 'inputs' || cg.kind === 'outputs' ? '' : `\n${cg.n_eqns} eqns`;
+    const a: { [key: string]: string } = {
+      id: item,
+      class: `jaxviz-group jaxviz-group-${cg.kind}`,
+      label: `${markers ? '▸ ' : ''}${cg.repeat || cg.name}${size}${where}`,
+      shape: 'box3d',
+      style: 'filled',
+      fillcolor: GROUP_FILL[cg.kind] ?? '#EEF3FB'
+    };
+    const heat = groupHeat(graph.groups, child);
+    if (heat) {
+      a.label += `\n${heat.text}`;
+      a.fillcolor = heat.fill;
+      a.fontcolor = heat.font;
+    }
+    lines.push(`${indent}${quote(item)} ${attrs(a)}`);
+  };
+  const nodeLine = (nid: number, indent: string) =>
+    lines.push(`${indent}${quote(nodeItem(nid))} ${attrs(nodeAttrs(graph, nid, legend))}`);
+
+  const emitGroup = (gid: number, indent: string) => {
+    const g = graph.groups[gid];
+    const isRoot = gid === (graph.root ?? 0);
+    const ranked: { source: number[]; sink: number[] } = { source: [], sink: [] };
+    for (const child of g.groups) {
+      const cg = graph.groups[child];
+      if (isRoot && !view.expanded.has(child) && (cg.kind === 'inputs' || cg.kind === 'outputs')) {
+        ranked[cg.kind === 'inputs' ? 'source' : 'sink'].push(child);
+      } else if (view.expanded.has(child)) {
+        const where = cg.source ? ` · ${shortSource(cg.source)}` : '';
+        const label = `${markers ? '▾ ' : ''}${cg.repeat || cg.name} (${cg.n_eqns} eqns)${where}`;
+        lines.push(`${indent}subgraph ${quote(`cluster_g${child}`)} {`);
+        lines.push(
+          `${indent}  graph ${attrs({
+            id: `cluster_g${child}`,
+            class: `jaxviz-cluster jaxviz-group-${cg.kind}`,
+            label,
+            style: 'rounded,filled',
+            fillcolor: GROUP_FILL[cg.kind] ?? '#F8F8F8',
+            color: '#9AA5B1',
+            fontsize: '10',
+            labeljust: 'l'
+          })}`
+        );
+        emitGroup(child, indent + '  ');
+        lines.push(`${indent}}`);
+      } else {
+        boxLine(child, indent);
+      }
+    }
+    if (isRoot) {
+      // The program's inputs on top, its outputs at the bottom.
+      const ranks: [string[], 'source' | 'sink'][] = [
+        [['input', 'const'], 'source'],
+        [['output'], 'sink']
+      ];
+      for (const [kinds, rank] of ranks) {
+        const members = g.nodes.filter(n => kinds.includes(graph.nodes[n].kind));
+        if (members.length || ranked[rank].length) {
+          lines.push(`${indent}subgraph ${quote(`rank_${rank}`)} {`);
+          lines.push(`${indent}  graph [rank=${rank}]`);
+          ranked[rank].forEach(child => boxLine(child, indent + '  '));
+          members.forEach(nid => nodeLine(nid, indent + '  '));
+          lines.push(`${indent}}`);
+        }
+      }
+      g.nodes.filter(n => graph.nodes[n].kind === 'eqn').forEach(nid => nodeLine(nid, indent));
+      return;
+    }
+    g.nodes.forEach(nid => nodeLine(nid, indent));
+  };
+  emitGroup(graph.root ?? 0, '  ');
+
+  const labelled = options.edgeLabels ?? view.edges.length <= MAX_LABELLED_EDGES;
+  if (view.edges.length > MAX_LABELLED_EDGES) {
+    lines.push('  graph [nslimit=2 nslimit1=2 mclimit=0.5]');
+  }
+  for (const e of view.edges) {
+    const a: { [key: string]: string | undefined } = { id: `e_${e.src}_${e.dst}`, class: 'jaxviz-edge' };
+    if (labelled) {
+      a.label = edgeLabel(e);
+    }
+    if (edgeIsWeak(e)) {
+      a.style = 'dashed';
+      a.color = legend.weak.color;
+      a.class = 'jaxviz-edge jaxviz-weak';
+    }
+    lines.push(`  ${quote(e.src)} -> ${quote(e.dst)} ${attrs(a)}`);
+  }
+  if (options.legend) {
+    emitLegend(lines, graph, legend);
+  }
+  lines.push('}');
+  return lines.join('\n') + '\n';
+}
+
+function nodeAttrs(graph: GraphJSON, nid: number, legend: { [kind: string]: LegendEntry }): { [key: string]: string } {
+  const n = graph.nodes[nid];
+  const where = n.source ? `\n${shortSource(n.source)}` : '';
+  const base = { id: nodeItem(nid), class: `jaxviz-${n.kind}` };
+  if (n.kind === 'eqn') {
+    const lits = n.literals.length ? ` ${n.literals.join(', ')}` : '';
+    return {
+      ...base,
+      label: `${n.label}${lits}${where}`,
+      shape: 'box',
+      style: 'rounded,filled',
+      fillcolor: legend.eqn.color
+    };
+  }
+  if (n.kind === 'output') {
+    return {
+      ...base,
+      label: `${n.label}\n${n.outputs.length ? n.outputs[0].text : ''}`,
+      shape: legend.output.shape,
+      style: 'filled',
+      fillcolor: legend.output.color
+    };
+  }
+  const kind = n.input_kind && legend[n.input_kind] ? n.input_kind : 'traced';
+  const aval = n.outputs.length ? `\n${n.outputs[0].text}` : '';
+  return {
+    ...base,
+    class: `jaxviz-${n.kind} jaxviz-input-${kind}`,
+    label: `${n.label}${aval}`,
+    shape: legend[kind].shape,
+    style: 'filled',
+    fillcolor: legend[kind].color
+  };
+}
+
+/** The legend kinds a graph uses (as the kernel's renderer chooses them). */
+export function legendKinds(graph: GraphJSON): string[] {
+  const kinds = new Set<string>(['output']);
+  for (const n of graph.nodes) {
+    if (n.input_kind) {
+      kinds.add(n.input_kind);
+    }
+  }
+  for (const e of graph.edges.slice(0, 5000)) {
+    if (e.aval.weak_type) {
+      kinds.add('weak');
+      break;
+    }
+  }
+  return ['traced', 'static', 'constant', 'captured', 'output', 'weak'].filter(k => kinds.has(k));
+}
+
+function emitLegend(lines: string[], graph: GraphJSON, legend: { [kind: string]: LegendEntry }): void {
+  lines.push('  subgraph "cluster_legend" {');
+  lines.push(`    graph ${attrs({ id: 'cluster_legend', label: 'legend', fontsize: '9', style: 'dashed', color: '#BBBBBB' })}`);
+  for (const kind of legendKinds(graph)) {
+    const spec = legend[kind];
+    const a: { [key: string]: string } =
+      kind === 'weak'
+        ? { label: '- - weak type - -', shape: 'plaintext', fontcolor: spec.color }
+        : { label: kind, shape: spec.shape, style: 'filled', fillcolor: spec.color };
+    lines.push(`    ${quote(`legend_${kind}`)} ${attrs({ ...a, id: `legend_${kind}`, fontsize: '8', tooltip: spec.label })}`);
+  }
+  lines.push('  }');
+}

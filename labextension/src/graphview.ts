@@ -1,0 +1,686 @@
+/**
+ * The interactive graph: a view of the program's graph model laid out by Graphviz
+ * (WebAssembly) in the browser. Click a collapsed group to expand it, the label of
+ * an expanded group to collapse it; only the visible part is laid out again.
+ * Hover for details, drag to pan, ctrl/⌘+wheel or the buttons to zoom, search by
+ * primitive or variable name, export what is shown as SVG or DOT.
+ */
+
+import { Widget } from '@lumino/widgets';
+
+import { GROUP_FILL, legendKinds, legendOf, viewToDot } from './dot';
+import { TooltipLine, avalDetail, groupTooltip, nodeTooltip } from './format';
+import { layoutSvg } from './layout';
+import { InputJSON, ProgramPayload, payloadProblem } from './model';
+import {
+  GraphIndex,
+  ItemId,
+  View,
+  VisibleEdge,
+  buildView,
+  edgeIsWeak,
+  edgeLabel,
+  parseItem,
+  searchNodes,
+  visibleCount
+} from './view';
+
+/** Views with more visible items than this are not laid out (collapse instead). */
+export const MAX_LAYOUT_ITEMS = 2500;
+const SVG_NS = 'http://www.w3.org/2000/svg';
+const PT_TO_PX = 4 / 3;
+
+export interface GraphViewOptions {
+  /** Smaller canvas, for the sidebar. */
+  compact?: boolean;
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className: string,
+  text?: string
+): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  e.className = className;
+  if (text !== undefined) {
+    e.textContent = text;
+  }
+  return e;
+}
+
+function button(label: string, title: string, onClick: () => void, cls = ''): HTMLButtonElement {
+  const b = el('button', `jp-jaxviz-button ${cls}`.trim(), label);
+  b.type = 'button';
+  b.title = title;
+  b.addEventListener('click', ev => {
+    ev.preventDefault();
+    onClick();
+  });
+  return b;
+}
+
+export class GraphView extends Widget {
+  private readonly compact: boolean;
+  private readonly header: HTMLDivElement;
+  private readonly titleEl: HTMLSpanElement;
+  private readonly summaryEl: HTMLSpanElement;
+  private readonly toolbar: HTMLDivElement;
+  private readonly searchInput: HTMLInputElement;
+  private readonly matchInfo: HTMLSpanElement;
+  private readonly legendEl: HTMLDivElement;
+  private readonly canvas: HTMLDivElement;
+  private readonly stage: HTMLDivElement;
+  private readonly tooltip: HTMLDivElement;
+  private readonly statusEl: HTMLDivElement;
+
+  private payload: ProgramPayload | null = null;
+  private index: GraphIndex | null = null;
+  private inputs = new Map<string, InputJSON>();
+  private expanded = new Set<number>();
+  private currentView: View | null = null;
+  private dot = '';
+  private svg: SVGSVGElement | null = null;
+  private svgSize = { w: 0, h: 0 }; // px at scale 1
+  private edgesById = new Map<string, VisibleEdge>();
+  private ins = new Map<ItemId, string[]>();
+  private outs = new Map<ItemId, string[]>();
+  private scale = 1;
+  private tx = 0;
+  private ty = 0;
+  private renderToken = 0;
+  private matches: number[] = [];
+  private searchTimer = 0;
+  private drag: { x: number; y: number; tx: number; ty: number; moved: boolean } | null = null;
+  private suppressClick = false;
+  /** Resolved when the current layout is on screen (for tests and callers). */
+  ready: Promise<void> = Promise.resolve();
+
+  constructor(options: GraphViewOptions = {}) {
+    super();
+    this.compact = !!options.compact;
+    this.addClass('jp-jaxviz-graph');
+    if (this.compact) {
+      this.addClass('jp-jaxviz-compact');
+    }
+    const node = this.node;
+
+    this.header = el('div', 'jp-jaxviz-header');
+    this.titleEl = el('span', 'jp-jaxviz-title');
+    this.summaryEl = el('span', 'jp-jaxviz-summary');
+    this.header.append(this.titleEl, this.summaryEl);
+
+    this.toolbar = el('div', 'jp-jaxviz-toolbar');
+    this.searchInput = el('input', 'jp-jaxviz-search');
+    this.searchInput.type = 'search';
+    this.searchInput.placeholder = 'search primitive or variable';
+    this.searchInput.setAttribute('aria-label', 'search primitive or variable');
+    this.searchInput.addEventListener('input', () => {
+      window.clearTimeout(this.searchTimer);
+      this.searchTimer = window.setTimeout(() => this.runSearch(), 120);
+    });
+    this.searchInput.addEventListener('keydown', ev => {
+      if (ev.key === 'Enter') {
+        ev.preventDefault();
+        this.runSearch();
+        void this.revealMatches();
+      } else if (ev.key === 'Escape') {
+        this.searchInput.value = '';
+        this.runSearch();
+      }
+      ev.stopPropagation(); // keep notebook shortcuts out of the search box
+    });
+    this.matchInfo = el('span', 'jp-jaxviz-matches');
+    const spacer = el('span', 'jp-jaxviz-spacer');
+    this.toolbar.append(
+      this.searchInput,
+      this.matchInfo,
+      spacer,
+      button('Collapse all', 'Show only the top level', () => void this.setExpanded(this.index?.expandToDepth(0))),
+      button('Expand level', 'Open one more level of groups', () => void this.expandLevel()),
+      button('−', 'Zoom out', () => this.zoomBy(1 / 1.25), 'jp-jaxviz-zoom-out'),
+      button('+', 'Zoom in', () => this.zoomBy(1.25), 'jp-jaxviz-zoom-in'),
+      button('Fit', 'Fit the graph in view', () => this.fit(), 'jp-jaxviz-fit'),
+      button('SVG', 'Export what is shown as SVG', () => this.exportSvg(), 'jp-jaxviz-export-svg'),
+      button('DOT', 'Export what is shown as Graphviz DOT', () => this.exportDot(), 'jp-jaxviz-export-dot')
+    );
+
+    this.legendEl = el('div', 'jp-jaxviz-legend');
+    this.canvas = el('div', 'jp-jaxviz-canvas');
+    this.stage = el('div', 'jp-jaxviz-stage');
+    this.canvas.appendChild(this.stage);
+    this.tooltip = el('div', 'jp-jaxviz-tooltip');
+    this.tooltip.style.display = 'none';
+    this.statusEl = el('div', 'jp-jaxviz-status');
+    node.append(this.header, this.toolbar, this.legendEl, this.canvas, this.statusEl, this.tooltip);
+
+    this.canvas.addEventListener('click', ev => this.onClick(ev));
+    this.canvas.addEventListener('mousemove', ev => this.onHover(ev));
+    this.canvas.addEventListener('mouseleave', () => this.hideTooltip());
+    this.canvas.addEventListener('pointerdown', ev => this.onPointerDown(ev));
+    this.canvas.addEventListener('pointermove', ev => this.onPointerMove(ev));
+    this.canvas.addEventListener('pointerup', ev => this.onPointerUp(ev));
+    this.canvas.addEventListener('wheel', ev => this.onWheel(ev), { passive: false });
+  }
+
+  /** The DOT source of what is shown. */
+  get dotSource(): string {
+    return this.dot;
+  }
+
+  /** The visible edges of what is shown. */
+  get visibleEdges(): VisibleEdge[] {
+    return this.currentView?.edges ?? [];
+  }
+
+  get expandedGroups(): number[] {
+    return [...this.expanded].sort((a, b) => a - b);
+  }
+
+  /** Show a program payload (the MIME data). */
+  setPayload(data: unknown): Promise<void> {
+    const problem = payloadProblem(data);
+    if (problem) {
+      this.payload = null;
+      this.index = null;
+      this.showError(`jaxviz cannot show this output: ${problem}.`);
+      this.ready = Promise.resolve();
+      return this.ready;
+    }
+    const payload = data as ProgramPayload;
+    this.payload = payload;
+    this.index = new GraphIndex(payload.graph);
+    this.inputs = new Map((payload.inputs ?? []).map(i => [i.name, i]));
+    this.titleEl.textContent = payload.name;
+    this.summaryEl.textContent = payload.summary ?? '';
+    this.renderLegend();
+    this.scale = 1;
+    this.tx = this.ty = 0;
+    this.ready = this.setExpanded(this.index.normalize(payload.expanded ?? [0]), { fit: true });
+    return this.ready;
+  }
+
+  /** Change the expansion state and lay out the visible part again. */
+  async setExpanded(
+    expanded: Set<number> | undefined,
+    opts: { fit?: boolean; anchor?: { item: string; x: number; y: number } } = {}
+  ): Promise<void> {
+    const index = this.index;
+    if (!index || !expanded) {
+      return;
+    }
+    const view = buildView(index, expanded);
+    const count = visibleCount(view);
+    if (count > MAX_LAYOUT_ITEMS) {
+      this.setStatus(
+        `That would show ${count} items: too many to lay out here (limit ${MAX_LAYOUT_ITEMS}). ` +
+          'Expand a smaller group, or export the DOT.',
+        true
+      );
+      return;
+    }
+    const token = ++this.renderToken;
+    const dot = viewToDot(view);
+    this.node.classList.add('jp-jaxviz-busy');
+    this.setStatus(`laying out ${count} items…`);
+    const t0 = performance.now();
+    let svg: SVGSVGElement;
+    try {
+      svg = await layoutSvg(dot);
+    } catch (err) {
+      if (token === this.renderToken) {
+        this.node.classList.remove('jp-jaxviz-busy');
+        this.setStatus(`Graphviz failed: ${(err as Error).message ?? err}`, true);
+      }
+      return;
+    }
+    if (token !== this.renderToken) {
+      return; // a newer layout was requested meanwhile
+    }
+    const ms = performance.now() - t0;
+    this.expanded = view.expanded;
+    this.currentView = view;
+    this.dot = dot;
+    this.indexEdges(view);
+    this.install(svg);
+    this.node.classList.remove('jp-jaxviz-busy');
+    this.node.dataset.jaxvizExpanded = this.expandedGroups.join(',');
+    this.node.dataset.jaxvizItems = String(count);
+    if (opts.fit || !opts.anchor) {
+      this.fit();
+    } else {
+      this.keepAnchor(opts.anchor);
+    }
+    this.applySearch();
+    const eqns = this.payload?.graph.groups[0]?.n_eqns ?? 0;
+    this.setStatus(
+      `${count} items shown of ${eqns} equations · layout ${ms.toFixed(0)} ms · ` +
+        'click ▸ boxes to expand, ▾ labels to collapse · drag to pan · ctrl+wheel to zoom'
+    );
+  }
+
+  private indexEdges(view: View): void {
+    this.edgesById.clear();
+    this.ins.clear();
+    this.outs.clear();
+    for (const e of view.edges) {
+      this.edgesById.set(`e_${e.src}_${e.dst}`, e);
+      const label = edgeLabel(e);
+      (this.outs.get(e.src) ?? this.outs.set(e.src, []).get(e.src)!).push(label);
+      (this.ins.get(e.dst) ?? this.ins.set(e.dst, []).get(e.dst)!).push(label);
+    }
+  }
+
+  /** Put a fresh Graphviz SVG on the stage, sized in px, without native tooltips. */
+  private install(svg: SVGSVGElement): void {
+    svg.querySelectorAll('title').forEach(t => t.remove());
+    svg.querySelectorAll('a').forEach(a => {
+      // Graphviz wraps elements with tooltips in links; keep the content only.
+      a.replaceWith(...Array.from(a.childNodes));
+    });
+    const vb = svg.viewBox.baseVal;
+    const w = (vb && vb.width) || parseFloat(svg.getAttribute('width') || '0');
+    const h = (vb && vb.height) || parseFloat(svg.getAttribute('height') || '0');
+    this.svgSize = { w: w * PT_TO_PX, h: h * PT_TO_PX };
+    svg.dataset.ptWidth = String(w);
+    svg.dataset.ptHeight = String(h);
+    svg.setAttribute('width', `${this.svgSize.w}px`);
+    svg.setAttribute('height', `${this.svgSize.h}px`);
+    svg.classList.add('jp-jaxviz-svg');
+    // Wide invisible strokes make thin edges easy to hover.
+    svg.querySelectorAll('g.edge').forEach(g => {
+      const path = g.querySelector('path');
+      if (path) {
+        const hit = path.cloneNode(false) as SVGPathElement;
+        hit.setAttribute('class', 'jaxviz-hit');
+        hit.removeAttribute('stroke-dasharray');
+        g.insertBefore(hit, g.firstChild);
+      }
+    });
+    this.stage.replaceChildren(svg);
+    this.svg = svg;
+  }
+
+  // ------------------------------------------------------------------ zoom/pan
+
+  private applyTransform(): void {
+    this.stage.style.transform = `translate(${this.tx}px, ${this.ty}px) scale(${this.scale})`;
+    this.node.dataset.jaxvizScale = this.scale.toFixed(3);
+  }
+
+  private maxCanvasHeight(): number {
+    return this.compact ? 420 : 600;
+  }
+
+  fit(): void {
+    const { w, h } = this.svgSize;
+    if (!w || !h) {
+      return;
+    }
+    const width = this.canvas.clientWidth || (this.compact ? 300 : 800);
+    const maxH = this.maxCanvasHeight();
+    let scale = Math.min(1, (width - 16) / w, (maxH - 16) / h);
+    scale = Math.max(scale, 0.3);
+    this.scale = scale;
+    const canvasH = Math.max(80, Math.min(maxH, h * scale + 16));
+    this.canvas.style.height = `${canvasH}px`;
+    this.tx = Math.max(8, (width - w * scale) / 2);
+    this.ty = 8;
+    this.applyTransform();
+  }
+
+  zoomBy(factor: number, at?: { x: number; y: number }): void {
+    const rect = this.canvas.getBoundingClientRect();
+    const px = at ? at.x - rect.left : rect.width / 2;
+    const py = at ? at.y - rect.top : rect.height / 2;
+    const next = Math.min(4, Math.max(0.05, this.scale * factor));
+    const k = next / this.scale;
+    this.tx = px - (px - this.tx) * k;
+    this.ty = py - (py - this.ty) * k;
+    this.scale = next;
+    this.applyTransform();
+  }
+
+  /** After a re-layout, move the stage so that the clicked item's replacement is
+   * where the clicked item was; grow the canvas when the graph grew. */
+  private keepAnchor(anchor: { item: string; x: number; y: number }): void {
+    const maxH = this.maxCanvasHeight();
+    const current = parseFloat(this.canvas.style.height || '0');
+    const wanted = Math.min(maxH, this.svgSize.h * this.scale + 16);
+    if (wanted > current) {
+      this.canvas.style.height = `${wanted}px`;
+    }
+    this.applyTransform();
+    const target = this.svg?.getElementById(anchor.item) as SVGGraphicsElement | null;
+    if (target) {
+      const r = target.getBoundingClientRect();
+      this.tx += anchor.x - r.left;
+      this.ty += anchor.y - r.top;
+    }
+    // Keep some of the graph on screen.
+    const cw = this.canvas.clientWidth || 800;
+    const ch = this.canvas.clientHeight || maxH;
+    const gw = this.svgSize.w * this.scale;
+    const gh = this.svgSize.h * this.scale;
+    this.tx = Math.min(cw - 40, Math.max(40 - gw, this.tx));
+    this.ty = Math.min(ch - 40, Math.max(40 - gh, this.ty));
+    if (gw <= cw && gh <= ch) {
+      this.tx = Math.max(8, Math.min(this.tx, cw - gw - 8));
+      this.ty = Math.max(8, Math.min(this.ty, ch - gh - 8));
+    }
+    this.applyTransform();
+  }
+
+  private onWheel(ev: WheelEvent): void {
+    if (!(ev.ctrlKey || ev.metaKey)) {
+      return; // plain wheel scrolls the notebook
+    }
+    ev.preventDefault();
+    this.zoomBy(ev.deltaY < 0 ? 1.15 : 1 / 1.15, { x: ev.clientX, y: ev.clientY });
+  }
+
+  private onPointerDown(ev: PointerEvent): void {
+    if (ev.button !== 0) {
+      return;
+    }
+    this.drag = { x: ev.clientX, y: ev.clientY, tx: this.tx, ty: this.ty, moved: false };
+  }
+
+  private onPointerMove(ev: PointerEvent): void {
+    const d = this.drag;
+    if (!d || !(ev.buttons & 1)) {
+      this.drag = null;
+      return;
+    }
+    const dx = ev.clientX - d.x;
+    const dy = ev.clientY - d.y;
+    if (!d.moved && Math.abs(dx) + Math.abs(dy) < 4) {
+      return;
+    }
+    if (!d.moved) {
+      d.moved = true;
+      this.canvas.setPointerCapture?.(ev.pointerId);
+      this.canvas.classList.add('jp-jaxviz-panning');
+      this.hideTooltip();
+    }
+    this.tx = d.tx + dx;
+    this.ty = d.ty + dy;
+    this.applyTransform();
+  }
+
+  private onPointerUp(ev: PointerEvent): void {
+    if (this.drag?.moved) {
+      this.suppressClick = true;
+      this.canvas.releasePointerCapture?.(ev.pointerId);
+    }
+    this.canvas.classList.remove('jp-jaxviz-panning');
+    this.drag = null;
+  }
+
+  // ------------------------------------------------------------------ clicks
+
+  private onClick(ev: MouseEvent): void {
+    if (this.suppressClick) {
+      this.suppressClick = false;
+      return;
+    }
+    const index = this.index;
+    const target = ev.target as Element | null;
+    if (!index || !target) {
+      return;
+    }
+    const nodeEl = target.closest('g.node');
+    if (nodeEl && nodeEl.id.startsWith('g')) {
+      const gid = parseItem(nodeEl.id).id;
+      const r = nodeEl.getBoundingClientRect();
+      this.hideTooltip();
+      void this.setExpanded(index.expand(this.expanded, gid), {
+        anchor: { item: `cluster_g${gid}`, x: r.left, y: r.top }
+      });
+      return;
+    }
+    const text = target.closest('text');
+    const cluster = text?.parentElement?.closest('g.cluster');
+    if (text && cluster && text.parentElement === cluster && cluster.id.startsWith('cluster_g')) {
+      const gid = Number(cluster.id.slice('cluster_g'.length));
+      const r = cluster.getBoundingClientRect();
+      this.hideTooltip();
+      void this.setExpanded(index.collapse(this.expanded, gid), {
+        anchor: { item: `g${gid}`, x: r.left, y: r.top }
+      });
+    }
+  }
+
+  private async expandLevel(): Promise<void> {
+    const index = this.index;
+    if (!index) {
+      return;
+    }
+    // Open every collapsed group that is visible now.
+    const next = new Set(this.expanded);
+    for (const gid of this.expanded) {
+      for (const c of index.graph.groups[gid].groups) {
+        next.add(c);
+      }
+    }
+    await this.setExpanded(next, { fit: true });
+  }
+
+  // ------------------------------------------------------------------ tooltips
+
+  private onHover(ev: MouseEvent): void {
+    if (this.drag?.moved || !this.index) {
+      return;
+    }
+    const target = ev.target as Element | null;
+    const nodeEl = target?.closest('g.node');
+    const edgeEl = nodeEl ? null : target?.closest('g.edge');
+    const clusterText = !nodeEl && !edgeEl && target?.closest('text') ? target.closest('g.cluster') : null;
+    let content: { title: string; lines: TooltipLine[] } | null = null;
+    if (nodeEl) {
+      content = this.itemTooltip(nodeEl.id);
+    } else if (edgeEl) {
+      content = this.edgeTooltip(edgeEl.id);
+    } else if (clusterText && clusterText.id.startsWith('cluster_g')) {
+      const g = this.index.graph.groups[Number(clusterText.id.slice(9))];
+      content = { title: g.repeat || g.name, lines: [{ key: 'kind', text: g.kind }, { text: 'click to collapse' }] };
+    }
+    if (!content) {
+      this.hideTooltip();
+      return;
+    }
+    this.showTooltip(content, ev);
+  }
+
+  private itemTooltip(id: string): { title: string; lines: TooltipLine[] } | null {
+    const graph = this.index!.graph;
+    const { kind, id: num } = parseItem(id);
+    if (kind === 'n' && graph.nodes[num]) {
+      const n = graph.nodes[num];
+      return nodeTooltip(n, n.kind === 'input' || n.kind === 'const' ? this.inputs.get(n.label) : undefined);
+    }
+    if (kind === 'g' && graph.groups[num]) {
+      return groupTooltip(graph.groups[num], this.ins.get(id) ?? [], this.outs.get(id) ?? []);
+    }
+    return null;
+  }
+
+  private edgeTooltip(id: string): { title: string; lines: TooltipLine[] } | null {
+    const e = this.edgesById.get(id);
+    if (!e) {
+      return null;
+    }
+    const lines: TooltipLine[] = e.avals.slice(0, 8).map(a => ({ text: avalDetail(a), mono: true }));
+    if (e.avals.length > 8) {
+      lines.push({ text: `… and ${e.avals.length - 8} more` });
+    }
+    if (edgeIsWeak(e)) {
+      lines.push({ text: 'weakly typed: a Python scalar, promoted to the other operand’s dtype' });
+    }
+    const title = e.avals.length === 1 ? 'value' : `${e.avals.length} values`;
+    return { title, lines };
+  }
+
+  private showTooltip(content: { title: string; lines: TooltipLine[] }, ev: MouseEvent): void {
+    const t = this.tooltip;
+    t.replaceChildren();
+    t.appendChild(el('div', 'jp-jaxviz-tooltip-title', content.title));
+    for (const line of content.lines) {
+      const row = el('div', 'jp-jaxviz-tooltip-row');
+      if (line.key) {
+        row.appendChild(el('span', 'jp-jaxviz-tooltip-key', `${line.key}: `));
+      }
+      row.appendChild(el('span', line.mono ? 'jp-jaxviz-mono' : '', line.text));
+      t.appendChild(row);
+    }
+    t.style.display = 'block';
+    const host = this.node.getBoundingClientRect();
+    let x = ev.clientX - host.left + 14;
+    const y = ev.clientY - host.top + 14;
+    const tw = t.offsetWidth;
+    if (x + tw > host.width) {
+      x = Math.max(0, ev.clientX - host.left - tw - 14);
+    }
+    t.style.left = `${x}px`;
+    t.style.top = `${y}px`;
+  }
+
+  private hideTooltip(): void {
+    this.tooltip.style.display = 'none';
+  }
+
+  // ------------------------------------------------------------------ search
+
+  private runSearch(): void {
+    const q = this.searchInput.value;
+    this.matches = this.index ? searchNodes(this.index.graph, q) : [];
+    this.applySearch();
+  }
+
+  private applySearch(): void {
+    const svg = this.svg;
+    const index = this.index;
+    if (!svg || !index) {
+      return;
+    }
+    svg.querySelectorAll('.jaxviz-match').forEach(e => e.classList.remove('jaxviz-match'));
+    const q = this.searchInput.value.trim();
+    if (!q) {
+      this.matchInfo.textContent = '';
+      this.node.classList.remove('jp-jaxviz-searching');
+      return;
+    }
+    this.node.classList.add('jp-jaxviz-searching');
+    let hidden = 0;
+    const items = new Set<ItemId>();
+    for (const nid of this.matches) {
+      const item = index.visibleItemOf(nid, this.expanded);
+      if (item[0] === 'g') {
+        hidden++;
+      }
+      items.add(item);
+    }
+    for (const item of items) {
+      svg.getElementById(item)?.classList.add('jaxviz-match');
+    }
+    const n = this.matches.length;
+    this.matchInfo.textContent =
+      n === 0
+        ? 'no match'
+        : `${n} match${n === 1 ? '' : 'es'}` + (hidden ? ` (${hidden} in collapsed groups: Enter to show)` : '');
+  }
+
+  /** Expand the groups that hide search matches. */
+  private async revealMatches(): Promise<void> {
+    const index = this.index;
+    if (!index || !this.matches.length) {
+      return;
+    }
+    let next = new Set(this.expanded);
+    for (const nid of this.matches.slice(0, 200)) {
+      const g = index.graph.nodes[nid].group;
+      next = index.expand(next, g);
+    }
+    await this.setExpanded(next, { fit: true });
+  }
+
+  // ------------------------------------------------------------------ export
+
+  /** The shown graph as a standalone SVG document. */
+  svgText(): string {
+    if (!this.svg) {
+      return '';
+    }
+    const clone = this.svg.cloneNode(true) as SVGSVGElement;
+    clone.querySelectorAll('.jaxviz-hit').forEach(e => e.remove());
+    clone.querySelectorAll('.jaxviz-match').forEach(e => e.classList.remove('jaxviz-match'));
+    clone.removeAttribute('class');
+    clone.setAttribute('width', `${clone.dataset.ptWidth}pt`);
+    clone.setAttribute('height', `${clone.dataset.ptHeight}pt`);
+    delete clone.dataset.ptWidth;
+    delete clone.dataset.ptHeight;
+    clone.setAttribute('xmlns', SVG_NS);
+    return '<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n' + new XMLSerializer().serializeToString(clone);
+  }
+
+  private download(text: string, type: string, ext: string): void {
+    const name = (this.payload?.name || 'program').replace(/[^\w.-]+/g, '_');
+    const blob = new Blob([text], { type });
+    const url = URL.createObjectURL(blob);
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = `${name}.${ext}`;
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    window.setTimeout(() => URL.revokeObjectURL(url), 10000);
+  }
+
+  exportSvg(): void {
+    this.download(this.svgText(), 'image/svg+xml', 'svg');
+  }
+
+  exportDot(): void {
+    this.download(this.dot, 'text/vnd.graphviz', 'dot');
+  }
+
+  // ------------------------------------------------------------------ misc
+
+  private renderLegend(): void {
+    const graph = this.payload?.graph;
+    this.legendEl.replaceChildren();
+    if (!graph) {
+      return;
+    }
+    const legend = legendOf(graph);
+    const kinds = legendKinds(graph);
+    const hasGroups = graph.groups.length > 1;
+    for (const kind of [...kinds, ...(hasGroups ? ['group'] : [])]) {
+      const spec = legend[kind];
+      const item = el('span', `jp-jaxviz-legend-item jp-jaxviz-legend-${kind}`);
+      item.title = spec.label;
+      const swatch = el('span', 'jp-jaxviz-swatch');
+      if (kind === 'weak') {
+        swatch.classList.add('jp-jaxviz-swatch-edge');
+        swatch.style.borderTopColor = spec.color;
+      } else {
+        swatch.style.background = kind === 'group' ? GROUP_FILL.call : spec.color;
+      }
+      item.append(swatch, el('span', 'jp-jaxviz-legend-label', kind === 'weak' ? 'weak type' : kind));
+      this.legendEl.appendChild(item);
+    }
+  }
+
+  private setStatus(text: string, warn = false): void {
+    this.statusEl.textContent = text;
+    this.statusEl.classList.toggle('jp-jaxviz-warn', warn);
+  }
+
+  private showError(text: string): void {
+    this.titleEl.textContent = 'jaxviz';
+    this.summaryEl.textContent = '';
+    this.legendEl.replaceChildren();
+    this.stage.replaceChildren();
+    this.svg = null;
+    this.setStatus(text, true);
+  }
+}

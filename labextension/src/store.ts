@@ -1,0 +1,169 @@
+/**
+ * The panel's state for one kernel: functions, recompiles, stale captures and
+ * devices, fed by the "jaxviz" comm (a snapshot, then events). Pure logic, no DOM:
+ * bounded memory however many events arrive.
+ */
+
+import {
+  CompileEvent,
+  DeviceInfo,
+  FunctionInfo,
+  SnapshotMessage,
+  StaleEvent
+} from './model';
+
+/** At most this many recompiles / stale warnings are kept; older ones are counted. */
+export const MAX_KEPT = 2000;
+
+export interface FunctionEntry {
+  name: string;
+  summary: string;
+  eqnCount: number | null;
+  compiles: number;
+  traces: number;
+  hasGraph: boolean;
+  /** Order of last activity (higher: more recent). */
+  seq: number;
+}
+
+export class PanelStore {
+  functions = new Map<string, FunctionEntry>();
+  /** Oldest first; newest are appended. */
+  compiles: CompileEvent[] = [];
+  stale: StaleEvent[] = [];
+  devices: DeviceInfo[] = [];
+  devicesNote: string | null = null;
+  /** Events seen in total (including those dropped from memory). */
+  totals = { compile: 0, stale: 0, program: 0 };
+  /** Bumped on every change, so views can skip redundant renders. */
+  revision = 0;
+  private seq = 0;
+
+  reset(): void {
+    this.functions.clear();
+    this.compiles = [];
+    this.stale = [];
+    this.devices = [];
+    this.devicesNote = null;
+    this.totals = { compile: 0, stale: 0, program: 0 };
+    this.revision++;
+  }
+
+  get droppedCompiles(): number {
+    return this.totals.compile - this.compiles.length;
+  }
+
+  get droppedStale(): number {
+    return this.totals.stale - this.stale.length;
+  }
+
+  applySnapshot(msg: SnapshotMessage): void {
+    this.reset();
+    for (const f of msg.functions ?? []) {
+      this.upsertFunction(f);
+    }
+    this.compiles = (msg.compiles ?? []).slice(-MAX_KEPT);
+    this.stale = (msg.stale ?? []).slice(-MAX_KEPT);
+    this.devices = msg.devices ?? [];
+    this.devicesNote = msg.devices_note ?? null;
+    this.totals.compile = Math.max(msg.totals?.compile ?? 0, this.compiles.length);
+    this.totals.stale = Math.max(msg.totals?.stale ?? 0, this.stale.length);
+    this.totals.program = msg.totals?.program ?? 0;
+    this.revision++;
+  }
+
+  /** Apply one pushed event; returns false for kinds this version does not know. */
+  applyEvent(kind: string, payload: unknown): boolean {
+    switch (kind) {
+      case 'program': {
+        const p = (payload ?? {}) as { name?: string; summary?: string; eqn_count?: number };
+        if (!p.name) {
+          return false;
+        }
+        const f = this.upsertFunction({ name: p.name, summary: p.summary, eqn_count: p.eqn_count });
+        f.traces += 1;
+        f.hasGraph = true;
+        this.totals.program++;
+        break;
+      }
+      case 'compile': {
+        const c = (payload ?? {}) as CompileEvent;
+        if (!c.function) {
+          return false;
+        }
+        push(this.compiles, c);
+        this.totals.compile++;
+        const f = this.upsertFunction({ name: c.function });
+        f.compiles = Math.max(f.compiles + 1, c.count ?? 0);
+        break;
+      }
+      case 'stale': {
+        const s = (payload ?? {}) as StaleEvent;
+        push(this.stale, s);
+        this.totals.stale++;
+        break;
+      }
+      case 'devices': {
+        this.devices = Array.isArray(payload) ? (payload as DeviceInfo[]) : [];
+        this.devicesNote = null;
+        break;
+      }
+      default:
+        return false;
+    }
+    this.revision++;
+    return true;
+  }
+
+  upsertFunction(f: FunctionInfo): FunctionEntry {
+    let entry = this.functions.get(f.name);
+    if (!entry) {
+      entry = { name: f.name, summary: '', eqnCount: null, compiles: 0, traces: 0, hasGraph: false, seq: 0 };
+      this.functions.set(f.name, entry);
+    }
+    if (f.summary) {
+      entry.summary = f.summary;
+    }
+    if (f.eqn_count !== undefined && f.eqn_count !== null) {
+      entry.eqnCount = f.eqn_count;
+    }
+    if (f.compiles !== undefined) {
+      entry.compiles = Math.max(entry.compiles, f.compiles);
+    }
+    if (f.traces !== undefined) {
+      entry.traces = Math.max(entry.traces, f.traces);
+    }
+    if (f.has_graph) {
+      entry.hasGraph = true;
+    }
+    entry.seq = ++this.seq;
+    return entry;
+  }
+
+  /** Functions, most recently active first. */
+  functionList(): FunctionEntry[] {
+    return [...this.functions.values()].sort((a, b) => b.seq - a.seq);
+  }
+
+  /** The newest `limit` recompiles, newest first. */
+  recentCompiles(limit: number): CompileEvent[] {
+    return this.compiles.slice(-limit).reverse();
+  }
+
+  recentStale(limit: number): StaleEvent[] {
+    return this.stale.slice(-limit).reverse();
+  }
+}
+
+function push<T>(list: T[], item: T): void {
+  list.push(item);
+  // Drop in chunks, so that a flood costs amortised O(1) per event.
+  if (list.length > MAX_KEPT + MAX_KEPT / 4) {
+    list.splice(0, list.length - MAX_KEPT);
+  }
+}
+
+/** A recompile is a warning when it is not the function's first compilation. */
+export function isWarning(c: CompileEvent): boolean {
+  return (c.count ?? 1) > 1 || (c.causes?.length ?? 0) > 0;
+}

@@ -1,0 +1,349 @@
+/**
+ * Views of the graph model: which items are visible for a set of expanded groups,
+ * and the edges between them, aggregated. A port of `Graph.view` in
+ * `jaxviz/graph.py` (same items, same edges): expanded groups are clusters, collapsed
+ * groups single boxes. Building a view touches only what is visible, so expanding one
+ * group of a huge program stays cheap.
+ *
+ * Items are named like the DOT ids of the kernel's renderer: `n<node id>` for a
+ * node, `g<group id>` for a collapsed group.
+ */
+
+import { Aval, GraphJSON } from './model';
+
+export type ItemId = string;
+
+export function nodeItem(id: number): ItemId {
+  return `n${id}`;
+}
+
+export function groupItem(id: number): ItemId {
+  return `g${id}`;
+}
+
+export function parseItem(item: ItemId): { kind: 'n' | 'g'; id: number } {
+  return { kind: item[0] as 'n' | 'g', id: Number(item.slice(1)) };
+}
+
+export interface VisibleEdge {
+  src: ItemId;
+  dst: ItemId;
+  /** One per underlying value, deduplicated by (producer, variable). */
+  avals: Aval[];
+  vars: string[];
+}
+
+export function edgeLabel(e: VisibleEdge): string {
+  return e.avals.length === 1 ? e.avals[0].text : `${e.avals.length} values`;
+}
+
+export function edgeIsWeak(e: VisibleEdge): boolean {
+  return e.avals.length > 0 && e.avals.every(a => a.weak_type);
+}
+
+interface Bucket {
+  a: ItemId;
+  b: ItemId;
+  edges: number[];
+}
+
+/** Per-graph index, built once: group depths and edges bucketed by their lowest
+ * common group and the pair of its child items that hold the endpoints. */
+export class GraphIndex {
+  readonly graph: GraphJSON;
+  readonly depth: number[];
+  private readonly buckets: Map<string, Bucket>[];
+
+  constructor(graph: GraphJSON) {
+    this.graph = graph;
+    const groups = graph.groups;
+    this.depth = new Array(groups.length).fill(0);
+    for (const g of groups) {
+      // Parents always have smaller ids than their children.
+      this.depth[g.id] = g.parent === null ? 0 : this.depth[g.parent] + 1;
+    }
+    this.buckets = groups.map(() => new Map<string, Bucket>());
+    graph.edges.forEach((e, i) => {
+      if (e.src === e.dst) {
+        return;
+      }
+      const [lca, a, b] = this.lcaItems(e.src, e.dst);
+      const key = `${a}>${b}`;
+      let bucket = this.buckets[lca].get(key);
+      if (!bucket) {
+        bucket = { a, b, edges: [] };
+        this.buckets[lca].set(key, bucket);
+      }
+      bucket.edges.push(i);
+    });
+  }
+
+  /** Group ids from the node's own group up to the root. */
+  chain(nodeId: number): number[] {
+    const out: number[] = [];
+    let g: number | null = this.graph.nodes[nodeId].group;
+    while (g !== null && g !== undefined) {
+      out.push(g);
+      g = this.graph.groups[g].parent;
+    }
+    return out;
+  }
+
+  /** Group ids from the group up to the root (the group itself first). */
+  groupChain(groupId: number): number[] {
+    const out: number[] = [];
+    let g: number | null = groupId;
+    while (g !== null && g !== undefined) {
+      out.push(g);
+      g = this.graph.groups[g].parent;
+    }
+    return out;
+  }
+
+  private lcaItems(src: number, dst: number): [number, ItemId, ItemId] {
+    const ca = this.chain(src);
+    const cb = this.chain(dst);
+    const pos = new Map<number, number>();
+    cb.forEach((g, j) => pos.set(g, j));
+    for (let i = 0; i < ca.length; i++) {
+      const j = pos.get(ca[i]);
+      if (j !== undefined) {
+        const a = i > 0 ? groupItem(ca[i - 1]) : nodeItem(src);
+        const b = j > 0 ? groupItem(cb[j - 1]) : nodeItem(dst);
+        return [ca[i], a, b];
+      }
+    }
+    throw new Error('jaxviz: groups do not form a tree with one root');
+  }
+
+  /** All descendants of a group, itself included. */
+  descendants(groupId: number): number[] {
+    const out: number[] = [];
+    const stack = [groupId];
+    while (stack.length) {
+      const g = stack.pop()!;
+      out.push(g);
+      stack.push(...this.graph.groups[g].groups);
+    }
+    return out;
+  }
+
+  /** A valid expansion state from requested group ids: the root and every
+   * ancestor of a requested group are expanded too. */
+  normalize(expanded: Iterable<number>): Set<number> {
+    const out = new Set<number>([this.graph.root ?? 0]);
+    for (const gid of expanded) {
+      if (gid < 0 || gid >= this.graph.groups.length) {
+        continue;
+      }
+      for (const g of this.groupChain(gid)) {
+        out.add(g);
+      }
+    }
+    return out;
+  }
+
+  /** Expand a group (and its ancestors). */
+  expand(expanded: Set<number>, groupId: number): Set<number> {
+    const out = new Set(expanded);
+    for (const g of this.groupChain(groupId)) {
+      out.add(g);
+    }
+    return out;
+  }
+
+  /** Collapse a group and everything inside it (the root stays expanded). */
+  collapse(expanded: Set<number>, groupId: number): Set<number> {
+    const out = new Set(expanded);
+    if (groupId === (this.graph.root ?? 0)) {
+      return out;
+    }
+    for (const g of this.descendants(groupId)) {
+      out.delete(g);
+    }
+    return out;
+  }
+
+  /** Groups at depth <= `depth` (0: the top level, everything collapsed). */
+  expandToDepth(depth: number): Set<number> {
+    const out = new Set<number>();
+    this.graph.groups.forEach(g => {
+      if (this.depth[g.id] <= depth) {
+        out.add(g.id);
+      }
+    });
+    return out;
+  }
+
+  /** The visible item that stands for a node in an expansion state. */
+  visibleItemOf(nodeId: number, expanded: Set<number>): ItemId {
+    const chain = this.chain(nodeId);
+    for (let i = chain.length - 1; i >= 0; i--) {
+      if (!expanded.has(chain[i])) {
+        return groupItem(chain[i]);
+      }
+    }
+    return nodeItem(nodeId);
+  }
+
+  /** The visible item that stands for a group: itself when it is a collapsed box,
+   * a collapsed ancestor when hidden, null when it is an expanded cluster. */
+  visibleItemOfGroup(groupId: number, expanded: Set<number>): ItemId | null {
+    const chain = this.groupChain(groupId);
+    for (let i = chain.length - 1; i >= 0; i--) {
+      if (!expanded.has(chain[i])) {
+        return groupItem(chain[i]);
+      }
+    }
+    return null;
+  }
+
+  view(expanded: Set<number>): View {
+    return buildView(this, expanded);
+  }
+
+  bucketsOf(groupId: number): Iterable<Bucket> {
+    return this.buckets[groupId].values();
+  }
+}
+
+export interface View {
+  index: GraphIndex;
+  expanded: Set<number>;
+  edges: VisibleEdge[];
+}
+
+function isLeaf(item: ItemId, expanded: Set<number>): boolean {
+  return item[0] === 'n' || !expanded.has(Number(item.slice(1)));
+}
+
+function visibleBelow(index: GraphIndex, nodeId: number, top: ItemId, expanded: Set<number>): ItemId {
+  if (isLeaf(top, expanded)) {
+    return top;
+  }
+  const chain = index.chain(nodeId); // innermost first
+  const idx = chain.indexOf(Number(top.slice(1)));
+  for (let i = idx - 1; i >= 0; i--) {
+    if (!expanded.has(chain[i])) {
+      return groupItem(chain[i]);
+    }
+  }
+  return nodeItem(nodeId);
+}
+
+/** The visible edges of an expansion state (as `Graph.view` in Python). */
+export function buildView(index: GraphIndex, expandedIn: Iterable<number>): View {
+  const expanded = index.normalize(expandedIn);
+  const graph = index.graph;
+  const merged = new Map<string, { src: ItemId; dst: ItemId; vals: Map<string, Aval>; vars: string[] }>();
+  const add = (src: ItemId, dst: ItemId, edgeId: number) => {
+    const key = `${src}>${dst}`;
+    let m = merged.get(key);
+    if (!m) {
+      m = { src, dst, vals: new Map(), vars: [] };
+      merged.set(key, m);
+    }
+    const e = graph.edges[edgeId];
+    const vkey = `${e.src}:${e.var}`;
+    if (!m.vals.has(vkey)) {
+      m.vals.set(vkey, e.aval);
+      m.vars.push(e.var);
+    }
+  };
+  for (const gid of expanded) {
+    for (const bucket of index.bucketsOf(gid)) {
+      if (isLeaf(bucket.a, expanded) && isLeaf(bucket.b, expanded)) {
+        // Enough for the label; counts stay bounded.
+        for (const i of bucket.edges.slice(0, 64)) {
+          add(bucket.a, bucket.b, i);
+        }
+        continue;
+      }
+      for (const i of bucket.edges) {
+        const e = graph.edges[i];
+        add(visibleBelow(index, e.src, bucket.a, expanded), visibleBelow(index, e.dst, bucket.b, expanded), i);
+      }
+    }
+  }
+  const edges: VisibleEdge[] = [];
+  for (const m of merged.values()) {
+    edges.push({ src: m.src, dst: m.dst, avals: [...m.vals.values()], vars: m.vars });
+  }
+  return { index, expanded, edges };
+}
+
+/** The visible items of a view, in DOT order: (visible nodes, collapsed groups). */
+export function visibleItems(view: View): { nodes: number[]; groups: number[] } {
+  const nodes: number[] = [];
+  const groups: number[] = [];
+  const graph = view.index.graph;
+  const walk = (gid: number) => {
+    const g = graph.groups[gid];
+    for (const child of g.groups) {
+      if (view.expanded.has(child)) {
+        walk(child);
+      } else {
+        groups.push(child);
+      }
+    }
+    nodes.push(...g.nodes);
+  };
+  walk(graph.root ?? 0);
+  return { nodes, groups };
+}
+
+/** Number of visible items (nodes plus collapsed groups), as `View.visible_counts`. */
+export function visibleCount(view: View): number {
+  const { nodes, groups } = visibleItems(view);
+  return nodes.length + groups.length;
+}
+
+/** What a view would show after expanding `groupId`, without building it. */
+export function countAfterExpand(index: GraphIndex, groupId: number): number {
+  const g = index.graph.groups[groupId];
+  return g.groups.length + g.nodes.length - 1;
+}
+
+// --------------------------------------------------------------------- search
+
+export interface SearchHit {
+  /** Nodes whose primitive, label or variables match. */
+  nodes: number[];
+}
+
+/** Nodes matching a query: primitive or label (equations, inputs, outputs) or the
+ * name of a variable they produce or consume. Case-insensitive substring match. */
+export function searchNodes(graph: GraphJSON, query: string, limit = 5000): number[] {
+  const q = query.trim().toLowerCase();
+  if (!q) {
+    return [];
+  }
+  const hits = new Set<number>();
+  for (const n of graph.nodes) {
+    if (hits.size >= limit) {
+      break;
+    }
+    if ((n.primitive ?? '').toLowerCase().includes(q) || n.label.toLowerCase().includes(q)) {
+      hits.add(n.id);
+    }
+  }
+  for (const e of graph.edges) {
+    if (hits.size >= limit) {
+      break;
+    }
+    const name = variableName(e.var).toLowerCase();
+    if (name && name.includes(q)) {
+      hits.add(e.src);
+      hits.add(e.dst);
+    }
+  }
+  return [...hits].sort((a, b) => a - b);
+}
+
+/** The readable part of a variable name as the kernel sends it. */
+export function variableName(v: string): string {
+  const name = v.replace(/:[^:]*$/, '');
+  // JAX's own variables have no user-visible name ("Var(id=...)"); only named
+  // ones (inputs, outputs, cell variables) are searchable.
+  return /^Var\(id=\d+\)$/.test(name) ? '' : name;
+}

@@ -1,0 +1,89 @@
+/** A small hand-made graph in the kernel's schema (see jaxviz/graph.py):
+ *
+ *   root (group 0): x (traced), s (static), c (captured), out
+ *     group 1 "layer" (call): n4 dot_general, n5 tanh
+ *     group 2 "scan" (eqn): n6 scan, group 3 "body" (jaxpr): n7 mul
+ */
+
+import { Aval, GraphJSON, ProgramPayload } from '../src/model';
+
+export const f32 = (shape: number[], weak = false): Aval => ({
+  shape,
+  dtype: 'float32',
+  weak_type: weak,
+  text: `${weak ? '~' : ''}f32[${shape.join(',')}]`
+});
+
+export function smallGraph(): GraphJSON {
+  const node = (id: number, kind: string, label: string, group: number, extra: object = {}) => ({
+    id,
+    kind: kind as 'eqn',
+    label,
+    group,
+    primitive: kind === 'eqn' ? label : null,
+    input_kind: null,
+    params: {},
+    outputs: [f32([2, 3])],
+    literals: [],
+    source: null,
+    ...extra
+  });
+  return {
+    schema: 'jaxviz.graph',
+    version: 1,
+    name: 'f',
+    legend: {},
+    root: 0,
+    nodes: [
+      node(0, 'input', 'x', 0, { input_kind: 'traced' }),
+      node(1, 'input', 's', 0, { input_kind: 'static', outputs: [] }),
+      node(2, 'input', 'c', 0, { input_kind: 'captured' }),
+      node(3, 'output', 'out', 0),
+      node(4, 'eqn', 'dot_general', 1, {
+        params: { precision: 'None' },
+        source: { file: '/tmp/a "quoted" \\ file.py', line: 3, function: 'layer', cell_line: 2, text: 'x @ w' }
+      }),
+      node(5, 'eqn', 'tanh', 1),
+      node(6, 'eqn', 'scan', 2, { params: { length: '4' } }),
+      node(7, 'eqn', 'mul', 3, { literals: ['2.0'] })
+    ],
+    edges: [
+      { src: 0, dst: 4, aval: f32([2, 3]), var: 'x:float32[2,3]' },
+      { src: 2, dst: 4, aval: f32([3, 3]), var: 'Var(id=1):float32[3,3]' },
+      { src: 4, dst: 5, aval: f32([2, 3]), var: 'Var(id=2):float32[2,3]' },
+      { src: 5, dst: 6, aval: f32([2, 3]), var: 'Var(id=3):float32[2,3]' },
+      { src: 5, dst: 7, aval: f32([2, 3]), var: 'Var(id=3):float32[2,3]' },
+      { src: 6, dst: 7, aval: f32([], true), var: 'Var(id=4):float32[]' },
+      { src: 7, dst: 3, aval: f32([2, 3]), var: 'out:float32[2,3]' },
+      { src: 6, dst: 3, aval: f32([2, 3]), var: 'Var(id=5):float32[2,3]' }
+    ],
+    groups: [
+      { id: 0, name: 'f', kind: 'root', parent: null, groups: [1, 2], nodes: [0, 1, 2, 3], n_eqns: 4, source: null, repeat: null },
+      {
+        id: 1,
+        name: 'layer',
+        kind: 'call',
+        parent: 0,
+        groups: [],
+        nodes: [4, 5],
+        n_eqns: 2,
+        source: { file: 'nb.py', line: 7, function: 'f', cell_line: null, text: null },
+        repeat: 'layer 1/1'
+      },
+      { id: 2, name: 'scan', kind: 'eqn', parent: 0, groups: [3], nodes: [6], n_eqns: 2, source: null, repeat: null },
+      { id: 3, name: 'body', kind: 'jaxpr', parent: 2, groups: [], nodes: [7], n_eqns: 1, source: null, repeat: null }
+    ]
+  };
+}
+
+export function smallPayload(expanded: number[] = [0]): ProgramPayload {
+  return {
+    schema: 'jaxviz.program',
+    version: 1,
+    name: 'f',
+    summary: 'f: 4 equations',
+    inputs: [],
+    expanded,
+    graph: smallGraph()
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * The TypeScript views against the Python ones, on real traced programs: the pytest
+ * `tests/test_labextension_unit.py` writes, for each program of the test zoo, its
+ * MIME payload and what `Graph.view` and the DOT renderer give for several
+ * expansions, and points JAXVIZ_PARITY_FIXTURES at the file.
+ */
+
+import { strict as assert } from 'node:assert';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+
+import { viewToDot } from '../src/dot';
+import { groupHeat } from '../src/format';
+import { ProgramPayload, payloadProblem } from '../src/model';
+import { GraphIndex, buildView, visibleItems } from '../src/view';
+
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const viz = require('@viz-js/viz') as typeof import('@viz-js/viz');
+
+interface PyView {
+  expanded: number[];
+  nodes: number[];
+  groups: number[];
+  edges: [string, string, number, string][];
+}
+
+interface Case {
+  name: string;
+  payload: ProgramPayload;
+  views: PyView[];
+  heat: { [gid: string]: { text: string; fill: string; font: string } };
+  dot_ids: string[];
+}
+
+const file = process.env.JAXVIZ_PARITY_FIXTURES;
+
+describe('parity with jaxviz.graph (Python)', { skip: file ? false : 'JAXVIZ_PARITY_FIXTURES not set (run from pytest)' }, () => {
+  const cases: Case[] = file ? JSON.parse(readFileSync(file, 'utf-8')) : [];
+
+  it('has cases', () => {
+    assert.ok(cases.length >= 5, `${cases.length} cases`);
+  });
+
+  for (const c of cases) {
+    it(`${c.name}: same visible items and aggregated edges`, () => {
+      assert.equal(payloadProblem(c.payload), null);
+      const index = new GraphIndex(c.payload.graph);
+      for (const pv of c.views) {
+        const view = buildView(index, pv.expanded);
+        const items = visibleItems(view);
+        assert.deepEqual([...items.nodes].sort((a, b) => a - b), pv.nodes, `nodes at ${pv.expanded}`);
+        assert.deepEqual([...items.groups].sort((a, b) => a - b), pv.groups, `groups at ${pv.expanded}`);
+        const ours = view.edges
+          .map(e => [e.src, e.dst, e.avals.length, e.avals.length === 1 ? e.avals[0].text : `${e.avals.length} values`])
+          .sort();
+        assert.deepEqual(ours, [...pv.edges].sort(), `edges at ${pv.expanded}`);
+      }
+    });
+
+    it(`${c.name}: same cost heat as the kernel's renderer`, () => {
+      for (const [gid, heat] of Object.entries(c.heat)) {
+        const h = groupHeat(c.payload.graph.groups, Number(gid));
+        assert.ok(h, `heat of group ${gid}`);
+        assert.equal(h!.text, heat.text);
+        assert.equal(h!.fill, heat.fill);
+        assert.equal(h!.font, heat.font);
+      }
+    });
+
+    it(`${c.name}: the initial view lays out with the kernel's DOT ids`, async () => {
+      const graphviz = await viz.instance();
+      const index = new GraphIndex(c.payload.graph);
+      const svg = graphviz.renderString(viewToDot(buildView(index, c.payload.expanded)), { format: 'svg' });
+      const ids = [...svg.matchAll(/<g id="([ng]\d+)" class="node/g)].map(m => m[1]).sort();
+      assert.deepEqual(ids, [...c.dot_ids].sort());
+    });
+  }
+});

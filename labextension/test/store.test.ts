@@ -1,0 +1,65 @@
+import { strict as assert } from 'node:assert';
+import { describe, it } from 'node:test';
+
+import { MAX_KEPT, PanelStore, isWarning } from '../src/store';
+
+const snapshot = {
+  type: 'snapshot' as const,
+  functions: [{ name: 'f', summary: 'f: 3 equations', eqn_count: 3, compiles: 1, has_graph: true }],
+  compiles: [{ function: 'f', count: 1, causes: [] }],
+  stale: [],
+  devices: [{ id: 0, platform: 'cpu', kind: 'cpu', memory: null }],
+  totals: { compile: 1, stale: 0, program: 1 }
+};
+
+describe('PanelStore', () => {
+  it('applies a snapshot, then events', () => {
+    const s = new PanelStore();
+    s.applySnapshot(snapshot);
+    assert.equal(s.functions.get('f')!.eqnCount, 3);
+    assert.ok(s.applyEvent('compile', {
+      function: 'f',
+      count: 2,
+      causes: [{ kind: 'shape', path: 'x', before: 'f32[3]', after: 'f32[4]' }]
+    }));
+    assert.equal(s.functions.get('f')!.compiles, 2);
+    assert.ok(s.applyEvent('program', { name: 'g', summary: 'g: 1 equations', eqn_count: 1 }));
+    assert.deepEqual(s.functionList().map(f => f.name), ['g', 'f'], 'most recent first');
+    assert.ok(s.functions.get('g')!.hasGraph);
+    assert.ok(s.applyEvent('stale', { name: 'lr', baked: 0.1, current: 0.01 }));
+    assert.ok(s.applyEvent('devices', [{ id: 0, platform: 'gpu', kind: 'H100', memory: { bytes_in_use: 1 } }]));
+    assert.equal(s.devices[0].kind, 'H100');
+    assert.equal(s.applyEvent('unknown-kind', {}), false);
+    assert.equal(s.applyEvent('compile', { count: 1 }), false, 'a compile event needs a function');
+    const recent = s.recentCompiles(10);
+    assert.equal(recent[0].count, 2, 'newest first');
+    assert.ok(isWarning(recent[0]));
+    assert.ok(!isWarning(recent[1]));
+  });
+
+  it('keeps memory bounded under a flood of events, counting what it dropped', () => {
+    const s = new PanelStore();
+    const t0 = Date.now();
+    for (let i = 1; i <= 50000; i++) {
+      s.applyEvent('compile', { function: `f${i % 7}`, count: i, causes: [] });
+    }
+    assert.ok(Date.now() - t0 < 2000, 'a flood is handled in amortised O(1) per event');
+    assert.ok(s.compiles.length <= MAX_KEPT * 1.25);
+    assert.equal(s.totals.compile, 50000);
+    assert.equal(s.droppedCompiles, 50000 - s.compiles.length);
+    assert.equal(s.recentCompiles(100).length, 100);
+    assert.equal(s.recentCompiles(100)[0].count, 50000);
+    assert.equal(s.functions.size, 7);
+  });
+
+  it('reset forgets everything (kernel restart)', () => {
+    const s = new PanelStore();
+    s.applySnapshot(snapshot);
+    const rev = s.revision;
+    s.reset();
+    assert.equal(s.functions.size, 0);
+    assert.equal(s.compiles.length, 0);
+    assert.equal(s.devices.length, 0);
+    assert.ok(s.revision > rev);
+  });
+});

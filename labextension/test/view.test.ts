@@ -1,0 +1,146 @@
+import { strict as assert } from 'node:assert';
+import { describe, it } from 'node:test';
+
+import { payloadProblem } from '../src/model';
+import {
+  GraphIndex,
+  buildView,
+  countAfterExpand,
+  edgeIsWeak,
+  edgeLabel,
+  searchNodes,
+  variableName,
+  visibleCount,
+  visibleItems
+} from '../src/view';
+import { smallGraph, smallPayload } from './fixtures';
+
+const edgeSet = (edges: { src: string; dst: string; avals: unknown[] }[]) =>
+  new Set(edges.map(e => `${e.src}>${e.dst}:${e.avals.length}`));
+
+describe('GraphIndex', () => {
+  it('computes depths and chains', () => {
+    const idx = new GraphIndex(smallGraph());
+    assert.deepEqual(idx.depth, [0, 1, 1, 2]);
+    assert.deepEqual(idx.chain(7), [3, 2, 0]);
+    assert.deepEqual(idx.groupChain(3), [3, 2, 0]);
+    assert.deepEqual(idx.descendants(2).sort(), [2, 3]);
+  });
+
+  it('normalizes, expands and collapses expansion states', () => {
+    const idx = new GraphIndex(smallGraph());
+    assert.deepEqual([...idx.normalize([3])].sort(), [0, 2, 3]);
+    assert.deepEqual([...idx.normalize([99, -1])], [0]);
+    const all = idx.expand(new Set([0]), 3);
+    assert.deepEqual([...all].sort(), [0, 2, 3]);
+    assert.deepEqual([...idx.collapse(all, 2)].sort(), [0]);
+    assert.deepEqual([...idx.collapse(all, 0)].sort(), [0, 2, 3], 'the root never collapses');
+    assert.deepEqual([...idx.expandToDepth(0)], [0]);
+    assert.deepEqual([...idx.expandToDepth(1)].sort(), [0, 1, 2]);
+  });
+
+  it('finds the visible item standing for a node or group', () => {
+    const idx = new GraphIndex(smallGraph());
+    assert.equal(idx.visibleItemOf(7, new Set([0])), 'g2');
+    assert.equal(idx.visibleItemOf(7, new Set([0, 2])), 'g3');
+    assert.equal(idx.visibleItemOf(7, new Set([0, 2, 3])), 'n7');
+    assert.equal(idx.visibleItemOf(0, new Set([0])), 'n0');
+    assert.equal(idx.visibleItemOfGroup(3, new Set([0])), 'g2');
+    assert.equal(idx.visibleItemOfGroup(2, new Set([0, 2])), null);
+  });
+});
+
+describe('buildView', () => {
+  it('collapsed: groups are boxes and edges are aggregated between visible items', () => {
+    const idx = new GraphIndex(smallGraph());
+    const view = buildView(idx, [0]);
+    assert.deepEqual(visibleItems(view), { nodes: [0, 1, 2, 3], groups: [1, 2] });
+    assert.equal(visibleCount(view), 6);
+    assert.deepEqual(
+      edgeSet(view.edges),
+      new Set(['n0>g1:1', 'n2>g1:1', 'g1>g2:1', 'g2>n3:2'])
+    );
+    // The same value consumed twice inside g2 (n6 and n7) is one value on g1>g2.
+    const g1g2 = view.edges.find(e => e.src === 'g1' && e.dst === 'g2')!;
+    assert.equal(edgeLabel(g1g2), 'f32[2,3]');
+    assert.equal(edgeLabel(view.edges.find(e => e.src === 'g2')!), '2 values');
+  });
+
+  it('expanding a group shows its members and re-routes its edges', () => {
+    const idx = new GraphIndex(smallGraph());
+    const view = buildView(idx, [0, 2]);
+    const items = visibleItems(view);
+    assert.deepEqual(items.nodes.sort(), [0, 1, 2, 3, 6]);
+    assert.deepEqual(items.groups.sort(), [1, 3]);
+    assert.deepEqual(
+      edgeSet(view.edges),
+      new Set(['n0>g1:1', 'n2>g1:1', 'g1>n6:1', 'g1>g3:1', 'n6>g3:1', 'g3>n3:1', 'n6>n3:1'])
+    );
+    const weak = view.edges.find(e => e.src === 'n6' && e.dst === 'g3')!;
+    assert.ok(edgeIsWeak(weak));
+    assert.ok(!edgeIsWeak(view.edges.find(e => e.src === 'n0')!));
+  });
+
+  it('fully expanded: every edge of the model is visible', () => {
+    const g = smallGraph();
+    const idx = new GraphIndex(g);
+    const view = buildView(idx, [0, 1, 2, 3]);
+    assert.equal(view.edges.length, g.edges.length);
+    assert.equal(visibleCount(view), g.nodes.length);
+    assert.equal(countAfterExpand(idx, 2), 1);
+  });
+
+  it('stays cheap and correct on a large chain of groups', () => {
+    // 2000 groups of 50 equations each, chained.
+    const nodes: any[] = [];
+    const edges: any[] = [];
+    const groups: any[] = [{ id: 0, name: 'big', kind: 'root', parent: null, groups: [], nodes: [], n_eqns: 0, source: null, repeat: null }];
+    let prev = -1;
+    for (let gi = 1; gi <= 2000; gi++) {
+      groups.push({ id: gi, name: `block`, kind: 'call', parent: 0, groups: [], nodes: [], n_eqns: 50, source: null, repeat: null });
+      groups[0].groups.push(gi);
+      for (let k = 0; k < 50; k++) {
+        const id = nodes.length;
+        nodes.push({ id, kind: 'eqn', label: 'add', group: gi, primitive: 'add', input_kind: null, params: {}, outputs: [], literals: [], source: null });
+        groups[gi].nodes.push(id);
+        if (prev >= 0) {
+          edges.push({ src: prev, dst: id, aval: { shape: [], dtype: 'float32', weak_type: false, text: 'f32[]' }, var: `Var(id=${id})` });
+        }
+        prev = id;
+      }
+    }
+    const graph = { schema: 'jaxviz.graph', version: 1, name: 'big', legend: {}, root: 0, nodes, edges, groups };
+    const t0 = Date.now();
+    const idx = new GraphIndex(graph);
+    const collapsed = buildView(idx, [0]);
+    const one = buildView(idx, [0, 1000]);
+    const ms = Date.now() - t0;
+    assert.equal(collapsed.edges.length, 1999);
+    assert.equal(visibleCount(one), 1999 + 50);
+    assert.equal(one.edges.length, 1997 + 49 + 2);
+    assert.ok(ms < 3000, `index + two views of 100k equations took ${ms} ms`);
+  });
+});
+
+describe('search', () => {
+  it('matches primitives, labels and named variables, not anonymous ones', () => {
+    const g = smallGraph();
+    assert.deepEqual(searchNodes(g, 'TANH'), [5]);
+    assert.deepEqual(searchNodes(g, 'dot_'), [4]);
+    assert.deepEqual(searchNodes(g, 'out'), [3, 7]);
+    assert.deepEqual(searchNodes(g, 'id='), []);
+    assert.deepEqual(searchNodes(g, '   '), []);
+    assert.equal(variableName('Var(id=12):float32[3]'), '');
+    assert.equal(variableName("params['w']:float32[3]"), "params['w']");
+  });
+});
+
+describe('payloadProblem', () => {
+  it('accepts a program payload and explains what it cannot show', () => {
+    assert.equal(payloadProblem(smallPayload()), null);
+    assert.match(payloadProblem(null)!, /no jaxviz payload/);
+    assert.match(payloadProblem({ ...smallPayload(), schema: 'other' })!, /unknown payload schema/);
+    assert.match(payloadProblem({ ...smallPayload(), version: 2 })!, /newer/);
+    assert.match(payloadProblem({ ...smallPayload(), graph: undefined })!, /no graph/);
+  });
+});

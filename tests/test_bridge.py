@@ -1,0 +1,296 @@
+"""The kernel side of the panel (``jaxviz.bridge``): in-process for the bookkeeping, and
+against a real ipykernel, speaking the comm protocol as JupyterLab's panel does."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from jaxviz import bridge
+
+# ---------------------------------------------------------------------- in process
+
+
+@pytest.fixture
+def clean_bridge():
+    bridge.reset()
+    yield
+    bridge.reset()
+
+
+def test_register_is_a_noop_without_a_kernel(clean_bridge):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    assert bridge.register(shell) is False
+    assert not bridge.is_registered()
+    bridge.unregister(shell)  # harmless
+    bridge.publish("compile", {"function": "f", "count": 1, "causes": []})
+    assert bridge.history("compile")[-1]["function"] == "f"
+
+
+def test_publish_without_panel_is_cheap_and_bounded(clean_bridge):
+    n = 20_000
+    payload = {"function": "step", "call_site": "cell line 3", "causes": [
+        {"kind": "shape", "path": "x", "before": (3,), "after": np.int64(4)}],
+        "message": "m", "suggestion": None, "durations": {"trace": np.float32(0.1)}}
+    t0 = time.perf_counter()
+    for i in range(n):
+        bridge.publish("compile", dict(payload, count=i + 1))
+    per_event = (time.perf_counter() - t0) / n
+    kept = bridge.history("compile")
+    assert len(kept) == bridge.HISTORY["compile"]
+    assert kept[-1]["count"] == n and kept[0]["count"] == n - len(kept) + 1
+    assert per_event < 50e-6, f"{per_event * 1e6:.1f} µs per event without a panel"
+    snap = bridge.snapshot()
+    assert snap["totals"]["compile"] == n
+    assert snap["functions"] == [{"name": "step", "summary": None, "eqn_count": None,
+                                  "compiles": n, "traces": 0, "has_graph": False}]
+    # numpy values and tuples became JSON.
+    cause = snap["compiles"][-1]["causes"][0]
+    assert cause["before"] == [3] and cause["after"] == "4"
+
+
+def test_publish_never_raises_and_rejects_unknown_kinds(clean_bridge, caplog):
+    bridge.publish("nonsense", {"x": 1})
+    bridge.publish("compile", None)  # a broken publisher must not break user code
+    assert "could not record" in caplog.text
+    assert bridge.snapshot()["totals"] == {"program": 0, "compile": 0, "stale": 0}
+
+
+def test_program_events_keep_few_graphs_and_build_payloads_lazily(clean_bridge):
+    import jax.numpy as jnp
+
+    import jaxviz
+
+    prog = jaxviz.trace(lambda x: jnp.sin(x) * 2, jnp.ones(3))
+    bridge.publish_program(prog)
+    snap = bridge.snapshot()
+    (fn,) = snap["functions"]
+    assert fn["name"] == prog.name and fn["eqn_count"] == prog.eqn_count and fn["has_graph"]
+    for i in range(bridge.MAX_GRAPHS + 5):
+        bridge.publish("program", {"name": f"f{i}", "summary": "", "eqn_count": 1,
+                                   "payload": {"schema": "jaxviz.program"}})
+    snap = bridge.snapshot()
+    has_graph = {f["name"]: f["has_graph"] for f in snap["functions"]}
+    assert not has_graph[prog.name], "the oldest graphs are evicted"
+    assert sum(has_graph.values()) == bridge.MAX_GRAPHS
+
+
+# ---------------------------------------------------------------------- real kernel
+
+
+class Frontend:
+    """Just enough of a Jupyter frontend to open comms on a real kernel."""
+
+    def __init__(self, kc: Any) -> None:
+        self.kc = kc
+        self.seen: list[dict[str, Any]] = []
+
+    def _pump(self, timeout: float) -> dict[str, Any] | None:
+        try:
+            msg = self.kc.get_iopub_msg(timeout=timeout)
+        except Exception:
+            return None
+        self.seen.append(msg)
+        return msg
+
+    def wait_for(self, pred: Callable[[dict[str, Any]], bool], timeout: float = 30,
+                 what: str = "message") -> dict[str, Any]:
+        for msg in self.seen:
+            if pred(msg):
+                self.seen.remove(msg)
+                return msg
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg = self._pump(0.2)
+            if msg is not None and pred(msg):
+                self.seen.remove(msg)
+                return msg
+        raise AssertionError(f"no {what} within {timeout}s; saw {[m['msg_type'] for m in self.seen][-30:]}")
+
+    def execute(self, code: str, timeout: float = 60) -> None:
+        msg_id = self.kc.execute(code)
+        reply = self.kc.get_shell_msg(timeout=timeout)
+        while reply["parent_header"].get("msg_id") != msg_id:
+            reply = self.kc.get_shell_msg(timeout=timeout)
+        if reply["content"]["status"] != "ok":
+            raise AssertionError(f"{code!r} failed: {reply['content'].get('evalue')}")
+        self.wait_for(lambda m: m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
+                      and m["parent_header"].get("msg_id") == msg_id, timeout, "idle")
+
+    def open(self, data: dict[str, Any], target: str = "jaxviz") -> str:
+        comm_id = uuid.uuid4().hex
+        self.kc.shell_channel.send(self.kc.session.msg(
+            "comm_open", {"comm_id": comm_id, "target_name": target, "data": data}))
+        return comm_id
+
+    def send(self, comm_id: str, data: dict[str, Any]) -> None:
+        self.kc.shell_channel.send(self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data}))
+
+    def event(self, comm_id: str, kind: str, timeout: float = 30) -> dict[str, Any]:
+        """The payload of the next pushed event of a kind, single or in a batch."""
+        def has(m: dict[str, Any]) -> bool:
+            if m["msg_type"] != "comm_msg" or m["content"]["comm_id"] != comm_id:
+                return False
+            data = m["content"]["data"]
+            events = [data] if data.get("type") == "event" else data.get("events") or []
+            return any(e["kind"] == kind for e in events)
+
+        msg = self.wait_for(has, timeout, f"{kind!r} event")
+        data = msg["content"]["data"]
+        events = [data] if data.get("type") == "event" else data["events"]
+        found = next(e for e in events if e["kind"] == kind)
+        rest = [e for e in events if e is not found]
+        if rest:  # put the others back for later waits
+            self.seen.insert(0, {**msg, "content": {**msg["content"], "data": {"type": "events", "events": rest}}})
+        return found["payload"]
+
+    def comm_msg(self, comm_id: str, type_: str, timeout: float = 30,
+                 pred: Callable[[dict[str, Any]], bool] = lambda d: True) -> dict[str, Any]:
+        msg = self.wait_for(lambda m: m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == comm_id
+                            and m["content"]["data"].get("type") == type_ and pred(m["content"]["data"]),
+                            timeout, f"{type_!r} on comm {comm_id[:6]}")
+        return msg["content"]["data"]
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name="python3", startup_timeout=60)
+    try:
+        fe = Frontend(kc)
+        yield fe
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def test_kernel_without_jaxviz_closes_the_panel_comm(kernel):
+    comm_id = kernel.open({"type": "snapshot_request"})
+    kernel.wait_for(lambda m: m["msg_type"] == "comm_close" and m["content"]["comm_id"] == comm_id,
+                    what="comm_close from a kernel without jaxviz")
+
+
+@pytest.fixture(scope="module")
+def loaded(kernel):
+    kernel.execute("import jaxviz, jaxviz.bridge\nassert jaxviz.bridge.register(get_ipython())")
+    return kernel
+
+
+def test_register_announces_itself_to_the_frontend(loaded):
+    msg = loaded.wait_for(lambda m: m["msg_type"] == "comm_open"
+                          and m["content"]["target_name"] == "jaxviz", what="hello comm_open")
+    assert msg["content"]["data"] == {"type": "hello"}
+    # A panel adopting that comm asks for a snapshot on it.
+    comm_id = msg["content"]["comm_id"]
+    loaded.send(comm_id, {"type": "snapshot_request"})
+    snap = loaded.comm_msg(comm_id, "snapshot")
+    assert set(snap) >= {"functions", "compiles", "stale", "devices", "totals", "version"}
+
+
+def test_snapshot_events_and_graphs_over_the_comm(loaded):
+    # Before any JAX computation the devices are not initialised for the panel's sake.
+    comm_id = loaded.open({"type": "snapshot_request"})
+    snap = loaded.comm_msg(comm_id, "snapshot")
+    assert snap["devices"] == [] and "not initialised" in snap["devices_note"]
+
+    loaded.execute(
+        "import jax.numpy as jnp\n"
+        "def step(x):\n    return jnp.tanh(x) * 2\n"
+        "p = jaxviz.trace(step, jnp.ones(3))\n"
+        "jaxviz.bridge.publish_program(p)\n"
+        "jaxviz.bridge.publish('compile', {'function': 'step', 'call_site': 'cell line 4', 'count': 2,\n"
+        "    'causes': [{'kind': 'shape', 'path': 'x', 'before': 'f32[3]', 'after': 'f32[4]'}],\n"
+        "    'message': 'x changed shape', 'suggestion': 'pad x', 'durations': {'trace': 0.01},\n"
+        "    'time': None})\n"
+        "jaxviz.bridge.publish('stale', {'function': 'step', 'name': 'lr', 'baked': 0.1,\n"
+        "    'current': 0.01, 'message': 'lr changed after tracing'})\n")
+    prog = loaded.event(comm_id, "program")
+    assert prog["name"] == "step" and prog["eqn_count"] >= 2 and prog["has_graph"]
+    assert "payload" not in prog, "graphs are sent on request only"
+    comp = loaded.event(comm_id, "compile")
+    assert comp["causes"][0] == {"kind": "shape", "path": "x", "before": "f32[3]", "after": "f32[4]"}
+    stale = loaded.event(comm_id, "stale")
+    assert stale["name"] == "lr" and stale["baked"] == 0.1
+
+    loaded.send(comm_id, {"type": "graph_request", "name": "step"})
+    graph = loaded.comm_msg(comm_id, "graph")
+    assert graph["name"] == "step"
+    assert graph["payload"]["schema"] == "jaxviz.program"
+    assert {n["primitive"] for n in graph["payload"]["graph"]["nodes"]} >= {"tanh", "mul"}
+    loaded.send(comm_id, {"type": "graph_request", "name": "nope"})
+    assert loaded.comm_msg(comm_id, "graph")["payload"] is None
+
+    # A second panel connecting now gets it all in its snapshot, devices included.
+    other = loaded.open({"type": "snapshot_request"})
+    snap = loaded.comm_msg(other, "snapshot")
+    assert [f["name"] for f in snap["functions"]] == ["step"]
+    assert snap["functions"][0]["compiles"] == 2
+    assert snap["compiles"][-1]["message"] == "x changed shape"
+    assert snap["stale"][-1]["current"] == 0.01
+    (dev,) = snap["devices"]
+    assert dev["platform"] == "cpu" and dev["id"] == 0 and "kind" in dev
+    assert snap["devices_note"] is None
+
+
+def _flood_events(fe: Frontend, comm_id: str) -> tuple[int, list[dict[str, Any]]]:
+    """(messages, events) received on a comm so far, batches unpacked."""
+    n_msgs, events = 0, []
+    for m in list(fe.seen):
+        if m["msg_type"] != "comm_msg" or m["content"]["comm_id"] != comm_id:
+            continue
+        data = m["content"]["data"]
+        if data.get("type") == "event":
+            n_msgs += 1
+            events.append(data)
+        elif data.get("type") == "events":
+            n_msgs += 1
+            events += data["events"]
+        else:
+            continue
+        fe.seen.remove(m)
+    return n_msgs, events
+
+
+def test_a_flood_of_events_is_batched_and_arrives_complete_in_order(loaded):
+    comm_id = loaded.open({"type": "snapshot_request"})
+    loaded.comm_msg(comm_id, "snapshot")
+    t0 = time.perf_counter()
+    # Runs until the kernel is idle again: with one message per event IOPub would
+    # drop messages (the idle status among them) and this would time out.
+    loaded.execute(
+        "for i in range(5000):\n"
+        "    jaxviz.bridge.publish('compile', {'function': 'flood', 'count': i + 1, 'causes': []})\n")
+    elapsed = time.perf_counter() - t0
+    n_msgs, events = _flood_events(loaded, comm_id)
+    counts = [e["payload"]["count"] for e in events if e["payload"].get("function") == "flood"]
+    assert counts == list(range(1, 5001)), "every event, in order, none twice"
+    assert n_msgs < 200, f"{n_msgs} messages for 5000 events"
+    assert elapsed < 20
+    # A single event after a quiet moment goes out at once, unbatched.
+    time.sleep(2 * bridge.FLUSH_INTERVAL)
+    loaded.execute("jaxviz.bridge.publish('stale', {'name': 'lr'})")
+    single = loaded.comm_msg(comm_id, "event", pred=lambda d: d["kind"] == "stale")
+    assert single["payload"]["name"] == "lr"
+
+
+def test_unregister_closes_panel_comms(loaded):
+    comm_id = loaded.open({"type": "snapshot_request"})
+    loaded.comm_msg(comm_id, "snapshot")
+    loaded.execute("jaxviz.bridge.unregister(get_ipython())\nassert not jaxviz.bridge.is_registered()")
+    loaded.wait_for(lambda m: m["msg_type"] == "comm_close" and m["content"]["comm_id"] == comm_id,
+                    what="comm_close on unregister")
+    again = loaded.open({"type": "snapshot_request"})
+    loaded.wait_for(lambda m: m["msg_type"] == "comm_close" and m["content"]["comm_id"] == again,
+                    what="comm_close after unregister")
+    # ... and loading again works.
+    loaded.execute("assert jaxviz.bridge.register(get_ipython())")
+    fresh = loaded.open({"type": "snapshot_request"})
+    assert loaded.comm_msg(fresh, "snapshot")["totals"]["compile"] >= 5001

@@ -1,0 +1,78 @@
+"""The JupyterLab extension's TypeScript unit tests (``labextension/test``, Node's own
+test runner), run from pytest, including a parity check of the TypeScript views against
+``jaxviz.graph`` on the programs of the test zoo."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from zoo import ZOO
+
+import jaxviz
+from jaxviz.costs import group_heat
+from jaxviz.render.dot import program_dot
+
+ROOT = Path(__file__).resolve().parents[1]
+EXT = ROOT / "labextension"
+
+pytestmark = pytest.mark.skipif(shutil.which("node") is None or shutil.which("npm") is None,
+                                reason="Node.js/npm not installed: the TypeScript tests need them")
+
+
+def _expansions(graph) -> list[list[int]]:
+    """Collapsed, auto, each top-level group opened alone, one level, everything."""
+    out = [[0], sorted(graph.expansion(None)), sorted(graph.expansion(1)), sorted(graph.expansion("all"))]
+    out += [[0, g] for g in graph.groups[0].groups[:4]]
+    deep = [g.id for g in graph.groups if g.depth >= 2][:2]
+    out += [[g] for g in deep]
+    return out
+
+
+def _case(name, program) -> dict:
+    program.costs()  # FLOP/byte estimates: the heat colours of groups
+    graph = program.graph
+    views = []
+    for expanded in _expansions(graph):
+        view = graph.view(expanded)
+        nodes = sorted(n for g in view.expanded for n in graph.groups[g].nodes)
+        groups = sorted(c for g in view.expanded for c in graph.groups[g].groups if c not in view.expanded)
+        edges = [[f"{e.src[0]}{e.src[1]}", f"{e.dst[0]}{e.dst[1]}", len(e.avals), e.label] for e in view.edges]
+        views.append({"expanded": expanded, "nodes": nodes, "groups": groups, "edges": edges})
+    heat = {}
+    for g in graph.groups[1:]:
+        h = group_heat(graph, g.id)
+        if h is not None:
+            heat[str(g.id)] = {"text": h.text, "fill": h.fill, "font": h.font}
+    dot = program_dot(program).source
+    dot_ids = sorted(set(re.findall(r"^\s*([ng]\d+) \[", dot, flags=re.M)))
+    return {"name": name, "payload": program.to_json(), "views": views, "heat": heat, "dot_ids": dot_ids}
+
+
+@pytest.fixture(scope="module")
+def parity_fixtures(tmp_path_factory) -> Path:
+    cases = []
+    for name, (fn, args, kwargs) in ZOO.items():
+        cases.append(_case(name, jaxviz.trace(fn, *args, **kwargs)))
+    path = tmp_path_factory.mktemp("parity") / "cases.json"
+    path.write_text(json.dumps(cases))
+    return path
+
+
+def test_typescript_unit_tests(parity_fixtures):
+    if not (EXT / "node_modules").is_dir():
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=EXT, check=True,
+                       capture_output=True, timeout=600)
+    env = dict(os.environ, JAXVIZ_PARITY_FIXTURES=str(parity_fixtures))
+    proc = subprocess.run(["npm", "test", "--silent"], cwd=EXT, env=env, capture_output=True,
+                          text=True, timeout=600)
+    out = proc.stdout + proc.stderr
+    summary = dict(re.findall(r"^# (tests|pass|fail|skipped) (\d+)$", out, flags=re.M))
+    assert proc.returncode == 0 and summary.get("fail") == "0", out[-6000:]
+    assert int(summary["pass"]) >= 40, f"too few TypeScript tests ran: {summary}\n{out[-3000:]}"
+    assert summary.get("skipped") == "0", f"parity tests were skipped: {out[-3000:]}"
