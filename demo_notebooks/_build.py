@@ -56,7 +56,8 @@ LEGEND_TABLE = """\
 | **red** | captured | a global or closure variable the function reads. Its value at trace time is baked into the compiled program: changing the global afterwards does **not** change what the jitted function computes (notebook 02). |
 | **green** | output | what the cell assigns, or what the function returns. |
 | **purple, dashed edge** | weak type | a value that came from a Python scalar (`2`, `3.0`): it is *weakly typed* (`~f32[]`), it takes the dtype of whatever it is combined with instead of promoting it. |
-| white box / 3-D box | equation / group | one primitive operation (`mul`, `dot_general`, ...); a group is a sub-program (a loop body, a `cond` branch, a call of your function, a Flax module) drawn as one box with its equation count until expanded. |"""
+| white box / 3-D box | equation / group | one primitive operation (`mul`, `dot_general`, ...); a group is a sub-program (a loop body, a `cond` branch, a call of your function, a Flax module) drawn as one 3-D box with its equation count until expanded. |
+| pale → dark red 3-D box | a group's cost | a collapsed group is filled by its share of the program's FLOPs (its FLOPs and bytes are written on it): the darkest box is where the work is (notebook 05). |"""
 
 # --------------------------------------------------------------------------- 01
 NB01 = [
@@ -1198,49 +1199,65 @@ NB05 = [
 # 05 · Accelerators: devices, compile vs run time, cost and memory
 
 Which devices does JAX see, where did a cell run, what did compiling cost compared with
-running, and how much work and memory does the compiled program need? On a machine with
-a GPU, JAX uses it by default and this notebook reports it; on a CPU-only machine we ask
-XLA for **two virtual CPU devices**, so that "run on each device" has more than one to
-show (a standard XLA flag, used by JAX's own multi-device tests; it must be set before
-JAX starts its backend, hence the first cell).
+running, and how much work and memory does the compiled program need? jaxviz answers
+with `%jaxviz devices`, `%%jaxpr --device D --time` and `jaxviz.profile(fn, *args)`.
+
+On a machine with a GPU, JAX uses it by default and this notebook reports it; on a
+CPU-only machine we ask for **two virtual CPU devices**, so that "run on each device" has
+more than one to show (`jax_num_cpu_devices`, what JAX's own multi-device tests use; it
+must be set before JAX starts its backends, hence the first cell).
 """),
     code("""
-import os
+import jax
 
-# Two virtual CPU devices (only affects the CPU backend; a GPU, if any, stays the default).
-os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2"
+# Two virtual CPU devices (only the CPU backend; a GPU, if any, stays the default device).
+jax.config.update("jax_num_cpu_devices", 2)
 """),
     code("""
 %load_ext jaxviz
 import time
 
-import jax
 import jax.numpy as jnp
 import numpy as np
+
+import jaxviz
+from jaxviz.devices import list_devices
 
 print("JAX", jax.__version__, "· default backend:", jax.default_backend())
 """),
     md("""
 ## 1. The devices JAX sees
+
+`%jaxviz devices` lists every device of every platform JAX can use, the default first,
+with its memory: the backend's own statistics on GPUs and TPUs (in use, peak, limit), the
+bytes of live JAX arrays on the CPU (which reports none).
 """),
     code("""
-devices = jax.devices()
-cpu_devices = jax.devices("cpu")
-all_devices = devices + [d for d in cpu_devices if d not in devices]
-print(f"{'device':10} {'platform':8} {'kind':28} memory")
-for d in all_devices:
-    stats = d.memory_stats() if hasattr(d, "memory_stats") else None
-    memory = f"{stats['bytes_limit'] / 2**30:.1f} GiB" if stats and "bytes_limit" in stats else "(host RAM)"
-    print(f"{str(d):10} {d.platform:8} {d.device_kind:28} {memory}")
-print(f"devices {len(all_devices)}")
+%jaxviz devices
+"""),
+    code("""
+all_devices = list_devices()
+print(f"devices {len(all_devices)}:", ", ".join(f"{d.platform}:{d.id}" for d in all_devices))
 """),
     md("""
-## 2. A cell on the default device
+## 2. A cell, timed
 
-A `%%jaxpr` cell is compiled for and run on JAX's default device (the first of
-`jax.devices()`: the GPU when there is one). The summary line under the graph says which,
-and splits the cost of the cell into tracing, lowering (jaxpr → StableHLO), compiling
-(XLA) and running.
+`%%jaxpr --time` runs the cell as usual, then a few more times for the steady state, and
+adds a **Run** section under the graph:
+
+* **device**: where the executable ran (JAX's default device here: the GPU when there is
+  one);
+* **time**: trace (Python → jaxpr), lower (jaxpr → StableHLO), compile (XLA), the first
+  run, and the steady state (median of `--repeat` runs, 5 by default);
+* **XLA cost**: what XLA's `cost_analysis()` counts in the compiled program: FLOPs,
+  transcendentals (`tanh`, `exp`, ...), bytes accessed;
+* **estimate**: jaxviz's own count from the jaxpr, equation by equation (so it can be
+  shown per group on the graph), and how it compares with XLA's;
+* **memory**: XLA's `memory_analysis()`: arguments, outputs, temporaries;
+* **achieved**: FLOP/s and bytes/s over the steady state.
+
+The collapsed groups of the graph carry their share of the FLOPs and bytes, on a heat
+scale from pale (cheap) to dark red (the most expensive group).
 """),
     code("""
 key = jax.random.PRNGKey(0)
@@ -1248,20 +1265,37 @@ x = jax.random.normal(key, (256, 256))
 w = jax.random.normal(jax.random.fold_in(key, 1), (256, 256)) / 16
 """),
     code("""
-%%jaxpr -o layer_program
+%%jaxpr --time -o layer_program
 h = jnp.tanh(x @ w)
 out = (h @ w.T).sum()
 """),
     code("""
-print(layer_program.summary())
-print({stage: f"{seconds * 1e3:.1f} ms" for stage, seconds in layer_program.timings.items()})
+report = layer_program.run_report
+print(report.summary())
+print({stage: f"{seconds * 1e3:.2f} ms" for stage, seconds in report.timings.items()})
 """),
     md("""
-## 3. The same computation on each device
+## 3. The same cell on another device
 
-`jax.device_put(x, d)` places an array on a device; a jitted function runs where its
-inputs are, and its result stays there (`.devices()`). The first call on each device
-compiles for that device; the next calls reuse it.
+`--device` names where to run (`cpu:1`, `gpu:0`, a `jax.Device` variable): the cell's
+array inputs are placed there and the program is compiled for it. Its outputs stay on
+that device.
+"""),
+    code("""
+%%jaxpr --device cpu:1 --time --quiet -o on_cpu1
+h1 = jnp.tanh(x @ w)
+out1 = (h1 @ w.T).sum()
+"""),
+    code("""
+print("out1 lives on", out1.devices(), "· same value:", bool(jnp.allclose(out, out1)))
+on_cpu1.run_report
+"""),
+    md("""
+## 4. Every device, from Python: `jaxviz.profile`
+
+`jaxviz.profile(fn, *args, device=D)` does the same for a function call: trace, lower,
+compile and run on `D`, then time the steady state. The first call on each device
+compiles for that device; its result stays there.
 """),
     code("""
 @jax.jit
@@ -1269,32 +1303,27 @@ def layer(x, w):
     return (jnp.tanh(x @ w) @ w.T).sum()
 
 for d in all_devices:
-    xd, wd = jax.device_put(x, d), jax.device_put(w, d)
-    t0 = time.perf_counter()
-    result = layer(xd, wd).block_until_ready()
-    first = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    for _ in range(10):
-        result = layer(xd, wd)
-    result.block_until_ready()
-    steady = (time.perf_counter() - t0) / 10
-    print(f"ran on {d}: result {float(result):.3f} on {result.devices()}  "
-          f"first call {first * 1e3:.1f} ms, then {steady * 1e3:.2f} ms per call")
+    r = jaxviz.profile(layer, x, w, device=d)
+    print(f"ran on {r.device}: result {float(r.result):.3f} on {r.result.devices()}  "
+          f"compile {r.timings['compile'] * 1e3:.1f} ms, then {r.timings['steady'] * 1e3:.2f} ms per call")
 """),
     md("""
-## 4. Compile time vs run time
+## 5. Compile time vs run time
 
 The first call of a jitted function pays for tracing, lowering and compiling; every
-later call with the same shapes only runs. The ahead-of-time API splits those steps, so
-each can be timed alone: `jax.jit(f).trace(...)`, `.lower()`, `.compile()`, then calling
-the compiled executable. (JAX dispatches asynchronously: without `block_until_ready()`
-a call returns before the device has finished, and a timing would measure only the
-dispatch.)
+later call with the same shapes only runs. JAX's ahead-of-time API splits those steps,
+so each can be timed alone: `jax.jit(f).trace(...)`, `.lower()`, `.compile()`, then the
+compiled executable. (JAX dispatches asynchronously: without `block_until_ready()` a
+call returns before the device has finished, and a timing would measure only the
+dispatch.) This is what `jaxviz.profile` does for you; here by hand, for a small MLP:
 """),
     code("""
+def dense(w, b, x):
+    return jnp.tanh(x @ w + b)
+
 def mlp(params, x):
     for w, b in params:
-        x = jnp.tanh(x @ w + b)
+        x = dense(w, b, x)
     return x
 
 sizes = [512, 1024, 1024, 512]
@@ -1320,43 +1349,47 @@ for stage, seconds in timings.items():
 print(f"compile / run ratio {timings['compile'] / timings['run (median of 10)']:.0f}x")
 """),
     md("""
-## 5. Cost and memory analysis of the compiled program
+and with `jaxviz.profile`, the same split plus the costs, in one call:
+"""),
+    code("""
+mlp_report = jaxviz.profile(mlp, params, batch, repeats=10)
+mlp_report
+"""),
+    md("""
+## 6. Cost and memory analysis, checked by hand
 
-XLA reports what the compiled program does: floating-point operations, transcendental
-functions (`tanh`, `exp`, ...), bytes moved, and the memory it needs (arguments, outputs,
-temporaries). Check it against a count by hand: a `(256 × 512) @ (512 × 1024)` matmul
-is `2 · 256 · 512 · 1024` FLOPs (a multiply and an add per term).
+XLA's count should match arithmetic you can do on paper: a `(256 × 512) @ (512 × 1024)`
+matmul is `2 · 256 · 512 · 1024` FLOPs (a multiply and an add per term), a bias add one
+FLOP per element, and `tanh` is a transcendental, not a FLOP. The arguments are the
+parameters plus the batch.
 """),
     code("""
 cost = compiled.cost_analysis()
 cost = cost[0] if isinstance(cost, (list, tuple)) else cost  # a list in older JAX versions
 by_hand = sum(2 * 256 * m * n + 256 * n for m, n in zip(sizes[:-1], sizes[1:]))  # matmul + bias add
 print(f"flops           {cost.get('flops', float('nan')):,.0f}   (by hand: {by_hand:,})")
+print(f"jaxviz estimate {mlp_report.estimate.flops:,.0f}")
 print(f"transcendentals {cost.get('transcendentals', float('nan')):,.0f}   (one tanh per activation: {256 * sum(sizes[1:]):,})")
 print(f"bytes accessed  {cost.get('bytes accessed', float('nan')):,.0f}")
 
 memory = compiled.memory_analysis()
 if memory is not None:
-    for field in ("argument_size_in_bytes", "output_size_in_bytes", "temp_size_in_bytes",
-                  "generated_code_size_in_bytes"):
+    for field in ("argument_size_in_bytes", "output_size_in_bytes", "temp_size_in_bytes"):
         print(f"{field:30} {getattr(memory, field) / 2**20:8.2f} MiB")
     param_bytes = sum(p.nbytes for p in jax.tree_util.tree_leaves(params)) + batch.nbytes
     print(f"{'(parameters + batch by hand)':30} {param_bytes / 2**20:8.2f} MiB")
 """),
     md("""
-The FLOP count matches the hand count of the matmuls and bias additions (XLA counts a
-`tanh` as a transcendental, not a FLOP), and the argument size is exactly the
-parameters plus the batch. Divide FLOPs by the measured run time for the achieved
-throughput:
+Where do the FLOPs go? Each call of `dense` is a group of the graph (`dense 1/3`,
+`dense 2/3`, `dense 3/3`), labelled with its FLOPs and bytes and coloured by its share:
+the 1024 × 1024 layer, with twice the multiply-adds of the others, is the darkest.
 """),
     code("""
-achieved = cost.get("flops", 0.0) / timings["run (median of 10)"]
-print(f"achieved {achieved / 1e9:.1f} GFLOP/s on {jax.devices()[0].device_kind}")
+%jaxpr --expand 0 mlp(params, batch)
 """),
-    md("""
-*jaxviz's own device report (`%jaxviz devices`, per-equation cost estimates on the graph,
-`%%jaxpr --device/--time`) is being built; until it lands, this notebook uses JAX's
-public APIs directly, as above.*
+    code("""
+achieved = mlp_report.flops_per_second
+print(f"achieved {achieved / 1e9:.1f} GFLOP/s on {mlp_report.device} ({mlp_report.device_kind})")
 """),
 ]
 

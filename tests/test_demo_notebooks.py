@@ -133,11 +133,12 @@ def test_runs_without_unexpected_errors(name):
 
 @pytest.mark.parametrize("name", EXPECTED)
 def test_every_graph_cell_shows_a_graph(name):
-    """Each ``%jaxpr``/``%%jaxpr`` cell that should draw (no --text, no error) carries the
+    """Each ``%jaxpr``/``%%jaxpr`` cell that should draw (no --text/--quiet, no error) carries the
     payload for the JupyterLab renderer and an SVG or HTML fallback."""
     nb = executed(name)
     for c in code_cells(nb):
-        if "%jaxpr" not in c.source or "--text" in c.source or RAISES in c.metadata.get("tags", []):
+        if ("%jaxpr" not in c.source or "--text" in c.source or "--quiet" in c.source
+                or RAISES in c.metadata.get("tags", [])):
             continue
         graphs = [o for o in c.outputs if o.output_type in ("display_data", "execute_result")
                   and MIME_TYPE in o.data]
@@ -309,17 +310,33 @@ def test_04_flax_optax():
 # ---------------------------------------------------------------------- 05 accelerators
 def test_05_accelerators():
     nb = executed("05_accelerators.ipynb")
-    assert number_after("devices", text(cell(nb, "devices = jax.devices()"))) >= 1
-    layer = payload(cell(nb, "%%jaxpr -o layer_program"))
-    assert layer["device"] and "compile" in layer["timings"] and "run" in layer["timings"]
-    runs = text(cell(nb, "xd, wd = jax.device_put(x, d)"))
-    assert runs.count("ran on ") == number_after("devices", text(cell(nb, "devices = jax.devices()")))
-    timings = text(cell(nb, "def mlp(params, x)"))
+    table = text(cell(nb, "%jaxviz devices"))
+    assert "cpu:0" in table and "default device" in table
+    listed = text(cell(nb, "all_devices = list_devices()"))
+    n_devices = number_after("devices", listed)
+    assert n_devices >= 2 and "cpu:1" in listed  # the two virtual CPU devices at least
+
+    layer = payload(cell(nb, "%%jaxpr --time -o layer_program"))
+    assert layer["device"] and {"trace", "lower", "compile", "run", "steady"} <= set(layer["timings"])
+    assert "ran on" in text(cell(nb, "report = layer_program.run_report"))
+    assert "device: cpu:1" in text(cell(nb, "%%jaxpr --device cpu:1"))
+    moved = text(cell(nb, 'print("out1 lives on"'))
+    assert "CpuDevice(id=1)" in moved and "same value: True" in moved
+    runs = text(cell(nb, "r = jaxviz.profile(layer, x, w, device=d)"))
+    assert runs.count("ran on ") == n_devices
+
+    timings = text(cell(nb, "t0 = time.perf_counter(); traced = jax.jit(mlp)"))
     for stage in ("trace", "lower", "compile", "first run", "run (median of 10)"):
         assert re.search(rf"^{re.escape(stage)}\s+[0-9.]+ ms$", timings, re.M), stage
+    assert "steady state" in text(cell(nb, "mlp_report = jaxviz.profile("))
     cost = text(cell(nb, "cost = compiled.cost_analysis()"))
     flops, by_hand = (float(v.replace(",", "")) for v in
                       re.search(r"flops\s+([0-9,]+)\s+\(by hand: ([0-9,]+)\)", cost).groups())
     assert abs(flops - by_hand) / by_hand < 0.01
+    assert abs(float(re.search(r"jaxviz estimate ([0-9,]+)", cost).group(1).replace(",", "")) - by_hand) / by_hand < 0.01
     m = re.search(r"argument_size_in_bytes\s+([0-9.]+) MiB", cost)
     assert m and abs(float(m.group(1)) - number_after("(parameters + batch by hand)", cost)) < 0.01
+    heat = payload(cell(nb, "%jaxpr --expand 0 mlp(params, batch)"))
+    dense = [g for g in heat["graph"]["groups"] if g["name"] == "dense"]
+    assert [g["repeat"] for g in dense] == ["dense 1/3", "dense 2/3", "dense 3/3"]
+    assert number_after("achieved", text(cell(nb, "achieved = mlp_report.flops_per_second"))) > 0
