@@ -70,6 +70,8 @@ def _names(tree: ast.Module) -> tuple[list[str], set[str]]:
                 assigned.add(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             assigned.add(node.name)
+        elif isinstance(node, ast.arg):  # parameters of functions/lambdas defined in the cell
+            assigned.add(node.arg)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
                 assigned.add((alias.asname or alias.name).split(".")[0])
@@ -199,6 +201,7 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
     traced, folded, inputs = _classify(analysis, namespace, static)
     carried = [n for n in folded if n in analysis.assigned]  # read, then rebound by the cell
     cell_fn = _as_function(analysis, traced + carried, filename, namespace)
+    cell_code = cell_fn.__code__  # the cell itself is the root, not a call group inside it
     if carried:
         cell_fn = functools.partial(cell_fn, **{n: namespace[n] for n in carried})
     side: dict[str, Any] = {}
@@ -220,7 +223,7 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
 
         args = place(args, device)
     with _on_device(device):
-        staged = stage(jax.jit(staged_fn), args, {}, cell_file=filename)
+        staged = stage(jax.jit(staged_fn), args, {}, skip=[cell_code], cell_file=filename)
     side["staged"] = staged
     input_names = [i.name for i in inputs if i.kind == "traced"]
     program = build_program("cell", staged, inputs, input_names, side["names"], [], cell_file=filename,
