@@ -76,6 +76,13 @@ This notebook is the tour: the magics, and the examples of the JAX course notes
 (`make_jaxpr`, `jit`, `grad`, `vmap`, `cond`/`while_loop`/`fori_loop`/`scan`, pytrees)
 seen through them.
 
+In JupyterLab with the jaxviz extension (`bash scripts/demo.sh` opens these notebooks
+there), each graph is interactive: click a group to open or close it, search, export;
+and the **jaxviz** sidebar panel (command palette: *jaxviz: Show panel*) lists the
+session's traced functions, recompiles, stale captured globals and devices. Elsewhere
+(the HTML copies of `demo.sh --headless`, GitHub, nbviewer) the same outputs show as an
+SVG drawing with a collapsible listing.
+
 """ + SETUP_NOTE),
     code("""
 %load_ext jaxviz
@@ -789,7 +796,9 @@ so changing it never recompiles.
 ## Training, with the tracker's live monitor
 
 `%jaxviz watch` shows a live monitor: it updates while the next cells run, one line per
-compile with its cause.
+compile with its cause. (It is an ipywidget: live in Jupyter, blank in a static copy
+such as the HTML export, where the log printed below is the record. In JupyterLab the
+jaxviz sidebar panel's *Recompiles* section shows the same events.)
 """),
     code("""
 %jaxviz watch

@@ -152,6 +152,7 @@ def test_01_tour():
     first = payload(cell(nb, "y = 2*x*x + 3*x + 3\ny"))
     assert first["graph"]["groups"][0]["n_eqns"] == 5  # mul, mul, mul, add, add
     assert input_kinds(first) == {"x": "traced"}
+    assert group_names(first) == ["cell"]  # the cell is the root, no wrapper group inside it
     prims = sorted(n["primitive"] for n in first["graph"]["nodes"] if n["kind"] == "eqn")
     assert prims == ["add", "add", "mul", "mul", "mul"]
     assert "ArrayImpl 30.0" in text(cell(nb, "print(type(y).__name__, y)"))
