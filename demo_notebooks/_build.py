@@ -271,7 +271,46 @@ print(batch_convolve_v3(xs, w))
 %jaxpr batch_convolve_v3(xs, w)
 """),
     md("""
-## 5. Control flow: `cond`, `while_loop`, `fori_loop`, `scan`
+Every mapped argument must have the same size along its mapped axis; the course notes'
+example maps a `2×3` and a `4×3` array together:
+"""),
+    code("""
+a = jnp.array([[1, 2, 3], [0, 1, 2]])  # 2 × 3
+b = jnp.array([[1, 2, 3], [0, 0, 0], [1, 2, 3], [0, 1, 2]])  # 4 × 3
+jax.vmap(lambda a1, a2: a1 * a2)(a, b)
+""", RAISES),
+    md("""
+## 5. Under `jax.numpy`: `lax`, and immutable arrays
+
+`jax.numpy` is a layer over `jax.lax`, itself a thin layer over XLA's operations.
+*Thinking in JAX* shows it with `jnp.convolve`: its graph holds the private `jit`s of
+its implementation (`jit: _conv`, `jit: _flip`, the kernel reversed) and, at the bottom,
+one `conv_general_dilated`, the general batched convolution of neural networks.
+"""),
+    code("""
+kernel = jnp.array([1.0, 2.0, 1.0])
+signal = jnp.ones(10)
+%jaxpr --expand all jnp.convolve(kernel, signal)
+"""),
+    md("""
+JAX arrays are immutable: `arr[0] = 10` is an error, `arr.at[0].set(10)` returns an
+updated copy, a `scatter` in the program. And an index past the end is not an error: it
+is clamped to the last element (`arr[11]` is `9`), another difference from NumPy to know
+about.
+"""),
+    code("""
+arr = jnp.arange(10)
+"""),
+    code("""
+%%jaxpr
+updated = arr.at[0].set(10)
+past_the_end = arr[11]
+"""),
+    code("""
+print(updated, past_the_end)
+"""),
+    md("""
+## 6. Control flow: `cond`, `while_loop`, `fori_loop`, `scan`
 
 Python `if` and `while` cannot branch on a traced value (the value is not known while
 tracing: notebook 02), so JAX has structured control flow primitives that take the
@@ -338,7 +377,7 @@ With `--expand 1` the `scan` is open but the `step` call inside it is one box:
 `--expand all` opens it. In JupyterLab with the jaxviz extension, click a group to open
 or close it.
 
-## 6. Pytrees and the `Program` object
+## 7. Pytrees and the `Program` object
 
 Inputs can be any pytree (nested dicts, lists, tuples of arrays, as neural network
 parameters are): each leaf is one input, named by its path. `-o VAR` keeps the traced
@@ -496,6 +535,22 @@ the `Program` as `trace_output`:
     code("""
 print("trace-time output captured by jaxviz:")
 print(f_program.trace_output)
+"""),
+    md("""
+Any side effect behaves the same way. The course notes' `make_jaxpr` example appends
+its argument to a global list: what ends up in the list is the tracer, not the value,
+and it is useless after the trace (using it raises an `UnexpectedTracerError`).
+"""),
+    code("""
+global_list = []
+
+def f_side_effect(x):
+    global_list.append(x)  # side effect
+    print(x)  # side effect
+    return 2*x*x + 3*x + 3
+
+print(jax.make_jaxpr(f_side_effect)(3))
+print("global_list:", global_list)
 """),
     md("""
 **Fix**: `jax.debug.print` is an operation *in* the program (a `debug_callback`

@@ -182,6 +182,12 @@ def test_01_tour():
         assert shapes == {"x": [2, 5], "w": w_shape}
     assert text(cell(nb, "batch_convolve_v3 = ")).count("[11. 20. 29.]") == 2
 
+    assert "inconsistent sizes" in error_of(cell(nb, "jax.vmap(lambda a1, a2: a1 * a2)(a, b)")).evalue
+    conv = payload(cell(nb, "%jaxpr --expand all jnp.convolve("))
+    assert "conv_general_dilated" in {n["primitive"] for n in conv["graph"]["nodes"]}
+    assert "scatter" in {n["primitive"] for n in payload(cell(nb, "updated = arr.at[0].set(10)"))["graph"]["nodes"]}
+    assert text(cell(nb, "print(updated, past_the_end)")).strip() == "[10  1  2  3  4  5  6  7  8  9] 9"
+
     cond = payload(cell(nb, "%jaxpr --expand all clip_or_negate(v)"))
     assert {"cond", "branch 0", "branch 1", "keep", "negate"} <= set(group_names(cond))
     nodes = cond["graph"]["nodes"]
@@ -224,6 +230,7 @@ def test_02_jit_pitfalls():
     assert "Running f():" in f_program["trace_output"]
     assert "Running f():" in text(cell(nb, "trace-time output captured by jaxviz"))
     assert text(cell(nb, "def f_debug(")).count("result = [") == 2
+    assert "global_list: [JitTracer" in text(cell(nb, "global_list = []"))
 
     assert error_of(cell(nb, "def negate_if(x, neg)")).ename == "TracerBoolConversionError"
     explained = error_of(cell(nb, "%jaxpr negate_if(1, True)"))
