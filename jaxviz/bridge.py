@@ -61,7 +61,9 @@ class _State:
         self.manager: Any = None  # the comm manager our target is registered with
         self.shell: Any = None
         self.pending: list[tuple[str, Any]] = []  # events not sent yet (batching)
+        self.timer: threading.Timer | None = None  # flushes ``pending`` if nothing else does
         self.last_flush = 0.0
+        self.sent_devices: Any = None  # the device list panels last got
 
     def reset(self) -> None:
         with self.lock:
@@ -96,7 +98,7 @@ def register(shell: Any) -> bool:
     manager.register_target(TARGET, _on_comm_open)
     events = getattr(shell, "events", None)
     if events is not None:
-        events.register("post_execute", flush)
+        events.register("post_execute", _post_execute)
     _announce()
     return True
 
@@ -123,7 +125,7 @@ def unregister(shell: Any = None) -> None:
     events = getattr(old_shell or shell, "events", None)
     if events is not None:
         try:
-            events.unregister("post_execute", flush)
+            events.unregister("post_execute", _post_execute)
         except ValueError:
             pass
 
@@ -193,7 +195,9 @@ def _handle(c: Any, data: dict[str, Any]) -> None:
     try:
         if kind == "snapshot_request":
             flush()  # what is pending goes to the other panels; this one gets it below
-            _send(c, snapshot())
+            snap = snapshot()
+            _state.sent_devices = snap["devices"] or None
+            _send(c, snap)
             with _state.lock:
                 if c.comm_id in _state.comms:
                     _state.live[c.comm_id] = c
@@ -228,8 +232,9 @@ def publish(kind: str, payload: Any) -> None:
     Near-free without a panel: an append to a bounded deque. Never raises. With a
     panel, an event is sent at once unless another was sent less than
     ``FLUSH_INTERVAL`` ago; then it waits for the next batch (sent by a later event,
-    at the end of the cell, or before a snapshot), so that a flood of events costs
-    a few messages, not thousands (IOPub drops messages beyond its high-water mark).
+    after ``FLUSH_INTERVAL`` by a timer, at the end of the cell, or before a snapshot), so
+    that a flood of events costs a few messages, not thousands (IOPub drops messages
+    beyond its high-water mark).
     """
     try:
         event = _record(kind, payload)
@@ -242,8 +247,37 @@ def publish(kind: str, payload: Any) -> None:
     with st.lock:
         st.pending.append((kind, event))
         if len(st.pending) < MAX_BATCH and time.monotonic() - st.last_flush < FLUSH_INTERVAL:
+            if st.timer is None:
+                st.timer = threading.Timer(FLUSH_INTERVAL, _timer_flush)
+                st.timer.daemon = True
+                st.timer.start()
             return
     flush()
+
+
+def _post_execute() -> None:
+    """After every cell: send what is pending, and the devices when they changed (JAX
+    initialised them, memory use moved). Cheap, and nothing at all without a panel."""
+    if not _state.live:
+        return
+    flush()
+    devices, _note = device_list()
+    if devices and devices != _state.sent_devices:
+        _state.sent_devices = devices
+        msg = {"type": "event", "kind": "devices", "payload": _jsonable(devices)}
+        with _state.lock:
+            targets = list(_state.live.values())
+        for c in targets:
+            _send(c, msg)
+
+
+def _timer_flush() -> None:
+    with _state.lock:
+        _state.timer = None
+    try:
+        flush()
+    except Exception:  # a background thread must not die noisily
+        log.debug("jaxviz: flushing events failed", exc_info=True)
 
 
 def flush() -> None:

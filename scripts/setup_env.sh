@@ -37,7 +37,7 @@ if command -v npm >/dev/null 2>&1; then
   fi
   if [ ! -f "$out/install.json" ] || [ -n "$(find "$ext/src" "$ext/style" "$ext/package.json" "$ext/tsconfig.json" -newer "$out/install.json" -print -quit)" ]; then
     echo "jaxviz: building the JupyterLab extension"
-    (cd "$ext" && PATH="$PWD/../.venv/bin:$PATH" npm run build --silent >/dev/null)
+    log=$(cd "$ext" && PATH="$PWD/../.venv/bin:$PATH" npm run build 2>&1) || { echo "$log"; exit 1; }
   fi
 fi
 if [ -f jaxviz/labextension/package.json ]; then

@@ -203,6 +203,7 @@ def test_snapshot_events_and_graphs_over_the_comm(loaded):
 
     loaded.execute(
         "import jax.numpy as jnp\n"
+        "jnp.ones(1).block_until_ready()\n"
         "def step(x):\n    return jnp.tanh(x) * 2\n"
         "p = jaxviz.trace(step, jnp.ones(3))\n"
         "jaxviz.bridge.publish_program(p)\n"
@@ -212,6 +213,9 @@ def test_snapshot_events_and_graphs_over_the_comm(loaded):
         "    'time': None})\n"
         "jaxviz.bridge.publish('stale', {'function': 'step', 'name': 'lr', 'baked': 0.1,\n"
         "    'current': 0.01, 'message': 'lr changed after tracing'})\n")
+    # JAX initialised its devices in that cell: the panel is told after the cell.
+    (dev,) = loaded.event(comm_id, "devices")
+    assert dev["platform"] == "cpu"
     prog = loaded.event(comm_id, "program")
     assert prog["name"] == "step" and prog["eqn_count"] >= 2 and prog["has_graph"]
     assert "payload" not in prog, "graphs are sent on request only"
@@ -266,6 +270,7 @@ def test_a_flood_of_events_is_batched_and_arrives_complete_in_order(loaded):
     # Runs until the kernel is idle again: with one message per event IOPub would
     # drop messages (the idle status among them) and this would time out.
     loaded.execute(
+        "import time\n"
         "for i in range(5000):\n"
         "    jaxviz.bridge.publish('compile', {'function': 'flood', 'count': i + 1, 'causes': []})\n")
     elapsed = time.perf_counter() - t0
@@ -274,6 +279,17 @@ def test_a_flood_of_events_is_batched_and_arrives_complete_in_order(loaded):
     assert counts == list(range(1, 5001)), "every event, in order, none twice"
     assert n_msgs < 200, f"{n_msgs} messages for 5000 events"
     assert elapsed < 20
+    # Events right after others are not held back until the cell ends: a timer sends them.
+    msg_id = loaded.kc.execute(
+        "jaxviz.bridge.publish('stale', {'name': 'a'})\n"
+        "jaxviz.bridge.publish('stale', {'name': 'b'})\n"
+        "time.sleep(3)\n")
+    t1 = time.perf_counter()
+    assert loaded.event(comm_id, "stale")["name"] == "a"
+    assert loaded.event(comm_id, "stale")["name"] == "b"
+    assert time.perf_counter() - t1 < 2, "the trailing event waited for the end of the cell"
+    loaded.wait_for(lambda m: m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
+                    and m["parent_header"].get("msg_id") == msg_id, what="idle")
     # A single event after a quiet moment goes out at once, unbatched.
     time.sleep(2 * bridge.FLUSH_INTERVAL)
     loaded.execute("jaxviz.bridge.publish('stale', {'name': 'lr'})")

@@ -296,6 +296,24 @@ export class GraphView extends Widget {
         g.insertBefore(hit, g.firstChild);
       }
     });
+    // Cluster labels (click to collapse) go on a layer above the edges, which would
+    // otherwise catch the clicks where they cross a label.
+    const top = svg.querySelector('g.graph') ?? svg;
+    const labels = document.createElementNS(SVG_NS, 'g');
+    labels.setAttribute('class', 'jaxviz-labels');
+    svg.querySelectorAll('g.cluster').forEach(cluster => {
+      if (!cluster.id.startsWith('cluster_g')) {
+        return;
+      }
+      cluster.querySelectorAll(':scope > text').forEach(t => {
+        const clone = t.cloneNode(true) as SVGTextElement;
+        clone.setAttribute('class', 'jaxviz-cluster-label');
+        clone.setAttribute('data-cluster', cluster.id);
+        t.setAttribute('visibility', 'hidden');
+        labels.appendChild(clone);
+      });
+    });
+    top.appendChild(labels);
     this.stage.replaceChildren(svg);
     this.svg = svg;
   }
@@ -438,10 +456,11 @@ export class GraphView extends Widget {
       });
       return;
     }
-    const text = target.closest('text');
-    const cluster = text?.parentElement?.closest('g.cluster');
-    if (text && cluster && text.parentElement === cluster && cluster.id.startsWith('cluster_g')) {
-      const gid = Number(cluster.id.slice('cluster_g'.length));
+    const label = target.closest('.jaxviz-cluster-label');
+    const clusterId = label?.getAttribute('data-cluster') ?? '';
+    const cluster = clusterId ? this.svg?.getElementById(clusterId) : null;
+    if (cluster) {
+      const gid = Number(clusterId.slice('cluster_g'.length));
       const r = cluster.getBoundingClientRect();
       this.hideTooltip();
       void this.setExpanded(index.collapse(this.expanded, gid), {
@@ -474,14 +493,14 @@ export class GraphView extends Widget {
     const target = ev.target as Element | null;
     const nodeEl = target?.closest('g.node');
     const edgeEl = nodeEl ? null : target?.closest('g.edge');
-    const clusterText = !nodeEl && !edgeEl && target?.closest('text') ? target.closest('g.cluster') : null;
+    const clusterId = nodeEl || edgeEl ? null : target?.closest('.jaxviz-cluster-label')?.getAttribute('data-cluster');
     let content: { title: string; lines: TooltipLine[] } | null = null;
     if (nodeEl) {
       content = this.itemTooltip(nodeEl.id);
     } else if (edgeEl) {
       content = this.edgeTooltip(edgeEl.id);
-    } else if (clusterText && clusterText.id.startsWith('cluster_g')) {
-      const g = this.index.graph.groups[Number(clusterText.id.slice(9))];
+    } else if (clusterId) {
+      const g = this.index.graph.groups[Number(clusterId.slice('cluster_g'.length))];
       content = { title: g.repeat || g.name, lines: [{ key: 'kind', text: g.kind }, { text: 'click to collapse' }] };
     }
     if (!content) {
@@ -611,7 +630,8 @@ export class GraphView extends Widget {
       return '';
     }
     const clone = this.svg.cloneNode(true) as SVGSVGElement;
-    clone.querySelectorAll('.jaxviz-hit').forEach(e => e.remove());
+    clone.querySelectorAll('.jaxviz-hit, .jaxviz-labels').forEach(e => e.remove());
+    clone.querySelectorAll('g.cluster > text[visibility]').forEach(e => e.removeAttribute('visibility'));
     clone.querySelectorAll('.jaxviz-match').forEach(e => e.classList.remove('jaxviz-match'));
     clone.removeAttribute('class');
     clone.setAttribute('width', `${clone.dataset.ptWidth}pt`);

@@ -129,6 +129,8 @@ export interface CompileCause {
   path: string;
   before: unknown;
   after: unknown;
+  /** The cause in words, when the tracker gives it. */
+  text?: string;
 }
 
 export interface CompileEvent {

@@ -347,6 +347,7 @@ export class JaxvizPanel extends Panel {
       this.statusEl.textContent = messages[state];
     }
     this.statusEl.style.display = state === 'connected' ? 'none' : '';
+    this.scheduleRender();
   }
 
   private renderWhere(): void {
@@ -360,7 +361,7 @@ export class JaxvizPanel extends Panel {
   }
 
   private scheduleRender(): void {
-    if (this.renderTimer) {
+    if (this.renderTimer || this.isDisposed) {
       return;
     }
     this.renderTimer = window.setTimeout(() => {
@@ -562,11 +563,19 @@ function compileEntry(c: CompileEvent): HTMLLIElement {
     const ul = el('ul', 'jp-jaxviz-causes');
     for (const cause of c.causes) {
       const item = el('li', 'jp-jaxviz-cause');
-      item.append(el('span', 'jp-jaxviz-cause-kind', cause.kind), ' ', el('code', '', cause.path));
-      const before = shortValue(cause.before);
+      item.dataset.kind = cause.kind;
+      if (cause.text) {
+        item.title = cause.text;
+      }
+      item.append(el('span', 'jp-jaxviz-cause-kind', cause.kind.replace(/_/g, ' ')), ' ');
+      const hasBefore = cause.before !== null && cause.before !== undefined;
       const after = shortValue(cause.after);
-      if (before || after) {
-        item.append(': ', el('code', '', before), ' → ', el('code', '', after));
+      if (hasBefore) {
+        item.append(el('code', '', cause.path), ': ', el('code', '', shortValue(cause.before)), ' → ', el('code', '', after));
+      } else if (after) {
+        item.append(el('code', '', after));
+      } else {
+        item.append(el('code', '', cause.path));
       }
       ul.append(item);
     }

@@ -163,7 +163,7 @@ function push<T>(list: T[], item: T): void {
   }
 }
 
-/** A recompile is a warning when it is not the function's first compilation. */
+/** A compile is a warning when it is not the function's first one (a recompile). */
 export function isWarning(c: CompileEvent): boolean {
-  return (c.count ?? 1) > 1 || (c.causes?.length ?? 0) > 0;
+  return (c.count ?? 1) > 1 || (c.causes ?? []).some(x => x.kind !== 'first_call');
 }

@@ -35,6 +35,8 @@ describe('PanelStore', () => {
     assert.equal(recent[0].count, 2, 'newest first');
     assert.ok(isWarning(recent[0]));
     assert.ok(!isWarning(recent[1]));
+    assert.ok(!isWarning({ function: 'f', count: 1, causes: [{ kind: 'first_call', path: 'f', before: null, after: 'x' }] }));
+    assert.ok(isWarning({ function: 'f', causes: [{ kind: 'static_value', path: 'n', before: 1, after: 2 }] }));
   });
 
   it('keeps memory bounded under a flood of events, counting what it dropped', () => {

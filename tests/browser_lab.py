@@ -1,0 +1,112 @@
+"""Helpers for the browser tests: a real JupyterLab server on 127.0.0.1 in a temporary
+root, and Debian's Chromium driven by Playwright (no browser download)."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-dev-shm-usage"]
+
+
+def chromium_path() -> str | None:
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class LabServer:
+    url: str
+    token: str
+    root: Path
+    proc: subprocess.Popen
+    log: Path
+
+    def page_url(self, path: str) -> str:
+        return f"{self.url}/lab/tree/{path}?token={self.token}&reset"
+
+    def log_tail(self, n: int = 4000) -> str:
+        try:
+            return self.log.read_text(errors="replace")[-n:]
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+
+def start_lab(base: Path, timeout: float = 90) -> LabServer:
+    """Start ``jupyter lab`` (this interpreter's) with its own config, data, settings and
+    workspace directories under ``base``, a random token and port; wait until it answers."""
+    root = base / "root"
+    for d in ("root", "config", "data", "runtime", "settings", "workspaces", "ipython"):
+        (base / d).mkdir(parents=True, exist_ok=True)
+    # No news or update checks popping up over the page.
+    notif = base / "settings" / "@jupyterlab" / "apputils-extension"
+    notif.mkdir(parents=True, exist_ok=True)
+    (notif / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    token = secrets.token_hex(16)
+    port = free_port()
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_DATA_DIR=str(base / "data"),
+               JUPYTER_RUNTIME_DIR=str(base / "runtime"), IPYTHONDIR=str(base / "ipython"),
+               JAX_PLATFORMS="cpu", PYTHONUNBUFFERED="1")
+    log = base / "lab.log"
+    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+           f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+           f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+           f"--LabApp.user_settings_dir={base / 'settings'}",
+           f"--LabApp.workspaces_dir={base / 'workspaces'}",
+           "--LabApp.news_url=", "--ServerApp.open_browser=False", "--ServerApp.allow_root=True"]
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    server = LabServer(f"http://127.0.0.1:{port}", token, root, proc, log)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"jupyter lab exited ({proc.returncode}):\n{server.log_tail()}")
+        try:
+            with urllib.request.urlopen(f"{server.url}/api/status?token={token}", timeout=2) as r:
+                if r.status == 200:
+                    return server
+        except OSError:
+            time.sleep(0.3)
+    server.stop()
+    raise RuntimeError(f"jupyter lab did not answer within {timeout}s:\n{server.log_tail()}")
+
+
+def write_notebook(path: Path, cells: list[str]) -> None:
+    nb = {
+        "cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {},
+                   "outputs": [], "source": src} for i, src in enumerate(cells)],
+        "metadata": {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
+                                    "name": "python3"},
+                     "language_info": {"name": "python"}},
+        "nbformat": 4, "nbformat_minor": 5,
+    }
+    path.write_text(json.dumps(nb, indent=1))

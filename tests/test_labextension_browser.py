@@ -1,0 +1,297 @@
+"""The JupyterLab extension in a real browser: a JupyterLab server, Debian's Chromium driven
+by Playwright, a notebook run through the UI.
+
+Checks the interactive graph (the SVG's top-level items are those of ``Graph.view`` in
+the kernel; clicking a group expands it; search; export), and the jaxviz panel (opened
+from the command palette; says how to load jaxviz; lists the traced function, the
+recompile with its cause and the stale capture pushed by the recompilation tracker;
+shows a function's graph; resets on kernel restart). Screenshots go to
+``artifacts/labextension/``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from browser_lab import CHROMIUM_ARGS, chromium_path, start_lab, write_notebook
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILT = ROOT / "jaxviz" / "labextension" / "package.json"
+ARTIFACTS = ROOT / "artifacts" / "labextension"
+CHROMIUM = chromium_path()
+
+pytestmark = [
+    pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian package 'chromium')"),
+    pytest.mark.skipif(not BUILT.exists() and shutil.which("npm") is None,
+                       reason="the JupyterLab extension is not built and npm is not there to build it"),
+    pytest.mark.timeout(240),
+]
+
+CELLS = [
+    "%load_ext jaxviz",
+    # 1: a program with three calls of a user function
+    "import json\n"
+    "import jax, jax.numpy as jnp\n"
+    "def layer(x, w):\n"
+    "    return jnp.tanh(x @ w)\n"
+    "def mlp(x, ws):\n"
+    "    for w in ws:\n"
+    "        x = layer(x, w)\n"
+    "    return (x ** 2).mean()\n"
+    "x = jnp.ones((2, 4))\n"
+    "ws = [jnp.ones((4, 4)) * 0.1 for _ in range(3)]",
+    # 2: the %%jaxpr cell, top level collapsed
+    "%%jaxpr --expand 0 -o prog\nloss = mlp(x, ws)",
+    # 3: what the kernel's own Graph.view shows, for the browser to match
+    "def ids(view):\n"
+    "    g = view.graph\n"
+    "    return sorted([f'n{n}' for e in view.expanded for n in g.groups[e].nodes]\n"
+    "                  + [f'g{c}' for e in view.expanded for c in g.groups[e].groups if c not in view.expanded])\n"
+    # groups to open one after the other, down to the first group of equations only
+    "path, g = [], 0\n"
+    "while prog.graph.groups[g].groups:\n"
+    "    g = prog.graph.groups[g].groups[0]\n"
+    "    path.append(g)\n"
+    "print('JAXVIZ-EXPECTED ' + json.dumps({'name': prog.name, 'collapsed': ids(prog.graph.view(0)),\n"
+    "      'path': path, 'views': [ids(prog.graph.view(path[:i + 1])) for i in range(len(path))]}))",
+    # 4: a recompile (new shape), seen by the recompilation tracker
+    "@jax.jit\n"
+    "def step(v):\n"
+    "    return jnp.tanh(v) * 2\n"
+    "step(jnp.ones(3))\n"
+    "step(jnp.ones(4)).block_until_ready()",
+    # 5: a global baked in at trace time, then changed
+    "scale = 2.0\n"
+    "@jax.jit\n"
+    "def scaled(v):\n"
+    "    return v * scale\n"
+    "scaled(jnp.ones(2))\n"
+    "scale = 3.0",
+    # 6: a flood of events
+    "import jaxviz.bridge\n"
+    "for i in range(5000):\n"
+    "    jaxviz.bridge.publish('compile', {'function': 'flood', 'count': i + 2, 'message': f'flood {i}',\n"
+    "        'causes': [{'kind': 'static_value', 'path': 'n', 'before': i, 'after': i + 1}]})",
+]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    if not BUILT.exists():
+        pytest.fail("jaxviz/labextension is not built: run `bash scripts/setup_env.sh test`")
+    server = start_lab(tmp_path_factory.mktemp("lab"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def run_cell(page, index: int, timeout: float = 60_000) -> None:
+    """Select cell ``index`` and run it with Shift+Enter, as a user does; wait for its
+    execution count."""
+    cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
+    cell.locator(".jp-InputPrompt").click()
+    page.keyboard.press("Shift+Enter")
+    prompt = cell.locator(".jp-InputPrompt")
+    page.wait_for_function(
+        "el => /\\[\\d+\\]/.test(el.textContent)", arg=prompt.element_handle(), timeout=timeout)
+    errors = cell.locator(".jp-RenderedText[data-mime-type='application/vnd.jupyter.stderr']")
+    tb = cell.locator(".jp-OutputArea-output:has-text('Traceback')")
+    assert tb.count() == 0, f"cell {index} failed: {tb.first.inner_text()[:2000]}"
+    del errors
+
+
+def svg_items(graph) -> list[str]:
+    """Ids of the nodes and collapsed groups drawn in a graph output's SVG."""
+    return sorted(graph.locator("svg.jp-jaxviz-svg g.node").evaluate_all("els => els.map(e => e.id)"))
+
+
+def command(page, label: str, item: str | re.Pattern | None = None) -> None:
+    """Run a command from the command palette (Ctrl+Shift+C), as a user does."""
+    palette = page.locator(".lm-CommandPalette input")
+    for _ in range(5):
+        if not palette.is_visible():
+            page.keyboard.press("Control+Shift+C")
+        try:
+            palette.fill(label, timeout=3000)
+            page.locator(".lm-CommandPalette-item", has_text=item or label).first.click(timeout=3000)
+            return
+        except Exception:  # the palette closed when the page moved focus: open it again
+            page.keyboard.press("Escape")
+    raise AssertionError(f"could not run {label!r} from the command palette")
+
+
+def test_graph_and_panel_in_jupyterlab(lab, browser):
+    t_start = time.monotonic()
+    write_notebook(lab.root / "jaxviz_test.ipynb", CELLS)
+    write_notebook(lab.root / "other.ipynb", ["1 + 1"])
+    context = browser.new_context(viewport={"width": 1500, "height": 1000}, accept_downloads=True)
+    page = context.new_page()
+    console_errors: list[str] = []
+    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: console_errors.append(str(e)))
+    try:
+        page.goto(lab.page_url("jaxviz_test.ipynb"), timeout=90_000)
+        page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
+        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
+
+        # The panel, from the command palette, before jaxviz is loaded in the kernel.
+        command(page, "jaxviz: Show panel")
+        panel = page.locator("#jaxviz-panel")
+        panel.wait_for(state="visible")
+        page.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=30_000)
+        assert "%load_ext jaxviz" in panel.locator(".jp-jaxviz-link-status").inner_text()
+        shot(page, "1-panel-not-loaded")
+
+        # %load_ext jaxviz: the kernel announces itself and the panel connects.
+        run_cell(page, 0)
+        page.locator("#jaxviz-panel[data-jaxviz-state='connected']").wait_for(timeout=30_000)
+
+        for i in (1, 2, 3):
+            run_cell(page, i)
+        text = page.locator(".jp-Notebook .jp-Cell").nth(3).locator(".jp-OutputArea-output").inner_text()
+        expected = json.loads(re.search(r"JAXVIZ-EXPECTED (\{.*\})", text).group(1))
+
+        # The graph: laid out in the browser, same top-level items as the kernel's view.
+        graph = page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".jp-jaxviz-output")
+        graph.locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=60_000)
+        assert svg_items(graph) == expected["collapsed"]
+        assert len(expected["collapsed"]) >= 5
+        legend = graph.locator(".jp-jaxviz-legend").inner_text()
+        assert "traced" in legend and "output" in legend
+        graph.scroll_into_view_if_needed()
+        shot(page, "2-graph-collapsed")
+
+        # Hover a group: its tooltip; click it: it expands (down to a group of equations:
+        # more nodes).
+        path = expected["path"]
+        tooltip = graph.locator(".jp-jaxviz-tooltip")
+        for gid, want in zip(path, expected["views"]):
+            group = graph.locator(f"svg g.node#g{gid}")
+            group.hover()
+            tooltip.wait_for(state="visible")
+            assert "equations" in tooltip.inner_text() and "click to expand" in tooltip.inner_text()
+            group.click()
+            graph.locator(f"svg g.cluster#cluster_g{gid}").wait_for(timeout=30_000)
+            assert svg_items(graph) == want
+        assert len(expected["views"][-1]) > len(expected["collapsed"])
+        # Hover an equation: primitive, avals, source line.
+        tanh = graph.locator("svg g.node.jaxviz-eqn", has_text="tanh").first
+        tanh.hover()
+        tip = tooltip.inner_text()
+        assert "tanh" in tip and "f32[2,4]" in tip and "source" in tip
+        shot(page, "3-graph-expanded")
+
+        # Search: highlights the matching nodes.
+        graph.locator(".jp-jaxviz-search").fill("dot_general")
+        page.wait_for_function("el => /match/.test(el.textContent)",
+                               arg=graph.locator(".jp-jaxviz-matches").element_handle())
+        assert re.match(r"3 matches", graph.locator(".jp-jaxviz-matches").inner_text())
+        assert graph.locator("svg g.node.jaxviz-match").count() >= 1
+        # Collapse again from the outermost cluster's label.
+        graph.locator(".jp-jaxviz-search").fill("")
+        graph.locator(f"svg text.jaxviz-cluster-label[data-cluster='cluster_g{path[0]}']").click()
+        graph.locator(f"svg g.node#g{path[0]}").wait_for(timeout=30_000)
+        assert svg_items(graph) == expected["collapsed"]
+
+        # Export DOT and SVG.
+        with page.expect_download() as dl:
+            graph.locator("button.jp-jaxviz-export-dot").click()
+        dot = Path(dl.value.path()).read_text()
+        assert dot.startswith("digraph") and f'"g{path[0]}"' in dot
+        with page.expect_download() as dl:
+            graph.locator("button.jp-jaxviz-export-svg").click()
+        svg = Path(dl.value.path()).read_text()
+        assert "<svg" in svg and f'id="g{path[0]}"' in svg and "jaxviz-hit" not in svg
+
+        # The panel lists the traced function ...
+        fn = panel.locator(f".jp-jaxviz-function[data-name='{expected['name']}']")
+        fn.wait_for(timeout=30_000)
+        # ... and, pushed by the recompilation tracker, the recompile with its cause ...
+        run_cell(page, 4)
+        entry = panel.locator(".jp-jaxviz-compile.jp-jaxviz-warning[data-function='step']").first
+        entry.wait_for(timeout=30_000)
+        entry_text = entry.inner_text()
+        cause = entry.locator(".jp-jaxviz-cause").first.inner_text()
+        assert re.search(r"shape\s+v:\s+\[3\]\s+→\s+\[4\]", cause), entry_text
+        assert "recompile" in entry_text and "changed shape" in entry_text, entry_text
+        # ... and the stale capture.
+        run_cell(page, 5)
+        stale = panel.locator(".jp-jaxviz-stale").first
+        stale.wait_for(timeout=30_000)
+        assert "scale" in stale.inner_text()
+        devices = panel.locator(".jp-jaxviz-device").first
+        devices.wait_for(timeout=30_000)
+        assert "cpu" in devices.inner_text()
+        # Clicking the function shows its graph in the panel.
+        fn.click()
+        panel.locator(".jp-jaxviz-panel-graph svg.jp-jaxviz-svg g.node").first.wait_for(timeout=30_000)
+        shot(page, "4-panel-connected")
+
+        # Switching notebooks: the panel follows the current one's kernel, and back.
+        page.locator(".jp-DirListing-item", has_text="other.ipynb").dblclick()
+        page.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=60_000)
+        assert "other.ipynb" in panel.locator(".jp-jaxviz-where").inner_text()
+        assert panel.locator(".jp-jaxviz-function").count() == 0
+        page.locator(".lm-DockPanel .lm-TabBar-tab", has_text="jaxviz_test.ipynb").click()
+        page.locator("#jaxviz-panel[data-jaxviz-state='connected']").wait_for(timeout=30_000)
+        fn.wait_for(timeout=30_000)
+        assert panel.locator(".jp-jaxviz-compile[data-function='step']").count() == 2
+
+        # A flood of 5000 recompiles: the panel shows the newest 100, folds the rest.
+        t0 = time.monotonic()
+        run_cell(page, 6)
+        panel.locator(".jp-jaxviz-compile", has_text="flood 4999").wait_for(timeout=30_000)
+        flood_s = time.monotonic() - t0
+        assert panel.locator(".jp-jaxviz-compile").count() == 100
+        folded = panel.locator(".jp-jaxviz-section-recompiles .jp-jaxviz-folded").inner_text()
+        assert re.search(r"\d+ older compilations folded", folded), folded
+        badge = panel.locator(".jp-jaxviz-section-recompiles .jp-jaxviz-count").inner_text()
+        assert int(badge) == 5000 + 3, badge
+        assert flood_s < 15, f"the flood took {flood_s:.1f} s to show"
+        # The page still responds: the function list is clickable.
+        panel.locator(".jp-jaxviz-function[data-name='flood']").wait_for(timeout=5_000)
+        shot(page, "6-panel-flood")
+
+        # Kernel restart: the panel resets and says how to load jaxviz again.
+        command(page, "Restart Kernel", re.compile(r"^Restart Kernel…"))
+        page.locator(".jp-Dialog-button.jp-mod-accept").click()
+        page.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=60_000)
+        assert panel.locator(".jp-jaxviz-function").count() == 0
+        assert panel.locator(".jp-jaxviz-compile").count() == 0
+        run_cell(page, 0)
+        page.locator("#jaxviz-panel[data-jaxviz-state='connected']").wait_for(timeout=30_000)
+        panel.locator(".jp-jaxviz-empty", has_text="No function traced yet").wait_for(timeout=10_000)
+        # The notebook's outputs survived the restart, and still render.
+        assert graph.locator("svg.jp-jaxviz-svg g.node").count() == len(expected["collapsed"])
+        shot(page, "5-panel-after-restart")
+    except Exception:
+        shot(page, "failure")
+        raise
+    finally:
+        context.close()
+    ours = [e for e in console_errors if "jaxviz" in e.lower()]
+    assert not ours, ours
+    assert time.monotonic() - t_start < 180
