@@ -203,6 +203,20 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         tip = tooltip.inner_text()
         assert "tanh" in tip and "f32[2,4]" in tip and "source" in tip
         shot(page, "3-graph-expanded")
+        # Hover an edge (its wide invisible stroke): shape, dtype.
+        hit = graph.locator("svg g.edge path.jaxviz-hit").first
+        box = hit.bounding_box()
+        hit.dispatch_event("mousemove", {"clientX": box["x"] + box["width"] / 2,
+                                         "clientY": box["y"] + box["height"] / 2, "bubbles": True})
+        assert "dtype float32" in tooltip.inner_text()
+        # Zoom buttons.
+        scale = float(graph.get_attribute("data-jaxviz-scale"))
+        graph.locator("button.jp-jaxviz-zoom-in").click()
+        assert float(graph.get_attribute("data-jaxviz-scale")) == pytest.approx(scale * 1.25, rel=1e-2)
+        graph.locator("button.jp-jaxviz-fit").click()
+        svg_box = graph.locator("svg.jp-jaxviz-svg").bounding_box()
+        canvas_box = graph.locator(".jp-jaxviz-canvas").bounding_box()
+        assert svg_box["height"] <= canvas_box["height"] and svg_box["width"] <= canvas_box["width"]
 
         # Search: highlights the matching nodes.
         graph.locator(".jp-jaxviz-search").fill("dot_general")
