@@ -54,15 +54,16 @@ def register_source(filename: str, source: str) -> None:
 @dataclass
 class CellAnalysis:
     tree: ast.Module
-    loaded: list[str]  # names read anywhere in the cell, in first-use order
+    loaded: list[str]  # names read before the cell binds them, in first-use order
     assigned: set[str]  # names the cell binds at its top level
     has_last_expr: bool
 
 
-def _names(tree: ast.Module) -> tuple[list[str], set[str]]:
+def _statement_names(stmt: ast.stmt) -> tuple[list[str], set[str]]:
+    """(names read, names bound) anywhere inside one top-level statement."""
     loaded: dict[str, None] = {}
     assigned: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(stmt):
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Load):
                 loaded.setdefault(node.id, None)
@@ -76,6 +77,20 @@ def _names(tree: ast.Module) -> tuple[list[str], set[str]]:
             for alias in node.names:
                 assigned.add((alias.asname or alias.name).split(".")[0])
     return list(loaded), assigned
+
+
+def _names(tree: ast.Module) -> tuple[list[str], set[str]]:
+    """(names the cell reads before binding them, in first-use order; names it binds).
+    ``y = 2 * x; z = y + 1`` reads ``x`` from the namespace, not ``y``."""
+    free: dict[str, None] = {}
+    assigned: set[str] = set()
+    for stmt in tree.body:
+        loaded, bound = _statement_names(stmt)
+        for name in loaded:
+            if name not in assigned:
+                free.setdefault(name, None)
+        assigned |= bound
+    return list(free), assigned
 
 
 def analyse(source: str, filename: str) -> CellAnalysis:

@@ -647,26 +647,31 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
 def _classify_arguments(python_fn: Callable[..., Any], jitted: Any, args: Sequence[Any],
                         kwargs: dict[str, Any], static_argnums: tuple[int, ...],
                         static_argnames: tuple[str, ...]) -> tuple[list[InputInfo], list[str]]:
-    """Inputs in the user's words, and the names of the jaxpr's invars in order."""
+    """Inputs in the user's words, and the names of the jaxpr's invars in order.
+
+    Mirrors how ``jax.jit`` flattens a call: positional arguments in order, then keyword
+    arguments as a dict (sorted keys), static ones left out.
+    """
     static_argnums, static_argnames = _jit_static_args(jitted, static_argnums, static_argnames)
     try:
-        sig = inspect.signature(python_fn)
-        bound = sig.bind(*args, **kwargs)
-        named = list(bound.arguments.items())
-        positions = {name: i for i, name in enumerate(sig.parameters)}
+        parameters = list(inspect.signature(python_fn).parameters.values())
     except (TypeError, ValueError):
-        named = [(f"arg{i}", a) for i, a in enumerate(args)] + list(kwargs.items())
-        positions = {f"arg{i}": i for i in range(len(args))}
+        parameters = []
+    positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    var_args = next((p.name for p in parameters if p.kind == p.VAR_POSITIONAL), "args")
+    static_names = set(static_argnames) | {positional[i] for i in static_argnums if 0 <= i < len(positional)}
+
+    def arg_name(i: int) -> str:
+        return positional[i] if i < len(positional) else f"{var_args}[{i - len(positional)}]"
+
     inputs: list[InputInfo] = []
     names: list[str] = []
-    for name, value in named:
-        param = inspect.signature(python_fn).parameters.get(name) if callable(python_fn) else None
-        is_var = param is not None and param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD)
-        if positions.get(name) in static_argnums or name in static_argnames:
+    calls = [(arg_name(i), v, i in static_argnums) for i, v in enumerate(args)]
+    calls += [(k, kwargs[k], False) for k in sorted(kwargs)]
+    for name, value, static_position in calls:
+        if static_position or name in static_names:
             inputs.append(InputInfo(name, "static", None, _short(value, 40), "argument"))
             continue
-        if is_var and param.kind == param.VAR_KEYWORD:
-            value = dict(value)
         flat = _flat_inputs(name, value, "traced", "argument")
         inputs += flat
         names += [i.name for i in flat]

@@ -1,5 +1,4 @@
 import os
 
-# Tests run on the CPU with a small thread pool: 2 cores in CI.
+# Tests run on the CPU (CI has no accelerator).
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")

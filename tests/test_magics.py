@@ -154,3 +154,11 @@ def test_trace_cell_api_leaves_namespace_alone():
     program = jaxviz.trace_cell("c = jnp.cumsum(a) * 2\n", namespace)
     assert "c" not in namespace
     assert [n.primitive for n in program.graph.eqn_nodes()][-1] == "mul"
+
+
+def test_names_assigned_before_use_are_not_inputs():
+    namespace = {"jnp": jnp, "x": jnp.ones(2), "y": jnp.ones(3)}
+    program = jaxviz.trace_cell("y = 2 * x\nz = y + 1\n", namespace)
+    assert [(i.name, i.kind) for i in program.inputs] == [("x", "traced")]
+    program = jaxviz.trace_cell("x = x + 1\n", namespace)
+    assert [(i.name, i.kind) for i in program.inputs] == [("x", "traced")]

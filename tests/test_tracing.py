@@ -141,3 +141,26 @@ def test_long_runs_from_one_line_are_grouped():
     assert len(lines) == 1 and lines[0].n_eqns == 20
     assert "tree_map" in lines[0].name
     assert {g.kind for g in graph.groups[1:]} == {"inputs", "outputs", "line"}
+
+
+def test_keyword_arguments_are_named_in_jit_order_and_static_by_name():
+    def f(x, *, scale, bias, train=True):
+        return x * scale + bias if train else x
+
+    program = jaxviz.trace(f, jnp.ones(2), bias=jnp.zeros(2), scale=jnp.array([2.0, 3.0]),
+                           train=True, static_argnames="train")
+    kinds = {i.name: i.kind for i in program.inputs}
+    assert kinds == {"x": "traced", "bias": "traced", "scale": "traced", "train": "static"}
+    # jit flattens keyword arguments by sorted name: bias before scale.
+    mul = next(n for n in program.graph.eqn_nodes() if n.primitive == "mul")
+    add = next(n for n in program.graph.eqn_nodes() if n.primitive == "add")
+    inputs = {n.id: n.label for n in program.graph.nodes if n.kind == "input"}
+    into = {e.dst: [] for e in program.graph.edges}
+    for e in program.graph.edges:
+        into[e.dst].append(inputs.get(e.src))
+    assert set(into[mul.id]) == {"x", "scale"} and "bias" in into[add.id]
+
+
+def test_typed_prng_key_argument():
+    program = jaxviz.trace(lambda k: jax.random.normal(k, (2,)), jax.random.key(0))
+    assert program.inputs[0].kind == "traced" and "key" in program.inputs[0].aval.dtype
