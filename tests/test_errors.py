@@ -384,6 +384,7 @@ def test_ipython_hook_explains_an_ordinary_cell(shell, capsys):
 
 def test_ipython_hook_inside_a_jaxpr_cell(shell, capsys):
     shell.run_cell("import jax.numpy as jnp\nx = jnp.ones(3)\nneg = jnp.array(True)")
+    shell.user_ns.pop("z", None)  # the shell is shared with other test modules
     capsys.readouterr()
     result = shell.run_cell("%%jaxpr\nz = x * 2\nif neg:\n    z = -z\n")
     out = capsys.readouterr().out
