@@ -24,11 +24,10 @@ from .tracing import trace
 __version__ = "0.1.0"
 
 __all__ = [
-    "MIME_TYPE", "Explanation", "Graph", "InputInfo", "Program", "load_ipython_extension", "trace", "trace_cell",
-    "unload_ipython_extension", "__version__", "explain",
+    "MIME_TYPE", "Cause", "CompileEvent", "Explanation", "Graph", "InputInfo", "Program",
+    "RunReport", "__version__", "explain", "load_ipython_extension", "profile", "trace",
+    "trace_cell", "unload_ipython_extension", "watch",
 ]
-__all__ += ["Cause", "CompileEvent", "watch"]
-__all__ += ["RunReport", "profile"]
 
 
 def load_ipython_extension(shell: Any) -> None:
