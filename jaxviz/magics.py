@@ -125,12 +125,10 @@ class JaxvizMagics(Magics):
 
     @staticmethod
     def _publish(program: Any) -> None:
-        try:
-            from . import bridge
-        except ImportError:
-            return
-        bridge.publish("program", {"name": program.name, "summary": program.summary(),
-                                   "eqn_count": program.eqn_count, "payload": program.to_json()})
+        """Tell the JupyterLab panel (if one listens); the graph is built only on request."""
+        from . import bridge
+
+        bridge.publish_program(program)
 
     # ------------------------------------------------------------------ one call
     def _show_call(self, expr: str, args: Any, expand: int | str) -> Any:

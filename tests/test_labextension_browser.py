@@ -77,6 +77,13 @@ CELLS = [
     "for i in range(5000):\n"
     "    jaxviz.bridge.publish('compile', {'function': 'flood', 'count': i + 2, 'message': f'flood {i}',\n"
     "        'causes': [{'kind': 'static_value', 'path': 'n', 'before': i, 'after': i + 1}]})",
+    # 7: a graph big enough to travel gzipped (payload over 256 KB)
+    "%%jaxpr --expand 1 -o big\nv = jnp.ones(3)\nfor i in range(600):\n    v = jnp.sin(v) * 1.01\n"
+    "total = v.sum()",
+    # 8: the kernel's view of it, for the browser to match
+    "from jaxviz.render.payload import program_payload\n"
+    "shipped = program_payload(big)['graph']\n"
+    "print('JAXVIZ-BIG ' + json.dumps({'encoding': shipped.get('encoding'), 'items': ids(big.graph.view(1))}))",
 ]
 
 
@@ -256,6 +263,15 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         stale = panel.locator(".jp-jaxviz-stale").first
         stale.wait_for(timeout=30_000)
         assert "scale" in stale.inner_text()
+        # A big graph travels gzipped and renders the same items as the kernel's view.
+        run_cell(page, 7)
+        run_cell(page, 8)
+        text = page.locator(".jp-Notebook .jp-Cell").nth(8).locator(".jp-OutputArea-output").inner_text()
+        big = json.loads(re.search(r"JAXVIZ-BIG (\{.*\})", text).group(1))
+        assert big["encoding"] == "gzip+base64"
+        big_graph = page.locator(".jp-Notebook .jp-Cell").nth(7).locator(".jp-jaxviz-output")
+        big_graph.locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=60_000)
+        assert svg_items(big_graph) == big["items"]
         devices = panel.locator(".jp-jaxviz-device").first
         devices.wait_for(timeout=30_000)
         assert "cpu" in devices.inner_text()

@@ -16,6 +16,7 @@ from zoo import ZOO
 import jaxviz
 from jaxviz.graph import LEGEND, MIME_TYPE, SCHEMA_VERSION
 from jaxviz.render import dot as dot_render
+from jaxviz.render.payload import decode_graph
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz 'dot' not installed")
 
@@ -120,7 +121,7 @@ def test_mimebundle_without_dot_falls_back_to_listing(deep_program):
     assert "not found" in bundle["text/html"] and "<details" in bundle["text/html"]
     assert bundle["text/plain"].startswith(deep_program.name)
     payload = bundle[MIME_TYPE]
-    assert payload["graph"]["version"] == SCHEMA_VERSION
+    assert decode_graph(payload["graph"])["version"] == SCHEMA_VERSION
     json.dumps(payload)  # serialisable
 
 

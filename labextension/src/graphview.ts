@@ -11,7 +11,7 @@ import { Widget } from '@lumino/widgets';
 import { GROUP_FILL, legendKinds, legendOf, viewToDot } from './dot';
 import { TooltipLine, avalDetail, groupTooltip, nodeTooltip } from './format';
 import { layoutSvg } from './layout';
-import { InputJSON, ProgramPayload, payloadProblem } from './model';
+import { InputJSON, ProgramPayload, inflatePayload, payloadProblem } from './model';
 import {
   GraphIndex,
   ItemId,
@@ -178,6 +178,14 @@ export class GraphView extends Widget {
 
   /** Show a program payload (the MIME data). */
   setPayload(data: unknown): Promise<void> {
+    this.ready = inflatePayload(data).then(
+      inflated => this.applyPayload(inflated),
+      err => this.showError(`jaxviz cannot read this output: ${err}.`)
+    );
+    return this.ready;
+  }
+
+  private applyPayload(data: unknown): Promise<void> {
     const problem = payloadProblem(data);
     if (problem) {
       this.payload = null;
@@ -693,6 +701,22 @@ export class GraphView extends Widget {
   private setStatus(text: string, warn = false): void {
     this.statusEl.textContent = text;
     this.statusEl.classList.toggle('jp-jaxviz-warn', warn);
+  }
+
+  /**
+   * A graph too big to ship: show the kernel's static drawing instead, as an image (an
+   * <img> never runs scripts, so this stays safe in untrusted notebooks).
+   */
+  showStatic(name: string, reason: string, svg: string | null): void {
+    this.showError(`The interactive view is off for this output: ${reason}.`);
+    this.titleEl.textContent = name;
+    if (svg) {
+      const img = document.createElement('img');
+      img.className = 'jp-jaxviz-static';
+      img.alt = `${name} (static drawing)`;
+      img.src = 'data:image/svg+xml;base64,' + btoa(unescape(encodeURIComponent(svg)));
+      this.stage.replaceChildren(img);
+    }
   }
 
   private showError(text: string): void {

@@ -15,7 +15,13 @@ export class JaxvizRenderer extends GraphView implements IRenderMime.IRenderer {
   readonly mimeType: string;
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
-    await this.setPayload(model.data[this.mimeType]);
+    const payload = model.data[this.mimeType] as { name?: string; graph?: unknown; graph_omitted?: string };
+    if (payload && payload.graph === null && payload.graph_omitted) {
+      const svg = model.data['image/svg+xml'];
+      this.showStatic(payload.name ?? 'jaxviz', payload.graph_omitted, typeof svg === 'string' ? svg : null);
+      return;
+    }
+    await this.setPayload(payload);
   }
 }
 

@@ -98,6 +98,34 @@ export interface ProgramPayload {
   trace_output?: string;
   expanded: number[];
   graph: GraphJSON;
+  /** Set when the kernel did not ship the graph (too big): why. */
+  graph_omitted?: string;
+}
+
+/** A graph as it travels when big: the same JSON, gzipped and base64-encoded. */
+export interface CompressedGraph {
+  encoding: 'gzip+base64';
+  data: string;
+  bytes: number;
+}
+
+function isCompressed(g: unknown): g is CompressedGraph {
+  return !!g && typeof g === 'object' && (g as CompressedGraph).encoding === 'gzip+base64';
+}
+
+/**
+ * The payload with its graph inflated (see `jaxviz/render/payload.py`: graphs over
+ * 256 KB travel gzipped). Uses the platform's DecompressionStream: no dependency.
+ */
+export async function inflatePayload(data: unknown): Promise<unknown> {
+  const p = data as { graph?: unknown } | null;
+  if (!p || typeof p !== 'object' || !isCompressed(p.graph)) {
+    return data;
+  }
+  const raw = Uint8Array.from(atob(p.graph.data), c => c.charCodeAt(0));
+  const stream = new Blob([raw]).stream().pipeThrough(new DecompressionStream('gzip'));
+  const graph = JSON.parse(await new Response(stream).text());
+  return { ...p, graph };
 }
 
 /** Why a payload cannot be shown, or null when it can. */
@@ -111,6 +139,9 @@ export function payloadProblem(data: unknown): string | null {
   }
   if (p.version !== 1) {
     return `payload version ${p.version} is newer than this extension understands (1)`;
+  }
+  if (p.graph === null && p.graph_omitted) {
+    return `the graph was not sent to the browser (${p.graph_omitted})`;
   }
   const g = p.graph;
   if (!g || !Array.isArray(g.nodes) || !Array.isArray(g.edges) || !Array.isArray(g.groups)) {

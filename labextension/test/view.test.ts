@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { payloadProblem } from '../src/model';
+import { inflatePayload, payloadProblem } from '../src/model';
 import {
   GraphIndex,
   buildView,
@@ -142,5 +142,25 @@ describe('payloadProblem', () => {
     assert.match(payloadProblem({ ...smallPayload(), schema: 'other' })!, /unknown payload schema/);
     assert.match(payloadProblem({ ...smallPayload(), version: 2 })!, /newer/);
     assert.match(payloadProblem({ ...smallPayload(), graph: undefined })!, /no graph/);
+  });
+});
+
+describe('inflatePayload', () => {
+  it('inflates a gzip+base64 graph to the same JSON', async () => {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const zlib = require('node:zlib');
+    const payload = smallPayload();
+    const text = JSON.stringify(payload.graph);
+    const data = zlib.gzipSync(Buffer.from(text)).toString('base64');
+    const shipped = { ...payload, graph: { encoding: 'gzip+base64', data, bytes: text.length } };
+    const inflated = (await inflatePayload(shipped)) as typeof payload;
+    assert.deepEqual(inflated.graph, payload.graph);
+    assert.equal(payloadProblem(inflated), null);
+    assert.equal(await inflatePayload(payload), payload, 'plain payloads pass through');
+  });
+
+  it('explains a graph the kernel did not ship', () => {
+    const problem = payloadProblem({ ...smallPayload(), graph: null, graph_omitted: 'too big' });
+    assert.match(problem ?? '', /not sent to the browser \(too big\)/);
   });
 });

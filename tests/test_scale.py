@@ -1,0 +1,59 @@
+"""Big programs stay usable: collapsed views stay small, nothing is laid out or shipped
+in full by accident. (Speed targets live in benchmarks/bench_scale.py.)"""
+
+import json
+import os
+import sys
+
+import jax.numpy as jnp
+import pytest
+
+import jaxviz
+from jaxviz.graph import MIME_TYPE
+from jaxviz.render import payload as payload_module
+from jaxviz.render.notebook import MAX_DOT_ITEMS, program_mimebundle
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+import models  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def transformer():
+    return jaxviz.trace(models.train_step, models.init_params(4), models.tokens())
+
+
+def test_train_step_first_view_is_small(transformer):
+    graph = transformer.graph
+    assert graph.eqn_count > 800
+    view = graph.view("auto")
+    assert sum(view.visible_counts()) <= 60
+    top = {graph.groups[g].kind for g in graph.groups[0].groups}
+    assert {"inputs", "transform", "outputs", "line"} <= top  # params, fwd/bwd, the tree_map update
+
+
+def test_big_payload_travels_compressed_and_decodes_to_the_graph(transformer):
+    shipped, omitted = payload_module.encode_graph(transformer.graph)
+    assert omitted is None
+    assert shipped["encoding"] == "gzip+base64"
+    assert len(shipped["data"]) < shipped["bytes"] / 5
+    decoded = payload_module.decode_graph(shipped)
+    assert decoded == json.loads(transformer.graph.to_json_str())
+
+
+def test_huge_program_is_collapsed_and_not_shipped(monkeypatch):
+    program = jaxviz.trace(models.unrolled(3_000), jnp.ones(3))
+    assert program.eqn_count >= 3_000
+    # One long same-line run: a single group, so the first view is a handful of items.
+    assert sum(program.graph.view("auto").visible_counts()) < 10
+    monkeypatch.setattr(payload_module, "MAX_SHIPPED_NODES", 1_000)
+    bundle = program_mimebundle(program, use_dot=False)
+    assert bundle[MIME_TYPE]["graph"] is None and "static rendering" in bundle[MIME_TYPE]["graph_omitted"]
+    assert "<details" in bundle["text/html"]
+
+
+def test_fully_expanded_huge_view_is_not_laid_out():
+    program = jaxviz.trace(models.unrolled(2_000), jnp.ones(3))
+    program.expand = "all"
+    bundle = program_mimebundle(program, use_dot=True)
+    assert program.eqn_count > MAX_DOT_ITEMS
+    assert "image/svg+xml" not in bundle and "too many to lay out" in bundle["text/html"]
