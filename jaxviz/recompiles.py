@@ -457,6 +457,11 @@ class Cause:
     before: Any = None
     after: Any = None
     axis: int | None = None  # for shape changes along one axis
+    # for pytree_structure: "node" (another container type), "children" (other keys or
+    # number of children), "static_field" (a static field of ``owner``, a registered
+    # dataclass), "static_data" (other auxiliary data of a custom node of type ``owner``)
+    detail: str | None = None
+    owner: str | None = None
 
     def __str__(self) -> str:
         p, b, a = f"`{self.path}`", self.before, self.after
@@ -478,6 +483,14 @@ class Cause:
                 return f"{p} is new (the pytree gained it: {a})"
             if a is None:
                 return f"{p} is gone (the pytree lost it: was {b})"
+            if self.detail == "static_field":
+                return f"static field {p} of {self.owner} changed {b} → {a}"
+            if self.detail == "static_data":
+                return f"the static (auxiliary) data of {p}, a {self.owner} node, changed {b} → {a}"
+            if self.detail == "children":
+                return f"{p} changed its entries {b} → {a}"
+            if self.detail == "node":
+                return f"{p} changed container {b} → {a}"
             return f"the pytree structure of {p} changed {b} → {a}"
         if k == "new_function_object":
             return f"{p} is a new function object with the same code (object #{a}, was #{b})"
@@ -496,8 +509,11 @@ class Cause:
         return f"nothing visible changed for {p} since its previous compile (cache cleared or full?)"
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "path": self.path, "before": _json_safe(self.before),
-                "after": _json_safe(self.after), "axis": self.axis, "text": str(self)}
+        out = {"kind": self.kind, "path": self.path, "before": _json_safe(self.before),
+               "after": _json_safe(self.after), "axis": self.axis, "text": str(self)}
+        if self.detail is not None:  # pytree_structure only
+            out.update(detail=self.detail, owner=self.owner)
+        return out
 
 
 def _shape(s: Any) -> str:
@@ -519,6 +535,162 @@ def _short_structure(treedef: Any) -> str:
         kind = None
     text = f"{kind} {text}" if kind and not text.startswith(kind) else text
     return text if len(text) <= 60 else text[:59] + "…"
+
+
+# ---------------------------------------------------------------------- treedef diff
+class _Hole:
+    """A placeholder leaf, to rebuild a treedef's containers and read their child keys."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "*"
+
+
+def _rebuild(treedef: Any) -> Any:
+    try:
+        return treedef.unflatten([_Hole() for _ in range(treedef.num_leaves)])
+    except Exception:  # a custom unflatten that checks its leaves
+        return _MISSING
+
+
+def _one_level(treedef: Any, obj: Any) -> list[tuple[str, Any, Any]] | None:
+    """[(key text, key, child object)] of one node, in flattening order, or None."""
+    if obj is _MISSING:
+        return None
+    try:
+        flat, _ = jax.tree_util.tree_flatten_with_path(obj, is_leaf=lambda y: y is not obj)
+    except Exception:
+        return None
+    if len(flat) != len(treedef.children()) or any(len(p) != 1 for p, _ in flat):
+        return None
+    return [(jax.tree_util.keystr(p), p[0], child) for p, child in flat]
+
+
+def _node_text(treedef: Any) -> str:
+    data = treedef.node_data()
+    if data is None:
+        return "an array leaf"
+    if data[0] is type(None):
+        return "None"
+    return _short_structure(treedef)
+
+
+def _entries_text(keys: list[str]) -> str:
+    if not keys:
+        return "none"
+    return ", ".join(keys[:8]) + (f", … {len(keys) - 8} more" if len(keys) > 8 else "")
+
+
+def _type_name(t: Any) -> str:
+    return getattr(t, "__name__", None) or type(t).__name__
+
+
+def _value_text(value: Any) -> str:
+    """A short text of a value; functions with their address (closures made again are
+    equal in name, not in identity)."""
+    if inspect.isfunction(value) or inspect.ismethod(value) or inspect.isbuiltin(value):
+        name = getattr(value, "__qualname__", None) or getattr(value, "__name__", "?")
+        return f"<function {name.split('.<locals>.')[-1]} at {id(value):#x}>"
+    return short_repr(value)
+
+
+def _items(value: Any) -> list[tuple[str, Any]] | None:
+    """(label, part) of a small container, to point at the part that differs."""
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return [(f"{f}=", v) for f, v in zip(value._fields, value)]
+    if isinstance(value, (tuple, list)) and len(value) <= 64:
+        return [("", v) for v in value]
+    if isinstance(value, dict) and len(value) <= 64:
+        return [(f"{k!r}: ", v) for k, v in value.items()]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [(f"{f.name}=", getattr(value, f.name, None)) for f in dataclasses.fields(value)]
+    return None
+
+
+def _pair_texts(a: Any, b: Any, depth: int = 3) -> tuple[str, str]:
+    """Texts of two unequal values that show where they differ (both sides differ)."""
+    if depth and type(a) is type(b):
+        ia, ib = _items(a), _items(b)
+        if ia is not None and ib is not None and [k for k, _ in ia] == [k for k, _ in ib]:
+            for i, ((label, va), (_, vb)) in enumerate(zip(ia, ib)):
+                if _same(va, vb):
+                    continue
+                sa, sb = _pair_texts(va, vb, depth - 1)
+                head = "…, " if i else ""
+                tail = ", …" if i < len(ia) - 1 else ""
+                if isinstance(a, dict):
+                    open_, close = "{", "}"
+                elif isinstance(a, list):
+                    open_, close = "[", "]"
+                elif isinstance(a, tuple) and not hasattr(a, "_fields"):
+                    open_, close = "(", ")"
+                else:
+                    open_, close = type(a).__name__ + "(", ")"
+                return (f"{open_}{head}{label}{sa}{tail}{close}",
+                        f"{open_}{head}{label}{sb}{tail}{close}")
+    sa, sb = _value_text(a), _value_text(b)
+    if sa == sb:  # equal-looking, not equal: a new object
+        sa, sb = f"{sa} (object {id(a):#x})", f"{sb} (object {id(b):#x})"
+    return sa, sb
+
+
+def _static_field_names(node_type: Any, aux: Any, keys: list[tuple[str, Any, Any]]) -> list[str] | None:
+    """The static (meta) field names of a registered dataclass node (flax.struct,
+    jax.tree_util.register_dataclass), in the order of its auxiliary data."""
+    if not (dataclasses.is_dataclass(node_type) and isinstance(aux, tuple)):
+        return None
+    data = {getattr(k, "name", None) for _, k, _ in keys}
+    meta = [f.name for f in dataclasses.fields(node_type) if f.name not in data]
+    return meta if len(meta) == len(aux) else None
+
+
+def _first_node_difference(ta: Any, oa: Any, tb: Any, ob: Any, path: str, depth: int = 0
+                           ) -> tuple[str, str, Any, Any, str | None] | None:
+    """(path, detail, before, after, owner) at the first node where two treedefs differ:
+    node type, number or keys of children, then auxiliary (static) data, depth first."""
+    na, nb = ta.node_data(), tb.node_data()
+    if na is None and nb is None:
+        return None
+    if na is None or nb is None or na[0] is not nb[0]:
+        return path, "node", _node_text(ta), _node_text(tb), None
+    (node_type, aux_a), (_, aux_b) = na, nb
+    ka, kb = _one_level(ta, oa), _one_level(tb, ob)
+    ca, cb = ta.children(), tb.children()
+    names_a = [k for k, _, _ in ka] if ka is not None else [f"[{i}]" for i in range(len(ca))]
+    names_b = [k for k, _, _ in kb] if kb is not None else [f"[{i}]" for i in range(len(cb))]
+    if len(ca) != len(cb) or names_a != names_b:
+        return path, "children", _entries_text(names_a), _entries_text(names_b), None
+    if not _same(aux_a, aux_b):
+        owner = _type_name(node_type)
+        fields = _static_field_names(node_type, aux_a, kb or [])
+        if fields is not None and isinstance(aux_b, tuple) and len(aux_b) == len(fields):
+            for fname, va, vb in zip(fields, aux_a, aux_b):
+                if not _same(va, vb):
+                    return (path + "." + fname, "static_field", *_pair_texts(va, vb), owner)
+        return (path, "static_data", *_pair_texts(aux_a, aux_b), owner)
+    if depth > 200:
+        return None
+    for i, (sa, sb) in enumerate(zip(ca, cb)):
+        found = _first_node_difference(sa, ka[i][2] if ka else _MISSING, sb,
+                                       kb[i][2] if kb else _MISSING, path + names_b[i], depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _structure_cause(name: str, old: Any, new: Any) -> Cause:
+    """The first node where two pytree structures of argument ``name`` differ."""
+    found = None
+    if old is not None and new is not None:
+        try:
+            found = _first_node_difference(old, _rebuild(old), new, _rebuild(new), "")
+        except Exception:
+            found = None
+    if found is None:
+        return Cause("pytree_structure", name, _short_structure(old), _short_structure(new))
+    path, detail, before, after, owner = found
+    return Cause("pytree_structure", name + path, before, after, detail=detail, owner=owner)
 
 
 def diff(old: Signature, new: Signature) -> list[Cause]:
@@ -560,9 +732,8 @@ def _diff_traced(name: str, prev: ArgSig, arg: ArgSig) -> list[Cause]:
             causes.append(Cause("pytree_structure", name + p, None, after[p].text))
         for p in lost:
             causes.append(Cause("pytree_structure", name + p, before[p].text, None))
-        if not gained and not lost:  # same paths, other containers (tuple → list, ...)
-            causes.append(Cause("pytree_structure", name, _short_structure(prev.structure),
-                                _short_structure(arg.structure)))
+        if not gained and not lost:  # same leaf paths: other containers, static data, ...
+            causes.append(_structure_cause(name, prev.structure, arg.structure))
     for path, leaf in arg.leaves:
         old = before.get(path)
         if old is None or old is leaf:
@@ -698,6 +869,12 @@ def _suggest(event: CompileEvent, history: _Object | None) -> str | None:
                 "use jnp.where / lax.cond / lax.fori_loop on it).")
     if "pytree_structure" in by_kind:
         c = by_kind["pytree_structure"][0]
+        if c.detail in ("static_field", "static_data"):
+            return _suggest_static_data(c, event.signature)
+        if c.detail == "node":
+            return (f"`{c.path}` arrived as another kind of container ({c.before} → {c.after}): a "
+                    "different pytree structure is a different program. Pass the same container "
+                    "types every call.")
         if c.before is None:
             what = f"gained `{c.path}`"
         elif c.after is None:
@@ -738,15 +915,53 @@ def _suggest(event: CompileEvent, history: _Object | None) -> str | None:
     return None
 
 
-def _leaf_at(sig: Signature | None, path: str) -> Leaf | None:
+def _suggest_static_data(c: Cause, sig: Signature | None) -> str:
+    """A static field (or a custom node's auxiliary data) changed."""
+    what = (f"`{c.path}` is a static field of {c.owner} (not a pytree leaf)"
+            if c.detail == "static_field"
+            else f"`{c.path}` is a {c.owner} whose static (auxiliary) pytree data changed")
+    text = f"{what}: it is part of the compile key (compared with ==), so each new value compiles a new program"
+    if any(m in f"{c.before}{c.after}" for m in ("(object 0x", "<function ", " object at 0x")):
+        text += (", and so does a new object that is not equal to the old one (a re-created "
+                 "optax transformation, a new closure or lambda)")
+    text += (". Keep it fixed across steps (create it once and reuse the same object); if the "
+             "value has to change, move it into the arrays")
+    if "GradientTransformation" in f"{c.before}{c.after}":
+        arg = _arg_of(sig, c.path)
+        hyper = [p for p, _ in (arg.leaves if arg is not None else ()) if ".hyperparams[" in p]
+        if hyper:
+            names = ", ".join(f"`{arg.name}{p}`" for p in hyper[:3])
+            text += (f": change the hyperparameter arrays ({names}, e.g. with "
+                     "`jnp.asarray(new_value, jnp.float32)`) instead of creating a new "
+                     "transformation object.")
+        else:
+            text += (": build the optimizer once with `optax.inject_hyperparams`, e.g. "
+                     "`tx = optax.inject_hyperparams(optax.adam)(learning_rate=1e-3)`, and change "
+                     "`opt_state.hyperparams['learning_rate']` (an array) instead of creating a "
+                     "new transformation object.")
+    else:
+        text += " (a data field holding a jnp array, passed as a traced argument)."
+    return text
+
+
+def _arg_of(sig: Signature | None, path: str) -> ArgSig | None:
     if sig is None:
         return None
     for arg in sig.args:
-        if path.startswith(arg.name) and not arg.static:
-            rest = path[len(arg.name):]
-            for p, leaf in arg.leaves:
-                if p == rest:
-                    return leaf
+        if not arg.static and (path == arg.name or path.startswith((arg.name + ".", arg.name + "["))):
+            return arg
+    return None
+
+
+def _leaf_at(sig: Signature | None, path: str) -> Leaf | None:
+    if sig is None:
+        return None
+    arg = _arg_of(sig, path)
+    if arg is not None:
+        rest = path[len(arg.name):]
+        for p, leaf in arg.leaves:
+            if p == rest:
+                return leaf
     return None
 
 

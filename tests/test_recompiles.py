@@ -168,6 +168,78 @@ def test_pytree_container_change_and_leaf_paths():
     assert ("pytree_structure", "batch.x") in kinds and ("pytree_structure", "batch[0]") in kinds
 
 
+
+@pytest.fixture(scope="module")
+def train_state():
+    """A Flax TrainState with an optax optimizer whose learning rate is an array."""
+    optax = pytest.importorskip("optax")
+    ts = pytest.importorskip("flax.training.train_state")
+    return optax, ts.TrainState.create(
+        apply_fn=None, params={"w": jnp.ones(2)},
+        tx=optax.inject_hyperparams(optax.sgd)(learning_rate=0.1))
+
+
+def test_static_field_of_a_train_state_replaced(train_state):
+    """A new optax transformation in a TrainState's ``tx`` (a static field, not a leaf):
+    the cause names ``s.tx`` and shows a before/after that differ."""
+    optax, state = train_state
+
+    @jax.jit
+    def step(s):
+        return s.replace(params=jax.tree_util.tree_map(lambda p: p * 2, s.params))
+
+    with jaxviz.watch() as log:
+        step(state)
+        step(state.replace(tx=optax.inject_hyperparams(optax.sgd)(learning_rate=0.01)))
+    (c,) = log.events[1].causes
+    assert (c.kind, c.path, c.detail, c.owner) == ("pytree_structure", "s.tx", "static_field", "TrainState")
+    assert c.before != c.after
+    assert c.before.startswith("GradientTransformationExtraArgs(init=<function init_fn at 0x")
+    assert str(c).startswith("static field `s.tx` of TrainState changed GradientTransformation")
+    assert c.to_json()["detail"] == "static_field"
+    suggestion = log.events[1].suggestion
+    assert "`s.tx` is a static field of TrainState" in suggestion and "compile key" in suggestion
+    assert "`s.opt_state.hyperparams['learning_rate']`" in suggestion
+    assert "up front" not in suggestion
+
+
+def test_structure_changes_inside_containers_and_custom_nodes():
+    """Same leaf paths, another structure: the first differing node, by path."""
+    from flax import struct
+
+    @struct.dataclass
+    class Cfg:
+        w: jax.Array
+        n: int = struct.field(pytree_node=False, default=3)
+
+    class Box:
+        def __init__(self, v, opts):
+            self.v, self.opts = v, opts
+
+    jax.tree_util.register_pytree_node(Box, lambda b: ((b.v,), b.opts), lambda a, c: Box(c[0], a))
+    f = jax.jit(lambda s: jax.tree_util.tree_leaves(s)[0] * 2)
+    with jaxviz.watch() as log:
+        f({"c": Cfg(jnp.ones(2))})
+        f({"c": Cfg(jnp.ones(2), n=4)})
+        f(Box(jnp.ones(2), ("relu", {"k": 1})))
+        f(Box(jnp.ones(2), ("relu", {"k": 2})))
+        f((jnp.ones(2), {"a": None}))
+        f((jnp.ones(2), {"b": None}))
+        f((jnp.ones(2), None))
+        f((jnp.ones(2), ()))
+    got = [(c.path, c.detail, c.before, c.after) for e in log.events[1:] for c in e.causes
+           if e.causes[0].kind == "pytree_structure" and c.detail]
+    assert got == [
+        ("s['c'].n", "static_field", "3", "4"),
+        ("s", "static_data", "(…, {'k': 1})", "(…, {'k': 2})"),
+        ("s[1]", "children", "['a']", "['b']"),
+        ("s[1]", "node", "dict {'b': None}", "None"),
+        ("s[1]", "node", "None", "tuple ()"),
+    ], got
+    assert "`s['c'].n` is a static field of Cfg" in log.events[1].suggestion
+    assert "`s[1]` changed its entries ['a'] → ['b']" in str(log.events[5])
+    assert "another kind of container (None → tuple ())" in log.events[7].suggestion
+
 def test_new_function_object():
     with jaxviz.watch() as log:
         for _ in range(3):
