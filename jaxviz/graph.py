@@ -36,6 +36,7 @@ sub-jaxpr of such an equation, e.g. ``branch 1`` of a ``cond``).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -69,7 +70,14 @@ class Aval:
         return f"{'~' if self.weak_type else ''}{short_dtype(self.dtype)}[{','.join(map(str, self.shape))}]"
 
     def to_json(self) -> dict[str, Any]:
-        return {"shape": list(self.shape), "dtype": self.dtype, "weak_type": self.weak_type, "text": self.text}
+        return _aval_json(self)
+
+
+@functools.lru_cache(maxsize=4096)
+def _aval_json(aval: Aval) -> dict[str, Any]:
+    # Shared by every value of this type: a 12k-equation graph has a few hundred distinct
+    # avals. Callers must not mutate the dict.
+    return {"shape": list(aval.shape), "dtype": aval.dtype, "weak_type": aval.weak_type, "text": aval.text}
 
 
 _DTYPE_SHORT = {"float": "f", "int": "i", "uint": "u", "complex": "c", "bfloat": "bf"}
