@@ -896,7 +896,7 @@ def _suggest(event: CompileEvent, history: _Object | None) -> str | None:
         c = (by_kind.get("dtype") or by_kind["weak_type"])[0]
         leaf = _leaf_at(event.signature, c.path)
         python_scalar = c.kind == "weak_type" or (leaf is not None and leaf.aval.weak_type)
-        arg = c.path.split("[")[0].split(".")[0]
+        arg = c.path  # the leaf itself, e.g. `s.opt_state.hyperparams['learning_rate']`
         if c.kind == "dtype" and python_scalar:
             return (f"`{c.path}` is a Python number that was {_py_kind(c.before)} and is now "
                     f"{_py_kind(c.after)}: each kind compiles its own program. Pass the same "

@@ -203,6 +203,25 @@ def test_static_field_of_a_train_state_replaced(train_state):
     assert "up front" not in suggestion
 
 
+def test_python_float_replacing_a_nested_array_leaf(train_state):
+    """A Python float where the learning rate array was: the suggestion names the leaf."""
+    _, state = train_state
+
+    @jax.jit
+    def step(s):
+        return s.params["w"] * s.opt_state.hyperparams["learning_rate"]
+
+    hp = dict(state.opt_state.hyperparams, learning_rate=0.01)
+    with jaxviz.watch() as log:
+        step(state)
+        step(state.replace(opt_state=state.opt_state._replace(hyperparams=hp)))
+    leaf = "s.opt_state.hyperparams['learning_rate']"
+    assert causes(log.events[1]) == [("weak_type", leaf, False, True)]
+    suggestion = log.events[1].suggestion
+    assert f"`jnp.asarray({leaf}, jnp.float32)`" in suggestion, suggestion
+    assert "jnp.asarray(s," not in suggestion
+
+
 def test_structure_changes_inside_containers_and_custom_nodes():
     """Same leaf paths, another structure: the first differing node, by path."""
     from flax import struct
