@@ -17,7 +17,8 @@ JSON schema (``Graph.to_json``, MIME type ``application/vnd.jaxviz+json``), vers
                   "input_kind": "traced"|"static"|"constant"|"captured"|null,
                   "params": {str: str}, "outputs": [aval], "literals": [str],
                   "source": {"file": str, "line": int, "function": str,
-                             "cell_line": int|null, "text": str|null}|null,
+                             "cell_line": int|null, "text": str|null,
+                             "cell": str|null}|null,
                   "flops": float, "bytes": float}],
       "edges":  [{"src": int, "dst": int, "aval": aval, "var": str}],
       "groups": [{"id": int, "name": str, "kind": str, "parent": int|null,
@@ -98,14 +99,17 @@ class SourceLoc:
     function: str
     cell_line: int | None = None  # 1-based line within the notebook cell, when traced from one
     text: str | None = None  # the source line itself
+    cell: str | None = None  # "In[5]": the notebook cell another function was defined in
 
     def to_json(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "function": self.function,
-                "cell_line": self.cell_line, "text": self.text}
+                "cell_line": self.cell_line, "text": self.text, "cell": self.cell}
 
     def short(self) -> str:
         if self.cell_line is not None:
             return f"cell line {self.cell_line}"
+        if self.cell is not None:
+            return f"{self.cell} line {self.line}"
         return f"{self.file.rsplit('/', 1)[-1]}:{self.line}"
 
 

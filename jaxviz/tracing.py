@@ -17,6 +17,7 @@ import inspect
 import io
 import linecache
 import os
+import re
 import sys
 import sysconfig
 import time
@@ -155,7 +156,26 @@ class CallScopes:
 
 def make_source(file: str, line: int, function: str, cell_file: str | None) -> SourceLoc:
     text = linecache.getline(file, line).strip() or None
-    return SourceLoc(file, line, function, line if file == cell_file else None, text)
+    return SourceLoc(file, line, function, line if file == cell_file else None, text,
+                     ipython_cell_name(file))
+
+
+@functools.lru_cache(maxsize=1024)
+def ipython_cell_name(file: str) -> str | None:
+    """``In[5]`` for a file IPython compiled a notebook cell into, else None."""
+    if not (file.startswith("<ipython-input-") or "ipykernel_" in file):
+        return None
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        named = shell.compile.format_code_name(file) if shell is not None else None
+    except Exception:  # no shell, or an IPython without the method
+        named = None
+    if named:
+        return named[1]
+    m = re.match(r"<ipython-input-(\d+)-", file)
+    return f"In[{m.group(1)}]" if m else None
 
 
 # ---------------------------------------------------------------------- graph building

@@ -162,3 +162,14 @@ def test_names_assigned_before_use_are_not_inputs():
     assert [(i.name, i.kind) for i in program.inputs] == [("x", "traced")]
     program = jaxviz.trace_cell("x = x + 1\n", namespace)
     assert [(i.name, i.kind) for i in program.inputs] == [("x", "traced")]
+
+
+def test_functions_from_earlier_cells_point_at_their_cell(shell, ns):
+    shell.run_cell("def earlier(v):\n    return jnp.cos(v) + 1\n", store_history=True)
+    number = shell.execution_count - 1
+    r = run(shell, "%%jaxpr -o prog --quiet\nout2 = earlier(x)\n")
+    assert r.error_in_exec is None
+    cos = next(n for n in ns["prog"].graph.eqn_nodes() if n.primitive == "cos")
+    assert cos.source.cell == f"In[{number}]" and cos.source.short() == f"In[{number}] line 2"
+    call = next(g for g in ns["prog"].graph.groups if g.name == "earlier")
+    assert call.source.short() == "cell line 1"

@@ -2,13 +2,16 @@
 
 import { Aval, GraphGroup, GraphNode, SourceLoc } from './model';
 
-/** As `SourceLoc.short()` in Python: "cell line 3" or "file.py:12". */
+/** As `SourceLoc.short()` in Python: "cell line 3", "In[5] line 2" or "file.py:12". */
 export function shortSource(s: SourceLoc | null | undefined): string {
   if (!s) {
     return '';
   }
   if (s.cell_line !== null && s.cell_line !== undefined) {
     return `cell line ${s.cell_line}`;
+  }
+  if (s.cell) {
+    return `${s.cell} line ${s.line}`;
   }
   const file = (s.file || '').split('/').pop();
   return `${file}:${s.line}`;

@@ -20,6 +20,8 @@ export interface SourceLoc {
   line: number;
   function: string;
   cell_line: number | null;
+  /** "In[5]": the notebook cell a function was defined in (absent in older payloads). */
+  cell?: string | null;
   text: string | null;
 }
 
