@@ -56,6 +56,7 @@ class UserLine:
     col: int | None = None  # 0-based span of the failing expression on ``line``
     end_col: int | None = None
     cell: str | None = None  # "In[5]" for an ordinary IPython cell
+    span: tuple[int, int, int, int] | None = None  # Python's (line, end_line, col, end_col)
 
     def where(self) -> str:
         if self.cell is not None:
@@ -108,7 +109,8 @@ def _frame_line(file: str, line: int, function: str, span: tuple | None,
         end_col = span[3] if span[1] == line else len(text)
     cell = _ipython_cell(file)
     is_cell = file == cell_file or file.startswith("<jaxviz-cell-") or cell is not None
-    return UserLine(file, line, function, text, line if is_cell else None, col, end_col, cell)
+    return UserLine(file, line, function, text, line if is_cell else None, col, end_col, cell,
+                    span if span is not None and span[0] == line else None)
 
 
 def user_line(exc: BaseException, cell_file: str | None = None) -> UserLine | None:
@@ -1087,8 +1089,28 @@ class _Explainer:
         if line is None or frame is None:
             return _Statement("", None, None)
         span = (line.line, line.line, line.col, line.end_col) if line.expression else self._frame_span(frame)
+        if line.span is not None and line.span[1] != line.span[0] and line.span[2] == line.col:
+            span = line.span  # an expression over several lines (not cut at the line's end)
         node, parents = _node_at(line.file, span)
-        return _classify_statement(node, parents)
+        if node is None and span is not None:  # the position of a whole `if`/`while` statement
+            node, parents = _node_at(line.file, span, (ast.If, ast.While, ast.Assert))
+            node = getattr(node, "test", None)
+        stmt = _classify_statement(node, parents)
+        _point_at_test(line, stmt)
+        return stmt
+
+
+def _point_at_test(line: UserLine, stmt: _Statement) -> None:
+    """Python (3.11) gives a conditional expression's jump the position of the whole
+    ``a if c else b``: highlight the condition ``c``, which is what was refused."""
+    node = stmt.node
+    if stmt.kind != "ifexp" or not isinstance(node, ast.IfExp) or stmt.expr is not node:
+        return
+    test = node.test
+    if test.lineno == test.end_lineno == line.line:
+        line.col, line.end_col = test.col_offset, test.end_col_offset
+    elif node.lineno != node.end_lineno:  # the condition is on another line: no highlight
+        line.col = line.end_col = None
 
 
 def _is_expression(text: str | None) -> bool:
@@ -1175,6 +1197,13 @@ class _Statement:
     node: ast.AST | None  # the statement or expression using the value
     expr: ast.AST | None  # the failing expression itself
     parents: dict[int, ast.AST] = field(default_factory=dict)
+    test: ast.AST | None = None  # the whole condition (an if/while/assert test, a/b in `a and b`)
+
+    @property
+    def cond(self) -> str:
+        """The condition as code that works on traced values (jnp.logical_and for
+        ``and``, ...), or "" when the failing value is not a condition."""
+        return _traced_condition(self.test) if self.test is not None else ""
 
 
 _PRINTS = {"print", "format", "str", "repr", "float", "int", "item", "tolist", "display"}
@@ -1186,28 +1215,33 @@ def _classify_statement(node: ast.AST | None, parents: dict[int, ast.AST]) -> _S
     return stmt
 
 
+def _is_boolean(node: ast.AST) -> bool:
+    """``a and b``, ``not a``, ``a < b < c``: Python turns the operands into bools."""
+    return (isinstance(node, ast.BoolOp) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not))
+            or (isinstance(node, ast.Compare) and len(node.ops) > 1))
+
+
 def _classify(node: ast.AST | None, parents: dict[int, ast.AST]) -> _Statement:
+    if isinstance(node, ast.IfExp):  # the position of the jump of `a if c else b` (3.11)
+        return _Statement("ifexp", node, node, test=node.test)
     expr = node
     seen_print = False
     child = node
+    boolean = None  # the outermost `and`/`or`/`not` the value is an operand of
     while node is not None:
         parent = parents.get(id(node))
         if isinstance(node, ast.Call) and _call_name(node) in _PRINTS and node is not expr:
             seen_print = True
         if isinstance(node, ast.Call) and _call_name(node) == "print":
             seen_print = True
-        if isinstance(parent, ast.If) and node is parent.test:
-            return _Statement("if", parent, expr)
-        if isinstance(parent, ast.While) and node is parent.test:
-            return _Statement("while", parent, expr)
-        if isinstance(parent, ast.IfExp) and node is parent.test:
-            return _Statement("ifexp", parent, expr)
-        if isinstance(parent, ast.Assert) and node is parent.test:
-            return _Statement("assert", parent, expr)
-        if isinstance(node, ast.BoolOp) and child is not node:
-            return _Statement("boolop", node, expr)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            return _Statement("not", node, expr)
+        for kind, types in (("if", ast.If), ("while", ast.While), ("ifexp", ast.IfExp), ("assert", ast.Assert)):
+            if isinstance(parent, types) and node is parent.test:
+                return _Statement(kind, parent, expr, test=parent.test)
+        if _is_boolean(node):
+            boolean = node
+        if boolean is not None and not _is_boolean(parent) and not _is_unwrapping(parent):
+            kind = "not" if isinstance(boolean, ast.UnaryOp) else "boolop"
+            return _Statement(kind, boolean, expr, test=boolean)
         if isinstance(node, ast.Call) and _call_name(node) == "range":
             return _Statement("range", node, expr)
         if isinstance(node, ast.Subscript) and child is node.slice:
@@ -1220,6 +1254,65 @@ def _classify(node: ast.AST | None, parents: dict[int, ast.AST]) -> _Statement:
     if isinstance(expr, ast.Call):
         return _Statement("call", expr, expr)
     return _Statement("", None, expr)
+
+
+_UNWRAP = {"bool", "float", "int"}
+
+
+def _is_unwrapping(node: ast.AST | None) -> bool:
+    """``bool(c)``, ``float(c)``, ``c.item()``: a concrete Python value of ``c``."""
+    if not isinstance(node, ast.Call) or node.keywords:
+        return False
+    if isinstance(node.func, ast.Name) and node.func.id in _UNWRAP and len(node.args) == 1:
+        return True
+    return isinstance(node.func, ast.Attribute) and node.func.attr == "item" and not node.args
+
+
+class _ToTraced(ast.NodeTransformer):
+    """A Python condition rewritten to work on traced values."""
+
+    @staticmethod
+    def _jnp(name: str, *args: ast.expr) -> ast.expr:
+        return ast.Call(ast.Attribute(ast.Name("jnp", ast.Load()), name, ast.Load()), list(args), [])
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
+        values = [self.visit(v) for v in node.values]
+        name = "logical_and" if isinstance(node.op, ast.And) else "logical_or"
+        out = values[-1]
+        for v in reversed(values[:-1]):
+            out = self._jnp(name, v, out)
+        return out
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        if isinstance(node.op, ast.Not):
+            return self._jnp("logical_not", self.visit(node.operand))
+        return self.generic_visit(node)
+
+    def visit_Compare(self, node: ast.Compare) -> ast.expr:
+        node = self.generic_visit(node)
+        if len(node.ops) == 1:
+            return node
+        operands = [node.left, *node.comparators]
+        parts = [ast.Compare(operands[i], [op], [operands[i + 1]]) for i, op in enumerate(node.ops)]
+        out = parts[-1]
+        for p in reversed(parts[:-1]):
+            out = self._jnp("logical_and", p, out)
+        return out
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        if _is_unwrapping(node):
+            inner = node.args[0] if isinstance(node.func, ast.Name) else node.func.value
+            return self.visit(inner)
+        return self.generic_visit(node)
+
+
+def _traced_condition(test: ast.AST) -> str:
+    import copy
+
+    try:
+        return ast.unparse(_ToTraced().visit(copy.deepcopy(test)))
+    except Exception:
+        return _src(test)
 
 
 def _static_fix(e: Explanation, inputs: list[TracedInput]) -> Fix:
@@ -1275,7 +1368,7 @@ def _is_tuple(text: str) -> bool:
 
 
 def _control_flow_fixes(e: Explanation, stmt: _Statement) -> list[Fix]:
-    cond = _src(stmt.expr) or e.value_name or "pred"
+    cond = stmt.cond or _src(stmt.expr) or e.value_name or "pred"
     if stmt.kind == "while":
         return [
             Fix("while_loop", "Replace the Python `while` by lax.while_loop (the loop runs on device)",
@@ -1290,12 +1383,21 @@ def _control_flow_fixes(e: Explanation, stmt: _Statement) -> list[Fix]:
     if stmt.kind == "ifexp" and isinstance(stmt.node, ast.IfExp):
         branches = (_src(stmt.node.body), _src(stmt.node.orelse))
     a, b = branches if branches else ("<value if true>", "<value if false>")
+    test = stmt.test
+    if branches and isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        cond, a, b = _traced_condition(test.operand), b, a  # `if not c: a else b` → where(c, b, a)
     pytree = any(_is_tuple(x) for x in (a, b))
     target = ""
     if branches and isinstance(stmt.node, ast.If) and isinstance(stmt.node.body[0], ast.Assign):
         target = _src(stmt.node.body[0].targets[0]) + " = "
     elif branches and isinstance(stmt.node, ast.If):
         target = "return "
+    elif branches and isinstance(stmt.node, ast.IfExp):  # `return a if c else b`, `y = ...`
+        parent = stmt.parents.get(id(stmt.node))
+        if isinstance(parent, ast.Return):
+            target = "return "
+        elif isinstance(parent, ast.Assign) and len(parent.targets) == 1:
+            target = _src(parent.targets[0]) + " = "
     where_code = (f"{target}jax.tree.map(lambda a, b: jnp.where({cond}, a, b), {a}, {b})" if pytree
                   else f"{target}jnp.where({cond}, {a}, {b})")
     where = Fix("where", "Compute both branches and select elementwise with jnp.where",
@@ -1308,8 +1410,10 @@ def _control_flow_fixes(e: Explanation, stmt: _Statement) -> list[Fix]:
                  f"{target}lax.select({cond}, {a}, {b})", "no broadcasting: all three must have one shape")
     if stmt.kind in ("boolop", "not"):
         return [Fix("where", "Combine traced conditions with jnp.logical_and / logical_or / "
-                    "logical_not, then select with jnp.where",
-                    "ok = jnp.logical_and(cond_a, cond_b)\nresult = jnp.where(ok, a, b)"), cond_fix]
+                    "logical_not (Python's and/or/not need a bool), then select with jnp.where",
+                    f"ok = {cond}\nresult = jnp.where(ok, <value if true>, <value if false>)"),
+                Fix("cond", cond_fix.title, "result = lax.cond(ok, lambda: <value if true>, "
+                    "lambda: <value if false>)", cond_fix.note)]
     if stmt.kind == "assert":
         return [Fix("checkify", "Check traced values with jax.experimental.checkify (or drop the "
                     "assert under jit)",

@@ -119,6 +119,78 @@ def test_bool_conversion_of_a_computed_value_shows_its_path():
     assert not any(f.key == "static" for f in ex.fixes)  # arrays cannot be static
 
 
+
+@jax.jit
+def negate_if(x, neg):
+    return -x if neg else x
+
+
+def test_conditional_expression_uses_its_test_and_branches():
+    """``-x if neg else x``: the condition is ``neg``, the branches ``-x`` and ``x``
+    (Python 3.11 gives the jump the position of the whole conditional expression)."""
+    _, ex = _explain(negate_if, 1, True)
+    _check(ex, value="neg", inputs=["neg"], line="return -x if neg else x", first_fix="static",
+           fn=negate_if, kind="TracerBoolConversionError")
+    assert ex.line.expression == "neg"
+    codes = {f.key: f.code for f in ex.fixes}
+    assert codes["where"] == "return jnp.where(neg, -x, x)"
+    assert codes["cond"] == "return lax.cond(neg, lambda: -x, lambda: x)"
+    assert codes["select"] == "return lax.select(neg, -x, x)"
+
+
+@jax.jit
+def both_positive(x, a, b):
+    if a > 0 and b > 0:
+        return x
+    return -x
+
+
+@jax.jit
+def either(x, a, b):
+    y = x if a or b else -x
+    return y
+
+
+@jax.jit
+def unless(x, a):
+    if not a:
+        return x
+    return -x
+
+
+@jax.jit
+def in_range(x, a):
+    return x if 0 < a < 3 else -x
+
+
+@jax.jit
+def count_up(x, n):
+    while n > 0 and x < 10:
+        x = x + 1
+    return x
+
+
+@jax.jit
+def both(a, b):
+    return a and b
+
+
+@pytest.mark.parametrize("fn, args, key, code", [
+    (both_positive, (1.0, 1.0, 1.0), "where", "return jnp.where(jnp.logical_and(a > 0, b > 0), x, -x)"),
+    (either, (1.0, True, False), "where", "y = jnp.where(jnp.logical_or(a, b), x, -x)"),
+    (unless, (1.0, True), "where", "return jnp.where(a, -x, x)"),
+    (in_range, (1.0, 1.0), "cond", "return lax.cond(jnp.logical_and(0 < a, a < 3), lambda: x, lambda: -x)"),
+    (count_up, (1.0, 3), "while_loop", "lambda state: <jnp.logical_and(n > 0, x < 10) in terms of state>"),
+    (both, (True, False), "where", "ok = jnp.logical_and(a, b)\n"),
+], ids=["and", "or-ifexp", "not", "chained", "while-and", "and-value"])
+def test_conditions_keep_every_operand(fn, args, key, code):
+    """``and``/``or``/``not`` operands and chained comparisons: the fix tests the whole
+    condition (not just the operand JAX refused first), written for traced values."""
+    _, ex = _explain(fn, *args)
+    assert ex.kind == "TracerBoolConversionError"
+    fix = next(f for f in ex.fixes if f.key == key)
+    assert code in fix.code, fix.code
+
 @jax.jit
 def positions(x, n):
     return jnp.arange(n) * x
