@@ -1618,8 +1618,9 @@ class Watch:
         changing = next(((k, p, n) for (k, p), n in top if k != "first_call"), None)
         what = (f"`{changing[1]}` keeps changing ({changing[0]}, {changing[2]} times)"
                 if changing else "the cause varies")
+        advice = event.suggestion if changing is None else self._advice(event, changing[:2])
         text = (f"recompile storm: `{stats.function}` compiled {stats.compiles} times while "
-                f"watching; {what}. {event.suggestion or ''}").strip()
+                f"watching; {what}. {advice or ''}").strip()
         self._warn(text)
         site = event.call_site
         try:
@@ -1629,6 +1630,18 @@ class Watch:
                 warnings.warn(text, RecompileWarning, stacklevel=2)
         except Exception:
             pass
+
+    def _advice(self, event: CompileEvent, changing: tuple[str, str]) -> str | None:
+        """The suggestion for the cause that keeps changing (from the latest event that
+        had it), not for whatever the latest compile's own first cause was."""
+        key = self._stat_key(event)
+        with self._lock:
+            recent = [event] + [e for e in reversed(self._events) if e is not event]
+        for e in recent:
+            same = [c for c in e.causes if (c.kind, c.path) == changing]
+            if same and self._stat_key(e) == key:
+                return _suggest(dataclasses.replace(e, causes=same), getattr(event, "_object", None))
+        return None
 
     def _notify(self, event: CompileEvent | None) -> None:
         for cb in list(self._subscribers):

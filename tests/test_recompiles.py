@@ -425,6 +425,22 @@ def test_recompile_storm_names_the_argument():
     assert "6 values so far" in log.events[-1].suggestion
 
 
+
+def test_recompile_storm_advice_is_about_the_argument_that_keeps_changing():
+    """The storm's last compile was a shape change of ``x``; ``i`` is what keeps changing,
+    and the advice is about ``i``, not about the shape of ``x``."""
+    def step(x, i):
+        return x * i
+
+    f = jax.jit(step, static_argnums=1)
+    with pytest.warns(rc.RecompileWarning, match="`i` keeps changing") as record:
+        with jaxviz.watch(storm=3):
+            for i in range(3):
+                f(jnp.ones(2), i)
+            f(jnp.ones(5), 2)
+    (w,) = [str(r.message) for r in record if r.category is rc.RecompileWarning]
+    assert "`i` is a static argument" in w and "grew on axis" not in w, w
+
 # ---------------------------------------------------------------------- AOT, transforms, JAX's own
 def test_ahead_of_time_lower_and_compile():
     def aot(x):
