@@ -21,6 +21,7 @@ import pytest
 from nbclient import NotebookClient
 
 from jaxviz.graph import MIME_TYPE
+from jaxviz.render.payload import decode_graph
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo_notebooks"
 NOTEBOOKS = sorted(p.name for p in DEMO_DIR.glob("[0-9][0-9]_*.ipynb"))
@@ -65,8 +66,10 @@ def text(c: Any, streams: tuple[str, ...] = ("stdout",)) -> str:
 
 
 def payloads(c: Any) -> list[dict[str, Any]]:
-    """The jaxviz graph payloads (``application/vnd.jaxviz+json``) a cell displayed."""
-    return [o.data[MIME_TYPE] for o in c.outputs
+    """The jaxviz graph payloads (``application/vnd.jaxviz+json``) a cell displayed, with
+    big graphs inflated as the browser does."""
+    return [{**o.data[MIME_TYPE], "graph": decode_graph(o.data[MIME_TYPE]["graph"])}
+            for o in c.outputs
             if o.output_type in ("display_data", "execute_result") and MIME_TYPE in o.data
             and o.data[MIME_TYPE].get("schema") == "jaxviz.program"]
 

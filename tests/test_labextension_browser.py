@@ -78,12 +78,12 @@ CELLS = [
     "    jaxviz.bridge.publish('compile', {'function': 'flood', 'count': i + 2, 'message': f'flood {i}',\n"
     "        'causes': [{'kind': 'static_value', 'path': 'n', 'before': i, 'after': i + 1}]})",
     # 7: a graph big enough to travel gzipped (payload over 256 KB)
-    "%%jaxpr --expand 1 -o big\nv = jnp.ones(3)\nfor i in range(600):\n    v = jnp.sin(v) * 1.01\n"
+    "%%jaxpr --expand 0 -o big\nv = jnp.ones(3)\nfor i in range(600):\n    v = jnp.sin(v) * 1.01\n"
     "total = v.sum()",
     # 8: the kernel's view of it, for the browser to match
     "from jaxviz.render.payload import program_payload\n"
     "shipped = program_payload(big)['graph']\n"
-    "print('JAXVIZ-BIG ' + json.dumps({'encoding': shipped.get('encoding'), 'items': ids(big.graph.view(1))}))",
+    "print('JAXVIZ-BIG ' + json.dumps({'encoding': shipped.get('encoding'), 'items': ids(big.graph.view(0))}))",
 ]
 
 
