@@ -33,7 +33,7 @@ from typing import Any
 
 from . import _jax_internals as internals
 from .graph import LEGEND, Aval, Graph, SourceLoc
-from .tracing import is_user_file
+from .tracing import ipython_cell_name, is_user_file
 
 MAX_MESSAGE_LINES = 12
 MAX_PROVENANCE_EQNS = 20000  # nodes walked back from the failing value (all inputs found)
@@ -72,23 +72,6 @@ class UserLine:
         return self.text[self.col:self.end_col]
 
 
-def _ipython_cell(file: str) -> str | None:
-    """``In[5]`` for a file IPython compiled a cell into, else None."""
-    if not (file.startswith("<ipython-input-") or "ipykernel_" in file):
-        return None
-    try:
-        from IPython import get_ipython
-
-        shell = get_ipython()
-        named = shell.compile.format_code_name(file) if shell is not None else None
-        if named:
-            return named[1]
-    except Exception:
-        pass
-    m = re.match(r"<ipython-input-(\d+)-", file)
-    return f"In[{m.group(1)}]" if m else None
-
-
 def _span(code: Any, lasti: int) -> tuple[int, int, int, int] | None:
     """(line, end_line, col, end_col) of the instruction at ``lasti`` (Python 3.11+)."""
     if lasti < 0 or not hasattr(code, "co_positions"):
@@ -107,7 +90,7 @@ def _frame_line(file: str, line: int, function: str, span: tuple | None,
     if span is not None and span[0] == line:
         col = span[2]
         end_col = span[3] if span[1] == line else len(text)
-    cell = _ipython_cell(file)
+    cell = ipython_cell_name(file)
     is_cell = file == cell_file or file.startswith("<jaxviz-cell-") or cell is not None
     return UserLine(file, line, function, text, line if is_cell else None, col, end_col, cell,
                     span if span is not None and span[0] == line else None)
