@@ -429,3 +429,13 @@ def monitoring_listener_counts() -> dict[str, int]:
     return {"event": len(_m.get_event_listeners()),
             "duration": len(_m.get_event_duration_listeners()),
             "scalar": len(_m.get_scalar_listeners())}
+
+
+# ---------------------------------------------------------------------- backends
+def backends_initialized() -> bool | None:
+    """Whether JAX has already created its backends (None if we cannot tell). Asking
+    ``jax.devices()`` before that would start them, and on a GPU take its memory."""
+    from jax._src import xla_bridge
+
+    initialized = getattr(xla_bridge, "backends_are_initialized", None)
+    return bool(initialized()) if callable(initialized) else None

@@ -36,6 +36,11 @@ import time
 from collections import OrderedDict, deque
 from typing import Any
 
+import jax
+
+from . import _jax_internals as internals
+from .devices import memory_stats
+
 TARGET = "jaxviz"
 HISTORY = {"program": 200, "compile": 2000, "stale": 500}
 FLUSH_INTERVAL = 0.05  # seconds: events closer together than this are sent in batches
@@ -407,13 +412,7 @@ def device_list() -> tuple[list[dict[str, Any]], str | None]:
     until the user's code has used a device, this returns ``[]`` and a note.
     """
     published = _state.devices
-    try:
-        import jax
-        from jax._src import xla_bridge  # private; guarded below
-    except Exception as exc:  # pragma: no cover - jax is a dependency
-        return [], f"JAX is not importable: {exc}"
-    initialized = getattr(xla_bridge, "backends_are_initialized", None)
-    if callable(initialized) and not initialized():
+    if internals.backends_initialized() is False:
         if published is not None:
             return published, None
         return [], "JAX has not initialised its devices yet (run some JAX code)."
@@ -423,12 +422,6 @@ def device_list() -> tuple[list[dict[str, Any]], str | None]:
     except Exception as exc:
         return [], f"jax.devices() failed: {exc}"
     for d in devices:
-        memory = None
-        try:
-            stats = d.memory_stats()
-        except Exception:
-            stats = None
-        if stats:
-            memory = {k: int(v) for k, v in stats.items() if isinstance(v, (int, float))}
-        out.append({"id": d.id, "platform": d.platform, "kind": d.device_kind, "memory": memory})
+        stats = memory_stats(d)
+        out.append({"id": d.id, "platform": d.platform, "kind": d.device_kind, "memory": stats})
     return out, None

@@ -28,7 +28,6 @@ COMMANDS: dict[str, str] = {
     "devices": "jaxviz.devices:devices_command",
 }
 # Modules with ``register(shell)`` / ``unregister(shell)`` hooks, run on load/unload.
-# A module that is not there yet (feature not built) is skipped.
 EXTENSION_MODULES = ("jaxviz.bridge", "jaxviz.recompiles", "jaxviz.errors")
 
 
@@ -183,10 +182,7 @@ def _device(args: Any) -> Any:
 
 def _resolve(target: str) -> Callable[..., Any]:
     module, name = target.split(":")
-    try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        raise NotImplementedError(f"'{target}' is not available in this version of jaxviz") from None
+    return getattr(importlib.import_module(module), name)
 
 
 def _eval_call(expr: str, ns: dict[str, Any]) -> tuple[Any, list[Any], dict[str, Any]]:
@@ -226,26 +222,18 @@ def _traced_names(source: str, ns: dict[str, Any]) -> list[str]:
 
 
 def _extension_modules() -> list[Any]:
-    mods = []
-    for name in EXTENSION_MODULES:
-        try:
-            mods.append(importlib.import_module(name))
-        except ImportError:
-            continue
-    return mods
+    return [importlib.import_module(name) for name in EXTENSION_MODULES]
 
 
 def load_ipython_extension(shell: Any) -> None:
     shell.register_magics(JaxvizMagics)
     for mod in _extension_modules():
-        if hasattr(mod, "register"):
-            mod.register(shell)
+        mod.register(shell)
 
 
 def unload_ipython_extension(shell: Any) -> None:
     for mod in reversed(_extension_modules()):
-        if hasattr(mod, "unregister"):
-            mod.unregister(shell)
+        mod.unregister(shell)
     # IPython has no public "unregister magics"; drop ours from the registry.
     for kind in ("line", "cell"):
         table = shell.magics_manager.magics[kind]

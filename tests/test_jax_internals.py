@@ -278,3 +278,9 @@ def test_current_jit_call_at_the_end_of_a_trace_even_when_it_raises():
         (ends_internals, False, None), (ends_internals, True, KeyError)], \
         "JAX changed when the trace duration is recorded (inside the tracing frames, " \
         f"with the exception being handled): {seen}"
+
+
+def test_backends_initialized_is_readable():
+    jax.devices()  # this process has started its backends by now
+    assert internals.backends_initialized() is True, \
+        "JAX removed jax._src.xla_bridge.backends_are_initialized"
