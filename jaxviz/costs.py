@@ -363,7 +363,8 @@ def fmt_bytes(value: float) -> str:
 
 
 # A heat scale from pale yellow to deep red (ColorBrewer YlOrRd), shared by the renderers.
-HEAT_STOPS = ("#FFFFCC", "#FFEDA0", "#FED976", "#FEB24C", "#FD8D3C", "#FC4E2A", "#E31A1C", "#B10026")
+# Yellow to brown (ColorBrewer YlOrBr): kept apart from the red of captured values.
+HEAT_STOPS = ("#FFFFE5", "#FFF7BC", "#FEE391", "#FEC44F", "#FE9929", "#EC7014", "#CC4C02", "#8C2D04")
 
 
 HEAT_DECADES = 3  # shares from 0.1% to 100% of the program's FLOPs span the scale

@@ -174,8 +174,10 @@ def render_svg(dot_graph: graphviz.Digraph | str) -> str:
 
 
 def responsive_svg(svg: str) -> str:
-    """Let the drawing scale down to the page width (Graphviz writes fixed pt sizes)."""
-    return re.sub(r'<svg width="[^"]*" height="[^"]*"', '<svg style="max-width:100%;height:auto"', svg, count=1)
+    """Let the drawing scale down to the page width, never up (Graphviz writes fixed pt
+    sizes)."""
+    return re.sub(r'<svg width="([^"]*)" height="[^"]*"', r'<svg width="\1" style="max-width:100%;height:auto"',
+                  svg, count=1)
 
 
 def program_dot(program: Any, expand: Any = None) -> graphviz.Digraph:

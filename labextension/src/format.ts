@@ -183,7 +183,7 @@ export function costLabel(flops?: number, nbytes?: number): string {
   return `${fmtCount(flops ?? 0, 'FLOP')} · ${fmtCostBytes(nbytes ?? 0)}`;
 }
 
-export const HEAT_STOPS = ['#FFFFCC', '#FFEDA0', '#FED976', '#FEB24C', '#FD8D3C', '#FC4E2A', '#E31A1C', '#B10026'];
+export const HEAT_STOPS = ['#FFFFE5', '#FFF7BC', '#FEE391', '#FEC44F', '#FE9929', '#EC7014', '#CC4C02', '#8C2D04'];
 const HEAT_DECADES = 3;
 
 export function heatLevel(fraction: number): number {

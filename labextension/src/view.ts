@@ -343,7 +343,7 @@ export function searchNodes(graph: GraphJSON, query: string, limit = 5000): numb
 /** The readable part of a variable name as the kernel sends it. */
 export function variableName(v: string): string {
   const name = v.replace(/:[^:]*$/, '');
-  // JAX's own variables have no user-visible name ("Var(id=...)"); only named
-  // ones (inputs, outputs, cell variables) are searchable.
-  return /^Var\(id=\d+\)$/.test(name) ? '' : name;
+  // JAX's own variables have no user-visible name ("Var(id=...)", or the kernel's
+  // short "v12"); only named ones (inputs, outputs, cell variables) are searchable.
+  return /^Var\(id=\d+\)$/.test(name) || /^v\d+$/.test(name) ? '' : name;
 }

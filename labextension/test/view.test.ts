@@ -131,6 +131,7 @@ describe('search', () => {
     assert.deepEqual(searchNodes(g, 'id='), []);
     assert.deepEqual(searchNodes(g, '   '), []);
     assert.equal(variableName('Var(id=12):float32[3]'), '');
+    assert.equal(variableName('v12'), '', 'the kernel names anonymous values v<n>');
     assert.equal(variableName("params['w']:float32[3]"), "params['w']");
   });
 });
