@@ -57,3 +57,12 @@ def test_fully_expanded_huge_view_is_not_laid_out():
     bundle = program_mimebundle(program, use_dot=True)
     assert program.eqn_count > MAX_DOT_ITEMS
     assert "image/svg+xml" not in bundle and "too many to lay out" in bundle["text/html"]
+
+
+def test_huge_program_text_is_the_summary_only():
+    from jaxviz.render.notebook import MAX_TEXT_EQNS
+
+    program = jaxviz.trace(models.unrolled(MAX_TEXT_EQNS + 200), jnp.ones(3))
+    text = program_mimebundle(program, use_dot=False)["text/plain"]
+    assert text.startswith(program.summary()) and len(text.splitlines()) == 2
+    assert "program.text()" in text and len(program.text().splitlines()) > MAX_TEXT_EQNS

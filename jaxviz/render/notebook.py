@@ -13,12 +13,19 @@ from .payload import program_payload
 # A view with more visible items than this is not laid out by dot in the kernel: the
 # listing is shown instead, and the browser renderer lays out the (collapsed) JSON.
 MAX_DOT_ITEMS = 1500
+# Past this many equations the plain-text form is the summary only: printing a 100k-line
+# jaxpr into a terminal or a notebook helps no one (``Program.text()`` still has it).
+MAX_TEXT_EQNS = 2000
 
 
 def program_mimebundle(program: Any, use_dot: bool | None = None) -> dict[str, Any]:
     """``use_dot``: lay out with Graphviz (default: when the ``dot`` binary is installed)."""
     use_dot = dot_available() if use_dot is None else use_dot
-    bundle: dict[str, Any] = {"text/plain": f"{program.summary()}\n{program.text()}"}
+    if program.eqn_count <= MAX_TEXT_EQNS:
+        text = f"{program.summary()}\n{program.text()}"
+    else:
+        text = f"{program.summary()}\n(jaxpr text of {program.eqn_count} equations not shown: program.text() has it)"
+    bundle: dict[str, Any] = {"text/plain": text}
     svg = None
     note = None
     view = program.graph.view(program.expand)
