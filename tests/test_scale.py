@@ -66,3 +66,13 @@ def test_huge_program_text_is_the_summary_only():
     text = program_mimebundle(program, use_dot=False)["text/plain"]
     assert text.startswith(program.summary()) and len(text.splitlines()) == 2
     assert "program.text()" in text and len(program.text().splitlines()) > MAX_TEXT_EQNS
+
+
+def test_listing_of_a_big_program_is_bounded(transformer, monkeypatch):
+    from jaxviz.render import html as html_module
+
+    monkeypatch.setattr(html_module, "MAX_LISTED_TOTAL", 300)
+    monkeypatch.setattr(transformer, "expand", "all")
+    html = html_module.program_html(transformer)
+    assert html.count("<li data-node=") == 300 < len(transformer.graph.nodes)
+    assert "groups not listed" in html and "more</li>" in html

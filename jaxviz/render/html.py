@@ -12,6 +12,7 @@ from ..graph import LEGEND, Graph
 from .dot import responsive_svg
 
 MAX_LISTED_NODES = 400  # per group; more is listed as a count
+MAX_LISTED_TOTAL = 3000  # in the whole listing
 
 
 def _esc(text: Any) -> str:
@@ -59,12 +60,22 @@ def _node_line(graph: Graph, nid: int) -> str:
             f'<code>{_esc(n.label)}{lits}</code></span> → <code>{_esc(outs)}</code>{where}</li>')
 
 
-def group_html(graph: Graph, gid: int, open_depth: int) -> str:
+def group_html(graph: Graph, gid: int, open_depth: int, budget: list[int] | None = None) -> str:
+    """Nested ``<details>``; at most ``MAX_LISTED_TOTAL`` lines in all (``budget`` counts
+    down), so the listing of a huge program stays a page, not megabytes."""
+    budget = [MAX_LISTED_TOTAL] if budget is None else budget
     g = graph.groups[gid]
-    parts = [_node_line(graph, n) for n in g.nodes[:MAX_LISTED_NODES]]
-    if len(g.nodes) > MAX_LISTED_NODES:
-        parts.append(f"<li>… {len(g.nodes) - MAX_LISTED_NODES} more equations</li>")
-    children = "".join(group_html(graph, c, open_depth) for c in g.groups)
+    take = max(min(len(g.nodes), MAX_LISTED_NODES, budget[0]), 0)
+    budget[0] -= take
+    parts = [_node_line(graph, n) for n in g.nodes[:take]]
+    if len(g.nodes) > take:
+        parts.append(f"<li>… {len(g.nodes) - take} more</li>")
+    if budget[0] > 0:
+        children = "".join(group_html(graph, c, open_depth, budget) for c in g.groups)
+    elif g.groups:
+        children = f"<li>… {len(g.groups)} groups not listed (use --expand or program.to_dot())</li>"
+    else:
+        children = ""
     body = f'<ul style="margin:2px 0 2px 8px;padding-left:10px">{children}{"".join(parts)}</ul>'
     if gid == 0:
         return body
