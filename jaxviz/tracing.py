@@ -659,9 +659,33 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
     captured = captured_values(python_fn)
     inputs += [info for info, _ in captured]
     code = getattr(inspect.unwrap(python_fn), "__code__", None)
-    staged = stage(jitted, args, kwargs, skip=[code] if code else ())
+    try:
+        staged = stage(jitted, args, kwargs, skip=[code] if code else ())
+    except Exception as exc:
+        _note_explanation(exc)
+        raise
     out_names = _output_names(staged.traced.out_info, "out")
     return build_program(name, staged, inputs, input_names, out_names, captured)
+
+
+def _note_explanation(exc: BaseException) -> None:
+    """Outside IPython (scripts, plain Python), a tracer error from ``trace`` carries the
+    explanation as an exception note, printed with the traceback. In IPython the
+    extension's exception hook shows it instead."""
+    from .errors import explain, is_tracer_error
+
+    if not hasattr(exc, "add_note") or not is_tracer_error(exc):
+        return
+    try:
+        from IPython import get_ipython
+
+        if get_ipython() is not None:
+            return
+    except ImportError:
+        pass
+    explanation = explain(exc)
+    if explanation is not None:
+        exc.add_note(explanation.text())
 
 
 def _classify_arguments(python_fn: Callable[..., Any], jitted: Any, args: Sequence[Any],

@@ -164,3 +164,18 @@ def test_keyword_arguments_are_named_in_jit_order_and_static_by_name():
 def test_typed_prng_key_argument():
     program = jaxviz.trace(lambda k: jax.random.normal(k, (2,)), jax.random.key(0))
     assert program.inputs[0].kind == "traced" and "key" in program.inputs[0].aval.dtype
+
+
+def test_trace_in_a_script_explains_tracer_errors(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "script.py"
+    script.write_text("import jax.numpy as jnp, jaxviz\n"
+                      "def f(x, neg):\n"
+                      "    return -x if neg else x\n"
+                      "jaxviz.trace(f, jnp.ones(3), True)\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0 and "TracerBoolConversionError" in out.stderr
+    assert "`neg` is traced because it is argument 1 of `f`" in out.stderr
+    assert "static_argnames=('neg',)" in out.stderr
