@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import copy
 import functools
 import itertools
 import linecache
@@ -57,6 +58,7 @@ class CellAnalysis:
     loaded: list[str]  # names read before the cell binds them, in first-use order
     assigned: set[str]  # names the cell binds at its top level
     has_last_expr: bool
+    deleted: set[str] = field(default_factory=set)  # ``del x``: unbound after the run
 
 
 def _statement_names(stmt: ast.stmt) -> tuple[list[str], set[str]]:
@@ -69,6 +71,14 @@ def _statement_names(stmt: ast.stmt) -> tuple[list[str], set[str]]:
                 loaded.setdefault(node.id, None)
             else:
                 assigned.add(node.id)
+                if isinstance(node.ctx, ast.Del):
+                    loaded.setdefault(node.id, None)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            loaded.setdefault(node.target.id, None)  # ``x += 1`` reads x first
+        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, ast.Store):
+            base = _store_base(node)  # ``params['w'] = ...`` changes params: bind it back
+            if base is not None:
+                assigned.add(base)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             assigned.add(node.name)
         elif isinstance(node, ast.arg):  # parameters of functions/lambdas defined in the cell
@@ -77,6 +87,12 @@ def _statement_names(stmt: ast.stmt) -> tuple[list[str], set[str]]:
             for alias in node.names:
                 assigned.add((alias.asname or alias.name).split(".")[0])
     return list(loaded), assigned
+
+
+def _store_base(node: ast.expr) -> str | None:
+    while isinstance(node, (ast.Subscript, ast.Attribute)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _names(tree: ast.Module) -> tuple[list[str], set[str]]:
@@ -96,9 +112,13 @@ def _names(tree: ast.Module) -> tuple[list[str], set[str]]:
 def analyse(source: str, filename: str) -> CellAnalysis:
     """Parse the cell (a SyntaxError carries the cell's own line number)."""
     tree = ast.parse(source, filename=filename)
+    # ``global x`` at a cell's top level is a no-op in a plain run; inside our function
+    # it would make the traced value land in the namespace itself.
+    tree.body = [stmt for stmt in tree.body if not isinstance(stmt, ast.Global)]
     loaded, assigned = _names(tree)
     has_last = bool(tree.body) and isinstance(tree.body[-1], ast.Expr)
-    return CellAnalysis(tree, loaded, assigned, has_last)
+    deleted = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Del)}
+    return CellAnalysis(tree, loaded, assigned, has_last, deleted)
 
 
 def _as_function(analysis: CellAnalysis, params: list[str], filename: str, namespace: dict) -> Any:
@@ -233,18 +253,49 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
 
     staged_fn.__name__ = "cell"
     args = tuple(namespace[n] for n in traced)
+    snapshots = _snapshot_containers(namespace, folded)
     if device is not None:
         from .devices import place
 
         args = place(args, device)
     with _on_device(device):
         staged = stage(jax.jit(staged_fn), args, {}, skip=[cell_code], cell_file=filename)
+    _check_no_leaks(namespace, snapshots)
     side["staged"] = staged
     input_names = [i.name for i in inputs if i.kind == "traced"]
     program = build_program("cell", staged, inputs, input_names, side["names"], [], cell_file=filename,
                             source=source)
     program.device = describe_device(device if device is not None else jax.devices()[0])
     return CellProgram(program, args=args, side=side, analysis=analysis, device=device)
+
+
+class LeakedTracerError(ValueError):
+    """The cell stored a traced value into an object from the namespace."""
+
+
+def _snapshot_containers(namespace: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    """Shallow copies of the lists, dicts and sets the cell reads without tracing them,
+    to undo a mutation that would leave tracers behind."""
+    return {n: copy.copy(namespace[n]) for n in names
+            if n in namespace and type(namespace[n]) in (list, dict, set)}
+
+
+def _check_no_leaks(namespace: dict[str, Any], snapshots: dict[str, Any]) -> None:
+    """A ``results.append(x * 2)`` inside a traced cell puts a tracer, not a value, into
+    ``results``: restore the container and say what to do instead."""
+    for name, before in snapshots.items():
+        value = namespace[name]
+        if not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value)):
+            continue
+        if isinstance(value, list):
+            value[:] = before
+        else:
+            value.clear()
+            value.update(before)
+        raise LeakedTracerError(
+            f"the cell stored a traced value into `{name}` (a {type(value).__name__} from an earlier "
+            f"cell); inside %%jaxpr that value only exists while JAX traces. `{name}` was restored. "
+            f"Bind a new name instead, e.g. `{name} = {name} + [...]`, or run this cell without %%jaxpr.")
 
 
 def _output_name(path: Any) -> str:

@@ -90,7 +90,7 @@ class JaxvizMagics(Magics):
                 bindings = staged.run(repeats=max(args.repeat, 1) if args.time else 0)
         except NothingToTrace:
             bindings = staged.run() if not args.no_run else {}
-            self._bind(bindings)
+            self._bind(bindings, staged.analysis.deleted)
             print("jaxviz: nothing to trace: the cell holds no JAX operation (it ran as plain Python).")
             return bindings.get("__jaxviz_last__")
         except SyntaxError as exc:
@@ -105,11 +105,15 @@ class JaxvizMagics(Magics):
         self._show(program, args)
         if args.no_run:
             return None
-        self._bind(bindings)
+        self._bind(bindings, staged.analysis.deleted)
         return bindings.get("__jaxviz_last__")
 
-    def _bind(self, bindings: dict[str, Any]) -> None:
-        self.shell.user_ns.update({k: v for k, v in bindings.items() if k != "__jaxviz_last__"})
+    def _bind(self, bindings: dict[str, Any], deleted: set[str] = frozenset()) -> None:
+        """Bind what the cell bound, unbind what it deleted: as a plain run would."""
+        ns = self.shell.user_ns
+        ns.update({k: v for k, v in bindings.items() if k != "__jaxviz_last__"})
+        for name in deleted - bindings.keys():
+            ns.pop(name, None)
 
     def _show(self, program: Any, args: Any) -> None:
         if args.text:

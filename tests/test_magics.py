@@ -1,6 +1,7 @@
 """The magics through a real IPython shell: names bound as a plain run binds them,
 options, and bad input that never loses the namespace."""
 
+import jax
 import jax.numpy as jnp
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
@@ -173,3 +174,33 @@ def test_functions_from_earlier_cells_point_at_their_cell(shell, ns):
     assert cos.source.cell == f"In[{number}]" and cos.source.short() == f"In[{number}] line 2"
     call = next(g for g in ns["prog"].graph.groups if g.name == "earlier")
     assert call.source.short() == "cell line 1"
+
+
+def test_augmented_assignment_and_del(shell, ns):
+    run(shell, "acc = jnp.zeros(3)\ngone = 1")
+    r = run(shell, "%%jaxpr --quiet\nacc += 2\ndel gone\n")
+    assert r.error_in_exec is None
+    assert jnp.allclose(ns["acc"], 2.0) and "gone" not in ns
+
+
+def test_global_statement_binds_like_a_plain_run(shell, ns):
+    ns.pop("zg", None)
+    r = run(shell, "%%jaxpr --quiet\nglobal zg\nzg = x * 2\nraise ValueError('after')\n")
+    assert isinstance(r.error_in_exec, ValueError) and "zg" not in ns  # nothing half-bound
+    r = run(shell, "%%jaxpr --quiet\nglobal zg\nzg = x * 2\n")
+    assert r.error_in_exec is None and not isinstance(ns["zg"], jax.core.Tracer)
+    assert jnp.allclose(ns["zg"], ns["x"] * 2)
+
+
+def test_container_stores_are_bound_back(shell, ns):
+    run(shell, "params = {'w': jnp.ones(2)}")
+    r = run(shell, "%%jaxpr --quiet\nparams['w'] = params['w'] * 3\n")
+    assert r.error_in_exec is None and jnp.allclose(ns["params"]["w"], 3.0)
+
+
+def test_storing_a_tracer_in_a_namespace_list_is_undone_and_explained(shell, ns):
+    run(shell, "results = [1]")
+    r = run(shell, "%%jaxpr --quiet\nresults.append(x * 2)\n")
+    assert type(r.error_in_exec).__name__ == "LeakedTracerError"
+    assert ns["results"] == [1]
+    assert "`results` was restored" in "\n".join(r.error_in_exec._render_traceback_())
