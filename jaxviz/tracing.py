@@ -42,9 +42,10 @@ _LIBRARY_DIRS = tuple(
     | {_PACKAGE_DIR}
 )
 _ANONYMOUS = frozenset({"<lambda>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<module>"})
-SCOPE_PREFIX = "jv"
+SCOPE_PREFIX = "jv"  # our activation scopes are named "jv<id>:<function>"
+_STALE_SCOPE = re.compile(SCOPE_PREFIX + r"\d+:(.+)")
 PYTREE_GROUP_MIN = 5  # an argument with this many leaves is drawn as one group
-LINE_GROUP_MIN = 8  # this many consecutive equations from one line become a group  # our activation scopes are named "jv<id>:<function>"
+LINE_GROUP_MIN = 8  # this many consecutive equations from one line become a group
 
 
 def is_user_file(filename: str) -> bool:
@@ -379,6 +380,9 @@ class GraphBuilder:
             gid = self.graph.add_group(call.function, "call", parent, source=call.call_site)
             self.activation[gid] = int(name[len(SCOPE_PREFIX):].split(":", 1)[0])
             return gid
+        stale = _STALE_SCOPE.fullmatch(name)
+        if stale:  # a jitted callee JAX traced (and cached) during an earlier jaxviz trace
+            return self.graph.add_group(stale.group(1), "call", parent)
         return self.graph.add_group(name, "scope", parent)
 
     def _source(self, eqn: Any) -> SourceLoc | None:
@@ -544,15 +548,27 @@ def _python_function(fn: Any) -> Any:
 
 
 def _match_consts(consts: Sequence[Any], candidates: Iterable[tuple[InputInfo, Any]]) -> dict[int, InputInfo]:
-    """Which constvars are which captured arrays (by identity, then by value)."""
-    cands = list(candidates)
+    """Which constvars are which captured arrays: by identity first (the usual case, and
+    free), then by value among the captured arrays not matched yet, each used once (48
+    all-ones layer scales must not all be named after the first)."""
+    cands = [(info, value) for info, value in candidates if is_array(value)]
     found: dict[int, InputInfo] = {}
+    used: set[int] = set()
+    by_id = {id(value): k for k, (_, value) in enumerate(cands)}
     for i, c in enumerate(consts):
-        for info, value in cands:
-            if c is value or (is_array(value) and np.shape(c) == np.shape(value)
-                              and getattr(c, "dtype", None) == getattr(value, "dtype", None)
-                              and bool(np.all(np.asarray(c) == np.asarray(value)))):
+        k = by_id.get(id(c))
+        if k is not None and k not in used:
+            found[i] = cands[k][0]
+            used.add(k)
+    for i, c in enumerate(consts):
+        if i in found:
+            continue
+        for k, (info, value) in enumerate(cands):
+            if k not in used and np.shape(c) == np.shape(value) \
+                    and getattr(c, "dtype", None) == getattr(value, "dtype", None) \
+                    and bool(np.all(np.asarray(c) == np.asarray(value))):
                 found[i] = info
+                used.add(k)
                 break
     return found
 
@@ -650,12 +666,12 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
     static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
     if jitted is not None:
         static_argnums, static_argnames = _jit_static_args(jitted, static_argnums, static_argnames)
+    static_argnums = normalize_static_argnums(static_argnums, len(args))
     # Always trace a fresh function object: JAX caches traces per function, and a cached
     # jaxpr would lack the call scopes recorded while tracing (and take no time).
     jitted = jax.jit(_fresh(python_fn), static_argnums=static_argnums, static_argnames=static_argnames)
     name = getattr(python_fn, "__name__", None) or type(python_fn).__name__
-    inputs, input_names = _classify_arguments(python_fn, jitted, args, kwargs,
-                                              static_argnums, static_argnames)
+    inputs, input_names = _classify_arguments(python_fn, args, kwargs, static_argnums, static_argnames)
     captured = captured_values(python_fn)
     inputs += [info for info, _ in captured]
     code = getattr(inspect.unwrap(python_fn), "__code__", None)
@@ -688,15 +704,14 @@ def _note_explanation(exc: BaseException) -> None:
         exc.add_note(explanation.text())
 
 
-def _classify_arguments(python_fn: Callable[..., Any], jitted: Any, args: Sequence[Any],
-                        kwargs: dict[str, Any], static_argnums: tuple[int, ...],
+def _classify_arguments(python_fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
+                        static_argnums: tuple[int, ...],
                         static_argnames: tuple[str, ...]) -> tuple[list[InputInfo], list[str]]:
     """Inputs in the user's words, and the names of the jaxpr's invars in order.
 
     Mirrors how ``jax.jit`` flattens a call: positional arguments in order, then keyword
     arguments as a dict (sorted keys), static ones left out.
     """
-    static_argnums, static_argnames = _jit_static_args(jitted, static_argnums, static_argnames)
     try:
         parameters = list(inspect.signature(python_fn).parameters.values())
     except (TypeError, ValueError):
@@ -720,6 +735,11 @@ def _classify_arguments(python_fn: Callable[..., Any], jitted: Any, args: Sequen
         inputs += flat
         names += [i.name for i in flat]
     return inputs, names
+
+
+def normalize_static_argnums(nums: Sequence[int], n_args: int) -> tuple[int, ...]:
+    """Negative positions count from the end of the positional arguments, as in jit."""
+    return tuple(sorted({i % n_args if n_args and i < 0 else i for i in nums}))
 
 
 def _jit_static_args(jitted: Any, nums: tuple[int, ...], names: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[str, ...]]:

@@ -179,3 +179,33 @@ def test_trace_in_a_script_explains_tracer_errors(tmp_path):
     assert out.returncode != 0 and "TracerBoolConversionError" in out.stderr
     assert "`neg` is traced because it is argument 1 of `f`" in out.stderr
     assert "static_argnames=('neg',)" in out.stderr
+
+
+def test_negative_static_argnums():
+    program = jaxviz.trace(lambda x, n: x * n, jnp.ones(2), 3, static_argnums=-1)
+    assert {i.name: i.kind for i in program.inputs} == {"x": "traced", "n": "static"}
+
+
+def test_equal_captured_arrays_keep_their_own_names():
+    a, b = jnp.ones(3), jnp.ones(3)  # equal values, distinct arrays
+
+    def f(x):
+        return x * a + b
+
+    program = jaxviz.trace(f, jnp.ones(3))
+    labels = sorted(n.label for n in program.graph.nodes if n.kind == "const")
+    assert labels == ["a", "b"]
+
+
+def test_callee_traced_and_cached_by_an_earlier_trace_still_groups():
+    @jax.jit
+    def inner(v):
+        return jnp.sin(v) * 2
+
+    def outer(v):
+        return inner(v) + 1
+
+    jaxviz.trace(outer, jnp.ones(2))
+    program = jaxviz.trace(outer, jnp.ones(2))  # JAX reuses inner's cached jaxpr
+    names = [g.name for g in program.graph.groups]
+    assert not any(n.startswith("jv") for n in names), names
