@@ -18,7 +18,8 @@ Protocol (JSON over the comm):
 
 Event kinds and payloads (kept as given, bounded history per kind):
 ``"program"`` ``{"name", "summary", "eqn_count", "payload"}`` (the payload, a program
-MIME payload dict or the ``Program`` itself, is kept for ``graph_request``, not pushed), ``"compile"`` ``{"function", "call_site", "count",
+MIME payload dict built only while a panel listens, is kept for ``graph_request``, not
+pushed), ``"compile"`` ``{"function", "call_site", "count",
 "causes": [{"kind", "path", "before", "after"}], "message", "suggestion", "durations",
 "time"}``, ``"stale"`` ``{"function", "name", "baked", "current", "message"}``,
 ``"devices"`` ``[{"id", "platform", "kind", "memory"}]``.
@@ -210,8 +211,6 @@ def _handle(c: Any, data: dict[str, Any]) -> None:
             name = str(data.get("name", ""))
             with _state.lock:
                 payload = _state.graphs.get(name)
-            if payload is not None and not isinstance(payload, dict):
-                payload = payload.to_json()  # a Program, kept by publish_program
             _send(c, {"type": "graph", "name": name, "payload": payload})
         elif kind == "devices_request":
             devices, _note = device_list()
@@ -369,10 +368,12 @@ def _jsonable(value: Any) -> Any:
 
 
 def publish_program(program: Any) -> None:
-    """Publish a traced ``Program`` as a ``"program"`` event. Its MIME payload is built
-    only if a panel asks for the graph (the last ``MAX_GRAPHS`` programs are kept)."""
+    """Publish a traced ``Program`` as a ``"program"`` event. Its graph payload is built
+    and kept (the last ``MAX_GRAPHS``) only while a panel listens: the ``Program`` itself
+    is never kept, since its jaxpr holds the captured arrays (device memory) alive."""
+    payload = program.to_json() if _state.live else None
     publish("program", {"name": program.name, "summary": program.summary(),
-                        "eqn_count": program.eqn_count, "payload": program})
+                        "eqn_count": program.eqn_count, "payload": payload})
 
 
 def history(kind: str) -> list[dict[str, Any]]:

@@ -64,21 +64,34 @@ def test_publish_never_raises_and_rejects_unknown_kinds(clean_bridge, caplog):
 
 
 def test_program_events_keep_few_graphs_and_build_payloads_lazily(clean_bridge):
+    import gc
+    import weakref
+
     import jax.numpy as jnp
 
     import jaxviz
 
-    prog = jaxviz.trace(lambda x: jnp.sin(x) * 2, jnp.ones(3))
+    captured = jnp.ones(3)
+    prog = jaxviz.trace(lambda x: jnp.sin(x) * captured, jnp.ones(3))
     bridge.publish_program(prog)
     snap = bridge.snapshot()
     (fn,) = snap["functions"]
-    assert fn["name"] == prog.name and fn["eqn_count"] == prog.eqn_count and fn["has_graph"]
+    assert fn["name"] == prog.name and fn["eqn_count"] == prog.eqn_count
+    # No panel listens: nothing heavy is kept, so the Program (and the arrays its jaxpr
+    # captured) can go.
+    assert not fn["has_graph"]
+    ref = weakref.ref(prog)
+    del prog
+    gc.collect()
+    assert ref() is None
+    bridge.publish("program", {"name": "lambda", "summary": "", "eqn_count": 2,
+                               "payload": {"schema": "jaxviz.program"}})
     for i in range(bridge.MAX_GRAPHS + 5):
         bridge.publish("program", {"name": f"f{i}", "summary": "", "eqn_count": 1,
                                    "payload": {"schema": "jaxviz.program"}})
     snap = bridge.snapshot()
     has_graph = {f["name"]: f["has_graph"] for f in snap["functions"]}
-    assert not has_graph[prog.name], "the oldest graphs are evicted"
+    assert not has_graph["lambda"], "the oldest graphs are evicted"
     assert sum(has_graph.values()) == bridge.MAX_GRAPHS
 
 
