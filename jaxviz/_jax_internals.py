@@ -34,22 +34,18 @@ class ScopeElement:
     name: str
 
 
+def _user_frame(f: Any) -> UserFrame:
+    """A ``UserFrame`` from one of JAX's source-info frames."""
+    return UserFrame(f.file_name, f.function_name, f.start_line, f.start_column, f.end_line,
+                     f.end_column)
+
+
 def user_frames(eqn: Any) -> list[UserFrame]:
     """User-code frames of the equation's traceback, innermost first."""
     traceback = getattr(eqn.source_info, "traceback", None)
     if traceback is None:
         return []
-    return [
-        UserFrame(
-            f.file_name,
-            f.function_name,
-            f.start_line,
-            f.start_column,
-            f.end_line,
-            f.end_column,
-        )
-        for f in _siu.user_frames(traceback)
-    ]
+    return [_user_frame(f) for f in _siu.user_frames(traceback)]
 
 
 _frame_cache: dict[tuple[Any, int], UserFrame] = {}
@@ -67,10 +63,7 @@ def innermost_frame(eqn: Any, is_user_code: Callable[[Any], bool]) -> UserFrame 
             key = (code, lasti)
             frame = _frame_cache.get(key)
             if frame is None:
-                f = _siu.raw_frame_to_frame(code, lasti)
-                frame = _frame_cache[key] = UserFrame(
-                    f.file_name, f.function_name, f.start_line, f.start_column, f.end_line,
-                    f.end_column)
+                frame = _frame_cache[key] = _user_frame(_siu.raw_frame_to_frame(code, lasti))
             return frame
     return None
 
@@ -160,17 +153,17 @@ _captured_originals: dict[str, tuple[Any, str, Any]] = {}
 
 
 def _tracer_error_classes() -> tuple[type, ...]:
-    from jax._src import errors as _errors
+    import jax.errors
 
-    return (_errors.ConcretizationTypeError, _errors.TracerBoolConversionError,
-            _errors.TracerIntegerConversionError, _errors.TracerArrayConversionError,
-            _errors.NonConcreteBooleanIndexError)
+    return (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError,
+            jax.errors.TracerIntegerConversionError, jax.errors.TracerArrayConversionError,
+            jax.errors.NonConcreteBooleanIndexError)
 
 
 def _find_tracer(frame: Any, aval: Any, max_frames: int = 8) -> Any:
     """A tracer of type ``aval`` held by one of the innermost frames' locals (or one level
     inside them: ``idx.index``), for errors JAX builds from the aval only."""
-    from jax._src import core as _core
+    from jax.core import Tracer
 
     def candidates(value: Any) -> Any:
         yield value
@@ -182,7 +175,7 @@ def _find_tracer(frame: Any, aval: Any, max_frames: int = 8) -> Any:
     while frame is not None and max_frames > 0:
         for value in list(frame.f_locals.values()):
             for c in candidates(value):
-                if isinstance(c, _core.Tracer) and c.aval == aval:
+                if isinstance(c, Tracer) and c.aval == aval:
                     return c
         frame = frame.f_back
         max_frames -= 1
@@ -191,11 +184,11 @@ def _find_tracer(frame: Any, aval: Any, max_frames: int = 8) -> Any:
 
 def _record(exc: BaseException, value: Any, frame: Any) -> None:
     try:
-        from jax._src import core as _core
+        from jax.core import Tracer
 
         if isinstance(value, (tuple, list)):  # a shape holding tracers
-            value = next((v for v in value if isinstance(v, _core.Tracer)), None)
-        elif value is not None and not isinstance(value, _core.Tracer):
+            value = next((v for v in value if isinstance(v, Tracer)), None)
+        elif value is not None and not isinstance(value, Tracer):
             value = _find_tracer(frame, value)
         setattr(exc, CAPTURE_ATTR, TracerErrorCapture(value, frame))
     except Exception:  # never let the explainer break JAX's own error
@@ -231,6 +224,7 @@ def install_tracer_error_capture() -> None:
         _record(exc, tracer, sys._getframe(1))
         return exc
 
+    escaped_tracer_error.__wrapped__ = escaped  # type: ignore[attr-defined]
     _core.escaped_tracer_error = escaped_tracer_error
     _captured_originals["core.escaped_tracer_error"] = (_core, "escaped_tracer_error", escaped)
 
@@ -242,15 +236,21 @@ def install_tracer_error_capture() -> None:
         _record(exc, tuple(shape) if isinstance(shape, (tuple, list)) else None, sys._getframe(1))
         return exc
 
+    _invalid_shape_error.__wrapped__ = invalid_shape  # type: ignore[attr-defined]
     _core._invalid_shape_error = _invalid_shape_error
     _captured_originals["core._invalid_shape_error"] = (_core, "_invalid_shape_error", invalid_shape)
 
 
 def uninstall_tracer_error_capture() -> None:
-    """Undo ``install_tracer_error_capture``."""
+    """Undo ``install_tracer_error_capture``: JAX's own constructors and helpers are put
+    back (the very objects that were replaced). A no-op when not installed."""
     for owner, attr, original in _captured_originals.values():
         setattr(owner, attr, original)
     _captured_originals.clear()
+
+
+def tracer_error_capture_installed() -> bool:
+    return bool(_captured_originals)
 
 
 def captured_tracer_error(exc: BaseException) -> TracerErrorCapture | None:
@@ -258,22 +258,22 @@ def captured_tracer_error(exc: BaseException) -> TracerErrorCapture | None:
 
 
 def is_tracer(value: Any) -> bool:
-    from jax._src import core as _core
+    from jax.core import Tracer
 
-    return isinstance(value, _core.Tracer)
+    return isinstance(value, Tracer)
 
 
 def staged_tracer(tracer: Any) -> Any:
     """The ``jit``-staged tracer inside ``tracer`` (through vmap's BatchTracer ``val``,
     jvp's ``primal``, ...), or None when nothing is being staged (e.g. eager vmap)."""
-    from jax._src import core as _core
     from jax._src.interpreters import partial_eval as _pe
+    from jax.core import Tracer
 
     for _ in range(32):
         if isinstance(tracer, _pe.DynamicJaxprTracer):
             return tracer
         inner = next((getattr(tracer, a) for a in ("val", "primal")
-                      if isinstance(getattr(tracer, a, None), _core.Tracer)), None)
+                      if isinstance(getattr(tracer, a, None), Tracer)), None)
         if inner is None:
             return None
         tracer = inner
@@ -290,6 +290,11 @@ def tracer_trace_id(tracer: Any) -> int:
     return id(tracer._trace.frame)
 
 
+def same_trace(a: Any, b: Any) -> bool:
+    """Whether two tracers (of any kind: staged, vmap's, jvp's) belong to the same trace."""
+    return getattr(a, "_trace", None) is getattr(b, "_trace", None)
+
+
 def tracer_function(tracer: Any) -> TracerFunction | None:
     """The traced function a staged tracer belongs to, from its debug info."""
     dbg = getattr(tracer, "_debug_info", None)
@@ -301,19 +306,19 @@ def tracer_function(tracer: Any) -> TracerFunction | None:
 
 def tracer_origin(tracer: Any) -> TracerOrigin:
     """One step back along a staged tracer's provenance."""
-    from jax._src import core as _core
+    from jax.extend.core import JaxprEqn, Literal
 
     parent = getattr(tracer, "parent", None)
     if parent is not None:
         operands = list(parent.in_tracers)
-        eqn = _core.JaxprEqn([t.val for t in operands], list(parent.outvars), parent.primitive,
-                             parent.params, parent.effects, parent.source_info, parent.ctx)
+        eqn = JaxprEqn([t.val for t in operands], list(parent.outvars), parent.primitive,
+                       parent.params, parent.effects, parent.source_info, parent.ctx)
         return TracerOrigin("eqn", eqn=eqn, eqn_id=id(parent),
-                            operands=[None if isinstance(t.val, _core.Literal) else t
+                            operands=[None if isinstance(t.val, Literal) else t
                                       for t in operands])
     frame = tracer._trace.frame
     var = tracer.val
-    if isinstance(var, _core.Literal):
+    if isinstance(var, Literal):
         return TracerOrigin("const", const=var.val)
     for i, v in enumerate(frame.invars):
         if v is var:
@@ -330,8 +335,7 @@ def tracer_created_at(tracer: Any) -> list[UserFrame]:
     traceback = getattr(info, "traceback", None)
     if traceback is None:
         return []
-    return [UserFrame(f.file_name, f.function_name, f.start_line, f.start_column, f.end_line,
-                      f.end_column) for f in _siu.user_frames(traceback)]
+    return [_user_frame(f) for f in _siu.user_frames(traceback)]
 
 
 # ---------------------------------------------------------------------- recompiles

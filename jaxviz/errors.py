@@ -1033,13 +1033,12 @@ class _Explainer:
         frame's traced parameters; the computation between them is not recorded."""
         if frame is None:
             return None, frozenset()
-        trace = getattr(tracer, "_trace", None)
         params = self._params(frame.f_code)
         g = Graph(f"provenance of {value_name}")
         gid = g.add_group(f"{frame.f_code.co_name} (vmap)", "call", 0)
         for pos, name in enumerate(params):
             value = frame.f_locals.get(name)
-            if internals.is_tracer(value) and getattr(value, "_trace", None) is trace:
+            if internals.is_tracer(value) and internals.same_trace(value, tracer):
                 info = TracedInput(name, frame.f_code.co_name, "vmap", pos, _aval(value.aval))
                 info.node = g.add_node("input", name, gid, input_kind="traced", outputs=[info.aval])
                 self.inputs[name] = info
@@ -1672,7 +1671,9 @@ def _handler(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: 
 
 def register(shell: Any) -> None:
     """Show an explanation above the traceback of JAX tracer errors in every cell
-    (``%load_ext jaxviz`` calls this). The exception is still raised as usual."""
+    (``%load_ext jaxviz`` calls this). The exception is still raised as usual. Installs
+    the capture of JAX's tracer errors if it is not (``import jaxviz`` installs it;
+    ``unregister`` removes it)."""
     internals.install_tracer_error_capture()
     if id(shell) in _HOOKS:
         return
@@ -1685,10 +1686,14 @@ def register(shell: Any) -> None:
 
 
 def unregister(shell: Any) -> None:
-    """Remove the hook ``register`` installed, restoring any previous one."""
+    """Remove the hook ``register`` installed, restoring any previous one. When no shell
+    is left registered, JAX's tracer errors are restored exactly (the capture that
+    ``import jaxviz`` or ``register`` installed is removed; ``register`` installs it again)."""
     previous = _HOOKS.pop(id(shell), None)
     if previous is None:
         return
+    if not _HOOKS:
+        internals.uninstall_tracer_error_capture()
     if getattr(shell, "CustomTB", None) is getattr(shell, "_jaxviz_custom_tb", None):
         shell.custom_exceptions = previous[0]
         shell.CustomTB = previous[1]

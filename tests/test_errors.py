@@ -20,6 +20,23 @@ from jaxviz import errors
 
 
 # ---------------------------------------------------------------------- helpers
+@pytest.fixture(autouse=True)
+def capture(request):
+    """``import jaxviz`` installs the capture of JAX's tracer errors and ``%unload_ext
+    jaxviz`` removes it (other test modules unload the extension): install it for each
+    test here, and put back the state it found."""
+    was = internals.tracer_error_capture_installed()
+    internals.install_tracer_error_capture()
+
+    def restore():
+        if was:
+            internals.install_tracer_error_capture()
+        else:
+            internals.uninstall_tracer_error_capture()
+
+    request.addfinalizer(restore)
+
+
 def _raise(fn, *args, **kwargs):
     with pytest.raises(Exception) as info:
         fn(*args, **kwargs)
@@ -466,6 +483,51 @@ def test_ipython_hook_inside_a_jaxpr_cell(shell, capsys):
     assert ex.input_names == ["neg"] and ex.inputs[0].traced_for == "cell"
     assert ex.line.cell_line == 2 and ex.fixes[0].code == "%%jaxpr --static neg"
     assert "args[0]" not in out and "cell line 2" in out and "%%jaxpr --static neg" in out
+
+
+def test_unload_restores_jax_and_a_reload_explains_again(capsys):
+    from IPython.core.interactiveshell import InteractiveShell
+    from jax._src import core
+
+    sh = InteractiveShell.instance()
+    loaded = "jaxviz" in sh.extension_manager.loaded
+    if loaded:  # another test module's shell: start from an unloaded extension
+        sh.run_line_magic("unload_ext", "jaxviz")
+    e = jax.errors
+    built = (e.TracerBoolConversionError, e.ConcretizationTypeError, e.TracerIntegerConversionError,
+             e.NonConcreteBooleanIndexError, e.TracerArrayConversionError)
+
+    def current():  # what the capture wraps
+        return [c.__dict__["__init__"] for c in built] + [core.escaped_tracer_error,
+                                                          core._invalid_shape_error]
+
+    internals.uninstall_tracer_error_capture()
+    originals = current()
+
+    sh.run_line_magic("load_ext", "jaxviz")
+    try:
+        assert internals.tracer_error_capture_installed()  # load installs what unload removed
+        assert all(a is not b for a, b in zip(current(), originals))
+        sh.run_line_magic("unload_ext", "jaxviz")
+        assert all(a is b for a, b in zip(current(), originals)), "unload left JAX patched"
+        assert internals.captured_tracer_error(_raise(scale, jnp.ones(3), True)) is None
+
+        sh.run_line_magic("load_ext", "jaxviz")
+        sh.run_cell("import jax, jax.numpy as jnp\n"
+                    "@jax.jit\n"
+                    "def g(x, neg):\n"
+                    "    return -x if neg else x\n")
+        capsys.readouterr()
+        result = sh.run_cell("g(jnp.ones(3), True)")
+        out = capsys.readouterr().out
+        assert isinstance(result.error_in_exec, jax.errors.TracerBoolConversionError)
+        assert "`neg` is traced because it is argument 1 of `g`" in out
+        assert jaxviz.explain(result.error_in_exec).input_names == ["neg"]
+    finally:
+        sh.run_line_magic("unload_ext", "jaxviz")
+        if loaded:
+            sh.run_line_magic("load_ext", "jaxviz")
+    assert all(a is b for a, b in zip(current(), originals))
 
 
 @jax.jit

@@ -4,6 +4,7 @@ the failure message says what changed."""
 
 import jax
 import jax.numpy as jnp
+import pytest
 
 from jaxviz import _jax_internals as internals
 
@@ -152,6 +153,22 @@ def test_monitoring_listener_counts():
 
 # ---------------------------------------------------------------------- tracer errors
 # jaxviz.errors relies on these to find the tracer JAX refused and walk its provenance.
+@pytest.fixture()
+def capture(request):
+    """The tracer error capture installed for one test; the state before it restored
+    (``import jaxviz`` installs it, ``%unload_ext jaxviz`` removes it)."""
+    was = internals.tracer_error_capture_installed()
+    internals.install_tracer_error_capture()
+
+    def restore():
+        if was:
+            internals.install_tracer_error_capture()
+        else:
+            internals.uninstall_tracer_error_capture()
+
+    request.addfinalizer(restore)
+
+
 def _raised(fn, *args):
     try:
         fn(*args)
@@ -160,10 +177,9 @@ def _raised(fn, *args):
     raise AssertionError("expected an error")
 
 
-def test_tracer_errors_record_the_refused_tracer():
+def test_tracer_errors_record_the_refused_tracer(capture):
     import numpy as np
 
-    internals.install_tracer_error_capture()
     leaked = []
 
     @jax.jit
@@ -193,9 +209,7 @@ def test_tracer_errors_record_the_refused_tracer():
         assert cap.frame is not None and cap.frame.f_code.co_filename
 
 
-def test_tracer_origin_walks_back_to_the_inputs():
-    internals.install_tracer_error_capture()
-
+def test_tracer_origin_walks_back_to_the_inputs(capture):
     def f(x, neg):
         y = jnp.sin(x)
         if (y * neg).sum() > 0:
@@ -225,8 +239,7 @@ def test_tracer_origin_walks_back_to_the_inputs():
     assert frames and frames[0].file == __file__
 
 
-def test_staged_tracer_unwraps_vmap_and_leaks_keep_their_origin():
-    internals.install_tracer_error_capture()
+def test_staged_tracer_unwraps_vmap_and_leaks_keep_their_origin(capture):
     exc = _raised(jax.jit(jax.vmap(lambda x: 1 if x.sum() > 0 else 0)), jnp.ones((2, 3)))
     tracer = internals.captured_tracer_error(exc).tracer
     assert type(tracer).__name__ == "BatchTracer"
@@ -245,6 +258,85 @@ def test_staged_tracer_unwraps_vmap_and_leaks_keep_their_origin():
     frames = internals.tracer_created_at(kept[0])
     assert frames and frames[0].file == __file__, "JAX changed Tracer._line_info"
     assert internals.tracer_origin(kept[0]).kind == "eqn"
+
+
+def _capture_targets():
+    """What the capture replaces, as they are now (JAX's own while it is not installed)."""
+    from jax._src import core
+
+    found = {cls: cls.__dict__["__init__"] for cls in internals._tracer_error_classes()}
+    found["escaped_tracer_error"] = core.escaped_tracer_error
+    found["_invalid_shape_error"] = core._invalid_shape_error
+    return found
+
+
+def test_uninstall_tracer_error_capture_restores_jax_exactly(capture):
+    bool_error = jax.jit(lambda x: 1 if x > 0 else 0)
+    internals.uninstall_tracer_error_capture()
+    assert not internals.tracer_error_capture_installed()
+    originals = _capture_targets()
+    assert not any(hasattr(f, "__wrapped__") for f in originals.values()), \
+        "the capture was not removed: jaxviz._jax_internals.uninstall_tracer_error_capture"
+    assert internals.captured_tracer_error(_raised(bool_error, 1.0)) is None
+
+    internals.install_tracer_error_capture()
+    internals.install_tracer_error_capture()  # idempotent: wraps once
+    wrapped = _capture_targets()
+    assert all(wrapped[k] is not f and wrapped[k].__wrapped__ is f for k, f in originals.items()), \
+        "JAX changed where its tracer errors are built: install_tracer_error_capture"
+    assert internals.captured_tracer_error(_raised(bool_error, 1.0)) is not None
+
+    internals.uninstall_tracer_error_capture()
+    internals.uninstall_tracer_error_capture()  # a no-op when not installed
+    assert all(_capture_targets()[k] is f for k, f in originals.items()), \
+        "uninstall_tracer_error_capture did not put JAX's own objects back"
+    assert internals.captured_tracer_error(_raised(bool_error, 1.0)) is None
+
+
+def test_tracer_identity_and_trace_helpers():
+    """``tracer_key`` (a staged tracer's jaxpr variable), ``tracer_trace_id`` (its traced
+    function) and ``same_trace`` (any tracers, vmap's included) are read while tracing."""
+    seen = {}
+
+    def inner(y):
+        seen["inner"] = y
+        return y + 1
+
+    def f(x):
+        s = jnp.sin(x)
+        out = jax.jit(inner)(s)
+        seen["trace_ids"] = (internals.tracer_trace_id(x), internals.tracer_trace_id(s),
+                             internals.tracer_trace_id(seen["inner"]))
+        seen["same"] = (internals.same_trace(x, s), internals.same_trace(x, seen["inner"]),
+                        internals.same_trace(x, 1.0))
+        seen["keys"] = (internals.tracer_key(x), internals.tracer_key(s))
+        seen["origin"] = internals.tracer_origin(s)
+        seen["x"] = x
+        return out
+
+    jax.jit(f).trace(jnp.ones(3))
+    outer, outer_again, inner_id = seen["trace_ids"]
+    assert outer == outer_again and outer != inner_id, \
+        "JAX changed DynamicJaxprTracer._trace.frame (tracer_trace_id)"
+    assert seen["same"] == (True, False, False), "JAX changed Tracer._trace (same_trace)"
+    kx, ks = seen["keys"]
+    assert kx is not ks and len({kx, ks}) == 2, "JAX changed DynamicJaxprTracer.val (tracer_key)"
+    origin = seen["origin"]
+    assert any(v is ks for v in origin.eqn.outvars) and origin.operands[0] is seen["x"], \
+        "tracer_key no longer names the variable the producing equation writes"
+
+    def batched(a, b):
+        def nested(c):
+            seen["nested"] = (internals.same_trace(a, c), internals.same_trace(c, c * 2))
+            return c
+
+        seen["vmap"] = internals.same_trace(a, b)
+        jax.vmap(nested)(b[None])
+        return a + b
+
+    jax.vmap(batched)(jnp.ones(2), jnp.ones(2))
+    assert seen["vmap"] is True and seen["nested"] == (False, True), \
+        "JAX changed BatchTracer._trace (same_trace)"
 
 
 def test_current_jit_call_at_the_end_of_a_trace_even_when_it_raises():
