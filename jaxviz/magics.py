@@ -97,7 +97,7 @@ class JaxvizMagics(Magics):
             lines = errors.format_user_error(exc, filename)
             raise errors.CellSyntaxError(exc, lines) from None
         except Exception as exc:  # show it in the user's words; the namespace is untouched
-            errors.attach_rendering(exc, errors.format_user_error(exc, filename, _traced_names(source, ns)))
+            errors.attach_rendering(exc, _error_lines(exc, filename, source, ns))
             raise
         if args.var:
             ns[args.var] = program
@@ -212,6 +212,16 @@ def _eval_call(expr: str, ns: dict[str, Any]) -> tuple[Any, list[Any], dict[str,
         else:
             kwargs[kw.arg] = ev(kw.value)
     return ev(call.func), args, kwargs
+
+
+def _error_lines(exc: BaseException, filename: str, source: str, ns: dict[str, Any]) -> list[str]:
+    """What IPython shows for a failed cell. A tracer error is explained above the
+    traceback by the extension's exception hook: then only JAX's own message follows."""
+    if errors.is_tracer_error(exc) and errors.explain(exc) is not None:
+        message = (str(exc).strip().splitlines() or [""])[0]
+        return [f"{type(exc).__name__}: {message}",
+                "(explained above; your namespace is unchanged; %tb shows the full traceback)"]
+    return errors.format_user_error(exc, filename, _traced_names(source, ns))
 
 
 def _traced_names(source: str, ns: dict[str, Any]) -> list[str]:

@@ -32,5 +32,7 @@ def test_magic_in_a_real_kernel():
     assert "ArrayImpl (4,)" in nb.cells[2].outputs[0].text
     err = nb.cells[3].outputs[-1]
     assert err.output_type == "error" and err.ename == "TracerBoolConversionError"
-    assert any("cell line 1" in line for line in err.traceback)
+    assert any("explained above" in line for line in err.traceback) and len(err.traceback) == 2
+    shown = [o for o in nb.cells[3].outputs if o.output_type == "display_data"]
+    assert len(shown) == 1 and "cell line 1" in shown[0].data["text/plain"]
     assert "alive False" in nb.cells[4].outputs[0].text
