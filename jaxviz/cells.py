@@ -24,6 +24,7 @@ from typing import Any
 
 import jax
 
+from .devices import default_device, describe_device
 from .program import InputInfo, Program
 from .tracing import (
     _flat_inputs,
@@ -189,7 +190,7 @@ class CellProgram:
         self.program.timings["compile"] = t2 - t1
         from .devices import RunReport
 
-        report = RunReport.from_compiled(self.program.name, self.compiled, self.device or jax.devices()[0],
+        report = RunReport.from_compiled(self.program.name, self.compiled, self.device or default_device(),
                                          self.program.costs(), requested=self.device)
         self.program.run_report = report
         self.program.device = f"{report.device} ({report.device_kind})"
@@ -265,7 +266,7 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
     input_names = [i.name for i in inputs if i.kind == "traced"]
     program = build_program("cell", staged, inputs, input_names, side["names"], [], cell_file=filename,
                             source=source)
-    program.device = describe_device(device if device is not None else jax.devices()[0])
+    program.device = describe_device(device if device is not None else default_device())
     return CellProgram(program, args=args, side=side, analysis=analysis, device=device)
 
 
@@ -331,6 +332,3 @@ def _classify(analysis: CellAnalysis, namespace: dict[str, Any],
             folded.append(name)  # functions, modules, objects: read as usual, not inputs
     return traced, folded, inputs
 
-
-def describe_device(device: Any) -> str:
-    return f"{device.platform}:{device.id} ({device.device_kind})"

@@ -91,7 +91,7 @@ class JaxvizMagics(Magics):
         except NothingToTrace:
             bindings = staged.run() if not args.no_run else {}
             self._bind(bindings, staged.analysis.deleted)
-            print("jaxviz: nothing to trace: the cell holds no JAX operation (it ran as plain Python).")
+            print("jaxviz: nothing to draw: the cell holds no JAX operation (it ran, and its names are bound).")
             return bindings.get("__jaxviz_last__")
         except SyntaxError as exc:
             lines = errors.format_user_error(exc, filename)

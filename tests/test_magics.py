@@ -121,7 +121,7 @@ def test_cell_without_jax_runs(shell, ns, capsys):
     r = run(shell, "%%jaxpr\nplain = [1, 2, 3]\nprint(sum(plain))\n")
     assert r.error_in_exec is None and ns["plain"] == [1, 2, 3]
     out = capsys.readouterr().out
-    assert "6" in out and "nothing to trace" in out
+    assert "6" in out and "nothing to draw" in out
 
 
 def test_trace_time_print_is_reported(shell, ns):
