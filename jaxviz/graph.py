@@ -203,10 +203,6 @@ class View:
     expanded: frozenset[int]
     edges: list[VisibleEdge]
 
-    def items_of(self, group_id: int) -> list[Item]:
-        g = self.graph.groups[group_id]
-        return [("g", c) for c in g.groups] + [("n", n) for n in g.nodes]
-
     def visible_counts(self) -> tuple[int, int]:
         """(visible nodes, visible collapsed groups)."""
         n_nodes = n_groups = 0

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .devices import fmt_seconds
 from .graph import Aval, Graph
 
 INPUT_KINDS = ("traced", "static", "constant", "captured")
@@ -47,6 +48,7 @@ class Program:
     expand: int | str | Iterable[int] | None = None  # the default view
     notes: list[str] = field(default_factory=list)  # one-line remarks shown in the summary
     run_report: Any = None  # jaxviz.devices.RunReport once the program ran (the "Run" section)
+    _costs: Any = field(default=None, repr=False)  # see costs()
 
     # ----------------------------------------------------------------- facts
     @property
@@ -65,13 +67,12 @@ class Program:
     def costs(self) -> Any:
         """Estimated FLOPs and bytes per equation and in total (``jaxviz.costs``), also
         written onto the graph's nodes and groups. Computed once, on first use."""
-        cached = self.__dict__.get("_costs")
-        if cached is None:
+        if self._costs is None:
             from .costs import annotate, program_costs
 
-            cached = self.__dict__["_costs"] = program_costs(self.jaxpr)
-            annotate(self.graph, cached)
-        return cached
+            self._costs = program_costs(self.jaxpr)
+            annotate(self.graph, self._costs)
+        return self._costs
 
     def run_section(self) -> list[str]:
         """The "Run" section: where the program ran and what it cost (empty before a run)."""
@@ -86,7 +87,7 @@ class Program:
             parts.append(f"device: {self.device}")
         for key in ("trace", "lower", "compile", "run", "steady"):
             if key in self.timings:
-                parts.append(f"{key} {_fmt_seconds(self.timings[key])}")
+                parts.append(f"{key} {fmt_seconds(self.timings[key])}")
         report = self.run_report
         if report is not None and report.flops:
             from .costs import fmt_count, fmt_flops
@@ -125,10 +126,3 @@ class Program:
     def __repr__(self) -> str:
         return f"<jaxviz.Program {self.summary()}>"
 
-
-def _fmt_seconds(s: float) -> str:
-    if s < 1e-3:
-        return f"{s * 1e6:.0f} µs"
-    if s < 1:
-        return f"{s * 1e3:.1f} ms"
-    return f"{s:.2f} s"

@@ -1,7 +1,7 @@
 """Function or cell → ``Program``: trace with JAX's own staging API (``jax.jit(f).trace``),
 classify the inputs, and build the hierarchical graph model.
 
-User call structure: while JAX traces, a profile hook (this thread only, tracing only)
+User call structure: while JAX traces, a ``sys.settrace`` hook (this thread only, tracing only)
 opens a ``jax.named_scope`` for every call of a user function, named with a unique
 activation id. Every equation JAX records then carries the call it came from in its name
 stack, so 12 calls of ``block`` become 12 groups, and the forward (``jvp``) and backward
