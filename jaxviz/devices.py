@@ -593,7 +593,10 @@ def _place_dynamic(fn: Any, args: tuple, kwargs: dict, nums: tuple[int, ...], na
 
 
 # ---------------------------------------------------------------------- helpers
-def fmt_seconds(s: float) -> str:
+def fmt_seconds(s: float | None) -> str:
+    """``12 µs``, ``3.4 ms``, ``1.25 s``; ``—`` for a time not measured (None)."""
+    if s is None:
+        return "—"
     if s < 1e-3:
         return f"{s * 1e6:.0f} µs"
     if s < 1:

@@ -33,7 +33,7 @@ from typing import Any
 
 from . import _jax_internals as internals
 from .graph import LEGEND, Aval, Graph, SourceLoc
-from .tracing import ipython_cell_name, is_user_file
+from .tracing import _make_aval, _short, ipython_cell_name, is_user_file
 
 MAX_MESSAGE_LINES = 12
 MAX_PROVENANCE_EQNS = 20000  # nodes walked back from the failing value (all inputs found)
@@ -338,15 +338,6 @@ class Explanation:
     @property
     def input_names(self) -> list[str]:
         return [i.name for i in self.inputs]
-
-    @property
-    def all_inputs(self) -> list[TracedInput]:
-        seen, out = set(), []
-        for i in self.direct_inputs + self.inputs:
-            if id(i) not in seen:
-                seen.add(id(i))
-                out.append(i)
-        return out
 
     def headline(self) -> str:
         value = f"`{self.value_name}`" if self.value_name else "a value"
@@ -738,7 +729,7 @@ class _Explainer:
                 for v, op in zip(origin.eqn.invars, origin.operands):
                     if op is None:
                         node.operands.append(None)
-                        node.literals.append(_short(getattr(v, "val", v)))
+                        node.literals.append(_short(getattr(v, "val", v), 40))
                     else:
                         node.operands.append(self._node_key(op)[0])
                         follow.append(op)
@@ -832,7 +823,7 @@ class _Explainer:
             if frame.f_code.co_name == CELL_FUNCTION:
                 function, traced_for = "this %%jaxpr cell", "cell"
         static = self._static_argnames(function, frame) if traced_for in ("jit", "pjit") else None
-        return TracedInput(name, function, traced_for, position, _aval(t.aval), jax_name, static)
+        return TracedInput(name, function, traced_for, position, _make_aval(t.aval), jax_name, static)
 
     def _static_argnames(self, function: str, frame: Any) -> tuple[str, ...] | None:
         """The static argument names the jitted ``function`` was created with, looked up by
@@ -887,7 +878,7 @@ class _Explainer:
                 continue
             node = self.nodes[key]
             gid = group_of(node.trace)
-            outs = [_aval(t.aval) for t in node.tracers]
+            outs = [_make_aval(t.aval) for t in node.tracers]
             if node.kind == "input":
                 info = self.inputs[key]
                 node.graph_id = g.add_node("input", info.name, gid, input_kind="traced", outputs=outs)
@@ -904,9 +895,9 @@ class _Explainer:
                 if isinstance(name, str) and name and name != label:
                     label = f"{label}: {name}"
                 node.graph_id = g.add_node("eqn", label, gid, primitive=eqn.primitive.name,
-                                           params={k: _short(v) for k, v in eqn.params.items()
+                                           params={k: _short(v, 40) for k, v in eqn.params.items()
                                                    if not _is_jaxpr(v)},
-                                           outputs=[_aval(v.aval) for v in eqn.outvars],
+                                           outputs=[_make_aval(v.aval) for v in eqn.outvars],
                                            literals=node.literals, source=src)
             else:
                 label = "closed-over value" if internals.is_tracer(node.const) else (
@@ -921,7 +912,7 @@ class _Explainer:
                 src_node = self.nodes.get(op) if op is not None else None
                 if src_node is None:
                     continue
-                a = _aval(src_node.tracers[0].aval)
+                a = _make_aval(src_node.tracers[0].aval)
                 if src_node.graph_id is not None:
                     g.add_edge(src_node.graph_id, node.graph_id, a, node.link_label if op in node.links else "")
                 elif gap is not None:  # the cut: inputs → "… N more" → what we drew
@@ -929,7 +920,7 @@ class _Explainer:
         if gap is not None:
             for key in keep:
                 if self.nodes[key].kind == "input" and self.nodes[key].graph_id is not None:
-                    g.add_edge(self.nodes[key].graph_id, gap, _aval(self.nodes[key].tracers[0].aval), "")
+                    g.add_edge(self.nodes[key].graph_id, gap, _make_aval(self.nodes[key].tracers[0].aval), "")
         out = g.add_node("output", value_name, group_of(self.nodes[root_key].trace),
                          outputs=[aval] if aval else [])
         root = self.nodes[root_key]
@@ -960,7 +951,7 @@ class _Explainer:
         frame = self._failing_frame(line)
         tracer = self.tracer
         staged = internals.staged_tracer(tracer) if tracer is not None else None
-        aval = _aval(tracer.aval) if tracer is not None and getattr(tracer, "aval", None) is not None else None
+        aval = _make_aval(tracer.aval) if tracer is not None and getattr(tracer, "aval", None) is not None else None
         value_name = self._value_name(tracer, staged, frame, line)
         if line is not None and value_name:
             _refine_span(line, value_name)
@@ -1039,7 +1030,7 @@ class _Explainer:
         for pos, name in enumerate(params):
             value = frame.f_locals.get(name)
             if internals.is_tracer(value) and internals.same_trace(value, tracer):
-                info = TracedInput(name, frame.f_code.co_name, "vmap", pos, _aval(value.aval))
+                info = TracedInput(name, frame.f_code.co_name, "vmap", pos, _make_aval(value.aval))
                 info.node = g.add_node("input", name, gid, input_kind="traced", outputs=[info.aval])
                 self.inputs[name] = info
         mid = g.add_node("eqn", "(not recorded: nothing is staged outside jit)", gid)
@@ -1531,18 +1522,6 @@ def _jnp_rewrite(line: UserLine | None) -> str:
 
 
 # ====================================================================== small helpers
-def _aval(aval: Any) -> Aval:
-    shape = tuple(int(d) if isinstance(d, int) or hasattr(d, "__index__") else -1
-                  for d in getattr(aval, "shape", ()))
-    return Aval(shape, str(getattr(aval, "dtype", type(aval).__name__)),
-                bool(getattr(aval, "weak_type", False)))
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    text = " ".join(str(value).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _is_jaxpr(value: Any) -> bool:
     import jax.extend.core as jcore
 

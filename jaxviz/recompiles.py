@@ -32,6 +32,7 @@ import inspect
 import itertools
 import linecache
 import os
+import re
 import reprlib
 import sys
 import threading
@@ -46,8 +47,9 @@ import jax
 import numpy as np
 
 from . import _jax_internals as internals
+from .devices import fmt_seconds
 from .graph import MIME_TYPE, Aval
-from .tracing import captured_values, is_user_file
+from .tracing import _make_aval, captured_values, ipython_cell_name, is_python_scalar, is_user_file
 
 SCHEMA = "jaxviz.compiles"
 SCHEMA_VERSION = 1
@@ -127,16 +129,6 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-def _fmt_s(seconds: float | None) -> str:
-    if seconds is None:
-        return "—"
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.0f} µs"
-    if seconds < 1:
-        return f"{seconds * 1e3:.1f} ms"
-    return f"{seconds:.2f} s"
-
-
 def _ordinal(n: int) -> str:
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
@@ -144,16 +136,9 @@ def _ordinal(n: int) -> str:
 
 def _ipython_cell(filename: str) -> int | None:
     """The execution count of the IPython cell compiled under ``filename``, if any."""
-    if "IPython" not in sys.modules:
-        return None
-    try:
-        from IPython import get_ipython
-
-        shell = get_ipython()
-        mapping = getattr(getattr(shell, "compile", None), "_filename_map", None)
-        return mapping.get(filename) if mapping else None
-    except Exception:
-        return None
+    name = ipython_cell_name(filename)  # "In[5]"
+    m = re.fullmatch(r"In\[(\d+)\]", name) if name else None
+    return int(m.group(1)) if m else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,12 +309,9 @@ def _sharding_text(sharding: Any) -> str:
 
 def _leaf_of(value: Any) -> Leaf:
     try:
-        aval = jax.typeof(value)
-        shape = tuple(int(d) if isinstance(d, (int, np.integer)) else -1 for d in aval.shape)
-        out = Aval(shape, str(aval.dtype), bool(getattr(aval, "weak_type", False)))
+        out = _make_aval(jax.typeof(value))
     except Exception:
-        shape = tuple(getattr(value, "shape", ()) or ())
-        out = Aval(shape, str(getattr(value, "dtype", type(value).__name__)), False)
+        out = _make_aval(value)
     return _intern(Leaf(out, _placement(value)))
 
 
@@ -805,7 +787,7 @@ class CompileEvent:
         head = f"`{self.function.name}`"
         if self.function.defined:
             head += f" (defined at {self.function.defined})"
-        costs = ", ".join(f"{k} {_fmt_s(v)}" for k, v in self.durations.items() if v is not None)
+        costs = ", ".join(f"{k} {fmt_seconds(v)}" for k, v in self.durations.items() if v is not None)
         if self.error:
             return f"{head} failed to trace{where}: {self.error}" + (f" ({costs})" if costs else "") + "."
         if self.kind == "compile" and not self.causes:
@@ -1139,7 +1121,7 @@ class _Baked:
         self.name, self.source, self.where = name, source, where
         self.text = short_repr(value)
         self.tree = tree  # for a container of numbers: its snapshot (_snapshot)
-        self.value = value if _is_scalar(value) else None
+        self.value = value if is_python_scalar(value) else None
         self.ref = None
         self.copy = None
         if self.value is None and tree is None:
@@ -1169,7 +1151,7 @@ class _Baked:
     def is_baked(self, value: Any) -> bool:
         if self.tree is not None:
             return _snapshot(value) == self.tree
-        if self.value is not None or _is_scalar(value):
+        if self.value is not None or is_python_scalar(value):
             return self.value is not None and _same_scalar(self.value, value)
         if self.ref is not None and self.ref() is value:
             if self.copy is not None and isinstance(value, np.ndarray):  # mutated in place?
@@ -1229,7 +1211,7 @@ def _snapshot(value: Any) -> Any:
     out = []
     size = 0
     for leaf in leaves:
-        if _is_scalar(leaf):
+        if is_python_scalar(leaf):
             out.append(leaf)
         elif isinstance(leaf, (np.ndarray, np.generic, jax.Array)) and not isinstance(leaf, jax.core.Tracer):
             size += int(np.size(leaf))
@@ -1241,12 +1223,8 @@ def _snapshot(value: Any) -> Any:
     return treedef, _Leaves(out)
 
 
-def _is_scalar(v: Any) -> bool:
-    return isinstance(v, (bool, int, float, complex)) and not isinstance(v, type)
-
-
 def _same_scalar(a: Any, b: Any) -> bool:
-    if not (_is_scalar(a) and _is_scalar(b)):
+    if not (is_python_scalar(a) and is_python_scalar(b)):
         return False
     try:
         return bool(a == b) and type(a) is type(b)
@@ -1407,8 +1385,8 @@ class Summary:
         lines = [f"{'function':24} {'traces':>6} {'compiles':>8} {'trace':>9} {'lower':>9} "
                  f"{'compile':>9} {'signatures':>10}  top cause"]
         for r in self.rows:
-            lines.append(f"{r.function[:24]:24} {r.traces:>6} {r.compiles:>8} {_fmt_s(r.trace_s):>9} "
-                         f"{_fmt_s(r.lower_s):>9} {_fmt_s(r.compile_s):>9} {r.signatures:>10}  "
+            lines.append(f"{r.function[:24]:24} {r.traces:>6} {r.compiles:>8} {fmt_seconds(r.trace_s):>9} "
+                         f"{fmt_seconds(r.lower_s):>9} {fmt_seconds(r.compile_s):>9} {r.signatures:>10}  "
                          f"{r.top_cause() or ''}")
         return "\n".join(lines)
 
@@ -1700,7 +1678,7 @@ class CompileLog:
             cause = Text(e.error or e.reason(), style="red" if e.error else
                          ("" if e.count == 1 else "yellow"))
             table.add_row(str(i), e.function.name, str(e.call_site or ""), cause,
-                          *(_fmt_s(e.durations[k]) for k in ("trace", "lower", "compile")))
+                          *(fmt_seconds(e.durations[k]) for k in ("trace", "lower", "compile")))
         yield table
         yield _summary_rich(self.summary.rows)
         for w in self.warnings:
@@ -1727,7 +1705,7 @@ def _log_html(log: CompileLog) -> str:
             f"<tr><td class='num'>{i}</td><td><b>{esc(e.function.name)}</b><br>"
             f"<small>{esc(str(e.function.defined or ''))}</small></td><td>{site}</td>"
             f"<td{' class=jv-warn' if e.error else ''}>{cause}</td>"
-            + "".join(f"<td class='num'>{_fmt_s(e.durations[k])}</td>"
+            + "".join(f"<td class='num'>{fmt_seconds(e.durations[k])}</td>"
                       for k in ("trace", "lower", "compile")) + "</tr>")
     head = ("<tr><th>#</th><th>function</th><th>called from</th><th>cause</th><th>trace</th>"
             "<th>lower</th><th>compile</th></tr>")
@@ -1744,8 +1722,8 @@ def _summary_html(rows: list[FunctionStats]) -> str:
     esc = html.escape
     body = "".join(
         f"<tr><td><b>{esc(r.function)}</b></td><td class='num'>{r.traces}</td>"
-        f"<td class='num'>{r.compiles}</td><td class='num'>{_fmt_s(r.trace_s)}</td>"
-        f"<td class='num'>{_fmt_s(r.lower_s)}</td><td class='num'>{_fmt_s(r.compile_s)}</td>"
+        f"<td class='num'>{r.compiles}</td><td class='num'>{fmt_seconds(r.trace_s)}</td>"
+        f"<td class='num'>{fmt_seconds(r.lower_s)}</td><td class='num'>{fmt_seconds(r.compile_s)}</td>"
         f"<td class='num'>{r.signatures}</td><td>{esc(r.top_cause() or '')}</td></tr>" for r in rows)
     return (f"{_CSS}<table class='jv-rc'><tr><th>function</th><th>traces</th><th>compiles</th>"
             "<th>trace</th><th>lower</th><th>compile</th><th>signatures</th><th>top cause</th>"
@@ -1760,8 +1738,8 @@ def _summary_rich(rows: list[FunctionStats]) -> Any:
                 "top cause"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r.function, str(r.traces), str(r.compiles), _fmt_s(r.trace_s),
-                      _fmt_s(r.lower_s), _fmt_s(r.compile_s), str(r.signatures),
+        table.add_row(r.function, str(r.traces), str(r.compiles), fmt_seconds(r.trace_s),
+                      fmt_seconds(r.lower_s), fmt_seconds(r.compile_s), str(r.signatures),
                       r.top_cause() or "")
     return table
 
@@ -1923,22 +1901,21 @@ class _Dispatcher:
         if not watches:
             return _Pending(None, jax_name, stage)
         thread = threading.current_thread().name
+
+        def untraced(fh: _Function, info: FunctionInfo, note: str) -> _Pending:
+            """A compile without a call we can read (no signature, no causes)."""
+            fh.count += 1
+            event = CompileEvent(info, site, None, [], fh.count, t0, kind="compile",
+                                 thread=thread, jax_name=jax_name, note=note)
+            return self._publish_new(event, jax_name, stage, watches, None)
+
         if call is None:
             info = FunctionInfo(jax_name, jax_name, None)
-            fh = _function_history(("<compile>", jax_name), info)
-            fh.count += 1
-            event = CompileEvent(
-                info, site, None, [], fh.count, t0, kind="compile", thread=thread,
-                jax_name=jax_name,
-                note=_NO_TRACE)
-            return self._publish_new(event, jax_name, stage, watches, None)
+            return untraced(_function_history(("<compile>", jax_name), info), info, _NO_TRACE)
         key, info, _ = _describe_function(call.fun)
         fh = _function_history(key, info)
         if _has_tracers(call):  # jitted function called under grad/vmap outside jit
-            fh.count += 1
-            event = CompileEvent(info, site, None, [], fh.count, t0, kind="compile",
-                                 thread=thread, jax_name=jax_name, note=_UNDER_TRANSFORM)
-            return self._publish_new(event, jax_name, stage, watches, None)
+            return untraced(fh, info, _UNDER_TRANSFORM)
         obj, previous = fh.object_for(call.fun, (call.static_argnums, call.static_argnames))
         try:
             sig: Signature | None = signature_of(call)

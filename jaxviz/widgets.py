@@ -14,7 +14,8 @@ import threading
 import time
 from typing import Any
 
-from .recompiles import CompileEvent, Watch, _fmt_s
+from .devices import fmt_seconds
+from .recompiles import CompileEvent, Watch
 
 _STAGE_COLORS = {"trace": "#4C9BE8", "lower": "#F2A541", "compile": "#D9534F"}
 
@@ -92,10 +93,10 @@ class LiveMonitor:
         total = sum(e.total_seconds for e in events)
         state = "watching" if self.log.active else "stopped"
         head = (f"<div style='font-weight:600'>jaxviz · {state} · {len(events)} compiles of "
-                f"{len(rows)} functions · {_fmt_s(total)} spent compiling</div>")
+                f"{len(rows)} functions · {fmt_seconds(total)} spent compiling</div>")
         counts = "".join(
             f"<tr><td><b>{esc(r.function)}</b></td><td style='text-align:right'>{r.compiles or r.traces}</td>"
-            f"<td style='text-align:right'>{_fmt_s(r.total_s)}</td>"
+            f"<td style='text-align:right'>{fmt_seconds(r.total_s)}</td>"
             f"<td>{esc(r.top_cause() or '')}</td></tr>" for r in rows[: self.functions])
         counts_html = (f"<table style='border-collapse:collapse;margin:4px 0'><tr><th align=left>"
                        f"function</th><th>compiles</th><th>time</th><th align=left>what changes"
@@ -105,13 +106,13 @@ class LiveMonitor:
         bars = []
         for e in recent:
             segs = "".join(
-                f"<span title='{k} {_fmt_s(v)}' style='display:inline-block;height:10px;"
+                f"<span title='{k} {fmt_seconds(v)}' style='display:inline-block;height:10px;"
                 f"width:{max(1, int(200 * v / longest))}px;background:{_STAGE_COLORS[k]}'></span>"
                 for k, v in e.durations.items() if v)
             color = "#c00" if e.error else ("#555" if e.count == 1 else "#000")
             bars.append(f"<div style='white-space:nowrap;color:{color}'>"
                         f"<code>{esc(e.function.name)[:24]:<24}</code> {segs} "
-                        f"<small>{_fmt_s(e.total_seconds)} · {esc(str(e.call_site or ''))}</small></div>")
+                        f"<small>{fmt_seconds(e.total_seconds)} · {esc(str(e.call_site or ''))}</small></div>")
         legend = " ".join(f"<span style='color:{c}'>■</span> {k}" for k, c in _STAGE_COLORS.items())
         timeline = (f"<div style='margin:4px 0'><small>timeline (latest last) {legend}</small>"
                     f"{''.join(bars)}</div>") if bars else ""
