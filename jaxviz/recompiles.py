@@ -1114,7 +1114,8 @@ class _Baked:
     """One value baked in at one trace, and where to read the name's current value."""
 
     __slots__ = ("name", "source", "where", "value", "ref", "copy", "tree", "text",
-                 "last_obj", "last_stale", "reported", "message", "message_for")
+                 "last_obj", "last_stale", "last_leaves", "version", "reported", "message",
+                 "message_for", "message_version")
 
     def __init__(self, name: str, source: str, where: Any, value: Any,
                  tree: Any = None) -> None:
@@ -1136,9 +1137,18 @@ class _Baked:
                     self.copy = None
         self.last_obj = value
         self.last_stale = False
+        # A container's (structure, leaves, leaf snapshot) when it was last compared: while
+        # the container and its leaves are the same objects, nothing is copied again.
+        self.last_leaves: tuple[Any, tuple[Any, ...], _Leaves] | None = None
+        if tree is not None:
+            flat = _small_leaves(value)
+            if flat is not None and flat[1] == tree[0] and len(flat[0]) == len(tree[1]):
+                self.last_leaves = (tree[0], tuple(flat[0]), tree[1])
+        self.version = 0  # counts the comparisons of a container that found it changed
         self.reported: str | None = None
         self.message: StaleGlobal | None = None  # for message_for, the current value
         self.message_for: Any = None
+        self.message_version = 0
 
     def current(self) -> Any:
         if self.source == "closure":
@@ -1169,11 +1179,46 @@ class _Baked:
         value = self.current()
         if value is _MISSING:
             return False, value
+        if self.tree is not None:
+            return self._tree_stale(value), value
         if value is self.last_obj and not isinstance(value, (np.ndarray, dict, list)):
             return self.last_stale, value  # the same immutable object as last time
         result = not self.is_baked(value)
         self.last_obj, self.last_stale = value, result
         return result, value
+
+    def _tree_stale(self, value: Any) -> bool:
+        """A tracked container: compared by identity first (the container and each leaf,
+        numpy leaves also by value as they change in place); only when something changed is
+        it snapshotted again (a device-to-host copy of each array) and compared by value."""
+        if value is self.last_obj and self._same_leaves(value):
+            return self.last_stale
+        parts = _snapshot_parts(value)
+        if parts is None:
+            result, self.last_leaves = True, None
+        else:
+            treedef, leaves, copies = parts
+            result = not ((treedef, copies) == self.tree)
+            self.last_leaves = (treedef, tuple(leaves), copies)
+        self.last_obj, self.last_stale = value, result
+        self.version += 1
+        return result
+
+    def _same_leaves(self, value: Any) -> bool:
+        if self.last_leaves is None:
+            return False
+        treedef, leaves, copies = self.last_leaves
+        flat = _small_leaves(value)
+        if flat is None or flat[1] != treedef or len(flat[0]) != len(leaves):
+            return False
+        for now, before, copy in zip(flat[0], leaves, copies):
+            if now is not before:
+                return False
+            if isinstance(now, np.ndarray) and not (  # numpy arrays change in place
+                    now.shape == copy.shape and now.dtype == copy.dtype
+                    and np.array_equal(now, copy)):
+                return False
+        return True
 
 
 _TREE_LEAVES = 64  # containers of numbers up to this many leaves are tracked
@@ -1197,9 +1242,8 @@ class _Leaves(tuple):
     __hash__ = tuple.__hash__
 
 
-def _snapshot(value: Any) -> Any:
-    """(structure, leaves) of a small dict/list/tuple of numbers and small arrays, or None
-    when ``value`` is not one (then it is not tracked: it is code or too big)."""
+def _small_leaves(value: Any) -> tuple[list[Any], Any] | None:
+    """(leaves, structure) of a small, non-empty dict/list/tuple, or None."""
     if not isinstance(value, (dict, list, tuple)) or not value:
         return None
     try:
@@ -1208,6 +1252,16 @@ def _snapshot(value: Any) -> Any:
         return None
     if not 0 < len(leaves) <= _TREE_LEAVES:
         return None
+    return leaves, treedef
+
+
+def _snapshot_parts(value: Any) -> tuple[Any, list[Any], _Leaves] | None:
+    """(structure, leaves, their copies) of a small dict/list/tuple of numbers and small
+    arrays, or None when ``value`` is not one."""
+    flat = _small_leaves(value)
+    if flat is None:
+        return None
+    leaves, treedef = flat
     out = []
     size = 0
     for leaf in leaves:
@@ -1220,7 +1274,14 @@ def _snapshot(value: Any) -> Any:
             out.append(np.array(leaf))
         else:
             return None
-    return treedef, _Leaves(out)
+    return treedef, leaves, _Leaves(out)
+
+
+def _snapshot(value: Any) -> Any:
+    """(structure, leaves) of a small dict/list/tuple of numbers and small arrays, or None
+    when ``value`` is not one (then it is not tracked: it is code or too big)."""
+    parts = _snapshot_parts(value)
+    return None if parts is None else (parts[0], parts[2])
 
 
 def _same_scalar(a: Any, b: Any) -> bool:
@@ -1480,10 +1541,11 @@ class Watch:
                 continue
             for baked, current in tracked.check():
                 stale = baked.message
-                if stale is None or baked.message_for is not current or isinstance(
-                        current, (dict, list, np.ndarray)):  # reprs cost: once per value
+                if (stale is None or baked.message_for is not current  # reprs cost: once
+                        or baked.message_version != baked.version  # a container changed
+                        or (baked.tree is None and isinstance(current, (dict, list, np.ndarray)))):
                     stale = baked.message = _stale_message(tracked, baked, current)
-                    baked.message_for = current
+                    baked.message_for, baked.message_version = current, baked.version
                 found.append(stale)
                 if report and baked.reported != stale.current:
                     baked.reported = stale.current

@@ -626,6 +626,39 @@ def test_stale_container_changed_in_place():
     assert log.check() == []
 
 
+def test_stale_container_is_copied_again_only_when_it_changed(monkeypatch):
+    """The check after every cell compares a tracked container by identity (the container
+    and each leaf) and snapshots it again (a device-to-host copy per array) only when
+    something changed; its message is rebuilt only then."""
+    ns = {"jax": jax, "jnp": jnp, "np": np}
+    exec("cfg = {'w': jnp.full((3,), 2.0), 'b': [jnp.ones(2), 0.5], 'mask': np.ones(2)}\n"
+         "def apply(x):\n    return x * cfg['w'] + cfg['b'][0].sum() * cfg['b'][1] + cfg['mask'][0]\n", ns)
+    snapshots = []
+    real = rc._snapshot_parts
+    monkeypatch.setattr(rc, "_snapshot_parts", lambda v: snapshots.append(v) or real(v))
+    with jaxviz.watch() as log:
+        jax.jit(ns["apply"])(jnp.ones(3))
+        snapshots.clear()
+        for _ in range(3):
+            assert log.check() == []
+        assert snapshots == []  # nothing changed: nothing copied
+        ns["cfg"]["w"] = jnp.full((3,), -1.0)  # in place, a new array
+        first = log.check()
+        assert len(first) == 1 and len(snapshots) == 1 and "-1." in first[0].current
+        again = log.check()
+        assert again[0] is first[0] and len(snapshots) == 1  # same message, no new copy
+        ns["cfg"]["w"] = jnp.full((3,), 2.0)  # another array with the baked values
+        assert log.check() == [] and len(snapshots) == 2
+        ns["cfg"]["mask"][1] = 7.0  # a numpy leaf changed in place: still seen
+        (stale,) = log.check()
+        assert "7." in stale.current and len(snapshots) == 3
+        ns["cfg"]["mask"][1] = 1.0
+        assert log.check() == []
+        ns["cfg"]["b"].append(1)  # the structure changed
+        (stale,) = log.check()
+        assert stale.name == "cfg" and "1]" in stale.current
+
+
 def test_stale_check_is_cheap_with_100_functions():
     import time
 
