@@ -515,6 +515,7 @@ def profile(fn: Callable[..., Any], *args: Any, device: Any = None, repeats: int
     ``fn`` may be plain or ``jax.jit``-ed (its own static arguments apply).
     """
     from . import _jax_internals as internals
+    from .tracing import normalize_static_argnums
 
     dev = resolve_device(device)
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
@@ -526,6 +527,7 @@ def profile(fn: Callable[..., Any], *args: Any, device: Any = None, repeats: int
             nums, names = info
     else:
         jitted = jax.jit(fn, static_argnums=nums, static_argnames=names)
+    nums = normalize_static_argnums(nums, len(args))  # -1: the last argument, as jit reads it
     if device is not None:
         args, kwargs = _place_dynamic(fn, args, kwargs, nums, names, dev)
     dyn_args, dyn_kwargs = _dynamic(fn, args, kwargs, nums, names)
@@ -552,7 +554,8 @@ def profile(fn: Callable[..., Any], *args: Any, device: Any = None, repeats: int
 
 
 def _static_positions(fn: Any, n_args: int, nums: tuple[int, ...], names: tuple[str, ...]) -> set[int]:
-    positions = {n % n_args for n in nums if -n_args <= n < n_args} if n_args else set()
+    """Positions of the static positional arguments (``nums`` normalised: no negatives)."""
+    positions = {n for n in nums if 0 <= n < n_args}
     try:
         params = list(inspect.signature(inspect.unwrap(fn)).parameters.values())
     except (TypeError, ValueError):
@@ -564,6 +567,7 @@ def _static_positions(fn: Any, n_args: int, nums: tuple[int, ...], names: tuple[
 
 
 def _static_kwarg_names(fn: Any, nums: tuple[int, ...], names: tuple[str, ...]) -> set[str]:
+    """Names of the static arguments passed by keyword (``nums`` normalised)."""
     out = set(names)
     try:
         params = list(inspect.signature(inspect.unwrap(fn)).parameters.values())

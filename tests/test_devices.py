@@ -105,6 +105,21 @@ def test_profile_static_arguments_and_jitted_functions():
     assert jnp.allclose(r.result, 10.0) and "steady" not in r.timings
 
 
+def test_profile_negative_static_argnums_count_from_the_end():
+    """As in jit (and ``jaxviz.trace``): -1 is the last positional argument."""
+    def tiled(x, reps, n):
+        return jnp.tile(x, reps) * n
+
+    x = jnp.ones(2)
+    for device in (None, "cpu"):  # also when the traced arguments are placed on a device
+        r = profile(tiled, x, 3, 2.0, static_argnums=-2, repeats=1, device=device)
+        assert r.result.shape == (6,) and jnp.allclose(r.result, 2.0)
+        r = profile(jax.jit(tiled, static_argnums=(-2,)), x, 3, 2.0, repeats=1, device=device)
+        assert r.result.shape == (6,)
+    r = profile(lambda x, n: jnp.zeros(n) + x.sum(), x, 4, static_argnums=-1, repeats=0)
+    assert r.result.shape == (4,) and jnp.allclose(r.result, 2.0)
+
+
 def test_loops_use_the_estimate():
     w = jnp.ones((32, 32))
 
