@@ -20,6 +20,7 @@ from ..graph import LEGEND, Graph, Item, View
 # this many edges the avals move to the edge tooltips, and the layout's iteration limits
 # are lowered (measured in benchmarks/bench_scale.py).
 MAX_LABELLED_EDGES = 60
+MAX_CURVED_EDGES = 150
 GROUP_FILL = {"call": "#EEF3FB", "scope": "#EEF3FB", "transform": "#F6F0FA", "eqn": "#FFF7E6",
               "jaxpr": "#FFFBF2"}
 
@@ -95,7 +96,10 @@ def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None
     _emit_group(dot, view, 0, ins, outs)
     labelled = len(view.edges) <= MAX_LABELLED_EDGES if edge_labels is None else edge_labels
     if len(view.edges) > MAX_LABELLED_EDGES:
-        dot.attr(nslimit="2", nslimit1="2", mclimit="0.5")
+        # Dense views: cheaper layout, and straight edges past MAX_CURVED_EDGES (routing
+        # splines around clusters is most of dot's time there, and reads no better).
+        splines = "line" if len(view.edges) > MAX_CURVED_EDGES else "polyline"
+        dot.attr(nslimit="2", nslimit1="2", mclimit="0.5", splines=splines)
     for e in view.edges:
         attrs = {"tooltip": ", ".join(a.text for a in e.avals[:8])}
         if labelled:

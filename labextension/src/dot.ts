@@ -11,6 +11,7 @@ import { ItemId, View, edgeIsWeak, edgeLabel, groupItem, nodeItem } from './view
 /** Beyond this many edges the avals move to the tooltips and the layout's iteration
  * limits are lowered (edge labels are what makes dot slow on big views). */
 export const MAX_LABELLED_EDGES = 60;
+export const MAX_CURVED_EDGES = 150;
 
 export const GROUP_FILL: { [kind: string]: string } = {
   call: '#EEF3FB',
@@ -164,7 +165,9 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
 
   const labelled = options.edgeLabels ?? view.edges.length <= MAX_LABELLED_EDGES;
   if (view.edges.length > MAX_LABELLED_EDGES) {
-    lines.push('  graph [nslimit=2 nslimit1=2 mclimit=0.5]');
+    // As render/dot.py: straight edges in dense views (spline routing is most of the cost).
+    const splines = view.edges.length > MAX_CURVED_EDGES ? 'line' : 'polyline';
+    lines.push(`  graph [nslimit=2 nslimit1=2 mclimit=0.5 splines=${splines}]`);
   }
   for (const e of view.edges) {
     const a: { [key: string]: string | undefined } = { id: `e_${e.src}_${e.dst}`, class: 'jaxviz-edge' };
