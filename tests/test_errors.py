@@ -18,23 +18,10 @@ import jaxviz
 from jaxviz import _jax_internals as internals
 from jaxviz import errors
 
-
 # ---------------------------------------------------------------------- helpers
-@pytest.fixture(autouse=True)
-def capture(request):
-    """``import jaxviz`` installs the capture of JAX's tracer errors and ``%unload_ext
-    jaxviz`` removes it (other test modules unload the extension): install it for each
-    test here, and put back the state it found."""
-    was = internals.tracer_error_capture_installed()
-    internals.install_tracer_error_capture()
-
-    def restore():
-        if was:
-            internals.install_tracer_error_capture()
-        else:
-            internals.uninstall_tracer_error_capture()
-
-    request.addfinalizer(restore)
+# ``%unload_ext jaxviz`` (other test modules) removes the capture of JAX's tracer errors:
+# every test here runs with it installed (the ``capture`` fixture of conftest.py).
+pytestmark = pytest.mark.usefixtures("capture")
 
 
 def _raise(fn, *args, **kwargs):

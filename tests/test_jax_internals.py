@@ -4,7 +4,6 @@ the failure message says what changed."""
 
 import jax
 import jax.numpy as jnp
-import pytest
 
 from jaxviz import _jax_internals as internals
 
@@ -153,22 +152,6 @@ def test_monitoring_listener_counts():
 
 # ---------------------------------------------------------------------- tracer errors
 # jaxviz.errors relies on these to find the tracer JAX refused and walk its provenance.
-@pytest.fixture()
-def capture(request):
-    """The tracer error capture installed for one test; the state before it restored
-    (``import jaxviz`` installs it, ``%unload_ext jaxviz`` removes it)."""
-    was = internals.tracer_error_capture_installed()
-    internals.install_tracer_error_capture()
-
-    def restore():
-        if was:
-            internals.install_tracer_error_capture()
-        else:
-            internals.uninstall_tracer_error_capture()
-
-    request.addfinalizer(restore)
-
-
 def _raised(fn, *args):
     try:
         fn(*args)
