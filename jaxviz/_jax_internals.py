@@ -68,6 +68,29 @@ def innermost_frame(eqn: Any, is_user_code: Callable[[Any], bool]) -> UserFrame 
     return None
 
 
+def traceback_code_stacks(closed: Any) -> list[tuple[Any, ...]]:
+    """Per equation of ``closed`` (sub-jaxprs included), the code objects of the Python
+    frames (library frames too, innermost first) on the stack when it was recorded, from
+    the function JAX was tracing inward (jaxlib cuts the stack there). Equal tracebacks are
+    merged first: a loop of 48 layers records few distinct ones."""
+    import jax.extend.core as jcore
+
+    tracebacks = set()
+    seen: set[int] = set()
+    stack = [closed.jaxpr if hasattr(closed, "jaxpr") else closed]
+    while stack:
+        jaxpr = stack.pop()
+        if id(jaxpr) in seen:
+            continue
+        seen.add(id(jaxpr))
+        for eqn in jaxpr.eqns:
+            traceback = getattr(eqn.source_info, "traceback", None)
+            if traceback is not None:
+                tracebacks.add(traceback)  # hashed and compared by content
+            stack.extend(jcore.jaxprs_in_params(eqn.params))
+    return [tuple(tb.raw_frames()[0]) for tb in tracebacks]
+
+
 _stack_cache: dict[Any, tuple[ScopeElement, ...]] = {}
 
 

@@ -24,10 +24,12 @@ from typing import Any
 
 import jax
 
+from .calls import instrument_tree
 from .devices import default_device, describe_device
 from .program import InputInfo, Program
 from .tracing import (
     _flat_inputs,
+    _fresh,
     _short,
     build_program,
     is_array,
@@ -137,6 +139,7 @@ def _as_function(analysis: CellAnalysis, params: list[str], filename: str, names
     )
     module = ast.Module(body=[fn], type_ignores=[])
     ast.fix_missing_locations(module)
+    instrument_tree(module)  # functions the cell defines get their call groups (jaxviz.calls)
     scope: dict[str, Any] = {}
     exec(compile(module, filename, "exec"), namespace, scope)  # defines the function only
     return scope[CELL_FUNCTION]
@@ -260,7 +263,8 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
 
         args = place(args, device)
     with _on_device(device):
-        staged = stage(jax.jit(staged_fn), args, {}, skip=[cell_code], cell_file=filename)
+        staged = stage(lambda: jax.jit(_fresh(staged_fn)), args, {}, skip=[cell_code], cell_file=filename,
+                       roots=[cell_fn])
     _check_no_leaks(namespace, snapshots)
     side["staged"] = staged
     input_names = [i.name for i in inputs if i.kind == "traced"]

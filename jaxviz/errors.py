@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _jax_internals as internals
+from .calls import ipython_cell_name, is_user_file
 from .graph import LEGEND, Aval, Graph, SourceLoc
-from .tracing import _make_aval, _short, ipython_cell_name, is_user_file
+from .tracing import _make_aval, _short
 
 MAX_MESSAGE_LINES = 12
 MAX_PROVENANCE_EQNS = 20000  # nodes walked back from the failing value (all inputs found)
@@ -844,7 +845,7 @@ class _Explainer:
 
     # ----------------------------------------------------------------- graph
     def _build_graph(self, root_key: Any, value_name: str, aval: Aval | None) -> tuple[Graph, frozenset[int]]:
-        from .tracing import make_source
+        from .calls import make_source
 
         g = Graph(f"provenance of {value_name}")
         groups: dict[int, int] = {}
@@ -1047,7 +1048,7 @@ class _Explainer:
     def _leak_origin(self, tracer: Any, staged: Any) -> tuple[SourceLoc | None, str | None]:
         if self.kind != "UnexpectedTracerError" or tracer is None:
             return None, None
-        from .tracing import make_source
+        from .calls import make_source
 
         frames = internals.tracer_created_at(staged if staged is not None else tracer)
         fn = internals.tracer_function(staged) if staged is not None else None

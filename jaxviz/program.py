@@ -48,6 +48,7 @@ class Program:
     expand: int | str | Iterable[int] | None = None  # the default view
     notes: list[str] = field(default_factory=list)  # one-line remarks shown in the summary
     run_report: Any = None  # jaxviz.devices.RunReport once the program ran (the "Run" section)
+    call_scopes: str = ""  # how user calls were recorded while tracing: "code" or "hook" (jaxviz.calls)
     _costs: Any = field(default=None, repr=False)  # see costs()
 
     # ----------------------------------------------------------------- facts

@@ -47,9 +47,10 @@ import jax
 import numpy as np
 
 from . import _jax_internals as internals
+from .calls import ipython_cell_name, is_user_file
 from .devices import fmt_seconds
 from .graph import MIME_TYPE, Aval
-from .tracing import _make_aval, captured_values, ipython_cell_name, is_python_scalar, is_user_file
+from .tracing import _make_aval, captured_values, is_python_scalar
 
 SCHEMA = "jaxviz.compiles"
 SCHEMA_VERSION = 1

@@ -1,12 +1,9 @@
 """Function or cell → ``Program``: trace with JAX's own staging API (``jax.jit(f).trace``),
 classify the inputs, and build the hierarchical graph model.
 
-User call structure: while JAX traces, a ``sys.settrace`` hook (this thread only, tracing only)
-opens a ``jax.named_scope`` for every call of a user function, named with a unique
-activation id. Every equation JAX records then carries the call it came from in its name
-stack, so 12 calls of ``block`` become 12 groups, and the forward (``jvp``) and backward
-(``transpose``) passes of ``grad`` stay apart. No JAX internals are needed for that; the
-name stack itself is read through ``_jax_internals``.
+User call structure comes from ``jaxviz.calls``: while JAX traces, every call of a user
+function opens a ``jax.named_scope``, so the equations it records carry the call in their
+name stacks (read through ``_jax_internals``) and become nested groups here.
 """
 
 from __future__ import annotations
@@ -15,11 +12,8 @@ import contextlib
 import functools
 import inspect
 import io
-import linecache
-import os
 import re
 import sys
-import sysconfig
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -30,153 +24,14 @@ import jax.extend.core as jcore
 import numpy as np
 
 from . import _jax_internals as internals
+from . import calls
+from .calls import SCOPE_PREFIX, CallInfo, is_user_file, make_source
 from .graph import Aval, Graph, SourceLoc
 from .program import InputInfo, Program
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-internals.register_library_path(_PACKAGE_DIR)
-
-_LIBRARY_DIRS = tuple(
-    {p + os.sep for p in (sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib"),
-                          sysconfig.get_path("purelib"), sysconfig.get_path("platlib")) if p}
-    | {_PACKAGE_DIR}
-)
-_ANONYMOUS = frozenset({"<lambda>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<module>"})
-SCOPE_PREFIX = "jv"  # our activation scopes are named "jv<id>:<function>"
-_STALE_SCOPE = re.compile(SCOPE_PREFIX + r"\d+:(.+)")
 PYTREE_GROUP_MIN = 5  # an argument with this many leaves is drawn as one group
 LINE_GROUP_MIN = 8  # this many consecutive equations from one line become a group
-
-
-def is_user_file(filename: str) -> bool:
-    """User code: anything outside the standard library, site-packages and jaxviz."""
-    return not filename.startswith(_LIBRARY_DIRS)
-
-
-# ---------------------------------------------------------------------- call scopes
-@dataclass(slots=True)
-class CallInfo:
-    function: str
-    defined: SourceLoc | None
-    call_site: SourceLoc | None
-
-
-class CallScopes:
-    """Opens a ``jax.named_scope`` per user-function call while tracing (this thread only).
-
-    Uses ``sys.settrace``: the global hook runs once per Python call and returns at once
-    for library code, so JAX's own (many) calls cost little; user frames get a local hook
-    for their ``return`` only (line events off). When a debugger or coverage tool already
-    traces, ``sys.setprofile`` is used instead so as not to displace it.
-    """
-
-    def __init__(self, skip: Iterable[Any] = (), cell_file: str | None = None) -> None:
-        self.calls: dict[str, CallInfo] = {}
-        self._skip = set(skip)  # code objects of the traced entry point itself
-        self._cell_file = cell_file
-        self._user_code: dict[Any, bool] = {}
-        self._open: list[tuple[Any, Any]] = []
-        self._uses_profile = False
-        self._previous: Any = None
-
-    def __enter__(self) -> CallScopes:
-        self._uses_profile = sys.gettrace() is not None
-        if self._uses_profile:
-            self._previous = sys.getprofile()
-            sys.setprofile(self._profile_hook)
-        else:
-            sys.settrace(self._make_trace_hook())
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._uses_profile:
-            sys.setprofile(self._previous)
-        else:
-            sys.settrace(None)
-        while self._open:  # only on errors: close what the unwinding did not
-            self._open.pop()[1].__exit__(None, None, None)
-
-    def _is_user(self, code: Any) -> bool:
-        user = self._user_code.get(code)
-        if user is None:
-            user = self._user_code[code] = (
-                code.co_name not in _ANONYMOUS and is_user_file(code.co_filename)
-                and code not in self._skip
-            )
-        return user
-
-    def _make_trace_hook(self) -> Callable[..., Any]:
-        # This runs on every Python call JAX makes while tracing: keep it to one dict
-        # lookup for library code.
-        known = self._user_code.get
-        is_user = self._is_user
-        open_scope = self._open_scope
-        local_hook = self._local_hook
-
-        def hook(frame: Any, event: str, arg: Any) -> Any:
-            user = known(frame.f_code)
-            if user is False or (user is None and not is_user(frame.f_code)):
-                return None
-            open_scope(frame)
-            frame.f_trace_lines = False
-            return local_hook
-
-        return hook
-
-    def _local_hook(self, frame: Any, event: str, arg: Any) -> Any:
-        if event == "return" and self._open and self._open[-1][0] is frame:
-            self._open.pop()[1].__exit__(None, None, None)
-        return self._local_hook
-
-    def _profile_hook(self, frame: Any, event: str, arg: Any) -> None:
-        if event == "call":
-            if self._is_user(frame.f_code):
-                self._open_scope(frame)
-        elif event == "return" and self._open and self._open[-1][0] is frame:
-            self._open.pop()[1].__exit__(None, None, None)
-
-    def _open_scope(self, frame: Any) -> None:
-        code = frame.f_code
-        key = f"{SCOPE_PREFIX}{len(self.calls) + 1}:{code.co_name}"
-        caller = frame.f_back
-        while caller is not None and not is_user_file(caller.f_code.co_filename):
-            caller = caller.f_back  # e.g. lax.scan calling the body: show the user's line
-        self.calls[key] = CallInfo(
-            code.co_name,
-            self._loc(code.co_filename, code.co_firstlineno, code.co_name),
-            self._loc(caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name)
-            if caller is not None else None,
-        )
-        scope = jax.named_scope(key)
-        scope.__enter__()
-        self._open.append((frame, scope))
-
-    def _loc(self, file: str, line: int, function: str) -> SourceLoc:
-        return make_source(file, line, function, self._cell_file)
-
-
-def make_source(file: str, line: int, function: str, cell_file: str | None) -> SourceLoc:
-    text = linecache.getline(file, line).strip() or None
-    return SourceLoc(file, line, function, line if file == cell_file else None, text,
-                     ipython_cell_name(file))
-
-
-@functools.lru_cache(maxsize=1024)
-def ipython_cell_name(file: str) -> str | None:
-    """``In[5]`` for a file IPython compiled a notebook cell into, else None."""
-    if not (file.startswith("<ipython-input-") or "ipykernel_" in file):
-        return None
-    try:
-        from IPython import get_ipython
-
-        shell = get_ipython()
-        named = shell.compile.format_code_name(file) if shell is not None else None
-    except Exception:  # no shell, or an IPython without the method
-        named = None
-    if named:
-        return named[1]
-    m = re.match(r"<ipython-input-(\d+)-", file)
-    return f"In[{m.group(1)}]" if m else None
+_STALE_SCOPE = re.compile(SCOPE_PREFIX + r"\d+:(.+)")
 
 
 # ---------------------------------------------------------------------- graph building
@@ -575,23 +430,25 @@ def _match_consts(consts: Sequence[Any], candidates: Iterable[tuple[InputInfo, A
 
 # ---------------------------------------------------------------------- stdout tee
 class _Tee(io.TextIOBase):
-    """Passes writes through and keeps a copy: what the user's code printed while traced."""
+    """Keeps a copy of what the user's code printed while traced, passing it through when
+    ``echo`` (a second trace of the same code keeps quiet: its prints were seen once)."""
 
-    def __init__(self, target: Any) -> None:
+    def __init__(self, target: Any, echo: bool = True) -> None:
         self.target = target
+        self.echo = echo
         self.buffer_text = io.StringIO()
 
     def write(self, s: str) -> int:
         self.buffer_text.write(s)
-        return self.target.write(s)
+        return self.target.write(s) if self.echo else len(s)
 
     def flush(self) -> None:
         self.target.flush()
 
 
 @contextlib.contextmanager
-def capture_trace_output() -> Any:
-    tee = _Tee(sys.stdout)
+def capture_trace_output(echo: bool = True) -> Any:
+    tee = _Tee(sys.stdout, echo)
     with contextlib.redirect_stdout(tee):
         yield tee.buffer_text
 
@@ -605,16 +462,22 @@ class Staged:
     calls: dict[str, CallInfo]
     trace_output: str
     trace_seconds: float
+    scopes: str = "code"  # how user calls were recorded: "code" or "hook" (jaxviz.calls)
 
 
-def stage(jitted: Any, args: Sequence[Any], kwargs: dict[str, Any], skip: Iterable[Any] = (),
-          cell_file: str | None = None) -> Staged:
-    """Trace a jitted callable once, recording user calls and trace-time prints."""
-    scopes = CallScopes(skip=skip, cell_file=cell_file)
+def stage(make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str, Any],
+          skip: Iterable[Any] = (), cell_file: str | None = None, roots: Iterable[Any] = ()) -> Staged:
+    """Trace once, recording user calls and trace-time prints. ``make_jitted()`` returns a
+    fresh jitted callable (a cached trace would not run the user's code again); ``roots``
+    are where the user functions that may run are found (``jaxviz.calls``)."""
+    roots = [*roots, *args, *kwargs.values()]
     t0 = time.perf_counter()
-    with capture_trace_output() as printed, scopes:
-        traced = jitted.trace(*args, **kwargs)
-    return Staged(traced, scopes.calls, printed.getvalue(), time.perf_counter() - t0)
+    for attempt, recorder in enumerate(calls.recorders(roots, skip, cell_file)):
+        with capture_trace_output(echo=attempt == 0) as printed, recorder:
+            traced = make_jitted().trace(*args, **kwargs)
+        if recorder.complete(traced.jaxpr):
+            break
+    return Staged(traced, recorder.calls, printed.getvalue(), time.perf_counter() - t0, recorder.mode)
 
 
 def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_names: list[str],
@@ -626,7 +489,7 @@ def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_name
     graph = GraphBuilder(name, staged.calls, cell_file).build(
         closed, inputs, input_names, output_names, const_names)
     program = Program(name, closed, inputs, output_names, graph, source=source,
-                      trace_output=staged.trace_output)
+                      trace_output=staged.trace_output, call_scopes=staged.scopes)
     program.timings["trace"] = staged.trace_seconds
     program.timings["graph"] = time.perf_counter() - t0
     return program
@@ -669,14 +532,16 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
     static_argnums = normalize_static_argnums(static_argnums, len(args))
     # Always trace a fresh function object: JAX caches traces per function, and a cached
     # jaxpr would lack the call scopes recorded while tracing (and take no time).
-    jitted = jax.jit(_fresh(python_fn), static_argnums=static_argnums, static_argnames=static_argnames)
+    def make_jitted() -> Any:
+        return jax.jit(_fresh(python_fn), static_argnums=static_argnums, static_argnames=static_argnames)
+
     name = getattr(python_fn, "__name__", None) or type(python_fn).__name__
     inputs, input_names = _classify_arguments(python_fn, args, kwargs, static_argnums, static_argnames)
     captured = captured_values(python_fn)
     inputs += [info for info, _ in captured]
     code = getattr(inspect.unwrap(python_fn), "__code__", None)
     try:
-        staged = stage(jitted, args, kwargs, skip=[code] if code else ())
+        staged = stage(make_jitted, args, kwargs, skip=[code] if code else (), roots=[python_fn])
     except Exception as exc:
         _note_explanation(exc)
         raise

@@ -2,6 +2,8 @@
 ``jaxviz/_jax_internals.py``). If one of these fails after a JAX upgrade, fix that module:
 the failure message says what changed."""
 
+import sys
+
 import jax
 import jax.numpy as jnp
 
@@ -31,6 +33,31 @@ def test_innermost_frame_uses_raw_frames():
     assert frame is not None, "JAX changed Traceback.raw_frames / source_info_util.raw_frame_to_frame"
     assert frame.function.endswith("f") and frame.line == f.__code__.co_firstlineno + 1
     assert internals.innermost_frame(eqn, lambda code: False) is None
+
+
+def test_traceback_code_stacks_merge_equal_tracebacks_and_reach_the_traced_function():
+    def layer(x):
+        return jnp.sin(x) * 2
+
+    def f(x):
+        for _ in range(6):
+            x = layer(x)
+        return jax.lax.scan(lambda c, _: (jnp.cos(c), None), x, None, length=3)[0]
+
+    closed = jax.make_jaxpr(f)(1.0)
+    stacks = internals.traceback_code_stacks(closed)
+    assert stacks and all(isinstance(c, type(f.__code__)) for s in stacks for c in s), \
+        "JAX changed Traceback.raw_frames (expected code objects)"
+    in_layer = [s for s in stacks if layer.__code__ in s]
+    # 12 equations from 6 calls made on the same lines: Traceback compares by content.
+    assert len(in_layer) == 2, f"JAX changed Traceback hashing/equality: {len(in_layer)} stacks"
+    assert all(s.index(layer.__code__) < s.index(f.__code__) for s in in_layer), "innermost first"
+    body = [s for s in stacks if any(c.co_name == "<lambda>" for c in s)]
+    assert body, "sub-jaxpr equations missing (jax.extend.core.jaxprs_in_params)"
+    # jaxlib cuts each stack at the function being traced: this test's own frame, which
+    # called make_jaxpr, is not in it (jaxviz.calls relies on that to tell its trace apart).
+    here = sys._getframe().f_code
+    assert not any(here in s for s in stacks), "jaxlib's Traceback now reaches past the traced function"
 
 
 def test_name_stack_records_scopes_and_transforms():

@@ -1,0 +1,472 @@
+"""User call structure while JAX traces: a ``jax.named_scope`` per call of a user function.
+
+Every equation JAX records then carries the call it came from in its name stack, so 12
+calls of ``block`` become 12 groups, and the forward (``jvp``) and backward (``transpose``)
+passes of ``grad`` stay apart. Scopes are named ``jv<activation>:<function>``.
+
+Two ways to open them, giving the same scopes:
+
+* ``CodeScopes`` (the default). For the duration of the trace, the user functions that
+  can run get a copy of their code with the body wrapped in ``with __jaxviz_call__():``.
+  The copy is compiled from the function's own source, and used only when compiling that
+  unchanged source reproduces the function's code exactly, so what runs is what the user
+  wrote. No interpreter hook is set, so JAX traces at full speed.
+* ``HookScopes``: a ``sys.settrace`` hook that sees every Python call. Simple and
+  complete, but on CPython 3.11 a set hook takes the interpreter off its specialised fast
+  path, which makes tracing a big model about twice as slow.
+
+``recorders()`` yields the first, then the second: after a trace, ``complete()`` checks
+every user frame in every equation's traceback; if a user function ran without a scope
+(its source was unavailable or had changed since it was compiled), the trace is taken
+again with the hook.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import functools
+import linecache
+import os
+import re
+import sys
+import sysconfig
+import threading
+import types
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+
+from . import _jax_internals as internals
+from .graph import SourceLoc
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+internals.register_library_path(_PACKAGE_DIR)
+
+_LIBRARY_DIRS = tuple(
+    {p + os.sep for p in (sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib"),
+                          sysconfig.get_path("purelib"), sysconfig.get_path("platlib")) if p}
+    | {_PACKAGE_DIR}
+)
+_ANONYMOUS = frozenset({"<lambda>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<module>"})
+SCOPE_PREFIX = "jv"  # our activation scopes are named "jv<id>:<function>"
+HOOK_NAME = "__jaxviz_call__"  # the builtin an instrumented function body calls
+MODE_ENV = "JAXVIZ_CALL_SCOPES"  # "hook" forces the settrace recorder (tests, debugging)
+_GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async gen
+_FUTURE_FLAGS = functools.reduce(
+    lambda a, b: a | b, (getattr(__import__("__future__"), f).compiler_flag
+                         for f in __import__("__future__").all_feature_names), 0)
+
+
+def is_user_file(filename: str) -> bool:
+    """User code: anything outside the standard library, site-packages and jaxviz."""
+    return not filename.startswith(_LIBRARY_DIRS)
+
+
+@dataclass(slots=True)
+class CallInfo:
+    function: str
+    defined: SourceLoc | None
+    call_site: SourceLoc | None
+
+
+def make_source(file: str, line: int, function: str, cell_file: str | None) -> SourceLoc:
+    text = linecache.getline(file, line).strip() or None
+    return SourceLoc(file, line, function, line if file == cell_file else None, text,
+                     ipython_cell_name(file))
+
+
+@functools.lru_cache(maxsize=1024)
+def ipython_cell_name(file: str) -> str | None:
+    """``In[5]`` for a file IPython compiled a notebook cell into, else None."""
+    if not (file.startswith("<ipython-input-") or "ipykernel_" in file):
+        return None
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        named = shell.compile.format_code_name(file) if shell is not None else None
+    except Exception:  # no shell, or an IPython without the method
+        named = None
+    if named:
+        return named[1]
+    m = re.match(r"<ipython-input-(\d+)-", file)
+    return f"In[{m.group(1)}]" if m else None
+
+
+class _Recorder:
+    """What both recorders share: the activations recorded so far."""
+
+    mode = ""
+
+    def __init__(self, skip: Iterable[Any] = (), cell_file: str | None = None) -> None:
+        self.calls: dict[str, CallInfo] = {}
+        self._skip = set(skip)  # code objects of the traced entry point itself
+        self._cell_file = cell_file
+        self._user_code: dict[Any, bool] = {}
+
+    def _is_user(self, code: Any) -> bool:
+        user = self._user_code.get(code)
+        if user is None:
+            user = self._user_code[code] = (
+                code.co_name not in _ANONYMOUS and is_user_file(code.co_filename)
+                and code not in self._skip
+            )
+        return user
+
+    def _record(self, frame: Any) -> str:
+        """Name the activation of ``frame`` and remember where it was defined and called."""
+        code = frame.f_code
+        key = f"{SCOPE_PREFIX}{len(self.calls) + 1}:{code.co_name}"
+        caller = frame.f_back
+        while caller is not None and not is_user_file(caller.f_code.co_filename):
+            caller = caller.f_back  # e.g. lax.scan calling the body: show the user's line
+        self.calls[key] = CallInfo(
+            code.co_name,
+            make_source(code.co_filename, code.co_firstlineno, code.co_name, self._cell_file),
+            make_source(caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name, self._cell_file)
+            if caller is not None else None,
+        )
+        return key
+
+    def complete(self, closed: Any) -> bool:
+        """Whether every user function that recorded equations of ``closed`` ran inside a
+        scope of its own."""
+        return True
+
+
+# ---------------------------------------------------------------------- settrace recorder
+class HookScopes(_Recorder):
+    """Opens a scope per user-function call with ``sys.settrace`` (this thread only).
+
+    The global hook runs once per Python call and returns at once for library code; user
+    frames get a local hook for their ``return`` only (line events off). When a debugger or
+    coverage tool already traces, ``sys.setprofile`` is used instead so as not to displace it.
+    """
+
+    mode = "hook"
+
+    def __init__(self, skip: Iterable[Any] = (), cell_file: str | None = None) -> None:
+        super().__init__(skip, cell_file)
+        self._open: list[tuple[Any, Any]] = []
+        self._uses_profile = False
+        self._previous: Any = None
+
+    def __enter__(self) -> HookScopes:
+        self._uses_profile = sys.gettrace() is not None
+        if self._uses_profile:
+            self._previous = sys.getprofile()
+            sys.setprofile(self._profile_hook)
+        else:
+            sys.settrace(self._make_trace_hook())
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._uses_profile:
+            sys.setprofile(self._previous)
+        else:
+            sys.settrace(None)
+        while self._open:  # only on errors: close what the unwinding did not
+            self._open.pop()[1].__exit__(None, None, None)
+
+    def _make_trace_hook(self) -> Callable[..., Any]:
+        # This runs on every Python call JAX makes while tracing: keep it to one dict
+        # lookup for library code.
+        known = self._user_code.get
+        is_user = self._is_user
+        open_scope = self._open_scope
+        local_hook = self._local_hook
+
+        def hook(frame: Any, event: str, arg: Any) -> Any:
+            user = known(frame.f_code)
+            if user is False or (user is None and not is_user(frame.f_code)):
+                return None
+            open_scope(frame)
+            frame.f_trace_lines = False
+            return local_hook
+
+        return hook
+
+    def _local_hook(self, frame: Any, event: str, arg: Any) -> Any:
+        if event == "return" and self._open and self._open[-1][0] is frame:
+            self._open.pop()[1].__exit__(None, None, None)
+        return self._local_hook
+
+    def _profile_hook(self, frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            if self._is_user(frame.f_code):
+                self._open_scope(frame)
+        elif event == "return" and self._open and self._open[-1][0] is frame:
+            self._open.pop()[1].__exit__(None, None, None)
+
+    def _open_scope(self, frame: Any) -> None:
+        scope = jax.named_scope(self._record(frame))
+        scope.__enter__()
+        self._open.append((frame, scope))
+
+
+# ---------------------------------------------------------------------- code recorder
+_active = threading.local()  # .recorder: the CodeScopes tracing on this thread
+_NO_SCOPE = contextlib.nullcontext()
+
+
+def _enter_call() -> Any:
+    """What an instrumented body enters: a scope while a trace records on this thread, else
+    nothing (an instrumented closure may outlive the trace that created it)."""
+    recorder = getattr(_active, "recorder", None)
+    if recorder is None:
+        return _NO_SCOPE
+    return recorder.scope_for(sys._getframe(1))
+
+
+setattr(builtins, HOOK_NAME, _enter_call)
+
+
+def is_instrumented(code: Any) -> bool:
+    return HOOK_NAME in code.co_names
+
+
+class _Instrument(ast.NodeTransformer):
+    """Wraps the body of every (non-generator) ``def`` in ``with __jaxviz_call__():``,
+    keeping every statement's own position."""
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        self.generic_visit(node)
+        body = node.body
+        doc = body[:1] if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                           and isinstance(body[0].value.value, str)) else []
+        rest = body[len(doc):]
+        if not rest or _is_generator(node):
+            return node
+        position = {"lineno": node.lineno, "col_offset": node.col_offset,
+                    "end_lineno": node.lineno, "end_col_offset": node.col_offset + 3}
+        call = ast.Call(ast.Name(HOOK_NAME, ast.Load(), **position), [], [], **position)
+        node.body = doc + [ast.With([ast.withitem(call)], rest, **position)]
+        return node
+
+
+def _is_generator(fn: ast.FunctionDef) -> bool:
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def instrument_tree(tree: ast.Module) -> ast.Module:
+    """Instrument every function defined in ``tree`` (in place; returns it)."""
+    return _Instrument().visit(tree)
+
+
+def _code_key(code: Any) -> tuple[str, int]:
+    return getattr(code, "co_qualname", code.co_name), code.co_firstlineno
+
+
+def _codes_by_key(code: Any, out: dict[tuple[str, int], list[Any]]) -> dict[tuple[str, int], list[Any]]:
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            out.setdefault(_code_key(const), []).append(const)
+            _codes_by_key(const, out)
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _compile_both(filename: str, source: str, flags: int) -> tuple[dict, dict] | None:
+    """The file's functions compiled as written and instrumented, by (qualname, line)."""
+    try:
+        plain = compile(source, filename, "exec", flags=flags, dont_inherit=True)
+        tree = ast.parse(source, filename)
+        instrumented = compile(instrument_tree(tree), filename, "exec", flags=flags, dont_inherit=True)
+    except (SyntaxError, ValueError):  # e.g. a cell with top-level await
+        return None
+    return _codes_by_key(plain, {}), _codes_by_key(instrumented, {})
+
+
+_instrumented: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+_NOT_POSSIBLE = object()
+
+
+def instrumented_code(code: Any) -> Any | None:
+    """The instrumented twin of a user function's code, or None when there is none we can
+    trust (no source, source changed since, a generator, ...). Cached per code object."""
+    cached = _instrumented.get(code, None)
+    if cached is None:
+        cached = _instrumented[code] = _make_instrumented(code) or _NOT_POSSIBLE
+    return None if cached is _NOT_POSSIBLE else cached
+
+
+def _make_instrumented(code: Any) -> Any | None:
+    if code.co_flags & _GENERATOR_FLAGS or is_instrumented(code):
+        return None
+    lines = linecache.getlines(code.co_filename)
+    if not lines:
+        return None
+    compiled = _compile_both(code.co_filename, "".join(lines), code.co_flags & _FUTURE_FLAGS)
+    if compiled is None:
+        return None
+    plain, instrumented = compiled
+    key = _code_key(code)
+    for twin, candidate in zip(instrumented.get(key, ()), plain.get(key, ())):
+        if candidate == code and twin.co_freevars == code.co_freevars and is_instrumented(twin):
+            return twin
+    return None
+
+
+def user_functions(roots: Iterable[Any], limit: int = 20_000) -> list[types.FunctionType]:
+    """User functions reachable from ``roots``: through globals a function names, closures,
+    defaults, wrappers (``__wrapped__``, partials, bound methods), user classes and their
+    instances, user modules and containers. What this misses, ``complete()`` catches."""
+    found: list[types.FunctionType] = []
+    seen: set[int] = set()
+    todo = list(roots)
+    while todo and len(seen) < limit:
+        obj = todo.pop()
+        if id(obj) in seen or isinstance(obj, (str, bytes, int, float, complex, bool, type(None))):
+            continue
+        seen.add(id(obj))
+        try:
+            todo.extend(_references(obj, found))
+        except Exception:  # a __getattr__ that raises, a proxy: nothing to follow there
+            continue
+    return found
+
+
+def _references(obj: Any, found: list[types.FunctionType]) -> Iterable[Any]:
+    if isinstance(obj, types.FunctionType):
+        code = obj.__code__
+        user = is_user_file(code.co_filename)
+        if user:
+            found.append(obj)
+        refs: list[Any] = [c.cell_contents for c in obj.__closure__ or () if _filled(c)]
+        refs += list(obj.__defaults__ or ()) + list((obj.__kwdefaults__ or {}).values())
+        if hasattr(obj, "__wrapped__"):
+            refs.append(obj.__wrapped__)
+        if user:
+            g = obj.__globals__
+            refs += [g[n] for n in _global_names(code) if n in g]
+        return refs
+    if isinstance(obj, types.MethodType):
+        return [obj.__func__, obj.__self__]
+    if isinstance(obj, functools.partial):
+        return [obj.func, *obj.args, *obj.keywords.values()]
+    if isinstance(obj, (staticmethod, classmethod)):
+        return [obj.__func__]
+    if isinstance(obj, property):
+        return [obj.fget, obj.fset]
+    if isinstance(obj, types.ModuleType):
+        file = getattr(obj, "__file__", None) or ""
+        return list(vars(obj).values()) if file and is_user_file(file) else []
+    if isinstance(obj, type):
+        file = getattr(sys.modules.get(obj.__module__), "__file__", None)
+        user = is_user_file(file) if file else obj.__module__ == "__main__"
+        return [*vars(obj).values(), *obj.__bases__] if user else []
+    if isinstance(obj, dict):
+        return list(obj.values())[:1000]
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return list(obj)[:1000]
+    refs = [type(obj)]
+    if hasattr(obj, "__wrapped__"):
+        refs.append(obj.__wrapped__)
+    attrs = getattr(obj, "__dict__", None)
+    if isinstance(attrs, dict):
+        refs += list(attrs.values())[:200]
+    return refs
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 (reading it is the test)
+    except ValueError:  # an empty cell (a name not yet bound)
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=4096)
+def _global_names(code: Any) -> tuple[str, ...]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names.update(_global_names(const))
+    return tuple(names)
+
+
+class CodeScopes(_Recorder):
+    """Opens a scope per user-function call through instrumented code (see the module
+    docstring). Swaps code in on entry and back on exit; this thread only."""
+
+    mode = "code"
+
+    def __init__(self, roots: Iterable[Any] = (), skip: Iterable[Any] = (), cell_file: str | None = None) -> None:
+        super().__init__(skip, cell_file)
+        self._roots = list(roots)
+        self._swapped: list[tuple[types.FunctionType, Any]] = []
+
+    def __enter__(self) -> CodeScopes:
+        for code in list(self._skip):  # the entry point runs instrumented too: skip its twin
+            twin = instrumented_code(code)
+            if twin is not None:
+                self._skip.add(twin)
+        for fn in user_functions(self._roots):
+            twin = instrumented_code(fn.__code__) if _plain_builtins(fn) else None
+            if twin is not None:
+                self._swapped.append((fn, fn.__code__))
+                fn.__code__ = twin
+        self._previous = getattr(_active, "recorder", None)
+        _active.recorder = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _active.recorder = self._previous
+        for fn, code in reversed(self._swapped):
+            fn.__code__ = code
+        self._swapped.clear()
+
+    def scope_for(self, frame: Any) -> Any:
+        if frame.f_code in self._skip:
+            return _NO_SCOPE
+        return jax.named_scope(self._record(frame))
+
+    def complete(self, closed: Any) -> bool:
+        return not self.unscoped(closed)
+
+    def unscoped(self, closed: Any) -> set[Any]:
+        """Code of user functions that recorded equations outside a scope of their own.
+
+        JAX keeps, per equation, the Python stack from the function being traced (this
+        trace's entry, or a jitted callee, a scan body ...) inward. A stack whose outermost
+        user function could have been instrumented but was not comes from a trace JAX had
+        cached before this one (a jitted callee the user ran already): not ours to check.
+        """
+        missed: set[Any] = set()
+        for codes in internals.traceback_code_stacks(closed):
+            users = [c for c in codes if self._is_user(c) or c in self._skip]
+            if not users:
+                continue
+            outer = users[-1]
+            if outer not in self._skip and not is_instrumented(outer) and instrumented_code(outer) is not None:
+                continue
+            missed.update(c for c in users if c not in self._skip and not is_instrumented(c)
+                          and not c.co_flags & _GENERATOR_FLAGS)
+        return missed
+
+
+def _plain_builtins(fn: types.FunctionType) -> bool:
+    """Instrumented code finds ``__jaxviz_call__`` among the builtins: only swap it into a
+    function that uses the real ones (not an ``exec`` with a builtins dict of its own)."""
+    b = getattr(fn, "__builtins__", None)
+    return b is None or b is builtins.__dict__ or b is builtins
+
+
+def recorders(roots: Iterable[Any], skip: Iterable[Any] = (), cell_file: str | None = None) -> Iterator[_Recorder]:
+    """The recorders to try in turn: trace with each until one is ``complete()``."""
+    skip = list(skip)
+    if os.environ.get(MODE_ENV, "code") != "hook":
+        yield CodeScopes(roots, skip, cell_file)
+    yield HookScopes(skip, cell_file)

@@ -1,0 +1,256 @@
+"""User call groups (``jaxviz.calls``): the instrumented-code recorder gives exactly the
+groups the settrace recorder gives, puts the user's code back afterwards, and falls back
+to the hook when a function that ran could not be instrumented."""
+
+import dis
+import importlib
+import linecache
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import pytest
+from zoo import ZOO, flax_apply
+
+import jaxviz
+from jaxviz import calls
+
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "benchmarks"))
+import models  # noqa: E402
+
+
+def structure(program):
+    """Everything about the groups and nodes that the call recorder influences."""
+    g = program.graph
+    return ([(x.name, x.kind, x.parent, x.n_eqns, x.repeat) for x in g.groups],
+            [(n.kind, n.label, n.group) for n in g.nodes])
+
+
+def trace_with(mode, monkeypatch, fn, *args, **kwargs):
+    monkeypatch.setenv(calls.MODE_ENV, mode)
+    return jaxviz.trace(fn, *args, **kwargs)
+
+
+def call_groups(program):
+    return sorted(g.name for g in program.graph.groups if g.kind == "call")
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_code_and_hook_recorders_build_the_same_graph(name, monkeypatch):
+    fn, args, kwargs = ZOO[name]
+    by_code = trace_with("code", monkeypatch, fn, *args, **kwargs)
+    by_hook = trace_with("hook", monkeypatch, fn, *args, **kwargs)
+    assert by_code.call_scopes == "code" and by_hook.call_scopes == "hook"
+    assert structure(by_code) == structure(by_hook)
+
+
+def test_transformer_and_flax_models_same_graph_without_a_hook(monkeypatch):
+    params, tokens = models.init_params(3), models.tokens()
+    by_code = trace_with("code", monkeypatch, models.train_step, params, tokens)
+    by_hook = trace_with("hook", monkeypatch, models.train_step, params, tokens)
+    assert by_code.call_scopes == "code"
+    assert structure(by_code) == structure(by_hook)
+    assert call_groups(by_code).count("block") == 3 * 2  # forward and backward, 3 layers
+    apply, variables, x = flax_apply()
+    flax_code = trace_with("code", monkeypatch, apply, variables, x)
+    flax_hook = trace_with("hook", monkeypatch, apply, variables, x)
+    assert flax_code.call_scopes == "code"
+    assert "__call__" in call_groups(flax_code)
+    assert structure(flax_code) == structure(flax_hook)
+
+
+def test_user_code_is_put_back_after_the_trace_and_after_an_error(monkeypatch):
+    monkeypatch.setenv(calls.MODE_ENV, "code")
+    original = models.block.__code__
+    jaxviz.trace(models.train_step, models.init_params(1), models.tokens())
+    assert models.block.__code__ is original
+
+    def broken(x):
+        y = models.mlp(x, {"up": jnp.ones((3, 4)), "down": jnp.ones((4, 3))})
+        if y.sum() > 0:  # a tracer in Python control flow
+            return y
+        return -y
+
+    mlp_code = models.mlp.__code__
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jaxviz.trace(broken, jnp.ones(3))
+    assert models.mlp.__code__ is mlp_code
+    assert not calls.is_instrumented(broken.__code__)
+
+
+def write_module(tmp_path, name, source):
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(source))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        return importlib.import_module(name), path
+    finally:
+        sys.path.remove(str(tmp_path))
+
+
+def test_functions_reached_through_objects_closures_and_partials_are_instrumented(tmp_path, monkeypatch):
+    mod, _ = write_module(tmp_path, "jv_reach", """
+        import functools
+        import jax.numpy as jnp
+
+        def scale(x, k):
+            return x * k
+
+        def make_act():
+            def act(x):
+                return jnp.tanh(x)
+            return act
+
+        class Layer:
+            def __init__(self):
+                self.act = make_act()          # a closure made before the trace
+                self.table = {"scale": functools.partial(scale, k=2.0)}
+
+            def __call__(self, x):
+                return self.table["scale"](self.act(x))
+
+        LAYER = Layer()
+
+        def step(x):
+            def inner(y):                      # defined while tracing
+                return jnp.sin(y)
+            return inner(LAYER(x))
+        """)
+    program = trace_with("code", monkeypatch, mod.step, jnp.ones(3))
+    assert program.call_scopes == "code"
+    assert call_groups(program) == ["__call__", "act", "inner", "scale"]
+    assert structure(program) == structure(trace_with("hook", monkeypatch, mod.step, jnp.ones(3)))
+    assert not calls.is_instrumented(mod.scale.__code__)
+    assert not calls.is_instrumented(mod.LAYER.act.__code__)
+
+
+def test_changed_source_falls_back_to_the_hook_with_the_same_groups(tmp_path, monkeypatch, capsys):
+    mod, path = write_module(tmp_path, "jv_edited", """
+        import jax.numpy as jnp
+
+        def helper(x):
+            print("tracing helper")
+            return jnp.cos(x) + 1
+        """)
+    path.write_text(path.read_text().replace("+ 1", "+ 2  # edited after import"))
+    linecache.checkcache(str(path))
+
+    def step(x):
+        return mod.helper(x) * 3
+
+    program = trace_with("code", monkeypatch, step, jnp.ones(3))
+    assert program.call_scopes == "hook"  # helper's code no longer matches its file
+    assert call_groups(program) == ["helper"]
+    assert calls.instrumented_code(mod.helper.__code__) is None
+    # Traced twice, but the user's print is shown (and recorded) once.
+    assert capsys.readouterr().out.count("tracing helper") == 1
+    assert program.trace_output.count("tracing helper") == 1
+
+
+def test_code_without_source_falls_back_to_the_hook(monkeypatch):
+    namespace = {"jnp": jnp}
+    exec(compile("def made(x):\n    return jnp.exp(x) - 1\n", "<generated>", "exec"), namespace)
+    made = namespace["made"]
+
+    def step(x):
+        return made(x) * 2
+
+    program = trace_with("code", monkeypatch, step, jnp.ones(3))
+    assert program.call_scopes == "hook"
+    assert call_groups(program) == ["made"]
+
+
+def test_a_jitted_callee_traced_before_does_not_force_the_hook(tmp_path, monkeypatch):
+    mod, _ = write_module(tmp_path, "jv_cached", """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def block(x):
+            return jnp.sin(x) * 2
+
+        def step(x):
+            return block(x) + 1
+        """)
+    mod.block(jnp.ones(3))  # JAX now holds block's jaxpr, recorded without our scopes
+    program = trace_with("code", monkeypatch, mod.step, jnp.ones(3))
+    assert program.call_scopes == "code"
+
+
+def test_the_caller_of_jaxviz_trace_does_not_count_as_unscoped(monkeypatch):
+    def user_entry():  # a user function on the stack, outside the trace
+        return trace_with("code", monkeypatch, models.train_step, models.init_params(1), models.tokens())
+
+    assert user_entry().call_scopes == "code"
+
+
+def test_closures_made_while_tracing_stay_callable_afterwards(tmp_path, monkeypatch):
+    mod, _ = write_module(tmp_path, "jv_escape", """
+        import jax.numpy as jnp
+
+        KEPT = []
+
+        def step(x):
+            def escapee(y):
+                return jnp.sin(y)
+            KEPT.append(escapee)
+            return escapee(x)
+        """)
+    program = trace_with("code", monkeypatch, mod.step, jnp.ones(3))
+    assert call_groups(program) == ["escapee"]
+    escapee = mod.KEPT[-1]
+    assert calls.is_instrumented(escapee.__code__)  # made from the instrumented step
+    assert float(escapee(jnp.zeros(()))) == 0.0  # outside a trace the scope is a no-op
+
+
+def test_instrumented_code_keeps_lines_and_columns(tmp_path):
+    mod, _ = write_module(tmp_path, "jv_lines", """
+        import jax.numpy as jnp
+
+        def f(x):
+            \"\"\"Docstring.\"\"\"
+            y = jnp.sin(x)
+            return y + jnp.cos(x)
+        """)
+    twin = calls.instrumented_code(mod.f.__code__)
+    assert twin is not None and calls.is_instrumented(twin)
+    assert twin.co_firstlineno == mod.f.__code__.co_firstlineno
+    # Every operation the user wrote keeps its span (what equations and error messages
+    # point at); only the return's own bookkeeping moves into the ``with``.
+    def spans(code):
+        return {(i.opname, i.positions) for i in dis.get_instructions(code)
+                if i.positions.lineno is not None and i.opname.startswith(("CALL", "BINARY", "LOAD_ATTR"))}
+
+    assert spans(mod.f.__code__) and spans(mod.f.__code__) <= spans(twin)
+
+
+def test_a_notebook_function_defined_in_an_earlier_cell_gets_its_group():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_cell("import jax.numpy as jnp\nimport jaxviz\n"
+                   "def norm(v):\n    return v / jnp.linalg.norm(v)\n", store_history=True)
+    shell.run_cell("prog = jaxviz.trace(lambda v: norm(v) * 2, jnp.ones(3))", store_history=True)
+    prog = shell.user_ns["prog"]
+    assert prog.call_scopes == "code"
+    assert call_groups(prog) == ["norm"]
+    call = next(g for g in prog.graph.groups if g.kind == "call")
+    assert call.source is not None and call.source.cell is not None  # "In[N]"
+
+
+def test_a_jaxpr_cell_groups_its_own_functions_and_binds_working_ones():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_cell("%load_ext jaxviz")
+    shell.run_cell("import jax.numpy as jnp\ndef unit(v):\n    return v / jnp.linalg.norm(v)\nx = jnp.ones(3)")
+    result = shell.run_cell("%%jaxpr -o prog --quiet\ndef twice(v):\n    return unit(v) * 2\ny = twice(x) + 1\n")
+    assert result.success
+    prog = shell.user_ns["prog"]
+    assert prog.call_scopes == "code"
+    assert call_groups(prog) == ["twice", "unit"]
+    nested = next(g for g in prog.graph.groups if g.name == "unit")
+    assert prog.graph.groups[nested.parent].name == "twice"
+    # ``twice`` is bound as a plain run binds it, and works outside any trace.
+    assert float(shell.user_ns["twice"](jnp.ones(4))[0]) == pytest.approx(1.0)
