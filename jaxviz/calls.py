@@ -290,7 +290,14 @@ def _compile_both(filename: str, source: str, flags: int) -> tuple[dict, dict] |
 
 
 _instrumented: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+_originals: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 _NOT_POSSIBLE = object()
+
+
+def original_code(code: Any) -> Any:
+    """The user's own code for a twin that is running now (a function's identity, e.g. in
+    the recompilation tracker, must not change while jaxviz traces it)."""
+    return _originals.get(code, code)
 
 
 def instrumented_code(code: Any) -> Any | None:
@@ -299,6 +306,8 @@ def instrumented_code(code: Any) -> Any | None:
     cached = _instrumented.get(code, None)
     if cached is None:
         cached = _instrumented[code] = _make_instrumented(code) or _NOT_POSSIBLE
+        if cached is not _NOT_POSSIBLE:
+            _originals[cached] = code
     return None if cached is _NOT_POSSIBLE else cached
 
 

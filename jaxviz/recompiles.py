@@ -47,7 +47,7 @@ import jax
 import numpy as np
 
 from . import _jax_internals as internals
-from .calls import ipython_cell_name, is_user_file
+from .calls import ipython_cell_name, is_user_file, original_code
 from .devices import fmt_seconds
 from .graph import MIME_TYPE, Aval
 from .tracing import _make_aval, captured_values, is_python_scalar
@@ -226,6 +226,7 @@ def _describe_function(fun: Any) -> tuple[Any, FunctionInfo, Any]:
         if code is None:
             key.append(type(f).__qualname__)
             continue
+        code = original_code(code)  # a function jaxviz is tracing keeps its identity
         inner = f
         if internals.is_jax_file(code.co_filename) and code.co_name.endswith(_TRANSFORM_SUFFIX):
             transforms.append(code.co_name[: -len(_TRANSFORM_SUFFIX)])

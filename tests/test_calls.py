@@ -254,3 +254,19 @@ def test_a_jaxpr_cell_groups_its_own_functions_and_binds_working_ones():
     assert prog.graph.groups[nested.parent].name == "twice"
     # ``twice`` is bound as a plain run binds it, and works outside any trace.
     assert float(shell.user_ns["twice"](jnp.ones(4))[0]) == pytest.approx(1.0)
+
+
+def test_a_function_keeps_its_identity_in_the_recompile_tracker_while_traced(tmp_path):
+    from jaxviz import recompiles
+
+    mod, _ = write_module(tmp_path, "jv_watched", """
+        import jax.numpy as jnp
+
+        def block(x):
+            return jnp.sin(x) * 2
+        """)
+    before = recompiles._describe_function(mod.block)[0]
+    with calls.CodeScopes(roots=[mod.block]):
+        assert calls.is_instrumented(mod.block.__code__)  # the twin runs now
+        during = recompiles._describe_function(mod.block)[0]
+    assert during == before
