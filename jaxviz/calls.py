@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
+import numpy as np
 
 from . import _jax_internals as internals
 from .graph import SourceLoc
@@ -328,6 +329,9 @@ def _make_instrumented(code: Any) -> Any | None:
     return None
 
 
+_LEAVES = (str, bytes, int, float, complex, bool, type(None), jax.Array, np.ndarray, np.generic)
+
+
 def user_functions(roots: Iterable[Any], limit: int = 20_000) -> list[types.FunctionType]:
     """User functions reachable from ``roots``: through globals a function names, closures,
     defaults, wrappers (``__wrapped__``, partials, bound methods), user classes and their
@@ -337,7 +341,7 @@ def user_functions(roots: Iterable[Any], limit: int = 20_000) -> list[types.Func
     todo = list(roots)
     while todo and len(seen) < limit:
         obj = todo.pop()
-        if id(obj) in seen or isinstance(obj, (str, bytes, int, float, complex, bool, type(None))):
+        if id(obj) in seen or isinstance(obj, _LEAVES):
             continue
         seen.add(id(obj))
         try:

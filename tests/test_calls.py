@@ -270,3 +270,13 @@ def test_a_function_keeps_its_identity_in_the_recompile_tracker_while_traced(tmp
         assert calls.is_instrumented(mod.block.__code__)  # the twin runs now
         during = recompiles._describe_function(mod.block)[0]
     assert during == before
+
+
+def test_big_parameter_trees_do_not_exhaust_the_search_for_functions(monkeypatch):
+    params = {f"w{i}": jnp.full((2,), float(i)) for i in range(30_000)}
+
+    def step(params, x):
+        return models.mlp(x, {"up": params["w1"][:, None] * jnp.ones((2, 3)), "down": jnp.ones((3, 2))})
+
+    program = trace_with("code", monkeypatch, step, params, jnp.ones(2))
+    assert program.call_scopes == "code" and call_groups(program) == ["mlp"]
