@@ -273,10 +273,11 @@ def test_a_function_keeps_its_identity_in_the_recompile_tracker_while_traced(tmp
 
 
 def test_big_parameter_trees_do_not_exhaust_the_search_for_functions(monkeypatch):
-    params = {f"w{i}": jnp.full((2,), float(i)) for i in range(30_000)}
+    leaf = jnp.ones(2)
+    params = [{f"w{i}": leaf + 0 for i in range(300)} for _ in range(100)]  # 30k arrays
 
     def step(params, x):
-        return models.mlp(x, {"up": params["w1"][:, None] * jnp.ones((2, 3)), "down": jnp.ones((3, 2))})
+        return models.mlp(x, {"up": params[0]["w1"][:, None] * jnp.ones((2, 3)), "down": jnp.ones((3, 2))})
 
     program = trace_with("code", monkeypatch, step, params, jnp.ones(2))
     assert program.call_scopes == "code" and call_groups(program) == ["mlp"]
