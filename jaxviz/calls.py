@@ -22,12 +22,15 @@ again with the hook.
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
 import builtins
 import contextlib
 import functools
+import inspect
 import linecache
+import operator
 import os
 import re
 import sys
@@ -57,10 +60,11 @@ _ANONYMOUS = frozenset({"<lambda>", "<listcomp>", "<dictcomp>", "<setcomp>", "<g
 SCOPE_PREFIX = "jv"  # our activation scopes are named "jv<id>:<function>"
 HOOK_NAME = "__jaxviz_call__"  # the builtin an instrumented function body calls
 MODE_ENV = "JAXVIZ_CALL_SCOPES"  # "hook" forces the settrace recorder (tests, debugging)
-_GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async gen
+_GENERATOR_FLAGS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE
+                    | inspect.CO_ASYNC_GENERATOR)
+# The compiler flags ``from __future__ import ...`` sets: a recompile must use the same.
 _FUTURE_FLAGS = functools.reduce(
-    lambda a, b: a | b, (getattr(__import__("__future__"), f).compiler_flag
-                         for f in __import__("__future__").all_feature_names), 0)
+    operator.or_, (getattr(__future__, name).compiler_flag for name in __future__.all_feature_names), 0)
 
 
 def is_user_file(filename: str) -> bool:
