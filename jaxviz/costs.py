@@ -325,7 +325,8 @@ def annotate(graph: Any, costs: ProgramCosts) -> bool:
     for g in groups:
         g.flops = sum(graph.nodes[n].flops for n in g.nodes)
         g.bytes = sum(graph.nodes[n].bytes for n in g.nodes)
-    for g in reversed(groups):  # children have larger ids than their parents
+    for gid in graph.bottom_up():  # children before parents (not id order: repeat groups)
+        g = groups[gid]
         if not g.groups:
             continue
         if g.kind == "eqn" and len(g.groups) > 1 and any(

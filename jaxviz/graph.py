@@ -32,7 +32,14 @@ Group kinds: ``root``, ``inputs``/``outputs`` (the leaves of one pytree argument
 result), ``line`` (many equations from one source line), ``call`` (a call of a user function), ``transform`` (jvp /
 transpose / vmap ...), ``scope`` (a ``jax.named_scope`` or a Flax module), ``eqn`` (an
 equation holding sub-jaxprs, e.g. ``scan``; its own node is a member) and ``jaxpr`` (one
-sub-jaxpr of such an equation, e.g. ``branch 1`` of a ``cond``).
+sub-jaxpr of such an equation, e.g. ``branch 1`` of a ``cond``) and ``repeat``: a run of
+at least ``REPEAT_MIN`` consecutive sibling groups that are the same layer (same kind, name
+and structure: the same primitives with the same output types, recursively), e.g. 48 calls
+of ``block``, folded into one group named ``"block ×48"`` whose ``groups`` are those
+members in their order (each keeping its ``repeat`` label, "block 3/48"). Folding happens
+in ``Graph.finish``; repeat groups get ids after every other group, so ids of the groups
+built by the tracer do not depend on folding, and a group's id is no longer always
+larger than its parent's.
 """
 
 from __future__ import annotations
@@ -55,6 +62,8 @@ LEGEND: dict[str, dict[str, str]] = {
     "output": {"color": "#5CB85C", "shape": "house", "label": "output"},
     "eqn": {"color": "#FFFFFF", "shape": "box", "label": "equation (primitive)"},
     "group": {"color": "#EEF3FB", "shape": "box3d", "label": "collapsed group (click/expand to open)"},
+    "repeat": {"color": "#DCE6F7", "shape": "box3d",
+               "label": "N identical layers folded into one box ×N (click/expand to see each)"},
     "weak": {"color": "#9B59B6", "shape": "dashed edge", "label": "weakly typed value (Python scalar)"},
 }
 
@@ -153,7 +162,7 @@ class Edge:
 class Group:
     id: int
     name: str
-    kind: str  # root | call | transform | scope | eqn | jaxpr
+    kind: str  # root | inputs | outputs | line | call | transform | scope | eqn | jaxpr | repeat
     parent: int | None
     depth: int
     groups: list[int] = field(default_factory=list)
@@ -171,6 +180,27 @@ class Group:
             "source": self.source.to_json() if self.source else None, "repeat": self.repeat,
             "flops": self.flops, "bytes": self.bytes,
         }
+
+
+# Kinds of groups that are never folded into a "repeat" group (the rest are: call, scope,
+# eqn and whatever else is a layer of the user's program).
+NOT_FOLDED = frozenset({"root", "inputs", "outputs", "line", "jaxpr", "transform", "repeat"})
+REPEAT_MIN = 3  # shortest run of identical sibling groups that is folded
+
+
+def size_text(graph: Graph, gid: int) -> str:
+    """``"107 eqns"``; for a repeat group ``"48 × 107 eqns"`` (members × each)."""
+    g = graph.groups[gid]
+    if g.kind == "repeat" and g.groups:
+        return f"{len(g.groups)} × {graph.groups[g.groups[0]].n_eqns} eqns"
+    return f"{g.n_eqns} eqns"
+
+
+def repeat_text(graph: Graph, gid: int) -> str:
+    """``"48 identical block layers"`` for a repeat group."""
+    g = graph.groups[gid]
+    name = graph.groups[g.groups[0]].name if g.groups else g.name
+    return f"{len(g.groups)} identical {name} layers"
 
 
 # A visible item of a view: a node or a collapsed group (tagged so ids don't collide).
@@ -244,17 +274,112 @@ class Graph:
             self.edges.append(Edge(src, dst, aval, var))
 
     def finish(self) -> Graph:
-        """Count equations per group, drop empty groups' bookkeeping, bucket edges."""
-        for g in reversed(self.groups):  # children always have larger ids than parents
-            g.n_eqns += sum(1 for n in g.nodes if self.nodes[n].kind == "eqn")
-            if g.parent is not None:
-                self.groups[g.parent].n_eqns += g.n_eqns
+        """Fold repeated layers into ``repeat`` groups, count equations per group, bucket
+        edges. Linear in the size of the graph."""
+        self._fold_repeats()
+        groups = self.groups
+        top_down = list(self.descendants(0))  # every group before its descendants
+        for gid in top_down:
+            g = groups[gid]
+            g.depth = 0 if g.parent is None else groups[g.parent].depth + 1
+        for gid in reversed(top_down):  # every group after its descendants
+            g = groups[gid]
+            g.n_eqns = sum(1 for n in g.nodes if self.nodes[n].kind == "eqn") + sum(
+                groups[c].n_eqns for c in g.groups)
         self._buckets = [{} for _ in self.groups]
         for i, e in enumerate(self.edges):
             lca, a, b = self._lca_items(e.src, e.dst)
             self._buckets[lca].setdefault((a, b), []).append(i)
         self._finished = True
         return self
+
+    def bottom_up(self) -> list[int]:
+        """Group ids, each after all of its descendants (children before parents: ids do
+        not give that order, repeat groups come last)."""
+        return list(self.descendants(0))[::-1]
+
+    # ----------------------------------------------------------------- repeats
+    def _fold_repeats(self) -> None:
+        """Runs of ``REPEAT_MIN`` or more consecutive sibling groups that are the same
+        layer become one ``repeat`` group holding them. Runs are found on the tree as
+        built, then folded, so that folding one run never changes what another is
+        compared with."""
+        memo: dict[int, int] = {}
+        interned: dict[tuple[Any, ...], int] = {}
+        runs: list[tuple[int, list[list[int]]]] = []  # (parent, its runs)
+        for parent in self.groups:
+            kids = parent.groups
+            if parent.kind == "repeat" or len(kids) < REPEAT_MIN:
+                continue
+            found: list[list[int]] = []
+            i = 0
+            while i < len(kids):
+                first = self.groups[kids[i]]
+                j = i + 1
+                if first.kind not in NOT_FOLDED:
+                    while j < len(kids) and self.groups[kids[j]].kind == first.kind \
+                            and self.groups[kids[j]].name == first.name:
+                        j += 1
+                if j - i >= REPEAT_MIN:  # same kind and name: split by structure
+                    run = [kids[i]]
+                    for c in kids[i + 1:j]:
+                        if self._signature(c, memo, interned) == self._signature(run[0], memo, interned):
+                            run.append(c)
+                            continue
+                        if len(run) >= REPEAT_MIN:
+                            found.append(run)
+                        run = [c]
+                    if len(run) >= REPEAT_MIN:
+                        found.append(run)
+                i = j
+            if found:
+                runs.append((parent.id, found))
+        for pid, found in runs:
+            parent = self.groups[pid]
+            first_of = {run[0]: run for run in found}
+            folded = {c for run in found for c in run}
+            children = []
+            for c in parent.groups:
+                run = first_of.get(c)
+                if run is not None:
+                    children.append(self._add_repeat(pid, run))
+                elif c not in folded:
+                    children.append(c)
+            parent.groups = children
+
+    def _add_repeat(self, parent: int, run: list[int]) -> int:
+        members = [self.groups[c] for c in run]
+        first = members[0]
+        same_site = first.source is not None and all(
+            m.source is not None and (m.source.file, m.source.line) == (first.source.file, first.source.line)
+            for m in members)
+        gid = len(self.groups)
+        self.groups.append(Group(gid, f"{first.name} ×{len(run)}", "repeat", parent, 0, groups=list(run),
+                                 source=first.source if same_site else None))
+        for m in members:
+            m.parent = gid
+        return gid
+
+    def _signature(self, gid: int, memo: dict[int, int], interned: dict[tuple[Any, ...], int]) -> int:
+        """A small int standing for the group's structure: its kind, name, the kind,
+        label and output types of its nodes in order, and its children's signatures.
+        Computed bottom-up, each group once (``memo``), so linear in the graph."""
+        stack = [gid]
+        while stack:
+            g = self.groups[stack[-1]]
+            pending = [c for c in g.groups if c not in memo]
+            if pending:
+                stack.extend(pending)
+                continue
+            stack.pop()
+            if g.id in memo:
+                continue
+            nodes = self.nodes
+            key = (g.kind, g.name,
+                   tuple((nodes[n].kind, nodes[n].label, tuple(nodes[n].outputs)) for n in g.nodes),
+                   tuple(memo[c] for c in g.groups))
+            memo[g.id] = interned.setdefault(key, len(interned))
+        return memo[gid]
 
     def _chain(self, node_id: int) -> list[int]:
         """Group ids from the node's own group up to the root."""

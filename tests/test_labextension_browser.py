@@ -58,7 +58,8 @@ CELLS = [
     "    g = prog.graph.groups[g].groups[0]\n"
     "    path.append(g)\n"
     "print('JAXVIZ-EXPECTED ' + json.dumps({'name': prog.name, 'collapsed': ids(prog.graph.view(0)),\n"
-    "      'path': path, 'views': [ids(prog.graph.view(path[:i + 1])) for i in range(len(path))]}))",
+    "      'path': path, 'views': [ids(prog.graph.view(path[:i + 1])) for i in range(len(path))],\n"
+    "      'folds': [[g.id, g.name, g.groups] for g in prog.graph.groups if g.kind == 'repeat']}))",
     # 4: a recompile (new shape), seen by the recompilation tracker
     "@jax.jit\n"
     "def step(v):\n"
@@ -187,7 +188,12 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         assert svg_items(graph) == expected["collapsed"]
         assert len(expected["collapsed"]) >= 5
         legend = graph.locator(".jp-jaxviz-legend").inner_text()
-        assert "traced" in legend and "output" in legend
+        assert "traced" in legend and "output" in legend and "×N identical layers" in legend
+        # The three calls of `layer` (inside the call of `mlp`) are one "layer ×3" box (a
+        # repeat group), opened on the way down, then its first layer.
+        (fold, fold_name, members), = expected["folds"]
+        at = expected["path"].index(fold)
+        assert fold_name == "layer ×3" and expected["path"][at + 1] == members[0]
         graph.scroll_into_view_if_needed()
         shot(page, "2-graph-collapsed")
 
@@ -200,9 +206,16 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
             group.hover()
             tooltip.wait_for(state="visible")
             assert "equations" in tooltip.inner_text() and "click to expand" in tooltip.inner_text()
+            if gid == fold:
+                text = group.text_content()  # an SVG element: no inner_text
+                assert "layer ×3" in text and "3 × 2 eqns" in text, text
+                assert "3 identical layer layers" in tooltip.inner_text()
             group.click()
             graph.locator(f"svg g.cluster#cluster_g{gid}").wait_for(timeout=30_000)
             assert svg_items(graph) == want
+            if gid == fold:  # opened: one box per layer, in the fold's dashed cluster
+                assert {f"g{m}" for m in members} <= set(want)
+                shot(page, "2b-graph-fold-expanded")
         assert len(expected["views"][-1]) > len(expected["collapsed"])
         # Hover an equation: primitive, avals, source line.
         tanh = graph.locator("svg g.node.jaxviz-eqn", has_text="tanh").first

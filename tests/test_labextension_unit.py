@@ -16,7 +16,7 @@ from zoo import ZOO
 
 import jaxviz
 from jaxviz.costs import group_heat
-from jaxviz.render.dot import program_dot
+from jaxviz.render.dot import cluster_label, group_box_attrs, program_dot
 
 ROOT = Path(__file__).resolve().parents[1]
 EXT = ROOT / "labextension"
@@ -43,7 +43,9 @@ def _case(name, program) -> dict:
         nodes = sorted(n for g in view.expanded for n in graph.groups[g].nodes)
         groups = sorted(c for g in view.expanded for c in graph.groups[g].groups if c not in view.expanded)
         edges = [[f"{e.src[0]}{e.src[1]}", f"{e.dst[0]}{e.dst[1]}", len(e.avals), e.label] for e in view.edges]
-        views.append({"expanded": expanded, "nodes": nodes, "groups": groups, "edges": edges})
+        labels = {f"g{c}": group_box_attrs(graph, c, [], [])["label"] for c in groups}
+        labels.update({f"cluster_g{g}": cluster_label(graph, g) for g in view.expanded if g != 0})
+        views.append({"expanded": expanded, "nodes": nodes, "groups": groups, "edges": edges, "labels": labels})
     heat = {}
     for g in graph.groups[1:]:
         h = group_heat(graph, g.id)

@@ -82,7 +82,7 @@ def test_user_calls_become_groups_forward_and_backward_apart():
     forward, backward = top[1:3]
     assert forward.name.startswith("forward") and backward.name.startswith("backward")
     for part in (forward, backward):
-        blocks = [graph.groups[c] for c in part.groups if graph.groups[c].name == "block"]
+        blocks = forward_blocks(graph, part)
         assert len(blocks) == 12
         # ln is called inside each block: a nested group (the first block's input needs no
         # gradient, so its backward part has no ln).
@@ -91,10 +91,21 @@ def test_user_calls_become_groups_forward_and_backward_apart():
     # The backward pass runs the blocks in reverse call order.
     assert [b.repeat for b in forward_blocks(graph, backward)] == [f"block {k}/12" for k in range(12, 0, -1)]
     assert blocks[0].source is not None and blocks[0].source.text == "x = block(x, w)"
+    # Blocks 2..12 are the same layer and fold into one "block ×11" group; block 1 differs
+    # (its input x needs no derivative: fewer equations) and stays apart, in each pass.
+    names = [[(graph.groups[c].kind, graph.groups[c].name) for c in part.groups if graph.groups[c].kind != "line"]
+             for part in (forward, backward)]
+    assert names[0][:2] == [("call", "block"), ("repeat", "block ×11")]
+    assert names[1][:2] == [("repeat", "block ×11"), ("call", "block")]
 
 
 def forward_blocks(graph, part):
-    return [graph.groups[c] for c in part.groups if graph.groups[c].name == "block"]
+    """The part's block groups in order, those folded into a "block ×N" group included."""
+    out = []
+    for c in part.groups:
+        g = graph.groups[c]
+        out += [graph.groups[m] for m in g.groups] if g.kind == "repeat" else [g]
+    return [g for g in out if g.name == "block"]
 
 
 def test_sources_point_at_user_lines():

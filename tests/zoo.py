@@ -90,6 +90,17 @@ def switch3(i, x):
     return jax.lax.switch(i, [jnp.sin, jnp.cos, lambda v: -v], x)
 
 
+def layer(x, w):
+    return jnp.tanh(x @ w)
+
+
+def stacked(ws, x):
+    """Four calls of the same layer: folded into one "layer ×4" group per pass."""
+    for w in ws:
+        x = layer(x, w)
+    return (x ** 2).sum()
+
+
 def flax_apply():
     """A Flax linen MLP's apply function, its variables and an input."""
     import flax.linen as nn
@@ -125,4 +136,5 @@ ZOO = {
     "static_neg": (lambda x, neg: -x if neg else x, (X3, True), {"static_argnums": 1}),
     "numpy_const": (lambda x: x + np.arange(3.0), (X3,), {}),
     "partial": (functools.partial(with_cond, flag=False), (X3,), {}),
+    "repeated_layers": (jax.value_and_grad(stacked, argnums=(0, 1)), ([jnp.eye(3) * 0.5] * 4, jnp.ones((2, 3))), {}),
 }

@@ -14,7 +14,7 @@ from typing import Any
 import graphviz
 
 from ..costs import cost_label, group_heat
-from ..graph import LEGEND, Graph, Item, View
+from ..graph import LEGEND, Graph, Item, View, repeat_text, size_text
 
 # Edge labels are what makes dot slow on big views (seconds instead of a tenth): beyond
 # this many edges the avals move to the edge tooltips, and the layout's iteration limits
@@ -22,7 +22,11 @@ from ..graph import LEGEND, Graph, Item, View
 MAX_LABELLED_EDGES = 60
 MAX_CURVED_EDGES = 150
 GROUP_FILL = {"call": "#EEF3FB", "scope": "#EEF3FB", "transform": "#F6F0FA", "eqn": "#FFF7E6",
-              "jaxpr": "#FFFBF2"}
+              "jaxpr": "#FFFBF2", "repeat": LEGEND["repeat"]["color"]}
+# A "block ×48" box is drawn as a stack (a double outline), also when cost colours its fill;
+# opened, its cluster has a dashed outline.
+REPEAT_BOX = {"peripheries": "2"}
+REPEAT_CLUSTER_STYLE = "rounded,filled,dashed"
 
 
 class DotUnavailable(RuntimeError):
@@ -65,21 +69,31 @@ def _node_attrs(graph: Graph, nid: int) -> dict[str, str]:
     return attrs
 
 
-def _group_box_attrs(graph: Graph, gid: int, ins: list[str], outs: list[str]) -> dict[str, str]:
+def group_box_attrs(graph: Graph, gid: int, ins: list[str], outs: list[str]) -> dict[str, str]:
+    """DOT attributes of a collapsed group's box."""
     g = graph.groups[gid]
     title = g.repeat or g.name
     where = f"\n{g.source.short()}" if g.source else ""
-    size = "" if g.kind in ("inputs", "outputs") else f"\n{g.n_eqns} eqns"
+    size = "" if g.kind in ("inputs", "outputs") else f"\n{size_text(graph, gid)}"
     label = f"{title}{size}{where}"
     tooltip = f"{title} ({g.kind}): {g.n_eqns} equations\nin: {', '.join(ins) or '-'}\nout: {', '.join(outs) or '-'}"
+    if g.kind == "repeat":
+        tooltip += f"\n{repeat_text(graph, gid)}: expand to see each"
     attrs = {"id": f"g{gid}", "class": f"jaxviz-group jaxviz-group-{g.kind}", "label": label,
              "shape": "box3d", "style": "filled", "fillcolor": GROUP_FILL.get(g.kind, "#EEF3FB"),
-             "tooltip": tooltip}
+             "tooltip": tooltip, **(REPEAT_BOX if g.kind == "repeat" else {})}
     heat = group_heat(graph, gid)  # estimated FLOPs/bytes, coloured by share of the program
     if heat is not None:
         attrs.update(label=f"{label}\n{heat.text}", fillcolor=heat.fill, fontcolor=heat.font,
                      tooltip=f"{tooltip}\ncost (estimate): {heat.text} of the program's FLOPs")
     return attrs
+
+
+def cluster_label(graph: Graph, gid: int) -> str:
+    """The label of an expanded group's cluster: ``block ×48 (48 × 107 eqns) · cell line 5``."""
+    g = graph.groups[gid]
+    where = f" · {g.source.short()}" if g.source else ""
+    return f"{g.repeat or g.name} ({size_text(graph, gid)}){where}"
 
 
 def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None) -> graphviz.Digraph:
@@ -122,14 +136,14 @@ def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: di
         elif child in view.expanded:
             cg = graph.groups[child]
             with dot.subgraph(name=f"cluster_g{child}") as sub:
-                where = f" · {cg.source.short()}" if cg.source else ""
-                sub.attr(label=f"{cg.repeat or cg.name} ({cg.n_eqns} eqns){where}", id=f"cluster_g{child}",
-                         style="rounded,filled", fillcolor=GROUP_FILL.get(cg.kind, "#F8F8F8"),
+                sub.attr(label=cluster_label(graph, child), id=f"cluster_g{child}",
+                         style=REPEAT_CLUSTER_STYLE if cg.kind == "repeat" else "rounded,filled",
+                         fillcolor=GROUP_FILL.get(cg.kind, "#F8F8F8"),
                          color="#9AA5B1", fontsize="10", labeljust="l")
                 _emit_group(sub, view, child, ins, outs)
         else:
             item = ("g", child)
-            dot.node(item_id(item), **_group_box_attrs(graph, child, ins.get(item, []), outs.get(item, [])))
+            dot.node(item_id(item), **group_box_attrs(graph, child, ins.get(item, []), outs.get(item, [])))
     if gid == 0:  # the program's inputs on top, its outputs at the bottom
         for kinds, rank in ((("input", "const"), "source"), (("output",), "sink")):
             members = [n for n in g.nodes if graph.nodes[n].kind in kinds]
@@ -138,7 +152,7 @@ def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: di
                     sub.attr(rank=rank)
                     for child in edge_groups[rank]:
                         item = ("g", child)
-                        sub.node(item_id(item), **_group_box_attrs(graph, child, ins.get(item, []), outs.get(item, [])))
+                        sub.node(item_id(item), **group_box_attrs(graph, child, ins.get(item, []), outs.get(item, [])))
                     for nid in members:
                         sub.node(f"n{nid}", **_node_attrs(graph, nid))
         for nid in g.nodes:
@@ -149,21 +163,27 @@ def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: di
         dot.node(f"n{nid}", **_node_attrs(graph, nid))
 
 
-def _emit_legend(dot: graphviz.Digraph, graph: Graph) -> None:
+def legend_kinds(graph: Graph) -> list[str]:
+    """The legend entries a graph needs, in order (as ``legendKinds`` in the browser)."""
     kinds = {n.input_kind for n in graph.nodes if n.input_kind} | {"output"}
     if any(e.aval.weak_type for e in graph.edges[:5000]):
         kinds.add("weak")
+    if any(g.kind == "repeat" for g in graph.groups):
+        kinds.add("repeat")
+    return [k for k in ("traced", "static", "constant", "captured", "output", "weak", "repeat") if k in kinds]
+
+
+def _emit_legend(dot: graphviz.Digraph, graph: Graph) -> None:
     with dot.subgraph(name="cluster_legend") as leg:
         leg.attr(label="legend", fontsize="9", style="dashed", color="#BBBBBB", id="cluster_legend")
-        for kind in ("traced", "static", "constant", "captured", "output", "weak"):
-            if kind not in kinds:
-                continue
+        for kind in legend_kinds(graph):
             spec = LEGEND[kind]
             shape = "plaintext" if kind == "weak" else spec["shape"]
             fill = {"style": "filled", "fillcolor": spec["color"]} if kind != "weak" else {"fontcolor": spec["color"]}
-            label = "- - weak type - -" if kind == "weak" else kind
+            label = {"weak": "- - weak type - -", "repeat": "×N identical layers"}.get(kind, kind)
+            extra = REPEAT_BOX if kind == "repeat" else {}
             leg.node(f"legend_{kind}", label=label, shape=shape, fontsize="8", tooltip=spec["label"],
-                     **fill)
+                     **fill, **extra)
 
 
 def render_svg(dot_graph: graphviz.Digraph | str) -> str:

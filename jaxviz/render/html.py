@@ -8,7 +8,7 @@ import html
 from typing import Any
 
 from ..costs import group_heat
-from ..graph import LEGEND, Graph
+from ..graph import LEGEND, Graph, repeat_text, size_text
 from .dot import responsive_svg
 
 MAX_LISTED_NODES = 400  # per group; more is listed as a count
@@ -19,13 +19,20 @@ def _esc(text: Any) -> str:
     return html.escape(str(text))
 
 
-def legend_html() -> str:
+REPEAT_STYLE = f"background:{LEGEND['repeat']['color']};border:3px double #9AA5B1;padding:0 4px;border-radius:3px"
+
+
+def legend_html(graph: Graph | None = None) -> str:
+    """The colour chips; with ``graph``, a "×N" chip when it has folded repeated layers."""
     items = []
     for kind in ("traced", "static", "constant", "captured", "output", "weak"):
         spec = LEGEND[kind]
         items.append(f'<span class="jaxviz-chip" title="{_esc(spec["label"])}" '
                      f'style="background:{spec["color"]};padding:0 6px;border-radius:3px;'
                      f'margin-right:4px;color:#111">{kind}</span>')
+    if graph is not None and any(g.kind == "repeat" for g in graph.groups):
+        items.append(f'<span class="jaxviz-chip jaxviz-chip-repeat" title="{_esc(LEGEND["repeat"]["label"])}" '
+                     f'style="{REPEAT_STYLE};margin-right:4px;color:#111">×N identical layers</span>')
     return f'<div class="jaxviz-legend" style="font-size:11px;margin:4px 0">{"".join(items)}</div>'
 
 
@@ -84,8 +91,13 @@ def group_html(graph: Graph, gid: int, open_depth: int, budget: list[int] | None
     heat = group_heat(graph, gid)
     cost = (f' <span class="jaxviz-cost" title="estimated cost, share of the program\'s FLOPs" style="background:'
             f'{heat.fill};color:{heat.font};padding:0 4px;border-radius:3px">{_esc(heat.text)}</span>') if heat else ""
-    return (f'<li style="list-style:none"><details{opened} data-group="{gid}"><summary><b>{_esc(g.repeat or g.name)}</b>'
-            f' <span style="color:#666">({g.kind}, {g.n_eqns} eqns{where})</span>{cost}</summary>{body}</details></li>')
+    title = f"<b>{_esc(g.repeat or g.name)}</b>"
+    what = g.kind
+    if g.kind == "repeat":  # "block ×48": drawn as a stack, says what it folds
+        title = f'<b class="jaxviz-repeat" style="{REPEAT_STYLE}">{_esc(g.name)}</b>'
+        what = _esc(repeat_text(graph, gid))
+    return (f'<li style="list-style:none"><details{opened} data-group="{gid}"><summary>{title}'
+            f' <span style="color:#666">({what}, {size_text(graph, gid)}{where})</span>{cost}</summary>{body}</details></li>')
 
 
 def program_html(program: Any, svg: str | None = None, note: str | None = None) -> str:
@@ -108,4 +120,4 @@ def program_html(program: Any, svg: str | None = None, note: str | None = None) 
         body = f'<div class="jaxviz-listing" style="font-size:12px">{group_html(graph, 0, depth)}</div>'
     extra = f'<div style="color:#888;font-size:11px">{_esc(note)}</div>' if note else ""
     return (f'<div class="jaxviz-program">{header}{notes}{printed}{inputs_html(program)}'
-            f"{legend_html()}{body}{extra}</div>")
+            f"{legend_html(graph)}{body}{extra}</div>")

@@ -10,7 +10,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from ..costs import group_heat
-from ..graph import LEGEND, Graph
+from ..graph import LEGEND, Graph, repeat_text, size_text
 
 MAX_NODES_PER_GROUP = 40
 
@@ -33,7 +33,8 @@ def group_tree(graph: Graph, expanded: frozenset[int], gid: int = 0, tree: Tree 
     """Groups as a tree; only expanded groups list their members."""
     g = graph.groups[gid]
     where = f" [dim]{g.source.short()}[/dim]" if g.source else ""
-    label = f"[bold]{g.repeat or g.name}[/bold] [dim]({g.kind}, {g.n_eqns} eqns)[/dim]{where}"
+    what = repeat_text(graph, gid) if g.kind == "repeat" else g.kind  # "48 identical block layers"
+    label = f"[bold]{g.repeat or g.name}[/bold] [dim]({what}, {size_text(graph, gid)})[/dim]{where}"
     heat = group_heat(graph, gid)
     if heat is not None:
         label += f" [{heat.font} on {heat.fill}] {heat.text} [/]"

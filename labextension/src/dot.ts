@@ -5,7 +5,7 @@
  */
 
 import { GraphJSON, LegendEntry } from './model';
-import { groupHeat, shortSource } from './format';
+import { groupHeat, shortSource, sizeText } from './format';
 import { ItemId, View, edgeIsWeak, edgeLabel, groupItem, nodeItem } from './view';
 
 /** Beyond this many edges the avals move to the tooltips and the layout's iteration
@@ -18,8 +18,14 @@ export const GROUP_FILL: { [kind: string]: string } = {
   scope: '#EEF3FB',
   transform: '#F6F0FA',
   eqn: '#FFF7E6',
-  jaxpr: '#FFFBF2'
+  jaxpr: '#FFFBF2',
+  repeat: '#DCE6F7'
 };
+
+/** As render/dot.py: a "block ×48" box is drawn as a stack (a double outline), also when
+ * cost colours its fill; opened, its cluster has a dashed outline. */
+export const REPEAT_BOX: { [key: string]: string } = { peripheries: '2' };
+export const REPEAT_CLUSTER_STYLE = 'rounded,filled,dashed';
 
 const DEFAULT_LEGEND: { [kind: string]: LegendEntry } = {
   traced: { color: '#4C9BE8', shape: 'invhouse', label: 'traced input' },
@@ -29,6 +35,7 @@ const DEFAULT_LEGEND: { [kind: string]: LegendEntry } = {
   output: { color: '#5CB85C', shape: 'house', label: 'output' },
   eqn: { color: '#FFFFFF', shape: 'box', label: 'equation' },
   group: { color: '#EEF3FB', shape: 'box3d', label: 'collapsed group' },
+  repeat: { color: '#DCE6F7', shape: 'box3d', label: 'N identical layers folded into one box ×N (click to expand)' },
   weak: { color: '#9B59B6', shape: 'dashed edge', label: 'weakly typed value' }
 };
 
@@ -90,14 +97,15 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
     const cg = graph.groups[child];
     const item = groupItem(child);
     const where = cg.source ? `\n${shortSource(cg.source)}` : '';
-    const size = cg.kind === 'inputs' || cg.kind === 'outputs' ? '' : `\n${cg.n_eqns} eqns`;
+    const size = cg.kind === 'inputs' || cg.kind === 'outputs' ? '' : `\n${sizeText(graph.groups, child)}`;
     const a: { [key: string]: string } = {
       id: item,
       class: `jaxviz-group jaxviz-group-${cg.kind}`,
       label: `${markers ? '▸ ' : ''}${cg.repeat || cg.name}${size}${where}`,
       shape: 'box3d',
       style: 'filled',
-      fillcolor: GROUP_FILL[cg.kind] ?? '#EEF3FB'
+      fillcolor: GROUP_FILL[cg.kind] ?? '#EEF3FB',
+      ...(cg.kind === 'repeat' ? REPEAT_BOX : {})
     };
     const heat = groupHeat(graph.groups, child);
     if (heat) {
@@ -120,14 +128,14 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
         ranked[cg.kind === 'inputs' ? 'source' : 'sink'].push(child);
       } else if (view.expanded.has(child)) {
         const where = cg.source ? ` · ${shortSource(cg.source)}` : '';
-        const label = `${markers ? '▾ ' : ''}${cg.repeat || cg.name} (${cg.n_eqns} eqns)${where}`;
+        const label = `${markers ? '▾ ' : ''}${cg.repeat || cg.name} (${sizeText(graph.groups, child)})${where}`;
         lines.push(`${indent}subgraph ${quote(`cluster_g${child}`)} {`);
         lines.push(
           `${indent}  graph ${attrs({
             id: `cluster_g${child}`,
             class: `jaxviz-cluster jaxviz-group-${cg.kind}`,
             label,
-            style: 'rounded,filled',
+            style: cg.kind === 'repeat' ? REPEAT_CLUSTER_STYLE : 'rounded,filled',
             fillcolor: GROUP_FILL[cg.kind] ?? '#F8F8F8',
             color: '#9AA5B1',
             fontsize: '10',
@@ -237,7 +245,10 @@ export function legendKinds(graph: GraphJSON): string[] {
       break;
     }
   }
-  return ['traced', 'static', 'constant', 'captured', 'output', 'weak'].filter(k => kinds.has(k));
+  if (graph.groups.some(g => g.kind === 'repeat')) {
+    kinds.add('repeat');
+  }
+  return ['traced', 'static', 'constant', 'captured', 'output', 'weak', 'repeat'].filter(k => kinds.has(k));
 }
 
 function emitLegend(lines: string[], graph: GraphJSON, legend: { [kind: string]: LegendEntry }): void {
@@ -248,7 +259,9 @@ function emitLegend(lines: string[], graph: GraphJSON, legend: { [kind: string]:
     const a: { [key: string]: string } =
       kind === 'weak'
         ? { label: '- - weak type - -', shape: 'plaintext', fontcolor: spec.color }
-        : { label: kind, shape: spec.shape, style: 'filled', fillcolor: spec.color };
+        : kind === 'repeat'
+          ? { label: '×N identical layers', shape: spec.shape, style: 'filled', fillcolor: spec.color, ...REPEAT_BOX }
+          : { label: kind, shape: spec.shape, style: 'filled', fillcolor: spec.color };
     lines.push(`    ${quote(`legend_${kind}`)} ${attrs({ ...a, id: `legend_${kind}`, fontsize: '8', tooltip: spec.label })}`);
   }
   lines.push('  }');

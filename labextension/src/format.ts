@@ -68,10 +68,32 @@ export function nodeTooltip(n: GraphNode, inputInfo?: { kind: string; value: str
   return { title, lines };
 }
 
-export function groupTooltip(g: GraphGroup, ins: string[], outs: string[]): { title: string; lines: TooltipLine[] } {
+/** As `size_text` in jaxviz/graph.py: "107 eqns"; "48 × 107 eqns" for a repeat group. */
+export function sizeText(groups: GraphGroup[], gid: number): string {
+  const g = groups[gid];
+  if (g.kind === 'repeat' && g.groups.length) {
+    return `${g.groups.length} × ${groups[g.groups[0]].n_eqns} eqns`;
+  }
+  return `${g.n_eqns} eqns`;
+}
+
+/** As `repeat_text` in jaxviz/graph.py: "48 identical block layers". */
+export function repeatText(groups: GraphGroup[], gid: number): string {
+  const g = groups[gid];
+  const name = g.groups.length ? groups[g.groups[0]].name : g.name;
+  return `${g.groups.length} identical ${name} layers`;
+}
+
+export function groupTooltip(
+  g: GraphGroup,
+  ins: string[],
+  outs: string[],
+  groups?: GraphGroup[]
+): { title: string; lines: TooltipLine[] } {
+  const repeat = g.kind === 'repeat' && groups;
   const lines: TooltipLine[] = [
-    { key: 'kind', text: g.kind },
-    { key: 'equations', text: String(g.n_eqns) },
+    { key: 'kind', text: repeat ? `repeat: ${repeatText(groups, g.id)}` : g.kind },
+    { key: 'equations', text: repeat ? `${g.n_eqns} (${sizeText(groups, g.id)})` : String(g.n_eqns) },
     { key: 'in', text: ins.join(', ') || '-', mono: true },
     { key: 'out', text: outs.join(', ') || '-', mono: true }
   ];
@@ -85,7 +107,7 @@ export function groupTooltip(g: GraphGroup, ins: string[], outs: string[]): { ti
   if (cost) {
     lines.push({ key: 'cost (estimate)', text: cost });
   }
-  lines.push({ text: 'click to expand' });
+  lines.push({ text: repeat ? 'click to expand: one box per layer' : 'click to expand' });
   return { title: g.repeat || g.name, lines };
 }
 

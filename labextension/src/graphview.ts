@@ -9,7 +9,7 @@
 import { Widget } from '@lumino/widgets';
 
 import { GROUP_FILL, legendKinds, legendOf, viewToDot } from './dot';
-import { TooltipLine, avalDetail, groupTooltip, nodeTooltip } from './format';
+import { TooltipLine, avalDetail, groupTooltip, nodeTooltip, repeatText } from './format';
 import { layoutSvg } from './layout';
 import { InputJSON, ProgramPayload, inflatePayload, payloadProblem } from './model';
 import {
@@ -508,8 +508,10 @@ export class GraphView extends Widget {
     } else if (edgeEl) {
       content = this.edgeTooltip(edgeEl.id);
     } else if (clusterId) {
-      const g = this.index.graph.groups[Number(clusterId.slice('cluster_g'.length))];
-      content = { title: g.repeat || g.name, lines: [{ key: 'kind', text: g.kind }, { text: 'click to collapse' }] };
+      const groups = this.index.graph.groups;
+      const g = groups[Number(clusterId.slice('cluster_g'.length))];
+      const kind = g.kind === 'repeat' ? `repeat: ${repeatText(groups, g.id)}` : g.kind;
+      content = { title: g.repeat || g.name, lines: [{ key: 'kind', text: kind }, { text: 'click to collapse' }] };
     }
     if (!content) {
       this.hideTooltip();
@@ -526,7 +528,7 @@ export class GraphView extends Widget {
       return nodeTooltip(n, n.kind === 'input' || n.kind === 'const' ? this.inputs.get(n.label) : undefined);
     }
     if (kind === 'g' && graph.groups[num]) {
-      return groupTooltip(graph.groups[num], this.ins.get(id) ?? [], this.outs.get(id) ?? []);
+      return groupTooltip(graph.groups[num], this.ins.get(id) ?? [], this.outs.get(id) ?? [], graph.groups);
     }
     return null;
   }
@@ -682,7 +684,8 @@ export class GraphView extends Widget {
     const legend = legendOf(graph);
     const kinds = legendKinds(graph);
     const hasGroups = graph.groups.length > 1;
-    for (const kind of [...kinds, ...(hasGroups ? ['group'] : [])]) {
+    const repeat = kinds.includes('repeat') ? ['repeat'] : [];
+    for (const kind of [...kinds.filter(k => k !== 'repeat'), ...(hasGroups ? ['group'] : []), ...repeat]) {
       const spec = legend[kind];
       const item = el('span', `jp-jaxviz-legend-item jp-jaxviz-legend-${kind}`);
       item.title = spec.label;
@@ -693,7 +696,11 @@ export class GraphView extends Widget {
       } else {
         swatch.style.background = kind === 'group' ? GROUP_FILL.call : spec.color;
       }
-      item.append(swatch, el('span', 'jp-jaxviz-legend-label', kind === 'weak' ? 'weak type' : kind));
+      if (kind === 'repeat') {
+        swatch.classList.add('jp-jaxviz-swatch-repeat'); // a double outline, as the boxes
+      }
+      const text = kind === 'weak' ? 'weak type' : kind === 'repeat' ? '×N identical layers' : kind;
+      item.append(swatch, el('span', 'jp-jaxviz-legend-label', text));
       this.legendEl.appendChild(item);
     }
   }

@@ -58,9 +58,15 @@ export class GraphIndex {
     this.graph = graph;
     const groups = graph.groups;
     this.depth = new Array(groups.length).fill(0);
-    for (const g of groups) {
-      // Parents always have smaller ids than their children.
-      this.depth[g.id] = g.parent === null ? 0 : this.depth[g.parent] + 1;
+    // Top down from the root: ids are not in tree order (the kernel appends the "×N"
+    // repeat groups after the layers they hold).
+    const stack = [graph.root ?? 0];
+    while (stack.length) {
+      const gid = stack.pop()!;
+      for (const c of groups[gid].groups) {
+        this.depth[c] = this.depth[gid] + 1;
+        stack.push(c);
+      }
     }
     this.buckets = groups.map(() => new Map<string, Bucket>());
     graph.edges.forEach((e, i) => {

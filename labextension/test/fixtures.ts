@@ -87,3 +87,69 @@ export function smallPayload(expanded: number[] = [0]): ProgramPayload {
     graph: smallGraph()
   };
 }
+
+/** Three identical layers folded by the kernel into a repeat group (see
+ * `Graph._fold_repeats`): the repeat group gets the last id, after its members.
+ *
+ *   root (group 0): x (traced), out
+ *     group 4 "layer ×3" (repeat)
+ *       groups 1, 2, 3 "layer" (call, "layer k/3"): one dot_general (n2, n3, n4) and a tanh each
+ */
+export function repeatGraph(): GraphJSON {
+  const nodes: GraphJSON['nodes'] = [];
+  const add = (kind: string, label: string, group: number) => {
+    const id = nodes.length;
+    nodes.push({
+      id,
+      kind: kind as 'eqn',
+      label,
+      group,
+      primitive: kind === 'eqn' ? label : null,
+      input_kind: kind === 'input' ? 'traced' : null,
+      params: {},
+      outputs: [f32([2, 3])],
+      literals: [],
+      source: null
+    });
+    return id;
+  };
+  const x = add('input', 'x', 0);
+  const out = add('output', 'out', 0);
+  const layers = [1, 2, 3].map(g => [add('eqn', 'dot_general', g), add('eqn', 'tanh', g)]);
+  const edges: GraphJSON['edges'] = [];
+  let prev = x;
+  for (const [dot, tanh] of layers) {
+    edges.push({ src: prev, dst: dot, aval: f32([2, 3]), var: `v${dot}` });
+    edges.push({ src: dot, dst: tanh, aval: f32([2, 3]), var: `v${tanh}` });
+    prev = tanh;
+  }
+  edges.push({ src: prev, dst: out, aval: f32([2, 3]), var: 'out' });
+  const site = { file: 'nb.py', line: 9, function: 'f', cell_line: 4, text: 'x = layer(x, w)' };
+  const layer = (id: number) => ({
+    id,
+    name: 'layer',
+    kind: 'call',
+    parent: 4,
+    groups: [],
+    nodes: layers[id - 1],
+    n_eqns: 2,
+    source: site,
+    repeat: `layer ${id}/3`
+  });
+  return {
+    schema: 'jaxviz.graph',
+    version: 1,
+    name: 'f',
+    legend: {},
+    root: 0,
+    nodes,
+    edges,
+    groups: [
+      { id: 0, name: 'f', kind: 'root', parent: null, groups: [4], nodes: [x, out], n_eqns: 6, source: null, repeat: null },
+      layer(1),
+      layer(2),
+      layer(3),
+      { id: 4, name: 'layer ×3', kind: 'repeat', parent: 0, groups: [1, 2, 3], nodes: [], n_eqns: 6, source: site, repeat: null }
+    ]
+  };
+}

@@ -22,6 +22,18 @@ interface PyView {
   nodes: number[];
   groups: number[];
   edges: [string, string, number, string][];
+  /** Labels of the collapsed boxes (`g<id>`) and expanded clusters (`cluster_g<id>`). */
+  labels: { [id: string]: string };
+}
+
+/** Box and cluster labels of our DOT (without the ▸/▾ markers), unquoted. */
+function dotLabels(dot: string): { [id: string]: string } {
+  const out: { [id: string]: string } = {};
+  const unquote = (s: string) => s.replace(/\\(["\\n])/g, (_, c) => (c === 'n' ? '\n' : c));
+  for (const m of dot.matchAll(/\[id="((?:cluster_)?g\d+)" class="[^"]*" label="((?:[^"\\]|\\.)*)"/g)) {
+    out[m[1]] = unquote(m[2]);
+  }
+  return out;
 }
 
 interface Case {
@@ -54,6 +66,7 @@ describe('parity with jaxviz.graph (Python)', { skip: file ? false : 'JAXVIZ_PAR
           .map(e => [e.src, e.dst, e.avals.length, e.avals.length === 1 ? e.avals[0].text : `${e.avals.length} values`])
           .sort();
         assert.deepEqual(ours, [...pv.edges].sort(), `edges at ${pv.expanded}`);
+        assert.deepEqual(dotLabels(viewToDot(view, { markers: false })), pv.labels, `labels at ${pv.expanded}`);
       }
     });
 

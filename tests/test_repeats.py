@@ -1,0 +1,275 @@
+"""Repeated layers (issue #8): runs of identical sibling groups are folded into one
+``repeat`` group ("block ×12") that expands into the layers; every equation stays in the
+graph exactly once and the ids of the groups the tracer built do not change."""
+
+import json
+import os
+import sys
+import time
+
+import jax.numpy as jnp
+import pydot
+import pytest
+from test_tracing import recursive_eqn_count
+
+import jaxviz
+from jaxviz.graph import LEGEND, REPEAT_MIN, Graph
+from jaxviz.render.dot import program_dot
+from jaxviz.render.html import program_html
+from jaxviz.render.payload import decode_graph, program_payload
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+import models  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def transformer():
+    return jaxviz.trace(models.train_step, models.init_params(12), models.tokens())
+
+
+def children(graph, gid, kind=None):
+    return [graph.groups[c] for c in graph.groups[gid].groups if kind is None or graph.groups[c].kind == kind]
+
+
+def repeats(graph):
+    return [g for g in graph.groups if g.kind == "repeat"]
+
+
+def check_tree(graph):
+    """Parents, children, depths and equation counts agree; every node is in one group."""
+    for g in graph.groups[1:]:
+        assert g.id in graph.groups[g.parent].groups
+        assert g.depth == graph.groups[g.parent].depth + 1
+    seen = [c for g in graph.groups for c in g.groups]
+    assert sorted(seen) == list(range(1, len(graph.groups)))  # each group has exactly one parent
+    placed = [n for g in graph.groups for n in g.nodes]
+    assert sorted(placed) == list(range(len(graph.nodes)))  # each node in exactly one group
+    assert all(graph.nodes[n].group == g.id for g in graph.groups for n in g.nodes)
+    for g in graph.groups:
+        own = sum(graph.nodes[n].kind == "eqn" for n in g.nodes)
+        assert g.n_eqns == own + sum(graph.groups[c].n_eqns for c in g.groups)
+
+
+def test_transformer_blocks_fold_into_one_group_per_pass(transformer):
+    graph = transformer.graph
+    check_tree(graph)
+    fwd, bwd = (g for g in children(graph, 0) if g.kind == "transform")
+    folded = []
+    for part, order in ((fwd, range(1, 13)), (bwd, range(12, 0, -1))):
+        (loss,) = children(graph, part.id, "call")
+        (rep,) = children(graph, loss.id, "repeat")
+        assert rep.name == "block ×12" and rep.repeat is None
+        members = children(graph, rep.id)
+        assert [m.name for m in members] == ["block"] * 12
+        assert [m.repeat for m in members] == [f"block {k}/12" for k in order]  # labels kept
+        assert not any(g.name == "block" for g in children(graph, loss.id))  # no block left outside
+        assert rep.n_eqns == 12 * members[0].n_eqns == sum(m.n_eqns for m in members)
+        assert rep.source is not None and rep.source.text.strip() == "x = block(x, p)"
+        folded.append(rep)
+    assert len(repeats(graph)) == 2
+    # Every equation is still there, exactly once.
+    assert graph.eqn_count == len(graph.eqn_nodes()) == recursive_eqn_count(transformer.jaxpr.jaxpr)
+
+    # Collapsed, the fold is one box; expanded, it shows the 12 blocks as boxes.
+    rep = folded[0]
+    closed = graph.view([rep.parent])
+    opened = graph.view([rep.id])
+    assert ("g", rep.id) in {e.src for e in closed.edges} | {e.dst for e in closed.edges}
+    boxes = [c for g in opened.expanded for c in graph.groups[g].groups if c not in opened.expanded]
+    assert [c for c in boxes if graph.groups[c].parent == rep.id] == rep.groups
+    assert sum(opened.visible_counts()) == sum(closed.visible_counts()) + 11
+    # The blocks are chained, box to box, inside the opened fold.
+    chain = {(e.src[1], e.dst[1]) for e in opened.edges if e.src[0] == e.dst[0] == "g"}
+    assert all((a, b) in chain for a, b in zip(rep.groups, rep.groups[1:]))
+    # Opening one block opens its fold (and what holds it) too.
+    middle = rep.groups[5]
+    assert {rep.id, rep.parent, middle} <= graph.expansion([middle])
+
+
+def test_folding_keeps_the_tracer_s_group_ids(transformer, monkeypatch):
+    monkeypatch.setattr(Graph, "_fold_repeats", lambda self: None)
+    plain = jaxviz.trace(models.train_step, models.init_params(12), models.tokens()).graph
+    assert not repeats(plain)
+    graph = transformer.graph
+    n = len(plain.groups)
+    assert len(graph.groups) == n + 2  # the two folds come last
+    for a, b in zip(plain.groups, graph.groups[:n]):
+        assert (a.id, a.name, a.kind, a.nodes, a.n_eqns, a.repeat) == (b.id, b.name, b.kind, b.nodes, b.n_eqns, b.repeat)
+    assert [x.group for x in plain.nodes] == [x.group for x in graph.nodes]
+    assert plain.eqn_count == graph.eqn_count
+
+
+def mlp_block(x, w1, w2):
+    return x + jnp.tanh(x @ w1) @ w2
+
+
+def mlp_stack(ws, x):
+    for w1, w2 in ws:
+        x = mlp_block(x, w1, w2)
+    return x.sum()
+
+
+def mlp_weights(hidden):
+    return [(jnp.ones((4, h)) * 0.1, jnp.ones((h, 4)) * 0.1) for h in hidden]
+
+
+def test_a_layer_of_another_size_is_not_folded_with_the_others():
+    graph = jaxviz.trace(mlp_stack, mlp_weights([8, 8, 8, 16, 8, 8]), jnp.ones((2, 4))).graph
+    check_tree(graph)
+    top = children(graph, 0)
+    kinds = [(g.kind, g.name) for g in top if g.kind not in ("inputs", "outputs")]
+    # Blocks 1-3 fold; block 4 (hidden 16: same primitives, other shapes) stays apart;
+    # blocks 5-6 are a run of 2: too short to fold.
+    assert kinds == [("repeat", "mlp_block ×3"), ("call", "mlp_block"), ("call", "mlp_block"),
+                     ("call", "mlp_block")]
+    rep = top[[g.kind for g in top].index("repeat")]
+    assert [graph.groups[c].repeat for c in rep.groups] == ["mlp_block 1/6", "mlp_block 2/6", "mlp_block 3/6"]
+    assert [g.repeat for g in top if g.kind == "call"] == ["mlp_block 4/6", "mlp_block 5/6", "mlp_block 6/6"]
+    # Same equation count: only the structure (shapes) tells block 4 apart.
+    assert len({graph.groups[c].n_eqns for c in rep.groups} | {top[-1].n_eqns}) == 1
+
+
+def branchy_block(x, i):
+    return jnp.sin(x) * 2.0 if i == 3 else jnp.cos(x) * 2.0
+
+
+def branchy(x):
+    for i in range(7):
+        x = branchy_block(x, i)
+    return x
+
+
+def test_an_iteration_taking_another_branch_splits_the_run():
+    graph = jaxviz.trace(branchy, jnp.ones(3)).graph
+    check_tree(graph)
+    top = [(g.kind, g.name) for g in children(graph, 0)]
+    assert top == [("repeat", "branchy_block ×3"), ("call", "branchy_block"), ("repeat", "branchy_block ×3")]
+    odd = children(graph, 0)[1]
+    assert odd.repeat == "branchy_block 4/7"
+    assert [graph.nodes[n].primitive for n in odd.nodes] == ["sin", "mul"]
+
+
+def test_runs_of_two_are_not_folded_and_the_minimum_is_three():
+    assert REPEAT_MIN == 3
+    two = jaxviz.trace(mlp_stack, mlp_weights([8, 8]), jnp.ones((2, 4))).graph
+    assert not repeats(two) and [g.repeat for g in children(two, 0, "call")] == ["mlp_block 1/2", "mlp_block 2/2"]
+    three = jaxviz.trace(mlp_stack, mlp_weights([8, 8, 8]), jnp.ones((2, 4))).graph
+    assert [g.name for g in repeats(three)] == ["mlp_block ×3"]
+
+
+def inner_layer(x):
+    return jnp.tanh(x) * 0.5
+
+
+def outer_block(x):
+    for _ in range(3):
+        x = inner_layer(x)
+    return x + 1.0
+
+
+def nested(x):
+    for _ in range(4):
+        x = outer_block(x)
+    return x
+
+
+def test_nested_repeats_fold_at_every_level():
+    graph = jaxviz.trace(nested, jnp.ones(3)).graph
+    check_tree(graph)
+    (outer,) = children(graph, 0)
+    assert outer.name == "outer_block ×4" and outer.depth == 1
+    for block in children(graph, outer.id):
+        assert block.depth == 2
+        (inner,) = children(graph, block.id)
+        assert inner.kind == "repeat" and inner.name == "inner_layer ×3" and inner.depth == 3
+        assert [g.depth for g in children(graph, inner.id)] == [4, 4, 4]
+    assert graph.eqn_count == 4 * (3 * 2 + 1)
+    # Depth-limited expansion counts the folds as levels: at 1 the outer fold is open.
+    assert graph.view(1).visible_counts()[1] == 4
+
+
+def test_finish_is_idempotent():
+    graph = jaxviz.trace(nested, jnp.ones(3)).graph
+    before = json.dumps(graph.to_json())
+    graph.finish()
+    assert json.dumps(graph.to_json()) == before
+
+
+def test_json_round_trip_and_payload(transformer):
+    graph = transformer.graph
+    data = json.loads(graph.to_json_str())
+    assert data["legend"]["repeat"] == LEGEND["repeat"]
+    reps = [g for g in data["groups"] if g["kind"] == "repeat"]
+    assert [g["name"] for g in reps] == ["block ×12", "block ×12"]
+    for r in reps:
+        assert all(data["groups"][m]["parent"] == r["id"] for m in r["groups"])
+        assert r["id"] in data["groups"][r["parent"]]["groups"]
+        assert r["n_eqns"] == sum(data["groups"][m]["n_eqns"] for m in r["groups"])
+        assert r["repeat"] is None and r["nodes"] == []
+    assert data == json.loads(json.dumps(graph.to_json()))
+    assert decode_graph(program_payload(transformer)["graph"]) == data
+
+
+def test_costs_are_summed_through_the_folds(transformer):
+    transformer.costs()
+    graph = transformer.graph
+    for rep in repeats(graph):
+        members = [graph.groups[c] for c in rep.groups]
+        assert rep.flops > 0 and rep.flops == pytest.approx(sum(m.flops for m in members))
+        assert graph.groups[rep.parent].flops >= rep.flops
+    assert graph.groups[0].flops == pytest.approx(sum(n.flops for n in graph.nodes))
+
+
+def test_renderers_show_a_fold_as_n_identical_layers(transformer):
+    graph = transformer.graph
+    rep = repeats(graph)[0]
+    per = graph.groups[rep.groups[0]].n_eqns
+    dot = program_dot(transformer, [rep.parent]).source
+    box = _attrs(dot)[f"g{rep.id}"]
+    assert box["label"].startswith(f"block ×12\n12 × {per} eqns") and box["peripheries"] == "2"
+    assert box["class"] == "jaxviz-group jaxviz-group-repeat"
+    assert "12 identical block layers: expand to see each" in box["tooltip"]
+    assert _attrs(dot)["legend_repeat"]["label"] == "×N identical layers"
+    opened = program_dot(transformer, [rep.id]).source
+    cluster = _attrs(opened, clusters=True)[f"cluster_g{rep.id}"]
+    assert cluster["label"].startswith(f"block ×12 (12 × {per} eqns)")
+    assert cluster["style"] == "rounded,filled,dashed"
+    html = program_html(transformer)
+    assert f"(12 identical block layers, 12 × {per} eqns" in html and "jaxviz-chip-repeat" in html
+
+
+def _attrs(source, clusters=False):
+    """Node (or cluster) name → attributes (unquoted), at any depth of the DOT source."""
+    out = {}
+    stack = list(pydot.graph_from_dot_data(source))
+    while stack:
+        g = stack.pop()
+        if clusters:
+            for sub in g.get_subgraph_list():
+                out[sub.get_name()] = {k: v.strip('"') for k, v in sub.get_attributes().items()}
+        else:
+            for n in g.get_nodes():
+                out[n.get_name()] = {k: v.strip('"') for k, v in n.get_attributes().items()}
+        stack.extend(g.get_subgraph_list())
+    return out
+
+
+def test_many_repeats_fold_fast():
+    def step(x):
+        return jnp.sin(x) + 1.0
+
+    def many(x):
+        for _ in range(1500):
+            x = step(x)
+        return x
+
+    program = jaxviz.trace(many, jnp.ones(3))
+    graph = program.graph
+    (rep,) = repeats(graph)
+    assert rep.name == "step ×1500" and graph.eqn_count == 3000
+    t0 = time.perf_counter()
+    graph.finish()
+    assert time.perf_counter() - t0 < 1.0
+    # Collapsed it is one item; the auto view opens it only within the budget.
+    assert graph.view(0).visible_counts() == (2, 1)
+    assert sum(graph.view("auto").visible_counts()) <= 60
