@@ -231,6 +231,8 @@ def test_renderers_show_a_fold_as_n_identical_layers(transformer):
     assert "12 identical block layers: expand to see each" in box["tooltip"]
     assert _attrs(dot)["legend_repeat"]["label"] == "×N identical layers"
     opened = program_dot(transformer, [rep.id]).source
+    # The open fold's layers are one column (Graphviz's "group": straight edges between them).
+    assert {_attrs(opened)[f"g{c}"].get("group") for c in rep.groups} == {f"repeat_g{rep.id}"}
     cluster = _attrs(opened, clusters=True)[f"cluster_g{rep.id}"]
     assert cluster["label"].startswith(f"block ×12 (12 × {per} eqns)")
     assert cluster["style"] == "rounded,filled,dashed"

@@ -82,6 +82,10 @@ def group_box_attrs(graph: Graph, gid: int, ins: list[str], outs: list[str]) -> 
     attrs = {"id": f"g{gid}", "class": f"jaxviz-group jaxviz-group-{g.kind}", "label": label,
              "shape": "box3d", "style": "filled", "fillcolor": GROUP_FILL.get(g.kind, "#EEF3FB"),
              "tooltip": tooltip, **(REPEAT_BOX if g.kind == "repeat" else {})}
+    if g.parent is not None and graph.groups[g.parent].kind == "repeat":
+        # The layers of an open fold: one straight column, which stays where it is when
+        # one of them is opened (measured in benchmarks/bench_scale.py).
+        attrs["group"] = f"repeat_g{g.parent}"
     heat = group_heat(graph, gid)  # estimated FLOPs/bytes, coloured by share of the program
     if heat is not None:
         attrs.update(label=f"{label}\n{heat.text}", fillcolor=heat.fill, fontcolor=heat.font,

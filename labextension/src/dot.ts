@@ -107,6 +107,10 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
       fillcolor: GROUP_FILL[cg.kind] ?? '#EEF3FB',
       ...(cg.kind === 'repeat' ? REPEAT_BOX : {})
     };
+    if (cg.parent !== null && graph.groups[cg.parent].kind === 'repeat') {
+      // As render/dot.py: the layers of an open fold in one straight column.
+      a.group = `repeat_g${cg.parent}`;
+    }
     const heat = groupHeat(graph.groups, child);
     if (heat) {
       a.label += `\n${heat.text}`;

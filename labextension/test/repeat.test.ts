@@ -53,6 +53,10 @@ describe('repeat groups', () => {
     const open = viewToDot(buildView(idx, [0, 4]));
     assert.match(open, /graph \[id="cluster_g4" class="jaxviz-cluster jaxviz-group-repeat" label="▾ layer ×3 \(3 × 2 eqns\) · cell line 4" style="rounded,filled,dashed"/);
     assert.match(open, /"g2" \[id="g2" class="jaxviz-group jaxviz-group-call" label="▸ layer 2\/3\\n2 eqns\\ncell line 4"/);
+    for (const g of [1, 2, 3]) {
+      assert.match(open, new RegExp(`"g${g}" \\[[^\\]]*group="repeat_g4"`), 'the layers in one column');
+    }
+    assert.doesNotMatch(dot, /group="repeat/);
     const graphviz = await viz.instance();
     for (const expanded of [[0], [0, 4], [2]]) {
       const result = graphviz.render(viewToDot(buildView(idx, expanded), { legend: true }), { format: 'svg' });
