@@ -4,6 +4,10 @@ Prints, for a plain-JAX transformer train step at L = 2, 12, 48 blocks and a Fla
   - make_jaxpr alone vs jaxviz.trace + graph model + first view (collapsed, laid out by
     dot to SVG), as a ratio (target <= 3x; < 1 s at L = 12);
   - expanding single groups (model -> DOT -> SVG of the new view) at L = 48 (< 0.5 s);
+  - the repeated blocks, folded into one "block ×48" group: the time to expand it and one
+    block inside it (< 0.5 s each), and how stable the layout is when that block opens
+    (dot -Tjson before and after): the share of pairs of items that keep their order along
+    the rank direction (1.0 = nothing reshuffled) and how far the other blocks move;
   - the browser payload size for the first view (< 1 MB at L = 48);
   - the graph model's memory next to the ClosedJaxpr's (target <= 2x);
 and for an unrolled chain of 10k / 30k / 100k equations, graph build and first-view times
@@ -18,7 +22,9 @@ import argparse
 import functools
 import gc
 import json
+import math
 import os
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -91,6 +97,98 @@ def bench_train_step(label, step, args, expand_groups=True):
     return program
 
 
+def layout(view):
+    """``dot -Tjson`` of a view: item name ("g12", "n3", "cluster_g5") → its box (left,
+    top, right, bottom in pt, y from the top), and the drawing's (width, height)."""
+    source = view_to_dot(view, legend=False).source
+    laid = json.loads(subprocess.run(["dot", "-Tjson"], input=source, capture_output=True, text=True,
+                                     check=True).stdout)
+    x0, y0, x1, y1 = map(float, laid["bb"].split(","))
+    boxes = {}
+    for o in laid.get("objects", []):
+        name = o.get("name", "")
+        if "bb" in o and name.startswith("cluster_g"):
+            left, bottom, right, top = map(float, o["bb"].split(","))
+        elif "pos" in o and "nodes" not in o and name[:1] in "ng" and name[1:].isdigit():
+            x, y = map(float, o["pos"].split(","))
+            w, h = float(o["width"]) * 36, float(o["height"]) * 36  # inches, halved, in pt
+            left, bottom, right, top = x - w, y - h, x + w, y + h
+        else:
+            continue
+        boxes[name] = (left - x0, y1 - top, right - x0, y1 - bottom)  # Graphviz's y grows upwards
+    return boxes, (x1 - x0, y1 - y0)
+
+
+def centre(box):
+    return ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+
+
+def order_kept(before, after, names):
+    """Share of pairs (on different ranks before) still in the same order along the
+    rank direction (top to bottom) after."""
+    ys = [(before[n][1], after[n][1]) for n in names]
+    kept = total = 0
+    for i in range(len(ys)):
+        for j in range(i + 1, len(ys)):
+            db = ys[i][0] - ys[j][0]
+            if abs(db) < 1:  # same rank before: no order to keep
+                continue
+            total += 1
+            kept += (ys[i][1] - ys[j][1]) * db > 0
+    return kept / max(total, 1), total
+
+
+def bench_repeats(program):
+    """The forward "block ×L" group: expanding it and one block in it, and how much of the
+    layout survives opening that block."""
+    graph = program.graph
+    forward = next(g for g in graph.groups if g.kind == "transform" and g.name.startswith("forward"))
+    fold = next(g for g in graph.groups if g.kind == "repeat" and g.name.startswith("block ×")
+                and forward.id in set(_ancestors(graph, g.id)))
+    middle = fold.groups[len(fold.groups) // 2 - 1]
+    t_fold = first_view_seconds(program, expand=[fold.id])
+    t_block = first_view_seconds(program, expand=[middle])
+    print(f"{'':>14}  expanding {fold.name} ({len(fold.groups)} boxes): {t_fold:5.3f} s, then one block in it "
+          f"({graph.groups[middle].repeat}): {t_block:5.3f} s (target < 0.5 s per expansion)")
+    if not dot_available():
+        print(f"{'':>14}  layout stability: skipped (dot missing)")
+        return
+    before, (w, h) = layout(graph.view([fold.id]))
+    after, (w2, h2) = layout(graph.view([middle]))
+    common = sorted(n for n in set(before) & set(after) if not n.startswith("cluster"))
+    kept, pairs = order_kept({n: centre(before[n]) for n in common}, {n: centre(after[n]) for n in common}, common)
+    print(f"{'':>14}  layout stability, opening {graph.groups[middle].repeat} inside the open {fold.name}: "
+          f"order along the rank direction kept for {kept:.3f} of {pairs} pairs of the {len(common)} items "
+          f"drawn in both (1.0 = nothing reshuffled)")
+    # How far the other blocks move on screen: the browser keeps the clicked box's top-left
+    # corner where it was (the opened cluster's corner takes its place).
+    ax, ay = before[f"g{middle}"][:2]
+    bx, by = after[f"cluster_g{middle}"][:2]
+    diag = math.hypot(w, h)
+    others = [f"g{c}" for c in fold.groups if c != middle]
+    grown = after[f"cluster_g{middle}"][3] - by - (before[f"g{middle}"][3] - ay)
+    moved, beyond = {}, {}
+    for n in others:
+        (x, y), (x2, y2) = centre(before[n]), centre(after[n])
+        moved[n] = math.dist((x - ax, y - ay), (x2 - bx, y2 - by)) / diag
+        if before[n][1] > ay:  # below the opened block: pushed down by what it grew
+            beyond[n] = math.dist((x - ax, y - ay + grown), (x2 - bx, y2 - by)) / diag
+    above = [moved[n] for n in others if before[n][1] < ay]
+    below = [moved[n] for n in beyond]
+    mean = lambda xs: sum(xs) / max(len(xs), 1)  # noqa: E731
+    print(f"{'':>14}  the {len(others)} other blocks move {mean(list(moved.values())):.3f} of the layout's "
+          f"diagonal ({diag:.0f} pt) on average, the opened block held in place: above it {mean(above):.3f}, "
+          f"below it {mean(below):.3f}, or {mean(list(beyond.values())):.3f} beyond the {grown:.0f} pt it grew "
+          f"(layout {w:.0f} x {h:.0f} pt -> {w2:.0f} x {h2:.0f} pt)")
+
+
+def _ancestors(graph, gid):
+    g = graph.groups[gid].parent
+    while g is not None:
+        yield g
+        g = graph.groups[g].parent
+
+
 def bench_memory(step, args):
     jaxpr_closed, jaxpr_bytes = retained_bytes(lambda: jax.make_jaxpr(fresh(step))(*args))
     program = jaxviz.trace(step, *args)
@@ -156,7 +254,9 @@ def main() -> None:
     layers = (2, 12) if args.quick else (2, 12, 48)
     for n in layers:
         params, tokens = models.init_params(n), models.tokens()
-        bench_train_step(f"transformer L={n}", models.train_step, (params, tokens), expand_groups=n == layers[-1])
+        program = bench_train_step(f"transformer L={n}", models.train_step, (params, tokens),
+                                   expand_groups=n == layers[-1])
+    bench_repeats(program)
     step, step_args = flax_train_step()
     bench_train_step("flax CNN", step, step_args, expand_groups=False)
     bench_memory(models.train_step, (models.init_params(layers[-1]), models.tokens()))
