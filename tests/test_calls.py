@@ -239,11 +239,18 @@ def test_a_notebook_function_defined_in_an_earlier_cell_gets_its_group():
     assert call.source is not None and call.source.cell is not None  # "In[N]"
 
 
-def test_a_jaxpr_cell_groups_its_own_functions_and_binds_working_ones():
+@pytest.fixture()
+def shell_with_jaxviz():
     from IPython.core.interactiveshell import InteractiveShell
 
     shell = InteractiveShell.instance()
     shell.run_cell("%load_ext jaxviz")
+    yield shell
+    shell.run_cell("%unload_ext jaxviz")  # the shell is shared with other test files
+
+
+def test_a_jaxpr_cell_groups_its_own_functions_and_binds_working_ones(shell_with_jaxviz):
+    shell = shell_with_jaxviz
     shell.run_cell("import jax.numpy as jnp\ndef unit(v):\n    return v / jnp.linalg.norm(v)\nx = jnp.ones(3)")
     result = shell.run_cell("%%jaxpr -o prog --quiet\ndef twice(v):\n    return unit(v) * 2\ny = twice(x) + 1\n")
     assert result.success
