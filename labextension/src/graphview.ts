@@ -634,7 +634,9 @@ export class GraphView extends Widget {
 
   // ------------------------------------------------------------------ export
 
-  /** The shown graph as a standalone SVG document. */
+  /** The shown graph as a standalone SVG document, in the DOT's own (light) colours
+   * whatever JupyterLab's theme: the theme's colours are CSS rules on `.jp-jaxviz-svg`,
+   * a class the copy does not carry. */
   svgText(): string {
     if (!this.svg) {
       return '';
