@@ -151,6 +151,126 @@ def command(page, label: str, item: str | re.Pattern | None = None) -> None:
     raise AssertionError(f"could not run {label!r} from the command palette")
 
 
+# Colours as the browser computed them, for the dark-theme checks: each SVG or panel item
+# with the colour under it (its fill, or the background behind it).
+THEME_COLORS_JS = """
+([graph, panel]) => {
+  const cs = e => (e ? getComputedStyle(e) : null);
+  const q = (root, sel) => root.querySelector(sel);
+  const probe = document.createElement('div');
+  probe.style.background = 'var(--jp-layout-color0)';
+  document.body.appendChild(probe);
+  const layout0 = cs(probe).backgroundColor;
+  probe.remove();
+  const svg = q(graph, 'svg.jp-jaxviz-svg');
+  const edge = q(svg, 'g.edge:not(.jaxviz-weak) path:not(.jaxviz-hit)');
+  const arrow = q(svg, 'g.edge:not(.jaxviz-weak) polygon');
+  const edgeText = q(svg, 'g.edge text');
+  const cluster = q(svg, 'g.cluster.jaxviz-group-call > path');
+  const clusterLabel = q(svg, '.jaxviz-cluster-label');
+  const eqn = q(svg, 'g.node.jaxviz-eqn > path');
+  const eqnText = q(svg, 'g.node.jaxviz-eqn text');
+  const input = q(svg, 'g.node.jaxviz-input > polygon');
+  const inputText = q(svg, 'g.node.jaxviz-input text');
+  const warning = q(panel, '.jp-jaxviz-compile.jp-jaxviz-warning');
+  return {
+    theme: document.body.dataset.jpThemeName,
+    layout0,
+    canvas: cs(q(graph, '.jp-jaxviz-canvas')).backgroundColor,
+    edge: cs(edge).stroke,
+    arrow: cs(arrow).fill,
+    edgeText: cs(edgeText).fill,
+    cluster: cs(cluster).fill,
+    clusterLine: cs(cluster).stroke,
+    clusterLabel: cs(clusterLabel).fill,
+    eqn: cs(eqn).fill,
+    eqnText: cs(eqnText).fill,
+    input: cs(input).fill,
+    inputText: cs(inputText).fill,
+    legendText: cs(q(graph, '.jp-jaxviz-legend')).color,
+    panel: cs(panel).backgroundColor,
+    panelText: cs(panel).color,
+    warning: cs(warning).backgroundColor,
+    warningText: cs(warning).color,
+  };
+}
+"""
+
+
+def rgba(css: str) -> tuple[float, float, float, float]:
+    """A computed colour (rgb(), rgba(), or color(srgb ...) for color-mix results)."""
+    if css in ("none", "transparent"):
+        return (0, 0, 0, 0)
+    m = re.fullmatch(r"rgba?\(([^)]*)\)", css)
+    if m:
+        parts = [float(p) for p in re.split(r"[,\s/]+", m.group(1).strip())]
+        return (*parts[:3], parts[3] if len(parts) > 3 else 1.0)
+    m = re.fullmatch(r"color\(srgb ([^)]*)\)", css)
+    assert m, f"unexpected colour {css!r}"
+    parts = [float(p) for p in re.split(r"[\s/]+", m.group(1).strip())]
+    return (*[255 * c for c in parts[:3]], parts[3] if len(parts) > 3 else 1.0)
+
+
+def over(fg: str, bg: str) -> tuple[float, float, float]:
+    """``fg`` composited over the opaque ``bg``."""
+    f, b = rgba(fg), rgba(bg)
+    assert b[3] == 1, f"background {bg} is not opaque"
+    return tuple(f[i] * f[3] + b[i] * (1 - f[3]) for i in range(3))
+
+
+def luminance(rgb) -> float:
+    """WCAG relative luminance."""
+    def lin(c):
+        c /= 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (lin(c) for c in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a, b) -> float:
+    la, lb = sorted((luminance(a), luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def check_theme_colors(c: dict, dark: bool) -> None:
+    """What is drawn on the background stands out from it; text stays readable on the
+    fill under it; in the dark theme, lines and text on the background are light and
+    kind-coloured nodes keep their light fill with dark text."""
+    bg = over(c["layout0"], "rgb(255, 255, 255)")
+    assert (luminance(bg) < 0.05) == dark, c
+    assert over(c["canvas"], c["layout0"]) == bg, c  # the graph sits on the theme's background
+    edge = over(c["edge"], c["layout0"])
+    assert contrast(edge, bg) >= 3, c
+    assert contrast(over(c["arrow"], c["layout0"]), bg) >= 3, c
+    assert contrast(over(c["edgeText"], c["layout0"]), bg) >= 4.5, c
+    cluster = over(c["cluster"], c["layout0"])
+    assert contrast(over(c["clusterLabel"], c["cluster"]), cluster) >= 4.5, c
+    assert contrast(over(c["edgeText"], c["cluster"]), cluster) >= 4.5, c
+    assert contrast(over(c["edge"], c["cluster"]), cluster) >= 3, c
+    assert contrast(over(c["clusterLine"], c["layout0"]), bg) >= 1.8, c
+    eqn = over(c["eqn"], c["cluster"])
+    assert contrast(over(c["eqnText"], c["eqn"]), eqn) >= 4.5, c
+    node = over(c["input"], c["layout0"])
+    node_text = over(c["inputText"], c["input"])
+    assert luminance(node_text) < 0.05 and contrast(node_text, node) >= 4.5, c
+    panel = over(c["panel"], c["layout0"])
+    assert contrast(over(c["panelText"], c["panel"]), panel) >= 4.5, c
+    assert contrast(over(c["legendText"], c["layout0"]), bg) >= 4.5, c
+    warning = over(c["warning"], c["panel"])
+    assert contrast(over(c["warningText"], c["warning"]), warning) >= 4.5, c
+    if dark:
+        assert luminance(edge) > 0.18 and luminance(over(c["edgeText"], c["layout0"])) > 0.5, c
+        assert luminance(cluster) < 0.05 and luminance(eqn) < 0.05, c
+
+
+def set_theme(page, name: str) -> None:
+    """Switch JupyterLab's theme from the command palette; wait until its CSS applies."""
+    command(page, f"Use Theme: {name}")
+    page.wait_for_function(
+        "name => document.body.dataset.jpThemeName === name", arg=name, timeout=30_000)
+    page.locator("#jupyterlab-splash").wait_for(state="detached", timeout=30_000)  # its fade-out
+
+
 def test_graph_and_panel_in_jupyterlab(lab, browser):
     t_start = time.monotonic()
     write_notebook(lab.root / "jaxviz_test.ipynb", CELLS)
@@ -259,6 +379,7 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
             graph.locator("button.jp-jaxviz-export-svg").click()
         svg = Path(dl.value.path()).read_text()
         assert "<svg" in svg and f'id="g{path[0]}"' in svg and "jaxviz-hit" not in svg
+        assert 'stroke="#555555"' in svg  # in the DOT's colours (the theme's are CSS rules)
 
         # The panel lists the traced function ...
         fn = panel.locator(f".jp-jaxviz-function[data-name='{expected['name']}']")
@@ -292,6 +413,37 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         fn.click()
         panel.locator(".jp-jaxviz-panel-graph svg.jp-jaxviz-svg g.node").first.wait_for(timeout=30_000)
         shot(page, "4-panel-connected")
+
+        # The dark theme: the graph (opened down to equations: clusters, edges, labels)
+        # and the panel stay readable, checked on the browser's computed colours.
+        for gid in path:
+            graph.locator(f"svg g.node#g{gid}").click()
+            graph.locator(f"svg g.cluster#cluster_g{gid}").wait_for(timeout=30_000)
+        handles = [graph.element_handle(), panel.element_handle()]
+        check_theme_colors(page.evaluate(THEME_COLORS_JS, handles), dark=False)
+        set_theme(page, "JupyterLab Dark")
+        dark = page.evaluate(THEME_COLORS_JS, handles)
+        check_theme_colors(dark, dark=True)
+        # Search highlight and the edges' hover areas keep their look over the theming.
+        graph.locator(".jp-jaxviz-search").fill("dot_general")
+        graph.locator("svg g.node.jaxviz-match").first.wait_for(timeout=5_000)
+        styles = graph.evaluate("""g => [
+            getComputedStyle(g.querySelector('svg g.node.jaxviz-match.jaxviz-eqn > path')).stroke,
+            getComputedStyle(g.querySelector('svg g.node.jaxviz-eqn:not(.jaxviz-match)')).opacity,
+            getComputedStyle(g.querySelector('svg path.jaxviz-hit')).stroke]""")
+        assert styles == ["rgb(232, 89, 12)", "0.35", "rgba(0, 0, 0, 0)"], styles
+        graph.locator(".jp-jaxviz-search").fill("")
+        graph.locator(".jp-jaxviz-search").blur()  # it keeps keys from JupyterLab's shortcuts
+        graph.scroll_into_view_if_needed()
+        shot(page, "7-dark-page")
+        graph.screenshot(path=str(ARTIFACTS / "7-dark-graph.png"))
+        panel.screenshot(path=str(ARTIFACTS / "7-dark-panel.png"))
+        entry.scroll_into_view_if_needed()  # the recompile warnings, with their suggestions
+        panel.screenshot(path=str(ARTIFACTS / "7-dark-panel-recompiles.png"))
+        set_theme(page, "JupyterLab Light")
+        check_theme_colors(page.evaluate(THEME_COLORS_JS, handles), dark=False)
+        graph.locator(f"svg text.jaxviz-cluster-label[data-cluster='cluster_g{path[0]}']").click()
+        graph.locator(f"svg g.node#g{path[0]}").wait_for(timeout=30_000)
 
         # Switching notebooks: the panel follows the current one's kernel, and back.
         page.locator(".jp-DirListing-item", has_text="other.ipynb").dblclick()
