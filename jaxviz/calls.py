@@ -29,6 +29,7 @@ import builtins
 import contextlib
 import functools
 import inspect
+import itertools
 import linecache
 import operator
 import os
@@ -103,6 +104,38 @@ def ipython_cell_name(file: str) -> str | None:
     return f"In[{m.group(1)}]" if m else None
 
 
+# Activation numbers are unique in the process, and every recorded call is remembered for a
+# while: a jitted callee JAX cached during an earlier jaxviz trace carries that trace's
+# scopes, which still name the right calls (see ``fresh_jax_traces``).
+_activations = itertools.count(1)
+_known_calls: dict[str, CallInfo] = {}
+_KNOWN_CALLS_MAX = 50_000
+
+
+def known_call(scope: str) -> CallInfo | None:
+    """The call a scope name stands for, from this trace or an earlier one."""
+    return _known_calls.get(scope)
+
+
+def activation_number(scope: str) -> int | None:
+    """``17`` for ``"jv17:block"`` (call order, unique in the process), else None."""
+    head, sep, _ = scope.partition(":")
+    if sep and head.startswith(SCOPE_PREFIX) and head[len(SCOPE_PREFIX):].isdigit():
+        return int(head[len(SCOPE_PREFIX):])
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def call_name(code: Any) -> str:
+    """What a call group is called: the function's name; for a method, its class's
+    (``Block`` for ``Block.__call__``, a Flax or Equinox module) or ``Class.method``."""
+    parts = getattr(code, "co_qualname", code.co_name).split(".")
+    if len(parts) < 2 or parts[-2] == "<locals>":
+        return code.co_name
+    owner = parts[-2]
+    return owner if code.co_name == "__call__" else f"{owner}.{code.co_name}"
+
+
 class _Recorder:
     """What both recorders share: the activations recorded so far."""
 
@@ -126,16 +159,20 @@ class _Recorder:
     def _record(self, frame: Any) -> str:
         """Name the activation of ``frame`` and remember where it was defined and called."""
         code = frame.f_code
-        key = f"{SCOPE_PREFIX}{len(self.calls) + 1}:{code.co_name}"
+        name = call_name(code)
+        key = f"{SCOPE_PREFIX}{next(_activations)}:{name}"
         caller = frame.f_back
         while caller is not None and not is_user_file(caller.f_code.co_filename):
             caller = caller.f_back  # e.g. lax.scan calling the body: show the user's line
-        self.calls[key] = CallInfo(
-            code.co_name,
+        info = CallInfo(
+            name,
             make_source(code.co_filename, code.co_firstlineno, code.co_name, self._cell_file),
             make_source(caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name, self._cell_file)
             if caller is not None else None,
         )
+        self.calls[key] = _known_calls[key] = info
+        if len(_known_calls) > _KNOWN_CALLS_MAX:
+            del _known_calls[next(iter(_known_calls))]  # the oldest
         return key
 
     def complete(self, closed: Any) -> bool:
@@ -479,6 +516,22 @@ def _plain_builtins(fn: types.FunctionType) -> bool:
     function that uses the real ones (not an ``exec`` with a builtins dict of its own)."""
     b = getattr(fn, "__builtins__", None)
     return b is None or b is builtins.__dict__ or b is builtins
+
+
+# JAX keys its trace caches on this context's value too (``jax.make_user_context``). While
+# jaxviz traces, the value is "jaxviz": a jitted callee the user had run before is traced
+# again, with scopes, and the user's own cache entries never get jaxviz's scopes (they
+# would show up as op names in their HLO). One value, not one per trace: a trace from a
+# cache filled by an earlier jaxviz trace is reused, as JAX reuses the user's, and its
+# scopes resolve through ``known_call``; a value per trace would keep every trace's jaxprs.
+_jaxviz_context = jax.make_user_context(None) if hasattr(jax, "make_user_context") else None
+
+
+def fresh_jax_traces() -> Any:
+    """The context jaxviz traces in (see above)."""
+    if _jaxviz_context is None:  # a JAX without user contexts: callees the user ran stay cached
+        return contextlib.nullcontext()
+    return _jaxviz_context("jaxviz")
 
 
 def recorders(roots: Iterable[Any], skip: Iterable[Any] = (), cell_file: str | None = None) -> Iterator[_Recorder]:

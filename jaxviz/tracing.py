@@ -12,7 +12,6 @@ import contextlib
 import functools
 import inspect
 import io
-import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -25,13 +24,12 @@ import numpy as np
 
 from . import _jax_internals as internals
 from . import calls
-from .calls import SCOPE_PREFIX, CallInfo, is_user_file, make_source
+from .calls import CallInfo, is_user_file, make_source
 from .graph import Aval, Graph, SourceLoc
 from .program import InputInfo, Program
 
 PYTREE_GROUP_MIN = 5  # an argument with this many leaves is drawn as one group
 LINE_GROUP_MIN = 8  # this many consecutive equations from one line become a group
-_STALE_SCOPE = re.compile(SCOPE_PREFIX + r"\d+:(.+)")
 
 
 # ---------------------------------------------------------------------- graph building
@@ -230,15 +228,16 @@ class GraphBuilder:
         kind, name = key
         if kind == "transform":
             return self.graph.add_group(_transform_title(name), "transform", parent)
-        call = self.calls.get(name)
+        number = calls.activation_number(name)
+        if number is None:
+            return self.graph.add_group(name, "scope", parent)
+        call = self.calls.get(name) or calls.known_call(name)
         if call is not None:
             gid = self.graph.add_group(call.function, "call", parent, source=call.call_site)
-            self.activation[gid] = int(name[len(SCOPE_PREFIX):].split(":", 1)[0])
-            return gid
-        stale = _STALE_SCOPE.fullmatch(name)
-        if stale:  # a jitted callee JAX traced (and cached) during an earlier jaxviz trace
-            return self.graph.add_group(stale.group(1), "call", parent)
-        return self.graph.add_group(name, "scope", parent)
+        else:  # a scope from a trace too long ago to remember: its name is still right
+            gid = self.graph.add_group(name.partition(":")[2], "call", parent)
+        self.activation[gid] = number
+        return gid
 
     def _source(self, eqn: Any) -> SourceLoc | None:
         f = internals.innermost_frame(eqn, self._is_user_code)
@@ -473,7 +472,7 @@ def stage(make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str,
     roots = [*roots, *args, *kwargs.values()]
     t0 = time.perf_counter()
     for attempt, recorder in enumerate(calls.recorders(roots, skip, cell_file)):
-        with capture_trace_output(echo=attempt == 0) as printed, recorder:
+        with capture_trace_output(echo=attempt == 0) as printed, recorder, calls.fresh_jax_traces():
             traced = make_jitted().trace(*args, **kwargs)
         if recorder.complete(traced.jaxpr):
             break

@@ -56,7 +56,7 @@ def test_transformer_and_flax_models_same_graph_without_a_hook(monkeypatch):
     flax_code = trace_with("code", monkeypatch, apply, variables, x)
     flax_hook = trace_with("hook", monkeypatch, apply, variables, x)
     assert flax_code.call_scopes == "code"
-    assert "__call__" in call_groups(flax_code)
+    assert "MLP" in call_groups(flax_code)  # the module's __call__, named after its class
     assert structure(flax_code) == structure(flax_hook)
 
 
@@ -119,7 +119,7 @@ def test_functions_reached_through_objects_closures_and_partials_are_instrumente
         """)
     program = trace_with("code", monkeypatch, mod.step, jnp.ones(3))
     assert program.call_scopes == "code"
-    assert call_groups(program) == ["__call__", "act", "inner", "scale"]
+    assert call_groups(program) == ["Layer", "act", "inner", "scale"]
     assert structure(program) == structure(trace_with("hook", monkeypatch, mod.step, jnp.ones(3)))
     assert not calls.is_instrumented(mod.scale.__code__)
     assert not calls.is_instrumented(mod.LAYER.act.__code__)
@@ -288,3 +288,91 @@ def test_big_parameter_trees_do_not_exhaust_the_search_for_functions(monkeypatch
 
     program = trace_with("code", monkeypatch, step, params, jnp.ones(2))
     assert program.call_scopes == "code" and call_groups(program) == ["mlp"]
+
+
+def test_an_equinox_model_gets_one_group_per_module_call(monkeypatch):
+    eqx = pytest.importorskip("equinox")
+
+    class Block(eqx.Module):
+        lin1: eqx.nn.Linear
+        lin2: eqx.nn.Linear
+
+        def __init__(self, key):
+            k1, k2 = jax.random.split(key)
+            self.lin1 = eqx.nn.Linear(8, 16, key=k1)
+            self.lin2 = eqx.nn.Linear(16, 8, key=k2)
+
+        def __call__(self, x):
+            return x + self.lin2(jax.nn.relu(self.lin1(x)))
+
+    class Model(eqx.Module):
+        blocks: list
+
+        def __init__(self, key, n=4):
+            self.blocks = [Block(k) for k in jax.random.split(key, n)]
+
+        def __call__(self, x):
+            for block in self.blocks:
+                x = block(x)
+            return x
+
+    def loss(model, x, y):
+        return ((jax.vmap(model)(x) - y) ** 2).mean()
+
+    @eqx.filter_jit
+    def step(model, x, y):
+        value, grads = eqx.filter_value_and_grad(loss)(model, x, y)
+        return jax.tree_util.tree_map(lambda p, g: p - 0.1 * g, model, grads), value
+
+    args = (Model(jax.random.PRNGKey(0)), jnp.ones((5, 8)), jnp.zeros((5, 8)))
+    by_code = trace_with("code", monkeypatch, step, *args)
+    by_hook = trace_with("hook", monkeypatch, step, *args)
+    assert by_code.call_scopes == "code"
+    assert structure(by_code) == structure(by_hook)
+    groups = by_code.graph.groups
+    assert call_groups(by_code).count("Model") == 2  # the forward call and its backward pass
+    folds = [g for g in groups if g.kind == "repeat" and g.name.startswith("Block ×")]
+    assert folds and all(groups[m].name == "Block" for f in folds for m in f.groups)
+
+
+def test_a_jitted_function_the_user_ran_before_still_shows_its_calls(monkeypatch):
+    monkeypatch.setenv(calls.MODE_ENV, "code")
+    step = jax.jit(models.train_step)
+    params, tokens = models.init_params(2), models.tokens()
+    step(params, tokens)  # JAX has step's trace cached now, recorded without scopes
+    from jaxviz.cells import stage_cell
+
+    program = stage_cell("new, loss = step(params, tokens)\n",
+                         {"step": step, "params": params, "tokens": tokens}).program
+    assert {"train_step", "loss_fn", "block", "attention", "mlp"} <= set(call_groups(program))
+
+
+def test_jaxviz_scopes_stay_out_of_the_users_own_traces(monkeypatch):
+    monkeypatch.setenv(calls.MODE_ENV, "code")
+
+    @jax.jit
+    def callee(x):
+        return models.mlp(x, {"up": jnp.ones((3, 4)), "down": jnp.ones((4, 3))})
+
+    jaxviz.trace(lambda x: callee(x) * 2, jnp.ones(3))  # traces callee with jaxviz's scopes
+    user_jaxpr = callee.trace(jnp.ones(3)).jaxpr  # the user's first trace of it
+    stacks = [str(e.source_info.name_stack) for e in user_jaxpr.jaxpr.eqns]
+    assert stacks and not any(s.startswith(calls.SCOPE_PREFIX) for s in stacks), stacks
+
+
+def test_tracing_again_reuses_jaxvizs_own_cache_with_the_same_groups(monkeypatch):
+    monkeypatch.setenv(calls.MODE_ENV, "code")
+
+    @jax.jit
+    def inner_step(params, tokens):
+        return models.train_step(params, tokens)
+
+    def outer(params, tokens):
+        return inner_step(params, tokens)
+
+    args = (models.init_params(3), models.tokens())
+    first = jaxviz.trace(outer, *args)
+    second = jaxviz.trace(outer, *args)  # inner_step comes from the cache the first filled
+    assert structure(second) == structure(first)
+    sources = [[(g.name, g.source) for g in p.graph.groups if g.kind == "call"] for p in (first, second)]
+    assert sources[0] == sources[1] and all(src is not None for _, src in sources[1])
