@@ -1133,7 +1133,7 @@ def path_of(group):
     return names[::-1]
 
 forward_model = next(grp for grp in g.groups
-                     if grp.name == "__call__" and path_of(grp)[0].startswith("forward"))
+                     if grp.name == "MLP" and path_of(grp)[0].startswith("forward"))
 print(" > ".join(path_of(forward_model)))
 step_program.expand = [forward_model.id]
 step_program

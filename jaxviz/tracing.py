@@ -232,6 +232,12 @@ class GraphBuilder:
         if number is None:
             return self.graph.add_group(name, "scope", parent)
         call = self.calls.get(name) or calls.known_call(name)
+        outer = self.graph.groups[parent]
+        if call is not None and outer.kind == "scope" and outer.name == call.function:
+            # A Flax module's own scope around its __call__: one group, not "MLP > MLP".
+            if outer.source is None:
+                outer.source = call.call_site
+            return parent
         if call is not None:
             gid = self.graph.add_group(call.function, "call", parent, source=call.call_site)
         else:  # a scope from a trace too long ago to remember: its name is still right
