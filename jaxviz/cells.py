@@ -222,7 +222,7 @@ def trace_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
 
 
 def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (),
-               filename: str | None = None, device: Any = None) -> CellProgram:
+               filename: str | None = None, device: Any = None, name: str = "cell") -> CellProgram:
     """Trace a cell; the result can be compiled, run, and its names bound. ``device``
     ("cpu:1", "gpu:0", a ``jax.Device``; None: JAX's default) is where it will run: its
     array inputs are placed there explicitly."""
@@ -255,7 +255,7 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
                     names=[_output_name(flat[i][0]) for i in dynamic])
         return [flat[i][1] for i in dynamic]
 
-    staged_fn.__name__ = "cell"
+    staged_fn.__name__ = name
     args = tuple(namespace[n] for n in traced)
     snapshots = _snapshot_containers(namespace, folded)
     if device is not None:
@@ -268,7 +268,7 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
     _check_no_leaks(namespace, snapshots)
     side["staged"] = staged
     input_names = [i.name for i in inputs if i.kind == "traced"]
-    program = build_program("cell", staged, inputs, input_names, side["names"], [], cell_file=filename,
+    program = build_program(name, staged, inputs, input_names, side["names"], [], cell_file=filename,
                             source=source)
     program.device = describe_device(device if device is not None else default_device())
     return CellProgram(program, args=args, side=side, analysis=analysis, device=device)

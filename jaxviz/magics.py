@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +18,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from . import errors
+from .calls import ipython_cell_name
 from .cells import NothingToTrace, new_cell_filename, stage_cell
 from .tracing import trace
 
@@ -81,7 +83,7 @@ class JaxvizMagics(Magics):
         device = _device(args)  # a missing device fails here, listing the devices there are
         try:
             staged = stage_cell(source, ns, static=_static_names(args.static), filename=filename,
-                                device=device)
+                                device=device, name=_cell_prompt())
             program = staged.program
             program.expand = expand
             if program.eqn_count == 0 and not program.inputs_of_kind("traced"):
@@ -253,3 +255,15 @@ def unload_ipython_extension(shell: Any) -> None:
         table = shell.magics_manager.magics[kind]
         for name in ("jaxpr", "jaxviz"):
             table.pop(name, None)
+
+
+def _cell_prompt() -> str:
+    """``In[5]``: the prompt of the notebook cell running this magic (IPython names the
+    file it compiled the cell into after it), or "cell" outside a numbered cell."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = ipython_cell_name(frame.f_code.co_filename)
+        if name is not None:
+            return name
+        frame = frame.f_back
+    return "cell"

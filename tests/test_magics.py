@@ -48,6 +48,15 @@ def test_cell_binds_names_like_a_plain_run(shell, ns, capsys):
     assert lines == {1, 2}
 
 
+def test_a_cell_program_is_named_after_its_prompt(shell, ns):
+    count = shell.execution_count  # the number the next cell's prompt shows
+    shell.run_cell("%%jaxpr -o prog --quiet\nz = x * 2\n", store_history=True)
+    assert ns["prog"].name == f"In[{count}]"
+    assert ns["prog"].summary().startswith(f"In[{count}]: ")
+    shell.run_cell("%%jaxpr -o prog --quiet\nz = x * 3\n", store_history=True)
+    assert ns["prog"].name == f"In[{count + 1}]"
+
+
 def test_static_names_and_python_values(shell, ns):
     r = run(shell, "%%jaxpr --static n --quiet -o prog\nz = x * n if n > 2 else x\nk = n + 1\nmsg = 'done'\n")
     assert r.error_in_exec is None
