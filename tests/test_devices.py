@@ -3,6 +3,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -174,7 +175,8 @@ def test_cell_time_option_and_run_section(shell, capsys):
     assert {"steady", "run", "compile"} <= set(prog.timings)
     out = capsys.readouterr().out
     assert "steady" in out.splitlines()[0]  # the summary line
-    assert "Run: cell" in out and "XLA cost" in out
+    assert re.fullmatch(r"In\[\d+\]", prog.name)  # named after the cell's prompt
+    assert f"Run: {prog.name}" in out and "XLA cost" in out
     assert report.estimate.flops == 2 * 8 * 16 * 4 + (8 * 4 - 1)
     html = prog._repr_mimebundle_()["text/html"]
     assert "jaxviz-run" in html
