@@ -95,7 +95,7 @@ class Program:
 
             rate = f" ({fmt_count(report.flops_per_second, 'FLOP/s')})" if report.flops_per_second else ""
             parts.append(f"{fmt_flops(report.flops)}{rate}")
-        return " · ".join(parts)
+        return " · ".join(parts + [f"note: {note}" for note in self.notes])
 
     def text(self) -> str:
         """The jaxpr as JAX prints it."""

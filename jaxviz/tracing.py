@@ -535,6 +535,9 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
     if jitted is not None:
         static_argnums, static_argnames = _jit_static_args(jitted, static_argnums, static_argnames)
     static_argnums = normalize_static_argnums(static_argnums, len(args))
+    auto = _auto_static(python_fn, args, kwargs, static_argnums, static_argnames)
+    static_argnums += tuple(i for i in auto if isinstance(i, int))
+    static_argnames += tuple(k for k in auto if isinstance(k, str))
     # Always trace a fresh function object: JAX caches traces per function, and a cached
     # jaxpr would lack the call scopes recorded while tracing (and take no time).
     def make_jitted() -> Any:
@@ -551,7 +554,49 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
         _note_explanation(exc)
         raise
     out_names = _output_names(staged.traced.out_info, "out")
-    return build_program(name, staged, inputs, input_names, out_names, captured)
+    program = build_program(name, staged, inputs, input_names, out_names, captured)
+    if auto:
+        program.notes.append(f"{', '.join(auto.values())} not arrays: traced as static arguments "
+                             "(jax.jit needs static_argnums/static_argnames for them)")
+    return program
+
+
+def _auto_static(python_fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
+                 static_argnums: Sequence[int], static_argnames: Sequence[str]) -> dict[int | str, str]:
+    """Arguments ``jax.jit`` could not trace (a model object, a string, a function) that
+    could be static (hashable): position or name → how to call it. ``jaxviz.trace`` makes
+    them static, as the user would with ``static_argnums``, and says so."""
+    names = _positional_names(python_fn, len(args))
+    found: dict[int | str, str] = {}
+    for key, value in [*enumerate(args), *kwargs.items()]:
+        if key in static_argnums or key in static_argnames or _jit_can_trace(value):
+            continue
+        try:
+            hash(value)
+        except TypeError:
+            continue  # not static either: JAX's own error will say so
+        found[key] = key if isinstance(key, str) else names[key]
+    return found
+
+
+def _positional_names(python_fn: Callable[..., Any], n_args: int) -> list[str]:
+    """The parameter name each positional argument binds to (``args[2]`` past them)."""
+    try:
+        parameters = list(inspect.signature(python_fn).parameters.values())
+    except (TypeError, ValueError):
+        parameters = []
+    positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    var_args = next((p.name for p in parameters if p.kind == p.VAR_POSITIONAL), "args")
+    return [positional[i] if i < len(positional) else f"{var_args}[{i - len(positional)}]"
+            for i in range(n_args)]
+
+
+def _jit_can_trace(value: Any) -> bool:
+    try:
+        leaves = jax.tree_util.tree_leaves(value)
+    except Exception:
+        return False
+    return all(is_array(x) or is_python_scalar(x) or isinstance(x, np.generic) for x in leaves)
 
 
 def _note_explanation(exc: BaseException) -> None:
@@ -582,20 +627,11 @@ def _classify_arguments(python_fn: Callable[..., Any], args: Sequence[Any], kwar
     Mirrors how ``jax.jit`` flattens a call: positional arguments in order, then keyword
     arguments as a dict (sorted keys), static ones left out.
     """
-    try:
-        parameters = list(inspect.signature(python_fn).parameters.values())
-    except (TypeError, ValueError):
-        parameters = []
-    positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    var_args = next((p.name for p in parameters if p.kind == p.VAR_POSITIONAL), "args")
+    positional = _positional_names(python_fn, len(args))
     static_names = set(static_argnames) | {positional[i] for i in static_argnums if 0 <= i < len(positional)}
-
-    def arg_name(i: int) -> str:
-        return positional[i] if i < len(positional) else f"{var_args}[{i - len(positional)}]"
-
     inputs: list[InputInfo] = []
     names: list[str] = []
-    calls = [(arg_name(i), v, i in static_argnums) for i, v in enumerate(args)]
+    calls = [(positional[i], v, i in static_argnums) for i, v in enumerate(args)]
     calls += [(k, kwargs[k], False) for k in sorted(kwargs)]
     for name, value, static_position in calls:
         if static_position or name in static_names:

@@ -192,6 +192,28 @@ def test_trace_in_a_script_explains_tracer_errors(tmp_path):
     assert "static_argnames=('neg',)" in out.stderr
 
 
+def test_arguments_jit_cannot_trace_are_made_static_and_said_so():
+    class Net:  # a plain Python object (hashable by identity), as many users pass a model
+        def __init__(self, w):
+            self.w = w
+
+        def __call__(self, x):
+            return jnp.tanh(x @ self.w)
+
+    def step(net, x, mode="train", *, act=jnp.tanh):
+        return act(net(x)) if mode == "train" else net(x)
+
+    net = Net(jnp.ones((3, 3)))
+    program = jaxviz.trace(step, net, jnp.ones((2, 3)), "train", act=jax.nn.relu)
+    kinds = {i.name: i.kind for i in program.inputs if i.source == "argument"}
+    assert kinds == {"net": "static", "x": "traced", "mode": "static", "act": "static"}
+    assert "note: net, mode, act not arrays: traced as static" in program.summary()
+    assert [n.primitive for n in program.graph.eqn_nodes()][-1] == "max"  # relu ran: act was used
+    # An argument that is neither traceable nor hashable is left to JAX's own error.
+    with pytest.raises(TypeError, match="abstract array"):
+        jaxviz.trace(lambda cfg, x: x * len(cfg["layers"]), {"layers": [object()]}, jnp.ones(2))
+
+
 def test_negative_static_argnums():
     program = jaxviz.trace(lambda x, n: x * n, jnp.ones(2), 3, static_argnums=-1)
     assert {i.name: i.kind for i in program.inputs} == {"x": "traced", "n": "static"}
