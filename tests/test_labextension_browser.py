@@ -2,7 +2,8 @@
 by Playwright, a notebook run through the UI.
 
 Checks the interactive graph (the SVG's top-level items are those of ``Graph.view`` in
-the kernel; clicking a group expands it; search; export), and the jaxviz panel (opened
+the kernel; clicking a group expands it; search; export; the groups opened are saved with
+the notebook and come back on reopening it), and the jaxviz panel (opened
 from the command palette; says how to load jaxviz; lists the traced function, the
 recompile with its cause and the stale capture pushed by the recompilation tracker;
 shows a function's graph; resets on kernel restart). Screenshots go to
@@ -24,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BUILT = ROOT / "jaxviz" / "labextension" / "package.json"
 ARTIFACTS = ROOT / "artifacts" / "labextension"
 CHROMIUM = chromium_path()
+MIME = "application/vnd.jaxviz+json"
 
 pytestmark = [
     pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian package 'chromium')"),
@@ -57,8 +59,10 @@ CELLS = [
     "while prog.graph.groups[g].groups:\n"
     "    g = prog.graph.groups[g].groups[0]\n"
     "    path.append(g)\n"
+    "from jaxviz.render.payload import program_payload\n"
     "print('JAXVIZ-EXPECTED ' + json.dumps({'name': prog.name, 'collapsed': ids(prog.graph.view(0)),\n"
     "      'path': path, 'views': [ids(prog.graph.view(path[:i + 1])) for i in range(len(path))],\n"
+    "      'kernel_expanded': program_payload(prog)['expanded'], 'n_groups': len(prog.graph.groups),\n"
     "      'folds': [[g.id, g.name, g.groups] for g in prog.graph.groups if g.kind == 'repeat']}))",
     # 4: a recompile (new shape), seen by the recompilation tracker
     "@jax.jit\n"
@@ -129,6 +133,20 @@ def run_cell(page, index: int, timeout: float = 60_000) -> None:
     tb = cell.locator(".jp-OutputArea-output:has-text('Traceback')")
     assert tb.count() == 0, f"cell {index} failed: {tb.first.inner_text()[:2000]}"
     del errors
+
+
+def saved_notebook(path: Path, done, timeout: float = 30) -> dict:
+    """The notebook on disk, once ``done(notebook)`` says the save we wait for is there."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            nb = json.loads(path.read_text())
+            if done(nb):
+                return nb
+        except (OSError, ValueError, LookupError):
+            pass
+        assert time.monotonic() < deadline, f"{path.name} was not saved as expected"
+        time.sleep(0.2)
 
 
 def svg_items(graph) -> list[str]:
@@ -482,6 +500,51 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         # The notebook's outputs survived the restart, and still render.
         assert graph.locator("svg.jp-jaxviz-svg g.node").count() == len(expected["collapsed"])
         shot(page, "5-panel-after-restart")
+
+        # The expansion state is saved with the notebook: opened down to the fold's first
+        # layer and saved, the .ipynb keeps it in the output's metadata (the kernel's
+        # payload unchanged); the reopened page shows the same groups, not run again.
+        depth = at + 2
+        for gid in path[:depth]:
+            graph.locator(f"svg g.node#g{gid}").click()
+            graph.locator(f"svg g.cluster#cluster_g{gid}").wait_for(timeout=30_000)
+        assert svg_items(graph) == expected["views"][depth - 1]
+        opened = graph.get_attribute("data-jaxviz-expanded")
+        cell = page.locator(".jp-Notebook .jp-Cell").nth(2)
+        prompt = cell.locator(".jp-InputPrompt").inner_text()
+        assert re.search(r"\[\d+\]", prompt), prompt
+        cell.locator(".jp-InputPrompt").click()
+        page.keyboard.press("Control+s")
+        saved = saved_notebook(lab.root / "jaxviz_test.ipynb",
+                               lambda nb: any(MIME in o.get("metadata", {}) for o in nb["cells"][2]["outputs"]))
+        out, = [o for o in saved["cells"][2]["outputs"] if MIME in o.get("data", {})]
+        stored = out["metadata"][MIME]
+        assert stored == {"expanded": [int(g) for g in opened.split(",")], "groups": expected["n_groups"]}, stored
+        assert out["data"][MIME]["expanded"] == expected["kernel_expanded"] != stored["expanded"]
+        big_out, = [o for o in saved["cells"][7]["outputs"] if MIME in o.get("data", {})]
+        assert MIME not in big_out.get("metadata", {})  # never expanded: nothing stored
+        page.goto(lab.page_url("jaxviz_test.ipynb"), timeout=90_000)
+        graph = page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".jp-jaxviz-output")
+        graph.locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=60_000)
+        assert graph.get_attribute("data-jaxviz-expanded") == opened
+        assert svg_items(graph) == expected["views"][depth - 1]
+        assert page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".jp-InputPrompt").inner_text() == prompt
+        graph.scroll_into_view_if_needed()
+        shot(page, "8-graph-reopened")
+        # Showing the stored state changes nothing; collapsing a group is a change to save.
+        tab = page.locator(".lm-DockPanel .lm-TabBar-tab", has_text="jaxviz_test.ipynb")
+        assert "jp-mod-dirty" not in tab.get_attribute("class")
+        last = path[depth - 1]
+        graph.locator(f"svg text.jaxviz-cluster-label[data-cluster='cluster_g{last}']").click()
+        graph.locator(f"svg g.node#g{last}").wait_for(timeout=30_000)
+        page.wait_for_function("el => el.classList.contains('jp-mod-dirty')", arg=tab.element_handle(),
+                               timeout=5_000)
+        # Running the cell again makes a new output: the kernel's expansion again.
+        run_cell(page, 1)
+        run_cell(page, 2)
+        graph.locator(f"svg g.node#g{path[0]}").wait_for(timeout=60_000)
+        assert svg_items(graph) == expected["collapsed"]
+        assert graph.get_attribute("data-jaxviz-expanded") == ",".join(map(str, expected["kernel_expanded"]))
     except Exception:
         shot(page, "failure")
         raise

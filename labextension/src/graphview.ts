@@ -12,6 +12,7 @@ import { GROUP_FILL, legendKinds, legendOf, viewToDot } from './dot';
 import { TooltipLine, avalDetail, groupTooltip, nodeTooltip, repeatText } from './format';
 import { layoutSvg } from './layout';
 import { InputJSON, ProgramPayload, inflatePayload, payloadProblem } from './model';
+import { initialExpansion } from './persist';
 import {
   GraphIndex,
   ItemId,
@@ -176,16 +177,18 @@ export class GraphView extends Widget {
     return [...this.expanded].sort((a, b) => a - b);
   }
 
-  /** Show a program payload (the MIME data). */
-  setPayload(data: unknown): Promise<void> {
+  /** Show a program payload (the MIME data). `metadata`: the output's metadata, whose
+   * stored expansion state (see `persist.ts`), when valid for this graph, is shown
+   * instead of the kernel's `expanded`. */
+  setPayload(data: unknown, metadata?: unknown): Promise<void> {
     this.ready = inflatePayload(data).then(
-      inflated => this.applyPayload(inflated),
+      inflated => this.applyPayload(inflated, metadata),
       err => this.showError(`jaxviz cannot read this output: ${err}.`)
     );
     return this.ready;
   }
 
-  private applyPayload(data: unknown): Promise<void> {
+  private applyPayload(data: unknown, metadata: unknown): Promise<void> {
     const problem = payloadProblem(data);
     if (problem) {
       this.payload = null;
@@ -203,14 +206,26 @@ export class GraphView extends Widget {
     this.renderLegend();
     this.scale = 1;
     this.tx = this.ty = 0;
-    this.ready = this.setExpanded(this.index.normalize(payload.expanded ?? [0]), { fit: true });
+    const { expanded } = initialExpansion(this.index, payload.expanded, metadata, MAX_LAYOUT_ITEMS);
+    this.ready = this.setExpanded(expanded, { fit: true, initial: true });
     return this.ready;
+  }
+
+  /** The graph shown, and the kernel's initial expansion of it (null before a payload). */
+  protected get shown(): { index: GraphIndex; kernelExpanded: number[] | undefined } | null {
+    return this.index && this.payload ? { index: this.index, kernelExpanded: this.payload.expanded } : null;
+  }
+
+  /** Called when a new expansion state is on screen, but for the initial one (and
+   * those applied with `initial`): for subclasses that keep the state. */
+  protected expansionChanged(_expanded: Set<number>): void {
+    // nothing here
   }
 
   /** Change the expansion state and lay out the visible part again. */
   async setExpanded(
     expanded: Set<number> | undefined,
-    opts: { fit?: boolean; anchor?: { item: string; x: number; y: number } } = {}
+    opts: { fit?: boolean; anchor?: { item: string; x: number; y: number }; initial?: boolean } = {}
   ): Promise<void> {
     const index = this.index;
     if (!index || !expanded) {
@@ -264,6 +279,9 @@ export class GraphView extends Widget {
       `${count} items shown of ${eqns} equations · layout ${ms.toFixed(0)} ms · ` +
         'click ▸ boxes to expand, ▾ labels to collapse · drag to pan · ctrl+wheel to zoom'
     );
+    if (!opts.initial && !this.isDisposed) {
+      this.expansionChanged(view.expanded);
+    }
   }
 
   private indexEdges(view: View): void {

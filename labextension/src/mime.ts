@@ -1,9 +1,11 @@
 /** The MIME renderer for `application/vnd.jaxviz+json` (notebook outputs). */
 
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
-import { GraphView } from './graphview';
+import { GraphView, MAX_LAYOUT_ITEMS } from './graphview';
 import { MIME_TYPE } from './model';
+import { expansionKey, initialExpansion, metadataWithExpansion } from './persist';
 
 export class JaxvizRenderer extends GraphView implements IRenderMime.IRenderer {
   constructor(options: IRenderMime.IRendererOptions) {
@@ -13,15 +15,58 @@ export class JaxvizRenderer extends GraphView implements IRenderMime.IRenderer {
   }
 
   readonly mimeType: string;
+  /** The output shown, where the expansion state is kept. */
+  private model: IRenderMime.IMimeModel | null = null;
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    if (model === this.model) {
+      // The same output again: JupyterLab renders an output again when its model
+      // changes, as after `setData` below. Its data does not change in place (new
+      // data, display updates included, come as a new model): only the stored state
+      // may have, and the graph and its zoom stay as they are.
+      return this.followStoredState(model);
+    }
+    this.model = model;
     const payload = model.data[this.mimeType] as { name?: string; graph?: unknown; graph_omitted?: string };
     if (payload && payload.graph === null && payload.graph_omitted) {
       const svg = model.data['image/svg+xml'];
       this.showStatic(payload.name ?? 'jaxviz', payload.graph_omitted, typeof svg === 'string' ? svg : null);
       return;
     }
-    await this.setPayload(payload);
+    await this.setPayload(payload, model.metadata);
+  }
+
+  /** Keep the user's expansion state in the output's metadata, saved with the notebook. */
+  protected expansionChanged(expanded: Set<number>): void {
+    const model = this.model;
+    const shown = this.shown;
+    if (!model || !shown) {
+      return;
+    }
+    const metadata = metadataWithExpansion(model.metadata, shown.index, shown.kernelExpanded, expanded);
+    if (!metadata) {
+      return;
+    }
+    try {
+      model.setData({ metadata: metadata as ReadonlyPartialJSONObject });
+    } catch (err) {
+      // A read-only model: the graph works, its state is not kept.
+      console.debug('jaxviz: the expansion state cannot be stored in this output', err);
+    }
+  }
+
+  /** Show the state stored in the model when it is not the one on screen (an echo of
+   * our own `setData` is: nothing to do). */
+  private async followStoredState(model: IRenderMime.IMimeModel): Promise<void> {
+    await this.ready;
+    const shown = this.shown;
+    if (!shown || model !== this.model || this.isDisposed) {
+      return;
+    }
+    const { expanded } = initialExpansion(shown.index, shown.kernelExpanded, model.metadata, MAX_LAYOUT_ITEMS);
+    if (expansionKey(expanded) !== expansionKey(this.expandedGroups)) {
+      await this.setExpanded(expanded, { initial: true });
+    }
   }
 }
 
