@@ -27,6 +27,7 @@ import __future__
 import ast
 import builtins
 import contextlib
+import copy
 import functools
 import inspect
 import itertools
@@ -305,6 +306,36 @@ def _is_generator(fn: ast.FunctionDef) -> bool:
 def instrument_tree(tree: ast.Module) -> ast.Module:
     """Instrument every function defined in ``tree`` (in place; returns it)."""
     return _Instrument().visit(tree)
+
+
+def compile_instrumented(module: ast.Module, filename: str) -> Any:
+    """Compile a module we built (a ``%%jaxpr`` cell) with its functions instrumented,
+    remembering each function's plain code for ``restore_plain_code``."""
+    plain = compile(module, filename, "exec")
+    code = compile(instrument_tree(copy.deepcopy(module)), filename, "exec")
+    plain_codes = _codes_by_key(plain, {})
+    for key, twins in _codes_by_key(code, {}).items():
+        for twin, original in zip(twins, plain_codes.get(key, ())):
+            if is_instrumented(twin) and twin.co_freevars == original.co_freevars:
+                _originals[twin] = original
+    return code
+
+
+def restore_plain_code(value: Any) -> Any:
+    """A function (or a class's methods) made from instrumented code while tracing a cell
+    gets the code a plain run would have given it, before the cell binds it: it must not
+    need jaxviz to run (pickled to a worker, say). Returns ``value``."""
+    functions = [value] if isinstance(value, types.FunctionType) else []
+    if isinstance(value, type):
+        for attr in vars(value).values():
+            attr = getattr(attr, "__func__", None) or getattr(attr, "fget", None) or attr
+            if isinstance(attr, types.FunctionType):
+                functions.append(attr)
+    for fn in functions:
+        original = _originals.get(fn.__code__)
+        if original is not None:
+            fn.__code__ = original
+    return value
 
 
 def _code_key(code: Any) -> tuple[str, int]:

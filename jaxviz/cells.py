@@ -24,7 +24,7 @@ from typing import Any
 
 import jax
 
-from .calls import instrument_tree
+from .calls import compile_instrumented, restore_plain_code
 from .devices import default_device, describe_device
 from .program import InputInfo, Program
 from .tracing import (
@@ -139,9 +139,10 @@ def _as_function(analysis: CellAnalysis, params: list[str], filename: str, names
     )
     module = ast.Module(body=[fn], type_ignores=[])
     ast.fix_missing_locations(module)
-    instrument_tree(module)  # functions the cell defines get their call groups (jaxviz.calls)
+    # Functions the cell defines get their call groups (jaxviz.calls).
+    code = compile_instrumented(module, filename)
     scope: dict[str, Any] = {}
-    exec(compile(module, filename, "exec"), namespace, scope)  # defines the function only
+    exec(code, namespace, scope)  # defines the function only
     return scope[CELL_FUNCTION]
 
 
@@ -267,6 +268,7 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
                        roots=[cell_fn])
     _check_no_leaks(namespace, snapshots)
     side["staged"] = staged
+    side["leaves"] = [restore_plain_code(leaf) for leaf in side["leaves"]]  # what gets bound
     input_names = [i.name for i in inputs if i.kind == "traced"]
     program = build_program(name, staged, inputs, input_names, side["names"], [], cell_file=filename,
                             source=source)

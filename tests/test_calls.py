@@ -263,8 +263,14 @@ def test_a_jaxpr_cell_groups_its_own_functions_and_binds_working_ones(shell_with
     assert call_groups(prog) == ["twice", "unit"]
     nested = next(g for g in prog.graph.groups if g.name == "unit")
     assert prog.graph.groups[nested.parent].name == "twice"
-    # ``twice`` is bound as a plain run binds it, and works outside any trace.
-    assert float(shell.user_ns["twice"](jnp.ones(4))[0]) == pytest.approx(1.0)
+    # ``twice`` is bound as a plain run binds it: plain code, working without jaxviz.
+    twice = shell.user_ns["twice"]
+    assert not calls.is_instrumented(twice.__code__)
+    assert float(twice(jnp.ones(4))[0]) == pytest.approx(1.0)
+    shell.run_cell("%%jaxpr -o prog2 --quiet\nclass Scale:\n    def apply(self, v):\n        return v * 3\n"
+                   "z = Scale().apply(x)\n")
+    assert call_groups(shell.user_ns["prog2"]) == ["Scale.apply"]
+    assert not calls.is_instrumented(shell.user_ns["Scale"].apply.__code__)
 
 
 def test_a_function_keeps_its_identity_in_the_recompile_tracker_while_traced(tmp_path):
