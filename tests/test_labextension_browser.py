@@ -298,6 +298,8 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
     console_errors: list[str] = []
     page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: console_errors.append(str(e)))
+    page.on("console", lambda m: console_errors.append(m.text)
+            if m.type == "warning" and "layout worker" in m.text else None)  # fell back to the main thread
     try:
         page.goto(lab.page_url("jaxviz_test.ipynb"), timeout=90_000)
         page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
@@ -325,6 +327,10 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         graph.locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=60_000)
         assert svg_items(graph) == expected["collapsed"]
         assert len(expected["collapsed"]) >= 5
+        # Laid out by Graphviz in a Web Worker (the extension's own chunk), not on the main thread.
+        assert graph.get_attribute("data-jaxviz-layout") == "worker"
+        assert any("lib_layout_worker_js" in w.url and "/static/" in w.url for w in page.workers), \
+            [w.url for w in page.workers]
         legend = graph.locator(".jp-jaxviz-legend").inner_text()
         assert "traced" in legend and "output" in legend and "×N identical layers" in legend
         # The three calls of `layer` (inside the call of `mlp`) are one "layer ×3" box (a
@@ -355,6 +361,7 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
                 assert {f"g{m}" for m in members} <= set(want)
                 shot(page, "2b-graph-fold-expanded")
         assert len(expected["views"][-1]) > len(expected["collapsed"])
+        assert graph.get_attribute("data-jaxviz-layout") == "worker"  # re-layouts too
         # Hover an equation: primitive, avals, source line.
         tanh = graph.locator("svg g.node.jaxviz-eqn", has_text="tanh").first
         tanh.hover()
@@ -553,3 +560,38 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
     ours = [e for e in console_errors if "jaxviz" in e.lower()]
     assert not ours, ours
     assert time.monotonic() - t_start < 180
+
+
+def test_layout_falls_back_to_the_main_thread(lab, browser):
+    """When the layout worker's script cannot load, the graph is laid out on the main thread."""
+    write_notebook(lab.root / "jaxviz_fallback.ipynb", CELLS[:3])
+    context = browser.new_context(viewport={"width": 1500, "height": 1000})
+    page = context.new_page()
+    blocked: list[str] = []
+
+    def block(route):
+        blocked.append(route.request.url)
+        route.abort()
+
+    page.route(re.compile(r".*/lib_layout_worker_js\.[0-9a-f]+\.js.*"), block)
+    warnings: list[str] = []
+    page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
+    try:
+        page.goto(lab.page_url("jaxviz_fallback.ipynb"), timeout=90_000)
+        page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
+        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
+        command(page, "jaxviz: Show panel")  # the panel asks the kernel: it is ready once answered
+        page.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=30_000)
+        for i in (0, 1, 2):
+            run_cell(page, i)
+        graph = page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".jp-jaxviz-output")
+        graph.locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=60_000)
+        assert blocked, "the worker's script was requested"
+        assert graph.get_attribute("data-jaxviz-layout") == "main"
+        assert any("layout worker unusable" in w for w in warnings), warnings
+        assert "Graphviz failed" not in graph.inner_text()
+    except Exception:
+        shot(page, "failure-fallback")
+        raise
+    finally:
+        context.close()

@@ -10,7 +10,7 @@ import { Widget } from '@lumino/widgets';
 
 import { GROUP_FILL, legendKinds, legendOf, viewToDot } from './dot';
 import { TooltipLine, avalDetail, groupTooltip, nodeTooltip, repeatText } from './format';
-import { layoutSvg } from './layout';
+import { layoutMode, layoutSvg } from './layoutsvg';
 import { InputJSON, ProgramPayload, inflatePayload, payloadProblem } from './model';
 import { initialExpansion } from './persist';
 import {
@@ -268,6 +268,7 @@ export class GraphView extends Widget {
     this.node.classList.remove('jp-jaxviz-busy');
     this.node.dataset.jaxvizExpanded = this.expandedGroups.join(',');
     this.node.dataset.jaxvizItems = String(count);
+    this.node.dataset.jaxvizLayout = layoutMode() ?? '';
     if (opts.fit || !opts.anchor) {
       this.fit();
     } else {

@@ -52,10 +52,168 @@ export class LayoutCache {
   }
 }
 
-const cache = new LayoutCache(async dot => (await graphviz()).renderString(dot, { engine: 'dot', format: 'svg' }));
+/** What the page and the layout worker say to each other. */
+export interface LayoutRequest {
+  id: number;
+  dot: string;
+}
+export interface LayoutReply {
+  id: number;
+  svg?: string;
+  error?: string;
+  /** The worker cannot lay out at all (Graphviz did not load): use the main thread. */
+  fatal?: boolean;
+}
 
-export async function layoutSvg(dot: string): Promise<SVGSVGElement> {
-  const text = await cache.svg(dot);
+/** The part of a `Worker` that `WorkerLayout` uses (a fake one in the unit tests). */
+export interface WorkerLike {
+  postMessage(message: LayoutRequest): void;
+  onmessage: ((ev: { data: LayoutReply }) => void) | null;
+  onerror: ((ev: { message?: string; preventDefault?: () => void }) => void) | null;
+  terminate(): void;
+}
+
+/** Where the last layout ran: for the status line, the tests and curious users. */
+export type LayoutMode = 'worker' | 'main';
+
+class WorkerUnusable extends Error {}
+
+/**
+ * Lays out DOT in a Web Worker, so that a big view does not freeze the page. The worker is
+ * made on first use. If it cannot be made, or fails to load (script or Graphviz), the
+ * requests it holds and all later ones are laid out on the main thread instead, as before;
+ * that is decided once and remembered. An error Graphviz reports about a DOT source is not a
+ * worker failure: it rejects that request only, with Graphviz's message.
+ */
+export class WorkerLayout {
+  private worker: WorkerLike | null = null;
+  private unusable = false;
+  private nextId = 1;
+  private readonly pending = new Map<
+    number,
+    { dot: string; resolve: (svg: string) => void; reject: (err: Error) => void }
+  >();
+  /** Where the most recent layout ran (undefined before the first). */
+  lastMode: LayoutMode | undefined;
+  workerLayouts = 0;
+  mainLayouts = 0;
+
+  constructor(
+    private readonly spawn: () => WorkerLike,
+    private readonly mainThread: (dot: string) => string | Promise<string>
+  ) {}
+
+  /** Whether layouts go to the main thread for good. */
+  get fellBack(): boolean {
+    return this.unusable;
+  }
+
+  /** Requests sent to the worker and not answered yet. */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  async render(dot: string): Promise<string> {
+    const worker = this.ensureWorker();
+    if (!worker) {
+      return this.onMain(dot);
+    }
+    try {
+      const svg = await new Promise<string>((resolve, reject) => {
+        const id = this.nextId++;
+        this.pending.set(id, { dot, resolve, reject });
+        try {
+          worker.postMessage({ id, dot });
+        } catch (err) {
+          this.giveUp(`postMessage failed: ${(err as Error).message ?? err}`);
+        }
+      });
+      this.workerLayouts++;
+      this.lastMode = 'worker';
+      return svg;
+    } catch (err) {
+      if (err instanceof WorkerUnusable) {
+        return this.onMain(dot);
+      }
+      throw err;
+    }
+  }
+
+  private async onMain(dot: string): Promise<string> {
+    const svg = await this.mainThread(dot);
+    this.mainLayouts++;
+    this.lastMode = 'main';
+    return svg;
+  }
+
+  private ensureWorker(): WorkerLike | null {
+    if (this.unusable) {
+      return null;
+    }
+    if (!this.worker) {
+      let worker: WorkerLike;
+      try {
+        worker = this.spawn();
+      } catch (err) {
+        console.warn('jaxviz: no layout worker, laying out on the main thread:', err);
+        this.unusable = true;
+        return null;
+      }
+      worker.onmessage = ev => this.answer(ev.data);
+      worker.onerror = ev => {
+        ev.preventDefault?.();
+        this.giveUp(ev.message || 'the layout worker failed to load');
+      };
+      this.worker = worker;
+    }
+    return this.worker;
+  }
+
+  private answer(reply: LayoutReply): void {
+    if (reply.fatal) {
+      this.giveUp(reply.error ?? 'Graphviz did not load in the layout worker');
+      return;
+    }
+    const request = this.pending.get(reply.id);
+    if (!request) {
+      return;
+    }
+    this.pending.delete(reply.id);
+    if (typeof reply.svg === 'string') {
+      request.resolve(reply.svg);
+    } else {
+      request.reject(new Error(reply.error ?? 'the layout worker returned nothing'));
+    }
+  }
+
+  /** The worker is no use: end it, and send what it held (and all later work) to the main thread. */
+  private giveUp(why: string): void {
+    if (this.unusable) {
+      return;
+    }
+    console.warn(`jaxviz: layout worker unusable (${why}); laying out on the main thread`);
+    this.unusable = true;
+    try {
+      this.worker?.terminate();
+    } catch {
+      // already gone
+    }
+    this.worker = null;
+    const held = [...this.pending.values()];
+    this.pending.clear();
+    for (const request of held) {
+      request.reject(new WorkerUnusable(why));
+    }
+  }
+}
+
+/** Graphviz on this thread: the fallback, and what the worker runs. */
+export async function renderOnThisThread(dot: string): Promise<string> {
+  return (await graphviz()).renderString(dot, { engine: 'dot', format: 'svg' });
+}
+
+/** Parse Graphviz's SVG text. */
+export function parseSvg(text: string): SVGSVGElement {
   const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
   const error = doc.querySelector('parsererror');
   if (error) {

@@ -1,0 +1,23 @@
+/** The page's one layout pipeline: an LRU cache in front of a Web Worker running Graphviz,
+ * or, where no worker can run, Graphviz on the main thread. */
+
+import { LayoutCache, LayoutMode, WorkerLayout, WorkerLike, parseSvg, renderOnThisThread } from './layout';
+
+function spawn(): WorkerLike {
+  // Written out literally so that webpack 5 emits the worker as its own chunk, loaded from
+  // the extension's static folder (its public path is found at run time: `publicPath: 'auto'`).
+  return new Worker(new URL('./layout.worker.js', import.meta.url)) as unknown as WorkerLike;
+}
+
+export const layouter = new WorkerLayout(spawn, renderOnThisThread);
+
+const cache = new LayoutCache(dot => layouter.render(dot));
+
+export async function layoutSvg(dot: string): Promise<SVGSVGElement> {
+  return parseSvg(await cache.svg(dot));
+}
+
+/** Where the last layout ran ('worker' or 'main'), undefined before the first. */
+export function layoutMode(): LayoutMode | undefined {
+  return layouter.lastMode;
+}
