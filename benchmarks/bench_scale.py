@@ -95,7 +95,7 @@ def bench_train_step(label, step, args, expand_groups=True):
         graph = program.graph
         worst = 0.0
         # The groups a user opens first: the passes, the loss, a few blocks, an input pytree.
-        calls = [g.id for g in graph.groups if g.kind in ("transform", "call", "inputs")]
+        calls = [g.id for g in graph.groups if g.kind in ("phase", "call", "inputs")]
         targets = calls[:4] + calls[4::max(1, len(calls) // 8)]
         for gid in targets:
             worst = max(worst, first_view_seconds(program, expand=[gid]))
@@ -148,7 +148,7 @@ def bench_repeats(program):
     """The forward "block ×L" group: expanding it and one block in it, and how much of the
     layout survives opening that block."""
     graph = program.graph
-    forward = next(g for g in graph.groups if g.kind == "transform" and g.name.startswith("forward"))
+    forward = next(g for g in graph.groups if g.kind == "phase" and g.name == "forward")
     fold = next(g for g in graph.groups if g.kind == "repeat" and g.name.startswith("block ×")
                 and forward.id in set(_ancestors(graph, g.id)))
     middle = fold.groups[len(fold.groups) // 2 - 1]

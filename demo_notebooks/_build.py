@@ -186,8 +186,9 @@ print("(df/dx, df/dy) =", jax.grad(f2, argnums=(0, 1))(10.0, 5.0))
 """),
     md("""
 The inputs are dashed purple: `10.0` and `5.0` are Python floats, so they are traced as
-*weakly typed* `~f32[]`. The `forward · jvp` group computes `f` and its tangents; the
-`backward · transpose(jvp)` group runs them in reverse to get both partial derivatives.
+*weakly typed* `~f32[]`. The `forward` group computes `f` (JAX's `jvp`: the values and
+their tangents); the `backward` group runs them in reverse (JAX's `transpose`) to get both
+partial derivatives.
 
 A slightly bigger example from the autodiff notes: logistic regression. `loss` reads the
 global arrays `inputs` and `targets`: they are drawn **red**, captured, because JAX bakes
@@ -1103,11 +1104,11 @@ def predict(state, x):
     md("""
 ### The training step, by layer
 
-`train_step` traces to a few hundred equations. The default view (`--expand auto`)
-opens as much as fits on a screen: here the three top-level parts, the forward pass
-(`forward · jvp`), the backward pass (`backward · transpose(jvp)`) and the line
-`state.apply_gradients(...)` (Adam's update of every parameter), each a box with its
-equation count. The state's pytree leaves are traced inputs: BatchNorm's statistics,
+`train_step` traces to a few hundred equations. At the top are the three phases of a
+train step: the `forward` pass, the `backward` pass (the model's layers again, in reverse
+order) and the `update` (Adam's update, by optimizer transformation and then by
+layer). The default view (`--expand auto`) opens the most telling boxes that fit on a
+screen: the phases and the model's layers first, each box with its equation count. The state's pytree leaves are traced inputs: BatchNorm's statistics,
 the step count, and boxes gathering the parameters and the optimizer state.
 """),
     code("""
@@ -1133,7 +1134,7 @@ def path_of(group):
     return names[::-1]
 
 forward_model = next(grp for grp in g.groups
-                     if grp.name == "MLP" and path_of(grp)[0].startswith("forward"))
+                     if grp.name == "MLP" and path_of(grp)[0] == "forward")
 print(" > ".join(path_of(forward_model)))
 step_program.expand = [forward_model.id]
 step_program
@@ -1149,7 +1150,7 @@ def show(gid, depth=0, max_depth=5):
         print("  " * (depth - 1) + f"{grp.repeat or grp.name} ({grp.kind}, {grp.n_eqns} eqns)")
     if depth < max_depth:
         for child in grp.groups:
-            if g.groups[child].kind in ("transform", "call", "scope"):
+            if g.groups[child].kind in ("phase", "transform", "call", "scope"):
                 show(child, depth + 1, max_depth)
 
 print(step_program.summary())

@@ -21,7 +21,7 @@ from jaxviz.render.dot import render_svg, view_to_dot  # noqa: E402
 def main() -> None:
     program = jaxviz.trace(models.train_step, models.init_params(12), models.tokens())
     graph = program.graph
-    passes = [g.id for g in graph.groups if g.kind == "transform"]
+    passes = [g.id for g in graph.groups if g.kind == "phase"]
     losses = [g.id for g in graph.groups if g.kind == "call" and g.parent in passes]
     svg = render_svg(view_to_dot(graph.view(passes + losses)))
     page = ("<html><head><style>svg{width:100%;height:auto}</style></head>"

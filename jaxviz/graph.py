@@ -45,7 +45,9 @@ larger than its parent's.
 from __future__ import annotations
 
 import functools
+import heapq
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -184,8 +186,27 @@ class Group:
 
 # Kinds of groups that are never folded into a "repeat" group (the rest are: call, scope,
 # eqn and whatever else is a layer of the user's program).
-NOT_FOLDED = frozenset({"root", "inputs", "outputs", "line", "jaxpr", "transform", "repeat"})
+NOT_FOLDED = frozenset({"root", "inputs", "outputs", "jaxpr", "transform", "phase", "repeat"})
 REPEAT_MIN = 3  # shortest run of identical sibling groups that is folded
+AUTO_BUDGET = 45  # items (boxes and nodes) in the first view: readable at a legible zoom
+# How much opening a group of each kind tells in the first view (0: never opened there).
+AUTO_OPEN_RANK = {"inputs": 0, "outputs": 0, "phase": 4, "call": 3, "scope": 3, "transform": 3,
+                  "repeat": 2, "eqn": 1, "jaxpr": 1, "line": 1}
+AUTO_OPEN_MIN_EQNS = 4  # equation boxes this small stay closed in the first view
+
+
+_NUMBERED = re.compile(r"(?:[\s_\-.]*\d+|\[\d+\])$")  # h_0, Dense3, layer-2, blocks[5]
+
+
+def common_name(names: list[str]) -> str:
+    """What a run of layers is called: ``block`` for twelve ``block``s, ``h`` for ``h_0 …
+    h_11``, ``blocks`` for ``blocks[0] … blocks[11]``, else the first and last names."""
+    if len(set(names)) == 1:
+        return names[0]
+    stems = {_NUMBERED.sub("", n) for n in names}
+    if len(stems) == 1 and "" not in stems:
+        return stems.pop()
+    return f"{names[0]} … {names[-1]}"
 
 
 def size_text(graph: Graph, gid: int) -> str:
@@ -300,9 +321,10 @@ class Graph:
 
     # ----------------------------------------------------------------- repeats
     def _fold_repeats(self) -> None:
-        """Runs of ``REPEAT_MIN`` or more consecutive sibling groups that are the same
-        layer become one ``repeat`` group holding them. Runs are found on the tree as
-        built, then folded, so that folding one run never changes what another is
+        """Runs of ``REPEAT_MIN`` or more consecutive sibling groups of one kind and the
+        same structure become one ``repeat`` group holding them, whatever they are called
+        (``h_0 … h_11`` as well as twelve calls of ``block``). Runs are found on the tree
+        as built, then folded, so that folding one run never changes what another is
         compared with."""
         memo: dict[int, int] = {}
         interned: dict[tuple[Any, ...], int] = {}
@@ -312,26 +334,16 @@ class Graph:
             if parent.kind == "repeat" or len(kids) < REPEAT_MIN:
                 continue
             found: list[list[int]] = []
-            i = 0
-            while i < len(kids):
-                first = self.groups[kids[i]]
-                j = i + 1
-                if first.kind not in NOT_FOLDED:
-                    while j < len(kids) and self.groups[kids[j]].kind == first.kind \
-                            and self.groups[kids[j]].name == first.name:
-                        j += 1
-                if j - i >= REPEAT_MIN:  # same kind and name: split by structure
-                    run = [kids[i]]
-                    for c in kids[i + 1:j]:
-                        if self._signature(c, memo, interned) == self._signature(run[0], memo, interned):
-                            run.append(c)
-                            continue
-                        if len(run) >= REPEAT_MIN:
-                            found.append(run)
-                        run = [c]
-                    if len(run) >= REPEAT_MIN:
-                        found.append(run)
-                i = j
+            run: list[int] = []
+            for c in kids:
+                if run and self._same_layer(run[0], c, memo, interned):
+                    run.append(c)
+                    continue
+                if len(run) >= REPEAT_MIN:
+                    found.append(run)
+                run = [c] if self.groups[c].kind not in NOT_FOLDED else []
+            if len(run) >= REPEAT_MIN:
+                found.append(run)
             if found:
                 runs.append((parent.id, found))
         for pid, found in runs:
@@ -347,6 +359,10 @@ class Graph:
                     children.append(c)
             parent.groups = children
 
+    def _same_layer(self, a: int, b: int, memo: dict[int, int], interned: dict[tuple[Any, ...], int]) -> bool:
+        return self.groups[a].kind == self.groups[b].kind \
+            and self._signature(a, memo, interned) == self._signature(b, memo, interned)
+
     def _add_repeat(self, parent: int, run: list[int]) -> int:
         members = [self.groups[c] for c in run]
         first = members[0]
@@ -354,16 +370,18 @@ class Graph:
             m.source is not None and (m.source.file, m.source.line) == (first.source.file, first.source.line)
             for m in members)
         gid = len(self.groups)
-        self.groups.append(Group(gid, f"{first.name} ×{len(run)}", "repeat", parent, 0, groups=list(run),
+        name = common_name([m.name for m in members])
+        self.groups.append(Group(gid, f"{name} ×{len(run)}", "repeat", parent, 0, groups=list(run),
                                  source=first.source if same_site else None))
         for m in members:
             m.parent = gid
         return gid
 
     def _signature(self, gid: int, memo: dict[int, int], interned: dict[tuple[Any, ...], int]) -> int:
-        """A small int standing for the group's structure: its kind, name, the kind,
-        label and output types of its nodes in order, and its children's signatures.
-        Computed bottom-up, each group once (``memo``), so linear in the graph."""
+        """A small int standing for the group's structure: its kind, the kind, primitive
+        and output types of its nodes in order, and its children's signatures. Names are
+        left out, so ``h_0`` and ``h_1`` compare by what they compute. Computed bottom-up,
+        each group once (``memo``), so linear in the graph."""
         stack = [gid]
         while stack:
             g = self.groups[stack[-1]]
@@ -375,8 +393,8 @@ class Graph:
             if g.id in memo:
                 continue
             nodes = self.nodes
-            key = (g.kind, g.name,
-                   tuple((nodes[n].kind, nodes[n].label, tuple(nodes[n].outputs)) for n in g.nodes),
+            key = (g.kind,
+                   tuple((nodes[n].kind, nodes[n].primitive, tuple(nodes[n].outputs)) for n in g.nodes),
                    tuple(memo[c] for c in g.groups))
             memo[g.id] = interned.setdefault(key, len(interned))
         return memo[gid]
@@ -416,11 +434,12 @@ class Graph:
             yield g
             stack.extend(self.groups[g].groups)
 
-    def expansion(self, expand: int | str | Iterable[int] | None = None, budget: int = 60) -> frozenset[int]:
+    def expansion(self, expand: int | str | Iterable[int] | None = None,
+                  budget: int = AUTO_BUDGET) -> frozenset[int]:
         """Resolve an expansion request into the set of expanded group ids.
 
-        ``None``/"auto": the deepest uniform depth whose view shows at most ``budget``
-        items; an int N: groups at depth < N+1 (0 = top level collapsed); "all"; or an
+        ``None``/"auto": the most telling groups whose view shows at most ``budget`` items
+        (``_auto_expansion``); an int N: groups at depth < N+1 (0 = top level collapsed); "all"; or an
         explicit collection of group ids (their ancestors are expanded too).
         """
         if expand == "all":
@@ -440,19 +459,46 @@ class Graph:
         return frozenset(chosen)
 
     def _auto_expansion(self, budget: int) -> frozenset[int]:
+        """The most telling set of open groups whose view shows at most ``budget`` items.
+
+        Greedy, shallow before deep and, at one depth, by kind (phases, then the user's
+        calls and layers) and size: a box that hides much is opened before one that hides
+        little, and a box that only wraps another (``forward`` → ``loss_fn``) opens for free.
+        Never opened: the leaves of an argument, the members of a fold (they are all alike:
+        opening one is the user's choice), and small equation boxes."""
         expanded = {0}
-        frontier = [0]
-        visible = len(self.groups[0].nodes) + len(self.groups[0].groups)
-        while frontier:
-            nxt = [c for g in frontier for c in self.groups[g].groups]
-            # Expanding a group replaces its box by its members.
-            cost = sum(len(self.groups[c].nodes) + len(self.groups[c].groups) - 1 for c in nxt)
-            if not nxt or visible + cost > budget:
-                break
+        visible = self._items(0)
+        heap: list[tuple[int, int, int, int, int]] = []
+        self._push_openable(heap, 0, later=False)
+        while heap:
+            tier, _, _, _, gid = heapq.heappop(heap)
+            cost = self._items(gid) - 1
+            if visible + cost > budget:
+                continue
+            expanded.add(gid)
             visible += cost
-            expanded.update(nxt)
-            frontier = nxt
+            self._push_openable(heap, gid, later=tier == 1)
         return frozenset(expanded)
+
+    def _items(self, gid: int) -> int:
+        g = self.groups[gid]
+        return len(g.nodes) + len(g.groups)
+
+    def _push_openable(self, heap: list[tuple[int, int, int, int, int]], parent: int, later: bool) -> None:
+        """Queue the children of an opened group. Inside the ``update`` phase they come
+        ``later``: after the model's own layers, whatever their depth."""
+        p = self.groups[parent]
+        if p.kind == "repeat":
+            return
+        later = later or (p.kind == "phase" and p.name == "update")
+        for c in p.groups:
+            g = self.groups[c]
+            rank = AUTO_OPEN_RANK.get(g.kind, 2)
+            if rank == 0 or (rank == 1 and g.n_eqns <= AUTO_OPEN_MIN_EQNS):
+                continue
+            wrapper = not g.nodes and len(g.groups) == 1  # opening it costs nothing
+            tier = 2 if rank == 1 else int(later)  # structure, then the update's, then equations
+            heapq.heappush(heap, (tier, 0 if wrapper else g.depth, -rank, -g.n_eqns, c))
 
     def view(self, expand: int | str | Iterable[int] | None = None) -> View:
         """The visible items and aggregated edges for an expansion state."""

@@ -23,7 +23,8 @@ import jax.extend.core as jcore
 import numpy as np
 
 from . import _jax_internals as internals
-from . import calls
+from . import calls, phases
+from .adapters import optax as optax_adapter
 from .calls import CallInfo, is_user_file, make_source
 from .graph import Aval, Graph, SourceLoc
 from .program import InputInfo, Program
@@ -103,22 +104,31 @@ def _eqn_label(eqn: Any) -> str:
 
 
 def _scope_path(eqn: Any) -> list[tuple[str, str]]:
-    """Name stack as group keys; consecutive transforms merge (``transpose(jvp)``)."""
+    """Name stack as group keys. Consecutive transforms merge (``transpose(jvp)``); the
+    first ``jvp``/``transpose`` becomes the ``forward``/``backward`` phase, and the
+    differentiation plumbing below a phase (a ``jvp`` inside the backward pass of a
+    ``remat``, say) is dropped: it is how JAX computes the pass, not the user's structure."""
     path: list[tuple[str, str]] = []
     for el in internals.name_stack(eqn):
         if el.kind == "transform" and path and path[-1][0] == "transform":
             path[-1] = ("transform", f"{path[-1][1]}({el.name})")
         else:
             path.append((el.kind, el.name))
-    return path
+    out: list[tuple[str, str]] = []
+    in_phase = False
+    for kind, name in path:
+        phase = PHASE_OF_TRANSFORM.get(name.partition("(")[0]) if kind == "transform" else None
+        if phase is not None:
+            if not in_phase:
+                out.append(("phase", phase))
+                in_phase = True
+            continue
+        out.append((kind, name))
+    return out
 
 
-def _transform_title(name: str) -> str:
-    if name.startswith("transpose"):
-        return f"backward · {name}"
-    if name.startswith("jvp"):
-        return f"forward · {name}"
-    return name
+# The outer transformation of a merged name stack element → the phase it stands for.
+PHASE_OF_TRANSFORM = {"jvp": "forward", "transpose": "backward"}
 
 
 class GraphBuilder:
@@ -132,6 +142,10 @@ class GraphBuilder:
         self._sources: dict[tuple[str, int, str], SourceLoc] = {}  # shared: one per line
         self._user_code: dict[Any, bool] = {}
         self._var_names: dict[Any, str] = {}
+        self._keyed: dict[tuple[int, tuple[str, str]], int] = {}  # (parent, key) → group
+        self.outside_phases: dict[int, Any] = {}  # node id → equation, outside fwd/bwd
+        self.sites: dict[int, Any] = {}  # node id → the user frame (line and column) it came from
+        self._last_frame: Any = None
 
     def build(self, closed: Any, inputs: list[InputInfo], input_names: list[str],
               output_names: list[str], const_names: dict[int, InputInfo]) -> Graph:
@@ -159,6 +173,7 @@ class GraphBuilder:
             out = g.add_node("output", name, out_groups.get(name, 0), outputs=[aval])
             if not isinstance(var, jcore.Literal) and var in env:
                 g.add_edge(env[var], out, aval, self._var_name(var))
+        phases.shape_phases(g, self.outside_phases, optax_adapter.transformation_of)
         self._mark_repeats()
         self._group_long_lines()
         return g.finish()
@@ -195,8 +210,8 @@ class GraphBuilder:
                     runs.append([nid])
                 last = key
             for run in runs:
-                if len(run) < LINE_GROUP_MIN:
-                    continue
+                if len(run) < LINE_GROUP_MIN or (len(run) == len(group.nodes) and not group.groups):
+                    continue  # short, or the whole group already: a box in a box says nothing
                 src = g.nodes[run[0]].source
                 where = f"line {src.cell_line or src.line}"
                 gid = g.add_group(f"{where}: {_short(src.text or src.function, 40)}", "line", group.id, source=src)
@@ -220,14 +235,31 @@ class GraphBuilder:
             del open_groups[common:]
             for key in path[common:]:
                 parent = open_groups[-1][1] if open_groups else base
-                open_groups.append((key, self._open_group(key, parent)))
+                open_groups.append((key, self._group_for(key, parent)))
             group = open_groups[-1][1] if open_groups else base
-            self._add_eqn(eqn, group, env, path=base_path + path)
+            first_node = len(self.graph.nodes)
+            full_path = base_path + path
+            self._add_eqn(eqn, group, env, path=full_path)
+            self.sites[first_node] = self._last_frame
+            if all(kind != "phase" for kind, _ in full_path):  # where an update may be
+                self.outside_phases[first_node] = eqn
+
+    def _group_for(self, key: tuple[str, str], parent: int) -> int:
+        """The group for a name-stack key under ``parent``. A phase or a call is one group
+        however its equations interleave with others (JAX emits the backward pass of one
+        layer in pieces), so it is reused; other scopes open anew after an interruption."""
+        reusable = key[0] == "phase" or calls.activation_number(key[1]) is not None
+        if not reusable:
+            return self._open_group(key, parent)
+        gid = self._keyed.get((parent, key))
+        if gid is None:
+            gid = self._keyed[(parent, key)] = self._open_group(key, parent)
+        return gid
 
     def _open_group(self, key: tuple[str, str], parent: int) -> int:
         kind, name = key
-        if kind == "transform":
-            return self.graph.add_group(_transform_title(name), "transform", parent)
+        if kind in ("transform", "phase"):
+            return self.graph.add_group(name, kind, parent)
         number = calls.activation_number(name)
         if number is None:
             return self.graph.add_group(name, "scope", parent)
@@ -246,7 +278,7 @@ class GraphBuilder:
         return gid
 
     def _source(self, eqn: Any) -> SourceLoc | None:
-        f = internals.innermost_frame(eqn, self._is_user_code)
+        f = self._last_frame = internals.innermost_frame(eqn, self._is_user_code)
         if f is None:
             return None
         key = (f.file, f.line, f.function)

@@ -53,7 +53,8 @@ def check_tree(graph):
 def test_transformer_blocks_fold_into_one_group_per_pass(transformer):
     graph = transformer.graph
     check_tree(graph)
-    fwd, bwd = (g for g in children(graph, 0) if g.kind == "transform")
+    fwd, bwd, update = (g for g in children(graph, 0) if g.kind == "phase")
+    assert (fwd.name, bwd.name, update.name) == ("forward", "backward", "update")
     folded = []
     for part, order in ((fwd, range(1, 13)), (bwd, range(12, 0, -1))):
         (loss,) = children(graph, part.id, "call")
@@ -66,7 +67,11 @@ def test_transformer_blocks_fold_into_one_group_per_pass(transformer):
         assert rep.n_eqns == 12 * members[0].n_eqns == sum(m.n_eqns for m in members)
         assert rep.source is not None and rep.source.text.strip() == "x = block(x, p)"
         folded.append(rep)
-    assert len(repeats(graph)) == 2
+    # The update's per-parameter groups fold too: blocks[0] … blocks[11] are alike.
+    (params_fold,) = children(graph, update.id, "repeat")
+    assert params_fold.name == "blocks ×12"
+    assert [m.name for m in children(graph, params_fold.id)] == [f"blocks[{k}]" for k in range(12)]
+    assert len(repeats(graph)) == 3
     # Every equation is still there, exactly once.
     assert graph.eqn_count == len(graph.eqn_nodes()) == recursive_eqn_count(transformer.jaxpr.jaxpr)
 
@@ -92,7 +97,7 @@ def test_folding_keeps_the_tracer_s_group_ids(transformer, monkeypatch):
     assert not repeats(plain)
     graph = transformer.graph
     n = len(plain.groups)
-    assert len(graph.groups) == n + 2  # the two folds come last
+    assert len(graph.groups) == n + 3  # the folds (forward, backward, update) come last
     for a, b in zip(plain.groups, graph.groups[:n]):
         assert (a.id, a.name, a.kind, a.nodes, a.n_eqns, a.repeat) == (b.id, b.name, b.kind, b.nodes, b.n_eqns, b.repeat)
     assert [x.group for x in plain.nodes] == [x.group for x in graph.nodes]
@@ -200,7 +205,7 @@ def test_json_round_trip_and_payload(transformer):
     data = json.loads(graph.to_json_str())
     assert data["legend"]["repeat"] == LEGEND["repeat"]
     reps = [g for g in data["groups"] if g["kind"] == "repeat"]
-    assert [g["name"] for g in reps] == ["block ×12", "block ×12"]
+    assert [g["name"] for g in reps] == ["block ×12", "block ×12", "blocks ×12"]
     for r in reps:
         assert all(data["groups"][m]["parent"] == r["id"] for m in r["groups"])
         assert r["id"] in data["groups"][r["parent"]]["groups"]

@@ -28,7 +28,9 @@ def test_train_step_first_view_is_small(transformer):
     view = graph.view("auto")
     assert sum(view.visible_counts()) <= 60
     top = {graph.groups[g].kind for g in graph.groups[0].groups}
-    assert {"inputs", "transform", "outputs", "line"} <= top  # params, fwd/bwd, the tree_map update
+    assert {"inputs", "phase", "outputs"} <= top  # params; forward, backward, update; results
+    phases = [graph.groups[g].name for g in graph.groups[0].groups if graph.groups[g].kind == "phase"]
+    assert phases == ["forward", "backward", "update"]
 
 
 def test_big_payload_travels_compressed_and_decodes_to_the_graph(transformer):

@@ -77,10 +77,10 @@ def test_user_calls_become_groups_forward_and_backward_apart():
     top = [graph.groups[g] for g in graph.groups[0].groups]
     kinds = [g.kind for g in top]
     # The 12 weights and the 12 gradients are one group each.
-    assert kinds == ["inputs", "transform", "transform", "outputs"], [(g.name, g.kind) for g in top]
+    assert kinds == ["inputs", "phase", "phase", "outputs"], [(g.name, g.kind) for g in top]
     assert top[0].name == "ws (12 arrays)" and top[3].name == "out[1] (12 arrays)"
     forward, backward = top[1:3]
-    assert forward.name.startswith("forward") and backward.name.startswith("backward")
+    assert (forward.name, backward.name) == ("forward", "backward")
     for part in (forward, backward):
         blocks = forward_blocks(graph, part)
         assert len(blocks) == 12

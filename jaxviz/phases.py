@@ -1,0 +1,254 @@
+"""A train step as the user thinks of it: ``forward``, ``backward`` and ``update`` phases.
+
+The tracer puts every equation JAX recorded under ``jvp`` into a ``forward`` phase group and
+every one under ``transpose`` into a ``backward`` one (``tracing._scope_path``). This module
+finishes the picture on the built group tree:
+
+* a ``forward`` phase with no ``backward`` beside it was forward-mode differentiation only
+  (``jax.jvp``): it is shown as the transformation it is;
+* what comes after the backward pass at the same level and consumes its results (the
+  gradients) is the ``update`` phase;
+* inside the update, equations are grouped by the optimizer transformation that emitted them
+  (``scale_by_adam``, ``clip_by_global_norm``…, see ``jaxviz.optimizers``) and then by the
+  parameter subtree they update (``h_0``, ``blocks[3]``), found from the outputs they reach.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .graph import Graph, Group
+
+FORWARD, BACKWARD, UPDATE = "forward", "backward", "update"
+
+
+def shape_phases(graph: Graph, top_level: dict[int, Any],
+                 transform_of: Callable[[Any], str | None]) -> None:
+    """Rework the phases of every level that has a backward pass (see the module doc).
+    ``top_level`` maps node ids of equations outside any scope to their equations;
+    ``transform_of`` names the optimizer transformation an equation came from."""
+    flow = _Flow(graph)
+    for parent in list(graph.groups):
+        phases = {graph.groups[c].name: c for c in parent.groups if graph.groups[c].kind == "phase"}
+        if FORWARD in phases and BACKWARD not in phases:
+            forward = graph.groups[phases[FORWARD]]
+            forward.kind, forward.name = "transform", "jvp"
+        if BACKWARD in phases:
+            update = _gather_update(graph, parent, phases[BACKWARD], flow)
+            if update is not None:
+                _group_update(graph, update, top_level, transform_of)
+
+
+class _Flow:
+    """Value flow between nodes, built once from the edges."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.consumers: dict[int, list[int]] = {}
+        self.producers: dict[int, list[int]] = {}
+        for e in graph.edges:
+            self.consumers.setdefault(e.src, []).append(e.dst)
+            self.producers.setdefault(e.dst, []).append(e.src)
+
+    def downstream(self, start: Iterable[int]) -> set[int]:
+        return _reach(start, self.consumers)
+
+    def upstream(self, start: Iterable[int]) -> set[int]:
+        return _reach(start, self.producers)
+
+
+def _reach(start: Iterable[int], step: dict[int, list[int]]) -> set[int]:
+    seen = set(start)
+    todo = list(seen)
+    while todo:
+        for nxt in step.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def nodes_below(graph: Graph, gid: int) -> list[int]:
+    return [n for g in graph.descendants(gid) for n in graph.groups[g].nodes]
+
+
+def _gather_update(graph: Graph, parent: Group, backward: int, flow: _Flow) -> Group | None:
+    """Move the members of ``parent`` that come after the backward pass and consume its
+    results (the gradients), or feed what does (an optimizer's step count), into a new
+    ``update`` phase placed after it; None when nothing consumes them."""
+    backward_nodes = nodes_below(graph, backward)
+    after = max(backward_nodes, default=-1)
+    members = {m: _member_nodes(graph, m) for m in _members(parent)
+               if m[0] == "n" and graph.nodes[m[1]].kind == "eqn"
+               or m[0] == "g" and graph.groups[m[1]].kind not in ("phase", "inputs", "outputs")}
+    members = {m: nodes for m, nodes in members.items() if nodes and min(nodes) > after}
+    reached = flow.downstream(backward_nodes)
+    update = {m for m, nodes in members.items() if any(n in reached for n in nodes)}
+    if not update:
+        return None
+    feeding = flow.upstream(n for m in update for n in members[m])
+    update |= {m for m, nodes in members.items() if any(n in feeding for n in nodes)}
+    gid = graph.add_group(UPDATE, "phase", parent.id)
+    parent.groups.remove(gid)
+    parent.groups.insert(parent.groups.index(backward) + 1, gid)
+    ordered = [m for m in _members(parent) if m in update]
+    _move(graph, graph.groups[gid], [i for k, i in ordered if k == "n"], [i for k, i in ordered if k == "g"])
+    return graph.groups[gid]
+
+
+def _member_nodes(graph: Graph, member: tuple[str, int]) -> list[int]:
+    kind, i = member
+    return [i] if kind == "n" else nodes_below(graph, i)
+
+
+def _move(graph: Graph, target: Group, nodes: list[int], groups: list[int]) -> None:
+    """Re-parent ``nodes`` and ``groups`` (all children of one group) under ``target``."""
+    source = graph.groups[graph.nodes[nodes[0]].group if nodes else graph.groups[groups[0]].parent]
+    node_set, group_set = set(nodes), set(groups)
+    source.nodes = [n for n in source.nodes if n not in node_set]
+    source.groups = [g for g in source.groups if g not in group_set]
+    for n in nodes:
+        graph.nodes[n].group = target.id
+    for g in groups:
+        graph.groups[g].parent = target.id
+    target.nodes.extend(nodes)
+    target.groups.extend(groups)
+
+
+def _group_update(graph: Graph, update: Group, top_level: dict[int, Any],
+                  transform_of: Callable[[Any], str | None]) -> None:
+    """Optimizer transformations first, then parameter subtrees inside each."""
+    by_transform: dict[str, tuple[list[int], list[int]]] = {}
+    for kind, member in _members(update):
+        first = member if kind == "n" else _own_node(graph, member)
+        eqn = top_level.get(first) if first is not None else None
+        name = transform_of(eqn) if eqn is not None else None
+        if name is not None:
+            slot = by_transform.setdefault(name, ([], []))
+            slot[0 if kind == "n" else 1].append(member)
+    keys = _subtree_keys(graph, update)
+    if len(by_transform) < 2:  # one transformation (or none known): subtrees right away
+        _group_subtrees(graph, update, keys)
+        return
+    for name, (nodes, groups) in by_transform.items():
+        gid = graph.add_group(name, "call", update.id)
+        _move(graph, graph.groups[gid], nodes, groups)
+        _group_subtrees(graph, graph.groups[gid], keys)
+
+
+def _members(group: Group) -> list[tuple[str, int]]:
+    return [("n", n) for n in group.nodes] + [("g", g) for g in group.groups]
+
+
+def _own_node(graph: Graph, gid: int) -> int | None:
+    """The equation node of an ``eqn`` group (a ``pjit`` holding a sub-jaxpr, say)."""
+    g = graph.groups[gid]
+    if g.kind != "eqn":
+        return None
+    return next((n for n in g.nodes if graph.nodes[n].label == g.name), g.nodes[0] if g.nodes else None)
+
+
+def _subtree_keys(graph: Graph, update: Group) -> dict[int, str | None]:
+    """Per node of the update: the parameter subtree it works on (None: several).
+
+    First from the outputs each node reaches. A node that reaches several (the per-leaf
+    squares of a global norm reach every parameter through the norm) then takes the subtree
+    of what it reads, when that is one: a gradient coming in from the backward pass is
+    of the subtree of the nodes that consume it and reach one output."""
+    inside = set(nodes_below(graph, update.id))
+    producers: dict[int, list[int]] = {}
+    consumers: dict[int, list[int]] = {}
+    for e in graph.edges:
+        if e.dst in inside or graph.nodes[e.dst].kind == "output":
+            producers.setdefault(e.dst, []).append(e.src)
+        if e.dst in inside:
+            consumers.setdefault(e.src, []).append(e.dst)
+    keys = _keys_from_outputs(graph, inside, producers)
+    for n in sorted(n for n in inside if keys.get(n) is None):  # producers first
+        read = {_key_of_value(p, keys, inside, consumers) for p in producers.get(n, ())}
+        read.discard(UNKNOWN)
+        if not read:
+            keys[n] = UNKNOWN  # a constant, say: decided by its consumers below
+        elif len(read) == 1 and None not in read:
+            keys[n] = read.pop()
+    for n in sorted((n for n in inside if keys.get(n) == UNKNOWN), reverse=True):
+        used = {keys.get(c) for c in consumers.get(n, ())}
+        keys[n] = used.pop() if len(used) == 1 and UNKNOWN not in used else None
+    return keys
+
+
+UNKNOWN = ""  # a node's subtree not known yet (None: it works on several)
+
+
+def _keys_from_outputs(graph: Graph, inside: set[int], producers: dict[int, list[int]]) -> dict[int, str | None]:
+    keys: dict[int, str | None] = {}
+    for out in graph.nodes:
+        if out.kind != "output":
+            continue
+        key = param_subtree(out.label)
+        todo = [p for p in producers.get(out.id, ()) if p in inside]
+        while todo:
+            n = todo.pop()
+            have = keys.get(n, "")
+            if have == key or have is None:
+                continue
+            keys[n] = key if have == "" else None
+            todo.extend(p for p in producers.get(n, ()) if p in inside)
+    return keys
+
+
+def _key_of_value(producer: int, keys: dict[int, str | None], inside: set[int],
+                  consumers: dict[int, list[int]]) -> str | None:
+    """The subtree of a value read by the update: its producer's, if inside; else that of
+    its consumers that have one (``UNKNOWN`` when none has)."""
+    if producer in inside:
+        return keys.get(producer)
+    found = {keys.get(c) for c in consumers.get(producer, ())} - {None, UNKNOWN}
+    return found.pop() if len(found) == 1 else (UNKNOWN if not found else None)
+
+
+def _group_subtrees(graph: Graph, group: Group, keys: dict[int, str | None]) -> None:
+    """Members whose every node updates one parameter subtree go into a group named after
+    it; those shared by several (a global norm) stay where they are."""
+    by_key: dict[str, tuple[list[int], list[int]]] = {}
+    for kind, member in _members(group):
+        nodes = [member] if kind == "n" else nodes_below(graph, member)
+        found = {keys.get(n) for n in nodes if graph.nodes[n].kind == "eqn"}
+        if len(found) == 1 and None not in found:
+            slot = by_key.setdefault(found.pop(), ([], []))
+            slot[0 if kind == "n" else 1].append(member)
+    if len(by_key) < 2:
+        return
+    for key, (nodes, groups) in by_key.items():
+        gid = graph.add_group(key, "scope", group.id)
+        _move(graph, graph.groups[gid], nodes, groups)
+
+
+_COMPONENT = re.compile(r"\['([^']*)'\]|\[(\d+)\]|\.(\w+)")
+
+
+def param_subtree(path: str) -> str | None:
+    """The parameter subtree a leaf path belongs to, in the user's words: the first string
+    key with any list indices after it (``out[0].params['h_0']['Dense_0']['kernel']`` and
+    ``out[0].opt_state[1][0].mu['h_0']…`` → ``h_0``; ``out['blocks'][3]['qkv']`` →
+    ``blocks[3]``), else the first attribute holding a list (``out[1][0].mu.blocks[2].w``
+    → ``blocks[2]``), else the attribute holding the leaf (``out.head.weight`` → ``head``)."""
+    parts = [(m.group(1), m.group(2), m.group(3)) for m in _COMPONENT.finditer(path)]
+
+    def with_indices(i: int, name: str) -> str:
+        for _, index, _ in parts[i + 1:]:
+            if index is None:
+                break
+            name += f"[{index}]"
+        return name
+
+    for i, (key, _, _) in enumerate(parts):
+        if key is not None:
+            return with_indices(i, key)
+    for i, (_, _, attr) in enumerate(parts[:-1]):
+        if attr is not None and parts[i + 1][1] is not None:
+            return with_indices(i, attr)
+    if len(parts) >= 2 and parts[-2][2] is not None:
+        return parts[-2][2]
+    return None
