@@ -31,6 +31,7 @@ from .program import InputInfo, Program
 
 PYTREE_GROUP_MIN = 5  # an argument with this many leaves is drawn as one group
 LINE_GROUP_MIN = 8  # this many consecutive equations from one line become a group
+LOOP_ROUND_MIN = 3  # a line's run splits into loop rounds of at least this many equations
 
 
 # ---------------------------------------------------------------------- graph building
@@ -196,12 +197,15 @@ class GraphBuilder:
 
     def _group_long_lines(self) -> None:
         """Long runs of equations from one source line (a ``tree_map`` over all the
-        parameters, say) become one group named after the line."""
+        parameters, say) become one group named after the line; a line run again and
+        again by a Python loop (five message-passing rounds) becomes one group per round,
+        so each round is wired to the next rather than all to one hub. An equation that
+        holds a sub-jaxpr (``relu``'s ``custom_jvp_call``) goes with its line."""
         g = self.graph
         for group in list(g.groups):
-            runs: list[list[int]] = []
+            runs: list[list[int]] = []  # node ids: an equation, or the own node of an eqn group
             last = None
-            for nid in group.nodes:
+            for nid in self._members_in_order(group):
                 node = g.nodes[nid]
                 key = (node.source.file, node.source.line) if node.kind == "eqn" and node.source else None
                 if key is not None and key == last:
@@ -210,16 +214,59 @@ class GraphBuilder:
                     runs.append([nid])
                 last = key
             for run in runs:
-                if len(run) < LINE_GROUP_MIN or (len(run) == len(group.nodes) and not group.groups):
-                    continue  # short, or the whole group already: a box in a box says nothing
+                if len(run) < LINE_GROUP_MIN:
+                    continue
+                rounds = self._loop_rounds(run)
+                if len(rounds) == 1 and len(run) == len(group.nodes) and not group.groups:
+                    continue  # the whole group already: a box in a box says nothing
                 src = g.nodes[run[0]].source
-                where = f"line {src.cell_line or src.line}"
-                gid = g.add_group(f"{where}: {_short(src.text or src.function, 40)}", "line", group.id, source=src)
-                moved = set(run)
-                group.nodes = [n for n in group.nodes if n not in moved]
-                g.groups[gid].nodes = run
-                for nid in run:
-                    g.nodes[nid].group = gid
+                name = f"line {src.cell_line or src.line}: {_short(src.text or src.function, 40)}"
+                for k, members in enumerate(rounds, 1):
+                    gid = g.add_group(name, "line", group.id, source=src)
+                    if len(rounds) > 1:
+                        g.groups[gid].repeat = f"{name} {k}/{len(rounds)}"
+                    self._move_members(group, gid, members)
+
+    def _members_in_order(self, group: Any) -> list[int]:
+        """The group's equations in program order, an ``eqn`` child group standing as its
+        own equation's node."""
+        g = self.graph
+        owned = [g.groups[c].nodes[0] for c in group.groups if g.groups[c].kind == "eqn" and g.groups[c].nodes]
+        return sorted([n for n in group.nodes if g.nodes[n].kind == "eqn"] + owned)
+
+    def _loop_rounds(self, run: list[int]) -> list[list[int]]:
+        """Split a run of one line's equations where the line starts over: an operation
+        (a column of the line) seen earlier in the round comes again. Rounds shorter than
+        ``LOOP_ROUND_MIN`` equations (a two-operation lambda per leaf) stay one run."""
+        rounds: list[list[int]] = [[]]
+        seen: set[Any] = set()
+        last = None
+        for nid in run:
+            site = self.sites.get(nid)
+            if site is not None and site != last and site in seen:
+                rounds.append([])
+                seen = set()
+            rounds[-1].append(nid)
+            seen.add(site)
+            last = site
+        if len(rounds) < 2 or min(map(len, rounds)) < LOOP_ROUND_MIN:
+            return [run]
+        return rounds
+
+    def _move_members(self, group: Any, gid: int, members: list[int]) -> None:
+        """Move equations (or the eqn groups whose own node they are) into group ``gid``."""
+        g = self.graph
+        moved = set(members)
+        target = g.groups[gid]
+        target.nodes = [n for n in members if g.nodes[n].group == group.id]
+        target.groups = [c for c in group.groups if c != gid and g.groups[c].kind == "eqn"
+                         and g.groups[c].nodes and g.groups[c].nodes[0] in moved]
+        group.nodes = [n for n in group.nodes if n not in moved]
+        group.groups = [c for c in group.groups if c not in target.groups]
+        for nid in target.nodes:
+            g.nodes[nid].group = gid
+        for c in target.groups:
+            g.groups[c].parent = gid
 
     def _add_eqns(self, eqns: Sequence[Any], base: int, env: dict[Any, int],
                   base_path: list[tuple[str, str]]) -> None:

@@ -1,0 +1,174 @@
+"""A train step as the user thinks of it: forward, backward and update phases, layers folded
+by structure whatever they are called, loop rounds kept apart, and a first view that shows
+structure (issue #13, the model side). Real Flax Linen + optax programs, traced for real."""
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import optax
+import pytest
+from flax.training import train_state
+
+import jaxviz
+from jaxviz.graph import common_name
+from jaxviz.phases import param_subtree
+
+
+class Block(nn.Module):
+    width: int = 32
+
+    @nn.compact
+    def __call__(self, x):
+        h = nn.Dense(self.width)(nn.LayerNorm()(x))
+        return x + nn.Dense(x.shape[-1])(nn.gelu(h))
+
+
+class Tower(nn.Module):
+    """Four identical blocks named h_0 … h_3 (as GPT ports name them), then a wider one."""
+
+    @nn.compact
+    def __call__(self, tokens):
+        x = nn.Embed(50, 16)(tokens)
+        for i in range(4):
+            x = Block(name=f"h_{i}")(x)
+        x = Block(width=64, name="h_4")(x)
+        return nn.Dense(50)(x)
+
+
+@pytest.fixture(scope="module")
+def tower_step():
+    model = Tower()
+    tokens = jnp.zeros((2, 8), jnp.int32)
+    params = model.init(jax.random.PRNGKey(0), tokens)["params"]
+    tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(1e-3))
+    state = train_state.TrainState.create(apply_fn=model.apply, params=params, tx=tx)
+
+    @jax.jit
+    def train_step(state, tokens):
+        def loss_fn(params):
+            logits = state.apply_fn({"params": params}, tokens)
+            return optax.softmax_cross_entropy_with_integer_labels(logits[:, :-1], tokens[:, 1:]).mean()
+
+        loss, grads = jax.value_and_grad(loss_fn)(state.params)
+        return state.apply_gradients(grads=grads), loss
+
+    return jaxviz.trace(train_step, state, tokens)
+
+
+def children(graph, gid, kind=None):
+    return [graph.groups[c] for c in graph.groups[gid].groups if kind is None or graph.groups[c].kind == kind]
+
+
+def find(graph, gid, name):
+    """The first group named ``name`` below ``gid`` (breadth first)."""
+    todo = [gid]
+    while todo:
+        g = graph.groups[todo.pop(0)]
+        if g.name == name and g.id != gid:
+            return g
+        todo += g.groups
+    raise AssertionError(f"no group {name!r} below {graph.groups[gid].name!r}")
+
+
+def top_phases(graph):
+    """The phase groups of the train step (inside the jitted call, when there is one)."""
+    gid = 0
+    while not children(graph, gid, "phase"):
+        inner = [c for c in children(graph, gid) if c.kind in ("eqn", "call")]
+        assert len(inner) == 1, [c.name for c in children(graph, gid)]
+        gid = inner[0].id
+    return children(graph, gid, "phase")
+
+
+def test_one_forward_one_backward_one_update(tower_step):
+    graph = tower_step.graph
+    assert [p.name for p in top_phases(graph)] == ["forward", "backward", "update"]
+    assert sum(g.kind == "phase" for g in graph.groups) == 3
+    assert graph.eqn_count == len(graph.eqn_nodes())
+    forward, backward, update = top_phases(graph)
+    assert forward.n_eqns + backward.n_eqns + update.n_eqns >= 0.95 * graph.eqn_count
+
+
+def test_backward_mirrors_the_forward_layers_in_reverse(tower_step):
+    graph = tower_step.graph
+    forward, backward, _ = top_phases(graph)
+    layer_names = lambda phase: [g.name for g in children(graph, find(graph, phase.id, "Tower").id)]  # noqa: E731
+    assert layer_names(forward) == ["Embed_0", "h ×4", "h_4", "Dense_0"]
+    assert layer_names(backward) == ["Dense_0", "h_4", "h ×4", "Embed_0"]
+    fold = find(graph, backward.id, "h ×4")
+    assert [m.name for m in children(graph, fold.id)] == ["h_3", "h_2", "h_1", "h_0"]
+
+
+def test_layers_fold_by_structure_not_by_name(tower_step):
+    graph = tower_step.graph
+    folds = [g for g in graph.groups if g.kind == "repeat"]
+    assert folds and all(g.name == "h ×4" for g in folds), [g.name for g in folds]
+    for fold in folds:  # the wider h_4 is never folded with the others
+        assert "h_4" not in [m.name for m in children(graph, fold.id)]
+        assert len({graph.groups[m].n_eqns for m in fold.groups}) == 1
+    assert common_name(["Dense_0", "Dense_1", "Dense_2"]) == "Dense"
+    assert common_name(["blocks[0]", "blocks[1]", "blocks[2]"]) == "blocks"
+    assert common_name(["block"] * 3) == "block"
+    assert common_name(["encoder", "decoder", "head"]) == "encoder … head"
+
+
+def test_update_grouped_by_transformation_then_parameter_subtree(tower_step):
+    graph = tower_step.graph
+    update = top_phases(graph)[2]
+    transforms = [g.name for g in children(graph, update.id)]
+    assert transforms == ["clip_by_global_norm", "scale_by_adam", "add_decayed_weights", "scale",
+                          "apply_updates"]
+    for t in children(graph, update.id):
+        names = {g.name for g in children(graph, t.id)}
+        assert {"Embed_0", "h ×4", "h_4", "Dense_0"} <= names, (t.name, names)
+    adam = find(graph, update.id, "scale_by_adam")
+    assert adam.n_eqns > 5 * sum(graph.nodes[n].kind == "eqn" for n in adam.nodes)  # not one flat box
+
+
+def test_param_subtree_in_the_user_s_words():
+    assert param_subtree("out[0].params['h_0']['Dense_0']['kernel']") == "h_0"
+    assert param_subtree("out[0].opt_state[1][0].mu['h_0']['Dense_0']['kernel']") == "h_0"
+    assert param_subtree("out[0]['blocks'][3]['qkv']") == "blocks[3]"
+    assert param_subtree("out[1][0].mu.blocks[2].mlp.weight") == "blocks[2]"
+    assert param_subtree("out[0].head.weight") == "head"
+    assert param_subtree("out") is None
+
+
+def test_first_view_shows_the_phases_and_the_model_s_layers(tower_step):
+    graph = tower_step.graph
+    expanded = graph.expansion("auto")
+    n_nodes, n_boxes = graph.view(expanded).visible_counts()
+    assert 10 <= n_nodes + n_boxes <= 45
+    forward, backward, update = top_phases(graph)
+    assert {forward.id, backward.id, update.id} <= expanded
+    assert find(graph, forward.id, "Tower").id in expanded  # the model is open in the forward pass
+    assert find(graph, backward.id, "Tower").id in expanded
+    for g in graph.groups:  # argument leaves and fold members never spend the budget
+        if g.kind in ("inputs", "outputs") or graph.groups[g.parent or 0].kind == "repeat":
+            assert g.id not in expanded
+
+
+def test_forward_mode_alone_is_no_phase():
+    program = jaxviz.trace(lambda x: jax.jvp(jnp.sin, (x,), (jnp.ones(3),)), jnp.ones(3))
+    assert not [g for g in program.graph.groups if g.kind == "phase"]
+    assert [g.name for g in program.graph.groups if g.kind == "transform"] == ["jvp"]
+
+
+def message_passing(adj, h, w):
+    for _ in range(5):
+        h = jax.nn.relu(adj @ h @ w) + h
+    return h.sum()
+
+
+def test_loop_rounds_on_one_line_stay_apart():
+    program = jaxviz.trace(message_passing, jnp.eye(6), jnp.ones((6, 4)), jnp.ones((4, 4)))
+    graph = program.graph
+    (fold,) = [g for g in graph.groups if g.kind == "repeat"]
+    rounds = children(graph, fold.id)
+    assert len(rounds) == 5 and all(r.kind == "line" for r in rounds)
+    assert [r.repeat.rsplit(" ", 1)[1] for r in rounds] == [f"{k}/5" for k in range(1, 6)]
+    # Each round feeds the next only, not a hub wired to all five.
+    view = graph.view([fold.id])
+    links = {(e.src[1], e.dst[1]) for e in view.edges if e.src[0] == e.dst[0] == "g"}
+    ids = [r.id for r in rounds]
+    assert links == set(zip(ids, ids[1:]))
