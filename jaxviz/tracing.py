@@ -169,9 +169,9 @@ class GraphBuilder:
                                   input_kind=info.kind if info else "traced", outputs=[_aval_of(var)])
         self._add_eqns(closed.jaxpr.eqns, 0, env, base_path=[])
         out_groups = self._pytree_groups(output_names, "outputs")
-        for var, name in zip(closed.jaxpr.outvars, output_names):
+        for var, names in _outputs_by_value(closed.jaxpr.outvars, output_names):
             aval = _aval_of(var)
-            out = g.add_node("output", name, out_groups.get(name, 0), outputs=[aval])
+            out = g.add_node("output", " = ".join(names), out_groups.get(names[0], 0), outputs=[aval])
             if not isinstance(var, jcore.Literal) and var in env:
                 g.add_edge(env[var], out, aval, self._var_name(var))
         phases.shape_phases(g, self.outside_phases, optax_adapter.transformation_of)
@@ -408,6 +408,21 @@ class GraphBuilder:
                     ids = sorted(ids, key=lambda c: self.activation.get(c, c))
                     for k, c in enumerate(ids, 1):
                         self.graph.groups[c].repeat = f"{name} {k}/{len(ids)}"
+
+
+def _outputs_by_value(outvars: Sequence[Any], names: list[str]) -> list[tuple[Any, list[str]]]:
+    """Outputs with their names; names bound to the same value (``result = loss``) share
+    one output node."""
+    by_var: dict[Any, list[str]] = {}
+    order: list[tuple[Any, list[str]]] = []
+    for var, name in zip(outvars, names):
+        key = id(var) if isinstance(var, jcore.Literal) else var
+        if key in by_var:
+            by_var[key].append(name)
+        else:
+            by_var[key] = [name]
+            order.append((var, by_var[key]))
+    return order
 
 
 def _pytree_root(name: str) -> str:

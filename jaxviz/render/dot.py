@@ -22,7 +22,7 @@ from ..graph import LEGEND, Graph, Item, View, repeat_text, size_text
 MAX_LABELLED_EDGES = 60
 MAX_CURVED_EDGES = 150
 GROUP_FILL = {"call": "#EEF3FB", "scope": "#EEF3FB", "transform": "#F6F0FA", "eqn": "#FFF7E6",
-              "jaxpr": "#FFFBF2", "repeat": LEGEND["repeat"]["color"]}
+              "jaxpr": "#FFFBF2", "repeat": LEGEND["repeat"]["color"], "phase": "#EAF5EC"}
 # A "block ×48" box is drawn as a stack (a double outline), also when cost colours its fill;
 # opened, its cluster has a dashed outline.
 REPEAT_BOX = {"peripheries": "2"}
