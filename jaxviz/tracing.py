@@ -31,6 +31,8 @@ from .program import InputInfo, Program
 
 PYTREE_GROUP_MIN = 5  # an argument with this many leaves is drawn as one group
 LINE_GROUP_MIN = 8  # this many consecutive equations from one line become a group
+# Groups never numbered "name 3/12": a jnp helper's equation (relu, where) is no layer.
+UNNUMBERED = frozenset({"eqn", "jaxpr"})
 LOOP_ROUND_MIN = 3  # a line's run splits into loop rounds of at least this many equations
 
 
@@ -402,7 +404,8 @@ class GraphBuilder:
         for parent in self.graph.groups:
             by_name: dict[str, list[int]] = {}
             for c in parent.groups:
-                by_name.setdefault(self.graph.groups[c].name, []).append(c)
+                if self.graph.groups[c].kind not in UNNUMBERED:
+                    by_name.setdefault(self.graph.groups[c].name, []).append(c)
             for name, ids in by_name.items():
                 if len(ids) > 1:
                     ids = sorted(ids, key=lambda c: self.activation.get(c, c))

@@ -10,3 +10,15 @@ def test_one_value_bound_to_two_names_is_one_output():
     program = jaxviz.trace_cell("loss = (x ** 2).sum()\nresult = loss\n", {"x": jnp.ones(3), "jnp": jnp})
     outputs = [n.label for n in program.graph.nodes if n.kind == "output"]
     assert outputs == ["loss = result"]
+
+
+def test_small_helper_equations_are_not_numbered_like_layers():
+    def net(x):
+        for _ in range(3):
+            x = jnp.where(x > 0, x, 0.1 * x) @ jnp.eye(3)
+        return x
+
+    graph = jaxviz.trace(net, jnp.ones((2, 3))).graph
+    helpers = [g for g in graph.groups if g.kind == "eqn"]
+    assert len(helpers) == 3
+    assert all(g.repeat is None for g in helpers), [g.repeat for g in helpers]
