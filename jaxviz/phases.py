@@ -25,10 +25,11 @@ FORWARD, BACKWARD, UPDATE = "forward", "backward", "update"
 
 
 def shape_phases(graph: Graph, top_level: dict[int, Any],
-                 transform_of: Callable[[Any], str | None]) -> None:
+                 transform_of: Callable[[Any], str | None], equation_groups: set[int]) -> None:
     """Rework the phases of every level that has a backward pass (see the module doc).
-    ``top_level`` maps node ids of equations outside any scope to their equations;
-    ``transform_of`` names the optimizer transformation an equation came from."""
+    ``top_level`` maps node ids of equations outside the phases to their equations;
+    ``transform_of`` names the optimizer transformation an equation came from;
+    ``equation_groups`` are the groups of one equation holding sub-jaxprs (its node first)."""
     flow = _Flow(graph)
     for parent in list(graph.groups):
         phases = {graph.groups[c].name: c for c in parent.groups if graph.groups[c].kind == "phase"}
@@ -38,7 +39,7 @@ def shape_phases(graph: Graph, top_level: dict[int, Any],
         if BACKWARD in phases:
             update = _gather_update(graph, parent, phases[BACKWARD], flow)
             if update is not None:
-                _group_update(graph, update, top_level, transform_of)
+                _group_update(graph, update, top_level, transform_of, equation_groups)
 
 
 class _Flow:
@@ -117,11 +118,11 @@ def _move(graph: Graph, target: Group, nodes: list[int], groups: list[int]) -> N
 
 
 def _group_update(graph: Graph, update: Group, top_level: dict[int, Any],
-                  transform_of: Callable[[Any], str | None]) -> None:
+                  transform_of: Callable[[Any], str | None], equation_groups: set[int]) -> None:
     """Optimizer transformations first, then parameter subtrees inside each."""
     by_transform: dict[str, tuple[list[int], list[int]]] = {}
     for kind, member in _members(update):
-        first = member if kind == "n" else _own_node(graph, member)
+        first = member if kind == "n" else (graph.groups[member].nodes[0] if member in equation_groups else None)
         eqn = top_level.get(first) if first is not None else None
         name = transform_of(eqn) if eqn is not None else None
         if name is not None:
@@ -139,14 +140,6 @@ def _group_update(graph: Graph, update: Group, top_level: dict[int, Any],
 
 def _members(group: Group) -> list[tuple[str, int]]:
     return [("n", n) for n in group.nodes] + [("g", g) for g in group.groups]
-
-
-def _own_node(graph: Graph, gid: int) -> int | None:
-    """The equation node of an ``eqn`` group (a ``pjit`` holding a sub-jaxpr, say)."""
-    g = graph.groups[gid]
-    if g.kind != "eqn":
-        return None
-    return next((n for n in g.nodes if graph.nodes[n].label == g.name), g.nodes[0] if g.nodes else None)
 
 
 def _subtree_keys(graph: Graph, update: Group) -> dict[int, str | None]:

@@ -38,8 +38,6 @@ from .program import InputInfo, Program
 
 PYTREE_GROUP_MIN = 5  # an argument with this many leaves is drawn as one group
 LINE_GROUP_MIN = 8  # this many consecutive equations from one line become a group
-# Groups never numbered "name 3/12": a jnp helper's equation (relu, where) is no layer.
-UNNUMBERED = frozenset({"eqn", "jaxpr"})
 LOOP_ROUND_MIN = 3  # a line's run splits into loop rounds of at least this many equations
 
 
@@ -201,6 +199,9 @@ class GraphBuilder:
         self._keyed: dict[tuple[int, tuple[str, str]], int] = {}  # (parent, key) → group
         self.outside_phases: dict[int, Any] = {}  # node id → equation, outside fwd/bwd
         self.sites: dict[int, Any] = {}  # node id → the user frame (line and column) it came from
+        # Groups of one equation holding sub-jaxprs (a scan, relu's custom_jvp_call, a jnp
+        # helper shown as the user's call): the equation's own node is their first.
+        self.equation_groups: set[int] = set()
         self._last_frame: Any = None
 
     def build(self, closed: Any, inputs: list[InputInfo], input_names: list[str],
@@ -229,7 +230,7 @@ class GraphBuilder:
             out = g.add_node("output", " = ".join(names), out_groups.get(names[0], 0), outputs=[aval])
             if not isinstance(var, jcore.Literal) and var in env:
                 g.add_edge(env[var], out, aval, self._var_name(var))
-        phases.shape_phases(g, self.outside_phases, optax_adapter.transformation_of)
+        phases.shape_phases(g, self.outside_phases, optax_adapter.transformation_of, self.equation_groups)
         self._mark_repeats()
         self._group_long_lines()
         return g.finish()
@@ -283,10 +284,10 @@ class GraphBuilder:
                     self._move_members(group, gid, members)
 
     def _members_in_order(self, group: Any) -> list[int]:
-        """The group's equations in program order, an ``eqn`` child group standing as its
-        own equation's node."""
+        """The group's equations in program order, an equation group standing as its own
+        equation's node."""
         g = self.graph
-        owned = [g.groups[c].nodes[0] for c in group.groups if g.groups[c].kind == "eqn" and g.groups[c].nodes]
+        owned = [g.groups[c].nodes[0] for c in group.groups if c in self.equation_groups]
         return sorted([n for n in group.nodes if g.nodes[n].kind == "eqn"] + owned)
 
     def _loop_rounds(self, run: list[int]) -> list[list[int]]:
@@ -314,8 +315,7 @@ class GraphBuilder:
         moved = set(members)
         target = g.groups[gid]
         target.nodes = [n for n in members if g.nodes[n].group == group.id]
-        target.groups = [c for c in group.groups if c != gid and g.groups[c].kind == "eqn"
-                         and g.groups[c].nodes and g.groups[c].nodes[0] in moved]
+        target.groups = [c for c in group.groups if c in self.equation_groups and g.groups[c].nodes[0] in moved]
         group.nodes = [n for n in group.nodes if n not in moved]
         group.groups = [c for c in group.groups if c not in target.groups]
         for nid in target.nodes:
@@ -414,6 +414,7 @@ class GraphBuilder:
             if helper is not None:
                 params["name"] = helper
             group = g.add_group(label, "eqn" if helper is None else "call", group, source=source)
+            self.equation_groups.add(group)
         node = g.add_node(
             "eqn", label, group, primitive=eqn.primitive.name,
             params=params, outputs=[_aval_of(v) for v in eqn.outvars],
@@ -464,7 +465,7 @@ class GraphBuilder:
         for parent in self.graph.groups:
             by_name: dict[str, list[int]] = {}
             for c in parent.groups:
-                if self.graph.groups[c].kind not in UNNUMBERED:
+                if c not in self.equation_groups:
                     by_name.setdefault(self.graph.groups[c].name, []).append(c)
             for name, ids in by_name.items():
                 if len(ids) > 1:

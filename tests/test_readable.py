@@ -19,6 +19,6 @@ def test_small_helper_equations_are_not_numbered_like_layers():
         return x
 
     graph = jaxviz.trace(net, jnp.ones((2, 3))).graph
-    helpers = [g for g in graph.groups if g.kind == "eqn"]
+    helpers = [g for g in graph.groups if g.name == "where"]
     assert len(helpers) == 3
     assert all(g.repeat is None for g in helpers), [g.repeat for g in helpers]
