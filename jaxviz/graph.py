@@ -189,6 +189,8 @@ class Group:
 NOT_FOLDED = frozenset({"root", "inputs", "outputs", "jaxpr", "transform", "phase", "repeat"})
 REPEAT_MIN = 3  # shortest run of identical sibling groups that is folded
 AUTO_BUDGET = 45  # items (boxes and nodes) in the first view: readable at a legible zoom
+AUTO_MIN_ITEMS = 8  # a first view with fewer opens its biggest box, up to AUTO_MAX_ITEMS
+AUTO_MAX_ITEMS = 90
 # How much opening a group of each kind tells in the first view (0: never opened there).
 AUTO_OPEN_RANK = {"inputs": 0, "outputs": 0, "phase": 4, "call": 3, "scope": 3, "transform": 3,
                   "repeat": 2, "eqn": 1, "jaxpr": 1, "line": 1}
@@ -478,7 +480,18 @@ class Graph:
             expanded.add(gid)
             visible += cost
             self._push_openable(heap, gid, later=tier == 1)
+        if visible < AUTO_MIN_ITEMS:  # one box says nothing: open the biggest, within reason
+            for gid in sorted(self._closed_boxes(expanded), key=lambda c: -self.groups[c].n_eqns):
+                cost = self._items(gid) - 1
+                if 0 < cost and visible + cost <= AUTO_MAX_ITEMS:
+                    expanded.add(gid)
+                    visible += cost
+                    break
         return frozenset(expanded)
+
+    def _closed_boxes(self, expanded: set[int]) -> list[int]:
+        return [c for g in expanded for c in self.groups[g].groups
+                if c not in expanded and self.groups[c].kind not in ("inputs", "outputs")]
 
     def _items(self, gid: int) -> int:
         g = self.groups[gid]

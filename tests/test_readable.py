@@ -1,6 +1,7 @@
 """Small things a person reading the graph trips over (issue #13, "seen along the way"),
 each with the program that showed it."""
 
+import jax
 import jax.numpy as jnp
 
 import jaxviz
@@ -22,3 +23,17 @@ def test_small_helper_equations_are_not_numbered_like_layers():
     helpers = [g for g in graph.groups if g.name == "where"]
     assert len(helpers) == 3
     assert all(g.repeat is None for g in helpers), [g.repeat for g in helpers]
+
+
+def test_first_view_is_never_one_box():
+    def big(x):
+        for i in range(20):
+            x = jnp.sin(x) * (i + 1.0)
+        return x
+
+    graph = jaxviz.trace(lambda x: jax.jit(big)(x), jnp.ones(3)).graph
+    (inner,) = graph.groups[0].groups
+    assert inner.n_eqns > 40
+    n_nodes, n_boxes = graph.view("auto").visible_counts()
+    assert inner.id in graph.expansion("auto")
+    assert 8 <= n_nodes + n_boxes <= 90
