@@ -27,13 +27,13 @@ def test_small_helper_equations_are_not_numbered_like_layers():
 
 def test_first_view_is_never_one_box():
     def big(x):
-        for i in range(20):
+        for i in range(30):
             x = jnp.sin(x) * (i + 1.0)
         return x
 
     graph = jaxviz.trace(lambda x: jax.jit(big)(x), jnp.ones(3)).graph
     (inner,) = [graph.groups[c] for c in graph.groups[0].groups]
-    assert inner.n_eqns > 40
+    assert inner.n_eqns > 50  # more than the budget: opened as the view would be one box
     n_nodes, n_boxes = graph.view("auto").visible_counts()
     assert inner.id in graph.expansion("auto")
     assert 8 <= n_nodes + n_boxes <= 90
