@@ -39,6 +39,7 @@ from .program import InputInfo, Program
 PYTREE_GROUP_MIN = 5  # an argument with this many leaves is drawn as one group
 LINE_GROUP_MIN = 8  # this many consecutive equations from one line become a group
 LOOP_ROUND_MIN = 3  # a line's run splits into loop rounds of at least this many equations
+LOOP_ROUNDS_MAX = 64  # and of at most this many rounds (an unrolled chain stays one group)
 
 
 # ---------------------------------------------------------------------- graph building
@@ -277,11 +278,13 @@ class GraphBuilder:
                     continue  # the whole group already: a box in a box says nothing
                 src = g.nodes[run[0]].source
                 name = f"line {src.cell_line or src.line}: {_short(src.text or src.function, 40)}"
+                targets = []
                 for k, members in enumerate(rounds, 1):
                     gid = g.add_group(name, "line", group.id, source=src)
                     if len(rounds) > 1:
                         g.groups[gid].repeat = f"{name} {k}/{len(rounds)}"
-                    self._move_members(group, gid, members)
+                    targets.append((gid, members))
+                self._move_members(group, targets)
 
     def _members_in_order(self, group: Any) -> list[int]:
         """The group's equations in program order, an equation group standing as its own
@@ -305,23 +308,27 @@ class GraphBuilder:
             rounds[-1].append(nid)
             seen.add(site)
             last = site
-        if len(rounds) < 2 or min(map(len, rounds)) < LOOP_ROUND_MIN:
+        if not 2 <= len(rounds) <= LOOP_ROUNDS_MAX or min(map(len, rounds)) < LOOP_ROUND_MIN:
             return [run]
         return rounds
 
-    def _move_members(self, group: Any, gid: int, members: list[int]) -> None:
-        """Move equations (or the eqn groups whose own node they are) into group ``gid``."""
+    def _move_members(self, group: Any, targets: list[tuple[int, list[int]]]) -> None:
+        """Move equations (or the equation groups whose own node they are) of ``group``
+        into the new groups of ``targets``, in one pass over ``group``."""
         g = self.graph
-        moved = set(members)
-        target = g.groups[gid]
-        target.nodes = [n for n in members if g.nodes[n].group == group.id]
-        target.groups = [c for c in group.groups if c in self.equation_groups and g.groups[c].nodes[0] in moved]
-        group.nodes = [n for n in group.nodes if n not in moved]
-        group.groups = [c for c in group.groups if c not in target.groups]
-        for nid in target.nodes:
-            g.nodes[nid].group = gid
-        for c in target.groups:
-            g.groups[c].parent = gid
+        owner = {n: gid for gid, members in targets for n in members}
+        own_groups = {c: owner.get(g.groups[c].nodes[0]) for c in group.groups if c in self.equation_groups}
+        for gid, members in targets:
+            g.groups[gid].nodes = [n for n in members if g.nodes[n].group == group.id]
+        for c, gid in own_groups.items():
+            if gid is not None:
+                g.groups[gid].groups.append(c)
+                g.groups[c].parent = gid
+        group.nodes = [n for n in group.nodes if n not in owner]
+        group.groups = [c for c in group.groups if own_groups.get(c) is None]
+        for gid, _ in targets:
+            for nid in g.groups[gid].nodes:
+                g.nodes[nid].group = gid
 
     def _add_eqns(self, eqns: Sequence[Any], base: int, env: dict[Any, int],
                   base_path: list[tuple[str, str]]) -> None:
