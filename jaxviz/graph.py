@@ -23,7 +23,8 @@ JSON schema (``Graph.to_json``, MIME type ``application/vnd.jaxviz+json``), vers
       "edges":  [{"src": int, "dst": int, "aval": aval, "var": str}],
       "groups": [{"id": int, "name": str, "kind": str, "parent": int|null,
                   "groups": [int], "nodes": [int], "n_eqns": int,
-                  "source": source|null, "repeat": str|null, "flops": float, "bytes": float}],
+                  "source": source|null, "repeat": str|null, "flops": float, "bytes": float,
+                  "holder": int|null}],
       "root": 0
     }
 
@@ -32,7 +33,10 @@ Group kinds: ``root``, ``inputs``/``outputs`` (the leaves of one pytree argument
 result), ``line`` (many equations from one source line), ``call`` (a call of a user function), ``transform`` (jvp /
 transpose / vmap ...), ``scope`` (a ``jax.named_scope`` or a Flax module), ``eqn`` (an
 equation holding sub-jaxprs, e.g. ``scan``; its own node is a member) and ``jaxpr`` (one
-sub-jaxpr of such an equation, e.g. ``branch 1`` of a ``cond``) and ``repeat``: a run of
+sub-jaxpr of such an equation, e.g. ``branch 1`` of a ``cond``; a group's ``holder`` is the
+node of the one equation whose sub-jaxprs it holds, also for a jnp helper shown as the
+user's ``call`` ``where``), ``phase`` (``forward``, ``backward`` and ``update`` of a function
+that takes a gradient: ``jaxviz.phases``) and ``repeat``: a run of
 at least ``REPEAT_MIN`` consecutive sibling groups that are the same layer (same kind, name
 and structure: the same primitives with the same output types, recursively), e.g. 48 calls
 of ``block``, folded into one group named ``"block ×48"`` whose ``groups`` are those
@@ -174,13 +178,16 @@ class Group:
     repeat: str | None = None  # e.g. "block 3/12" when the same call repeats
     flops: float = 0.0  # estimated cost of everything inside (jaxviz.costs.annotate)
     bytes: float = 0.0
+    # The node of the one equation whose sub-jaxprs this group holds (a scan, relu's
+    # custom_jvp_call, ``where`` shown as the user's call), its first node; else None.
+    holder: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id, "name": self.name, "kind": self.kind, "parent": self.parent,
             "groups": self.groups, "nodes": self.nodes, "n_eqns": self.n_eqns,
             "source": self.source.to_json() if self.source else None, "repeat": self.repeat,
-            "flops": self.flops, "bytes": self.bytes,
+            "flops": self.flops, "bytes": self.bytes, "holder": self.holder,
         }
 
 
@@ -255,6 +262,35 @@ class View:
     graph: Graph
     expanded: frozenset[int]
     edges: list[VisibleEdge]
+
+    def phase_order(self) -> list[tuple[list[Item], list[Item]]]:
+        """For each two consecutive sibling phases (forward → backward → update): the last
+        items of the first and the first items of the second, so that a renderer can
+        stack the phases in that order (an update's step-count arithmetic reads only
+        inputs, and would otherwise float up beside the forward pass)."""
+        out = []
+        for gid in sorted(self.expanded):
+            g = self.graph.groups[gid]
+            phases = [c for c in g.groups if self.graph.groups[c].kind == "phase"]
+            for a, b in zip(phases, phases[1:]):
+                out.append((self._ends(self._items_below(a), last=True),
+                            self._ends(self._items_below(b), last=False)))
+        return out
+
+    def _items_below(self, gid: int) -> set[Item]:
+        if gid not in self.expanded:
+            return {("g", gid)}
+        g = self.graph.groups[gid]
+        items: set[Item] = {("n", n) for n in g.nodes}
+        for c in g.groups:
+            items |= self._items_below(c)
+        return items
+
+    def _ends(self, items: set[Item], last: bool) -> list[Item]:
+        """The items with no edge out of (``last``) or into them from the others."""
+        linked = {e.src if last else e.dst for e in self.edges
+                  if e.src in items and e.dst in items and e.src != e.dst}
+        return sorted(items - linked)
 
     def visible_counts(self) -> tuple[int, int]:
         """(visible nodes, visible collapsed groups)."""
@@ -506,7 +542,7 @@ class Graph:
         later = later or (p.kind == "phase" and p.name == "update")
         for c in p.groups:
             g = self.groups[c]
-            rank = AUTO_OPEN_RANK.get(g.kind, 2)
+            rank = 1 if g.holder is not None else AUTO_OPEN_RANK.get(g.kind, 2)
             if rank == 0 or (rank == 1 and g.n_eqns <= AUTO_OPEN_MIN_EQNS):
                 continue
             wrapper = not g.nodes and len(g.groups) == 1  # opening it costs nothing

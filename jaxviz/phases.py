@@ -25,11 +25,10 @@ FORWARD, BACKWARD, UPDATE = "forward", "backward", "update"
 
 
 def shape_phases(graph: Graph, top_level: dict[int, Any],
-                 transform_of: Callable[[Any], str | None], equation_groups: set[int]) -> None:
+                 transform_of: Callable[[Any], str | None]) -> None:
     """Rework the phases of every level that has a backward pass (see the module doc).
     ``top_level`` maps node ids of equations outside the phases to their equations;
-    ``transform_of`` names the optimizer transformation an equation came from;
-    ``equation_groups`` are the groups of one equation holding sub-jaxprs (its node first)."""
+    ``transform_of`` names the optimizer transformation an equation came from."""
     flow = _Flow(graph)
     for parent in list(graph.groups):
         phases = {graph.groups[c].name: c for c in parent.groups if graph.groups[c].kind == "phase"}
@@ -39,7 +38,7 @@ def shape_phases(graph: Graph, top_level: dict[int, Any],
         if BACKWARD in phases:
             update = _gather_update(graph, parent, phases[BACKWARD], flow)
             if update is not None:
-                _group_update(graph, update, top_level, transform_of, equation_groups)
+                _group_update(graph, update, top_level, transform_of)
 
 
 class _Flow:
@@ -118,11 +117,11 @@ def _move(graph: Graph, target: Group, nodes: list[int], groups: list[int]) -> N
 
 
 def _group_update(graph: Graph, update: Group, top_level: dict[int, Any],
-                  transform_of: Callable[[Any], str | None], equation_groups: set[int]) -> None:
+                  transform_of: Callable[[Any], str | None]) -> None:
     """Optimizer transformations first, then parameter subtrees inside each."""
     by_transform: dict[str, tuple[list[int], list[int]]] = {}
     for kind, member in _members(update):
-        first = member if kind == "n" else (graph.groups[member].nodes[0] if member in equation_groups else None)
+        first = member if kind == "n" else graph.groups[member].holder
         eqn = top_level.get(first) if first is not None else None
         name = transform_of(eqn) if eqn is not None else None
         if name is not None:

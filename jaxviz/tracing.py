@@ -200,9 +200,6 @@ class GraphBuilder:
         self._keyed: dict[tuple[int, tuple[str, str]], int] = {}  # (parent, key) → group
         self.outside_phases: dict[int, Any] = {}  # node id → equation, outside fwd/bwd
         self.sites: dict[int, Any] = {}  # node id → the user frame (line and column) it came from
-        # Groups of one equation holding sub-jaxprs (a scan, relu's custom_jvp_call, a jnp
-        # helper shown as the user's call): the equation's own node is their first.
-        self.equation_groups: set[int] = set()
         self._last_frame: Any = None
 
     def build(self, closed: Any, inputs: list[InputInfo], input_names: list[str],
@@ -231,7 +228,7 @@ class GraphBuilder:
             out = g.add_node("output", " = ".join(names), out_groups.get(names[0], 0), outputs=[aval])
             if not isinstance(var, jcore.Literal) and var in env:
                 g.add_edge(env[var], out, aval, self._var_name(var))
-        phases.shape_phases(g, self.outside_phases, optax_adapter.transformation_of, self.equation_groups)
+        phases.shape_phases(g, self.outside_phases, optax_adapter.transformation_of)
         self._mark_repeats()
         self._group_long_lines()
         return g.finish()
@@ -290,13 +287,14 @@ class GraphBuilder:
         """The group's equations in program order, an equation group standing as its own
         equation's node."""
         g = self.graph
-        owned = [g.groups[c].nodes[0] for c in group.groups if c in self.equation_groups]
+        owned = [g.groups[c].holder for c in group.groups if g.groups[c].holder is not None]
         return sorted([n for n in group.nodes if g.nodes[n].kind == "eqn"] + owned)
 
     def _loop_rounds(self, run: list[int]) -> list[list[int]]:
         """Split a run of one line's equations where the line starts over: an operation
-        (a column of the line) seen earlier in the round comes again. Rounds shorter than
-        ``LOOP_ROUND_MIN`` equations (a two-operation lambda per leaf) stay one run."""
+        (a column of the line) seen earlier in the round comes again. At least three rounds
+        of at least ``LOOP_ROUND_MIN`` equations each (a two-operation lambda per leaf stays
+        one run), doing the same operations."""
         rounds: list[list[int]] = [[]]
         seen: set[Any] = set()
         last = None
@@ -308,7 +306,11 @@ class GraphBuilder:
             rounds[-1].append(nid)
             seen.add(site)
             last = site
-        if not 2 <= len(rounds) <= LOOP_ROUNDS_MAX or min(map(len, rounds)) < LOOP_ROUND_MIN:
+        if not 3 <= len(rounds) <= LOOP_ROUNDS_MAX or min(map(len, rounds)) < LOOP_ROUND_MIN:
+            return [run]
+        # A loop runs the same operations each round (the first and last may differ: no
+        # gradient into the loop's input, say); a line that merely revisits a column does not.
+        if len({frozenset(self.sites.get(n) for n in r) for r in rounds}) > 3:
             return [run]
         return rounds
 
@@ -317,7 +319,7 @@ class GraphBuilder:
         into the new groups of ``targets``, in one pass over ``group``."""
         g = self.graph
         owner = {n: gid for gid, members in targets for n in members}
-        own_groups = {c: owner.get(g.groups[c].nodes[0]) for c in group.groups if c in self.equation_groups}
+        own_groups = {c: owner.get(g.groups[c].holder) for c in group.groups if g.groups[c].holder is not None}
         for gid, members in targets:
             g.groups[gid].nodes = [n for n in members if g.nodes[n].group == group.id]
         for c, gid in own_groups.items():
@@ -421,7 +423,7 @@ class GraphBuilder:
             if helper is not None:
                 params["name"] = helper
             group = g.add_group(label, "eqn" if helper is None else "call", group, source=source)
-            self.equation_groups.add(group)
+            g.groups[group].holder = len(g.nodes)  # the equation's node, added next
         node = g.add_node(
             "eqn", label, group, primitive=eqn.primitive.name,
             params=params, outputs=[_aval_of(v) for v in eqn.outvars],
@@ -472,7 +474,7 @@ class GraphBuilder:
         for parent in self.graph.groups:
             by_name: dict[str, list[int]] = {}
             for c in parent.groups:
-                if c not in self.equation_groups:
+                if self.graph.groups[c].holder is None:
                     by_name.setdefault(self.graph.groups[c].name, []).append(c)
             for name, ids in by_name.items():
                 if len(ids) > 1:

@@ -2,7 +2,12 @@
 by structure whatever they are called, loop rounds kept apart, and a first view that shows
 structure (issue #13, the model side). Real Flax Linen + optax programs, traced for real."""
 
+import json
+import shutil
+import subprocess
+
 import flax.linen as nn
+import frameworks
 import jax
 import jax.numpy as jnp
 import optax
@@ -12,6 +17,7 @@ from flax.training import train_state
 import jaxviz
 from jaxviz.graph import common_name
 from jaxviz.phases import param_subtree
+from jaxviz.render.dot import view_to_dot
 
 
 class Block(nn.Module):
@@ -172,3 +178,18 @@ def test_loop_rounds_on_one_line_stay_apart():
     links = {(e.src[1], e.dst[1]) for e in view.edges if e.src[0] == e.dst[0] == "g"}
     ids = [r.id for r in rounds]
     assert links == set(zip(ids, ids[1:]))
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz")
+def test_phases_are_stacked_forward_backward_update():
+    """The update's step-count arithmetic reads only inputs; without the phase order it
+    floats up beside the forward pass. Laid out by dot, each phase sits below the last."""
+    fn, args, kwargs = frameworks.BY_NAME["linen_gpt"].build()
+    graph = jaxviz.trace(fn, *args, **kwargs).graph
+    source = view_to_dot(graph.view("auto"), legend=False).source
+    laid = json.loads(subprocess.run(["dot", "-Tjson"], input=source, capture_output=True, text=True,
+                                     check=True).stdout)
+    boxes = {o["name"]: [float(v) for v in o["bb"].split(",")] for o in laid["objects"] if "bb" in o}
+    spans = [boxes[f"cluster_g{p.id}"] for p in top_phases(graph)]  # llx, lly, urx, ury (y up)
+    for upper, lower in zip(spans, spans[1:]):
+        assert upper[1] > lower[3], (upper, lower)

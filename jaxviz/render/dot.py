@@ -125,9 +125,22 @@ def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None
         if e.weak:
             attrs.update(style="dashed", color=LEGEND["weak"]["color"])
         dot.edge(item_id(e.src), item_id(e.dst), **attrs)
+    _emit_phase_order(dot, view)
     if legend:
         _emit_legend(dot, graph)
     return dot
+
+
+def _emit_phase_order(dot: graphviz.Digraph, view: View) -> None:
+    """Forward above backward above update: an invisible anchor between each two, below
+    every last item of one phase and above every first item of the next."""
+    for k, (ends, starts) in enumerate(view.phase_order()):
+        anchor = f"phase_order_{k}"
+        dot.node(anchor, label="", shape="point", style="invis", width="0", height="0")
+        for item in ends:
+            dot.edge(item_id(item), anchor, style="invis")
+        for item in starts:
+            dot.edge(anchor, item_id(item), style="invis")
 
 
 def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: dict) -> None:
