@@ -22,6 +22,7 @@ from .devices import RunReport, profile
 from .diff import ProgramDiff, diff, recompile_diff
 from .errors import Explanation, explain
 from .graph import MIME_TYPE, Graph
+from .guard import RecompileError, expect_compiles, no_recompiles
 from .program import InputInfo, Program
 from .recompiles import Cause, CompileEvent, watch
 from .tracing import trace
@@ -30,8 +31,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "MIME_TYPE", "Cause", "CompileEvent", "Explanation", "Graph", "InputInfo", "Program",
-    "ProgramDiff", "RunReport", "__version__", "diff", "explain", "load_ipython_extension",
-    "profile", "recompile_diff", "trace", "trace_cell", "unload_ipython_extension", "watch",
+    "ProgramDiff", "RecompileError", "RunReport", "__version__", "diff", "expect_compiles",
+    "explain", "load_ipython_extension", "no_recompiles", "profile", "recompile_diff", "trace",
+    "trace_cell", "unload_ipython_extension", "watch",
 ]
 
 
