@@ -11,9 +11,9 @@
   compile of the session with ``--jaxviz-max-compiles`` or ``--jaxviz-summary``; else
   those seen by the markers and fixtures).
 
-The plugin loads with pytest wherever jaxviz is installed, so it imports JAX (through
-``jaxviz.guard``) only when a test asks for it: a session that uses none of the above pays
-nothing.
+The plugin loads with pytest wherever jaxviz is installed (``-p no:jaxviz`` turns it
+off). Without the options, markers or fixture it watches nothing: no JAX listener is
+registered.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from collections import Counter
 from typing import Any
 
 import pytest
+
+from .guard import RecompileError, expect_compiles
 
 MARKER = "max_compiles"
 _STATE = pytest.StashKey["_State"]()
@@ -53,8 +55,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     budget = config.getoption("--jaxviz-max-compiles")
     if budget is not None or config.getoption("--jaxviz-summary"):
-        from .guard import expect_compiles  # JAX only when asked for (see the module doc)
-
         config.stash[_STATE].session = expect_compiles(max_compiles=budget).start()
 
 
@@ -68,8 +68,6 @@ def _marker_guard(item: pytest.Item) -> Any:
     marker = item.get_closest_marker(MARKER)
     if marker is None:
         return None
-    from .guard import expect_compiles
-
     if len(marker.args) > 1:
         raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.{MARKER} takes at most one number "
                                 f"(the limit for every function), got {marker.args}")
@@ -97,8 +95,6 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     if state.session is not None and state.session.max_compiles is not None:
         found = state.session.new_violations()
         if found:
-            from .guard import RecompileError
-
             raise RecompileError(found)
     return result
 
@@ -106,8 +102,6 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
 @pytest.fixture
 def jaxviz_compiles(request: pytest.FixtureRequest) -> Any:
     """A compile guard running for this test: ``.counts()``, ``.limit(train_step=1)``."""
-    from .guard import expect_compiles
-
     guard = expect_compiles().start()
     yield guard
     guard.stop()
