@@ -287,8 +287,8 @@ def _shape_derived(old: str, new: str, dims: Mapping[int, set[int]]) -> bool:
 def _compare(old: Node, new: Node, dims: Mapping[int, set[int]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     kinds, details = _aval_changes(old.outputs, new.outputs)
     if old.kind != "eqn" and (old.label != new.label or old.input_kind != new.input_kind):
-        kinds.add("value")
-        details.append(f"{old.label} → {new.label}")
+        kinds.add("value")  # a static input's label is "flag = True": its value is enough
+        details.append(f"{_value_of(old)} → {_value_of(new)}")
     for key in sorted(old.params.keys() | new.params.keys()):
         was, now = old.params.get(key), new.params.get(key)
         if was == now:
@@ -304,6 +304,12 @@ def _compare(old: Node, new: Node, dims: Mapping[int, set[int]]) -> tuple[tuple[
         kinds.add("shape" if derived else "literals")
         details.append(f"literals {', '.join(old.literals)} → {', '.join(new.literals)}")
     return tuple(sorted(kinds)), tuple(details)
+
+
+def _value_of(node: Node) -> str:
+    name, eq, value = node.label.partition(" = ")
+    shown = value if eq else name
+    return f"{shown} ({node.input_kind})" if node.input_kind not in (None, "traced", "static") else shown
 
 
 def _path(graph: Graph, gid: int) -> str:
@@ -504,22 +510,30 @@ def _group_counts(graph: Graph, status: Mapping[Item, str]) -> dict[int, tuple[i
 
 
 def _open_changed(graph: Graph, status: Mapping[Item, str]) -> frozenset[int]:
-    """The root, then the changed groups level by level while the view stays within
-    ``VIEW_BUDGET`` items (a change deep in one layer opens down to it; a change
-    everywhere, e.g. the batch size, opens as far as fits)."""
+    """The root, then changed groups level by level, the smallest of a level first, each
+    while the view stays within ``VIEW_BUDGET`` items: a change deep in one layer opens the
+    way down to it, while a big group with a few changes in it (a ``tree_map`` update of
+    every parameter) stays one box that says how many changed."""
     opened = {0}
     visible = len(graph.groups[0].nodes) + len(graph.groups[0].groups)
     frontier = [0]
     while frontier:
-        nxt = [c for g in frontier for c in graph.groups[g].groups
-               if status.get(("g", c)) == "changed" and graph.groups[c].kind not in NOT_OPENED]
-        cost = sum(len(graph.groups[c].nodes) + len(graph.groups[c].groups) - 1 for c in nxt)
-        if not nxt or (visible + cost > VIEW_BUDGET and len(opened) > 1):
-            break
-        visible += cost
-        opened.update(nxt)
-        frontier = nxt
+        candidates = [c for g in frontier for c in graph.groups[g].groups
+                      if status.get(("g", c)) == "changed" and graph.groups[c].kind not in NOT_OPENED]
+        frontier = []
+        for c in sorted(candidates, key=lambda c: _open_cost(graph, c)):
+            cost = _open_cost(graph, c)
+            if visible + cost <= VIEW_BUDGET:
+                visible += cost
+                opened.add(c)
+                frontier.append(c)
     return frozenset(opened)
+
+
+def _open_cost(graph: Graph, gid: int) -> int:
+    """Items a group's box turns into when opened."""
+    g = graph.groups[gid]
+    return len(g.nodes) + len(g.groups) - 1
 
 
 # ====================================================================== entry points
@@ -651,6 +665,18 @@ def recompile_diff(name: str, count: int | None = None) -> ProgramDiff:
         raise LookupError(f"{name!r} has no earlier compile remembered to diff compile "
                           f"{records[0].event.count} against")
     return diff_programs(records[index - 1].program(), records[index].program())
+
+
+def diff_reply(function: str, count: int | None = None) -> dict[str, Any]:
+    """The answer to the panel's ``diff_request`` (``jaxviz.bridge``): the diff graph
+    payload (``ProgramDiff.to_json``) of a compile in the log, or why there is none."""
+    reply: dict[str, Any] = {"type": "diff", "function": function, "count": count,
+                             "payload": None, "error": None}
+    try:
+        reply["payload"] = recompile_diff(function, count).to_json()
+    except LookupError as exc:
+        reply["error"] = exc.args[0]
+    return reply
 
 
 def diff_command(shell: Any, argv: list[str]) -> Any:
