@@ -27,6 +27,7 @@ import argparse
 import difflib
 import re
 import threading
+import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -567,7 +568,7 @@ class CompileRecord:
     """What re-traces one compile: the function and its abstract arguments."""
 
     event: recompiles.CompileEvent
-    fun: Callable[..., Any]
+    fun: Callable[[], Callable[..., Any] | None]  # a weak reference where one can be made
     args: tuple[Any, ...]  # arrays as jax.ShapeDtypeStruct, static values as they were
     kwargs: dict[str, Any]
     static_argnums: tuple[int, ...]
@@ -577,7 +578,11 @@ class CompileRecord:
     def program(self) -> Program:
         """The trace of this compile, taken again (once) from the abstract arguments."""
         if self._program is None:
-            self._program = trace(self.fun, *self.args, static_argnums=self.static_argnums,
+            fun = self.fun()
+            if fun is None:
+                raise LookupError(f"the function of compile {self.event.count} of "
+                                  f"{self.event.name!r} no longer exists")
+            self._program = trace(fun, *self.args, static_argnums=self.static_argnums,
                                   static_argnames=self.static_argnames, **self.kwargs)
             self._program.name = f"{self.event.name} #{self.event.count}"
         return self._program
@@ -593,6 +598,15 @@ def _abstract(value: Any) -> Any:
         weak = bool(getattr(getattr(value, "aval", None), "weak_type", False))
         return jax.ShapeDtypeStruct(tuple(value.shape), value.dtype, weak_type=weak)
     return value
+
+
+def _reference(fun: Callable[..., Any]) -> Callable[[], Callable[..., Any] | None]:
+    """A weak reference, so that the history never keeps a function (and what its closure
+    holds, arrays included) alive; a strong one for what cannot be weakly referenced."""
+    try:
+        return weakref.ref(fun)
+    except TypeError:
+        return lambda: fun
 
 
 class CompileHistory:
@@ -613,7 +627,7 @@ class CompileHistory:
                      for i, a in enumerate(call.args))
         kwargs = {k: v if k in call.static_argnames else jax.tree_util.tree_map(_abstract, v)
                   for k, v in call.kwargs.items()}
-        rec = CompileRecord(event, call.fun, args, kwargs, nums, tuple(call.static_argnames))
+        rec = CompileRecord(event, _reference(call.fun), args, kwargs, nums, tuple(call.static_argnames))
         key = (event.function.name, event.function.defined)
         with self._lock:
             records = self._records.pop(key, None) or deque(maxlen=self.keep)

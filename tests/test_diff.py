@@ -246,6 +246,27 @@ def test_recompile_diff_of_the_last_recompile(capsys):
         jaxviz.recompile_diff("nowhere")
 
 
+def test_history_keeps_no_function_alive():
+    import gc
+    import weakref
+
+    def make(big):
+        return jax.jit(lambda x: x @ big)
+
+    HISTORY.clear()
+    fn = make(jnp.ones((64, 64)))
+    with jaxviz.watch():
+        fn(jnp.ones((2, 64)))
+        fn(jnp.ones((3, 64)))
+    (_, record) = HISTORY.records("<lambda>")
+    alive = weakref.ref(record.fun())
+    del fn
+    gc.collect()
+    assert alive() is None
+    with pytest.raises(LookupError, match="no longer exists"):
+        jaxviz.recompile_diff("<lambda>")
+
+
 def test_history_is_bounded():
     @jax.jit
     def grow(x):

@@ -252,3 +252,4 @@ def test_c():
     quiet = pytester.runpytest("-p", "no:cacheprovider")  # no option, no marker: no summary
     quiet.assert_outcomes(passed=3)
     assert "jaxviz: compiles per function" not in quiet.stdout.str()
+
