@@ -252,4 +252,6 @@ def test_c():
     quiet = pytester.runpytest("-p", "no:cacheprovider")  # no option, no marker: no summary
     quiet.assert_outcomes(passed=3)
     assert "jaxviz: compiles per function" not in quiet.stdout.str()
-
+    listed = pytester.runpytest("-p", "no:cacheprovider", "--jaxviz-summary")  # counts, no budget
+    listed.assert_outcomes(passed=3)
+    listed.stdout.fnmatch_lines(["*jaxviz: compiles per function*", "train_step  3 compiles"])
