@@ -206,7 +206,7 @@ def test_twelve_block_transformer_opens_only_the_changed_block(transformer_diff)
     assert any("×" in a.get("label", "") for a in nodes.values())
 
 
-def test_view_of_a_change_everywhere_stays_within_budget(transformer_diff):
+def test_view_of_a_change_everywhere_stays_within_budget():
     x = jnp.ones((4, 16))
     d = jaxviz.diff(jax.grad(train_loss), (init_blocks([32] * 12), x),
                     (init_blocks([32] * 12), jnp.ones((8, 16))))
