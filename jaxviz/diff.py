@@ -514,7 +514,8 @@ def _open_changed(graph: Graph, status: Mapping[Item, str]) -> frozenset[int]:
     """The root, then changed groups level by level, the smallest of a level first, each
     while the view stays within ``VIEW_BUDGET`` items: a change deep in one layer opens the
     way down to it, while a big group with a few changes in it (a ``tree_map`` update of
-    every parameter) stays one box that says how many changed."""
+    every parameter) stays one box that says how many changed. Of an open fold of
+    identical layers ("block ×12", all changed alike), one layer opens."""
     opened = {0}
     visible = len(graph.groups[0].nodes) + len(graph.groups[0].groups)
     frontier = [0]
@@ -522,12 +523,17 @@ def _open_changed(graph: Graph, status: Mapping[Item, str]) -> frozenset[int]:
         candidates = [c for g in frontier for c in graph.groups[g].groups
                       if status.get(("g", c)) == "changed" and graph.groups[c].kind not in NOT_OPENED]
         frontier = []
+        folds_opened: set[int | None] = set()  # of identical changed layers, open one
         for c in sorted(candidates, key=lambda c: _open_cost(graph, c)):
             cost = _open_cost(graph, c)
-            if visible + cost <= VIEW_BUDGET:
+            parent = graph.groups[c].parent
+            in_fold = parent is not None and graph.groups[parent].kind == "repeat"
+            if visible + cost <= VIEW_BUDGET and not (in_fold and parent in folds_opened):
                 visible += cost
                 opened.add(c)
                 frontier.append(c)
+                if in_fold:
+                    folds_opened.add(parent)
     return frozenset(opened)
 
 

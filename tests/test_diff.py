@@ -213,6 +213,11 @@ def test_view_of_a_change_everywhere_stays_within_budget():
     assert d.shape_only and d.dims == {4: {8}}
     n_nodes, n_groups = d.graph.view(d.expand).visible_counts()
     assert n_nodes + n_groups <= 150 and len(d.expand) > 1
+    groups = d.graph.groups
+    folds = [g for g in groups if g.kind == "repeat" and g.id in d.expand]
+    assert folds  # the 12 blocks, all changed alike: the fold opens, one block in it
+    for fold in folds:
+        assert sum(m in d.expand for m in fold.groups) == 1
 
 
 def test_fn_form_and_bad_input():
