@@ -4,6 +4,10 @@ Public API:
 - ``trace(fn, *args, **kwargs) -> Program`` and ``trace_cell(source, namespace) -> Program``
 - ``explain(exc) -> Explanation``: why JAX refused a traced value, where it came from, the fixes
 - ``watch() -> Watch``: every trace and compile, its cause and cost (``with jaxviz.watch() as log``)
+- ``diff(program_a, program_b)`` or ``diff(fn, args_a, args_b) -> ProgramDiff``: what changed
+  between two traces; ``recompile_diff(name)``: a function's last recompile against the one before
+- ``expect_compiles(train_step=1)``, ``no_recompiles()``: fail with ``RecompileError`` (and
+  jaxviz's causes) when functions compile more than they should
 - ``profile(fn, *args, device=None, repeats=5) -> RunReport``: where it ran, compile vs run
   time, FLOPs, bytes and memory
 - ``load_ipython_extension`` (``%load_ext jaxviz``): the ``%%jaxpr`` and ``%jaxviz`` magics.
@@ -16,8 +20,10 @@ from typing import Any
 from .adapters import UnsplittableArgument
 from .cells import trace_cell
 from .devices import RunReport, profile
+from .diff import ProgramDiff, diff, recompile_diff
 from .errors import Explanation, explain
 from .graph import MIME_TYPE, Graph
+from .guard import RecompileError, expect_compiles, no_recompiles
 from .program import InputInfo, Program
 from .recompiles import Cause, CompileEvent, watch
 from .tracing import trace
@@ -26,7 +32,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "MIME_TYPE", "Cause", "CompileEvent", "Explanation", "Graph", "InputInfo", "Program",
-    "RunReport", "UnsplittableArgument", "__version__", "explain", "load_ipython_extension", "profile", "trace",
+    "ProgramDiff", "RecompileError", "RunReport", "UnsplittableArgument", "__version__", "diff",
+    "expect_compiles", "explain", "load_ipython_extension", "no_recompiles", "profile",
+    "recompile_diff", "trace",
     "trace_cell", "unload_ipython_extension", "watch",
 ]
 

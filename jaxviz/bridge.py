@@ -7,12 +7,16 @@ Nothing polls and nothing is executed in the user's namespace on the panel's beh
 Protocol (JSON over the comm):
 
 * frontend → kernel: ``{"type": "snapshot_request"}`` (as the comm's open data or as a
-  message), ``{"type": "graph_request", "name": str}``, ``{"type": "devices_request"}``.
+  message), ``{"type": "graph_request", "name": str}``, ``{"type": "devices_request"}``,
+  ``{"type": "diff_request", "function": str, "count": int | None}`` (a compile of the
+  log against the one before it; None: the last).
 * kernel → frontend: ``{"type": "snapshot", "functions", "compiles", "stale", "devices",
   "devices_note", "totals", "version"}``, ``{"type": "event", "kind", "payload"}``,
   ``{"type": "events", "events": [{"kind", "payload"}]}`` (a batch, when events come
   faster than ``FLUSH_INTERVAL``),
-  ``{"type": "graph", "name", "payload": <program MIME payload> | None}``, and, as the
+  ``{"type": "graph", "name", "payload": <program MIME payload> | None}``,
+  ``{"type": "diff", "function", "count", "payload": <jaxviz.diff ProgramDiff.to_json> |
+  None, "error": str | None}``, and, as the
   data of a comm the kernel opens itself when jaxviz is loaded after the panel
   connected, ``{"type": "hello"}``.
 
@@ -41,6 +45,7 @@ import jax
 
 from . import _jax_internals as internals
 from .devices import memory_stats
+from .diff import diff_reply
 
 TARGET = "jaxviz"
 HISTORY = {"program": 200, "compile": 2000, "stale": 500}
@@ -212,6 +217,9 @@ def _handle(c: Any, data: dict[str, Any]) -> None:
             with _state.lock:
                 payload = _state.graphs.get(name)
             _send(c, {"type": "graph", "name": name, "payload": payload})
+        elif kind == "diff_request":
+            count = data.get("count")
+            _send(c, diff_reply(str(data.get("function", "")), int(count) if count is not None else None))
         elif kind == "devices_request":
             devices, _note = device_list()
             _send(c, {"type": "event", "kind": "devices", "payload": _jsonable(devices)})

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "watch": "jaxviz.recompiles:watch_command",
     "recompiles": "jaxviz.recompiles:recompiles_command",
     "devices": "jaxviz.devices:devices_command",
+    "diff": "jaxviz.diff:diff_command",
 }
 # Modules with ``register(shell)`` / ``unregister(shell)`` hooks, run on load/unload.
 EXTENSION_MODULES = ("jaxviz.bridge", "jaxviz.recompiles", "jaxviz.errors")
@@ -165,7 +166,8 @@ class JaxvizMagics(Magics):
     # ------------------------------------------------------------------ %jaxviz
     @line_magic
     def jaxviz(self, line: str) -> Any:
-        """``%jaxviz watch [off]`` · ``%jaxviz recompiles [fn]`` · ``%jaxviz devices``"""
+        """``%jaxviz watch [off]`` · ``%jaxviz recompiles [fn]`` · ``%jaxviz devices`` ·
+        ``%jaxviz diff NAME [N]``"""
         argv = line.split()
         if not argv or argv[0] in ("help", "-h", "--help"):
             print(self.jaxviz.__doc__)

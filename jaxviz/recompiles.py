@@ -2001,6 +2001,7 @@ class _Dispatcher:
         event.suggestion = _suggest(event, obj)
         event._object = obj  # type: ignore[attr-defined]
         tracked = _track(call.fun, info.name) if stage == "trace" else None
+        _call_compile_listeners(event, call)
         return self._publish_new(event, jax_name, stage, watches, tracked)
 
     def _publish_new(self, event: CompileEvent, jax_name: str, stage: str,
@@ -2023,6 +2024,22 @@ class _Dispatcher:
         for w in self._watches_of(event):
             w._notify(event)
         _publish("compile", event.to_json())
+
+
+# ====================================================================== compile listeners
+# Other modules keep what they need of each compile (jaxviz.diff: the function and its
+# abstract arguments, to re-trace it later). ``listener(event, call)`` runs on the compiling
+# thread, on a cache miss only, for every compile of a user function the tracker reads
+# while a watch is active; ``call`` (the arguments, a frame) is valid only during the call.
+COMPILE_LISTENERS: list[Callable[[CompileEvent, internals.JitCall], None]] = []
+
+
+def _call_compile_listeners(event: CompileEvent, call: internals.JitCall) -> None:
+    for listener in list(COMPILE_LISTENERS):
+        try:
+            listener(event, call)
+        except Exception:  # never break the user's compile
+            _DISPATCHER.internal_errors += 1
 
 
 _NO_TRACE = ("without a new trace (a transformation such as grad of a jitted function "

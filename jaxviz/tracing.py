@@ -781,7 +781,8 @@ def _jit_can_trace(value: Any) -> bool:
         leaves = jax.tree_util.tree_leaves(value)
     except Exception:
         return False
-    return all(is_array(x) or is_python_scalar(x) or isinstance(x, np.generic) for x in leaves)
+    return all(is_array(x) or is_python_scalar(x) or isinstance(x, (np.generic, jax.ShapeDtypeStruct))
+               for x in leaves)
 
 
 def _note_explanation(exc: BaseException) -> None:

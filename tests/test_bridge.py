@@ -257,6 +257,25 @@ def test_snapshot_events_and_graphs_over_the_comm(loaded):
     assert snap["devices_note"] is None
 
 
+def test_diff_of_a_compile_in_the_log(loaded):
+    comm_id = loaded.open({"type": "snapshot_request"})
+    loaded.comm_msg(comm_id, "snapshot")
+    loaded.execute(
+        "import jax, jax.numpy as jnp\n"
+        "@jax.jit\ndef norm(x):\n    return x / jnp.sqrt((x * x).sum())\n"
+        "with jaxviz.watch():\n    norm(jnp.ones(3)); norm(jnp.ones(5))\n")
+    loaded.send(comm_id, {"type": "diff_request", "function": "norm", "count": 2})
+    reply = loaded.comm_msg(comm_id, "diff")
+    assert reply["error"] is None and reply["function"] == "norm"
+    payload = reply["payload"]
+    assert payload["schema"] == "jaxviz.graph"
+    assert "every change is a shape change (3 → 5)" in payload["diff"]["summary"]
+    assert set(payload["diff"]["nodes"].values()) == {"changed"}
+    loaded.send(comm_id, {"type": "diff_request", "function": "norm", "count": 1})
+    reply = loaded.comm_msg(comm_id, "diff", pred=lambda d: d["count"] == 1)
+    assert reply["payload"] is None and "no earlier compile" in reply["error"]
+
+
 def _flood_events(fe: Frontend, comm_id: str) -> tuple[int, list[dict[str, Any]]]:
     """(messages, events) received on a comm so far, batches unpacked."""
     n_msgs, events = 0, []

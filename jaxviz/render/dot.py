@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 import re
 import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import graphviz
@@ -27,6 +29,40 @@ GROUP_FILL = {"call": "#EEF3FB", "scope": "#EEF3FB", "transform": "#F6F0FA", "eq
 # opened, its cluster has a dashed outline.
 REPEAT_BOX = {"peripheries": "2"}
 REPEAT_CLUSTER_STYLE = "rounded,filled,dashed"
+
+
+# Highlighting of a diff (jaxviz.diff): a node or group's status → its fill and outline.
+MARK_STYLE: dict[str, dict[str, str]] = {
+    "added": {"fillcolor": "#D5F5DC", "color": "#1E8E3E", "label": "added (only in the new trace)"},
+    "removed": {"fillcolor": "#FBDADA", "color": "#C62828", "label": "removed (only in the old trace)"},
+    "changed": {"fillcolor": "#FFECB3", "color": "#B26A00", "label": "changed (type, shape or params)"},
+}
+
+
+@dataclass(frozen=True)
+class Marks:
+    """Per visible item: a status (a key of ``MARK_STYLE``) and a note added to its label
+    and tooltip. Items without a status are drawn as usual."""
+
+    status: Mapping[Item, str]
+    notes: Mapping[Item, str] = field(default_factory=dict)
+
+
+def _mark(attrs: dict[str, str], item: Item, marks: Marks | None, cluster: bool = False) -> dict[str, str]:
+    status = marks.status.get(item) if marks is not None else None
+    if status is None:
+        return attrs
+    style = MARK_STYLE[status]
+    note = marks.notes.get(item)
+    attrs.update(color=style["color"], penwidth="2", fillcolor=style["fillcolor"])
+    attrs["class"] = f"{attrs.get('class', '')} jaxviz-{status}".strip()
+    if status == "removed":
+        attrs["style"] = f"{attrs.get('style', 'filled')},dashed"
+    if note:
+        sep = " · " if cluster else "\n"
+        attrs["label"] = f"{attrs.get('label', '')}{sep}{note}"
+        attrs["tooltip"] = f"{attrs.get('tooltip', '')}\n{status}: {note}"
+    return attrs
 
 
 class DotUnavailable(RuntimeError):
@@ -100,7 +136,9 @@ def cluster_label(graph: Graph, gid: int) -> str:
     return f"{g.repeat or g.name} ({size_text(graph, gid)}){where}"
 
 
-def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None) -> graphviz.Digraph:
+def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None,
+                marks: Marks | None = None) -> graphviz.Digraph:
+    """``marks``: a status per node/group to highlight (a diff's added/removed/changed)."""
     graph = view.graph
     dot = graphviz.Digraph(name=graph.name, format="svg")
     dot.attr(rankdir="TB", compound="true", fontname="Helvetica", fontsize="11", newrank="true")
@@ -111,7 +149,7 @@ def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None
     for e in view.edges:
         outs.setdefault(e.src, []).append(e.label)
         ins.setdefault(e.dst, []).append(e.label)
-    _emit_group(dot, view, 0, ins, outs)
+    _emit_group(dot, view, 0, ins, outs, marks)
     labelled = len(view.edges) <= MAX_LABELLED_EDGES if edge_labels is None else edge_labels
     if len(view.edges) > MAX_LABELLED_EDGES:
         # Dense views: cheaper layout, and straight edges past MAX_CURVED_EDGES (routing
@@ -127,7 +165,7 @@ def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None
         dot.edge(item_id(e.src), item_id(e.dst), **attrs)
     _emit_phase_order(dot, view)
     if legend:
-        _emit_legend(dot, graph)
+        _emit_legend(dot, graph, marks)
     return dot
 
 
@@ -143,7 +181,8 @@ def _emit_phase_order(dot: graphviz.Digraph, view: View) -> None:
             dot.edge(anchor, item_id(item), style="invis")
 
 
-def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: dict) -> None:
+def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: dict,
+                marks: Marks | None = None) -> None:
     graph = view.graph
     g = graph.groups[gid]
     edge_groups: dict[str, list[int]] = {"source": [], "sink": []}
@@ -153,14 +192,19 @@ def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: di
         elif child in view.expanded:
             cg = graph.groups[child]
             with dot.subgraph(name=f"cluster_g{child}") as sub:
-                sub.attr(label=cluster_label(graph, child), id=f"cluster_g{child}",
-                         style=REPEAT_CLUSTER_STYLE if cg.kind == "repeat" else "rounded,filled",
-                         fillcolor=GROUP_FILL.get(cg.kind, "#F8F8F8"),
-                         color="#9AA5B1", fontsize="10", labeljust="l")
-                _emit_group(sub, view, child, ins, outs)
+                attrs = {"label": cluster_label(graph, child), "id": f"cluster_g{child}",
+                         "style": REPEAT_CLUSTER_STYLE if cg.kind == "repeat" else "rounded,filled",
+                         "fillcolor": GROUP_FILL.get(cg.kind, "#F8F8F8"),
+                         "color": "#9AA5B1", "fontsize": "10", "labeljust": "l"}
+                if marks is not None and ("g", child) in marks.status:  # outline only: the
+                    attrs = _mark(attrs, ("g", child), marks, cluster=True)  # members are filled
+                    attrs["fillcolor"] = GROUP_FILL.get(cg.kind, "#F8F8F8")
+                sub.attr(**attrs)
+                _emit_group(sub, view, child, ins, outs, marks)
         else:
             item = ("g", child)
-            dot.node(item_id(item), **group_box_attrs(graph, child, ins.get(item, []), outs.get(item, [])))
+            dot.node(item_id(item), **_mark(group_box_attrs(graph, child, ins.get(item, []), outs.get(item, [])),
+                                            item, marks))
     if gid == 0:  # the program's inputs on top, its outputs at the bottom
         for kinds, rank in ((("input", "const"), "source"), (("output",), "sink")):
             members = [n for n in g.nodes if graph.nodes[n].kind in kinds]
@@ -169,15 +213,16 @@ def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: di
                     sub.attr(rank=rank)
                     for child in edge_groups[rank]:
                         item = ("g", child)
-                        sub.node(item_id(item), **group_box_attrs(graph, child, ins.get(item, []), outs.get(item, [])))
+                        sub.node(item_id(item), **_mark(group_box_attrs(
+                            graph, child, ins.get(item, []), outs.get(item, [])), item, marks))
                     for nid in members:
-                        sub.node(f"n{nid}", **_node_attrs(graph, nid))
+                        sub.node(f"n{nid}", **_mark(_node_attrs(graph, nid), ("n", nid), marks))
         for nid in g.nodes:
             if graph.nodes[nid].kind == "eqn":
-                dot.node(f"n{nid}", **_node_attrs(graph, nid))
+                dot.node(f"n{nid}", **_mark(_node_attrs(graph, nid), ("n", nid), marks))
         return
     for nid in g.nodes:
-        dot.node(f"n{nid}", **_node_attrs(graph, nid))
+        dot.node(f"n{nid}", **_mark(_node_attrs(graph, nid), ("n", nid), marks))
 
 
 def legend_kinds(graph: Graph) -> list[str]:
@@ -190,7 +235,7 @@ def legend_kinds(graph: Graph) -> list[str]:
     return [k for k in ("traced", "static", "constant", "captured", "output", "weak", "repeat") if k in kinds]
 
 
-def _emit_legend(dot: graphviz.Digraph, graph: Graph) -> None:
+def _emit_legend(dot: graphviz.Digraph, graph: Graph, marks: Marks | None = None) -> None:
     with dot.subgraph(name="cluster_legend") as leg:
         leg.attr(label="legend", fontsize="9", style="dashed", color="#BBBBBB", id="cluster_legend")
         for kind in legend_kinds(graph):
@@ -201,6 +246,12 @@ def _emit_legend(dot: graphviz.Digraph, graph: Graph) -> None:
             extra = REPEAT_BOX if kind == "repeat" else {}
             leg.node(f"legend_{kind}", label=label, shape=shape, fontsize="8", tooltip=spec["label"],
                      **fill, **extra)
+        shown = set(marks.status.values()) if marks is not None else set()
+        for status in (s for s in MARK_STYLE if s in shown):
+            style = MARK_STYLE[status]
+            leg.node(f"legend_{status}", label=status, shape="box", fontsize="8", tooltip=style["label"],
+                     style="rounded,filled" + (",dashed" if status == "removed" else ""),
+                     fillcolor=style["fillcolor"], color=style["color"], penwidth="2")
 
 
 def render_svg(dot_graph: graphviz.Digraph | str) -> str:
