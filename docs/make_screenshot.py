@@ -1,5 +1,6 @@
-"""Regenerates docs/screenshot.png: a 12-block transformer train step (benchmarks/models.py)
-with its forward and backward passes open, each pass's blocks folded into one "block ×12".
+"""Regenerates docs/screenshot.png: the first view of a 12-block transformer train step
+(benchmarks/models.py), as `%jaxpr` opens it: the forward, backward and update phases, the
+blocks of each folded into one "block ×12".
 
 Usage: .venv/bin/python docs/make_screenshot.py   (needs Graphviz `dot` and chromium)
 """
@@ -21,9 +22,7 @@ from jaxviz.render.dot import render_svg, view_to_dot  # noqa: E402
 def main() -> None:
     program = jaxviz.trace(models.train_step, models.init_params(12), models.tokens())
     graph = program.graph
-    passes = [g.id for g in graph.groups if g.kind == "phase"]
-    losses = [g.id for g in graph.groups if g.kind == "call" and g.parent in passes]
-    svg = render_svg(view_to_dot(graph.view(passes + losses)))
+    svg = render_svg(view_to_dot(graph.view("auto")))
     page = ("<html><head><style>svg{width:100%;height:auto}</style></head>"
             "<body style='margin:0;background:white'>"
             f"<div style='padding:6px 10px;font:14px monospace'>{program.summary()}</div>{svg}</body></html>")
