@@ -47,6 +47,7 @@ import jax
 import numpy as np
 
 from . import _jax_internals as internals
+from . import objects
 from .calls import ipython_cell_name, is_user_file, original_code
 from .devices import fmt_seconds
 from .graph import MIME_TYPE, Aval
@@ -57,8 +58,8 @@ SCHEMA_VERSION = 1
 
 CAUSE_KINDS = (
     "first_call", "shape", "dtype", "weak_type", "static_value", "pytree_structure",
-    "new_function_object", "arg_count", "sharding", "device", "context",
-    "previous_error", "unknown",
+    "new_function_object", "arg_count", "sharding", "device", "commitment", "donation",
+    "context", "previous_error", "unknown",
 )
 MAX_CAUSES = 24  # per event; a pytree of 1000 leaves that all changed dtype says so once
 MAX_WARNINGS = 100  # kept per watch (storms, stale globals); the oldest go first
@@ -265,7 +266,9 @@ class Leaf:
     """One array leaf of an argument: its aval and, for committed arrays, its placement."""
 
     aval: Aval
-    placement: str | None = None  # "device cpu:1" or a sharding's text; None if uncommitted
+    # "device cpu:1" or a sharding's text when committed; "numpy" for a host array; None
+    # for an uncommitted jax.Array (numpy arrays are uncommitted too: same executable)
+    placement: str | None = None
 
     @property
     def text(self) -> str:
@@ -281,7 +284,12 @@ def _intern(leaf: Leaf) -> Leaf:
     return _LEAVES.setdefault(leaf, leaf)
 
 
+NUMPY = "numpy"
+
+
 def _placement(value: Any) -> str | None:
+    if isinstance(value, (np.ndarray, np.generic)):
+        return NUMPY
     if not isinstance(value, jax.Array) or isinstance(value, jax.core.Tracer):
         return None
     try:
@@ -309,6 +317,19 @@ def _sharding_text(sharding: Any) -> str:
     return text if len(text) <= 80 else text[:79] + "…"
 
 
+def is_committed(placement: str | None) -> bool:
+    return placement not in (None, NUMPY)
+
+
+def placement_words(placement: str | None) -> str:
+    """How an argument was placed, as the cause's before/after."""
+    if placement is None:
+        return "uncommitted"
+    if placement == NUMPY:
+        return "a numpy array (uncommitted)"
+    return "committed to " + placement.removeprefix("device ")
+
+
 def _leaf_of(value: Any) -> Leaf:
     try:
         out = _make_aval(jax.typeof(value))
@@ -327,6 +348,7 @@ class ArgSig:
     value: Any = None  # the static value
     structure: Any = None  # PyTreeDef of a traced argument
     leaves: tuple[tuple[str, Leaf], ...] = ()  # (pytree path inside the argument, leaf)
+    donated: bool = False  # donate_argnums / donate_argnames
 
     def text(self) -> str:
         if self.static:
@@ -396,10 +418,16 @@ def _arg_names(call: internals.JitCall) -> tuple[list[tuple[str, Any, bool, str]
     return out, n
 
 
+def _donated(call: internals.JitCall, index: int, name: str, passed: str) -> bool:
+    if passed == "positional":
+        return index in call.donate_argnums
+    return name in call.donate_argnames
+
+
 def signature_of(call: internals.JitCall) -> Signature:
     args = []
     named, _ = _arg_names(call)
-    for name, value, static, passed in named:
+    for index, (name, value, static, passed) in enumerate(named):
         if static:
             args.append(ArgSig(name, True, passed, value))
             continue
@@ -408,7 +436,8 @@ def signature_of(call: internals.JitCall) -> Signature:
             leaves = tuple((sys.intern(jax.tree_util.keystr(p)), _leaf_of(v)) for p, v in flat)
         except Exception:  # an odd object JAX will reject anyway
             treedef, leaves = None, (("", _leaf_of(value)),)
-        args.append(ArgSig(name, False, passed, None, treedef, leaves))
+        args.append(ArgSig(name, False, passed, None, treedef, leaves,
+                           _donated(call, index, name, passed)))
     return Signature(tuple(args), context_snapshot())
 
 
@@ -444,8 +473,13 @@ class Cause:
     # for pytree_structure: "node" (another container type), "children" (other keys or
     # number of children), "static_field" (a static field of ``owner``, a registered
     # dataclass), "static_data" (other auxiliary data of a custom node of type ``owner``)
+    # for static_value: "hash" (equal to the compiled value, hashed differently) or
+    # "identity" (a new object of a class compared by identity); for new_function_object:
+    # the kind of the new object ("partial", "method", "closure", ...), ``owner`` where it
+    # was created and ``note`` what it is, in words
     detail: str | None = None
     owner: str | None = None
+    note: str | None = None
 
     def __str__(self) -> str:
         p, b, a = f"`{self.path}`", self.before, self.after
@@ -461,6 +495,12 @@ class Cause:
             what = {True: "a Python scalar (weakly typed)", False: "a typed array/scalar"}
             return f"{p} was {what.get(b, b)} and is now {what.get(a, a)}"
         if k == "static_value":
+            if self.detail == "hash":
+                return (f"static argument {p} is equal to the compiled value ({short_repr(a)}) "
+                        f"but hashes differently: {self.owner} hashes by identity")
+            if self.detail == "identity":
+                return (f"static argument {p} is a new {self.owner} object ({short_repr(a)}); "
+                        f"{self.owner} has no __eq__, so it never equals the compiled one")
             return f"static argument {p} changed {short_repr(b)} → {short_repr(a)}"
         if k == "pytree_structure":
             if b is None:
@@ -477,6 +517,10 @@ class Cause:
                 return f"{p} changed container {b} → {a}"
             return f"the pytree structure of {p} changed {b} → {a}"
         if k == "new_function_object":
+            if self.note:
+                verb = "defined" if self.detail == "closure" or self.before is None else "created"
+                where = f", {verb} at {self.owner}" if self.owner else ""
+                return f"{p} is {self.note}{where}: not the object compiled before"
             return f"{p} is a new function object with the same code (object #{a}, was #{b})"
         if k == "arg_count":
             if b is None:
@@ -486,18 +530,31 @@ class Cause:
             return f"{p} is now passed as {a} (was {b})"
         if k in ("sharding", "device"):
             return f"{p} moved: {b} → {a}"
+        if k == "commitment":
+            return f"{p} was {b} and is now {a} (committed and uncommitted inputs compile apart)"
+        if k == "donation":
+            return (f"{p} is donated now (donate_argnums) and was not at the compiled call" if a
+                    else f"{p} was donated (donate_argnums) at the compiled call and is not now")
         if k == "context":
             return f"config {self.path} changed {b!r} → {a!r}"
         if k == "previous_error":
             return f"the previous trace of {p} failed ({b}) and was not cached"
-        return f"nothing visible changed for {p} since its previous compile (cache cleared or full?)"
+        return (f"no difference found for {p} since an earlier compile (compared {COMPARED}): "
+                "was JAX's cache cleared, or full?")
 
     def to_json(self) -> dict[str, Any]:
         out = {"kind": self.kind, "path": self.path, "before": _json_safe(self.before),
                "after": _json_safe(self.after), "axis": self.axis, "text": str(self)}
-        if self.detail is not None:  # pytree_structure only
+        if self.detail is not None:
             out.update(detail=self.detail, owner=self.owner)
+        if self.note is not None:
+            out["note"] = self.note
         return out
+
+
+# What a signature holds (the unknown cause says it all matched).
+COMPARED = ("the function object, each argument's shape, dtype, weak type, static value "
+            "(== and hash), pytree structure, placement and donation, and JAX's config")
 
 
 def _shape(s: Any) -> str:
@@ -647,6 +704,8 @@ def _first_node_difference(ta: Any, oa: Any, tb: Any, ob: Any, path: str, depth:
         return path, "children", _entries_text(names_a), _entries_text(names_b), None
     if not _same(aux_a, aux_b):
         owner = _type_name(node_type)
+        if _same_code(aux_a, aux_b):  # jax.tree_util.Partial over a closure made again
+            return path, "new_function", aux_a, aux_b, owner
         fields = _static_field_names(node_type, aux_a, kb or [])
         if fields is not None and isinstance(aux_b, tuple) and len(aux_b) == len(fields):
             for fname, va, vb in zip(fields, aux_a, aux_b):
@@ -674,7 +733,33 @@ def _structure_cause(name: str, old: Any, new: Any) -> Cause:
     if found is None:
         return Cause("pytree_structure", name, _short_structure(old), _short_structure(new))
     path, detail, before, after, owner = found
+    if detail == "new_function":
+        return _function_in_tree_cause(name + path, after, owner)
     return Cause("pytree_structure", name + path, before, after, detail=detail, owner=owner)
+
+
+def _same_code(a: Any, b: Any) -> bool:
+    """Two distinct Python functions with the same code: one made again."""
+    ca, cb = getattr(a, "__code__", None), getattr(b, "__code__", None)
+    return a is not b and ca is not None and cb is not None and \
+        original_code(ca) is original_code(cb)
+
+
+def _function_in_tree_cause(path: str, fun: Any, owner: str) -> Cause:
+    """A pytree node (``jax.tree_util.Partial``, a module's static field) holds a function
+    made again: which one, and where it is defined."""
+    code = fun.__code__
+    qualname = getattr(fun, "__qualname__", code.co_name)
+    what = "a jax.tree_util.Partial" if owner == "Partial" else f"a {owner}"
+    if "<locals>" in qualname:
+        parent = qualname.split(".<locals>.")[-2].split(".")[-1]
+        note = (f"{what} over a new closure `{fun.__name__}`, made again by a new call of "
+                f"`{parent}`")
+    else:
+        note = f"{what} over a new function object `{fun.__name__}` (the same code)"
+    return Cause("new_function_object", path, None, None,
+                 detail="tree_partial" if owner == "Partial" else "closure",
+                 owner=str(_site(code.co_filename, code.co_firstlineno)), note=note)
 
 
 def diff(old: Signature, new: Signature) -> list[Cause]:
@@ -697,15 +782,38 @@ def diff(old: Signature, new: Signature) -> list[Cause]:
             causes.append(Cause("arg_count", arg.name, prev.passed, arg.passed))
         if prev.static or arg.static:
             if prev.static != arg.static or not _same(prev.value, arg.value):
-                causes.append(Cause("static_value", arg.name, _plain(prev.value), _plain(arg.value)))
+                causes.append(_static_cause(arg.name, prev.value, arg.value))
+            elif _hash(prev.value) != _hash(arg.value):
+                causes.append(Cause("static_value", arg.name, _plain(prev.value), _plain(arg.value),
+                                    detail="hash", owner=type(arg.value).__name__))
             continue
+        if prev.donated != arg.donated:
+            causes.append(Cause("donation", arg.name, prev.donated, arg.donated))
         causes += _diff_traced(arg.name, prev, arg)
     return causes
 
 
+def _hash(value: Any) -> int | None:
+    try:
+        return hash(value)
+    except Exception:
+        return None
+
+
+def _static_cause(name: str, before: Any, after: Any) -> Cause:
+    """A static value that changed; a new object of a class without ``__eq__`` (compared
+    by identity) is told apart from a real change of value."""
+    cls = type(after)
+    if (type(before) is cls and cls.__eq__ is object.__eq__ and before is not after
+            and not inspect.isroutine(after) and short_repr(before) == short_repr(after)):
+        return Cause("static_value", name, _plain(before), _plain(after), detail="identity",
+                     owner=cls.__name__)
+    return Cause("static_value", name, _plain(before), _plain(after))
+
+
 def _diff_traced(name: str, prev: ArgSig, arg: ArgSig) -> list[Cause]:
     causes: list[Cause] = []
-    if prev.leaves is arg.leaves:
+    if prev.leaves is arg.leaves and prev.structure == arg.structure:
         return causes
     before = dict(prev.leaves)
     if prev.structure != arg.structure:
@@ -734,10 +842,12 @@ def _diff_traced(name: str, prev: ArgSig, arg: ArgSig) -> list[Cause]:
             causes.append(Cause("dtype", full, a.dtype, b.dtype))
         elif a.weak_type != b.weak_type:
             causes.append(Cause("weak_type", full, a.weak_type, b.weak_type))
-        if old.placement and leaf.placement and old.placement != leaf.placement:
-            kind = "device" if old.placement.startswith("device ") and leaf.placement.startswith("device ") else "sharding"
-            causes.append(Cause(kind, full, old.placement.removeprefix("device "),
-                                leaf.placement.removeprefix("device ")))
+        pa, pb = old.placement, leaf.placement
+        if is_committed(pa) and is_committed(pb) and pa != pb:
+            kind = "device" if pa.startswith("device ") and pb.startswith("device ") else "sharding"
+            causes.append(Cause(kind, full, pa.removeprefix("device "), pb.removeprefix("device ")))
+        elif is_committed(pa) != is_committed(pb):
+            causes.append(Cause("commitment", full, placement_words(pa), placement_words(pb)))
     return causes
 
 
@@ -832,6 +942,8 @@ def _suggest(event: CompileEvent, history: _Object | None) -> str | None:
     for c in causes:
         by_kind.setdefault(c.kind, []).append(c)
     name = event.function.name
+    if "new_function_object" in by_kind and by_kind["new_function_object"][0].detail:
+        return _suggest_new_object(by_kind["new_function_object"][0], name)
     if "new_function_object" in by_kind:
         return (f"`{name}` was created again (a `jax.jit(...)`, lambda or nested def made "
                 "inside a loop or a re-run cell): JAX's cache belongs to the function object, "
@@ -843,6 +955,8 @@ def _suggest(event: CompileEvent, history: _Object | None) -> str | None:
         c = by_kind["context"][0]
         return (f"`{c.path}` is part of the cache key and changed ({c.before!r} → {c.after!r}). "
                 "Set configuration once at start-up rather than around calls.")
+    if "static_value" in by_kind and by_kind["static_value"][0].detail:
+        return _suggest_static_identity(by_kind["static_value"][0])
     if "static_value" in by_kind:
         c = by_kind["static_value"][0]
         seen = len(history.static_values.get(c.path, ())) if history else 0
@@ -870,6 +984,17 @@ def _suggest(event: CompileEvent, history: _Object | None) -> str | None:
     if "arg_count" in by_kind:
         return ("Call the function with the same arguments, passed the same way, each time "
                 "(always or never the optional ones; positional or keyword, not both).")
+    if "commitment" in by_kind:
+        c = by_kind["commitment"][0]
+        return (f"`{c.path}` was {c.before} and is now {c.after}: JAX compiles committed "
+                "inputs (jax.device_put to a device) and uncommitted ones (numpy arrays, "
+                "arrays JAX placed by default) separately. Place it the same way every call: "
+                "jax.device_put every input (once, before the loop), or none.")
+    if "donation" in by_kind:
+        c = by_kind["donation"][0]
+        return (f"`{c.path}` is donated by one jitted version of `{name}` and not by the "
+                "other (jax.jit with and without donate_argnums): each compiles its own "
+                "program. Jit the function once, with the donation you want, and call that.")
     if "device" in by_kind or "sharding" in by_kind:
         c = (by_kind.get("device") or by_kind["sharding"])[0]
         return (f"`{c.path}` arrived with another placement ({c.before} → {c.after}). Put inputs "
@@ -894,9 +1019,52 @@ def _suggest(event: CompileEvent, history: _Object | None) -> str | None:
         return (f"`{c.path}` {what}: weak and strong types compile different programs. Pass the "
                 f"same kind every call, e.g. always `jnp.asarray({arg}, jnp.{leaf.aval.dtype if leaf else 'float32'})`.")
     if "unknown" in by_kind:
-        return ("Nothing visible changed: the cache was probably cleared (jax.clear_caches(), "
+        return ("jaxviz found this call equal to an earlier compile in everything it compares "
+                f"({COMPARED}): the cache was probably cleared (jax.clear_caches(), "
                 "f.clear_cache()) or evicted.")
     return None
+
+
+def _suggest_static_identity(c: Cause) -> str:
+    """A static value that is a new object each call, found equal or not by identity."""
+    cls = c.owner
+    if c.detail == "hash":
+        why = (f"`{c.path}` is equal (==) to the value compiled before, but {cls}'s __hash__ "
+               "is by identity (object.__hash__), and JAX finds static values by hash: every "
+               f"new {cls} object compiles again.")
+    else:
+        why = (f"`{c.path}` is a new {cls} object each call, and {cls} has no __eq__: it is "
+               "compared by identity, so it never matches the compiled one.")
+    return (f"{why} Give {cls} value equality and a matching hash: make it "
+            f"`@dataclasses.dataclass(frozen=True)` (or a NamedTuple), or define "
+            f"`__eq__` and `__hash__` from the same fields, e.g. "
+            f"`def __hash__(self): return hash(dataclasses.astuple(self))`; or create the "
+            f"{cls} once and pass the same object.")
+
+
+def _suggest_new_object(c: Cause, name: str) -> str:
+    """A new function object of a known kind: how to keep one."""
+    fix = {
+        "partial": (f"Build the partial once, outside the loop, and reuse it; or jit `{name}` "
+                    "itself and pass the bound values as arguments (static_argnames for "
+                    "Python values)."),
+        "tree_partial": ("A jax.tree_util.Partial's function is static: a closure made "
+                         "again is a new program. Define the function once (not inside "
+                         "the loop or a helper) and wrap that same function."),
+        "method": (f"Jit the method once on one object and reuse it; or jit the unbound "
+                   f"function and pass the object as an argument (`jax.jit(type(obj).{name})"
+                   "(obj, x)`, the object a pytree such as an eqx.Module, or static and hashable)."),
+        "closure": (f"`{name}` is made by each call of its enclosing function: define it once "
+                    "(module level) and pass what it closes over as arguments, or make the "
+                    "jitted function once and keep it."),
+        "lambda": ("Define the function once (a `def` at module level or before the loop) "
+                   "and jit it once."),
+        "cell": (f"Re-running the cell defined `{name}` again: its jitted versions compile "
+                 "again. That is expected once per re-run; if it happens in a loop, define "
+                 "the function outside it."),
+    }.get(c.detail or "")
+    head = f"JAX's compile cache belongs to the function object: `{c.path}` is {c.note}."
+    return f"{head} {fix}" if fix else (f"{head} Create the jitted function once and reuse it.")
 
 
 def _suggest_static_data(c: Cause, sig: Signature | None) -> str:
@@ -984,14 +1152,11 @@ def _suggest_shape(shape_causes: list[Cause], history: _Object | None) -> str:
 class _Object:
     """What jaxviz knows of one jit object (one JAX cache): its compiled signatures."""
 
-    __slots__ = ("fun_ref", "spec", "number", "signatures", "last_error", "static_values",
+    __slots__ = ("identity", "spec", "number", "signatures", "last_error", "static_values",
                  "axis_sizes")
 
     def __init__(self, fun: Any, spec: Any, number: int) -> None:
-        try:
-            self.fun_ref: Callable[[], Any] = weakref.ref(fun)
-        except TypeError:
-            self.fun_ref = (lambda f: lambda: f)(fun)
+        self.identity = objects.Identity(fun)
         self.spec = spec  # (static_argnums, static_argnames)
         self.number = number
         self.signatures: deque[Signature] = deque(maxlen=16)
@@ -1002,7 +1167,7 @@ class _Object:
     def is_(self, fun: Any, spec: Any) -> bool:
         # jax.jit(f) made again with the same f and options shares JAX's cache with the
         # first one: the same object for us too.
-        return self.fun_ref() is fun and self.spec == spec
+        return self.identity.is_(fun) and self.spec == spec
 
     def note(self, causes: list[Cause]) -> None:
         for c in causes:
@@ -1053,14 +1218,15 @@ def _function_history(key: Any, info: FunctionInfo) -> _Function:
     return fh
 
 
-def _explain(fh: _Function, obj: _Object, previous: _Object | None, sig: Signature) -> list[Cause]:
+def _explain(fh: _Function, obj: _Object, previous: _Object | None, sig: Signature,
+             call: internals.JitCall | None = None) -> list[Cause]:
     """Why ``sig`` missed: the diff with the previous compile of the same function. When
     an older cached signature explains the miss with strictly fewer changes (the other
     changes went back to a compiled value), that one is used."""
     name = fh.info.name
     if not obj.signatures:
         if previous is not None and (previous.signatures or previous.last_error):
-            return [Cause("new_function_object", name, previous.number, obj.number)]
+            return [_new_object_cause(name, previous, obj, call)]
         if obj.last_error is None:
             return [Cause("first_call", name, None, str(sig))]
     last = obj.signatures[-1] if obj.signatures else None
@@ -1080,6 +1246,21 @@ def _explain(fh: _Function, obj: _Object, previous: _Object | None, sig: Signatu
         if alt and alt_keys < keys and (best is None or len(alt) < len(best)):
             best = alt
     return best or causes
+
+
+def _new_object_cause(name: str, previous: _Object, obj: _Object,
+                      call: internals.JitCall | None) -> Cause:
+    """Which object is new, what kind it is, and the line that made it."""
+    if call is None:
+        return Cause("new_function_object", name, previous.number, obj.number)
+    try:
+        new = objects.describe_new(call.fun, previous.identity.layers, call.caller, _ipython_cell)
+    except Exception:  # never break the user's compile over a description
+        return Cause("new_function_object", name, previous.number, obj.number)
+    created = _site(*new.created) if new.created else None
+    where = f"{created}{', inside a loop' if new.in_loop else ''}" if created else None
+    return Cause("new_function_object", new.name, previous.number, obj.number,
+                 detail=new.kind, owner=where, note=new.note)
 
 
 def _same_key(a: Signature, b: Signature) -> bool:
@@ -1986,7 +2167,7 @@ class _Dispatcher:
         except Exception:
             self.internal_errors += 1
             sig = None
-        causes = _explain(fh, obj, previous, sig) if sig is not None else [Cause("unknown", info.name)]
+        causes = _explain(fh, obj, previous, sig, call) if sig is not None else [Cause("unknown", info.name)]
         more = max(0, len(causes) - MAX_CAUSES)
         causes = causes[:MAX_CAUSES]
         fh.count += 1

@@ -267,7 +267,10 @@ def test_new_function_object():
     assert len(events) == 3
     assert causes(events[1]) == [("new_function_object", "<lambda>", 1, 2)]
     assert causes(events[2]) == [("new_function_object", "<lambda>", 2, 3)]
-    assert "outside the loop" in events[2].suggestion
+    c = events[2].causes[0]
+    assert (c.detail, c.note) == ("lambda", "a new lambda (the same code, another object)")
+    assert c.owner.endswith(", inside a loop") and "test_recompiles.py:" in c.owner
+    assert "before the loop" in events[2].suggestion
 
 
 def test_rejitting_the_same_function_is_the_same_object():
@@ -730,8 +733,10 @@ def test_rerun_cell_is_a_new_function_object():
         shell.run_cell(cell)
         shell.run_cell(cell)
         events = [e for e in rc.session().events if e.function.name == "cellfn"]
-        assert [c.kind for c in events[-1].causes] == ["new_function_object"]
-        assert "re-run cell" in events[-1].suggestion
+        (c,) = events[-1].causes
+        assert (c.kind, c.path, c.detail) == ("new_function_object", "cellfn", "cell")
+        assert c.note.startswith("`cellfn` defined again by re-running cell [")
+        assert "Re-running the cell defined `cellfn` again" in events[-1].suggestion
     finally:
         shell.run_line_magic("unload_ext", "jaxviz")
 
