@@ -30,24 +30,18 @@ def _ref(value: Any) -> Callable[[], Any]:
 
 
 class Identity:
-    """What makes a jitted callable the same object for JAX's cache, held weakly: the
-    object itself, or for a bound method its instance and function (``obj.method``
-    makes a new, equal, method object at every attribute access)."""
+    """What makes a jitted callable the same object for JAX's cache (the object itself:
+    JAX's trace cache holds it weakly, so even ``obj.method``, a new bound method object
+    at every attribute access, traces again), held weakly, and its wrapper layers."""
 
-    __slots__ = ("refs", "layers")
+    __slots__ = ("ref", "layers")
 
     def __init__(self, fun: Any) -> None:
-        if inspect.ismethod(fun):
-            self.refs: tuple[Callable[[], Any], ...] = (_ref(fun.__self__), _ref(fun.__func__))
-        else:
-            self.refs = (_ref(fun),)
+        self.ref = _ref(fun)
         self.layers = layers(fun)
 
     def is_(self, fun: Any) -> bool:
-        if inspect.ismethod(fun):
-            return len(self.refs) == 2 and self.refs[0]() is fun.__self__ \
-                and self.refs[1]() is fun.__func__
-        return len(self.refs) == 1 and self.refs[0]() is fun
+        return self.ref() is fun
 
 
 def layers(fun: Any) -> tuple[tuple[str, int], ...]:
@@ -113,13 +107,16 @@ def describe_new(fun: Any, previous: tuple[tuple[str, int], ...] | None, caller:
     inner = _innermost(fun)
     base = _function_name(inner)
     if outer == "method":
-        cls = type(fun.__self__).__name__
-        same_func = previous is not None and len(previous) > 1 and previous[0][0] == "method" \
-            and previous[1] == now[1]
-        note = (f"the bound method `{cls}.{fun.__func__.__name__}` of a new {cls} instance"
-                if same_func or previous is None else
-                f"the method `{cls}.{fun.__func__.__name__}` of a class defined again")
-        kind = "method"
+        cls, method = type(fun.__self__).__name__, fun.__func__.__name__
+        was_method = previous is not None and len(previous) > 1 and previous[0][0] == "method"
+        if was_method and previous[0] == now[0]:
+            kind = "method_object"
+            note = (f"a new bound method object `{cls}.{method}` of the same {cls} instance "
+                    f"(each `obj.{method}` access makes one)")
+        elif was_method and previous[1] != now[1]:
+            kind, note = "method", f"the method `{cls}.{method}` of a class defined again"
+        else:
+            kind, note = "method", f"the bound method `{cls}.{method}` of a new {cls} instance"
     elif outer in ("partial", "tree_partial"):
         what = "jax.tree_util.Partial" if outer == "tree_partial" else "functools.partial"
         same_func = previous is not None and len(previous) > 1 and previous[1:] == now[1:]
@@ -224,6 +221,12 @@ def _loops_around(scope: ast.AST, line: int) -> bool:
             if node.body[0].lineno <= line <= end:
                 return True
     return False
+
+
+def line_in_loop(file: str, line: int) -> bool:
+    """Whether ``line`` of ``file`` (a notebook cell too) is inside a for/while loop."""
+    tree = _tree(file)
+    return tree is not None and _loops_around(tree, line)
 
 
 def _in_loop(frame: Any, line: int) -> bool:

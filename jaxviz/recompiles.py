@@ -50,7 +50,7 @@ from . import _jax_internals as internals
 from . import objects
 from .calls import ipython_cell_name, is_user_file, original_code
 from .devices import fmt_seconds
-from .graph import MIME_TYPE, Aval
+from .graph import Aval
 from .tracing import _make_aval, captured_values, is_python_scalar
 
 SCHEMA = "jaxviz.compiles"
@@ -1000,7 +1000,7 @@ def _suggest(event: CompileEvent, history: _Object | None) -> str | None:
         return (f"`{c.path}` arrived with another placement ({c.before} → {c.after}). Put inputs "
                 "on the same device/sharding every time (jax.device_put once, before the loop).")
     if "shape" in by_kind:
-        return _suggest_shape(by_kind["shape"], history)
+        return _suggest_shape(by_kind["shape"], history, event.call_site)
     if "dtype" in by_kind or "weak_type" in by_kind:
         c = (by_kind.get("dtype") or by_kind["weak_type"])[0]
         leaf = _leaf_at(event.signature, c.path)
@@ -1054,6 +1054,8 @@ def _suggest_new_object(c: Cause, name: str) -> str:
         "method": (f"Jit the method once on one object and reuse it; or jit the unbound "
                    f"function and pass the object as an argument (`jax.jit(type(obj).{name})"
                    "(obj, x)`, the object a pytree such as an eqx.Module, or static and hashable)."),
+        "method_object": (f"Jit the bound method once (`{name} = jax.jit(obj.{name})` before "
+                          "the loop) and call that object every time."),
         "closure": (f"`{name}` is made by each call of its enclosing function: define it once "
                     "(module level) and pass what it closes over as arguments, or make the "
                     "jitted function once and keep it."),
@@ -1126,7 +1128,7 @@ def _py_kind(dtype: Any) -> str:
     return text
 
 
-def _suggest_shape(shape_causes: list[Cause], history: _Object | None) -> str:
+def _suggest_shape(shape_causes: list[Cause], history: _Object | None, site: Site | None) -> str:
     axes = {c.axis for c in shape_causes}
     paths = ", ".join(f"`{c.path}`" for c in shape_causes[:3])
     if len(axes) == 1 and None not in axes:
@@ -1138,11 +1140,20 @@ def _suggest_shape(shape_causes: list[Cause], history: _Object | None) -> str:
             return (f"{paths} changes size on axis {axis} ({len(sizes)} sizes so far): pad to a few "
                     "bucket sizes (e.g. the next power of two) and mask, so that only a handful "
                     "of programs compile.")
-        if after < before:
+        before_site = history.last_site if history else None
+        if site is not None and before_site is not None and \
+                (site.file, site.line) != (before_site.file, before_site.line):
+            return (f"{paths} has {after} on axis {axis} here ({site}) and had {before} at the "
+                    f"compiled call ({before_site}): two call sites (or data sets) of different "
+                    "sizes compile one program each. That is fine for a few sizes; to share one "
+                    f"program, pad the inputs to one size (and mask the padding).")
+        in_loop = site is not None and objects.line_in_loop(site.file, site.line)
+        if after < before and in_loop:
             return (f"Ragged last batch: {paths} shrank on axis {axis} from {before} to {after}. "
                     f"Pad the last batch to {before} (and mask the padded rows), or drop the "
                     f"remainder (drop_last=True / use only len(data) // {before} * {before} items).")
-        return (f"{paths} grew on axis {axis} from {before} to {after}: each new size compiles a "
+        grew = "grew" if after > before else "shrank"
+        return (f"{paths} {grew} on axis {axis} from {before} to {after}: each new size compiles a "
                 "new program. Pad to a fixed size if it keeps changing.")
     return (f"{paths} changed shape: each new shape compiles a new program. Pad to fixed shapes "
             "if they keep changing.")
@@ -1153,7 +1164,7 @@ class _Object:
     """What jaxviz knows of one jit object (one JAX cache): its compiled signatures."""
 
     __slots__ = ("identity", "spec", "number", "signatures", "last_error", "static_values",
-                 "axis_sizes")
+                 "axis_sizes", "last_site")
 
     def __init__(self, fun: Any, spec: Any, number: int) -> None:
         self.identity = objects.Identity(fun)
@@ -1163,6 +1174,7 @@ class _Object:
         self.last_error: tuple[Signature, str] | None = None
         self.static_values: dict[str, set[str]] = {}
         self.axis_sizes: dict[tuple[str, int], set[int]] = {}
+        self.last_site: Site | None = None  # where the latest compile was called from
 
     def is_(self, fun: Any, spec: Any) -> bool:
         # jax.jit(f) made again with the same f and options shares JAX's cache with the
@@ -1667,6 +1679,7 @@ class Watch:
         self._active = False
         self._lock = threading.RLock()
         self.dropped = 0  # events that fell off the front of the bounded log
+        self.added = 0  # events ever added: what a cell compiled is the difference
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> Watch:
@@ -1732,7 +1745,7 @@ class Watch:
                 found.append(stale)
                 if report and baked.reported != stale.current:
                     baked.reported = stale.current
-                    print(f"jaxviz: {stale.message}", file=sys.stderr)
+                    show_message(stale.message)
                     _publish("stale", {k: v for k, v in stale.to_json().items() if k != "source"})
         new = False
         if found:
@@ -1756,6 +1769,12 @@ class Watch:
     def unsubscribe(self, callback: Callable[[CompileEvent | None], None]) -> None:
         if callback in self._subscribers:
             self._subscribers.remove(callback)
+
+    def since(self, added: int) -> list[CompileEvent]:
+        """The events added after ``self.added`` was ``added`` (those still kept)."""
+        with self._lock:
+            n = min(self.added - added, len(self._events))
+            return list(self._events)[len(self._events) - n:] if n > 0 else []
 
     def view(self, function: str | None = None) -> CompileLog:
         """A snapshot of the log (optionally of one function) that renders itself."""
@@ -1796,6 +1815,7 @@ class Watch:
             if len(self._events) == self._events.maxlen:
                 self.dropped += 1
             self._events.append(event)
+            self.added += 1
             if tracked is not None:
                 self._tracked.add(tracked)
             key = self._stat_key(event)
@@ -1910,7 +1930,9 @@ class CompileLog:
         return _log_html(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return {"text/plain": str(self), "text/html": _log_html(self), MIME_TYPE: self.to_json()}
+        # HTML and text only: any JupyterLab (or nbviewer, or GitHub) renders them. The
+        # JSON payload goes to the jaxviz panel through the bridge, event by event.
+        return {"text/plain": str(self), "text/html": _log_html(self)}
 
     def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
         from rich.table import Table
@@ -1930,19 +1952,43 @@ class CompileLog:
             yield Text("warning: " + w, style="bold red")
 
 
-_CSS = ("<style>.jv-rc{border-collapse:collapse;font:12px/1.4 var(--jp-ui-font-family,sans-serif)}"
-        ".jv-rc td,.jv-rc th{border-bottom:1px solid #ddd;padding:2px 6px;text-align:left;"
-        "vertical-align:top}.jv-rc .num{text-align:right;font-variant-numeric:tabular-nums}"
-        ".jv-rc .sug{color:#555;font-style:italic}.jv-warn{color:#c00;font-weight:600}</style>")
+_CSS = ("<style>.jv-rc{border-collapse:collapse;font:12px/1.4 var(--jp-ui-font-family,sans-serif);"
+        "word-break:normal;overflow-wrap:break-word}"
+        ".jv-rc td,.jv-rc th{border-bottom:1px solid #ddd;padding:2px 8px;text-align:left;"
+        "vertical-align:top}.jv-rc .num{text-align:right;font-variant-numeric:tabular-nums;"
+        "white-space:nowrap}.jv-rc .first{color:#777}"
+        ".jv-rc code,.jv-warn code{font-family:var(--jp-code-font-family,monospace);font-size:95%;"
+        "background:rgba(127,127,127,.12);padding:0 2px;border-radius:2px}"
+        ".jv-rc .sug{color:#555}.jv-warn{color:#c00;font-weight:600}</style>")
+_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def text_html(text: str) -> str:
+    """A message with Markdown code spans (`x`) as HTML: escaped, spans in <code>."""
+    return _CODE.sub(r"<code>\1</code>", html.escape(text))
+
+
+def text_plain(text: str) -> str:
+    """A message with its Markdown code spans' backticks dropped (for stderr, widgets)."""
+    return _CODE.sub(r"\1", text)
+
+
+def is_first_compile(event: CompileEvent) -> bool:
+    return not event.causes or event.causes[0].kind == "first_call"
 
 
 def _log_html(log: CompileLog) -> str:
     esc = html.escape
     rows = []
     for i, e in enumerate(log.events, 1):
-        cause = esc(e.error) if e.error else "<br>".join(esc(str(c)) for c in e.causes) or esc(e.reason())
-        if e.suggestion and e.count > 1:
-            cause += f"<div class='sug'>{esc(e.suggestion)}</div>"
+        if e.error:
+            cause = esc(e.error)
+        elif is_first_compile(e) and e.kind != "compile":
+            cause = "<span class='first'>first compile</span>"
+        else:
+            cause = "<br>".join(text_html(str(c)) for c in e.causes) or text_html(e.reason())
+        if e.suggestion and not is_first_compile(e):
+            cause += f"<div class='sug'>→ {text_html(e.suggestion)}</div>"
         site = esc(str(e.call_site)) if e.call_site else ""
         if e.call_site and e.call_site.text:
             site = f"<span title='{esc(e.call_site.text)}'>{site}</span>"
@@ -1969,7 +2015,7 @@ def _summary_html(rows: list[FunctionStats]) -> str:
         f"<tr><td><b>{esc(r.function)}</b></td><td class='num'>{r.traces}</td>"
         f"<td class='num'>{r.compiles}</td><td class='num'>{fmt_seconds(r.trace_s)}</td>"
         f"<td class='num'>{fmt_seconds(r.lower_s)}</td><td class='num'>{fmt_seconds(r.compile_s)}</td>"
-        f"<td class='num'>{r.signatures}</td><td>{esc(r.top_cause() or '')}</td></tr>" for r in rows)
+        f"<td class='num'>{r.signatures}</td><td>{text_html(r.top_cause() or '')}</td></tr>" for r in rows)
     return (f"{_CSS}<table class='jv-rc'><tr><th>function</th><th>traces</th><th>compiles</th>"
             "<th>trace</th><th>lower</th><th>compile</th><th>signatures</th><th>top cause</th>"
             f"</tr>{body}</table>")
@@ -2180,6 +2226,7 @@ class _Dispatcher:
             if obj.last_error is not None and _same_key(obj.last_error[0], sig):
                 obj.last_error = None
         event.suggestion = _suggest(event, obj)
+        obj.last_site = site
         event._object = obj  # type: ignore[attr-defined]
         tracked = _track(call.fun, info.name) if stage == "trace" else None
         return self._publish_new(event, jax_name, stage, watches, tracked)
@@ -2264,7 +2311,84 @@ def active_watches() -> list[Watch]:
 # ====================================================================== IPython
 _SESSION: Watch | None = None
 _MONITORS: list[Any] = []
-_HOOKS: dict[int, Callable[..., None]] = {}
+_HOOKS: dict[int, tuple[Callable[..., None], Callable[..., None]]] = {}
+
+
+@dataclass
+class NoticeSettings:
+    """The one-line notice under a cell that recompiled a function: on by default, for
+    a function compiled at least ``min_compiles`` times in the cell (one of them a
+    recompile). ``%jaxviz watch --notice off`` (or ``on``) switches it."""
+
+    enabled: bool = True
+    min_compiles: int = 2
+
+
+NOTICE = NoticeSettings()
+_NOTICE_STYLE = ("font:12px/1.5 var(--jp-ui-font-family,sans-serif);color:#7a4d00;"
+                 "background:rgba(255,170,0,.10);border-left:3px solid #e8a317;padding:2px 8px;"
+                 "margin:2px 0;word-break:normal;overflow-wrap:break-word")
+
+
+def show_message(text: str, *, style: str = _NOTICE_STYLE) -> None:
+    """A one-line message under the running cell (HTML with code spans, plain text for
+    terminals); outside IPython, on stderr."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:
+        get_ipython = None
+    if get_ipython is None or get_ipython() is None:
+        print(f"jaxviz: {text_plain(text)}", file=sys.stderr)
+        return
+    display({"text/plain": f"jaxviz: {text_plain(text)}",
+             "text/html": f"<div class='jaxviz-notice' style='{style}'>jaxviz: {text_html(text)}</div>"},
+            raw=True)
+
+
+def _is_rerun(event: CompileEvent) -> bool:
+    """A re-run cell defined the function again: expected, not worth a notice."""
+    return all(c.kind == "new_function_object" and c.detail == "cell" for c in event.causes)
+
+
+def _values_text(values: list[Any], limit: int = 3) -> str:
+    seen = list(dict.fromkeys(short_repr(v) if not isinstance(v, (int, str)) else str(v)
+                              for v in values))
+    return ", ".join(seen[:limit]) + (", …" if len(seen) > limit else "")
+
+
+def _dominant_cause(recompiles: list[CompileEvent]) -> tuple[str, int]:
+    """The cause that changed most often, in a few words, and how many other kinds."""
+    counts = Counter((c.kind, c.path) for e in recompiles for c in e.causes)
+    (kind, path), _ = counts.most_common(1)[0]
+    same = [c for e in recompiles for c in e.causes if (c.kind, c.path) == (kind, path)]
+    last = same[-1]
+    if kind == "shape" and last.axis is not None and all(c.axis == last.axis for c in same):
+        sizes = [same[0].before[last.axis]] + [c.after[last.axis] for c in same]
+        what = f"`{path}` changed size on axis {last.axis} ({_values_text(sizes)})"
+    elif kind == "static_value" and not last.detail:
+        what = f"static `{path}` changed ({_values_text([same[0].before] + [c.after for c in same])})"
+    else:
+        what = str(last)
+    return what, len(counts) - 1
+
+
+def cell_notices(events: list[CompileEvent], min_compiles: int = 2) -> list[str]:
+    """One line per function that a cell compiled ``min_compiles`` times or more, one of
+    them a recompile: how many times, what kept changing, and the command to see more."""
+    by_function: dict[str, list[CompileEvent]] = {}
+    for e in events:
+        by_function.setdefault(e.function.name, []).append(e)
+    lines = []
+    for name, evs in by_function.items():
+        recompiles = [e for e in evs if e.causes and not is_first_compile(e) and not _is_rerun(e)]
+        if len(evs) < min_compiles or not recompiles:
+            continue
+        what, others = _dominant_cause(recompiles)
+        more = f" (and {others} other cause{'s' if others > 1 else ''})" if others else ""
+        lines.append(f"`{name}` compiled {len(evs)} times in this cell: {what}{more} → "
+                     f"`%jaxviz recompiles {name}`")
+    return lines
 
 
 def session() -> Watch | None:
@@ -2280,21 +2404,32 @@ def register(shell: Any) -> None:
         _SESSION = Watch(name="session")
     _SESSION.start()
     if id(shell) not in _HOOKS:
-        def post_run_cell(result: Any = None) -> None:
-            if _SESSION is not None and _SESSION.active:
-                _SESSION.check(report=True)
+        start = [0]  # the session's event count when the cell started
 
-        _HOOKS[id(shell)] = post_run_cell
+        def pre_run_cell(info: Any = None) -> None:
+            if _SESSION is not None:
+                start[0] = _SESSION.added
+
+        def post_run_cell(result: Any = None) -> None:
+            if _SESSION is None or not _SESSION.active:
+                return
+            if NOTICE.enabled and _SESSION.added != start[0]:  # free when nothing compiled
+                for line in cell_notices(_SESSION.since(start[0]), NOTICE.min_compiles):
+                    show_message(line)
+            _SESSION.check(report=True)
+
+        _HOOKS[id(shell)] = (pre_run_cell, post_run_cell)
+        shell.events.register("pre_run_cell", pre_run_cell)
         shell.events.register("post_run_cell", post_run_cell)
 
 
 def unregister(shell: Any) -> None:
     """Unload: remove the hook and every JAX listener, close live monitors."""
     global _SESSION
-    hook = _HOOKS.pop(id(shell), None)
-    if hook is not None:
+    hooks = _HOOKS.pop(id(shell), None)
+    for event, hook in zip(("pre_run_cell", "post_run_cell"), hooks or ()):
         try:
-            shell.events.unregister("post_run_cell", hook)
+            shell.events.unregister(event, hook)
         except ValueError:
             pass
     _close_monitors()
@@ -2316,16 +2451,23 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 
 
 def watch_command(shell: Any, argv: list[str]) -> Any:
-    """``%jaxviz watch [--storm N] [--quiet]`` · ``%jaxviz watch off``"""
+    """``%jaxviz watch [--storm N] [--quiet] [--notice on|off]`` · ``%jaxviz watch off``"""
     global _SESSION
     parser = _parser("%jaxviz watch")
     parser.add_argument("state", nargs="?", choices=("on", "off"), default="on")
     parser.add_argument("--storm", type=int, default=None)
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--notice", choices=("on", "off"), default=None)
     try:
         args = parser.parse_args(argv)
     except (argparse.ArgumentError, SystemExit) as exc:
-        raise ValueError(f"usage: %jaxviz watch [on|off] [--storm N] [--quiet] ({exc})") from None
+        raise ValueError("usage: %jaxviz watch [on|off] [--storm N] [--quiet] [--notice on|off] "
+                         f"({exc})") from None
+    if args.notice is not None:
+        NOTICE.enabled = args.notice == "on"
+        if args.state == "on" and _SESSION is not None and _SESSION.active and not args.quiet:
+            print(f"jaxviz: recompile notices under cells {args.notice}.")
+            return None
     if args.state == "off":
         _close_monitors()
         if _SESSION is not None:
