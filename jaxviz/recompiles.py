@@ -48,6 +48,7 @@ import numpy as np
 
 from . import _jax_internals as internals
 from . import objects
+from .adapters import equinox, flax_nnx, haiku, wrappers
 from .calls import ipython_cell_name, is_user_file, original_code
 from .devices import fmt_seconds
 from .graph import Aval
@@ -195,6 +196,8 @@ def _unwrap_chain(fun: Any) -> list[Any]:
             fun = fun.func
         elif inspect.ismethod(fun):
             fun = fun.__func__
+        elif (original := haiku.original_function(fun)) is not None:
+            fun = original[0]
         else:
             fun = getattr(fun, "__wrapped__", None)
     return chain
@@ -222,11 +225,15 @@ def _describe_function(fun: Any) -> tuple[Any, FunctionInfo, Any]:
     transforms: list[str] = []
     key: list[Any] = []
     inner = None
+    suffix = ""
     for f in chain:
         code = getattr(f, "__code__", None)
         if code is None:
             key.append(type(f).__qualname__)
             continue
+        transformed = haiku.original_function(f)
+        if transformed is not None:  # hk.transform(forward).apply: "forward.apply"
+            suffix = f".{transformed[1]}"
         code = original_code(code)  # a function jaxviz is tracing keeps its identity
         inner = f
         if internals.is_jax_file(code.co_filename) and code.co_name.endswith(_TRANSFORM_SUFFIX):
@@ -245,7 +252,7 @@ def _describe_function(fun: Any) -> tuple[Any, FunctionInfo, Any]:
     else:
         qualname = base = getattr(fun, "__name__", None) or type(fun).__name__
         defined = None
-    name = base
+    name = base + suffix
     for t in transforms:
         name = f"{t}({name})"
     return tuple(key), FunctionInfo(name, qualname, defined), inner
@@ -349,14 +356,18 @@ class ArgSig:
     structure: Any = None  # PyTreeDef of a traced argument
     leaves: tuple[tuple[str, Leaf], ...] = ()  # (pytree path inside the argument, leaf)
     donated: bool = False  # donate_argnums / donate_argnames
+    # leaves a jit-like wrapper holds static (eqx.filter_jit: every non-array leaf)
+    statics: tuple[tuple[str, Any], ...] = ()
 
     def text(self) -> str:
         if self.static:
             return f"{short_repr(self.value)} (static)"
-        if len(self.leaves) == 1 and not self.leaves[0][0]:
+        if len(self.leaves) == 1 and not self.leaves[0][0] and not self.statics:
             return self.leaves[0][1].text
-        inner = ", ".join(f"{p}: {leaf.text}" for p, leaf in self.leaves[:8])
-        more = f", … {len(self.leaves) - 8} more" if len(self.leaves) > 8 else ""
+        parts = [f"{p}: {leaf.text}" for p, leaf in self.leaves]
+        parts += [f"{p}: {short_repr(v)} (static)" for p, v in self.statics]
+        inner = ", ".join(parts[:8])
+        more = f", … {len(parts) - 8} more" if len(parts) > 8 else ""
         return f"{{{inner}{more}}}"
 
 
@@ -424,20 +435,28 @@ def _donated(call: internals.JitCall, index: int, name: str, passed: str) -> boo
     return name in call.donate_argnames
 
 
-def signature_of(call: internals.JitCall) -> Signature:
+def signature_of(call: internals.JitCall,
+                 is_static_leaf: Callable[[Any], bool] | None = None) -> Signature:
+    """The call's signature; ``is_static_leaf``: the leaves a jit-like wrapper holds
+    static (compared by value), for a call made through one (``eqx.filter_jit``)."""
     args = []
     named, _ = _arg_names(call)
     for index, (name, value, static, passed) in enumerate(named):
         if static:
             args.append(ArgSig(name, True, passed, value))
             continue
+        statics: tuple[tuple[str, Any], ...] = ()
         try:
             flat, treedef = jax.tree_util.tree_flatten_with_path(value)
+            if is_static_leaf is not None:
+                statics = tuple((sys.intern(jax.tree_util.keystr(p)), v) for p, v in flat
+                                if is_static_leaf(v))
+                flat = [(p, v) for p, v in flat if not is_static_leaf(v)]
             leaves = tuple((sys.intern(jax.tree_util.keystr(p)), _leaf_of(v)) for p, v in flat)
         except Exception:  # an odd object JAX will reject anyway
             treedef, leaves = None, (("", _leaf_of(value)),)
         args.append(ArgSig(name, False, passed, None, treedef, leaves,
-                           _donated(call, index, name, passed)))
+                           _donated(call, index, name, passed), statics))
     return Signature(tuple(args), context_snapshot())
 
 
@@ -498,6 +517,9 @@ class Cause:
             if self.detail == "hash":
                 return (f"static argument {p} is equal to the compiled value ({short_repr(a)}) "
                         f"but hashes differently: {self.owner} hashes by identity")
+            if self.detail == "made_again":
+                return (f"static argument {p} is a new {self.owner} made again (new function "
+                        "objects with the same code): it never equals the compiled one")
             if self.detail == "identity":
                 return (f"static argument {p} is a new {self.owner} object ({short_repr(a)}); "
                         f"{self.owner} has no __eq__, so it never equals the compiled one")
@@ -686,6 +708,16 @@ def _static_field_names(node_type: Any, aux: Any, keys: list[tuple[str, Any, Any
     return meta if len(meta) == len(aux) else None
 
 
+def _library_static_fields(node_type: Any, aux: Any) -> list[tuple[str, Any]] | None:
+    """A library node's static fields by name (an ``nnx.Module``'s attributes, an
+    ``eqx.Module``'s ``eqx.field(static=True)``), from its auxiliary data."""
+    for adapter in (flax_nnx, equinox):
+        fields = adapter.static_fields(node_type, aux)
+        if fields is not None:
+            return fields
+    return None
+
+
 def _first_node_difference(ta: Any, oa: Any, tb: Any, ob: Any, path: str, depth: int = 0
                            ) -> tuple[str, str, Any, Any, str | None] | None:
     """(path, detail, before, after, owner) at the first node where two treedefs differ:
@@ -706,6 +738,11 @@ def _first_node_difference(ta: Any, oa: Any, tb: Any, ob: Any, path: str, depth:
         owner = _type_name(node_type)
         if _same_code(aux_a, aux_b):  # jax.tree_util.Partial over a closure made again
             return path, "new_function", aux_a, aux_b, owner
+        named_a, named_b = _library_static_fields(node_type, aux_a), _library_static_fields(node_type, aux_b)
+        if named_a is not None and named_b is not None and [n for n, _ in named_a] == [n for n, _ in named_b]:
+            for (fname, va), (_, vb) in zip(named_a, named_b):
+                if not _same(va, vb):
+                    return (path + "." + fname, "static_field", *_pair_texts(va, vb), owner)
         fields = _static_field_names(node_type, aux_a, kb or [])
         if fields is not None and isinstance(aux_b, tuple) and len(aux_b) == len(fields):
             for fname, va, vb in zip(fields, aux_a, aux_b):
@@ -790,6 +827,26 @@ def diff(old: Signature, new: Signature) -> list[Cause]:
         if prev.donated != arg.donated:
             causes.append(Cause("donation", arg.name, prev.donated, arg.donated))
         causes += _diff_traced(arg.name, prev, arg)
+        if prev.statics or arg.statics:
+            causes += _diff_statics(arg.name, prev.statics, arg.statics)
+    return causes
+
+
+def _diff_statics(name: str, before: tuple[tuple[str, Any], ...],
+                  after: tuple[tuple[str, Any], ...]) -> list[Cause]:
+    """Leaves a wrapper holds static (``model.step_count``): changed values. Leaves that
+    appear or go are told by the structure diff."""
+    old = dict(before)
+    causes = []
+    for path, value in after:
+        prev = old.get(path, _MISSING)
+        if prev is _MISSING:
+            continue
+        if not _same(prev, value):
+            causes.append(_static_cause(name + path, prev, value))
+        elif _hash(prev) != _hash(value):
+            causes.append(Cause("static_value", name + path, _plain(prev), _plain(value),
+                                detail="hash", owner=type(value).__name__))
     return causes
 
 
@@ -800,10 +857,24 @@ def _hash(value: Any) -> int | None:
         return None
 
 
+def _made_again(a: Any, b: Any, depth: int = 2) -> bool:
+    """``b`` is ``a`` made again: the same code in new function objects (a closure, or a
+    tuple of them such as an optax GradientTransformation), equal in everything else."""
+    if _same_code(a, b):
+        return True
+    if depth and type(a) is type(b) and isinstance(a, tuple) and len(a) == len(b) and a:
+        pairs = [(x, y) for x, y in zip(a, b) if not _same(x, y)]
+        return bool(pairs) and all(_made_again(x, y, depth - 1) for x, y in pairs)
+    return False
+
+
 def _static_cause(name: str, before: Any, after: Any) -> Cause:
     """A static value that changed; a new object of a class without ``__eq__`` (compared
     by identity) is told apart from a real change of value."""
     cls = type(after)
+    if type(before) is cls and _made_again(before, after):
+        return Cause("static_value", name, _plain(before), _plain(after), detail="made_again",
+                     owner=cls.__name__)
     if (type(before) is cls and cls.__eq__ is object.__eq__ and before is not after
             and not inspect.isroutine(after) and short_repr(before) == short_repr(after)):
         return Cause("static_value", name, _plain(before), _plain(after), detail="identity",
@@ -1028,6 +1099,14 @@ def _suggest(event: CompileEvent, history: _Object | None) -> str | None:
 def _suggest_static_identity(c: Cause) -> str:
     """A static value that is a new object each call, found equal or not by identity."""
     cls = c.owner
+    if c.detail == "made_again":
+        optax = (" For optax, build the optimizer once; to change a hyperparameter, use "
+                 "`optax.inject_hyperparams(optax.adam)(learning_rate=...)` and change "
+                 "`opt_state.hyperparams['learning_rate']`." if cls.startswith("GradientTransformation")
+                 else "")
+        return (f"`{c.path}` is a {cls} made again (e.g. `optax.adam(...)` or a closure called "
+                "again in the loop): its functions are new objects, so JAX never finds it in "
+                f"its cache. Create it once, before the loop, and pass that same object.{optax}")
     if c.detail == "hash":
         why = (f"`{c.path}` is equal (==) to the value compiled before, but {cls}'s __hash__ "
                "is by identity (object.__hash__), and JAX finds static values by hash: every "
@@ -2203,13 +2282,14 @@ class _Dispatcher:
         if call is None:
             info = FunctionInfo(jax_name, jax_name, None)
             return untraced(_function_history(("<compile>", jax_name), info), info, _NO_TRACE)
+        call, is_static_leaf = _through_wrapper(call)
         key, info, _ = _describe_function(call.fun)
         fh = _function_history(key, info)
         if _has_tracers(call):  # jitted function called under grad/vmap outside jit
             return untraced(fh, info, _UNDER_TRANSFORM)
         obj, previous = fh.object_for(call.fun, (call.static_argnums, call.static_argnames))
         try:
-            sig: Signature | None = signature_of(call)
+            sig: Signature | None = signature_of(call, is_static_leaf)
         except Exception:
             self.internal_errors += 1
             sig = None
@@ -2258,6 +2338,27 @@ _NO_TRACE = ("without a new trace (a transformation such as grad of a jitted fun
 _UNDER_TRANSFORM = ("without a new trace: it was called under a transformation (grad, vmap, "
                     "...) outside jit, so JAX compiles the transformed programs separately; "
                     "jit the whole transformed function to compile once")
+
+
+def _is_user_frame(frame: Any) -> bool:
+    return is_user_file(frame.f_code.co_filename)
+
+
+def _through_wrapper(call: internals.JitCall
+                     ) -> tuple[internals.JitCall, Callable[[Any], bool] | None]:
+    """A call made through a jit-like wrapper (``eqx.filter_jit``, ``nnx.jit``) as the
+    user made it: their function and arguments (and the leaves the wrapper holds static),
+    so that causes name ``model.step_count``, not ``static`` or ``dynamic_nodonate``."""
+    try:
+        user = wrappers.user_call(call.caller, _is_user_frame)
+    except Exception:  # an unexpected wrapper: explain the call JAX sees
+        return call, None
+    if user is None:
+        return call, None
+    return dataclasses.replace(
+        call, fun=user.fun, args=user.args, kwargs=user.kwargs, static_argnums=(),
+        static_argnames=(), signature=user.signature, caller=user.caller, donate_argnums=(),
+        donate_argnames=()), user.is_static_leaf
 
 
 def _has_tracers(call: internals.JitCall) -> bool:

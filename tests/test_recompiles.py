@@ -1053,3 +1053,131 @@ def test_notice_under_a_cell_that_recompiles(capfd):
     finally:
         rc.NOTICE.enabled = True
         shell.run_line_magic("unload_ext", "jaxviz")
+
+
+# ---------------------------------------------------------------------- through the libraries' wrappers
+def test_equinox_filter_jit_in_the_users_terms():
+    eqx = pytest.importorskip("equinox")
+
+    class Model(eqx.Module):
+        linear: eqx.nn.Linear
+        step_count: int = eqx.field(static=True)
+        dropout_rate: float = 0.1  # a plain float leaf: filter_jit holds it static
+
+    @eqx.filter_jit
+    def loss(model, xs, ys):
+        preds = jax.vmap(model.linear)(xs) * (1 - model.dropout_rate)
+        return jnp.mean((preds - ys) ** 2)
+
+    model = Model(eqx.nn.Linear(20, 1, key=jax.random.PRNGKey(0)), step_count=0)
+    with jaxviz.watch() as log:
+        loss(model, jnp.ones((32, 20)), jnp.ones((32, 1)))
+        loss(model, jnp.ones((4, 20)), jnp.ones((4, 1)))
+        model = Model(model.linear, step_count=1)
+        loss(model, jnp.ones((4, 20)), jnp.ones((4, 1)))
+        model = Model(model.linear, step_count=1, dropout_rate=0.2)
+        loss(model, jnp.ones((4, 20)), jnp.ones((4, 1)))
+    events = only(log, "loss")
+    assert len(events) == 4, [str(e) for e in events]
+    assert events[0].function.defined.file == __file__  # the user's loss, not Equinox's
+    assert causes(events[1]) == [("shape", "xs", (32, 20), (4, 20)), ("shape", "ys", (32, 1), (4, 1))]
+    c = events[2].causes[0]
+    assert (c.kind, c.path, c.detail, c.owner, c.before, c.after) == (
+        "pytree_structure", "model.step_count", "static_field", "Model", "0", "1")
+    assert causes(events[3]) == [("static_value", "model.dropout_rate", 0.1, 0.2)]
+    text = " ".join(str(e) for e in events)
+    assert "dynamic_nodonate" not in text and "`static`" not in text
+
+
+def test_flax_nnx_jit_in_the_users_terms():
+    nnx = pytest.importorskip("flax.nnx")
+
+    class MLP(nnx.Module):
+        def __init__(self, rngs):
+            self.linear = nnx.Linear(20, 1, rngs=rngs)
+            self.step_count = 0
+
+        def __call__(self, x):
+            return self.linear(x)
+
+    @nnx.jit
+    def loss(model, xs, ys):
+        return jnp.mean((model(xs) - ys) ** 2)
+
+    model = MLP(nnx.Rngs(0))
+    with jaxviz.watch() as log:
+        loss(model, jnp.ones((32, 20)), jnp.ones((32, 1)))
+        loss(model, jnp.ones((4, 20)), jnp.ones((4, 1)))
+        model.step_count += 1
+        loss(model, jnp.ones((4, 20)), jnp.ones((4, 1)))
+    events = only(log, "loss")
+    assert len(events) == 3, [str(e) for e in events]
+    assert causes(events[1]) == [("shape", "xs", (32, 20), (4, 20)), ("shape", "ys", (32, 1), (4, 1))]
+    c = events[2].causes[0]
+    assert (c.kind, c.path, c.detail, c.owner, c.before, c.after) == (
+        "pytree_structure", "model.step_count", "static_field", "MLP", "0", "1")
+    assert "GraphDef" not in str(events[2]) and "states[" not in str(events[2])
+
+
+def test_haiku_transformed_apply_under_jit():
+    hk = pytest.importorskip("haiku")
+
+    def forward(x):
+        return hk.nets.MLP([8, 1])(x)
+
+    net = hk.transform(forward)
+    params = net.init(jax.random.PRNGKey(0), jnp.ones((4, 3)))
+    apply = jax.jit(net.apply)
+    with jaxviz.watch() as log:
+        apply(params, None, jnp.ones((4, 3)))
+        apply(params, None, jnp.ones((2, 3)))
+    events = only(log, "forward.apply")
+    assert len(events) == 2, [str(e) for e in log.events]
+    assert events[0].function.defined.file == __file__
+    assert causes(events[1]) == [("shape", "x", (4, 3), (2, 3))]
+    assert "['mlp/~/linear_0']['w']: f32[3,8]" in events[1].signature.describe()["params"]
+
+
+def test_optax_optimizer_made_again_as_a_static_argument():
+    optax = pytest.importorskip("optax")
+
+    def train_step(params, opt_state, x, tx):
+        grads = jax.grad(lambda p: jnp.sum((x @ p) ** 2))(params)
+        updates, opt_state = tx.update(grads, opt_state)
+        return optax.apply_updates(params, updates), opt_state
+
+    step = jax.jit(train_step, static_argnames="tx")
+    params = jnp.ones(3)
+    with jaxviz.watch() as log:
+        for _epoch in range(2):
+            tx = optax.adam(1e-3)
+            opt_state = tx.init(params)
+            params, opt_state = step(params, opt_state, jnp.ones((2, 3)), tx=tx)
+    (_, again) = only(log, "train_step")
+    c = again.causes[0]
+    assert (c.kind, c.path, c.detail) == ("static_value", "tx", "made_again")
+    assert c.owner.startswith("GradientTransformation")
+    assert "Create it once, before the loop" in again.suggestion
+    assert "optax.inject_hyperparams" in again.suggestion
+
+
+def test_user_decorator_keeps_the_users_names():
+    import functools
+
+    def my_jit(fn):
+        jitted = jax.jit(fn)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            return jitted(*args, **kwargs)
+
+        return wrapper
+
+    @my_jit
+    def predict(weights, batch):
+        return batch @ weights
+
+    with jaxviz.watch() as log:
+        predict(jnp.ones(3), jnp.ones((8, 3)))
+        predict(jnp.ones(3), jnp.ones((5, 3)))
+    assert causes(only(log, "predict")[1]) == [("shape", "batch", (8, 3), (5, 3))]
