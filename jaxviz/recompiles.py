@@ -2031,11 +2031,14 @@ class CompileLog:
             yield Text("warning: " + w, style="bold red")
 
 
-_CSS = ("<style>.jv-rc{border-collapse:collapse;font:12px/1.4 var(--jp-ui-font-family,sans-serif);"
+# Selectors two classes deep: JupyterLab's rendered-HTML table style (right-aligned cells)
+# must not win over ours.
+_CSS = ("<style>table.jv-rc{border-collapse:collapse;font:12px/1.4 var(--jp-ui-font-family,sans-serif);"
         "word-break:normal;overflow-wrap:break-word}"
-        ".jv-rc td,.jv-rc th{border-bottom:1px solid #ddd;padding:2px 8px;text-align:left;"
-        "vertical-align:top}.jv-rc .num{text-align:right;font-variant-numeric:tabular-nums;"
-        "white-space:nowrap}.jv-rc .first{color:#777}"
+        "table.jv-rc td.jv,table.jv-rc th.jv{border-bottom:1px solid #ddd;padding:2px 8px;"
+        "text-align:left;vertical-align:top}table.jv-rc td.num,table.jv-rc th.num{text-align:right;"
+        "font-variant-numeric:tabular-nums;white-space:nowrap}.jv-rc .first{color:#777}"
+        ".jv-rc .site,.jv-rc small{white-space:nowrap}"
         ".jv-rc code,.jv-warn code{font-family:var(--jp-code-font-family,monospace);font-size:95%;"
         "background:rgba(127,127,127,.12);padding:0 2px;border-radius:2px}"
         ".jv-rc .sug{color:#555}.jv-warn{color:#c00;font-weight:600}</style>")
@@ -2056,6 +2059,18 @@ def is_first_compile(event: CompileEvent) -> bool:
     return not event.causes or event.causes[0].kind == "first_call"
 
 
+def _td(content: Any, numeric: bool = False, extra: str = "") -> str:
+    return f"<td class='jv{' num' if numeric else ''}{extra}'>{content}</td>"
+
+
+def _head(*names: str, numeric: tuple[str, ...] = ()) -> str:
+    return "<tr>" + "".join(f"<th class='jv{' num' if n in numeric else ''}'>{n}</th>"
+                            for n in names) + "</tr>"
+
+
+_TIMES = ("trace", "lower", "compile")
+
+
 def _log_html(log: CompileLog) -> str:
     esc = html.escape
     rows = []
@@ -2071,18 +2086,15 @@ def _log_html(log: CompileLog) -> str:
         site = esc(str(e.call_site)) if e.call_site else ""
         if e.call_site and e.call_site.text:
             site = f"<span title='{esc(e.call_site.text)}'>{site}</span>"
-        rows.append(
-            f"<tr><td class='num'>{i}</td><td><b>{esc(e.function.name)}</b><br>"
-            f"<small>{esc(str(e.function.defined or ''))}</small></td><td>{site}</td>"
-            f"<td{' class=jv-warn' if e.error else ''}>{cause}</td>"
-            + "".join(f"<td class='num'>{fmt_seconds(e.durations[k])}</td>"
-                      for k in ("trace", "lower", "compile")) + "</tr>")
-    head = ("<tr><th>#</th><th>function</th><th>called from</th><th>cause</th><th>trace</th>"
-            "<th>lower</th><th>compile</th></tr>")
+        function = f"<b>{esc(e.function.name)}</b><br><small>{esc(str(e.function.defined or ''))}</small>"
+        rows.append("<tr>" + _td(i, True) + _td(function) + _td(f"<span class='site'>{site}</span>")
+                    + _td(cause, extra=" jv-warn" if e.error else "")
+                    + "".join(_td(fmt_seconds(e.durations[k]), True) for k in _TIMES) + "</tr>")
+    head = _head("#", "function", "called from", "cause", *_TIMES, numeric=("#", *_TIMES))
     dropped = f"<p><small>{log.dropped} older events not kept.</small></p>" if log.dropped else ""
     table = (f"<table class='jv-rc'>{head}{''.join(rows)}</table>" if rows
              else "<p>jaxviz: no compiles recorded.</p>")
-    warns = "".join(f"<p class='jv-warn'>⚠ {esc(w)}</p>" for w in log.warnings)
+    warns = "".join(f"<p class='jv-warn'>⚠ {text_html(w)}</p>" for w in log.warnings)
     return f"{_CSS}<div class='jaxviz-compiles'>{table}{dropped}{_summary_html(log.summary.rows)}{warns}</div>"
 
 
@@ -2091,13 +2103,14 @@ def _summary_html(rows: list[FunctionStats]) -> str:
         return ""
     esc = html.escape
     body = "".join(
-        f"<tr><td><b>{esc(r.function)}</b></td><td class='num'>{r.traces}</td>"
-        f"<td class='num'>{r.compiles}</td><td class='num'>{fmt_seconds(r.trace_s)}</td>"
-        f"<td class='num'>{fmt_seconds(r.lower_s)}</td><td class='num'>{fmt_seconds(r.compile_s)}</td>"
-        f"<td class='num'>{r.signatures}</td><td>{text_html(r.top_cause() or '')}</td></tr>" for r in rows)
-    return (f"{_CSS}<table class='jv-rc'><tr><th>function</th><th>traces</th><th>compiles</th>"
-            "<th>trace</th><th>lower</th><th>compile</th><th>signatures</th><th>top cause</th>"
-            f"</tr>{body}</table>")
+        "<tr>" + _td(f"<b>{esc(r.function)}</b>") + _td(r.traces, True) + _td(r.compiles, True)
+        + _td(fmt_seconds(r.trace_s), True) + _td(fmt_seconds(r.lower_s), True)
+        + _td(fmt_seconds(r.compile_s), True) + _td(r.signatures, True)
+        + _td(text_html(r.top_cause() or "")) + "</tr>" for r in rows)
+    numeric = ("traces", "compiles", *_TIMES, "signatures")
+    head = _head("function", "traces", "compiles", *_TIMES, "signatures", "top cause",
+                 numeric=numeric)
+    return f"{_CSS}<table class='jv-rc'>{head}{body}</table>"
 
 
 def _summary_rich(rows: list[FunctionStats]) -> Any:
