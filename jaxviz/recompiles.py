@@ -561,6 +561,9 @@ class Cause:
             return f"config {self.path} changed {b!r} → {a!r}"
         if k == "previous_error":
             return f"the previous trace of {p} failed ({b}) and was not cached"
+        if self.detail == "unreadable":
+            return (f"jaxviz could not read the arguments of this call of {p} ({self.before}), "
+                    "so it could not compare them with the compiled ones")
         return (f"no difference found for {p} since an earlier compile (compared {COMPARED}): "
                 "was JAX's cache cleared, or full?")
 
@@ -998,6 +1001,8 @@ class CompileEvent:
             "durations": dict(self.durations),
             "time": self.time,
             "kind": self.kind,
+            # what the panel counts as a recompile: not a function's first compile
+            "recompile": self.count > 1 and not (self.causes and self.causes[0].kind == "first_call"),
             "error": self.error,
             "signature": self.signature.describe() if self.signature else None,
             "thread": self.thread,
@@ -2303,10 +2308,11 @@ class _Dispatcher:
         obj, previous = fh.object_for(call.fun, (call.static_argnums, call.static_argnames))
         try:
             sig: Signature | None = signature_of(call, is_static_leaf)
-        except Exception:
+        except Exception as exc:
             self.internal_errors += 1
-            sig = None
-        causes = _explain(fh, obj, previous, sig, call) if sig is not None else [Cause("unknown", info.name)]
+            sig, unreadable = None, f"{type(exc).__name__}: {exc}"[:120]
+        causes = (_explain(fh, obj, previous, sig, call) if sig is not None
+                  else [Cause("unknown", info.name, unreadable, detail="unreadable")])
         more = max(0, len(causes) - MAX_CAUSES)
         causes = causes[:MAX_CAUSES]
         fh.count += 1

@@ -762,6 +762,7 @@ def test_event_sentence_and_renderings():
     assert set(bundle) == {"text/plain", "text/html"}
     payload = log.to_json()
     assert payload["schema"] == "jaxviz.compiles" and len(payload["events"]) == 2
+    assert [e["recompile"] for e in payload["events"]] == [False, True]
     assert payload["events"][1]["causes"][0] == {
         "kind": "shape", "path": "x", "before": [3], "after": [4], "axis": 0,
         "text": "`x` changed shape (3,) → (4,) on axis 0 (3 → 4)"}
