@@ -1119,6 +1119,17 @@ def test_flax_nnx_jit_in_the_users_terms():
         "pytree_structure", "model.step_count", "static_field", "MLP", "0", "1")
     assert "GraphDef" not in str(events[2]) and "states[" not in str(events[2])
 
+    import functools
+
+    @functools.partial(nnx.jit, static_argnames="training")
+    def evaluate(model, xs, training):
+        return jnp.mean(model(xs)) * (0.5 if training else 1.0)
+
+    with jaxviz.watch() as log:  # nnx.jit passes the arguments through: static ones stay so
+        evaluate(model, jnp.ones((4, 20)), training=True)
+        evaluate(model, jnp.ones((4, 20)), training=False)
+    assert causes(only(log, "evaluate")[1]) == [("static_value", "training", True, False)]
+
 
 def test_haiku_transformed_apply_under_jit():
     hk = pytest.importorskip("haiku")
