@@ -2483,10 +2483,16 @@ def _values_text(values: list[Any], limit: int = 3) -> str:
     return ", ".join(seen[:limit]) + (", …" if len(seen) > limit else "")
 
 
-def _dominant_cause(recompiles: list[CompileEvent]) -> tuple[str, int]:
-    """The cause that changed most often, in a few words, and how many other kinds."""
+def _dominant_cause(recompiles: list[CompileEvent]) -> tuple[str, str]:
+    """The cause that changed most often, in a few words, and the others."""
     counts = Counter((c.kind, c.path) for e in recompiles for c in e.causes)
     (kind, path), _ = counts.most_common(1)[0]
+    others = [p for k, p in counts if (k, p) != (kind, path)]
+    if others and all(k == kind for k, _ in counts):  # x and y of a batch, both resized
+        names = ", ".join(f"`{p}`" for p in others[:3]) + (", …" if len(others) > 3 else "")
+        more = f" ({names} too)"
+    else:
+        more = f" (and {len(others)} other cause{'s' if len(others) > 1 else ''})" if others else ""
     same = [c for e in recompiles for c in e.causes if (c.kind, c.path) == (kind, path)]
     last = same[-1]
     if kind == "shape" and last.axis is not None and all(c.axis == last.axis for c in same):
@@ -2496,7 +2502,7 @@ def _dominant_cause(recompiles: list[CompileEvent]) -> tuple[str, int]:
         what = f"static `{path}` changed ({_values_text([same[0].before] + [c.after for c in same])})"
     else:
         what = str(last)
-    return what, len(counts) - 1
+    return what, more
 
 
 def cell_notices(events: list[CompileEvent], min_compiles: int = 2) -> list[str]:
@@ -2510,8 +2516,7 @@ def cell_notices(events: list[CompileEvent], min_compiles: int = 2) -> list[str]
         recompiles = [e for e in evs if e.causes and not is_first_compile(e) and not _is_rerun(e)]
         if len(evs) < min_compiles or not recompiles:
             continue
-        what, others = _dominant_cause(recompiles)
-        more = f" (and {others} other cause{'s' if others > 1 else ''})" if others else ""
+        what, more = _dominant_cause(recompiles)
         lines.append(f"`{name}` compiled {len(evs)} times in this cell: {what}{more} → "
                      f"`%jaxviz recompiles {name}`")
     return lines

@@ -1193,3 +1193,22 @@ def test_user_decorator_keeps_the_users_names():
         predict(jnp.ones(3), jnp.ones((8, 3)))
         predict(jnp.ones(3), jnp.ones((5, 3)))
     assert causes(only(log, "predict")[1]) == [("shape", "batch", (8, 3), (5, 3))]
+
+
+def test_notice_names_the_arguments_that_changed_together():
+    def fit(x, y):
+        return x.sum() + y.sum()
+
+    f = jax.jit(fit)
+    with jaxviz.watch() as log:
+        f(jnp.ones((64, 3)), jnp.ones(64))
+        f(jnp.ones((29, 3)), jnp.ones(29))
+        f(jnp.ones((29, 3), jnp.int32), jnp.ones(29))  # x: another dtype
+    assert rc.cell_notices(log.events[:2]) == [
+        "`fit` compiled 2 times in this cell: `x` changed size on axis 0 (64, 29) (`y` too) "
+        "→ `%jaxviz recompiles fit`"]
+    assert rc.cell_notices(log.events[:1]) == []  # a first compile is not a recompile
+    assert rc.cell_notices(log.events, min_compiles=4) == []
+    (line,) = rc.cell_notices(log.events)
+    assert line == ("`fit` compiled 3 times in this cell: `x` changed size on axis 0 (64, 29) "
+                    "(and 2 other causes) → `%jaxviz recompiles fit`")
