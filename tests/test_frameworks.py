@@ -128,6 +128,53 @@ def test_line_magic_traces_as_called(name):
     assert len(program.jaxpr.jaxpr.outvars) == _get(name).real_outputs
 
 
+def test_cell_magic_splits_a_module_as_filter_jit_does():
+    """%%jaxpr: a Module read by the cell has its arrays traced and the rest held static."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    fn, (model, opt_state, x, y), _ = BY_NAME["equinox_mlp"].build()
+    shell.user_ns.update(train_step=fn, model=model, opt_state=opt_state, x=x, y=y)
+    shell.run_cell("%load_ext jaxviz")
+    try:
+        result = shell.run_cell("%%jaxpr --quiet -o prog\nmodel2, opt_state2, loss = train_step(model, opt_state, x, y)\n")
+    finally:
+        shell.run_cell("%unload_ext jaxviz")
+    assert result.error_in_exec is None
+    program = shell.user_ns["prog"]
+    kinds = {i.name: i.kind for i in program.inputs}
+    assert kinds["model.layers[0].weight"] == "traced" and kinds["model.activation"] == "static"
+    assert len(program.jaxpr.jaxpr.outvars) == _get("equinox_mlp").real_outputs
+    assert shell.user_ns["model2"].depth == 2 and shell.user_ns["loss"].shape == ()
+
+
+def test_cell_magic_writes_back_nnx_state_as_nnx_jit_does():
+    """%%jaxpr on a cell calling an nnx.jit step: the model and optimizer are updated as
+    the real call updates them, and their state is among the outputs."""
+    from flax import nnx
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    fn, (model, optimizer, x, y), _ = BY_NAME["nnx_mlp"].build()
+    real_model, real_optimizer = nnx.clone((model, optimizer))
+    fn(real_model, real_optimizer, x, y)
+    shell.user_ns.update(train_step=fn, model=model, optimizer=optimizer, x=x, y=y)
+    shell.run_cell("%load_ext jaxviz")
+    try:
+        result = shell.run_cell("%%jaxpr --quiet -o prog\nloss = train_step(model, optimizer, x, y)\n")
+    finally:
+        shell.run_cell("%unload_ext jaxviz")
+    assert result.error_in_exec is None
+    program = shell.user_ns["prog"]
+    assert "model.linear1.kernel" in [i.name for i in program.inputs]
+    assert "optimizer.step" in program.output_names
+    assert len(program.jaxpr.jaxpr.outvars) == _get("nnx_mlp").real_outputs
+    assert int(optimizer.step[...]) == 1
+    for ours, real in zip(jax.tree_util.tree_leaves(nnx.state((model, optimizer))),
+                          jax.tree_util.tree_leaves(nnx.state((real_model, real_optimizer)))):
+        assert jnp.allclose(ours, real, atol=1e-6)
+
+
 # ---------------------------------------------------------------------- bad input
 def test_unsplittable_argument_is_one_line_naming_it():
     def apply_all(x, layers):

@@ -62,12 +62,40 @@ def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan | None:
                 roots=[target, *args, *kwargs.values()])
 
 
-def _state_names(state: Any, node_names: list[str]) -> list[str]:
+def is_graph_node(value: Any) -> bool:
+    """An NNX Module or Optimizer (state a call may update in place)."""
+    nnx = sys.modules.get("flax.nnx")
+    return nnx is not None and nnx.graph.is_graph_node(value)
+
+
+def state_of(node: Any) -> tuple[Any, list[str]]:
+    """The node's state (``nnx.state``) and its leaves' names relative to the node."""
+    state = sys.modules["flax.nnx"].state(node)
+    return state, _state_names(state, [""], single=True)
+
+
+def node_leaf_names(name: str, node: Any) -> list[str]:
+    """Names of a node's leaves as ``jax.jit`` flattens it (``model.linear1.kernel``,
+    without the Variable's own ``.value``)."""
+    names = []
+    for path, _ in jax.tree_util.tree_flatten_with_path(node)[0]:
+        if path and isinstance(path[-1], jax.tree_util.GetAttrKey) and path[-1].name == "value":
+            path = path[:-1]
+        names.append(name + "".join(_attr_text(k) for k in path))
+    return names
+
+
+def write_state(node: Any, state: Any) -> None:
+    """Put the state a traced call produced back into the user's node (``nnx.update``)."""
+    sys.modules["flax.nnx"].update(node, state)
+
+
+def _state_names(state: Any, node_names: list[str], single: bool = False) -> list[str]:
     """``model.linear1.kernel``, ``optimizer.opt_state[0].mu.kernel``: the argument's name
     for the state's first key, then the path, without the Variable's own ``.value``."""
     names = []
     for path, _ in jax.tree_util.tree_flatten_with_path(state)[0]:
-        head, *rest = path
+        head, *rest = (jax.tree_util.DictKey(0), *path) if single else path
         if rest and isinstance(rest[-1], jax.tree_util.GetAttrKey) and rest[-1].name == "value":
             rest = rest[:-1]
         text = "".join(_attr_text(k) for k in rest)
