@@ -97,7 +97,11 @@ def test_inputs_named_by_the_users_fields():
     assert "model.layers[1].weight" in names and "opt_state[0].mu.layers[0].bias" in names
     static = {i.name: i for i in _get("equinox_mlp").program.inputs if i.kind == "static"}
     assert {"model.activation", "model.depth"} <= set(static)
-    names = [i.name for i in _get("nnx_mlp").program.inputs]
+    nnx_mlp = _get("nnx_mlp")
+    assert type(nnx_mlp.args[0].linear1).__name__ == "Linear"
+    assert type(nnx_mlp.args[0].linear1).__module__.startswith("flax")  # the user's objects untouched
+    assert not hasattr(nnx_mlp.args[0].linear1, "_jaxviz_scope")
+    names = [i.name for i in nnx_mlp.program.inputs]
     assert "model.linear1.kernel" in names and "optimizer.opt_state[0].mu.linear2.bias" in names
     assert "model.bn.mean" in names  # batch statistics: state nnx.jit propagates
     assert "optimizer.step" in _get("nnx_mlp").program.output_names
@@ -199,6 +203,9 @@ def test_unsplittable_equinox_field_names_the_field():
 
     with pytest.raises(UnsplittableArgument, match=r"Tagged.tags \(set\).*eqx.field\(static=True\)"):
         jaxviz.trace(Tagged(jnp.ones(2), {"a"}), jnp.ones(2))
+    program = jaxviz.trace(Tagged(jnp.ones(2), frozenset({"a"})), jnp.ones(2))  # hashable: static
+    assert {i.name: i.kind for i in program.inputs} == {"Tagged.weight": "traced", "Tagged.tags": "static",
+                                                        "x": "traced"}
 
 
 # ---------------------------------------------------------------------- wrappers

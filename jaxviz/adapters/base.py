@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,7 +107,3 @@ def is_hashable(value: Any) -> bool:
     except TypeError:
         return False
     return True
-
-
-def static_leaves(names: Iterable[str], values: Iterable[Any]) -> list[tuple[str, Any]]:
-    return [(n, v) for n, v in zip(names, values) if v is not None]

@@ -32,11 +32,12 @@ def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan | None:
         target = fn.__wrapped__
         user_function = getattr(target, "__func__", target)
         arg_names = positional_names(target, len(args))
+        name = function_name(target)
     else:  # a Module called directly: its __call__, the Module its first argument
-        target = fn
-        user_function = type(fn).__call__
+        target = user_function = type(fn).__call__
+        arg_names = [type(fn).__name__, *positional_names(fn, len(args))]
         args = (fn, *args)
-        arg_names = [type(fn).__name__, *positional_names(fn, len(args) - 1)]
+        name = type(fn).__name__
     kwarg_names = sorted(kwargs)
     dynamic, static = eqx.partition((args, kwargs), eqx.is_array)
     static_parts = _static_parts(static, arg_names, kwarg_names)
@@ -55,7 +56,7 @@ def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan | None:
     names = [n for name, value in zip(arg_names, dyn_args) for n in leaf_names(name, value)]
     names += [n for key in kwarg_names for n in leaf_names(key, dyn_kwargs[key])]
     return Plan(filtered, tuple(dyn_args), dict(dyn_kwargs), user_function=user_function,
-                name=function_name(target), input_names=names, static=static_parts,
+                name=name, input_names=names, static=static_parts,
                 roots=[target, *args, *kwargs.values()])
 
 
