@@ -321,7 +321,7 @@ def _check_no_leaks(namespace: dict[str, Any], snapshots: dict[str, Any]) -> Non
 
 
 def _output_name(path: Any) -> str:
-    key = jax.tree_util.keystr(path)  # "['loss']" or "['params']['w']"
+    key = path_text(path)  # "['loss']" or "['params']['w']"
     if key.startswith("['") and "']" in key:
         head, rest = key[2:].split("']", 1)
         return ("result" if head == LAST_VALUE else head) + rest

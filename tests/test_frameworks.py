@@ -109,6 +109,23 @@ def test_inputs_named_by_the_users_fields():
     assert "state.params['Dense_0']['kernel']" in names
 
 
+class Moments:
+    """A pytree registered without keys, as some optimizer states are."""
+
+    def __init__(self, mu, nu):
+        self.mu, self.nu = mu, nu
+
+
+jax.tree_util.register_pytree_node(Moments, lambda m: ((m.mu, m.nu), None), lambda _, c: Moments(*c))
+
+
+def test_keyless_pytree_leaves_named_by_position():
+    program = jaxviz.trace(lambda opt_state: Moments(opt_state.mu * 2, opt_state.nu),
+                           Moments(jnp.ones(2), jnp.zeros(2)))
+    assert [i.name for i in program.inputs] == ["opt_state[0]", "opt_state[1]"]
+    assert program.output_names == ["out[0]", "out[1]"]
+
+
 def _get(name: str) -> Traced:
     if name not in _traced:
         _traced[name] = Traced(BY_NAME[name])
