@@ -311,3 +311,72 @@ def test_edge_counts_distinct_values_once_uncapped():
     (jit_group,) = [g.id for g in program.graph.groups if g.kind == "eqn"]
     into = [e.label for e in program.graph.view(expand=0).edges if e.dst == ("g", jit_group)]
     assert into == ["100 values"]  # not capped at 64
+
+
+# ---------------------------------------------------------------------- combinators, globals
+def Dense(width):
+    def init_fun(rng, shape):
+        return shape[:-1] + (width,), (jax.random.normal(rng, (shape[-1], width)),)
+
+    def apply_fun(params, x):
+        return x @ params[0]
+
+    return init_fun, apply_fun
+
+
+def serial(*layers):
+    def init_fun(rng, shape):
+        params = []
+        for init, _ in layers:
+            shape, p = init(rng, shape)
+            params.append(p)
+        return shape, params
+
+    def apply_fun(params, x):
+        for (_, apply), p in zip(layers, params):
+            x = apply(p, x)
+        return x
+
+    return init_fun, apply_fun
+
+
+def test_own_combinators_named_after_the_layer():
+    init, predict = serial(Dense(4), serial(Dense(3), Dense(2)))
+    _, params = init(jax.random.PRNGKey(0), (1, 5))
+    program = jaxviz.trace(predict, params, jnp.ones((1, 5)))
+    assert program.name == "serial"
+    calls = sorted(g.name for g in program.graph.groups if g.kind == "call")
+    assert calls == ["Dense", "Dense", "Dense"]
+    text = program.to_dot(expand="all") + json.dumps(program.graph.to_json())
+    assert "apply_fun" not in text
+
+
+GAIN = jnp.array([1.0, 2.0, 3.0])  # globals read only inside library-called code
+
+
+def test_globals_reached_through_linen_and_haiku_are_captured():
+    import flax.linen as nn
+    import haiku as hk
+
+    class Scaled(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            return nn.Dense(3)(x) * GAIN
+
+    model = Scaled()
+    variables = model.init(jax.random.PRNGKey(0), jnp.ones((1, 2)))
+
+    def loss(variables, x):
+        return model.apply(variables, x).sum()
+
+    captured = [i.name for i in jaxviz.trace(loss, variables, jnp.ones((1, 2))).inputs if i.kind == "captured"]
+    assert "GAIN" in captured
+
+    def forward(x):
+        return hk.Linear(3)(x) * GAIN
+
+    transformed = hk.transform(forward)
+    params = transformed.init(jax.random.PRNGKey(0), jnp.ones((1, 2)))
+    program = jaxviz.trace(jax.jit(transformed.apply), params, None, jnp.ones((1, 2)))
+    assert "GAIN" in [i.name for i in program.inputs if i.kind == "captured"]
+    assert any(n.label == "GAIN" for n in program.graph.nodes)  # the constant is named

@@ -11,6 +11,8 @@ from typing import Any
 
 import jax
 
+from ..calls import display_function
+
 
 class UnsplittableArgument(TypeError):
     """An argument holds a value that can be neither traced (an array) nor static
@@ -52,10 +54,12 @@ class Plan:
 
 
 def function_name(fn: Any) -> str:
-    """The name the user gave ``fn`` (through ``functools.wraps``, a Module's class)."""
+    """The name the user gave ``fn`` (through ``functools.wraps``; a combinator's layer,
+    ``serial`` for ``serial.<locals>.apply_fun``; else its class)."""
     name = getattr(fn, "__name__", None)
     if isinstance(name, str) and name:
-        return name
+        qualname = getattr(fn, "__qualname__", name)
+        return display_function(qualname).rpartition(".")[2] if qualname != name else name
     return type(fn).__name__
 
 
