@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .adapters import UnsplittableArgument
 from .cells import trace_cell
 from .devices import RunReport, profile
 from .errors import Explanation, explain
@@ -25,7 +26,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "MIME_TYPE", "Cause", "CompileEvent", "Explanation", "Graph", "InputInfo", "Program",
-    "RunReport", "__version__", "explain", "load_ipython_extension", "profile", "trace",
+    "RunReport", "UnsplittableArgument", "__version__", "explain", "load_ipython_extension", "profile", "trace",
     "trace_cell", "unload_ipython_extension", "watch",
 ]
 

@@ -83,7 +83,7 @@ class CallInfo:
 
 def make_source(file: str, line: int, function: str, cell_file: str | None) -> SourceLoc:
     text = linecache.getline(file, line).strip() or None
-    return SourceLoc(file, line, function, line if file == cell_file else None, text,
+    return SourceLoc(file, line, display_function(function), line if file == cell_file else None, text,
                      ipython_cell_name(file))
 
 
@@ -137,6 +137,49 @@ def call_name(code: Any) -> str:
     return owner if code.co_name == "__call__" else f"{owner}.{code.co_name}"
 
 
+# Names a closure gets when it stands for what its maker builds: stax's layers
+# (``Dense(8)`` returns ``apply_fun``), decorators' wrappers.
+GENERIC_CLOSURES = frozenset({"apply_fun", "init_fun", "apply_fn", "init_fn", "wrapper", "wrapped",
+                              "inner", "decorated", "fn", "fun", "func", "f", "_fn", "_f"})
+
+
+def display_function(qualname: str) -> str:
+    """A function's qualified name as shown: a generic closure (``Dense.<locals>.apply_fun``)
+    as its maker (``Dense``)."""
+    outer, sep, inner = qualname.rpartition(".<locals>.")
+    if sep and inner in GENERIC_CLOSURES:
+        return outer
+    return qualname
+
+
+def shown_name(code: Any) -> str:
+    """A code object's function name as shown: ``serial`` for ``serial.<locals>.apply_fun``."""
+    return factory_name(code) or code.co_name
+
+
+def factory_name(code: Any) -> str | None:
+    """``GraphConvolution`` for ``GraphConvolution.<locals>.apply_fun``: the function that
+    made a generically named closure (see ``GENERIC_CLOSURES``), else None. Called after
+    its maker returned, such a closure is a layer built by a combinator and is named after
+    the maker; called while the maker runs, it keeps its own name."""
+    if code.co_name not in GENERIC_CLOSURES:
+        return None
+    qualname = getattr(code, "co_qualname", code.co_name)
+    outer, sep, _ = qualname.rpartition(".<locals>.")
+    if not sep:
+        return None
+    return outer.rpartition(".")[2] or None
+
+
+def _running(function: str, frame: Any) -> bool:
+    caller = frame.f_back
+    while caller is not None:
+        if caller.f_code.co_name == function:
+            return True
+        caller = caller.f_back
+    return False
+
+
 class _Recorder:
     """What both recorders share: the activations recorded so far."""
 
@@ -161,6 +204,9 @@ class _Recorder:
         """Name the activation of ``frame`` and remember where it was defined and called."""
         code = frame.f_code
         name = call_name(code)
+        factory = factory_name(code)
+        if factory is not None and not _running(factory, frame):
+            name = factory
         key = f"{SCOPE_PREFIX}{next(_activations)}:{name}"
         caller = frame.f_back
         while caller is not None and not is_user_file(caller.f_code.co_filename):
@@ -168,7 +214,7 @@ class _Recorder:
         info = CallInfo(
             name,
             make_source(code.co_filename, code.co_firstlineno, code.co_name, self._cell_file),
-            make_source(caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name, self._cell_file)
+            make_source(caller.f_code.co_filename, caller.f_lineno, shown_name(caller.f_code), self._cell_file)
             if caller is not None else None,
         )
         self.calls[key] = _known_calls[key] = info
@@ -429,13 +475,13 @@ def _references(obj: Any, found: list[types.FunctionType]) -> Iterable[Any]:
         user = is_user_file(code.co_filename)
         if user:
             found.append(obj)
-        refs: list[Any] = [c.cell_contents for c in obj.__closure__ or () if _filled(c)]
+        refs: list[Any] = [c.cell_contents for c in obj.__closure__ or () if is_filled(c)]
         refs += list(obj.__defaults__ or ()) + list((obj.__kwdefaults__ or {}).values())
         if hasattr(obj, "__wrapped__"):
             refs.append(obj.__wrapped__)
         if user:
             g = obj.__globals__
-            refs += [g[n] for n in _global_names(code) if n in g]
+            refs += [g[n] for n in global_names(code) if n in g]
         return refs
     if isinstance(obj, types.MethodType):
         return [obj.__func__, obj.__self__]
@@ -465,7 +511,7 @@ def _references(obj: Any, found: list[types.FunctionType]) -> Iterable[Any]:
     return refs
 
 
-def _filled(cell: Any) -> bool:
+def is_filled(cell: Any) -> bool:
     try:
         cell.cell_contents  # noqa: B018 (reading it is the test)
     except ValueError:  # an empty cell (a name not yet bound)
@@ -474,11 +520,12 @@ def _filled(cell: Any) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
-def _global_names(code: Any) -> tuple[str, ...]:
+def global_names(code: Any) -> tuple[str, ...]:
+    """Names ``code`` and the code of functions defined inside it look up (globals, attributes)."""
     names = set(code.co_names)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names.update(_global_names(const))
+            names.update(global_names(const))
     return tuple(names)
 
 
@@ -499,6 +546,9 @@ class CodeScopes(_Recorder):
             if twin is not None:
                 self._skip.add(twin)
         for fn in user_functions(self._roots):
+            if hasattr(fn, "__wrapped__"):  # a functools.wraps wrapper: the wrapped one is the call
+                self._skip.add(fn.__code__)
+                continue
             twin = instrumented_code(fn.__code__) if _plain_builtins(fn) else None
             if twin is not None:
                 self._swapped.append((fn, fn.__code__))

@@ -2374,16 +2374,17 @@ def _through_wrapper(call: internals.JitCall
         return call, None
     if user is None:
         return call, None
+    is_static_leaf = equinox.is_static_leaf if equinox.is_filter_jit(user.wrapper) else None
     # A wrapper that passes the arguments through one for one (nnx.jit) keeps jax.jit's
     # static and donated ones; one that regroups them (filter_jit) says what it holds static.
-    one_for_one = user.is_static_leaf is None and len(user.args) == len(call.args) \
+    one_for_one = is_static_leaf is None and len(user.args) == len(call.args) \
         and set(user.kwargs) == set(call.kwargs)
     kept = {f: getattr(call, f) for f in ("static_argnums", "static_argnames", "donate_argnums",
                                            "donate_argnames")} if one_for_one else \
         dict.fromkeys(("static_argnums", "static_argnames", "donate_argnums", "donate_argnames"), ())
     return dataclasses.replace(call, fun=user.fun, args=user.args, kwargs=user.kwargs,
                                signature=user.signature, caller=user.caller,
-                               **kept), user.is_static_leaf
+                               **kept), is_static_leaf
 
 
 def _has_tracers(call: internals.JitCall) -> bool:

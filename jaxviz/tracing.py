@@ -23,7 +23,14 @@ import jax.extend.core as jcore
 import numpy as np
 
 from . import _jax_internals as internals
-from . import calls
+from . import adapters, calls
+from .adapters.base import (
+    UnsplittableArgument,
+    is_hashable,
+    output_leaf_names,
+    path_text,
+    positional_names,
+)
 from .calls import CallInfo, is_user_file, make_source
 from .graph import Aval, Graph, SourceLoc
 from .program import InputInfo, Program
@@ -79,9 +86,22 @@ def _singular(key: str) -> str:
 
 
 def _short(value: Any, limit: int = 60) -> str:
-    text = str(value) if not callable(value) else getattr(value, "__name__", type(value).__name__)
+    text = str(_plain(value)) if not callable(value) else getattr(value, "__name__", type(value).__name__)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _plain(value: Any) -> Any:
+    """JAX's literal objects (``TypedInt(0, dtype=int32)``, 0-d ``TypedNdArray``) as the
+    Python value they hold, so a literal reads ``0`` or ``1.0``."""
+    if isinstance(value, bool) or type(value) in (int, float, complex):
+        return value
+    for kind in (bool, int, float, complex):
+        if isinstance(value, kind):
+            return kind(value)
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return value.item()
+    return value
 
 
 def _display_params(params: dict[str, Any]) -> dict[str, str]:
@@ -97,9 +117,42 @@ def _display_params(params: dict[str, Any]) -> dict[str, str]:
 def _eqn_label(eqn: Any) -> str:
     name = eqn.primitive.name
     fname = eqn.params.get("name")
+    helper = library_helper_name(eqn)
+    if helper is not None:
+        return helper
     if isinstance(fname, str) and fname and fname != name:
         return f"{name}: {fname}"
     return name
+
+
+# Where JAX's small jitted helpers live: ``jnp.where`` is a ``jit`` named ``_where``.
+_HELPER_MODULES = (jax.numpy, jax.numpy.linalg, jax.nn, jax.lax, jax.random)
+
+
+@functools.lru_cache(maxsize=1024)
+def _public_helper(name: str) -> str | None:
+    """``where`` for ``_where``, ``max`` for ``_reduce_max``: the public function of
+    ``jax.numpy`` (or ``nn``, ``lax``, ``random``) a private jitted helper implements."""
+    if not name.startswith("_"):
+        return None
+    public = name.lstrip("_")
+    for candidate in (public, public.removeprefix("reduce_")):
+        if candidate and any(callable(getattr(m, candidate, None)) for m in _HELPER_MODULES):
+            return candidate
+    return None
+
+
+def library_helper_name(eqn: Any) -> str | None:
+    """The user's call (``where``) for a ``jit`` equation JAX made for one of its own
+    helpers (``_where``), else None."""
+    fname = eqn.params.get("name")
+    if not isinstance(fname, str) or not _sub_jaxprs_quick(eqn.params):
+        return None
+    return _public_helper(fname)
+
+
+def _sub_jaxprs_quick(params: dict[str, Any]) -> bool:
+    return isinstance(params.get("jaxpr"), (jcore.ClosedJaxpr, jcore.Jaxpr))
 
 
 def _scope_path(eqn: Any) -> list[tuple[str, str]]:
@@ -126,6 +179,7 @@ class GraphBuilder:
 
     def __init__(self, name: str, calls: dict[str, CallInfo], cell_file: str | None) -> None:
         self.graph = Graph(name)
+        self.captured: list[tuple[InputInfo, Any]] = []  # captured arrays, to name sub-jaxpr consts
         self.calls = calls
         self.cell_file = cell_file
         self.activation: dict[int, int] = {}  # call group → activation number (call order)
@@ -273,11 +327,16 @@ class GraphBuilder:
         subs = _sub_jaxprs(eqn.params)
         literals = [_short(v.val, 20) for v in eqn.invars if isinstance(v, jcore.Literal)]
         source = self._source(eqn)
-        if subs:
-            group = g.add_group(_eqn_label(eqn), "eqn", group, source=source)
+        label = _eqn_label(eqn)
+        params = _display_params(eqn.params)
+        if subs:  # a jnp helper (``where``) is the user's call, not JAX's ``jit: _where``
+            helper = library_helper_name(eqn)
+            if helper is not None:
+                params["name"] = helper
+            group = g.add_group(label, "eqn" if helper is None else "call", group, source=source)
         node = g.add_node(
-            "eqn", _eqn_label(eqn), group, primitive=eqn.primitive.name,
-            params=_display_params(eqn.params), outputs=[_aval_of(v) for v in eqn.outvars],
+            "eqn", label, group, primitive=eqn.primitive.name,
+            params=params, outputs=[_aval_of(v) for v in eqn.outvars],
             literals=literals, source=source,
         )
         operands = [v for v in eqn.invars if not isinstance(v, jcore.Literal)]
@@ -301,9 +360,12 @@ class GraphBuilder:
         """Bind a sub-jaxpr's inputs: to the producers of the matching outer operands when
         they line up (shape and dtype, aligned at the end), else to the equation's node."""
         sub_env: dict[Any, int] = {}
-        for var in sub.constvars:
-            sub_env[var] = self.graph.add_node("const", f"const {_aval_of(var).text}", group,
-                                               input_kind="constant", outputs=[_aval_of(var)])
+        named = _match_consts(consts, self.captured) if self.captured and consts else {}
+        for i, var in enumerate(sub.constvars):
+            info = named.get(i)  # a captured global a sub-jaxpr closed over
+            sub_env[var] = self.graph.add_node(
+                "const", info.name if info else f"const {_aval_of(var).text}", group,
+                input_kind=info.kind if info else "constant", outputs=[_aval_of(var)])
         outer = list(eqn.invars)[-len(sub.invars):] if sub.invars else []
         aligned = len(outer) == len(sub.invars) and all(
             _same_type(o, i) for o, i in zip(outer, sub.invars))
@@ -311,6 +373,8 @@ class GraphBuilder:
             src = outer[i] if aligned else None
             if src is not None and not isinstance(src, jcore.Literal) and src in env:
                 sub_env[var] = env[src]
+                # one value under two names: counted once on the edges it crosses
+                self._var_names[var] = self._var_name(src)
                 if env[src] != node:
                     bound.add(src)
                     continue
@@ -364,38 +428,51 @@ def _flat_inputs(name: str, value: Any, kind: str, source: str) -> list[InputInf
     leaves = jax.tree_util.tree_flatten_with_path(value)[0]
     out = []
     for path, leaf in leaves:
-        full = name + jax.tree_util.keystr(path)
+        full = name + path_text(path)
         out.append(InputInfo(full, kind, aval_of_value(leaf), None, source))
     return out
 
 
-def captured_values(fn: Callable[..., Any], max_functions: int = 50) -> list[tuple[InputInfo, Any]]:
-    """Globals and closure variables that ``fn`` (and the user functions it calls by name)
-    reads, which JAX bakes in at trace time: arrays and Python numbers. Functions,
-    modules and classes are code, not data. Returns (info, value) pairs."""
+def captured_values(fn: Callable[..., Any], roots: Iterable[Any] = (),
+                    max_functions: int = 50) -> list[tuple[InputInfo, Any]]:
+    """Globals and closure variables that ``fn`` reads, which JAX bakes in at trace time:
+    arrays and Python numbers. Followed through the user functions ``fn`` calls by name,
+    the functions defined inside them (the usual ``def loss_fn`` inside ``train_step``),
+    and the user functions reachable from ``roots`` (a Flax Module's methods behind
+    ``state.apply_fn``, the function a Haiku ``transform`` wraps). Functions, modules and
+    classes are code, not data. Returns (info, value) pairs."""
     out: list[tuple[InputInfo, Any]] = []
     seen_names: set[str] = set()
-    todo = [fn]
+    todo = [fn, *calls.user_functions(roots, limit=2_000)][::-1]
     visited: set[int] = set()
     while todo and len(visited) < max_functions:
         f = _python_function(todo.pop())
         if f is None or id(f) in visited:
             continue
         visited.add(id(f))
-        try:
-            cv = inspect.getclosurevars(f)
-        except (TypeError, ValueError):
-            continue
-        for source, mapping in (("closure", cv.nonlocals), ("global", cv.globals)):
+        for source, mapping in (("closure", _nonlocals(f)), ("global", _globals_read(f))):
             for name, value in mapping.items():
                 if is_array(value) or is_python_scalar(value):
                     if name not in seen_names:
                         seen_names.add(name)
                         aval = aval_of_value(value) if is_array(value) else None
                         out.append((InputInfo(name, "captured", aval, _short(value, 40), source), value))
-                elif callable(value) and not isinstance(value, type):
+                elif inspect.isfunction(value) or inspect.ismethod(value):
                     todo.append(value)
+                elif callable(value) and not isinstance(value, type):  # a model object
+                    todo += calls.user_functions([value], limit=500)
     return out
+
+
+def _nonlocals(f: Any) -> dict[str, Any]:
+    cells = zip(f.__code__.co_freevars, f.__closure__ or ())
+    return {name: cell.cell_contents for name, cell in cells if calls.is_filled(cell)}
+
+
+def _globals_read(f: Any) -> dict[str, Any]:
+    """The globals ``f`` and the functions defined inside it name (nested code objects)."""
+    g = f.__globals__
+    return {name: g[name] for name in calls.global_names(f.__code__) if name in g}
 
 
 def _python_function(fn: Any) -> Any:
@@ -491,8 +568,9 @@ def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_name
     closed = staged.traced.jaxpr
     const_names = _match_consts(closed.consts, captured)
     t0 = time.perf_counter()
-    graph = GraphBuilder(name, staged.calls, cell_file).build(
-        closed, inputs, input_names, output_names, const_names)
+    builder = GraphBuilder(name, staged.calls, cell_file)
+    builder.captured = [(info, value) for info, value in captured if is_array(value)]
+    graph = builder.build(closed, inputs, input_names, output_names, const_names)
     program = Program(name, closed, inputs, output_names, graph, source=source,
                       trace_output=staged.trace_output, call_scopes=staged.scopes)
     program.timings["trace"] = staged.trace_seconds
@@ -508,87 +586,94 @@ def _fresh(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fresh
 
 
-def _jit_parts(fn: Callable[..., Any]) -> tuple[Callable[..., Any], Any]:
-    """(the Python function, a jitted callable with ``.trace``) for plain or jitted fns."""
-    if hasattr(fn, "trace") and hasattr(fn, "lower"):
-        return getattr(fn, "__wrapped__", fn), fn
-    return fn, None
-
-
-def _output_names(out_tree_value: Any, base: str = "out") -> list[str]:
-    paths = jax.tree_util.tree_flatten_with_path(out_tree_value)[0]
-    if len(paths) == 1 and not paths[0][0]:
-        return [base]
-    return [base + jax.tree_util.keystr(p) for p, _ in paths]
-
-
 def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int] = (),
           static_argnames: str | Sequence[str] = (), **kwargs: Any) -> Program:
     """Trace ``fn(*args, **kwargs)`` into a Program without running it.
 
-    ``fn`` may be a plain function, a ``jax.jit``-ed one (its own static arguments apply),
-    or a transformed one (``jax.grad(f)``, ``jax.vmap(f)``, a module's ``apply``).
+    ``fn`` is what the user calls, traced the way its library traces it
+    (``jaxviz.adapters``): a plain function, a ``jax.jit``-ed one (its own static
+    arguments apply), a transformed one (``jax.grad(f)``), a ``functools.partial`` or a
+    decorated function, an ``eqx.filter_jit`` function or Module, an ``nnx.jit``
+    function, a Flax ``model.apply``, a Haiku ``transform``ed ``apply``.
     """
-    python_fn, jitted = _jit_parts(fn)
+    plan = adapters.adapt(fn, args, kwargs)
     static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
-    if jitted is not None:
-        static_argnums, static_argnames = _jit_static_args(jitted, static_argnums, static_argnames)
-    static_argnums = normalize_static_argnums(static_argnums, len(args))
-    auto = _auto_static(python_fn, args, kwargs, static_argnums, static_argnames)
-    static_argnums += tuple(i for i in auto if isinstance(i, int))
-    static_argnames += tuple(k for k in auto if isinstance(k, str))
+    static_argnums = normalize_static_argnums(static_argnums + plan.static_argnums, len(plan.args))
+    static_argnames += plan.static_argnames
+    arg_names = plan.arg_names or positional_names(plan.user_function, len(plan.args))
+    auto: dict[int | str, str] = {}
+    if plan.input_names is None:
+        auto = _auto_static(arg_names, plan.args, plan.kwargs, static_argnums, static_argnames)
+        static_argnums += tuple(i for i in auto if isinstance(i, int))
+        static_argnames += tuple(k for k in auto if isinstance(k, str))
+        inputs, input_names = _classify_arguments(arg_names, plan.args, plan.kwargs,
+                                                  static_argnums, static_argnames)
+    else:
+        input_names = plan.input_names
+        inputs = [InputInfo(name, "traced", aval_of_value(leaf), None, "argument") for name, leaf in
+                  zip(input_names, jax.tree_util.tree_leaves((plan.args, plan.kwargs)))]
+        inputs += [InputInfo(name, "static", None, _short(value, 40), "argument")
+                   for name, value in plan.static]
+
     # Always trace a fresh function object: JAX caches traces per function, and a cached
     # jaxpr would lack the call scopes recorded while tracing (and take no time).
     def make_jitted() -> Any:
-        return jax.jit(_fresh(python_fn), static_argnums=static_argnums, static_argnames=static_argnames)
+        return jax.jit(_fresh(plan.function), static_argnums=static_argnums,
+                       static_argnames=static_argnames)
 
-    name = getattr(python_fn, "__name__", None) or type(python_fn).__name__
-    inputs, input_names = _classify_arguments(python_fn, args, kwargs, static_argnums, static_argnames)
-    captured = captured_values(python_fn)
+    captured = captured_values(plan.user_function, roots=[*plan.roots, *plan.args, *plan.kwargs.values()])
     inputs += [info for info, _ in captured]
-    code = getattr(inspect.unwrap(python_fn), "__code__", None)
+    code = getattr(plan.user_function, "__code__", None)
+    skip = {*plan.transparent, *([code] if code else [])}
     try:
-        staged = stage(make_jitted, args, kwargs, skip=[code] if code else (), roots=[python_fn])
+        with plan.context():
+            staged = stage(make_jitted, plan.args, plan.kwargs, skip=skip,
+                           roots=[plan.function, plan.user_function, *plan.roots])
     except Exception as exc:
         _note_explanation(exc)
         raise
-    out_names = _output_names(staged.traced.out_info, "out")
-    program = build_program(name, staged, inputs, input_names, out_names, captured)
+    out_names = (plan.output_names or _output_names)(staged.traced.out_info)
+    program = build_program(plan.name, staged, inputs, input_names, out_names, captured)
+    program.notes += plan.notes
     if auto:
         program.notes.append(f"{', '.join(auto.values())} not arrays: traced as static arguments "
                              "(jax.jit needs static_argnums/static_argnames for them)")
     return program
 
 
-def _auto_static(python_fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
+def _output_names(out_info: Any) -> list[str]:
+    return output_leaf_names(out_info, "out")
+
+
+def _auto_static(names: list[str], args: Sequence[Any], kwargs: dict[str, Any],
                  static_argnums: Sequence[int], static_argnames: Sequence[str]) -> dict[int | str, str]:
     """Arguments ``jax.jit`` could not trace (a model object, a string, a function) that
     could be static (hashable): position or name → how to call it. ``jaxviz.trace`` makes
-    them static, as the user would with ``static_argnums``, and says so."""
-    names = _positional_names(python_fn, len(args))
+    them static, as the user would with ``static_argnums``, and says so. A value that can
+    be neither raises ``UnsplittableArgument`` naming it."""
     found: dict[int | str, str] = {}
     for key, value in [*enumerate(args), *kwargs.items()]:
         if key in static_argnums or key in static_argnames or _jit_can_trace(value):
             continue
-        try:
-            hash(value)
-        except TypeError:
-            continue  # not static either: JAX's own error will say so
-        found[key] = key if isinstance(key, str) else names[key]
+        name = key if isinstance(key, str) else names[key]
+        if not is_hashable(value):
+            raise UnsplittableArgument(_unsplittable_message(name, value))
+        found[key] = name
     return found
 
 
-def _positional_names(python_fn: Callable[..., Any], n_args: int) -> list[str]:
-    """The parameter name each positional argument binds to (``args[2]`` past them)."""
-    try:
-        parameters = list(inspect.signature(python_fn).parameters.values())
-    except (TypeError, ValueError):
-        parameters = []
-    positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    var_args = next((p.name for p in parameters if p.kind == p.VAR_POSITIONAL), "args")
-    return [positional[i] if i < len(positional) else f"{var_args}[{i - len(positional)}]"
-            for i in range(n_args)]
+def _unsplittable_message(name: str, value: Any) -> str:
+    """One line: which leaf of ``name`` jax.jit cannot trace, and what to mark static."""
+    leaf_path, leaf = "", value
+    for path, x in jax.tree_util.tree_flatten_with_path(value)[0]:
+        if not (is_array(x) or is_python_scalar(x)):
+            leaf_path, leaf = path_text(path), x
+            break
+    return (f"argument {name!r}: {name}{leaf_path} ({type(leaf).__name__}) is neither an array "
+            f"jax.jit can trace nor hashable, so {name!r} cannot be static either; mark the "
+            f"non-array parts static (static_argnames={name!r} with a hashable value, or "
+            f"eqx.filter_jit / eqx.field(static=True) for a Module's fields)")
 
 
 def _jit_can_trace(value: Any) -> bool:
@@ -619,7 +704,7 @@ def _note_explanation(exc: BaseException) -> None:
         exc.add_note(explanation.text())
 
 
-def _classify_arguments(python_fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
+def _classify_arguments(positional: list[str], args: Sequence[Any], kwargs: dict[str, Any],
                         static_argnums: tuple[int, ...],
                         static_argnames: tuple[str, ...]) -> tuple[list[InputInfo], list[str]]:
     """Inputs in the user's words, and the names of the jaxpr's invars in order.
@@ -627,7 +712,6 @@ def _classify_arguments(python_fn: Callable[..., Any], args: Sequence[Any], kwar
     Mirrors how ``jax.jit`` flattens a call: positional arguments in order, then keyword
     arguments as a dict (sorted keys), static ones left out.
     """
-    positional = _positional_names(python_fn, len(args))
     static_names = set(static_argnames) | {positional[i] for i in static_argnums if 0 <= i < len(positional)}
     inputs: list[InputInfo] = []
     names: list[str] = []
@@ -646,11 +730,3 @@ def _classify_arguments(python_fn: Callable[..., Any], args: Sequence[Any], kwar
 def normalize_static_argnums(nums: Sequence[int], n_args: int) -> tuple[int, ...]:
     """Negative positions count from the end of the positional arguments, as in jit."""
     return tuple(sorted({i % n_args if n_args and i < 0 else i for i in nums}))
-
-
-def _jit_static_args(jitted: Any, nums: tuple[int, ...], names: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[str, ...]]:
-    """The static arguments a pre-jitted function was created with, else those given."""
-    info = internals.jit_static_args(jitted)
-    if info is not None and (info[0] or info[1]):
-        return info
-    return nums, names

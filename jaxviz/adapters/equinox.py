@@ -1,5 +1,9 @@
-"""Equinox, for the recompilation tracker: ``eqx.filter_jit`` holds every non-array leaf
-of its arguments static (compared by value), and traces the arrays."""
+"""Equinox: ``eqx.filter_jit`` functions and Modules called directly.
+
+Traced as ``filter_jit`` traces: the arguments are split leaf by leaf with
+``eqx.partition(..., eqx.is_array)``, arrays traced and everything else (activation
+functions, int fields) held static, and only the arrays of the result are outputs.
+Recognised by ``isinstance(fn, eqx.Module)`` once the user has imported Equinox."""
 
 from __future__ import annotations
 
@@ -7,7 +11,67 @@ import dataclasses
 import sys
 from typing import Any
 
+import jax
 
+from .base import (
+    Plan,
+    UnsplittableArgument,
+    function_name,
+    is_hashable,
+    leaf_names,
+    path_text,
+    positional_names,
+)
+from .wrappers import is_jit_like
+
+
+def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan | None:
+    eqx = sys.modules.get("equinox")
+    if eqx is None or not isinstance(fn, eqx.Module):
+        return None
+    if is_jit_like(fn):  # filter_jit: what it wraps, split as it splits
+        target = fn.__wrapped__
+        user_function = getattr(target, "__func__", target)
+        arg_names = positional_names(target, len(args))
+        name = function_name(target)
+    else:  # a Module called directly: its __call__, the Module its first argument
+        target = user_function = type(fn).__call__
+        arg_names = [type(fn).__name__, *positional_names(fn, len(args))]
+        args = (fn, *args)
+        name = type(fn).__name__
+    kwarg_names = sorted(kwargs)
+    dynamic, static = eqx.partition((args, kwargs), eqx.is_array)
+    static_parts = _static_parts(static, arg_names, kwarg_names)
+    for name, value in static_parts:
+        if not is_hashable(value):
+            raise UnsplittableArgument(
+                f"{name} ({type(value).__name__}) is neither an array nor hashable: "
+                f"eqx.filter_jit cannot hold it static. Make it hashable (a tuple, a frozen "
+                f"dataclass) or mark the field static with eqx.field(static=True).")
+    dyn_args, dyn_kwargs = dynamic
+
+    def filtered(*call_args: Any, **call_kwargs: Any) -> Any:
+        a, k = eqx.combine((call_args, call_kwargs), static)
+        return eqx.filter(target(*a, **k), eqx.is_array)
+
+    names = [n for name, value in zip(arg_names, dyn_args) for n in leaf_names(name, value)]
+    names += [n for key in kwarg_names for n in leaf_names(key, dyn_kwargs[key])]
+    return Plan(filtered, tuple(dyn_args), dict(dyn_kwargs), user_function=user_function,
+                name=name, input_names=names, static=static_parts,
+                roots=[target, *args, *kwargs.values()])
+
+
+def _static_parts(static: Any, arg_names: list[str], kwarg_names: list[str]) -> list[tuple[str, Any]]:
+    """(user name, value) of every leaf held static (``model.activation``, ``model.depth``)."""
+    static_args, static_kwargs = static
+    parts = []
+    for name, value in [*zip(arg_names, static_args), *((k, static_kwargs[k]) for k in kwarg_names)]:
+        for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]:
+            parts.append((name + path_text(path), leaf))
+    return parts
+
+
+# ---------------------------------------------------------------------- recompiles
 def is_filter_jit(wrapper: Any) -> bool:
     """An ``eqx.filter_jit`` function (or method), once the user has imported Equinox."""
     eqx = sys.modules.get("equinox")

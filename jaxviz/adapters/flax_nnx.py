@@ -1,17 +1,158 @@
-"""Flax NNX, for the recompilation tracker: an ``nnx.Module`` is a pytree whose static
-attributes (``self.step_count = 0``, an activation function) are its node's auxiliary
-data; this names them."""
+"""Flax NNX: ``nnx.jit`` functions, and any function taking NNX Modules or Optimizers.
+
+Traced as ``nnx.jit`` traces: the graph nodes among the arguments are split into their
+state with ``nnx.split``, merged back inside with ``nnx.merge``, and their state after the
+call (``nnx.state``) is returned with the result, so the model and optimizer updates the
+call makes are outputs, as ``nnx.jit`` propagates them. Library layers (``nnx.Linear``)
+are named after the attribute that holds them (``linear1``). Recognised by
+``nnx.graph.is_graph_node`` once the user has imported ``flax.nnx``."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any
 
+import jax
 
+from ..calls import is_user_file
+from .base import Plan, function_name, key_text, leaf_names, positional_names
+from .wrappers import is_jit_like
+
+
+def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan | None:
+    nnx = sys.modules.get("flax.nnx")
+    if nnx is None:
+        return None
+    target = fn.__wrapped__ if is_jit_like(fn) else fn
+    arg_names = positional_names(target, len(args))
+    nodes = {i: a for i, a in enumerate(args) if nnx.graph.is_graph_node(a)}
+    nodes.update({k: v for k, v in kwargs.items() if nnx.graph.is_graph_node(v)})
+    if not nodes:
+        return None
+    keys = list(nodes)
+    graphdef, state = nnx.split(tuple(nodes.values()))
+    node_names = [arg_names[k] if isinstance(k, int) else k for k in keys]
+    rest_args = [a for i, a in enumerate(args) if i not in nodes]
+    rest_kwargs = {k: v for k, v in kwargs.items() if k not in nodes}
+
+    def merged_call(state: Any, *call_args: Any, **call_kwargs: Any) -> Any:
+        merged = nnx.merge(graphdef, state)
+        _name_library_layers(nnx, merged, node_names)
+        full = list(call_args)
+        for key, node in zip(keys, merged):
+            if isinstance(key, int):
+                full.insert(key, node)
+            else:
+                call_kwargs[key] = node
+        out = target(*full, **call_kwargs)
+        return out, nnx.state(merged)
+
+    rest_names = [n for i, n in enumerate(arg_names) if i not in nodes]
+    names = _state_names(state, node_names)
+    names += [n for name, value in zip(rest_names, rest_args) for n in leaf_names(name, value)]
+    names += [n for key in sorted(rest_kwargs) for n in leaf_names(key, rest_kwargs[key])]
+
+    def output_names(out_info: Any) -> list[str]:
+        result, new_state = out_info
+        return leaf_names("out", result) + _state_names(new_state, node_names)
+
+    return Plan(merged_call, (state, *rest_args), rest_kwargs, user_function=target,
+                name=function_name(target), input_names=names, output_names=output_names,
+                roots=[target, *args, *kwargs.values()])
+
+
+def is_graph_node(value: Any) -> bool:
+    """An NNX Module or Optimizer (state a call may update in place)."""
+    nnx = sys.modules.get("flax.nnx")
+    return nnx is not None and nnx.graph.is_graph_node(value)
+
+
+def state_of(node: Any) -> tuple[Any, list[str]]:
+    """The node's state (``nnx.state``) and its leaves' names relative to the node."""
+    state = sys.modules["flax.nnx"].state(node)
+    return state, _state_names(state, [""], single=True)
+
+
+def node_leaf_names(name: str, node: Any) -> list[str]:
+    """Names of a node's leaves as ``jax.jit`` flattens it (``model.linear1.kernel``,
+    without the Variable's own ``.value``)."""
+    names = []
+    for path, _ in jax.tree_util.tree_flatten_with_path(node)[0]:
+        if path and isinstance(path[-1], jax.tree_util.GetAttrKey) and path[-1].name == "value":
+            path = path[:-1]
+        names.append(name + "".join(_attr_text(k) for k in path))
+    return names
+
+
+def write_state(node: Any, state: Any) -> None:
+    """Put the state a traced call produced back into the user's node (``nnx.update``)."""
+    sys.modules["flax.nnx"].update(node, state)
+
+
+def _state_names(state: Any, node_names: list[str], single: bool = False) -> list[str]:
+    """``model.linear1.kernel``, ``optimizer.opt_state[0].mu.kernel``: the argument's name
+    for the state's first key, then the path, without the Variable's own ``.value``."""
+    names = []
+    for path, _ in jax.tree_util.tree_flatten_with_path(state)[0]:
+        head, *rest = (jax.tree_util.DictKey(0), *path) if single else path
+        if rest and isinstance(rest[-1], jax.tree_util.GetAttrKey) and rest[-1].name == "value":
+            rest = rest[:-1]
+        text = "".join(_attr_text(k) for k in rest)
+        names.append(node_names[head.key] + text)
+    return names
+
+
+def _attr_text(key: Any) -> str:
+    """A state key as the attribute it is: ``.linear1``, ``[0]`` (a list or tuple index)."""
+    if isinstance(key, jax.tree_util.DictKey):
+        k = key.key
+        return f".{k}" if isinstance(k, str) and k.isidentifier() else f"[{k!r}]"
+    return key_text(key)
+
+
+_scoped_classes: dict[type, type] = {}
+
+
+def _name_library_layers(nnx: Any, nodes: Any, node_names: list[str]) -> None:
+    """Give each library layer of the merged (per-trace) modules a class that calls it in a
+    ``jax.named_scope`` of its attribute name, so ``self.linear1(x)`` is a group
+    ``linear1``. User-written Modules are named after their class by ``jaxviz.calls``."""
+    for node in nodes:
+        for path, obj in nnx.graph.iter_graph(node):
+            if not path or not isinstance(obj, nnx.Module) or _is_user_class(type(obj)):
+                continue
+            name = str(path[-1]) if not isinstance(path[-1], int) else f"{path[-2]}[{path[-1]}]"
+            with contextlib.suppress(TypeError):
+                obj.__class__ = _scoped_class(type(obj))
+                object.__setattr__(obj, "_jaxviz_scope", name)
+
+
+def _scoped_class(cls: type) -> type:
+    scoped = _scoped_classes.get(cls)
+    if scoped is None:
+        call = cls.__call__
+
+        def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+            with jax.named_scope(self.__dict__.get("_jaxviz_scope", cls.__name__)):
+                return call(self, *args, **kwargs)
+
+        scoped = _scoped_classes[cls] = type(cls.__name__, (cls,), {"__call__": __call__,
+                                                                   "__module__": cls.__module__})
+    return scoped
+
+
+def _is_user_class(cls: type) -> bool:
+    module = sys.modules.get(cls.__module__)
+    file = getattr(module, "__file__", None)
+    return bool(file) and is_user_file(file) or cls.__module__ == "__main__"
+
+
+# ---------------------------------------------------------------------- recompiles
 def static_fields(node_type: Any, aux: Any) -> list[tuple[str, Any]] | None:
-    """[(attribute, value)] of the static attributes in an NNX node's auxiliary data
-    ``(data names, static names, static values)``, or None when ``node_type`` is not an
-    NNX pytree node or its data has another layout."""
+    """[(attribute, value)] of the static attributes (``self.step_count = 0``) in an NNX
+    pytree node's auxiliary data ``(data names, static names, static values)``, or None
+    when ``node_type`` is not an NNX pytree node or its data has another layout."""
     nnx = sys.modules.get("flax.nnx")
     pytree = getattr(nnx, "Pytree", None) if nnx is not None else None
     if pytree is None or not (isinstance(node_type, type) and issubclass(node_type, pytree)):

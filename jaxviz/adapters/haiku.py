@@ -1,12 +1,34 @@
-"""Haiku, for the recompilation tracker: ``hk.transform(f)`` returns ``init`` and
-``apply`` functions of Haiku's own code; Haiku ties each to the user's ``f``."""
+"""Haiku: the ``init`` and ``apply`` of an ``hk.transform``ed function, traced as they are
+(Haiku names its modules' scopes itself: ``block_0``, ``linear``), named after the
+function the user transformed, its arguments after ``apply``'s (``params``, ``rng``) and
+that function's parameters; that function is searched for captured globals. Recognised by
+the original function Haiku ties to them, once the user has imported Haiku."""
 
 from __future__ import annotations
 
 import sys
 from typing import Any
 
+from .base import Plan, positional_names
 
+
+def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan | None:
+    if "haiku" not in sys.modules or not getattr(fn, "__module__", "").startswith("haiku"):
+        return None
+    # Haiku ties the user's function to init/apply as ``_original_fn`` (its own
+    # ``get_original_fn`` reads it; not exported): tests/test_frameworks.py checks it.
+    original = getattr(fn, "_original_fn", None)
+    if original is None:
+        return None
+    fixed = positional_names(fn, len(args))
+    n_fixed = len([n for n in fixed if not n.startswith("args[")])
+    names = fixed[:n_fixed] + positional_names(original, len(args) - n_fixed)
+    return Plan(fn, args, kwargs, user_function=original,
+                name=f"{getattr(original, '__name__', 'transformed')}.{fn.__name__.removesuffix('_fn')}",
+                arg_names=names, roots=[original])
+
+
+# ---------------------------------------------------------------------- recompiles
 def original_function(fun: Any) -> tuple[Any, str] | None:
     """(the user's function, "init" or "apply") for a Haiku-transformed function, once the
     user has imported Haiku; None otherwise."""

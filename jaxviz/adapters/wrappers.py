@@ -1,44 +1,90 @@
-"""jit-like wrappers (``eqx.filter_jit``, ``nnx.jit``, any callable object that wraps the
-user's function and calls ``jax.jit`` on a reshaped version of the arguments): the call
-the user made, for the recompilation tracker, so that causes are in the user's terms
-(``model.step_count``, ``xs``) rather than the wrapper's (``static``,
-``dynamic_nodonate['rest'][9]``).
-
-How the user's call is found: between the user's frame and JAX's, the wrapper's entry
-frame is the first one the user's code called. When it is ``__call__(self, *args,
-**kwargs)`` of an object with ``__wrapped__`` (the ``functools.wraps`` convention every
-such wrapper follows), and the arguments bind to that function's signature, then
-``self.__wrapped__`` and those arguments are what the user called.
-"""
+"""Wrappers around a user function: ``functools.partial`` and ``jax.tree_util.Partial``
+(their bound arguments become named inputs), jit-like wrappers that expose the function
+they wrap (``jax.jit``, or any object with ``__wrapped__`` and ``lower``: tracing is what
+jaxviz does, so the wrapper adds nothing but its static arguments), and decorators built
+with ``functools.wraps`` (traced as they run, named after the function they wrap)."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import equinox
+from .. import _jax_internals as internals
+from .base import Plan, function_name
+
+Adapt = Callable[[Any, tuple, dict], "Plan | None"]
 
 
+def is_jit_like(fn: Any) -> bool:
+    """A jit-like wrapper: exposes what it wraps and can be lowered (``jax.jit``,
+    ``eqx.filter_jit``, ``nnx.jit``, a user's own)."""
+    return callable(fn) and hasattr(fn, "__wrapped__") and hasattr(fn, "lower")
+
+
+def adapt_partial(fn: Any, args: tuple, kwargs: dict, adapt: Adapt) -> Plan | None:
+    """``partial(f, a, k=b)(x)`` is ``f(a, x, k=b)``: traced as that, so ``a`` and ``b``
+    are named inputs rather than anonymous constants."""
+    if not isinstance(fn, functools.partial):
+        return None
+    return adapt(fn.func, (*fn.args, *args), {**fn.keywords, **kwargs})
+
+
+def adapt_jit_like(fn: Any, args: tuple, kwargs: dict, adapt: Adapt) -> Plan | None:
+    """The wrapped function, traced with the wrapper's static arguments (``jax.jit``'s)."""
+    if not is_jit_like(fn):
+        return None
+    plan = adapt(fn.__wrapped__, args, kwargs)
+    if plan is None:
+        return None
+    static = internals.jit_static_args(fn) if hasattr(fn, "trace") else None
+    if static is not None and (static[0] or static[1]) and plan.function is fn.__wrapped__:
+        plan.static_argnums, plan.static_argnames = static
+    return plan
+
+
+def adapt_function(fn: Any, args: tuple, kwargs: dict) -> Plan:
+    """Any other callable: traced as it is. A ``functools.wraps`` decorator's wrapper runs
+    (it may do work of its own) but is named, and its arguments are, after the function it
+    wraps; its own code gets no call group."""
+    inner = inspect.unwrap(fn) if callable(fn) else fn
+    transparent = set()
+    layer = fn
+    while layer is not inner and not is_jit_like(layer):
+        code = getattr(getattr(layer, "__func__", layer), "__code__", None)
+        if code is not None:
+            transparent.add(code)
+        layer = layer.__wrapped__
+    return Plan(fn, args, kwargs, user_function=inner if inspect.isfunction(inner) else fn,
+                name=function_name(fn), transparent=transparent)
+
+
+# ---------------------------------------------------------------------- recompiles
 @dataclass(frozen=True)
 class UserCall:
-    """What the user called through a jit-like wrapper. ``is_static_leaf``: which leaves
-    the wrapper holds static (compared by value), None: arrays and Python scalars are
-    traced as ``jax.jit`` would. ``wrapper`` names the wrapper (``eqx.filter_jit``)."""
+    """What the user called through a jit-like wrapper (``eqx.filter_jit``, ``nnx.jit``),
+    for the recompilation tracker: so that causes are in the user's terms
+    (``model.step_count``, ``xs``), not the wrapper's (``static``, ``dynamic_nodonate``).
+    ``wrapper`` is the wrapper object."""
 
     fun: Callable[..., Any]
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     signature: inspect.Signature | None
     caller: Any  # the user's frame that called the wrapper
-    wrapper: str
-    is_static_leaf: Callable[[Any], bool] | None = None
+    wrapper: Any
 
 
 def user_call(caller: Any, is_user_frame: Callable[[Any], bool]) -> UserCall | None:
-    """The user's call above ``caller`` (the first frame outside JAX), or None when JAX
-    was called directly (``jax.jit``) or the wrapper is not recognised."""
+    """The user's call above ``caller`` (the first frame outside JAX of a jit call), or
+    None when JAX was called directly or the wrapper is not recognised.
+
+    Between the user's frame and JAX's, the wrapper's entry is the first frame the user's
+    code called. When it is ``__call__(self, *args, **kwargs)`` of a jit-like object
+    (``is_jit_like``) and the arguments bind to the function it wraps, that function and
+    those arguments are what the user called."""
     entry, frame = None, caller
     for _ in range(40):
         if frame is None:
@@ -48,25 +94,18 @@ def user_call(caller: Any, is_user_frame: Callable[[Any], bool]) -> UserCall | N
         entry, frame = frame, frame.f_back
     else:
         return None
-    if entry is None or frame is None or entry.f_code.co_name != "__call__":
+    if entry is None or entry.f_code.co_name != "__call__":
         return None
     local = entry.f_locals
     owner, args, kwargs = local.get("self"), local.get("args"), local.get("kwargs", {})
     if not isinstance(args, tuple) or not isinstance(kwargs, dict):
         return None
     try:
-        fun = getattr(owner, "__wrapped__", None)
-    except Exception:
-        return None
-    if fun is None or not callable(fun):
-        return None
-    try:
+        if not is_jit_like(owner):
+            return None
+        fun = owner.__wrapped__
         signature = inspect.signature(fun)
         signature.bind(*args, **kwargs)
-    except (TypeError, ValueError):
+    except Exception:  # an object with odd attributes, or arguments that do not bind
         return None
-    if equinox.is_filter_jit(owner):
-        return UserCall(fun, args, kwargs, signature, frame, "eqx.filter_jit",
-                        equinox.is_static_leaf)
-    module = type(owner).__module__.split(".")[0]
-    return UserCall(fun, args, kwargs, signature, frame, f"{module}.{type(owner).__name__}")
+    return UserCall(fun, args, kwargs, signature, frame, owner)

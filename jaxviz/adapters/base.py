@@ -1,0 +1,113 @@
+"""What every adapter returns (``Plan``), the error for an argument no adapter can split,
+and the helpers adapters share. A leaf module: it imports no adapter."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+
+from ..calls import display_function
+
+
+class UnsplittableArgument(TypeError):
+    """An argument holds a value that can be neither traced (an array) nor static
+    (hashable): the message names it and says what to mark static. Raised before tracing,
+    so the user sees one line, not a traceback from inside jaxviz."""
+
+
+@dataclass
+class Plan:
+    """What jaxviz traces for what the user calls: ``jax.jit(function, static_argnums=...,
+    static_argnames=...)`` applied to ``args`` and ``kwargs``.
+
+    ``user_function`` is the function the user wrote (its name, signature, the globals it
+    reads, its code: the traced entry, which gets no call group of its own).
+    ``arg_names`` names ``function``'s positional parameters (None: ``user_function``'s).
+    ``input_names`` names the traced leaves in ``jax.jit``'s flattening order; None means
+    "from ``user_function``'s signature and the arguments' key paths". ``static`` lists
+    the parts an adapter held static (name, value); ``output_names`` names the leaves of
+    what ``function`` returns (from its output structure), None: ``out``, ``out[1]``...
+    ``transparent`` are code objects of wrappers that get no call group (a
+    ``functools.wraps`` decorator's ``wrapper``). ``context`` is entered around the trace.
+    """
+
+    function: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    user_function: Callable[..., Any]
+    name: str
+    static_argnums: tuple[int, ...] = ()
+    static_argnames: tuple[str, ...] = ()
+    arg_names: list[str] | None = None
+    input_names: list[str] | None = None
+    static: list[tuple[str, Any]] = field(default_factory=list)
+    output_names: Callable[[Any], list[str]] | None = None
+    roots: list[Any] = field(default_factory=list)
+    transparent: set[Any] = field(default_factory=set)
+    context: Callable[[], Any] = contextlib.nullcontext
+    notes: list[str] = field(default_factory=list)
+
+
+def function_name(fn: Any) -> str:
+    """The name the user gave ``fn`` (through ``functools.wraps``; a combinator's layer,
+    ``serial`` for ``serial.<locals>.apply_fun``; else its class)."""
+    name = getattr(fn, "__name__", None)
+    if isinstance(name, str) and name:
+        qualname = getattr(fn, "__qualname__", name)
+        return display_function(qualname).rpartition(".")[2] if qualname != name else name
+    return type(fn).__name__
+
+
+def positional_names(fn: Callable[..., Any], n_args: int) -> list[str]:
+    """The parameter name each positional argument binds to (``args[2]`` past them)."""
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        parameters = []
+    positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    var_args = next((p.name for p in parameters if p.kind == p.VAR_POSITIONAL), "args")
+    return [positional[i] if i < len(positional) else f"{var_args}[{i - len(positional)}]"
+            for i in range(n_args)]
+
+
+def key_text(key: Any) -> str:
+    """One step of a key path as the user writes it: ``.weight``, ``['Dense_0']``, ``[2]``."""
+    if isinstance(key, jax.tree_util.GetAttrKey):
+        return f".{key.name}"
+    if isinstance(key, jax.tree_util.SequenceKey):
+        return f"[{key.idx}]"
+    if isinstance(key, jax.tree_util.DictKey):
+        return f"[{key.key!r}]"
+    if isinstance(key, jax.tree_util.FlattenedIndexKey):
+        return f"[{key.key}]"
+    return str(key)
+
+
+def path_text(path: Sequence[Any]) -> str:
+    return "".join(key_text(k) for k in path)
+
+
+def leaf_names(name: str, value: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[str]:
+    """``name`` + each leaf's key path (``state.params['Dense_0']['kernel']``)."""
+    paths = jax.tree_util.tree_flatten_with_path(value, is_leaf=is_leaf)[0]
+    return [name + path_text(p) for p, _ in paths]
+
+
+def output_leaf_names(out_info: Any, base: str = "out") -> list[str]:
+    paths = jax.tree_util.tree_flatten_with_path(out_info)[0]
+    if len(paths) == 1 and not paths[0][0]:
+        return [base]
+    return [base + path_text(p) for p, _ in paths]
+
+
+def is_hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True

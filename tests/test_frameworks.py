@@ -1,0 +1,382 @@
+"""jaxviz on the programs users really write: the zoo in ``frameworks.py``, each traced as
+the user calls it and compared with the library's own trace and the real call."""
+
+import functools
+import json
+import sys
+
+import jax
+import jax.extend.core as jcore
+import jax.numpy as jnp
+import pytest
+from frameworks import BY_NAME, INTERNAL_NAMES, ZOO
+from test_tracing import recursive_eqn_count
+
+import jaxviz
+from jaxviz import UnsplittableArgument
+
+
+def dead_eqn_count(jaxpr) -> int:
+    """Equations whose results reach no output of their jaxpr (sub-jaxprs included; an
+    equation with effects is live)."""
+    live = {v for v in jaxpr.outvars if not isinstance(v, jcore.Literal)}
+    dead = 0
+    for eqn in reversed(jaxpr.eqns):
+        subs = jcore.jaxprs_in_params(eqn.params)
+        if eqn.effects or any(v in live for v in eqn.outvars):
+            live.update(v for v in eqn.invars if not isinstance(v, jcore.Literal))
+            dead += sum(dead_eqn_count(s) for s in subs)
+        else:
+            dead += 1 + sum(recursive_eqn_count(s) for s in subs)
+    return dead
+
+
+class Traced:
+    """One zoo program: built, traced by jaxviz as called, traced by its library, run."""
+
+    def __init__(self, entry):
+        self.entry = entry
+        self.fn, self.args, self.kwargs = entry.build()
+        self.program = jaxviz.trace(self.fn, *self.args, **self.kwargs)
+        self.reference = entry.reference(self.fn, self.args, self.kwargs)
+        self.real_outputs = entry.real_outputs(self.fn, self.args, self.kwargs)
+        graph = self.program.graph
+        self.text = self.program.to_dot(expand="all") + json.dumps(graph.to_json())
+
+
+_traced: dict[str, Traced] = {}
+
+
+@pytest.fixture(params=ZOO, ids=lambda e: e.name)
+def traced(request):
+    """Each zoo program traced once for the whole module."""
+    entry = request.param
+    if entry.name not in _traced:
+        _traced[entry.name] = Traced(entry)
+    return _traced[entry.name]
+
+
+def test_zoo_program_runs_as_written(traced):
+    """Each zoo program runs for real, and its library traces it."""
+    assert traced.real_outputs > 0
+    assert isinstance(traced.reference, jcore.ClosedJaxpr) and traced.reference.jaxpr.outvars
+
+
+def test_every_equation_is_a_node(traced):
+    program = traced.program
+    assert len(program.graph.eqn_nodes()) == recursive_eqn_count(program.jaxpr.jaxpr) > 0
+
+
+def test_as_many_outputs_as_the_real_call(traced):
+    program = traced.program
+    assert len(program.jaxpr.jaxpr.outvars) == traced.real_outputs
+    assert sum(n.kind == "output" for n in program.graph.nodes) == traced.real_outputs
+
+
+def test_no_more_discarded_work_than_the_library_trace(traced):
+    assert dead_eqn_count(traced.program.jaxpr.jaxpr) <= dead_eqn_count(traced.reference.jaxpr)
+
+
+def test_user_names_are_groups(traced):
+    program = traced.program
+    names = {g.name for g in program.graph.groups}
+    assert set(traced.entry.groups) <= names, sorted(names)
+    if traced.entry.root:
+        assert program.name == program.graph.groups[0].name == traced.entry.root
+    captured = {i.name for i in program.inputs if i.kind == "captured"}
+    assert set(traced.entry.captured) <= captured
+
+
+def test_no_internal_names(traced):
+    found = [name for name in INTERNAL_NAMES if name in traced.text]
+    assert not found
+
+
+def test_inputs_named_by_the_users_fields():
+    names = [i.name for i in _get("equinox_mlp").program.inputs]
+    assert "model.layers[1].weight" in names and "opt_state[0].mu.layers[0].bias" in names
+    static = {i.name: i for i in _get("equinox_mlp").program.inputs if i.kind == "static"}
+    assert {"model.activation", "model.depth"} <= set(static)
+    nnx_mlp = _get("nnx_mlp")
+    assert type(nnx_mlp.args[0].linear1).__name__ == "Linear"
+    assert type(nnx_mlp.args[0].linear1).__module__.startswith("flax")  # the user's objects untouched
+    assert not hasattr(nnx_mlp.args[0].linear1, "_jaxviz_scope")
+    names = [i.name for i in nnx_mlp.program.inputs]
+    assert "model.linear1.kernel" in names and "optimizer.opt_state[0].mu.linear2.bias" in names
+    assert "model.bn.mean" in names  # batch statistics: state nnx.jit propagates
+    assert "optimizer.step" in _get("nnx_mlp").program.output_names
+    names = [i.name for i in _get("linen_cnn").program.inputs]
+    assert "state.params['Dense_0']['kernel']" in names
+
+
+class Moments:
+    """A pytree registered without keys, as some optimizer states are."""
+
+    def __init__(self, mu, nu):
+        self.mu, self.nu = mu, nu
+
+
+jax.tree_util.register_pytree_node(Moments, lambda m: ((m.mu, m.nu), None), lambda _, c: Moments(*c))
+
+
+def test_keyless_pytree_leaves_named_by_position():
+    program = jaxviz.trace(lambda opt_state: Moments(opt_state.mu * 2, opt_state.nu),
+                           Moments(jnp.ones(2), jnp.zeros(2)))
+    assert [i.name for i in program.inputs] == ["opt_state[0]", "opt_state[1]"]
+    assert program.output_names == ["out[0]", "out[1]"]
+
+
+def _get(name: str) -> Traced:
+    if name not in _traced:
+        _traced[name] = Traced(BY_NAME[name])
+    return _traced[name]
+
+
+@pytest.mark.parametrize("name", ["equinox_mlp", "nnx_mlp"])
+def test_line_magic_traces_as_called(name):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    fn, args, _ = BY_NAME[name].build()
+    shell.user_ns.update(step=fn, args=args)
+    shell.run_cell("%load_ext jaxviz")
+    try:
+        result = shell.run_cell("%jaxpr --quiet -o prog step(*args)")
+    finally:
+        shell.run_cell("%unload_ext jaxviz")  # the shell is shared with other test files
+    assert result.error_in_exec is None
+    program = shell.user_ns["prog"]
+    assert len(program.jaxpr.jaxpr.outvars) == _get(name).real_outputs
+
+
+def test_cell_magic_splits_a_module_as_filter_jit_does():
+    """%%jaxpr: a Module read by the cell has its arrays traced and the rest held static."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    fn, (model, opt_state, x, y), _ = BY_NAME["equinox_mlp"].build()
+    shell.user_ns.update(train_step=fn, model=model, opt_state=opt_state, x=x, y=y)
+    shell.run_cell("%load_ext jaxviz")
+    try:
+        result = shell.run_cell("%%jaxpr --quiet -o prog\nmodel2, opt_state2, loss = train_step(model, opt_state, x, y)\n")
+    finally:
+        shell.run_cell("%unload_ext jaxviz")
+    assert result.error_in_exec is None
+    program = shell.user_ns["prog"]
+    kinds = {i.name: i.kind for i in program.inputs}
+    assert kinds["model.layers[0].weight"] == "traced" and kinds["model.activation"] == "static"
+    assert len(program.jaxpr.jaxpr.outvars) == _get("equinox_mlp").real_outputs
+    assert shell.user_ns["model2"].depth == 2 and shell.user_ns["loss"].shape == ()
+
+
+def test_cell_magic_writes_back_nnx_state_as_nnx_jit_does():
+    """%%jaxpr on a cell calling an nnx.jit step: the model and optimizer are updated as
+    the real call updates them, and their state is among the outputs."""
+    from flax import nnx
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    fn, (model, optimizer, x, y), _ = BY_NAME["nnx_mlp"].build()
+    real_model, real_optimizer = nnx.clone((model, optimizer))
+    fn(real_model, real_optimizer, x, y)
+    shell.user_ns.update(train_step=fn, model=model, optimizer=optimizer, x=x, y=y)
+    shell.run_cell("%load_ext jaxviz")
+    try:
+        result = shell.run_cell("%%jaxpr --quiet -o prog\nloss = train_step(model, optimizer, x, y)\n")
+    finally:
+        shell.run_cell("%unload_ext jaxviz")
+    assert result.error_in_exec is None
+    program = shell.user_ns["prog"]
+    assert "model.linear1.kernel" in [i.name for i in program.inputs]
+    assert "optimizer.step" in program.output_names
+    assert len(program.jaxpr.jaxpr.outvars) == _get("nnx_mlp").real_outputs
+    assert int(optimizer.step[...]) == 1
+    for ours, real in zip(jax.tree_util.tree_leaves(nnx.state((model, optimizer))),
+                          jax.tree_util.tree_leaves(nnx.state((real_model, real_optimizer)))):
+        assert jnp.allclose(ours, real, atol=1e-6)
+
+
+# ---------------------------------------------------------------------- bad input
+def test_unsplittable_argument_is_one_line_naming_it():
+    def apply_all(x, layers):
+        return [f(x) for f in layers]
+
+    with pytest.raises(UnsplittableArgument) as info:
+        jaxviz.trace(apply_all, jnp.ones(2), [jnp.tanh, jnp.sin])
+    message = str(info.value)
+    assert "\n" not in message and "'layers'" in message and "layers[0]" in message
+    assert "static" in message
+
+
+def test_unsplittable_equinox_field_names_the_field():
+    import equinox as eqx
+
+    class Tagged(eqx.Module):
+        weight: jax.Array
+        tags: set
+
+        def __call__(self, x):
+            return self.weight * x
+
+    with pytest.raises(UnsplittableArgument, match=r"Tagged.tags \(set\).*eqx.field\(static=True\)"):
+        jaxviz.trace(Tagged(jnp.ones(2), {"a"}), jnp.ones(2))
+    program = jaxviz.trace(Tagged(jnp.ones(2), frozenset({"a"})), jnp.ones(2))  # hashable: static
+    assert {i.name: i.kind for i in program.inputs} == {"Tagged.weight": "traced", "Tagged.tags": "static",
+                                                        "x": "traced"}
+
+
+# ---------------------------------------------------------------------- wrappers
+def test_partial_arguments_are_named_inputs():
+    def scale(w, x, *, power):
+        return (w * x) ** power
+
+    program = jaxviz.trace(jax.tree_util.Partial(scale, jnp.ones(3), power=2), jnp.ones(3))
+    assert [i.name for i in program.inputs if i.kind == "traced"] == ["w", "x", "power"]
+    program = jaxviz.trace(functools.partial(jax.jit(scale, static_argnames="power"), power=3),
+                           jnp.ones(3), jnp.ones(3))
+    assert program.name == "scale" and program.input("power").kind == "static"
+
+
+def test_decorated_helper_named_after_itself():
+    def traced_op(fn):
+        @functools.wraps(fn)
+        def wrapper(*args):
+            return fn(*args) + 0.0
+
+        return wrapper
+
+    @traced_op
+    def attention(q, k):
+        return jax.nn.softmax(q @ k.T)
+
+    def model(q, k):
+        return attention(q, k).sum()
+
+    program = jaxviz.trace(model, jnp.ones((2, 3)), jnp.ones((2, 3)))
+    names = {g.name for g in program.graph.groups}
+    assert "attention" in names and "wrapper" not in names and "traced_op" not in names
+
+
+def test_haiku_ties_the_original_function():
+    """jaxviz.adapters.haiku names a transformed apply after ``_original_fn``."""
+    import haiku as hk
+
+    def forward(x):
+        return hk.Linear(2)(x)
+
+    model = hk.transform(forward)
+    assert model.apply._original_fn is forward
+    params = model.init(jax.random.PRNGKey(0), jnp.ones((1, 3)))
+    program = jaxviz.trace(model.apply, params, None, jnp.ones((1, 3)))
+    assert program.name == "forward.apply"
+    assert "x" in [i.name for i in program.inputs] and "linear" in {g.name for g in program.graph.groups}
+
+
+def test_adapters_import_no_library():
+    """The adapters look only at libraries already imported."""
+    import subprocess
+
+    code = ("import sys, jaxviz, jax.numpy as jnp; jaxviz.trace(lambda x: x + 1, jnp.ones(2)); "
+            "print(sorted(m for m in ('equinox', 'flax', 'haiku', 'optax', 'diffrax') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------------- names and labels
+def test_jnp_helpers_are_the_users_call_and_literals_are_values():
+    program = jaxviz.trace(lambda x: jnp.where(x > 0, x, 0) + 1.0, jnp.ones(3))
+    groups = [g for g in program.graph.groups if g.name == "where"]
+    assert len(groups) == 1 and groups[0].kind == "call"
+    text = program.to_dot(expand="all") + json.dumps(program.graph.to_json())
+    assert "_where" not in text and "TypedInt" not in text and "TypedNdArray" not in text
+    literals = [lit for n in program.graph.eqn_nodes() for lit in n.literals]
+    assert "0" in literals and "1.0" in literals
+
+
+def block(x, s):
+    return jax.jit(lambda v, t: v * t + t)(x, s) + s
+
+
+def test_edge_counts_distinct_values_once_uncapped():
+    program = jaxviz.trace(lambda x, s: block(x, s) * 2, jnp.ones(3), jnp.float32(2.0))
+    graph = program.graph
+    (call,) = [g.id for g in graph.groups if g.name == "block"]
+    s_node = next(n.id for n in graph.nodes if n.label == "s")
+    view = graph.view(expand=0)  # the call of block is one box
+    labels = [e.label for e in view.edges if e.src == ("n", s_node) and e.dst == ("g", call)]
+    assert labels == ["f32[]"]  # one scalar, used inside and outside the jit: one value
+
+    arrays = [jnp.ones(2) * i for i in range(100)]
+    program = jaxviz.trace(lambda xs: jax.jit(lambda ys: [y + 1 for y in ys])(xs), arrays)
+    (jit_group,) = [g.id for g in program.graph.groups if g.kind == "eqn"]
+    into = [e.label for e in program.graph.view(expand=0).edges if e.dst == ("g", jit_group)]
+    assert into == ["100 values"]  # not capped at 64
+
+
+# ---------------------------------------------------------------------- combinators, globals
+def Dense(width):
+    def init_fun(rng, shape):
+        return shape[:-1] + (width,), (jax.random.normal(rng, (shape[-1], width)),)
+
+    def apply_fun(params, x):
+        return x @ params[0]
+
+    return init_fun, apply_fun
+
+
+def serial(*layers):
+    def init_fun(rng, shape):
+        params = []
+        for init, _ in layers:
+            shape, p = init(rng, shape)
+            params.append(p)
+        return shape, params
+
+    def apply_fun(params, x):
+        for (_, apply), p in zip(layers, params):
+            x = apply(p, x)
+        return x
+
+    return init_fun, apply_fun
+
+
+def test_own_combinators_named_after_the_layer():
+    init, predict = serial(Dense(4), serial(Dense(3), Dense(2)))
+    _, params = init(jax.random.PRNGKey(0), (1, 5))
+    program = jaxviz.trace(predict, params, jnp.ones((1, 5)))
+    assert program.name == "serial"
+    calls = sorted(g.name for g in program.graph.groups if g.kind == "call")
+    assert calls == ["Dense", "Dense", "Dense"]
+    text = program.to_dot(expand="all") + json.dumps(program.graph.to_json())
+    assert "apply_fun" not in text
+
+
+GAIN = jnp.array([1.0, 2.0, 3.0])  # globals read only inside library-called code
+
+
+def test_globals_reached_through_linen_and_haiku_are_captured():
+    import flax.linen as nn
+    import haiku as hk
+
+    class Scaled(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            return nn.Dense(3)(x) * GAIN
+
+    model = Scaled()
+    variables = model.init(jax.random.PRNGKey(0), jnp.ones((1, 2)))
+
+    def loss(variables, x):
+        return model.apply(variables, x).sum()
+
+    captured = [i.name for i in jaxviz.trace(loss, variables, jnp.ones((1, 2))).inputs if i.kind == "captured"]
+    assert "GAIN" in captured
+
+    def forward(x):
+        return hk.Linear(3)(x) * GAIN
+
+    transformed = hk.transform(forward)
+    params = transformed.init(jax.random.PRNGKey(0), jnp.ones((1, 2)))
+    program = jaxviz.trace(jax.jit(transformed.apply), params, None, jnp.ones((1, 2)))
+    assert "GAIN" in [i.name for i in program.inputs if i.kind == "captured"]
+    assert any(n.label == "GAIN" for n in program.graph.nodes)  # the constant is named
