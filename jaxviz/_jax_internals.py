@@ -404,10 +404,16 @@ class JitCall:
     signature: Any  # inspect.Signature | None, as JAX computed it for the function
     aot: bool  # ``.trace()`` / ``.lower()`` rather than a call
     caller: Any  # the first frame outside JAX above the call (a frame object; don't keep it)
+    donate_argnums: tuple[int, ...] = ()  # resolved by JAX (donate_argnames included)
+    donate_argnames: tuple[str, ...] = ()
 
 
 def _jit_info_fields(ji: Any) -> tuple[tuple[int, ...], tuple[str, ...], Any]:
     return tuple(ji.static_argnums), tuple(ji.static_argnames), ji.fun_signature
+
+
+def _jit_donation(ji: Any) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    return tuple(ji.donate_argnums), tuple(ji.donate_argnames)
 
 
 def _outside_jax(frame: Any) -> Any:
@@ -433,7 +439,7 @@ def current_jit_call(max_depth: int = 80) -> JitCall | None:
             back = frame.f_back
             aot = back is None or back.f_code.co_name != "cache_miss"
             return JitCall(loc["fun"], loc["ji"], tuple(loc["args"]), dict(loc["kwargs"]),
-                           nums, names, sig, aot, _outside_jax(back))
+                           nums, names, sig, aot, _outside_jax(back), *_jit_donation(loc["ji"]))
         if code is _RUN_PYTHON_PJIT_CODE:
             loc = frame.f_locals
             back = frame.f_back  # cache_miss, a closure over fun and jit_info
@@ -442,7 +448,7 @@ def current_jit_call(max_depth: int = 80) -> JitCall | None:
                 return None
             nums, names, sig = _jit_info_fields(ji)
             return JitCall(loc["fun"], ji, tuple(loc["args"]), dict(loc["kwargs"]),
-                           nums, names, sig, False, _outside_jax(back))
+                           nums, names, sig, False, _outside_jax(back), *_jit_donation(ji))
         frame = frame.f_back
         depth += 1
     return None

@@ -152,6 +152,11 @@ def display_function(qualname: str) -> str:
     return qualname
 
 
+def shown_name(code: Any) -> str:
+    """A code object's function name as shown: ``serial`` for ``serial.<locals>.apply_fun``."""
+    return factory_name(code) or code.co_name
+
+
 def factory_name(code: Any) -> str | None:
     """``GraphConvolution`` for ``GraphConvolution.<locals>.apply_fun``: the function that
     made a generically named closure (see ``GENERIC_CLOSURES``), else None. Called after
@@ -209,7 +214,7 @@ class _Recorder:
         info = CallInfo(
             name,
             make_source(code.co_filename, code.co_firstlineno, code.co_name, self._cell_file),
-            make_source(caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name, self._cell_file)
+            make_source(caller.f_code.co_filename, caller.f_lineno, shown_name(caller.f_code), self._cell_file)
             if caller is not None else None,
         )
         self.calls[key] = _known_calls[key] = info

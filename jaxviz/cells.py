@@ -24,6 +24,8 @@ from typing import Any
 
 import jax
 
+from .adapters import flax_nnx
+from .adapters.base import path_text
 from .calls import compile_instrumented, restore_plain_code
 from .devices import default_device, describe_device
 from .program import InputInfo, Program
@@ -181,6 +183,10 @@ class CellProgram:
         leaves = list(self.side["leaves"])
         for i, value in zip(self.side["dynamic"], outs):
             leaves[i] = value
+        rest = outs[len(self.side["dynamic"]):]
+        for node, state_def, count in self.side["write_back"]:
+            flax_nnx.write_state(node, jax.tree_util.tree_unflatten(state_def, rest[:count]))
+            rest = rest[count:]
         return jax.tree_util.tree_unflatten(self.side["treedef"], leaves)
 
     def compile(self) -> None:
@@ -238,7 +244,7 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
     unknown = static - set(analysis.loaded)
     if unknown:
         raise ValueError(f"--static names not read by the cell: {', '.join(sorted(unknown))}")
-    traced, folded, inputs = _classify(analysis, namespace, static)
+    traced, folded, inputs, split = _classify(analysis, namespace, static)
     carried = [n for n in folded if n in analysis.assigned]  # read, then rebound by the cell
     cell_fn = _as_function(analysis, traced + carried, filename, namespace)
     cell_code = cell_fn.__code__  # the cell itself is the root, not a call group inside it
@@ -248,16 +254,25 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
     outputs = analysis.assigned | ({LAST_VALUE} if analysis.has_last_expr else set())
 
     def staged_fn(*args: Any) -> list[Any]:
+        args = [split[n].merge(a) if n in split else a for n, a in zip(traced, args)]
         local = cell_fn(*args)
         result = {k: local[k] for k in local if k in outputs}
         flat, treedef = jax.tree_util.tree_flatten_with_path(result)
         dynamic = [i for i, (_, leaf) in enumerate(flat) if isinstance(leaf, jax.Array)]
         side.update(treedef=treedef, leaves=[leaf for _, leaf in flat], dynamic=dynamic,
-                    names=[_output_name(flat[i][0]) for i in dynamic])
-        return [flat[i][1] for i in dynamic]
+                    names=[_output_name(flat[i][0]) for i in dynamic], write_back=[])
+        updated = []
+        for n, arg in zip(traced, args):  # NNX modules the cell updated in place, as nnx.jit does
+            if flax_nnx.is_graph_node(namespace[n]):
+                state, names = flax_nnx.state_of(arg)
+                leaves, state_def = jax.tree_util.tree_flatten(state)
+                side["write_back"].append((namespace[n], state_def, len(leaves)))
+                side["names"] += [n + name for name in names]
+                updated += leaves
+        return [flat[i][1] for i in dynamic] + updated
 
     staged_fn.__name__ = name
-    args = tuple(namespace[n] for n in traced)
+    args = tuple(split[n].arrays if n in split else namespace[n] for n in traced)
     snapshots = _snapshot_containers(namespace, folded)
     if device is not None:
         from .devices import place
@@ -306,18 +321,57 @@ def _check_no_leaks(namespace: dict[str, Any], snapshots: dict[str, Any]) -> Non
 
 
 def _output_name(path: Any) -> str:
-    key = jax.tree_util.keystr(path)  # "['loss']" or "['params']['w']"
+    key = path_text(path)  # "['loss']" or "['params']['w']"
     if key.startswith("['") and "']" in key:
         head, rest = key[2:].split("']", 1)
         return ("result" if head == LAST_VALUE else head) + rest
     return key
 
 
-def _classify(analysis: CellAnalysis, namespace: dict[str, Any],
-              static: set[str]) -> tuple[list[str], list[str], list[InputInfo]]:
+@dataclass
+class SplitValue:
+    """A namespace value holding arrays beside other leaves (an Equinox Module with its
+    activation function): its arrays are traced, the rest held static, as
+    ``eqx.filter_jit`` splits an argument."""
+
+    treedef: Any
+    leaves: list[Any]  # the static leaves; None where an array goes
+    arrays: list[Any]
+
+    @classmethod
+    def of(cls, value: Any) -> SplitValue | None:
+        if callable(value) and not jax.tree_util.tree_leaves(value):
+            return None
+        leaves, treedef = jax.tree_util.tree_flatten(value)
+        if not any(is_array(x) for x in leaves):
+            return None
+        return cls(treedef, [None if is_array(x) else x for x in leaves],
+                   [x for x in leaves if is_array(x)])
+
+    def merge(self, arrays: list[Any]) -> Any:
+        it = iter(arrays)
+        return jax.tree_util.tree_unflatten(
+            self.treedef, [next(it) if x is None else x for x in self.leaves])
+
+    def inputs(self, name: str, value: Any) -> list[InputInfo]:
+        out = []
+        paths = jax.tree_util.tree_flatten_with_path(value)[0]
+        names = (flax_nnx.node_leaf_names(name, value) if flax_nnx.is_graph_node(value)
+                 else [name + path_text(path) for path, _ in paths])
+        for full, (_, leaf) in zip(names, paths):
+            if is_array(leaf):
+                out += _flat_inputs(full, leaf, "traced", "cell variable")
+            else:
+                out.append(InputInfo(full, "static", None, _short(leaf, 40), "cell variable"))
+        return out
+
+
+def _classify(analysis: CellAnalysis, namespace: dict[str, Any], static: set[str]
+              ) -> tuple[list[str], list[str], list[InputInfo], dict[str, SplitValue]]:
     traced: list[str] = []
     folded: list[str] = []
     inputs: list[InputInfo] = []
+    split: dict[str, SplitValue] = {}
     for name in analysis.loaded:
         if name not in namespace:
             if not hasattr(builtins, name) and name not in analysis.assigned:
@@ -329,12 +383,20 @@ def _classify(analysis: CellAnalysis, namespace: dict[str, Any],
             inputs.append(InputInfo(name, "static", None, _short(value, 40), "cell variable"))
         elif _is_traceable_tree(value):
             traced.append(name)
-            inputs += _flat_inputs(name, value, "traced", "cell variable")
+            flat = _flat_inputs(name, value, "traced", "cell variable")
+            if flax_nnx.is_graph_node(value):
+                for info, leaf_name in zip(flat, flax_nnx.node_leaf_names(name, value)):
+                    info.name = leaf_name
+            inputs += flat
         elif is_python_scalar(value):
             folded.append(name)
             # Python numbers are folded in as literals, as a plain run would use them.
             inputs.append(InputInfo(name, "constant", None, _short(value, 40), "cell variable"))
+        elif (parts := SplitValue.of(value)) is not None:
+            traced.append(name)
+            split[name] = parts
+            inputs += parts.inputs(name, value)
         else:
             folded.append(name)  # functions, modules, objects: read as usual, not inputs
-    return traced, folded, inputs
+    return traced, folded, inputs, split
 

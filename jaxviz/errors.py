@@ -1629,23 +1629,94 @@ def _explanation_rich(e: Explanation) -> Any:
 _HOOKS: dict[int, tuple[tuple[type, ...], Any]] = {}  # id(shell) → previous custom exc
 
 
+def user_frames(tb: Any) -> list[UserLine]:
+    """The traceback's frames in the user's code (cells, the user's files), outermost
+    first: what a traceback of an explained error keeps."""
+    out = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if is_user_file(code.co_filename) and not code.co_filename.startswith("<frozen"):
+            out.append(_frame_line(code.co_filename, tb.tb_lineno, code.co_name,
+                                   _span(code, tb.tb_lasti), None))
+        tb = tb.tb_next
+    return out
+
+
+_RED, _GREEN, _BOLD, _RESET = "\x1b[0;31m", "\x1b[0;32m", "\x1b[1m", "\x1b[0m"
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def short_traceback(exc: BaseException) -> list[str]:
+    """An explained error's traceback: the error, then only the user's frames (line and
+    caret), then where the rest is. IPython shows these lines instead of the long one."""
+    message = (str(exc).strip().splitlines() or [""])[0]
+    lines = [f"{_RED}{_BOLD}{type(exc).__name__}{_RESET}: {message}"]
+    for frame in user_frames(exc.__traceback__):
+        where = frame.where() if frame.cell else f"{frame.file}:{frame.line}"
+        function = "" if frame.function == "<module>" else f", in {frame.function}"
+        lines.append(f"  {_GREEN}{where}{function}{_RESET}")
+        lines.append(f"    {frame.text.strip()}")
+        if frame.expression and frame.expression.strip() != frame.text.strip():
+            indent = len(frame.text) - len(frame.text.lstrip())
+            lines.append("    " + " " * max(frame.col - indent, 0) + "^" * len(frame.expression))
+    lines.append("(explained above; your frames only: the full traceback is folded above, "
+                 "or run %tb)")
+    return lines
+
+
+def _full_traceback_html(shell: Any, etype: type, value: BaseException, tb: Any,
+                         tb_offset: Any) -> str | None:
+    """The full traceback as a folded block: one click away."""
+    try:
+        stb = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
+    except Exception:
+        return None
+    text = _ANSI.sub("", "\n".join(stb))
+    frames = sum(1 for _ in _walk_tb(tb))
+    return (f"<details class='jaxviz-traceback' style='font:12px var(--jp-ui-font-family,sans-serif)'>"
+            f"<summary>full traceback ({frames} frames)</summary><pre style='font-size:11px;"
+            f"white-space:pre-wrap'>{html.escape(text)}</pre></details>")
+
+
+def _walk_tb(tb: Any) -> Iterable[Any]:
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
+
+
 def _handler(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: Any = None) -> None:
-    """IPython custom exception handler: the explanation above the usual traceback for
-    tracer errors; anything else is shown exactly as IPython would have."""
+    """IPython custom exception handler: for an explained tracer error, the explanation,
+    the full traceback folded under it, and a short traceback of the user's frames (``%tb``
+    shows the full one); anything else is shown exactly as IPython would have."""
     previous = _HOOKS.get(id(shell))
     explanation = None
     if is_tracer_error(value):
         explanation = _safe_explain(value)
     elif previous is not None and previous[0] and isinstance(value, previous[0]):
         return previous[1](etype, value, tb, tb_offset=tb_offset)
-    if explanation is not None:
-        try:
-            from IPython.display import display
+    if explanation is None:
+        shell.showtraceback((etype, value, tb), tb_offset=tb_offset, running_compiled_code=True)
+        return None
+    try:
+        from IPython.display import HTML, display
 
-            display(explanation)
-        except Exception:
+        display(explanation)
+        folded = _full_traceback_html(shell, etype, value, tb, tb_offset)
+        if folded is not None:
+            display(HTML(folded))
+    except Exception:
+        pass
+    if hasattr(value, "_render_traceback_"):  # a %%jaxpr cell's own short rendering
+        shell.showtraceback((etype, value, tb), tb_offset=tb_offset, running_compiled_code=True)
+        return None
+    attach_rendering(value, short_traceback(value))
+    try:
+        shell.showtraceback((etype, value, tb), tb_offset=tb_offset, running_compiled_code=True)
+    finally:  # %tb, later, shows the full traceback
+        try:
+            del value._render_traceback_
+        except AttributeError:
             pass
-    shell.showtraceback((etype, value, tb), tb_offset=tb_offset, running_compiled_code=True)
     return None
 
 

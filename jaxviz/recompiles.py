@@ -47,9 +47,11 @@ import jax
 import numpy as np
 
 from . import _jax_internals as internals
+from . import objects
+from .adapters import equinox, flax_nnx, haiku, wrappers
 from .calls import ipython_cell_name, is_user_file, original_code
 from .devices import fmt_seconds
-from .graph import MIME_TYPE, Aval
+from .graph import Aval
 from .tracing import _make_aval, captured_values, is_python_scalar
 
 SCHEMA = "jaxviz.compiles"
@@ -57,8 +59,8 @@ SCHEMA_VERSION = 1
 
 CAUSE_KINDS = (
     "first_call", "shape", "dtype", "weak_type", "static_value", "pytree_structure",
-    "new_function_object", "arg_count", "sharding", "device", "context",
-    "previous_error", "unknown",
+    "new_function_object", "arg_count", "sharding", "device", "commitment", "donation",
+    "context", "previous_error", "unknown",
 )
 MAX_CAUSES = 24  # per event; a pytree of 1000 leaves that all changed dtype says so once
 MAX_WARNINGS = 100  # kept per watch (storms, stale globals); the oldest go first
@@ -194,6 +196,8 @@ def _unwrap_chain(fun: Any) -> list[Any]:
             fun = fun.func
         elif inspect.ismethod(fun):
             fun = fun.__func__
+        elif (original := haiku.original_function(fun)) is not None:
+            fun = original[0]
         else:
             fun = getattr(fun, "__wrapped__", None)
     return chain
@@ -221,11 +225,15 @@ def _describe_function(fun: Any) -> tuple[Any, FunctionInfo, Any]:
     transforms: list[str] = []
     key: list[Any] = []
     inner = None
+    suffix = ""
     for f in chain:
         code = getattr(f, "__code__", None)
         if code is None:
             key.append(type(f).__qualname__)
             continue
+        transformed = haiku.original_function(f)
+        if transformed is not None:  # hk.transform(forward).apply: "forward.apply"
+            suffix = f".{transformed[1]}"
         code = original_code(code)  # a function jaxviz is tracing keeps its identity
         inner = f
         if internals.is_jax_file(code.co_filename) and code.co_name.endswith(_TRANSFORM_SUFFIX):
@@ -244,7 +252,7 @@ def _describe_function(fun: Any) -> tuple[Any, FunctionInfo, Any]:
     else:
         qualname = base = getattr(fun, "__name__", None) or type(fun).__name__
         defined = None
-    name = base
+    name = base + suffix
     for t in transforms:
         name = f"{t}({name})"
     return tuple(key), FunctionInfo(name, qualname, defined), inner
@@ -265,7 +273,9 @@ class Leaf:
     """One array leaf of an argument: its aval and, for committed arrays, its placement."""
 
     aval: Aval
-    placement: str | None = None  # "device cpu:1" or a sharding's text; None if uncommitted
+    # "device cpu:1" or a sharding's text when committed; "numpy" for a host array; None
+    # for an uncommitted jax.Array (numpy arrays are uncommitted too: same executable)
+    placement: str | None = None
 
     @property
     def text(self) -> str:
@@ -281,7 +291,12 @@ def _intern(leaf: Leaf) -> Leaf:
     return _LEAVES.setdefault(leaf, leaf)
 
 
+NUMPY = "numpy"
+
+
 def _placement(value: Any) -> str | None:
+    if isinstance(value, (np.ndarray, np.generic)):
+        return NUMPY
     if not isinstance(value, jax.Array) or isinstance(value, jax.core.Tracer):
         return None
     try:
@@ -309,6 +324,19 @@ def _sharding_text(sharding: Any) -> str:
     return text if len(text) <= 80 else text[:79] + "…"
 
 
+def is_committed(placement: str | None) -> bool:
+    return placement not in (None, NUMPY)
+
+
+def placement_words(placement: str | None) -> str:
+    """How an argument was placed, as the cause's before/after."""
+    if placement is None:
+        return "uncommitted"
+    if placement == NUMPY:
+        return "a numpy array (uncommitted)"
+    return "committed to " + placement.removeprefix("device ")
+
+
 def _leaf_of(value: Any) -> Leaf:
     try:
         out = _make_aval(jax.typeof(value))
@@ -327,14 +355,19 @@ class ArgSig:
     value: Any = None  # the static value
     structure: Any = None  # PyTreeDef of a traced argument
     leaves: tuple[tuple[str, Leaf], ...] = ()  # (pytree path inside the argument, leaf)
+    donated: bool = False  # donate_argnums / donate_argnames
+    # leaves a jit-like wrapper holds static (eqx.filter_jit: every non-array leaf)
+    statics: tuple[tuple[str, Any], ...] = ()
 
     def text(self) -> str:
         if self.static:
             return f"{short_repr(self.value)} (static)"
-        if len(self.leaves) == 1 and not self.leaves[0][0]:
+        if len(self.leaves) == 1 and not self.leaves[0][0] and not self.statics:
             return self.leaves[0][1].text
-        inner = ", ".join(f"{p}: {leaf.text}" for p, leaf in self.leaves[:8])
-        more = f", … {len(self.leaves) - 8} more" if len(self.leaves) > 8 else ""
+        parts = [f"{p}: {leaf.text}" for p, leaf in self.leaves]
+        parts += [f"{p}: {short_repr(v)} (static)" for p, v in self.statics]
+        inner = ", ".join(parts[:8])
+        more = f", … {len(parts) - 8} more" if len(parts) > 8 else ""
         return f"{{{inner}{more}}}"
 
 
@@ -396,19 +429,34 @@ def _arg_names(call: internals.JitCall) -> tuple[list[tuple[str, Any, bool, str]
     return out, n
 
 
-def signature_of(call: internals.JitCall) -> Signature:
+def _donated(call: internals.JitCall, index: int, name: str, passed: str) -> bool:
+    if passed == "positional":
+        return index in call.donate_argnums
+    return name in call.donate_argnames
+
+
+def signature_of(call: internals.JitCall,
+                 is_static_leaf: Callable[[Any], bool] | None = None) -> Signature:
+    """The call's signature; ``is_static_leaf``: the leaves a jit-like wrapper holds
+    static (compared by value), for a call made through one (``eqx.filter_jit``)."""
     args = []
     named, _ = _arg_names(call)
-    for name, value, static, passed in named:
+    for index, (name, value, static, passed) in enumerate(named):
         if static:
             args.append(ArgSig(name, True, passed, value))
             continue
+        statics: tuple[tuple[str, Any], ...] = ()
         try:
             flat, treedef = jax.tree_util.tree_flatten_with_path(value)
+            if is_static_leaf is not None:
+                statics = tuple((sys.intern(jax.tree_util.keystr(p)), v) for p, v in flat
+                                if is_static_leaf(v))
+                flat = [(p, v) for p, v in flat if not is_static_leaf(v)]
             leaves = tuple((sys.intern(jax.tree_util.keystr(p)), _leaf_of(v)) for p, v in flat)
         except Exception:  # an odd object JAX will reject anyway
             treedef, leaves = None, (("", _leaf_of(value)),)
-        args.append(ArgSig(name, False, passed, None, treedef, leaves))
+        args.append(ArgSig(name, False, passed, None, treedef, leaves,
+                           _donated(call, index, name, passed), statics))
     return Signature(tuple(args), context_snapshot())
 
 
@@ -444,8 +492,13 @@ class Cause:
     # for pytree_structure: "node" (another container type), "children" (other keys or
     # number of children), "static_field" (a static field of ``owner``, a registered
     # dataclass), "static_data" (other auxiliary data of a custom node of type ``owner``)
+    # for static_value: "hash" (equal to the compiled value, hashed differently) or
+    # "identity" (a new object of a class compared by identity); for new_function_object:
+    # the kind of the new object ("partial", "method", "closure", ...), ``owner`` where it
+    # was created and ``note`` what it is, in words
     detail: str | None = None
     owner: str | None = None
+    note: str | None = None
 
     def __str__(self) -> str:
         p, b, a = f"`{self.path}`", self.before, self.after
@@ -461,6 +514,15 @@ class Cause:
             what = {True: "a Python scalar (weakly typed)", False: "a typed array/scalar"}
             return f"{p} was {what.get(b, b)} and is now {what.get(a, a)}"
         if k == "static_value":
+            if self.detail == "hash":
+                return (f"static argument {p} is equal to the compiled value ({short_repr(a)}) "
+                        f"but hashes differently: {self.owner} hashes by identity")
+            if self.detail == "made_again":
+                return (f"static argument {p} is a new {self.owner} made again (new function "
+                        "objects with the same code): it never equals the compiled one")
+            if self.detail == "identity":
+                return (f"static argument {p} is a new {self.owner} object ({short_repr(a)}); "
+                        f"{self.owner} has no __eq__, so it never equals the compiled one")
             return f"static argument {p} changed {short_repr(b)} → {short_repr(a)}"
         if k == "pytree_structure":
             if b is None:
@@ -477,6 +539,10 @@ class Cause:
                 return f"{p} changed container {b} → {a}"
             return f"the pytree structure of {p} changed {b} → {a}"
         if k == "new_function_object":
+            if self.note:
+                verb = "defined" if self.detail == "closure" or self.before is None else "created"
+                where = f", {verb} at {self.owner}" if self.owner else ""
+                return f"{p} is {self.note}{where}: not the object compiled before"
             return f"{p} is a new function object with the same code (object #{a}, was #{b})"
         if k == "arg_count":
             if b is None:
@@ -486,18 +552,34 @@ class Cause:
             return f"{p} is now passed as {a} (was {b})"
         if k in ("sharding", "device"):
             return f"{p} moved: {b} → {a}"
+        if k == "commitment":
+            return f"{p} was {b} and is now {a} (committed and uncommitted inputs compile apart)"
+        if k == "donation":
+            return (f"{p} is donated now (donate_argnums) and was not at the compiled call" if a
+                    else f"{p} was donated (donate_argnums) at the compiled call and is not now")
         if k == "context":
             return f"config {self.path} changed {b!r} → {a!r}"
         if k == "previous_error":
             return f"the previous trace of {p} failed ({b}) and was not cached"
-        return f"nothing visible changed for {p} since its previous compile (cache cleared or full?)"
+        if self.detail == "unreadable":
+            return (f"jaxviz could not read the arguments of this call of {p} ({self.before}), "
+                    "so it could not compare them with the compiled ones")
+        return (f"no difference found for {p} since an earlier compile (compared {COMPARED}): "
+                "was JAX's cache cleared, or full?")
 
     def to_json(self) -> dict[str, Any]:
         out = {"kind": self.kind, "path": self.path, "before": _json_safe(self.before),
                "after": _json_safe(self.after), "axis": self.axis, "text": str(self)}
-        if self.detail is not None:  # pytree_structure only
+        if self.detail is not None:
             out.update(detail=self.detail, owner=self.owner)
+        if self.note is not None:
+            out["note"] = self.note
         return out
+
+
+# What a signature holds (the unknown cause says it all matched).
+COMPARED = ("the function object, each argument's shape, dtype, weak type, static value "
+            "(== and hash), pytree structure, placement and donation, and JAX's config")
 
 
 def _shape(s: Any) -> str:
@@ -629,6 +711,16 @@ def _static_field_names(node_type: Any, aux: Any, keys: list[tuple[str, Any, Any
     return meta if len(meta) == len(aux) else None
 
 
+def _library_static_fields(node_type: Any, aux: Any) -> list[tuple[str, Any]] | None:
+    """A library node's static fields by name (an ``nnx.Module``'s attributes, an
+    ``eqx.Module``'s ``eqx.field(static=True)``), from its auxiliary data."""
+    for adapter in (flax_nnx, equinox):
+        fields = adapter.static_fields(node_type, aux)
+        if fields is not None:
+            return fields
+    return None
+
+
 def _first_node_difference(ta: Any, oa: Any, tb: Any, ob: Any, path: str, depth: int = 0
                            ) -> tuple[str, str, Any, Any, str | None] | None:
     """(path, detail, before, after, owner) at the first node where two treedefs differ:
@@ -647,6 +739,13 @@ def _first_node_difference(ta: Any, oa: Any, tb: Any, ob: Any, path: str, depth:
         return path, "children", _entries_text(names_a), _entries_text(names_b), None
     if not _same(aux_a, aux_b):
         owner = _type_name(node_type)
+        if _same_code(aux_a, aux_b):  # jax.tree_util.Partial over a closure made again
+            return path, "new_function", aux_a, aux_b, owner
+        named_a, named_b = _library_static_fields(node_type, aux_a), _library_static_fields(node_type, aux_b)
+        if named_a is not None and named_b is not None and [n for n, _ in named_a] == [n for n, _ in named_b]:
+            for (fname, va), (_, vb) in zip(named_a, named_b):
+                if not _same(va, vb):
+                    return (path + "." + fname, "static_field", *_pair_texts(va, vb), owner)
         fields = _static_field_names(node_type, aux_a, kb or [])
         if fields is not None and isinstance(aux_b, tuple) and len(aux_b) == len(fields):
             for fname, va, vb in zip(fields, aux_a, aux_b):
@@ -674,7 +773,33 @@ def _structure_cause(name: str, old: Any, new: Any) -> Cause:
     if found is None:
         return Cause("pytree_structure", name, _short_structure(old), _short_structure(new))
     path, detail, before, after, owner = found
+    if detail == "new_function":
+        return _function_in_tree_cause(name + path, after, owner)
     return Cause("pytree_structure", name + path, before, after, detail=detail, owner=owner)
+
+
+def _same_code(a: Any, b: Any) -> bool:
+    """Two distinct Python functions with the same code: one made again."""
+    ca, cb = getattr(a, "__code__", None), getattr(b, "__code__", None)
+    return a is not b and ca is not None and cb is not None and \
+        original_code(ca) is original_code(cb)
+
+
+def _function_in_tree_cause(path: str, fun: Any, owner: str) -> Cause:
+    """A pytree node (``jax.tree_util.Partial``, a module's static field) holds a function
+    made again: which one, and where it is defined."""
+    code = fun.__code__
+    qualname = getattr(fun, "__qualname__", code.co_name)
+    what = "a jax.tree_util.Partial" if owner == "Partial" else f"a {owner}"
+    if "<locals>" in qualname:
+        parent = qualname.split(".<locals>.")[-2].split(".")[-1]
+        note = (f"{what} over a new closure `{fun.__name__}`, made again by a new call of "
+                f"`{parent}`")
+    else:
+        note = f"{what} over a new function object `{fun.__name__}` (the same code)"
+    return Cause("new_function_object", path, None, None,
+                 detail="tree_partial" if owner == "Partial" else "closure",
+                 owner=str(_site(code.co_filename, code.co_firstlineno)), note=note)
 
 
 def diff(old: Signature, new: Signature) -> list[Cause]:
@@ -697,15 +822,72 @@ def diff(old: Signature, new: Signature) -> list[Cause]:
             causes.append(Cause("arg_count", arg.name, prev.passed, arg.passed))
         if prev.static or arg.static:
             if prev.static != arg.static or not _same(prev.value, arg.value):
-                causes.append(Cause("static_value", arg.name, _plain(prev.value), _plain(arg.value)))
+                causes.append(_static_cause(arg.name, prev.value, arg.value))
+            elif _hash(prev.value) != _hash(arg.value):
+                causes.append(Cause("static_value", arg.name, _plain(prev.value), _plain(arg.value),
+                                    detail="hash", owner=type(arg.value).__name__))
             continue
+        if prev.donated != arg.donated:
+            causes.append(Cause("donation", arg.name, prev.donated, arg.donated))
         causes += _diff_traced(arg.name, prev, arg)
+        if prev.statics or arg.statics:
+            causes += _diff_statics(arg.name, prev.statics, arg.statics)
     return causes
+
+
+def _diff_statics(name: str, before: tuple[tuple[str, Any], ...],
+                  after: tuple[tuple[str, Any], ...]) -> list[Cause]:
+    """Leaves a wrapper holds static (``model.step_count``): changed values. Leaves that
+    appear or go are told by the structure diff."""
+    old = dict(before)
+    causes = []
+    for path, value in after:
+        prev = old.get(path, _MISSING)
+        if prev is _MISSING:
+            continue
+        if not _same(prev, value):
+            causes.append(_static_cause(name + path, prev, value))
+        elif _hash(prev) != _hash(value):
+            causes.append(Cause("static_value", name + path, _plain(prev), _plain(value),
+                                detail="hash", owner=type(value).__name__))
+    return causes
+
+
+def _hash(value: Any) -> int | None:
+    try:
+        return hash(value)
+    except Exception:
+        return None
+
+
+def _made_again(a: Any, b: Any, depth: int = 2) -> bool:
+    """``b`` is ``a`` made again: the same code in new function objects (a closure, or a
+    tuple of them such as an optax GradientTransformation), equal in everything else."""
+    if _same_code(a, b):
+        return True
+    if depth and type(a) is type(b) and isinstance(a, tuple) and len(a) == len(b) and a:
+        pairs = [(x, y) for x, y in zip(a, b) if not _same(x, y)]
+        return bool(pairs) and all(_made_again(x, y, depth - 1) for x, y in pairs)
+    return False
+
+
+def _static_cause(name: str, before: Any, after: Any) -> Cause:
+    """A static value that changed; a new object of a class without ``__eq__`` (compared
+    by identity) is told apart from a real change of value."""
+    cls = type(after)
+    if type(before) is cls and _made_again(before, after):
+        return Cause("static_value", name, _plain(before), _plain(after), detail="made_again",
+                     owner=cls.__name__)
+    if (type(before) is cls and cls.__eq__ is object.__eq__ and before is not after
+            and not inspect.isroutine(after) and short_repr(before) == short_repr(after)):
+        return Cause("static_value", name, _plain(before), _plain(after), detail="identity",
+                     owner=cls.__name__)
+    return Cause("static_value", name, _plain(before), _plain(after))
 
 
 def _diff_traced(name: str, prev: ArgSig, arg: ArgSig) -> list[Cause]:
     causes: list[Cause] = []
-    if prev.leaves is arg.leaves:
+    if prev.leaves is arg.leaves and prev.structure == arg.structure:
         return causes
     before = dict(prev.leaves)
     if prev.structure != arg.structure:
@@ -734,10 +916,12 @@ def _diff_traced(name: str, prev: ArgSig, arg: ArgSig) -> list[Cause]:
             causes.append(Cause("dtype", full, a.dtype, b.dtype))
         elif a.weak_type != b.weak_type:
             causes.append(Cause("weak_type", full, a.weak_type, b.weak_type))
-        if old.placement and leaf.placement and old.placement != leaf.placement:
-            kind = "device" if old.placement.startswith("device ") and leaf.placement.startswith("device ") else "sharding"
-            causes.append(Cause(kind, full, old.placement.removeprefix("device "),
-                                leaf.placement.removeprefix("device ")))
+        pa, pb = old.placement, leaf.placement
+        if is_committed(pa) and is_committed(pb) and pa != pb:
+            kind = "device" if pa.startswith("device ") and pb.startswith("device ") else "sharding"
+            causes.append(Cause(kind, full, pa.removeprefix("device "), pb.removeprefix("device ")))
+        elif is_committed(pa) != is_committed(pb):
+            causes.append(Cause("commitment", full, placement_words(pa), placement_words(pb)))
     return causes
 
 
@@ -817,6 +1001,8 @@ class CompileEvent:
             "durations": dict(self.durations),
             "time": self.time,
             "kind": self.kind,
+            # what the panel counts as a recompile: not a function's first compile
+            "recompile": self.count > 1 and not (self.causes and self.causes[0].kind == "first_call"),
             "error": self.error,
             "signature": self.signature.describe() if self.signature else None,
             "thread": self.thread,
@@ -832,6 +1018,8 @@ def _suggest(event: CompileEvent, history: _Object | None) -> str | None:
     for c in causes:
         by_kind.setdefault(c.kind, []).append(c)
     name = event.function.name
+    if "new_function_object" in by_kind and by_kind["new_function_object"][0].detail:
+        return _suggest_new_object(by_kind["new_function_object"][0], name)
     if "new_function_object" in by_kind:
         return (f"`{name}` was created again (a `jax.jit(...)`, lambda or nested def made "
                 "inside a loop or a re-run cell): JAX's cache belongs to the function object, "
@@ -843,6 +1031,8 @@ def _suggest(event: CompileEvent, history: _Object | None) -> str | None:
         c = by_kind["context"][0]
         return (f"`{c.path}` is part of the cache key and changed ({c.before!r} → {c.after!r}). "
                 "Set configuration once at start-up rather than around calls.")
+    if "static_value" in by_kind and by_kind["static_value"][0].detail:
+        return _suggest_static_identity(by_kind["static_value"][0])
     if "static_value" in by_kind:
         c = by_kind["static_value"][0]
         seen = len(history.static_values.get(c.path, ())) if history else 0
@@ -870,12 +1060,23 @@ def _suggest(event: CompileEvent, history: _Object | None) -> str | None:
     if "arg_count" in by_kind:
         return ("Call the function with the same arguments, passed the same way, each time "
                 "(always or never the optional ones; positional or keyword, not both).")
+    if "commitment" in by_kind:
+        c = by_kind["commitment"][0]
+        return (f"`{c.path}` was {c.before} and is now {c.after}: JAX compiles committed "
+                "inputs (jax.device_put to a device) and uncommitted ones (numpy arrays, "
+                "arrays JAX placed by default) separately. Place it the same way every call: "
+                "jax.device_put every input (once, before the loop), or none.")
+    if "donation" in by_kind:
+        c = by_kind["donation"][0]
+        return (f"`{c.path}` is donated by one jitted version of `{name}` and not by the "
+                "other (jax.jit with and without donate_argnums): each compiles its own "
+                "program. Jit the function once, with the donation you want, and call that.")
     if "device" in by_kind or "sharding" in by_kind:
         c = (by_kind.get("device") or by_kind["sharding"])[0]
         return (f"`{c.path}` arrived with another placement ({c.before} → {c.after}). Put inputs "
                 "on the same device/sharding every time (jax.device_put once, before the loop).")
     if "shape" in by_kind:
-        return _suggest_shape(by_kind["shape"], history)
+        return _suggest_shape(by_kind["shape"], history, event.call_site)
     if "dtype" in by_kind or "weak_type" in by_kind:
         c = (by_kind.get("dtype") or by_kind["weak_type"])[0]
         leaf = _leaf_at(event.signature, c.path)
@@ -894,9 +1095,62 @@ def _suggest(event: CompileEvent, history: _Object | None) -> str | None:
         return (f"`{c.path}` {what}: weak and strong types compile different programs. Pass the "
                 f"same kind every call, e.g. always `jnp.asarray({arg}, jnp.{leaf.aval.dtype if leaf else 'float32'})`.")
     if "unknown" in by_kind:
-        return ("Nothing visible changed: the cache was probably cleared (jax.clear_caches(), "
+        return ("jaxviz found this call equal to an earlier compile in everything it compares "
+                f"({COMPARED}): the cache was probably cleared (jax.clear_caches(), "
                 "f.clear_cache()) or evicted.")
     return None
+
+
+def _suggest_static_identity(c: Cause) -> str:
+    """A static value that is a new object each call, found equal or not by identity."""
+    cls = c.owner
+    if c.detail == "made_again":
+        optax = (" For optax, build the optimizer once; to change a hyperparameter, use "
+                 "`optax.inject_hyperparams(optax.adam)(learning_rate=...)` and change "
+                 "`opt_state.hyperparams['learning_rate']`." if cls.startswith("GradientTransformation")
+                 else "")
+        return (f"`{c.path}` is a {cls} made again (e.g. `optax.adam(...)` or a closure called "
+                "again in the loop): its functions are new objects, so JAX never finds it in "
+                f"its cache. Create it once, before the loop, and pass that same object.{optax}")
+    if c.detail == "hash":
+        why = (f"`{c.path}` is equal (==) to the value compiled before, but {cls}'s __hash__ "
+               "is by identity (object.__hash__), and JAX finds static values by hash: every "
+               f"new {cls} object compiles again.")
+    else:
+        why = (f"`{c.path}` is a new {cls} object each call, and {cls} has no __eq__: it is "
+               "compared by identity, so it never matches the compiled one.")
+    return (f"{why} Give {cls} value equality and a matching hash: make it "
+            f"`@dataclasses.dataclass(frozen=True)` (or a NamedTuple), or define "
+            f"`__eq__` and `__hash__` from the same fields, e.g. "
+            f"`def __hash__(self): return hash(dataclasses.astuple(self))`; or create the "
+            f"{cls} once and pass the same object.")
+
+
+def _suggest_new_object(c: Cause, name: str) -> str:
+    """A new function object of a known kind: how to keep one."""
+    fix = {
+        "partial": (f"Build the partial once, outside the loop, and reuse it; or jit `{name}` "
+                    "itself and pass the bound values as arguments (static_argnames for "
+                    "Python values)."),
+        "tree_partial": ("A jax.tree_util.Partial's function is static: a closure made "
+                         "again is a new program. Define the function once (not inside "
+                         "the loop or a helper) and wrap that same function."),
+        "method": (f"Jit the method once on one object and reuse it; or jit the unbound "
+                   f"function and pass the object as an argument (`jax.jit(type(obj).{name})"
+                   "(obj, x)`, the object a pytree such as an eqx.Module, or static and hashable)."),
+        "method_object": (f"Jit the bound method once (`{name} = jax.jit(obj.{name})` before "
+                          "the loop) and call that object every time."),
+        "closure": (f"`{name}` is made by each call of its enclosing function: define it once "
+                    "(module level) and pass what it closes over as arguments, or make the "
+                    "jitted function once and keep it."),
+        "lambda": ("Define the function once (a `def` at module level or before the loop) "
+                   "and jit it once."),
+        "cell": (f"Re-running the cell defined `{name}` again: its jitted versions compile "
+                 "again. That is expected once per re-run; if it happens in a loop, define "
+                 "the function outside it."),
+    }.get(c.detail or "")
+    head = f"JAX's compile cache belongs to the function object: `{c.path}` is {c.note}."
+    return f"{head} {fix}" if fix else (f"{head} Create the jitted function once and reuse it.")
 
 
 def _suggest_static_data(c: Cause, sig: Signature | None) -> str:
@@ -958,7 +1212,7 @@ def _py_kind(dtype: Any) -> str:
     return text
 
 
-def _suggest_shape(shape_causes: list[Cause], history: _Object | None) -> str:
+def _suggest_shape(shape_causes: list[Cause], history: _Object | None, site: Site | None) -> str:
     axes = {c.axis for c in shape_causes}
     paths = ", ".join(f"`{c.path}`" for c in shape_causes[:3])
     if len(axes) == 1 and None not in axes:
@@ -970,11 +1224,20 @@ def _suggest_shape(shape_causes: list[Cause], history: _Object | None) -> str:
             return (f"{paths} changes size on axis {axis} ({len(sizes)} sizes so far): pad to a few "
                     "bucket sizes (e.g. the next power of two) and mask, so that only a handful "
                     "of programs compile.")
-        if after < before:
+        before_site = history.last_site if history else None
+        if site is not None and before_site is not None and \
+                (site.file, site.line) != (before_site.file, before_site.line):
+            return (f"{paths} has {after} on axis {axis} here ({site}) and had {before} at the "
+                    f"compiled call ({before_site}): two call sites (or data sets) of different "
+                    "sizes compile one program each. That is fine for a few sizes; to share one "
+                    f"program, pad the inputs to one size (and mask the padding).")
+        in_loop = site is not None and objects.line_in_loop(site.file, site.line)
+        if after < before and in_loop:
             return (f"Ragged last batch: {paths} shrank on axis {axis} from {before} to {after}. "
                     f"Pad the last batch to {before} (and mask the padded rows), or drop the "
                     f"remainder (drop_last=True / use only len(data) // {before} * {before} items).")
-        return (f"{paths} grew on axis {axis} from {before} to {after}: each new size compiles a "
+        grew = "grew" if after > before else "shrank"
+        return (f"{paths} {grew} on axis {axis} from {before} to {after}: each new size compiles a "
                 "new program. Pad to a fixed size if it keeps changing.")
     return (f"{paths} changed shape: each new shape compiles a new program. Pad to fixed shapes "
             "if they keep changing.")
@@ -984,25 +1247,23 @@ def _suggest_shape(shape_causes: list[Cause], history: _Object | None) -> str:
 class _Object:
     """What jaxviz knows of one jit object (one JAX cache): its compiled signatures."""
 
-    __slots__ = ("fun_ref", "spec", "number", "signatures", "last_error", "static_values",
-                 "axis_sizes")
+    __slots__ = ("identity", "spec", "number", "signatures", "last_error", "static_values",
+                 "axis_sizes", "last_site")
 
     def __init__(self, fun: Any, spec: Any, number: int) -> None:
-        try:
-            self.fun_ref: Callable[[], Any] = weakref.ref(fun)
-        except TypeError:
-            self.fun_ref = (lambda f: lambda: f)(fun)
+        self.identity = objects.Identity(fun)
         self.spec = spec  # (static_argnums, static_argnames)
         self.number = number
         self.signatures: deque[Signature] = deque(maxlen=16)
         self.last_error: tuple[Signature, str] | None = None
         self.static_values: dict[str, set[str]] = {}
         self.axis_sizes: dict[tuple[str, int], set[int]] = {}
+        self.last_site: Site | None = None  # where the latest compile was called from
 
     def is_(self, fun: Any, spec: Any) -> bool:
         # jax.jit(f) made again with the same f and options shares JAX's cache with the
         # first one: the same object for us too.
-        return self.fun_ref() is fun and self.spec == spec
+        return self.identity.is_(fun) and self.spec == spec
 
     def note(self, causes: list[Cause]) -> None:
         for c in causes:
@@ -1053,14 +1314,15 @@ def _function_history(key: Any, info: FunctionInfo) -> _Function:
     return fh
 
 
-def _explain(fh: _Function, obj: _Object, previous: _Object | None, sig: Signature) -> list[Cause]:
+def _explain(fh: _Function, obj: _Object, previous: _Object | None, sig: Signature,
+             call: internals.JitCall | None = None) -> list[Cause]:
     """Why ``sig`` missed: the diff with the previous compile of the same function. When
     an older cached signature explains the miss with strictly fewer changes (the other
     changes went back to a compiled value), that one is used."""
     name = fh.info.name
     if not obj.signatures:
         if previous is not None and (previous.signatures or previous.last_error):
-            return [Cause("new_function_object", name, previous.number, obj.number)]
+            return [_new_object_cause(name, previous, obj, call)]
         if obj.last_error is None:
             return [Cause("first_call", name, None, str(sig))]
     last = obj.signatures[-1] if obj.signatures else None
@@ -1080,6 +1342,21 @@ def _explain(fh: _Function, obj: _Object, previous: _Object | None, sig: Signatu
         if alt and alt_keys < keys and (best is None or len(alt) < len(best)):
             best = alt
     return best or causes
+
+
+def _new_object_cause(name: str, previous: _Object, obj: _Object,
+                      call: internals.JitCall | None) -> Cause:
+    """Which object is new, what kind it is, and the line that made it."""
+    if call is None:
+        return Cause("new_function_object", name, previous.number, obj.number)
+    try:
+        new = objects.describe_new(call.fun, previous.identity.layers, call.caller, _ipython_cell)
+    except Exception:  # never break the user's compile over a description
+        return Cause("new_function_object", name, previous.number, obj.number)
+    created = _site(*new.created) if new.created else None
+    where = f"{created}{', inside a loop' if new.in_loop else ''}" if created else None
+    return Cause("new_function_object", new.name, previous.number, obj.number,
+                 detail=new.kind, owner=where, note=new.note)
 
 
 def _same_key(a: Signature, b: Signature) -> bool:
@@ -1486,6 +1763,7 @@ class Watch:
         self._active = False
         self._lock = threading.RLock()
         self.dropped = 0  # events that fell off the front of the bounded log
+        self.added = 0  # events ever added: what a cell compiled is the difference
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> Watch:
@@ -1551,7 +1829,7 @@ class Watch:
                 found.append(stale)
                 if report and baked.reported != stale.current:
                     baked.reported = stale.current
-                    print(f"jaxviz: {stale.message}", file=sys.stderr)
+                    show_message(stale.message)
                     _publish("stale", {k: v for k, v in stale.to_json().items() if k != "source"})
         new = False
         if found:
@@ -1575,6 +1853,12 @@ class Watch:
     def unsubscribe(self, callback: Callable[[CompileEvent | None], None]) -> None:
         if callback in self._subscribers:
             self._subscribers.remove(callback)
+
+    def since(self, added: int) -> list[CompileEvent]:
+        """The events added after ``self.added`` was ``added`` (those still kept)."""
+        with self._lock:
+            n = min(self.added - added, len(self._events))
+            return list(self._events)[len(self._events) - n:] if n > 0 else []
 
     def view(self, function: str | None = None) -> CompileLog:
         """A snapshot of the log (optionally of one function) that renders itself."""
@@ -1615,6 +1899,7 @@ class Watch:
             if len(self._events) == self._events.maxlen:
                 self.dropped += 1
             self._events.append(event)
+            self.added += 1
             if tracked is not None:
                 self._tracked.add(tracked)
             key = self._stat_key(event)
@@ -1729,7 +2014,9 @@ class CompileLog:
         return _log_html(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return {"text/plain": str(self), "text/html": _log_html(self), MIME_TYPE: self.to_json()}
+        # HTML and text only: any JupyterLab (or nbviewer, or GitHub) renders them. The
+        # JSON payload goes to the jaxviz panel through the bridge, event by event.
+        return {"text/plain": str(self), "text/html": _log_html(self)}
 
     def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
         from rich.table import Table
@@ -1749,34 +2036,70 @@ class CompileLog:
             yield Text("warning: " + w, style="bold red")
 
 
-_CSS = ("<style>.jv-rc{border-collapse:collapse;font:12px/1.4 var(--jp-ui-font-family,sans-serif)}"
-        ".jv-rc td,.jv-rc th{border-bottom:1px solid #ddd;padding:2px 6px;text-align:left;"
-        "vertical-align:top}.jv-rc .num{text-align:right;font-variant-numeric:tabular-nums}"
-        ".jv-rc .sug{color:#555;font-style:italic}.jv-warn{color:#c00;font-weight:600}</style>")
+# Selectors two classes deep: JupyterLab's rendered-HTML table style (right-aligned cells)
+# must not win over ours.
+_CSS = ("<style>table.jv-rc{border-collapse:collapse;font:12px/1.4 var(--jp-ui-font-family,sans-serif);"
+        "word-break:normal;overflow-wrap:break-word}"
+        "table.jv-rc td.jv,table.jv-rc th.jv{border-bottom:1px solid #ddd;padding:2px 8px;"
+        "text-align:left;vertical-align:top}table.jv-rc td.num,table.jv-rc th.num{text-align:right;"
+        "font-variant-numeric:tabular-nums;white-space:nowrap}.jv-rc .first{color:#777}"
+        ".jv-rc .site,.jv-rc small{white-space:nowrap}"
+        ".jv-rc code,.jv-warn code{font-family:var(--jp-code-font-family,monospace);font-size:95%;"
+        "background:rgba(127,127,127,.12);padding:0 2px;border-radius:2px}"
+        ".jv-rc .sug{color:#555}.jv-warn{color:#c00;font-weight:600}</style>")
+_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def text_html(text: str) -> str:
+    """A message with Markdown code spans (`x`) as HTML: escaped, spans in <code>."""
+    return _CODE.sub(r"<code>\1</code>", html.escape(text))
+
+
+def text_plain(text: str) -> str:
+    """A message with its Markdown code spans' backticks dropped (for stderr, widgets)."""
+    return _CODE.sub(r"\1", text)
+
+
+def is_first_compile(event: CompileEvent) -> bool:
+    return not event.causes or event.causes[0].kind == "first_call"
+
+
+def _td(content: Any, numeric: bool = False, extra: str = "") -> str:
+    return f"<td class='jv{' num' if numeric else ''}{extra}'>{content}</td>"
+
+
+def _head(*names: str, numeric: tuple[str, ...] = ()) -> str:
+    return "<tr>" + "".join(f"<th class='jv{' num' if n in numeric else ''}'>{n}</th>"
+                            for n in names) + "</tr>"
+
+
+_TIMES = ("trace", "lower", "compile")
 
 
 def _log_html(log: CompileLog) -> str:
     esc = html.escape
     rows = []
     for i, e in enumerate(log.events, 1):
-        cause = esc(e.error) if e.error else "<br>".join(esc(str(c)) for c in e.causes) or esc(e.reason())
-        if e.suggestion and e.count > 1:
-            cause += f"<div class='sug'>{esc(e.suggestion)}</div>"
+        if e.error:
+            cause = esc(e.error)
+        elif is_first_compile(e) and e.kind != "compile":
+            cause = "<span class='first'>first compile</span>"
+        else:
+            cause = "<br>".join(text_html(str(c)) for c in e.causes) or text_html(e.reason())
+        if e.suggestion and not is_first_compile(e):
+            cause += f"<div class='sug'>→ {text_html(e.suggestion)}</div>"
         site = esc(str(e.call_site)) if e.call_site else ""
         if e.call_site and e.call_site.text:
             site = f"<span title='{esc(e.call_site.text)}'>{site}</span>"
-        rows.append(
-            f"<tr><td class='num'>{i}</td><td><b>{esc(e.function.name)}</b><br>"
-            f"<small>{esc(str(e.function.defined or ''))}</small></td><td>{site}</td>"
-            f"<td{' class=jv-warn' if e.error else ''}>{cause}</td>"
-            + "".join(f"<td class='num'>{fmt_seconds(e.durations[k])}</td>"
-                      for k in ("trace", "lower", "compile")) + "</tr>")
-    head = ("<tr><th>#</th><th>function</th><th>called from</th><th>cause</th><th>trace</th>"
-            "<th>lower</th><th>compile</th></tr>")
+        function = f"<b>{esc(e.function.name)}</b><br><small>{esc(str(e.function.defined or ''))}</small>"
+        rows.append("<tr>" + _td(i, True) + _td(function) + _td(f"<span class='site'>{site}</span>")
+                    + _td(cause, extra=" jv-warn" if e.error else "")
+                    + "".join(_td(fmt_seconds(e.durations[k]), True) for k in _TIMES) + "</tr>")
+    head = _head("#", "function", "called from", "cause", *_TIMES, numeric=("#", *_TIMES))
     dropped = f"<p><small>{log.dropped} older events not kept.</small></p>" if log.dropped else ""
     table = (f"<table class='jv-rc'>{head}{''.join(rows)}</table>" if rows
              else "<p>jaxviz: no compiles recorded.</p>")
-    warns = "".join(f"<p class='jv-warn'>⚠ {esc(w)}</p>" for w in log.warnings)
+    warns = "".join(f"<p class='jv-warn'>⚠ {text_html(w)}</p>" for w in log.warnings)
     return f"{_CSS}<div class='jaxviz-compiles'>{table}{dropped}{_summary_html(log.summary.rows)}{warns}</div>"
 
 
@@ -1785,13 +2108,14 @@ def _summary_html(rows: list[FunctionStats]) -> str:
         return ""
     esc = html.escape
     body = "".join(
-        f"<tr><td><b>{esc(r.function)}</b></td><td class='num'>{r.traces}</td>"
-        f"<td class='num'>{r.compiles}</td><td class='num'>{fmt_seconds(r.trace_s)}</td>"
-        f"<td class='num'>{fmt_seconds(r.lower_s)}</td><td class='num'>{fmt_seconds(r.compile_s)}</td>"
-        f"<td class='num'>{r.signatures}</td><td>{esc(r.top_cause() or '')}</td></tr>" for r in rows)
-    return (f"{_CSS}<table class='jv-rc'><tr><th>function</th><th>traces</th><th>compiles</th>"
-            "<th>trace</th><th>lower</th><th>compile</th><th>signatures</th><th>top cause</th>"
-            f"</tr>{body}</table>")
+        "<tr>" + _td(f"<b>{esc(r.function)}</b>") + _td(r.traces, True) + _td(r.compiles, True)
+        + _td(fmt_seconds(r.trace_s), True) + _td(fmt_seconds(r.lower_s), True)
+        + _td(fmt_seconds(r.compile_s), True) + _td(r.signatures, True)
+        + _td(text_html(r.top_cause() or "")) + "</tr>" for r in rows)
+    numeric = ("traces", "compiles", *_TIMES, "signatures")
+    head = _head("function", "traces", "compiles", *_TIMES, "signatures", "top cause",
+                 numeric=numeric)
+    return f"{_CSS}<table class='jv-rc'>{head}{body}</table>"
 
 
 def _summary_rich(rows: list[FunctionStats]) -> Any:
@@ -1976,17 +2300,19 @@ class _Dispatcher:
         if call is None:
             info = FunctionInfo(jax_name, jax_name, None)
             return untraced(_function_history(("<compile>", jax_name), info), info, _NO_TRACE)
+        call, is_static_leaf = _through_wrapper(call)
         key, info, _ = _describe_function(call.fun)
         fh = _function_history(key, info)
         if _has_tracers(call):  # jitted function called under grad/vmap outside jit
             return untraced(fh, info, _UNDER_TRANSFORM)
         obj, previous = fh.object_for(call.fun, (call.static_argnums, call.static_argnames))
         try:
-            sig: Signature | None = signature_of(call)
-        except Exception:
+            sig: Signature | None = signature_of(call, is_static_leaf)
+        except Exception as exc:
             self.internal_errors += 1
-            sig = None
-        causes = _explain(fh, obj, previous, sig) if sig is not None else [Cause("unknown", info.name)]
+            sig, unreadable = None, f"{type(exc).__name__}: {exc}"[:120]
+        causes = (_explain(fh, obj, previous, sig, call) if sig is not None
+                  else [Cause("unknown", info.name, unreadable, detail="unreadable")])
         more = max(0, len(causes) - MAX_CAUSES)
         causes = causes[:MAX_CAUSES]
         fh.count += 1
@@ -1999,6 +2325,7 @@ class _Dispatcher:
             if obj.last_error is not None and _same_key(obj.last_error[0], sig):
                 obj.last_error = None
         event.suggestion = _suggest(event, obj)
+        obj.last_site = site
         event._object = obj  # type: ignore[attr-defined]
         tracked = _track(call.fun, info.name) if stage == "trace" else None
         _call_compile_listeners(event, call)
@@ -2047,6 +2374,34 @@ _NO_TRACE = ("without a new trace (a transformation such as grad of a jitted fun
 _UNDER_TRANSFORM = ("without a new trace: it was called under a transformation (grad, vmap, "
                     "...) outside jit, so JAX compiles the transformed programs separately; "
                     "jit the whole transformed function to compile once")
+
+
+def _is_user_frame(frame: Any) -> bool:
+    return is_user_file(frame.f_code.co_filename)
+
+
+def _through_wrapper(call: internals.JitCall
+                     ) -> tuple[internals.JitCall, Callable[[Any], bool] | None]:
+    """A call made through a jit-like wrapper (``eqx.filter_jit``, ``nnx.jit``) as the
+    user made it: their function and arguments (and the leaves the wrapper holds static),
+    so that causes name ``model.step_count``, not ``static`` or ``dynamic_nodonate``."""
+    try:
+        user = wrappers.user_call(call.caller, _is_user_frame)
+    except Exception:  # an unexpected wrapper: explain the call JAX sees
+        return call, None
+    if user is None:
+        return call, None
+    is_static_leaf = equinox.is_static_leaf if equinox.is_filter_jit(user.wrapper) else None
+    # A wrapper that passes the arguments through one for one (nnx.jit) keeps jax.jit's
+    # static and donated ones; one that regroups them (filter_jit) says what it holds static.
+    one_for_one = is_static_leaf is None and len(user.args) == len(call.args) \
+        and set(user.kwargs) == set(call.kwargs)
+    kept = {f: getattr(call, f) for f in ("static_argnums", "static_argnames", "donate_argnums",
+                                           "donate_argnames")} if one_for_one else \
+        dict.fromkeys(("static_argnums", "static_argnames", "donate_argnums", "donate_argnames"), ())
+    return dataclasses.replace(call, fun=user.fun, args=user.args, kwargs=user.kwargs,
+                               signature=user.signature, caller=user.caller,
+                               **kept), is_static_leaf
 
 
 def _has_tracers(call: internals.JitCall) -> bool:
@@ -2100,7 +2455,89 @@ def active_watches() -> list[Watch]:
 # ====================================================================== IPython
 _SESSION: Watch | None = None
 _MONITORS: list[Any] = []
-_HOOKS: dict[int, Callable[..., None]] = {}
+_HOOKS: dict[int, tuple[Callable[..., None], Callable[..., None]]] = {}
+
+
+@dataclass
+class NoticeSettings:
+    """The one-line notice under a cell that recompiled a function: on by default, for
+    a function compiled at least ``min_compiles`` times in the cell (one of them a
+    recompile). ``%jaxviz watch --notice off`` (or ``on``) switches it."""
+
+    enabled: bool = True
+    min_compiles: int = 2
+
+
+NOTICE = NoticeSettings()
+_NOTICE_STYLE = ("font:12px/1.5 var(--jp-ui-font-family,sans-serif);color:#7a4d00;"
+                 "background:rgba(255,170,0,.10);border-left:3px solid #e8a317;padding:2px 8px;"
+                 "margin:2px 0;word-break:normal;overflow-wrap:break-word")
+
+
+def show_message(text: str, *, style: str = _NOTICE_STYLE) -> None:
+    """A one-line message under the running cell (HTML with code spans, plain text for
+    terminals); outside IPython, on stderr."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:
+        get_ipython = None
+    if get_ipython is None or get_ipython() is None:
+        print(f"jaxviz: {text_plain(text)}", file=sys.stderr)
+        return
+    display({"text/plain": f"jaxviz: {text_plain(text)}",
+             "text/html": f"<div class='jaxviz-notice' style='{style}'>jaxviz: {text_html(text)}</div>"},
+            raw=True)
+
+
+def _is_rerun(event: CompileEvent) -> bool:
+    """A re-run cell defined the function again: expected, not worth a notice."""
+    return all(c.kind == "new_function_object" and c.detail == "cell" for c in event.causes)
+
+
+def _values_text(values: list[Any], limit: int = 3) -> str:
+    seen = list(dict.fromkeys(short_repr(v) if not isinstance(v, (int, str)) else str(v)
+                              for v in values))
+    return ", ".join(seen[:limit]) + (", …" if len(seen) > limit else "")
+
+
+def _dominant_cause(recompiles: list[CompileEvent]) -> tuple[str, str]:
+    """The cause that changed most often, in a few words, and the others."""
+    counts = Counter((c.kind, c.path) for e in recompiles for c in e.causes)
+    (kind, path), _ = counts.most_common(1)[0]
+    others = [p for k, p in counts if (k, p) != (kind, path)]
+    if others and all(k == kind for k, _ in counts):  # x and y of a batch, both resized
+        names = ", ".join(f"`{p}`" for p in others[:3]) + (", …" if len(others) > 3 else "")
+        more = f" ({names} too)"
+    else:
+        more = f" (and {len(others)} other cause{'s' if len(others) > 1 else ''})" if others else ""
+    same = [c for e in recompiles for c in e.causes if (c.kind, c.path) == (kind, path)]
+    last = same[-1]
+    if kind == "shape" and last.axis is not None and all(c.axis == last.axis for c in same):
+        sizes = [same[0].before[last.axis]] + [c.after[last.axis] for c in same]
+        what = f"`{path}` changed size on axis {last.axis} ({_values_text(sizes)})"
+    elif kind == "static_value" and not last.detail:
+        what = f"static `{path}` changed ({_values_text([same[0].before] + [c.after for c in same])})"
+    else:
+        what = str(last)
+    return what, more
+
+
+def cell_notices(events: list[CompileEvent], min_compiles: int = 2) -> list[str]:
+    """One line per function that a cell compiled ``min_compiles`` times or more, one of
+    them a recompile: how many times, what kept changing, and the command to see more."""
+    by_function: dict[str, list[CompileEvent]] = {}
+    for e in events:
+        by_function.setdefault(e.function.name, []).append(e)
+    lines = []
+    for name, evs in by_function.items():
+        recompiles = [e for e in evs if e.causes and not is_first_compile(e) and not _is_rerun(e)]
+        if len(evs) < min_compiles or not recompiles:
+            continue
+        what, more = _dominant_cause(recompiles)
+        lines.append(f"`{name}` compiled {len(evs)} times in this cell: {what}{more} → "
+                     f"`%jaxviz recompiles {name}`")
+    return lines
 
 
 def session() -> Watch | None:
@@ -2116,21 +2553,32 @@ def register(shell: Any) -> None:
         _SESSION = Watch(name="session")
     _SESSION.start()
     if id(shell) not in _HOOKS:
-        def post_run_cell(result: Any = None) -> None:
-            if _SESSION is not None and _SESSION.active:
-                _SESSION.check(report=True)
+        start = [0]  # the session's event count when the cell started
 
-        _HOOKS[id(shell)] = post_run_cell
+        def pre_run_cell(info: Any = None) -> None:
+            if _SESSION is not None:
+                start[0] = _SESSION.added
+
+        def post_run_cell(result: Any = None) -> None:
+            if _SESSION is None or not _SESSION.active:
+                return
+            if NOTICE.enabled and _SESSION.added != start[0]:  # free when nothing compiled
+                for line in cell_notices(_SESSION.since(start[0]), NOTICE.min_compiles):
+                    show_message(line)
+            _SESSION.check(report=True)
+
+        _HOOKS[id(shell)] = (pre_run_cell, post_run_cell)
+        shell.events.register("pre_run_cell", pre_run_cell)
         shell.events.register("post_run_cell", post_run_cell)
 
 
 def unregister(shell: Any) -> None:
     """Unload: remove the hook and every JAX listener, close live monitors."""
     global _SESSION
-    hook = _HOOKS.pop(id(shell), None)
-    if hook is not None:
+    hooks = _HOOKS.pop(id(shell), None)
+    for event, hook in zip(("pre_run_cell", "post_run_cell"), hooks or ()):
         try:
-            shell.events.unregister("post_run_cell", hook)
+            shell.events.unregister(event, hook)
         except ValueError:
             pass
     _close_monitors()
@@ -2152,16 +2600,23 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 
 
 def watch_command(shell: Any, argv: list[str]) -> Any:
-    """``%jaxviz watch [--storm N] [--quiet]`` · ``%jaxviz watch off``"""
+    """``%jaxviz watch [--storm N] [--quiet] [--notice on|off]`` · ``%jaxviz watch off``"""
     global _SESSION
     parser = _parser("%jaxviz watch")
     parser.add_argument("state", nargs="?", choices=("on", "off"), default="on")
     parser.add_argument("--storm", type=int, default=None)
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--notice", choices=("on", "off"), default=None)
     try:
         args = parser.parse_args(argv)
     except (argparse.ArgumentError, SystemExit) as exc:
-        raise ValueError(f"usage: %jaxviz watch [on|off] [--storm N] [--quiet] ({exc})") from None
+        raise ValueError("usage: %jaxviz watch [on|off] [--storm N] [--quiet] [--notice on|off] "
+                         f"({exc})") from None
+    if args.notice is not None:
+        NOTICE.enabled = args.notice == "on"
+        if args.state == "on" and _SESSION is not None and _SESSION.active and not args.quiet:
+            print(f"jaxviz: recompile notices under cells {args.notice}.")
+            return None
     if args.state == "off":
         _close_monitors()
         if _SESSION is not None:

@@ -191,6 +191,7 @@ class GraphBuilder:
 
     def __init__(self, name: str, calls: dict[str, CallInfo], cell_file: str | None) -> None:
         self.graph = Graph(name)
+        self.captured: list[tuple[InputInfo, Any]] = []  # captured arrays, to name sub-jaxpr consts
         self.calls = calls
         self.cell_file = cell_file
         self.activation: dict[int, int] = {}  # call group → activation number (call order)
@@ -450,9 +451,12 @@ class GraphBuilder:
         """Bind a sub-jaxpr's inputs: to the producers of the matching outer operands when
         they line up (shape and dtype, aligned at the end), else to the equation's node."""
         sub_env: dict[Any, int] = {}
-        for var in sub.constvars:
-            sub_env[var] = self.graph.add_node("const", f"const {_aval_of(var).text}", group,
-                                               input_kind="constant", outputs=[_aval_of(var)])
+        named = _match_consts(consts, self.captured) if self.captured and consts else {}
+        for i, var in enumerate(sub.constvars):
+            info = named.get(i)  # a captured global a sub-jaxpr closed over
+            sub_env[var] = self.graph.add_node(
+                "const", info.name if info else f"const {_aval_of(var).text}", group,
+                input_kind=info.kind if info else "constant", outputs=[_aval_of(var)])
         outer = list(eqn.invars)[-len(sub.invars):] if sub.invars else []
         aligned = len(outer) == len(sub.invars) and all(
             _same_type(o, i) for o, i in zip(outer, sub.invars))
@@ -560,8 +564,10 @@ def captured_values(fn: Callable[..., Any], roots: Iterable[Any] = (),
                         seen_names.add(name)
                         aval = aval_of_value(value) if is_array(value) else None
                         out.append((InputInfo(name, "captured", aval, _short(value, 40), source), value))
-                elif callable(value) and not isinstance(value, type):
+                elif inspect.isfunction(value) or inspect.ismethod(value):
                     todo.append(value)
+                elif callable(value) and not isinstance(value, type):  # a model object
+                    todo += calls.user_functions([value], limit=500)
     return out
 
 
@@ -669,8 +675,9 @@ def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_name
     closed = staged.traced.jaxpr
     const_names = _match_consts(closed.consts, captured)
     t0 = time.perf_counter()
-    graph = GraphBuilder(name, staged.calls, cell_file).build(
-        closed, inputs, input_names, output_names, const_names)
+    builder = GraphBuilder(name, staged.calls, cell_file)
+    builder.captured = [(info, value) for info, value in captured if is_array(value)]
+    graph = builder.build(closed, inputs, input_names, output_names, const_names)
     program = Program(name, closed, inputs, output_names, graph, source=source,
                       trace_output=staged.trace_output, call_scopes=staged.scopes)
     program.timings["trace"] = staged.trace_seconds

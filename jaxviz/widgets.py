@@ -15,9 +15,11 @@ import time
 from typing import Any
 
 from .devices import fmt_seconds
-from .recompiles import CompileEvent, Watch
+from .recompiles import CompileEvent, Watch, is_first_compile, text_html
 
 _STAGE_COLORS = {"trace": "#4C9BE8", "lower": "#F2A541", "compile": "#D9534F"}
+_CELL = "padding:1px 10px 1px 0;vertical-align:top"
+_NUM = _CELL + ";text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap"
 
 
 class LiveMonitor:
@@ -92,15 +94,26 @@ class LiveMonitor:
         rows = sorted(self.log.summary(), key=lambda r: -r.compiles - r.traces)
         total = sum(e.total_seconds for e in events)
         state = "watching" if self.log.active else "stopped"
+        recompiles: dict[str, int] = {}
+        for e in events:
+            if not is_first_compile(e):
+                recompiles[e.function.name] = recompiles.get(e.function.name, 0) + 1
         head = (f"<div style='font-weight:600'>jaxviz · {state} · {len(events)} compiles of "
-                f"{len(rows)} functions · {fmt_seconds(total)} spent compiling</div>")
+                f"{len(rows)} functions ({sum(recompiles.values())} recompiles) · "
+                f"{fmt_seconds(total)} spent compiling</div>")
         counts = "".join(
-            f"<tr><td><b>{esc(r.function)}</b></td><td style='text-align:right'>{r.compiles or r.traces}</td>"
-            f"<td style='text-align:right'>{fmt_seconds(r.total_s)}</td>"
-            f"<td>{esc(r.top_cause() or '')}</td></tr>" for r in rows[: self.functions])
-        counts_html = (f"<table style='border-collapse:collapse;margin:4px 0'><tr><th align=left>"
-                       f"function</th><th>compiles</th><th>time</th><th align=left>what changes"
-                       f"</th></tr>{counts}</table>") if rows else "<div>no compiles yet</div>"
+            f"<tr><td style='{_CELL}'><b>{esc(r.function)}</b></td>"
+            f"<td style='{_NUM}'>{r.compiles or r.traces}</td>"
+            f"<td style='{_NUM}'>{recompiles.get(r.function, 0)}</td>"
+            f"<td style='{_NUM}'>{fmt_seconds(r.total_s)}</td>"
+            f"<td style='{_CELL}'>{text_html(r.top_cause() or '')}</td></tr>"
+            for r in rows[: self.functions])
+        th = "style='padding:1px 10px 1px 0;text-align:{}'"
+        counts_html = (f"<table style='border-collapse:collapse;margin:4px 0'><tr>"
+                       f"<th {th.format('left')}>function</th><th {th.format('right')}>compiles</th>"
+                       f"<th {th.format('right')}>recompiles</th><th {th.format('right')}>time</th>"
+                       f"<th {th.format('left')}>what changes</th></tr>{counts}</table>"
+                       ) if rows else "<div>no compiles yet</div>"
         recent = events[-self.timeline:]
         longest = max((e.total_seconds for e in recent), default=0.0) or 1.0
         bars = []
@@ -119,11 +132,14 @@ class LiveMonitor:
         latest = ""
         if events:
             e = events[-1]
-            causes = "".join(f"<li>{esc(str(c))}</li>" for c in e.causes)
-            sug = f"<div style='font-style:italic'>{esc(e.suggestion)}</div>" if e.suggestion and e.count > 1 else ""
-            latest = (f"<div style='margin:4px 0'><b>latest:</b> {esc(e.message())}"
+            first = is_first_compile(e)
+            causes = "" if first else "".join(f"<li>{text_html(str(c))}</li>" for c in e.causes)
+            sug = (f"<details><summary>how to fix</summary>{text_html(e.suggestion)}</details>"
+                   if e.suggestion and not first else "")
+            latest = (f"<div style='margin:4px 0'><b>latest:</b> {text_html(e.message())}"
                       f"<ul style='margin:2px 0'>{causes}</ul>{sug}</div>")
-        warns = "".join(f"<div style='color:#c00;font-weight:600'>⚠ {esc(w)}</div>"
+        warns = "".join(f"<div style='color:#c00;font-weight:600'>⚠ {text_html(w)}</div>"
                         for w in self.log.warnings[-5:])
-        return (f"<div class='jaxviz-monitor' style='font:12px/1.4 var(--jp-ui-font-family,sans-serif)'>"
+        return (f"<div class='jaxviz-monitor' style='font:12px/1.4 var(--jp-ui-font-family,sans-serif);"
+                f"word-break:normal;overflow-wrap:break-word'>"
                 f"{head}{counts_html}{timeline}{latest}{warns}</div>")

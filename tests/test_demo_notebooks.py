@@ -223,7 +223,10 @@ def test_02_jit_pitfalls():
     assert "jit_add_g(4.0) = 4.0   plain Python add_g(4.0) = 14.0" in text(stale)
     assert "stale: True" in text(stale)
     warning = text(stale, streams=("stderr",))  # the tracker's check after every cell
-    assert "`add_g` was compiled with global `g = 0.0`" in warning and "10.0" in warning
+    # shown under the cell (HTML with <code>, text without raw Markdown backticks)
+    assert "add_g was compiled with global g = 0.0" in warning and "10.0" in warning
+    assert any("<code>add_g</code> was compiled with global <code>g = 0.0</code>"
+               in o.get("data", {}).get("text/html", "") for o in stale.outputs)
     assert "[14.]" in text(cell(nb, "jit_add_g(jnp.array([4.0]))"))
     assert input_kinds(payload(cell(nb, "%jaxpr add(4.0, g)"))) == {"x": "traced", "g": "traced"}
 

@@ -450,7 +450,16 @@ def test_ipython_hook_explains_an_ordinary_cell(shell, capsys):
     start = out.index("jaxviz: TracerBoolConversionError")
     assert "line 4" in out[start:] and "static_argnames=('neg',)" in out
     assert "`neg` is traced because it is argument 1 of `f`" in out
-    assert out.index("Traceback") > start  # the usual traceback follows the explanation
+    # Under the explanation: the full traceback folded (HTML), then only the user's frames
+    assert "<IPython.core.display.HTML object>" in out[start:]
+    short = out[out.index("TracerBoolConversionError\x1b[0m: Attempted boolean conversion"):]
+    assert "Traceback" not in short and "jax/_src" not in short and "site-packages" not in short
+    assert "line 2\x1b[0m\n    f(jnp.ones(3), True)\n" in short
+    assert ", in f\x1b[0m\n    if neg:\n" in short
+    assert "run %tb" in short and len(short.splitlines()) == 6, short
+    shell.run_cell("%tb")  # the full traceback is still there
+    full = capsys.readouterr().out
+    assert "Traceback" in full and "jax/_src/core.py" in full
 
     result = shell.run_cell("1 / 0")
     out = capsys.readouterr().out

@@ -97,12 +97,33 @@ def test_inputs_named_by_the_users_fields():
     assert "model.layers[1].weight" in names and "opt_state[0].mu.layers[0].bias" in names
     static = {i.name: i for i in _get("equinox_mlp").program.inputs if i.kind == "static"}
     assert {"model.activation", "model.depth"} <= set(static)
-    names = [i.name for i in _get("nnx_mlp").program.inputs]
+    nnx_mlp = _get("nnx_mlp")
+    assert type(nnx_mlp.args[0].linear1).__name__ == "Linear"
+    assert type(nnx_mlp.args[0].linear1).__module__.startswith("flax")  # the user's objects untouched
+    assert not hasattr(nnx_mlp.args[0].linear1, "_jaxviz_scope")
+    names = [i.name for i in nnx_mlp.program.inputs]
     assert "model.linear1.kernel" in names and "optimizer.opt_state[0].mu.linear2.bias" in names
     assert "model.bn.mean" in names  # batch statistics: state nnx.jit propagates
     assert "optimizer.step" in _get("nnx_mlp").program.output_names
     names = [i.name for i in _get("linen_cnn").program.inputs]
     assert "state.params['Dense_0']['kernel']" in names
+
+
+class Moments:
+    """A pytree registered without keys, as some optimizer states are."""
+
+    def __init__(self, mu, nu):
+        self.mu, self.nu = mu, nu
+
+
+jax.tree_util.register_pytree_node(Moments, lambda m: ((m.mu, m.nu), None), lambda _, c: Moments(*c))
+
+
+def test_keyless_pytree_leaves_named_by_position():
+    program = jaxviz.trace(lambda opt_state: Moments(opt_state.mu * 2, opt_state.nu),
+                           Moments(jnp.ones(2), jnp.zeros(2)))
+    assert [i.name for i in program.inputs] == ["opt_state[0]", "opt_state[1]"]
+    assert program.output_names == ["out[0]", "out[1]"]
 
 
 def _get(name: str) -> Traced:
@@ -126,6 +147,53 @@ def test_line_magic_traces_as_called(name):
     assert result.error_in_exec is None
     program = shell.user_ns["prog"]
     assert len(program.jaxpr.jaxpr.outvars) == _get(name).real_outputs
+
+
+def test_cell_magic_splits_a_module_as_filter_jit_does():
+    """%%jaxpr: a Module read by the cell has its arrays traced and the rest held static."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    fn, (model, opt_state, x, y), _ = BY_NAME["equinox_mlp"].build()
+    shell.user_ns.update(train_step=fn, model=model, opt_state=opt_state, x=x, y=y)
+    shell.run_cell("%load_ext jaxviz")
+    try:
+        result = shell.run_cell("%%jaxpr --quiet -o prog\nmodel2, opt_state2, loss = train_step(model, opt_state, x, y)\n")
+    finally:
+        shell.run_cell("%unload_ext jaxviz")
+    assert result.error_in_exec is None
+    program = shell.user_ns["prog"]
+    kinds = {i.name: i.kind for i in program.inputs}
+    assert kinds["model.layers[0].weight"] == "traced" and kinds["model.activation"] == "static"
+    assert len(program.jaxpr.jaxpr.outvars) == _get("equinox_mlp").real_outputs
+    assert shell.user_ns["model2"].depth == 2 and shell.user_ns["loss"].shape == ()
+
+
+def test_cell_magic_writes_back_nnx_state_as_nnx_jit_does():
+    """%%jaxpr on a cell calling an nnx.jit step: the model and optimizer are updated as
+    the real call updates them, and their state is among the outputs."""
+    from flax import nnx
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    fn, (model, optimizer, x, y), _ = BY_NAME["nnx_mlp"].build()
+    real_model, real_optimizer = nnx.clone((model, optimizer))
+    fn(real_model, real_optimizer, x, y)
+    shell.user_ns.update(train_step=fn, model=model, optimizer=optimizer, x=x, y=y)
+    shell.run_cell("%load_ext jaxviz")
+    try:
+        result = shell.run_cell("%%jaxpr --quiet -o prog\nloss = train_step(model, optimizer, x, y)\n")
+    finally:
+        shell.run_cell("%unload_ext jaxviz")
+    assert result.error_in_exec is None
+    program = shell.user_ns["prog"]
+    assert "model.linear1.kernel" in [i.name for i in program.inputs]
+    assert "optimizer.step" in program.output_names
+    assert len(program.jaxpr.jaxpr.outvars) == _get("nnx_mlp").real_outputs
+    assert int(optimizer.step[...]) == 1
+    for ours, real in zip(jax.tree_util.tree_leaves(nnx.state((model, optimizer))),
+                          jax.tree_util.tree_leaves(nnx.state((real_model, real_optimizer)))):
+        assert jnp.allclose(ours, real, atol=1e-6)
 
 
 # ---------------------------------------------------------------------- bad input
@@ -152,6 +220,9 @@ def test_unsplittable_equinox_field_names_the_field():
 
     with pytest.raises(UnsplittableArgument, match=r"Tagged.tags \(set\).*eqx.field\(static=True\)"):
         jaxviz.trace(Tagged(jnp.ones(2), {"a"}), jnp.ones(2))
+    program = jaxviz.trace(Tagged(jnp.ones(2), frozenset({"a"})), jnp.ones(2))  # hashable: static
+    assert {i.name: i.kind for i in program.inputs} == {"Tagged.weight": "traced", "Tagged.tags": "static",
+                                                        "x": "traced"}
 
 
 # ---------------------------------------------------------------------- wrappers
@@ -240,3 +311,72 @@ def test_edge_counts_distinct_values_once_uncapped():
     (jit_group,) = [g.id for g in program.graph.groups if g.kind == "eqn"]
     into = [e.label for e in program.graph.view(expand=0).edges if e.dst == ("g", jit_group)]
     assert into == ["100 values"]  # not capped at 64
+
+
+# ---------------------------------------------------------------------- combinators, globals
+def Dense(width):
+    def init_fun(rng, shape):
+        return shape[:-1] + (width,), (jax.random.normal(rng, (shape[-1], width)),)
+
+    def apply_fun(params, x):
+        return x @ params[0]
+
+    return init_fun, apply_fun
+
+
+def serial(*layers):
+    def init_fun(rng, shape):
+        params = []
+        for init, _ in layers:
+            shape, p = init(rng, shape)
+            params.append(p)
+        return shape, params
+
+    def apply_fun(params, x):
+        for (_, apply), p in zip(layers, params):
+            x = apply(p, x)
+        return x
+
+    return init_fun, apply_fun
+
+
+def test_own_combinators_named_after_the_layer():
+    init, predict = serial(Dense(4), serial(Dense(3), Dense(2)))
+    _, params = init(jax.random.PRNGKey(0), (1, 5))
+    program = jaxviz.trace(predict, params, jnp.ones((1, 5)))
+    assert program.name == "serial"
+    calls = sorted(g.name for g in program.graph.groups if g.kind == "call")
+    assert calls == ["Dense", "Dense", "Dense"]
+    text = program.to_dot(expand="all") + json.dumps(program.graph.to_json())
+    assert "apply_fun" not in text
+
+
+GAIN = jnp.array([1.0, 2.0, 3.0])  # globals read only inside library-called code
+
+
+def test_globals_reached_through_linen_and_haiku_are_captured():
+    import flax.linen as nn
+    import haiku as hk
+
+    class Scaled(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            return nn.Dense(3)(x) * GAIN
+
+    model = Scaled()
+    variables = model.init(jax.random.PRNGKey(0), jnp.ones((1, 2)))
+
+    def loss(variables, x):
+        return model.apply(variables, x).sum()
+
+    captured = [i.name for i in jaxviz.trace(loss, variables, jnp.ones((1, 2))).inputs if i.kind == "captured"]
+    assert "GAIN" in captured
+
+    def forward(x):
+        return hk.Linear(3)(x) * GAIN
+
+    transformed = hk.transform(forward)
+    params = transformed.init(jax.random.PRNGKey(0), jnp.ones((1, 2)))
+    program = jaxviz.trace(jax.jit(transformed.apply), params, None, jnp.ones((1, 2)))
+    assert "GAIN" in [i.name for i in program.inputs if i.kind == "captured"]
+    assert any(n.label == "GAIN" for n in program.graph.nodes)  # the constant is named

@@ -34,5 +34,7 @@ def test_magic_in_a_real_kernel():
     assert err.output_type == "error" and err.ename == "TracerBoolConversionError"
     assert any("explained above" in line for line in err.traceback) and len(err.traceback) == 2
     shown = [o for o in nb.cells[3].outputs if o.output_type == "display_data"]
-    assert len(shown) == 1 and "cell line 1" in shown[0].data["text/plain"]
+    # the explanation, then the full traceback folded under it
+    assert len(shown) == 2 and "cell line 1" in shown[0].data["text/plain"]
+    assert "<details class='jaxviz-traceback'" in shown[1].data["text/html"]
     assert "alive False" in nb.cells[4].outputs[0].text

@@ -267,7 +267,10 @@ def test_new_function_object():
     assert len(events) == 3
     assert causes(events[1]) == [("new_function_object", "<lambda>", 1, 2)]
     assert causes(events[2]) == [("new_function_object", "<lambda>", 2, 3)]
-    assert "outside the loop" in events[2].suggestion
+    c = events[2].causes[0]
+    assert (c.detail, c.note) == ("lambda", "a new lambda (the same code, another object)")
+    assert c.owner.endswith(", inside a loop") and "test_recompiles.py:" in c.owner
+    assert "before the loop" in events[2].suggestion
 
 
 def test_rejitting_the_same_function_is_the_same_object():
@@ -335,7 +338,11 @@ def test_device_sharding_and_mesh_in_a_two_device_process():
             h(jnp.ones(2))
             with jax.sharding.set_mesh(mesh):
                 h(jnp.ones(2))
-        for i in (1, 3, 5):
+            import numpy as np
+            k = jax.jit(lambda x: x * 3)
+            k(np.ones(4, np.float32))
+            k(jax.device_put(np.ones(4, np.float32), d1))
+        for i in (1, 3, 5, 7):
             print([(c.kind, c.path, c.before, c.after) for c in log.events[i].causes])
     """)
     env = {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
@@ -343,7 +350,9 @@ def test_device_sharding_and_mesh_in_a_two_device_process():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          cwd=str(__import__("pathlib").Path(__file__).parents[1]), timeout=120)
     assert out.returncode == 0, out.stderr
-    device, sharding, mesh = out.stdout.strip().splitlines()[-3:]
+    device, sharding, mesh, placed = out.stdout.strip().splitlines()[-4:]
+    assert placed == "[('commitment', 'x', 'a numpy array (uncommitted)', 'committed to cpu:1')]", \
+        out.stdout
     assert device == "[('device', 'x', 'cpu:0', 'cpu:1')]", out.stdout
     assert sharding == ("[('sharding', 'x', \"P('d',) over mesh {'d': 2}\", "
                         "\"P() over mesh {'d': 2}\")]"), out.stdout
@@ -690,11 +699,11 @@ def test_stale_globals_through_a_real_ipython_shell(capfd):
         assert r.error_in_exec is None
         capfd.readouterr()
         shell.run_cell("g = 10\n")
-        err = capfd.readouterr().err
-        assert ("jaxviz: `h` was compiled with global `g = 0`; `g` is now 10, and calls of `h` "
-                "still use 0") in err, err
+        shown = capfd.readouterr().out  # displayed under the cell: no raw Markdown backticks
+        assert ("jaxviz: h was compiled with global g = 0; g is now 10, and calls of h "
+                "still use 0") in shown, shown
         shell.run_cell("y = 1\n")  # reported once, not after every cell
-        assert "was compiled with" not in capfd.readouterr().err
+        assert "was compiled with" not in capfd.readouterr().out
         r = shell.run_cell("float(jit_h(4.))")
         assert r.result == 4.0
         # %jaxviz recompiles shows the session log; its event names the cell
@@ -717,7 +726,8 @@ def test_stale_globals_through_a_real_ipython_shell(capfd):
         shell.run_line_magic("unload_ext", "jaxviz")
     assert rc.session() is None and rc._MONITORS == [] and rc.active_watches() == []
     shell.run_cell("g = 11\n")
-    assert "was compiled with" not in capfd.readouterr().err
+    captured = capfd.readouterr()
+    assert "was compiled with" not in captured.out + captured.err
 
 
 def test_rerun_cell_is_a_new_function_object():
@@ -730,8 +740,10 @@ def test_rerun_cell_is_a_new_function_object():
         shell.run_cell(cell)
         shell.run_cell(cell)
         events = [e for e in rc.session().events if e.function.name == "cellfn"]
-        assert [c.kind for c in events[-1].causes] == ["new_function_object"]
-        assert "re-run cell" in events[-1].suggestion
+        (c,) = events[-1].causes
+        assert (c.kind, c.path, c.detail) == ("new_function_object", "cellfn", "cell")
+        assert c.note.startswith("`cellfn` defined again by re-running cell [")
+        assert "Re-running the cell defined `cellfn` again" in events[-1].suggestion
     finally:
         shell.run_line_magic("unload_ext", "jaxviz")
 
@@ -746,9 +758,11 @@ def test_event_sentence_and_renderings():
     assert text.count("\n") == 0 and text.endswith(".")
     assert "compiled for the 2nd time" in text and "`x` changed shape (3,) → (4,)" in text
     bundle = log._repr_mimebundle_()
-    assert set(bundle) == {"text/plain", "text/html", jaxviz.MIME_TYPE}
-    payload = bundle[jaxviz.MIME_TYPE]
+    # What any JupyterLab renders (the graph renderer's MIME type is for graphs only).
+    assert set(bundle) == {"text/plain", "text/html"}
+    payload = log.to_json()
     assert payload["schema"] == "jaxviz.compiles" and len(payload["events"]) == 2
+    assert [e["recompile"] for e in payload["events"]] == [False, True]
     assert payload["events"][1]["causes"][0] == {
         "kind": "shape", "path": "x", "before": [3], "after": [4], "axis": 0,
         "text": "`x` changed shape (3,) → (4,) on axis 0 (3 → 4)"}
@@ -756,6 +770,8 @@ def test_event_sentence_and_renderings():
 
     json.dumps(payload)  # JSON-safe
     assert "<table" in bundle["text/html"] and "changed shape" in bundle["text/html"]
+    assert "<code>x</code> changed shape" in bundle["text/html"] and "`" not in bundle["text/html"]
+    assert "first compile" in bundle["text/html"]
 
     from rich.console import Console
 
@@ -807,3 +823,392 @@ def test_no_warnings_from_a_quiet_run():
             f(jnp.ones(3))
     gc.collect()
     assert len(log.events) == 2
+
+
+# ---------------------------------------------------------------------- round 2: as users meet them
+def test_numpy_then_device_put_is_a_commitment_change():
+    """Same jaxpr, new executable (no new trace): the argument and how it was placed."""
+    def scale(x):
+        return x * 2
+
+    f = jax.jit(scale)
+    with jaxviz.watch() as log:
+        f(np.ones(3, np.float32))
+        f(jnp.ones(3))  # uncommitted too: the same executable, no compile
+        f(jax.device_put(np.ones(3, np.float32), jax.devices()[0]))
+    events = only(log, "scale")
+    assert len(events) == 2
+    assert events[1].kind == "compile" and events[1].durations["trace"] is None  # no new trace
+    assert causes(events[1]) == [("commitment", "x", "a numpy array (uncommitted)",
+                                  f"committed to {jax.devices()[0].platform}:0")]
+    assert "jax.device_put every input" in events[1].suggestion
+    assert "nothing visible" not in str(events[1]) and "no difference" not in str(events[1])
+
+
+def test_same_function_jitted_with_and_without_donation():
+    def update(params, grads):
+        return params - 0.1 * grads
+
+    plain = jax.jit(update)
+    donating = jax.jit(update, donate_argnames="params")
+    with jaxviz.watch() as log:
+        plain(jnp.ones(3), jnp.ones(3))
+        donating(jnp.ones(3), jnp.ones(3))
+    events = only(log, "update")
+    assert causes(events[1]) == [("donation", "params", False, True)]
+    assert str(events[1].causes[0]) == ("`params` is donated now (donate_argnums) and was not "
+                                        "at the compiled call")
+    assert "with and without donate_argnums" in events[1].suggestion
+
+
+def test_static_config_equal_but_hashed_by_identity():
+    class Config:
+        def __init__(self, depth):
+            self.depth = depth
+
+        def __eq__(self, other):
+            return isinstance(other, Config) and other.depth == self.depth
+
+        __hash__ = object.__hash__
+
+        def __repr__(self):
+            return f"Config(depth={self.depth})"
+
+    class Options:  # no __eq__ at all: compared by identity
+        def __init__(self, depth):
+            self.depth = depth
+
+        def __repr__(self):
+            return f"Options(depth={self.depth})"
+
+    def forward(x, cfg):
+        return x * cfg.depth
+
+    f = jax.jit(forward, static_argnames="cfg")
+    with jaxviz.watch() as log:
+        for _ in range(2):
+            f(jnp.ones(2), cfg=Config(2))
+        for _ in range(2):
+            f(jnp.ones(2), cfg=Options(2))
+    events = only(log, "forward")
+    hashed, changed, identity = events[1], events[2], events[3]
+    c = hashed.causes[0]
+    assert (c.kind, c.path, c.detail, c.owner, c.before, c.after) == (
+        "static_value", "cfg", "hash", "Config", "Config(depth=2)", "Config(depth=2)")
+    assert "hashes differently: Config hashes by identity" in str(c)
+    assert "dataclasses.dataclass(frozen=True)" in hashed.suggestion
+    assert "__hash__" in hashed.suggestion
+    assert causes(changed) == [("static_value", "cfg", "Config(depth=2)", "Options(depth=2)")]
+    c = identity.causes[0]
+    assert (c.kind, c.path, c.detail, c.owner) == ("static_value", "cfg", "identity", "Options")
+    assert "Options has no __eq__" in str(c) and "frozen=True" in identity.suggestion
+
+
+def test_functools_partial_built_inside_the_loop():
+    import functools
+
+    def apply(scale, x):
+        return x * scale
+
+    with jaxviz.watch() as log:
+        for _ in range(2):
+            step = jax.jit(functools.partial(apply, 2.0))
+            step(jnp.ones(2))
+    c = only(log, "apply")[1].causes[0]
+    assert (c.kind, c.path, c.detail) == ("new_function_object", "step", "partial")
+    assert c.note == "a new functools.partial of `apply` (`apply` itself is the same function)"
+    line = next(i for i, t in enumerate(open(__file__).read().splitlines(), 1)
+                if t.strip() == "step = jax.jit(functools.partial(apply, 2.0))")
+    assert c.owner == f"{rc._site(__file__, line)}, inside a loop"
+    assert "Build the partial once, outside the loop" in only(log, "apply")[1].suggestion
+
+
+def test_jit_of_a_bound_method_of_a_new_instance_each_step():
+    class Model:
+        def __init__(self):
+            self.scale = 3.0
+
+        def forward(self, x):
+            return x * self.scale
+
+    model = Model()
+    same = jax.jit(model.forward)
+    with jaxviz.watch() as log:
+        same(jnp.ones(2))
+        same(jnp.ones(2))  # a hit
+        again = jax.jit(model.forward)  # a new bound method object: JAX traces again
+        again(jnp.ones(2))
+        for _ in range(2):
+            jax.jit(Model().forward)(jnp.ones(2))
+    events = only(log, "forward")
+    assert len(events) == 4, [str(e) for e in events]
+    c = events[1].causes[0]
+    assert (c.kind, c.path, c.detail) == ("new_function_object", "again", "method_object")
+    assert c.note == ("a new bound method object `Model.forward` of the same Model instance "
+                      "(each `obj.forward` access makes one)")
+    assert "Jit the bound method once (`forward = jax.jit(obj.forward)` before the loop)" \
+        in events[1].suggestion
+    c = events[3].causes[0]
+    assert (c.kind, c.path, c.detail) == ("new_function_object", "forward", "method")
+    assert c.note == "the bound method `Model.forward` of a new Model instance"
+    assert c.owner.endswith(", inside a loop")
+    assert "jax.jit(type(obj).forward)(obj, x)" in events[3].suggestion
+
+
+def test_jit_object_made_again_by_a_helper():
+    def make_step(lr):
+        @jax.jit
+        def sgd(w):
+            return w - lr
+
+        return sgd
+
+    with jaxviz.watch() as log:
+        make_step(0.1)(jnp.ones(2))
+        make_step(0.1)(jnp.ones(2))
+    c = only(log, "sgd")[1].causes[0]
+    assert (c.kind, c.path, c.detail) == ("new_function_object", "sgd", "closure")
+    assert c.note == "a nested function made again by a new call of `make_step`"
+    assert c.owner == str(rc._site(__file__, make_step.__code__.co_firstlineno + 1))
+    assert "defined at" in str(c)
+
+
+def test_tree_util_partial_over_a_new_closure():
+    from jax.tree_util import Partial
+
+    @jax.jit
+    def apply_loss(loss_fn, x):
+        return loss_fn(x)
+
+    def make_loss(scale):
+        def loss(x):
+            return jnp.sum(x * scale)
+
+        return loss
+
+    with jaxviz.watch() as log:
+        for _ in range(2):
+            apply_loss(Partial(make_loss(2.0)), jnp.ones(3))
+    c = only(log, "apply_loss")[1].causes[0]
+    assert (c.kind, c.path, c.detail) == ("new_function_object", "loss_fn", "tree_partial")
+    assert c.note == ("a jax.tree_util.Partial over a new closure `loss`, made again by a new "
+                      "call of `make_loss`")
+    assert "Partial's function is static" in only(log, "apply_loss")[1].suggestion
+
+
+def test_when_nothing_differs_it_says_what_it_compared():
+    f = jax.jit(lambda x: x + 2)
+    with jaxviz.watch() as log:
+        f(jnp.ones(2))
+        jax.clear_caches()
+        f(jnp.ones(2))
+    c = log.events[1].causes[0]
+    assert c.kind == "unknown"
+    assert "nothing visible" not in str(c)
+    assert "no difference found for `<lambda>` since an earlier compile (compared the function " \
+           "object, each argument's shape, dtype, weak type, static value (== and hash), pytree " \
+           "structure, placement and donation, and JAX's config)" in str(c)
+
+
+def test_two_call_sites_of_different_sizes_are_not_a_ragged_batch():
+    x_test = np.ones((40, 3), np.float32)
+
+    @jax.jit
+    def predict(x):
+        return x.sum(axis=1)
+
+    with jaxviz.watch() as log:
+        predict(x_test)
+        predict(x_test[:12])
+    (_, second) = only(log, "predict")
+    assert causes(second) == [("shape", "x", (40, 3), (12, 3))]
+    assert "Ragged" not in second.suggestion
+    assert "two call sites (or data sets) of different sizes" in second.suggestion
+    assert str(second.call_site) in second.suggestion
+
+
+def test_notice_under_a_cell_that_recompiles(capfd):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "jaxviz")
+    try:
+        shell.run_cell("import jax, jax.numpy as jnp\n@jax.jit\ndef train_step(x):\n"
+                       "    return x.sum()\n")
+        capfd.readouterr()
+        shell.run_cell("for n in (32, 48, 64, 80, 96, 112):\n    train_step(jnp.ones((n, 3)))\n")
+        out = capfd.readouterr().out
+        assert out.strip() == ("jaxviz: train_step compiled 6 times in this cell: x changed size "
+                               "on axis 0 (32, 48, 64, …) → %jaxviz recompiles train_step"), out
+        shell.run_cell("_ = train_step(jnp.ones((32, 3)))")  # a hit: nothing is added
+        assert capfd.readouterr().out == ""
+        shell.run_cell("_ = train_step(jnp.ones((7, 3)))")  # one compile in this cell: quiet
+        assert capfd.readouterr().out == ""
+        shell.run_cell("%jaxviz watch --notice off")
+        assert not rc.NOTICE.enabled
+        capfd.readouterr()
+        shell.run_cell("for n in (1, 2):\n    train_step(jnp.ones((n, 3)))\n")
+        assert "compiled" not in capfd.readouterr().out
+        shell.run_cell("%jaxviz watch --notice on")
+        assert rc.NOTICE.enabled
+    finally:
+        rc.NOTICE.enabled = True
+        shell.run_line_magic("unload_ext", "jaxviz")
+
+
+# ---------------------------------------------------------------------- through the libraries' wrappers
+def test_equinox_filter_jit_in_the_users_terms():
+    eqx = pytest.importorskip("equinox")
+
+    class Model(eqx.Module):
+        linear: eqx.nn.Linear
+        step_count: int = eqx.field(static=True)
+        dropout_rate: float = 0.1  # a plain float leaf: filter_jit holds it static
+
+    @eqx.filter_jit
+    def loss(model, xs, ys):
+        preds = jax.vmap(model.linear)(xs) * (1 - model.dropout_rate)
+        return jnp.mean((preds - ys) ** 2)
+
+    model = Model(eqx.nn.Linear(20, 1, key=jax.random.PRNGKey(0)), step_count=0)
+    with jaxviz.watch() as log:
+        loss(model, jnp.ones((32, 20)), jnp.ones((32, 1)))
+        loss(model, jnp.ones((4, 20)), jnp.ones((4, 1)))
+        model = Model(model.linear, step_count=1)
+        loss(model, jnp.ones((4, 20)), jnp.ones((4, 1)))
+        model = Model(model.linear, step_count=1, dropout_rate=0.2)
+        loss(model, jnp.ones((4, 20)), jnp.ones((4, 1)))
+    events = only(log, "loss")
+    assert len(events) == 4, [str(e) for e in events]
+    assert events[0].function.defined.file == __file__  # the user's loss, not Equinox's
+    assert causes(events[1]) == [("shape", "xs", (32, 20), (4, 20)), ("shape", "ys", (32, 1), (4, 1))]
+    c = events[2].causes[0]
+    assert (c.kind, c.path, c.detail, c.owner, c.before, c.after) == (
+        "pytree_structure", "model.step_count", "static_field", "Model", "0", "1")
+    assert causes(events[3]) == [("static_value", "model.dropout_rate", 0.1, 0.2)]
+    text = " ".join(str(e) for e in events)
+    assert "dynamic_nodonate" not in text and "`static`" not in text
+
+
+def test_flax_nnx_jit_in_the_users_terms():
+    nnx = pytest.importorskip("flax.nnx")
+
+    class MLP(nnx.Module):
+        def __init__(self, rngs):
+            self.linear = nnx.Linear(20, 1, rngs=rngs)
+            self.step_count = 0
+
+        def __call__(self, x):
+            return self.linear(x)
+
+    @nnx.jit
+    def loss(model, xs, ys):
+        return jnp.mean((model(xs) - ys) ** 2)
+
+    model = MLP(nnx.Rngs(0))
+    with jaxviz.watch() as log:
+        loss(model, jnp.ones((32, 20)), jnp.ones((32, 1)))
+        loss(model, jnp.ones((4, 20)), jnp.ones((4, 1)))
+        model.step_count += 1
+        loss(model, jnp.ones((4, 20)), jnp.ones((4, 1)))
+    events = only(log, "loss")
+    assert len(events) == 3, [str(e) for e in events]
+    assert causes(events[1]) == [("shape", "xs", (32, 20), (4, 20)), ("shape", "ys", (32, 1), (4, 1))]
+    c = events[2].causes[0]
+    assert (c.kind, c.path, c.detail, c.owner, c.before, c.after) == (
+        "pytree_structure", "model.step_count", "static_field", "MLP", "0", "1")
+    assert "GraphDef" not in str(events[2]) and "states[" not in str(events[2])
+
+    import functools
+
+    @functools.partial(nnx.jit, static_argnames="training")
+    def evaluate(model, xs, training):
+        return jnp.mean(model(xs)) * (0.5 if training else 1.0)
+
+    with jaxviz.watch() as log:  # nnx.jit passes the arguments through: static ones stay so
+        evaluate(model, jnp.ones((4, 20)), training=True)
+        evaluate(model, jnp.ones((4, 20)), training=False)
+    assert causes(only(log, "evaluate")[1]) == [("static_value", "training", True, False)]
+
+
+def test_haiku_transformed_apply_under_jit():
+    hk = pytest.importorskip("haiku")
+
+    def forward(x):
+        return hk.nets.MLP([8, 1])(x)
+
+    net = hk.transform(forward)
+    params = net.init(jax.random.PRNGKey(0), jnp.ones((4, 3)))
+    apply = jax.jit(net.apply)
+    with jaxviz.watch() as log:
+        apply(params, None, jnp.ones((4, 3)))
+        apply(params, None, jnp.ones((2, 3)))
+    events = only(log, "forward.apply")
+    assert len(events) == 2, [str(e) for e in log.events]
+    assert events[0].function.defined.file == __file__
+    assert causes(events[1]) == [("shape", "x", (4, 3), (2, 3))]
+    assert "['mlp/~/linear_0']['w']: f32[3,8]" in events[1].signature.describe()["params"]
+
+
+def test_optax_optimizer_made_again_as_a_static_argument():
+    optax = pytest.importorskip("optax")
+
+    def train_step(params, opt_state, x, tx):
+        grads = jax.grad(lambda p: jnp.sum((x @ p) ** 2))(params)
+        updates, opt_state = tx.update(grads, opt_state)
+        return optax.apply_updates(params, updates), opt_state
+
+    step = jax.jit(train_step, static_argnames="tx")
+    params = jnp.ones(3)
+    with jaxviz.watch() as log:
+        for _epoch in range(2):
+            tx = optax.adam(1e-3)
+            opt_state = tx.init(params)
+            params, opt_state = step(params, opt_state, jnp.ones((2, 3)), tx=tx)
+    (_, again) = only(log, "train_step")
+    c = again.causes[0]
+    assert (c.kind, c.path, c.detail) == ("static_value", "tx", "made_again")
+    assert c.owner.startswith("GradientTransformation")
+    assert "Create it once, before the loop" in again.suggestion
+    assert "optax.inject_hyperparams" in again.suggestion
+
+
+def test_user_decorator_keeps_the_users_names():
+    import functools
+
+    def my_jit(fn):
+        jitted = jax.jit(fn)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            return jitted(*args, **kwargs)
+
+        return wrapper
+
+    @my_jit
+    def predict(weights, batch):
+        return batch @ weights
+
+    with jaxviz.watch() as log:
+        predict(jnp.ones(3), jnp.ones((8, 3)))
+        predict(jnp.ones(3), jnp.ones((5, 3)))
+    assert causes(only(log, "predict")[1]) == [("shape", "batch", (8, 3), (5, 3))]
+
+
+def test_notice_names_the_arguments_that_changed_together():
+    def fit(x, y):
+        return x.sum() + y.sum()
+
+    f = jax.jit(fit)
+    with jaxviz.watch() as log:
+        f(jnp.ones((64, 3)), jnp.ones(64))
+        f(jnp.ones((29, 3)), jnp.ones(29))
+        f(jnp.ones((29, 3), jnp.int32), jnp.ones(29))  # x: another dtype
+    assert rc.cell_notices(log.events[:2]) == [
+        "`fit` compiled 2 times in this cell: `x` changed size on axis 0 (64, 29) (`y` too) "
+        "→ `%jaxviz recompiles fit`"]
+    assert rc.cell_notices(log.events[:1]) == []  # a first compile is not a recompile
+    assert rc.cell_notices(log.events, min_compiles=4) == []
+    (line,) = rc.cell_notices(log.events)
+    assert line == ("`fit` compiled 3 times in this cell: `x` changed size on axis 0 (64, 29) "
+                    "(and 2 other causes) → `%jaxviz recompiles fit`")

@@ -22,10 +22,17 @@ def test_monitor_shows_counts_timeline_causes_and_warnings():
             for n in range(4):
                 f(jnp.ones(2), n)
         html = monitor.render()
-    assert "4 compiles of 1 functions" in html
-    assert "&lt;lambda&gt;" in html and "static_value of `n`" in html  # counts + what changes
+    assert "4 compiles of 1 functions (3 recompiles)" in html  # first compiles apart
+    assert "&lt;lambda&gt;" in html and "static_value of <code>n</code>" in html
+    assert "`" not in html  # Markdown code spans are <code>, not raw backticks
+    assert "word-break:normal" in html
+    # compiles, recompiles and time in their own right-aligned, padded cells
+    assert ("tabular-nums;white-space:nowrap'>4</td><td style='padding:1px 10px 1px 0;"
+            "vertical-align:top;text-align:right;font-variant-numeric:tabular-nums;"
+            "white-space:nowrap'>3</td>") in html
     assert "timeline" in html and html.count("title='compile") == 4  # one bar per compile
-    assert "static argument `n` changed 2 → 3" in html  # the latest event's causes
+    assert "static argument <code>n</code> changed 2 → 3" in html  # the latest event's causes
+    assert "<details><summary>how to fix</summary>" in html
     assert "color:#c00;font-weight:600'>⚠ recompile storm" in html  # warnings in red
     assert monitor.updates >= 1 and monitor._html.value  # drawn into the widget
     monitor.close()

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import jax
+
+from ..calls import display_function
 
 
 class UnsplittableArgument(TypeError):
@@ -52,10 +54,12 @@ class Plan:
 
 
 def function_name(fn: Any) -> str:
-    """The name the user gave ``fn`` (through ``functools.wraps``, a Module's class)."""
+    """The name the user gave ``fn`` (through ``functools.wraps``; a combinator's layer,
+    ``serial`` for ``serial.<locals>.apply_fun``; else its class)."""
     name = getattr(fn, "__name__", None)
     if isinstance(name, str) and name:
-        return name
+        qualname = getattr(fn, "__qualname__", name)
+        return display_function(qualname).rpartition(".")[2] if qualname != name else name
     return type(fn).__name__
 
 
@@ -107,7 +111,3 @@ def is_hashable(value: Any) -> bool:
     except TypeError:
         return False
     return True
-
-
-def static_leaves(names: Iterable[str], values: Iterable[Any]) -> list[tuple[str, Any]]:
-    return [(n, v) for n, v in zip(names, values) if v is not None]

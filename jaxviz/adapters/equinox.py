@@ -7,6 +7,7 @@ Recognised by ``isinstance(fn, eqx.Module)`` once the user has imported Equinox.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import Any
 
@@ -32,11 +33,12 @@ def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan | None:
         target = fn.__wrapped__
         user_function = getattr(target, "__func__", target)
         arg_names = positional_names(target, len(args))
+        name = function_name(target)
     else:  # a Module called directly: its __call__, the Module its first argument
-        target = fn
-        user_function = type(fn).__call__
+        target = user_function = type(fn).__call__
+        arg_names = [type(fn).__name__, *positional_names(fn, len(args))]
         args = (fn, *args)
-        arg_names = [type(fn).__name__, *positional_names(fn, len(args) - 1)]
+        name = type(fn).__name__
     kwarg_names = sorted(kwargs)
     dynamic, static = eqx.partition((args, kwargs), eqx.is_array)
     static_parts = _static_parts(static, arg_names, kwarg_names)
@@ -55,7 +57,7 @@ def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan | None:
     names = [n for name, value in zip(arg_names, dyn_args) for n in leaf_names(name, value)]
     names += [n for key in kwarg_names for n in leaf_names(key, dyn_kwargs[key])]
     return Plan(filtered, tuple(dyn_args), dict(dyn_kwargs), user_function=user_function,
-                name=function_name(target), input_names=names, static=static_parts,
+                name=name, input_names=names, static=static_parts,
                 roots=[target, *args, *kwargs.values()])
 
 
@@ -67,3 +69,30 @@ def _static_parts(static: Any, arg_names: list[str], kwarg_names: list[str]) -> 
         for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]:
             parts.append((name + path_text(path), leaf))
     return parts
+
+
+# ---------------------------------------------------------------------- recompiles
+def is_filter_jit(wrapper: Any) -> bool:
+    """An ``eqx.filter_jit`` function (or method), once the user has imported Equinox."""
+    eqx = sys.modules.get("equinox")
+    return eqx is not None and isinstance(wrapper, eqx.Module) and \
+        type(wrapper).__module__.startswith("equinox") and hasattr(wrapper, "__wrapped__")
+
+
+def is_static_leaf(value: Any) -> bool:
+    """What ``filter_jit`` holds static: everything but arrays (``eqx.is_array``)."""
+    eqx = sys.modules.get("equinox")
+    return eqx is not None and not eqx.is_array(value)
+
+
+def static_fields(node_type: Any, aux: Any) -> list[tuple[str, Any]] | None:
+    """[(field, value)] of an Equinox Module's static fields (``eqx.field(static=True)``)
+    from its node's auxiliary data ``(wrapper data, *static values)``, or None when
+    ``node_type`` is not an Equinox Module or the data has another layout."""
+    eqx = sys.modules.get("equinox")
+    if eqx is None or not (isinstance(node_type, type) and issubclass(node_type, eqx.Module)):
+        return None
+    names = [f.name for f in dataclasses.fields(node_type) if f.metadata.get("static", False)]
+    if not isinstance(aux, tuple) or len(aux) != len(names) + 1:
+        return None
+    return list(zip(names, aux[1:]))

@@ -62,12 +62,40 @@ def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan | None:
                 roots=[target, *args, *kwargs.values()])
 
 
-def _state_names(state: Any, node_names: list[str]) -> list[str]:
+def is_graph_node(value: Any) -> bool:
+    """An NNX Module or Optimizer (state a call may update in place)."""
+    nnx = sys.modules.get("flax.nnx")
+    return nnx is not None and nnx.graph.is_graph_node(value)
+
+
+def state_of(node: Any) -> tuple[Any, list[str]]:
+    """The node's state (``nnx.state``) and its leaves' names relative to the node."""
+    state = sys.modules["flax.nnx"].state(node)
+    return state, _state_names(state, [""], single=True)
+
+
+def node_leaf_names(name: str, node: Any) -> list[str]:
+    """Names of a node's leaves as ``jax.jit`` flattens it (``model.linear1.kernel``,
+    without the Variable's own ``.value``)."""
+    names = []
+    for path, _ in jax.tree_util.tree_flatten_with_path(node)[0]:
+        if path and isinstance(path[-1], jax.tree_util.GetAttrKey) and path[-1].name == "value":
+            path = path[:-1]
+        names.append(name + "".join(_attr_text(k) for k in path))
+    return names
+
+
+def write_state(node: Any, state: Any) -> None:
+    """Put the state a traced call produced back into the user's node (``nnx.update``)."""
+    sys.modules["flax.nnx"].update(node, state)
+
+
+def _state_names(state: Any, node_names: list[str], single: bool = False) -> list[str]:
     """``model.linear1.kernel``, ``optimizer.opt_state[0].mu.kernel``: the argument's name
     for the state's first key, then the path, without the Variable's own ``.value``."""
     names = []
     for path, _ in jax.tree_util.tree_flatten_with_path(state)[0]:
-        head, *rest = path
+        head, *rest = (jax.tree_util.DictKey(0), *path) if single else path
         if rest and isinstance(rest[-1], jax.tree_util.GetAttrKey) and rest[-1].name == "value":
             rest = rest[:-1]
         text = "".join(_attr_text(k) for k in rest)
@@ -118,3 +146,21 @@ def _is_user_class(cls: type) -> bool:
     module = sys.modules.get(cls.__module__)
     file = getattr(module, "__file__", None)
     return bool(file) and is_user_file(file) or cls.__module__ == "__main__"
+
+
+# ---------------------------------------------------------------------- recompiles
+def static_fields(node_type: Any, aux: Any) -> list[tuple[str, Any]] | None:
+    """[(attribute, value)] of the static attributes (``self.step_count = 0``) in an NNX
+    pytree node's auxiliary data ``(data names, static names, static values)``, or None
+    when ``node_type`` is not an NNX pytree node or its data has another layout."""
+    nnx = sys.modules.get("flax.nnx")
+    pytree = getattr(nnx, "Pytree", None) if nnx is not None else None
+    if pytree is None or not (isinstance(node_type, type) and issubclass(node_type, pytree)):
+        return None
+    if not (isinstance(aux, tuple) and len(aux) == 3):
+        return None
+    names, values = aux[1], aux[2]
+    if not (isinstance(names, tuple) and isinstance(values, tuple) and len(names) == len(values)
+            and all(isinstance(n, str) for n in names)):
+        return None
+    return [(n, v) for n, v in zip(names, values) if not n.startswith("_")]

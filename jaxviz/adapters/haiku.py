@@ -26,3 +26,18 @@ def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan | None:
     return Plan(fn, args, kwargs, user_function=original,
                 name=f"{getattr(original, '__name__', 'transformed')}.{fn.__name__.removesuffix('_fn')}",
                 arg_names=names, roots=[original])
+
+
+# ---------------------------------------------------------------------- recompiles
+def original_function(fun: Any) -> tuple[Any, str] | None:
+    """(the user's function, "init" or "apply") for a Haiku-transformed function, once the
+    user has imported Haiku; None otherwise."""
+    if "haiku" not in sys.modules:
+        return None
+    original = getattr(fun, "_original_fn", None)  # set by hk.transform on init and apply
+    code = getattr(fun, "__code__", None)
+    if original is None or not callable(original) or code is None:
+        return None
+    if "/haiku/" not in code.co_filename.replace("\\", "/"):
+        return None
+    return original, code.co_name.removesuffix("_fn")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .. import _jax_internals as internals
@@ -58,3 +59,53 @@ def adapt_function(fn: Any, args: tuple, kwargs: dict) -> Plan:
         layer = layer.__wrapped__
     return Plan(fn, args, kwargs, user_function=inner if inspect.isfunction(inner) else fn,
                 name=function_name(fn), transparent=transparent)
+
+
+# ---------------------------------------------------------------------- recompiles
+@dataclass(frozen=True)
+class UserCall:
+    """What the user called through a jit-like wrapper (``eqx.filter_jit``, ``nnx.jit``),
+    for the recompilation tracker: so that causes are in the user's terms
+    (``model.step_count``, ``xs``), not the wrapper's (``static``, ``dynamic_nodonate``).
+    ``wrapper`` is the wrapper object."""
+
+    fun: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    signature: inspect.Signature | None
+    caller: Any  # the user's frame that called the wrapper
+    wrapper: Any
+
+
+def user_call(caller: Any, is_user_frame: Callable[[Any], bool]) -> UserCall | None:
+    """The user's call above ``caller`` (the first frame outside JAX of a jit call), or
+    None when JAX was called directly or the wrapper is not recognised.
+
+    Between the user's frame and JAX's, the wrapper's entry is the first frame the user's
+    code called. When it is ``__call__(self, *args, **kwargs)`` of a jit-like object
+    (``is_jit_like``) and the arguments bind to the function it wraps, that function and
+    those arguments are what the user called."""
+    entry, frame = None, caller
+    for _ in range(40):
+        if frame is None:
+            return None
+        if is_user_frame(frame):
+            break
+        entry, frame = frame, frame.f_back
+    else:
+        return None
+    if entry is None or entry.f_code.co_name != "__call__":
+        return None
+    local = entry.f_locals
+    owner, args, kwargs = local.get("self"), local.get("args"), local.get("kwargs", {})
+    if not isinstance(args, tuple) or not isinstance(kwargs, dict):
+        return None
+    try:
+        if not is_jit_like(owner):
+            return None
+        fun = owner.__wrapped__
+        signature = inspect.signature(fun)
+        signature.bind(*args, **kwargs)
+    except Exception:  # an object with odd attributes, or arguments that do not bind
+        return None
+    return UserCall(fun, args, kwargs, signature, frame, owner)
