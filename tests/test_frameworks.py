@@ -346,7 +346,7 @@ def test_own_combinators_named_after_the_layer():
     program = jaxviz.trace(predict, params, jnp.ones((1, 5)))
     assert program.name == "serial"
     calls = sorted(g.name for g in program.graph.groups if g.kind == "call")
-    assert calls == ["Dense", "Dense", "Dense"]
+    assert calls == ["Dense", "Dense", "Dense", "serial"]  # the inner serial is a call
     text = program.to_dot(expand="all") + json.dumps(program.graph.to_json())
     assert "apply_fun" not in text
 
