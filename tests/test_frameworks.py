@@ -97,6 +97,7 @@ def test_inputs_named_by_the_users_fields():
     assert "model.layers[1].weight" in names and "opt_state[0].mu.layers[0].bias" in names
     static = {i.name: i for i in _get("equinox_mlp").program.inputs if i.kind == "static"}
     assert {"model.activation", "model.depth"} <= set(static)
+    assert "held static, as eqx.filter_jit does: model.activation, model.depth" in _get("equinox_mlp").program.summary()
     nnx_mlp = _get("nnx_mlp")
     assert type(nnx_mlp.args[0].linear1).__name__ == "Linear"
     assert type(nnx_mlp.args[0].linear1).__module__.startswith("flax")  # the user's objects untouched
