@@ -93,14 +93,15 @@ def _short(value: Any, limit: int = 60) -> str:
 
 def _plain(value: Any) -> Any:
     """JAX's literal objects (``TypedInt(0, dtype=int32)``, 0-d ``TypedNdArray``) as the
-    Python value they hold, so a literal reads ``0`` or ``1.0``."""
+    value they hold, printed in their own precision: ``0``, ``1.0``, ``0.1`` (a float32)."""
     if isinstance(value, bool) or type(value) in (int, float, complex):
         return value
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and np.ndim(value) == 0 and isinstance(dtype, np.dtype):
+        return np.asarray(value, dtype)[()]  # a numpy scalar: str(np.float32(0.1)) == "0.1"
     for kind in (bool, int, float, complex):
         if isinstance(value, kind):
             return kind(value)
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        return value.item()
     return value
 
 
@@ -131,10 +132,9 @@ _HELPER_MODULES = (jax.numpy, jax.numpy.linalg, jax.nn, jax.lax, jax.random)
 
 @functools.lru_cache(maxsize=1024)
 def _public_helper(name: str) -> str | None:
-    """``where`` for ``_where``, ``max`` for ``_reduce_max``: the public function of
-    ``jax.numpy`` (or ``nn``, ``lax``, ``random``) a private jitted helper implements."""
-    if not name.startswith("_"):
-        return None
+    """``where`` for ``_where``, ``max`` for ``_reduce_max``, ``clip`` for ``clip``: the
+    public function of ``jax.numpy`` (or ``nn``, ``lax``, ``random``) a jitted helper
+    implements."""
     public = name.lstrip("_")
     for candidate in (public, public.removeprefix("reduce_")):
         if candidate and any(callable(getattr(m, candidate, None)) for m in _HELPER_MODULES):

@@ -285,13 +285,15 @@ def test_adapters_import_no_library():
 
 # ---------------------------------------------------------------------- names and labels
 def test_jnp_helpers_are_the_users_call_and_literals_are_values():
-    program = jaxviz.trace(lambda x: jnp.where(x > 0, x, 0) + 1.0, jnp.ones(3))
-    groups = [g for g in program.graph.groups if g.name == "where"]
-    assert len(groups) == 1 and groups[0].kind == "call"
+    program = jaxviz.trace(lambda x: jnp.clip(jnp.where(x > 0, x, 0) + 1.0, 0.0, 2.0) * 0.1, jnp.ones(3))
+    for name in ("where", "clip"):
+        groups = [g for g in program.graph.groups if g.name == name]
+        assert len(groups) == 1 and groups[0].kind == "call"
+    assert not any(g.name.startswith("jit") for g in program.graph.groups)
     text = program.to_dot(expand="all") + json.dumps(program.graph.to_json())
     assert "_where" not in text and "TypedInt" not in text and "TypedNdArray" not in text
     literals = [lit for n in program.graph.eqn_nodes() for lit in n.literals]
-    assert "0" in literals and "1.0" in literals
+    assert "0" in literals and "1.0" in literals and "0.1" in literals
 
 
 def block(x, s):
