@@ -85,6 +85,8 @@ def test_user_names_are_groups(traced):
         assert program.name == program.graph.groups[0].name == traced.entry.root
     captured = {i.name for i in program.inputs if i.kind == "captured"}
     assert set(traced.entry.captured) <= captured
+    drawn = {n.label for n in program.graph.nodes if n.kind == "const"}
+    assert set(traced.entry.captured) <= drawn  # named, not an anonymous constant
 
 
 def test_no_internal_names(traced):
