@@ -4,7 +4,7 @@ trace of the same program (``jax.make_jaxpr``, ``eqx.filter_make_jaxpr``, ``nnx.
 
 Run: ``.venv/bin/python benchmarks/bench_frameworks.py [--repeats N] [names...]``. Prints one
 line per program: equations, the library's trace time, jaxviz's (trace + graph), their
-ratio (fastest of N runs each). Both are timed after ``jax.clear_caches()``, so each traces from scratch (jaxviz
+ratio (fastest of N runs each, CPU time). Both are timed after ``jax.clear_caches()``, so each traces from scratch (jaxviz
 never reuses a cached trace: it records the user's calls while tracing).
 """
 
@@ -31,14 +31,14 @@ TARGET = 1.5
 
 
 def timed(run: Callable[[], Any], repeats: int) -> float:
-    """Fastest of ``repeats`` runs, each from empty JAX caches (the minimum: on a shared
-    machine the other runs measure the neighbours' load, not the code)."""
+    """Fastest of ``repeats`` runs, each from empty JAX caches, in this process's CPU time
+    (on a shared machine wall time and slower runs measure the neighbours' load)."""
     times = []
     for _ in range(repeats):
         jax.clear_caches()
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         run()
-        times.append(time.perf_counter() - t0)
+        times.append(time.process_time() - t0)
     return min(times)
 
 

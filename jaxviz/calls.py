@@ -171,6 +171,14 @@ def factory_name(code: Any) -> str | None:
     return outer.rpartition(".")[2] or None
 
 
+def _running_code(code: Any, frame: Any) -> bool:
+    while frame is not None:
+        if frame.f_code is code:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _running(function: str, frame: Any) -> bool:
     caller = frame.f_back
     while caller is not None:
@@ -564,8 +572,8 @@ class CodeScopes(_Recorder):
         self._swapped.clear()
 
     def scope_for(self, frame: Any) -> Any:
-        if frame.f_code in self._skip:
-            return _NO_SCOPE
+        if frame.f_code in self._skip and not _running_code(frame.f_code, frame.f_back):
+            return _NO_SCOPE  # the traced entry itself; a call of it inside (serial in serial) is a call
         return jax.named_scope(self._record(frame))
 
     def complete(self, closed: Any) -> bool:

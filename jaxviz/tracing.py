@@ -96,14 +96,15 @@ def _short(value: Any, limit: int = 60) -> str:
 
 def _plain(value: Any) -> Any:
     """JAX's literal objects (``TypedInt(0, dtype=int32)``, 0-d ``TypedNdArray``) as the
-    Python value they hold, so a literal reads ``0`` or ``1.0``."""
+    value they hold, printed in their own precision: ``0``, ``1.0``, ``0.1`` (a float32)."""
     if isinstance(value, bool) or type(value) in (int, float, complex):
         return value
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and np.ndim(value) == 0 and isinstance(dtype, np.dtype):
+        return np.asarray(value, dtype)[()]  # a numpy scalar: str(np.float32(0.1)) == "0.1"
     for kind in (bool, int, float, complex):
         if isinstance(value, kind):
             return kind(value)
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        return value.item()
     return value
 
 
@@ -134,10 +135,9 @@ _HELPER_MODULES = (jax.numpy, jax.numpy.linalg, jax.nn, jax.lax, jax.random)
 
 @functools.lru_cache(maxsize=1024)
 def _public_helper(name: str) -> str | None:
-    """``where`` for ``_where``, ``max`` for ``_reduce_max``: the public function of
-    ``jax.numpy`` (or ``nn``, ``lax``, ``random``) a private jitted helper implements."""
-    if not name.startswith("_"):
-        return None
+    """``where`` for ``_where``, ``max`` for ``_reduce_max``, ``clip`` for ``clip``: the
+    public function of ``jax.numpy`` (or ``nn``, ``lax``, ``random``) a jitted helper
+    implements."""
     public = name.lstrip("_")
     for candidate in (public, public.removeprefix("reduce_")):
         if candidate and any(callable(getattr(m, candidate, None)) for m in _HELPER_MODULES):
@@ -708,20 +708,16 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
     static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
     static_argnums = normalize_static_argnums(static_argnums + plan.static_argnums, len(plan.args))
     static_argnames += plan.static_argnames
-    arg_names = plan.arg_names or positional_names(plan.user_function, len(plan.args))
     auto: dict[int | str, str] = {}
-    if plan.input_names is None:
+    if plan.input_names is None:  # plain arguments: named by the signature, auto-static
+        arg_names = plan.arg_names or positional_names(plan.user_function, len(plan.args))
         auto = _auto_static(arg_names, plan.args, plan.kwargs, static_argnums, static_argnames)
         static_argnums += tuple(i for i in auto if isinstance(i, int))
         static_argnames += tuple(k for k in auto if isinstance(k, str))
         inputs, input_names = _classify_arguments(arg_names, plan.args, plan.kwargs,
                                                   static_argnums, static_argnames)
-    else:
-        input_names = plan.input_names
-        inputs = [InputInfo(name, "traced", aval_of_value(leaf), None, "argument") for name, leaf in
-                  zip(input_names, jax.tree_util.tree_leaves((plan.args, plan.kwargs)))]
-        inputs += [InputInfo(name, "static", None, _short(value, 40), "argument")
-                   for name, value in plan.static]
+    else:  # the adapter split and named the leaves
+        inputs, input_names = _adapted_inputs(plan), plan.input_names
 
     # Always trace a fresh function object: JAX caches traces per function, and a cached
     # jaxpr would lack the call scopes recorded while tracing (and take no time).
@@ -734,9 +730,8 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
     code = getattr(plan.user_function, "__code__", None)
     skip = {*plan.transparent, *([code] if code else [])}
     try:
-        with plan.context():
-            staged = stage(make_jitted, plan.args, plan.kwargs, skip=skip,
-                           roots=[plan.function, plan.user_function, *plan.roots])
+        staged = stage(make_jitted, plan.args, plan.kwargs, skip=skip,
+                       roots=[plan.function, plan.user_function, *plan.roots])
     except Exception as exc:
         _note_explanation(exc)
         raise
@@ -747,6 +742,13 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
         program.notes.append(f"{', '.join(auto.values())} not arrays: traced as static arguments "
                              "(jax.jit needs static_argnums/static_argnames for them)")
     return program
+
+
+def _adapted_inputs(plan: adapters.Plan) -> list[InputInfo]:
+    traced = [InputInfo(name, "traced", aval_of_value(leaf), None, "argument") for name, leaf in
+              zip(plan.input_names or (), jax.tree_util.tree_leaves((plan.args, plan.kwargs)))]
+    return traced + [InputInfo(name, "static", None, _short(value, 40), "argument")
+                     for name, value in plan.static]
 
 
 def _output_names(out_info: Any) -> list[str]:

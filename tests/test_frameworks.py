@@ -85,6 +85,8 @@ def test_user_names_are_groups(traced):
         assert program.name == program.graph.groups[0].name == traced.entry.root
     captured = {i.name for i in program.inputs if i.kind == "captured"}
     assert set(traced.entry.captured) <= captured
+    drawn = {n.label for n in program.graph.nodes if n.kind == "const"}
+    assert set(traced.entry.captured) <= drawn  # named, not an anonymous constant
 
 
 def test_no_internal_names(traced):
@@ -97,6 +99,7 @@ def test_inputs_named_by_the_users_fields():
     assert "model.layers[1].weight" in names and "opt_state[0].mu.layers[0].bias" in names
     static = {i.name: i for i in _get("equinox_mlp").program.inputs if i.kind == "static"}
     assert {"model.activation", "model.depth"} <= set(static)
+    assert "held static, as eqx.filter_jit does: model.activation, model.depth" in _get("equinox_mlp").program.summary()
     nnx_mlp = _get("nnx_mlp")
     assert type(nnx_mlp.args[0].linear1).__name__ == "Linear"
     assert type(nnx_mlp.args[0].linear1).__module__.startswith("flax")  # the user's objects untouched
@@ -284,13 +287,15 @@ def test_adapters_import_no_library():
 
 # ---------------------------------------------------------------------- names and labels
 def test_jnp_helpers_are_the_users_call_and_literals_are_values():
-    program = jaxviz.trace(lambda x: jnp.where(x > 0, x, 0) + 1.0, jnp.ones(3))
-    groups = [g for g in program.graph.groups if g.name == "where"]
-    assert len(groups) == 1 and groups[0].kind == "call"
+    program = jaxviz.trace(lambda x: jnp.clip(jnp.where(x > 0, x, 0) + 1.0, 0.0, 2.0) * 0.1, jnp.ones(3))
+    for name in ("where", "clip"):
+        groups = [g for g in program.graph.groups if g.name == name]
+        assert len(groups) == 1 and groups[0].kind == "call"
+    assert not any(g.name.startswith("jit") for g in program.graph.groups)
     text = program.to_dot(expand="all") + json.dumps(program.graph.to_json())
     assert "_where" not in text and "TypedInt" not in text and "TypedNdArray" not in text
     literals = [lit for n in program.graph.eqn_nodes() for lit in n.literals]
-    assert "0" in literals and "1.0" in literals
+    assert "0" in literals and "1.0" in literals and "0.1" in literals
 
 
 def block(x, s):
@@ -346,7 +351,7 @@ def test_own_combinators_named_after_the_layer():
     program = jaxviz.trace(predict, params, jnp.ones((1, 5)))
     assert program.name == "serial"
     calls = sorted(g.name for g in program.graph.groups if g.kind == "call")
-    assert calls == ["Dense", "Dense", "Dense"]
+    assert calls == ["Dense", "Dense", "Dense", "serial"]  # the inner serial is a call
     text = program.to_dot(expand="all") + json.dumps(program.graph.to_json())
     assert "apply_fun" not in text
 

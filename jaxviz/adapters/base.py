@@ -3,7 +3,6 @@ and the helpers adapters share. A leaf module: it imports no adapter."""
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ class Plan:
     the parts an adapter held static (name, value); ``output_names`` names the leaves of
     what ``function`` returns (from its output structure), None: ``out``, ``out[1]``...
     ``transparent`` are code objects of wrappers that get no call group (a
-    ``functools.wraps`` decorator's ``wrapper``). ``context`` is entered around the trace.
+    ``functools.wraps`` decorator's ``wrapper``). ``notes`` go to the summary.
     """
 
     function: Callable[..., Any]
@@ -49,7 +48,6 @@ class Plan:
     output_names: Callable[[Any], list[str]] | None = None
     roots: list[Any] = field(default_factory=list)
     transparent: set[Any] = field(default_factory=set)
-    context: Callable[[], Any] = contextlib.nullcontext
     notes: list[str] = field(default_factory=list)
 
 

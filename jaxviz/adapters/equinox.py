@@ -56,8 +56,12 @@ def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan | None:
 
     names = [n for name, value in zip(arg_names, dyn_args) for n in leaf_names(name, value)]
     names += [n for key in kwarg_names for n in leaf_names(key, dyn_kwargs[key])]
+    notes = []
+    if static_parts:
+        shown = ", ".join(n for n, _ in static_parts[:4]) + (", …" if len(static_parts) > 4 else "")
+        notes.append(f"{len(static_parts)} non-array leaves held static, as eqx.filter_jit does: {shown}")
     return Plan(filtered, tuple(dyn_args), dict(dyn_kwargs), user_function=user_function,
-                name=name, input_names=names, static=static_parts,
+                name=name, input_names=names, static=static_parts, notes=notes,
                 roots=[target, *args, *kwargs.values()])
 
 
