@@ -45,7 +45,7 @@ def test_error_carries_cause_argument_call_site_and_suggestion():
     assert "`step` compiled 2 times, 1 allowed by expect_compiles(step=1)" in text
     assert "cause: `x` changed shape (8,) → (16,) on axis 0" in text
     assert f"test_guard.py:{line} because" in text  # where the extra compile was called
-    assert "suggestion:" in text and "Pad to a fixed size" in text
+    assert "suggestion:" in text and "pad the inputs to one size" in text
     (violation,) = info.value.violations
     assert violation.function == "step" and len(violation.extra) == 1
     assert violation.extra[0].causes[0].path == "x"
