@@ -19,7 +19,16 @@ import time
 from pathlib import Path
 
 import pytest
-from browser_lab import CHROMIUM_ARGS, chromium_path, start_lab, write_notebook
+from browser_lab import (
+    CHROMIUM_ARGS,
+    chromium_path,
+    command,
+    run_cell,
+    save_shot,
+    start_lab,
+    svg_items,
+    write_notebook,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILT = ROOT / "jaxviz" / "labextension" / "package.json"
@@ -116,23 +125,7 @@ def browser():
 
 
 def shot(page, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
-
-
-def run_cell(page, index: int, timeout: float = 60_000) -> None:
-    """Select cell ``index`` and run it with Shift+Enter, as a user does; wait for its
-    execution count."""
-    cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
-    cell.locator(".jp-InputPrompt").click()
-    page.keyboard.press("Shift+Enter")
-    prompt = cell.locator(".jp-InputPrompt")
-    page.wait_for_function(
-        "el => /\\[\\d+\\]/.test(el.textContent)", arg=prompt.element_handle(), timeout=timeout)
-    errors = cell.locator(".jp-RenderedText[data-mime-type='application/vnd.jupyter.stderr']")
-    tb = cell.locator(".jp-OutputArea-output:has-text('Traceback')")
-    assert tb.count() == 0, f"cell {index} failed: {tb.first.inner_text()[:2000]}"
-    del errors
+    save_shot(page, ARTIFACTS, name)
 
 
 def saved_notebook(path: Path, done, timeout: float = 30) -> dict:
@@ -147,26 +140,6 @@ def saved_notebook(path: Path, done, timeout: float = 30) -> dict:
             pass
         assert time.monotonic() < deadline, f"{path.name} was not saved as expected"
         time.sleep(0.2)
-
-
-def svg_items(graph) -> list[str]:
-    """Ids of the nodes and collapsed groups drawn in a graph output's SVG."""
-    return sorted(graph.locator("svg.jp-jaxviz-svg g.node").evaluate_all("els => els.map(e => e.id)"))
-
-
-def command(page, label: str, item: str | re.Pattern | None = None) -> None:
-    """Run a command from the command palette (Ctrl+Shift+C), as a user does."""
-    palette = page.locator(".lm-CommandPalette input")
-    for _ in range(5):
-        if not palette.is_visible():
-            page.keyboard.press("Control+Shift+C")
-        try:
-            palette.fill(label, timeout=3000)
-            page.locator(".lm-CommandPalette-item", has_text=item or label).first.click(timeout=3000)
-            return
-        except Exception:  # the palette closed when the page moved focus: open it again
-            page.keyboard.press("Escape")
-    raise AssertionError(f"could not run {label!r} from the command palette")
 
 
 # Colours as the browser computed them, for the dark-theme checks: each SVG or panel item

@@ -19,8 +19,14 @@ export const GROUP_FILL: { [kind: string]: string } = {
   transform: '#F6F0FA',
   eqn: '#FFF7E6',
   jaxpr: '#FFFBF2',
-  repeat: '#DCE6F7'
+  repeat: '#DCE6F7',
+  phase: '#F3F7EE'
 };
+
+/** A train step's phases (forward, backward, update: group kind "phase") stand out:
+ * a heavier outline and a bigger label, as a box and as an open group. */
+export const PHASE_BOX: { [key: string]: string } = { penwidth: '2', color: '#5B7F3A', fontsize: '12' };
+export const PHASE_CLUSTER: { [key: string]: string } = { penwidth: '2', color: '#5B7F3A', fontsize: '12' };
 
 /** As render/dot.py: a "block ×48" box is drawn as a stack (a double outline), also when
  * cost colours its fill; opened, its cluster has a dashed outline. */
@@ -105,7 +111,8 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
       shape: 'box3d',
       style: 'filled',
       fillcolor: GROUP_FILL[cg.kind] ?? '#EEF3FB',
-      ...(cg.kind === 'repeat' ? REPEAT_BOX : {})
+      ...(cg.kind === 'repeat' ? REPEAT_BOX : {}),
+      ...(cg.kind === 'phase' ? PHASE_BOX : {})
     };
     if (cg.parent !== null && graph.groups[cg.parent].kind === 'repeat') {
       // As render/dot.py: the layers of an open fold in one straight column.
@@ -143,7 +150,8 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
             fillcolor: GROUP_FILL[cg.kind] ?? '#F8F8F8',
             color: '#9AA5B1',
             fontsize: '10',
-            labeljust: 'l'
+            labeljust: 'l',
+            ...(cg.kind === 'phase' ? PHASE_CLUSTER : {})
           })}`
         );
         emitGroup(child, indent + '  ');
