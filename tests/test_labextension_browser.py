@@ -317,7 +317,7 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         # Hover a group: its tooltip; click it: it expands (down to a group of equations:
         # more nodes).
         path = expected["path"]
-        tooltip = graph.locator(".jp-jaxviz-tooltip")
+        tooltip = page.locator(".jp-jaxviz-tooltip:visible")  # on the page's body: never cut off
         for gid, want in zip(path, expected["views"]):
             group = graph.locator(f"svg g.node#g{gid}")
             group.hover()
@@ -380,7 +380,8 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         assert 'stroke="#555555"' in svg  # in the DOT's colours (the theme's are CSS rules)
 
         # The panel lists the traced function ...
-        fn = panel.locator(f".jp-jaxviz-function[data-name='{expected['name']}']")
+        # (a cell's program, compiled by nothing of its own: in the line of cell graphs)
+        fn = panel.locator(f".jp-jaxviz-cells .jp-jaxviz-cell-name[data-name='{expected['name']}']")
         fn.wait_for(timeout=30_000)
         # ... and, pushed by the recompilation tracker, the recompile with its cause ...
         run_cell(page, 4)
@@ -389,12 +390,21 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         entry_text = entry.inner_text()
         cause = entry.locator(".jp-jaxviz-cause").first.inner_text()
         assert re.search(r"shape\s+v:\s+\[3\]\s+→\s+\[4\]", cause), entry_text
-        assert "recompile" in entry_text and "changed shape" in entry_text, entry_text
+        assert "recompile" in entry_text, entry_text
+        # One line per cause; the message (and the fix) on demand.
+        assert "changed shape" in entry.locator(".jp-jaxviz-message").text_content()
+        assert not entry.locator(".jp-jaxviz-message").is_visible()
+        entry.locator(".jp-jaxviz-compile-details > summary").click()
+        assert entry.locator(".jp-jaxviz-message").is_visible()
+        assert "`" not in entry.locator(".jp-jaxviz-compile-details").inner_text()  # code spans, not backticks
         # ... and the stale capture.
         run_cell(page, 5)
         stale = panel.locator(".jp-jaxviz-stale").first
         stale.wait_for(timeout=30_000)
         assert "scale" in stale.inner_text()
+        # Its message's `code` spans are code, not raw backticks.
+        message = stale.locator(".jp-jaxviz-message")
+        assert message.locator("code").count() >= 1 and "`" not in message.inner_text(), message.inner_text()
         # A big graph travels gzipped and renders the same items as the kernel's view.
         run_cell(page, 7)
         run_cell(page, 8)
@@ -408,9 +418,13 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         devices.wait_for(timeout=30_000)
         assert "cpu" in devices.inner_text()
         # Clicking the function shows its graph in the panel.
-        fn.click()
-        panel.locator(".jp-jaxviz-panel-graph svg.jp-jaxviz-svg g.node").first.wait_for(timeout=30_000)
         shot(page, "4-panel-connected")
+        fn.click()  # the graph opens in a main-area tab
+        tab = page.locator(".jp-jaxviz-graph-tab")
+        tab.locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=30_000)
+        shot(page, "4b-panel-graph-tab")
+        page.locator(".lm-DockPanel .lm-TabBar-tab", has_text="jaxviz:").locator(".lm-TabBar-tabCloseIcon").click()
+        page.locator(".lm-DockPanel .lm-TabBar-tab", has_text="jaxviz_test.ipynb").click()
 
         # The dark theme: the graph (opened down to equations: clusters, edges, labels)
         # and the panel stay readable, checked on the browser's computed colours.
@@ -462,7 +476,7 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         folded = panel.locator(".jp-jaxviz-section-recompiles .jp-jaxviz-folded").inner_text()
         assert re.search(r"\d+ older compilations folded", folded), folded
         badge = panel.locator(".jp-jaxviz-section-recompiles .jp-jaxviz-count").inner_text()
-        assert int(badge) == 5000 + 3, badge
+        assert int(badge) == 5000 + 1, badge  # recompiles: first compiles are not counted
         assert flood_s < 15, f"the flood took {flood_s:.1f} s to show"
         # The page still responds: the function list is clickable.
         panel.locator(".jp-jaxviz-function[data-name='flood']").wait_for(timeout=5_000)
