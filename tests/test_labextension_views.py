@@ -301,7 +301,16 @@ def test_tooltips_are_whole_and_quiet(page):
         assert box["y"] >= 0 and box["y"] + box["height"] <= VIEWPORT["height"], (box, y)
         assert box["x"] >= 0 and box["x"] + box["width"] <= VIEWPORT["width"], box
         texts.append(tooltip.inner_text())
-    x, y = eqns[0]
+    # The lowest item at the bottom of the notebook's scroll area.
+    graph.evaluate("""g => { const c = g.querySelector('.jp-jaxviz-canvas').getBoundingClientRect();
+      const items = [...g.querySelectorAll('svg.jp-jaxviz-svg g.node')].filter(e => {
+        const r = e.getBoundingClientRect(); return r.bottom <= c.bottom && r.left >= c.left && r.right <= c.right; });
+      items.sort((a, b) => b.getBoundingClientRect().bottom - a.getBoundingClientRect().bottom);
+      items[0].id && items[0].scrollIntoView({block: 'end'}); g.dataset.lowest = items[0].id; }""")
+    page.wait_for_timeout(200)
+    lowest = graph.locator(f"svg g.node#{graph.get_attribute('data-lowest')}").bounding_box()
+    x, y = lowest["x"] + lowest["width"] / 2, lowest["y"] + lowest["height"] / 2
+    page.mouse.move(5, 5)
     page.mouse.move(x, y)
     tooltip.wait_for(state="visible")
     box = tooltip.bounding_box()
