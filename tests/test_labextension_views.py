@@ -408,3 +408,31 @@ def test_dark_theme_boxes_do_not_glare(page):
     # The legend's swatches are tinted as the boxes are (darker than in the light theme).
     assert all(d < lt for d, lt in zip(dark["swatches"], light["swatches"], strict=True)), (light, dark)
     assert all(d < lt for d, lt in zip(dark["boxes"], light["boxes"], strict=True)), (light, dark)
+
+
+def test_search_enter_keeps_the_zoom_and_the_opened_group_in_place(page):
+    graph = graph_of(page, 2)
+    settled(graph)
+    scroll_to_graph(page, graph)
+    scale = graph.get_attribute("data-jaxviz-scale")
+    search = graph.locator(".jp-jaxviz-search")
+    search.fill("dot_general")
+    page.wait_for_function("el => /collapsed groups/.test(el.textContent)",
+                           arg=graph.locator(".jp-jaxviz-matches").element_handle(), timeout=10_000)
+    # The topmost box holding a match is the one kept in place.
+    first_box = graph.evaluate("""g => [...g.querySelectorAll('svg g.node.jaxviz-group.jaxviz-match')]
+        .map(m => { const r = m.getBoundingClientRect(); return [m.id, r.left, r.top]; })
+        .sort((a, b) => a[2] - b[2] || a[1] - b[1])[0]""")
+    search.press("Enter")
+    graph.locator(f"svg g.cluster#cluster_{first_box[0]}").wait_for(timeout=30_000)
+    settled(graph)
+    save_shot(page, ARTIFACTS, "search-enter")
+    assert graph.get_attribute("data-jaxviz-scale") == scale, "the zoom stays"
+    left, top = graph.evaluate(f"""g => {{ const r = g.querySelector('svg g.cluster#cluster_{first_box[0]}')
+        .getBoundingClientRect(); return [r.left, r.top]; }}""")
+    assert abs(left - first_box[1]) < 3 and abs(top - first_box[2]) < 3, (first_box, left, top)
+    assert graph.locator("svg g.node.jaxviz-eqn.jaxviz-match").count() >= 1
+    search.fill("")
+    search.press("Escape")
+    graph.locator("button", has_text="Collapse all").click()
+    settled(graph)

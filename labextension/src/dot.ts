@@ -208,15 +208,28 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
   return lines.join('\n') + '\n';
 }
 
+/** Primitives that run sub-programs: a literal operand (a scan's initial carry 0.0) next
+ * to their name reads as a version ("scan 0.0"); it stays in the tooltip. */
+const HIGHER_ORDER = new Set([
+  'scan', 'while', 'cond', 'pjit', 'jit', 'closed_call', 'core_call', 'remat', 'checkpoint',
+  'custom_jvp_call', 'custom_vjp_call', 'custom_vjp_call_jaxpr', 'shard_map', 'xla_call', 'xla_pmap'
+]);
+
+/** An equation's label: its primitive, with its literal operands for plain operations
+ * ("mul 2.0"). */
+export function eqnLabel(n: { label: string; primitive: string | null; literals: string[] }): string {
+  const lits = n.literals.length && !HIGHER_ORDER.has(n.primitive ?? n.label) ? ` ${n.literals.join(', ')}` : '';
+  return `${n.label}${lits}`;
+}
+
 function nodeAttrs(graph: GraphJSON, nid: number, legend: { [kind: string]: LegendEntry }): { [key: string]: string } {
   const n = graph.nodes[nid];
   const where = n.source ? `\n${shortSource(n.source)}` : '';
   const base = { id: nodeItem(nid), class: `jaxviz-${n.kind}` };
   if (n.kind === 'eqn') {
-    const lits = n.literals.length ? ` ${n.literals.join(', ')}` : '';
     return {
       ...base,
-      label: `${n.label}${lits}${where}`,
+      label: `${eqnLabel(n)}${where}`,
       shape: 'box',
       style: 'rounded,filled',
       fillcolor: legend.eqn.color

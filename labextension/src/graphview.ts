@@ -838,12 +838,10 @@ export class GraphView extends Widget {
     let anchor: { item: string; x: number; y: number } | undefined;
     for (const nid of this.matches.slice(0, 200)) {
       const shown = index.visibleItemOf(nid, this.expanded);
-      if (!anchor && shown[0] === 'g') {
-        // The first box that opens stays where it is, as when clicked.
-        const r = this.svg?.getElementById(shown)?.getBoundingClientRect();
-        if (r) {
-          anchor = { item: `cluster_${shown}`, x: r.left, y: r.top };
-        }
+      const r = shown[0] === 'g' ? this.svg?.getElementById(shown)?.getBoundingClientRect() : undefined;
+      // The topmost box that opens stays where it is, as when clicked.
+      if (r && (!anchor || r.top < anchor.y || (r.top === anchor.y && r.left < anchor.x))) {
+        anchor = { item: `cluster_${shown}`, x: r.left, y: r.top };
       }
       next = index.expand(next, index.graph.nodes[nid].group);
     }

@@ -5,7 +5,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { viewToDot } from '../src/dot';
+import { eqnLabel, viewToDot } from '../src/dot';
 import { codeSpans, groupTooltip, isEmptyParam, nodeTooltip, tooltipCost, tooltipText } from '../src/format';
 import { LEGIBLE_SCALE, NODE_FONT_PT, PT_TO_PX, firstView, fitAll, keepInPlace, maxCanvasHeight, placeTooltip } from '../src/geometry';
 import { promptName } from '../src/outputheight';
@@ -119,6 +119,14 @@ describe('code spans', () => {
     ]);
     assert.deepEqual(codeSpans('no code'), [{ text: 'no code', code: false }]);
     assert.deepEqual(codeSpans('a ` alone'), [{ text: 'a ` alone', code: false }]);
+  });
+});
+
+describe('equation labels', () => {
+  it('keep literal operands of plain operations, not of a scan', () => {
+    assert.equal(eqnLabel({ label: 'mul', primitive: 'mul', literals: ['2.0'] }), 'mul 2.0');
+    assert.equal(eqnLabel({ label: 'scan', primitive: 'scan', literals: ['0.0'] }), 'scan');
+    assert.equal(eqnLabel({ label: 'tanh', primitive: 'tanh', literals: [] }), 'tanh');
   });
 });
 
