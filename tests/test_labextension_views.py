@@ -434,5 +434,20 @@ def test_search_enter_keeps_the_zoom_and_the_opened_group_in_place(page):
     assert graph.locator("svg g.node.jaxviz-eqn.jaxviz-match").count() >= 1
     search.fill("")
     search.press("Escape")
+    # Panned far into the opened drawing, then "Collapse all": the small drawing that is
+    # left is in view, not off to a side of an empty-looking canvas.
+    canvas = graph.locator(".jp-jaxviz-canvas").bounding_box()
+    cx, cy = canvas["x"] + canvas["width"] / 2, canvas["y"] + canvas["height"] / 2
+    page.mouse.move(cx, cy)
+    page.mouse.down()
+    page.mouse.move(cx - 400, cy - 300, steps=8)
+    page.mouse.up()
     graph.locator("button", has_text="Collapse all").click()
+    page.wait_for_function("g => g.dataset.jaxvizExpanded === '0'", arg=graph.element_handle(), timeout=30_000)
     settled(graph)
+    svg = graph.locator("svg.jp-jaxviz-svg").bounding_box()
+    canvas = graph.locator(".jp-jaxviz-canvas").bounding_box()
+    overlap_w = min(svg["x"] + svg["width"], canvas["x"] + canvas["width"]) - max(svg["x"], canvas["x"])
+    overlap_h = min(svg["y"] + svg["height"], canvas["y"] + canvas["height"]) - max(svg["y"], canvas["y"])
+    assert overlap_w >= 0.9 * min(svg["width"], canvas["width"]) and overlap_h >= 0.9 * min(svg["height"], canvas["height"]), \
+        (svg, canvas)

@@ -308,8 +308,13 @@ export class GraphView extends Widget {
     } else if (opts.anchor) {
       this.keepAnchor(opts.anchor);
     } else {
+      // A button (Collapse all, Expand level): the zoom and pan stay unless the
+      // drawing would be out of view, which then starts over as a first view.
       this.growCanvas();
       this.applyTransform();
+      if (!this.drawingInView()) {
+        this.showFirstView();
+      }
     }
     this.svgShown = true;
     if (before) {
@@ -528,6 +533,19 @@ export class GraphView extends Widget {
       this.ty = next.ty;
     }
     this.applyTransform();
+  }
+
+  /** Whether the drawing is in view: nearly all of it, or, when bigger than the canvas,
+   * nearly all of the canvas. */
+  private drawingInView(): boolean {
+    const c = this.canvas.getBoundingClientRect();
+    const s = this.svg?.getBoundingClientRect();
+    if (!s) {
+      return false;
+    }
+    const w = Math.min(c.right, s.right) - Math.max(c.left, s.left);
+    const h = Math.min(c.bottom, s.bottom) - Math.max(c.top, s.top);
+    return w >= 0.9 * Math.min(s.width, c.width) && h >= 0.9 * Math.min(s.height, c.height);
   }
 
   /** Page positions of the drawn items (nodes, boxes, open groups), by id. */
