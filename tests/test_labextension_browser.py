@@ -405,6 +405,13 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         # Its message's `code` spans are code, not raw backticks.
         message = stale.locator(".jp-jaxviz-message")
         assert message.locator("code").count() >= 1 and "`" not in message.inner_text(), message.inner_text()
+        # No word of the panel's text is broken across lines ("P ass").
+        split = panel.evaluate("""p => { const out = []; const walk = document.createTreeWalker(p, NodeFilter.SHOW_TEXT);
+            for (let t = walk.nextNode(); t; t = walk.nextNode()) { const re = /\\S+/g; let m;
+              while ((m = re.exec(t.data))) { const r = document.createRange(); r.setStart(t, m.index);
+                r.setEnd(t, m.index + m[0].length); const rects = [...r.getClientRects()].filter(x => x.width > 0);
+                if (rects.length > 1 && m[0].length < 30) out.push(m[0]); } } return out; }""")
+        assert not split, split
         # A big graph travels gzipped and renders the same items as the kernel's view.
         run_cell(page, 7)
         run_cell(page, 8)
