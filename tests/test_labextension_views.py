@@ -69,6 +69,8 @@ CELLS = [
     "import models\n"
     "tparams, toks = models.init_params(12), models.tokens()",
     "%%jaxpr\ntparams2, tloss = models.train_step(tparams, toks)",
+    # 5: a long chain of equations: a tall, narrow column drawn top to bottom
+    "%%jaxpr --expand all\nv = x[0]\nfor i in range(30):\n    v = jnp.sin(v) * 1.01\nt = v.sum()",
 ]
 
 # Heights of the text a person sees in a graph: every SVG text inside the canvas's
@@ -126,7 +128,7 @@ def page(lab):
             pg.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=60_000)
             for i in range(len(CELLS)):
                 run_cell(pg, i, timeout=120_000)
-            for i in (2, 4):
+            for i in (2, 4, 5):
                 graph_of(pg, i).locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=90_000)
             yield pg
         except Exception:
@@ -201,6 +203,19 @@ def test_first_view_is_legible(page, cell, name):
     canvas = graph.locator(".jp-jaxviz-canvas").bounding_box()
     assert svg["width"] <= canvas["width"] + 1 and svg["height"] <= canvas["height"] + 1
     save_shot(page, ARTIFACTS, f"fit-{name}")
+
+
+def test_a_tall_column_is_drawn_across_the_width(page):
+    """(Run before the theme switches: a palette click can land on a graph's Fit button.)"""
+    graph = graph_of(page, 5)
+    settled(graph)
+    scroll_to_graph(page, graph)
+    save_shot(page, ARTIFACTS, "chain-sideways")
+    assert graph.get_attribute("data-jaxviz-rankdir") == "LR"
+    canvas = graph.locator(".jp-jaxviz-canvas").bounding_box()
+    svg = graph.locator("svg.jp-jaxviz-svg").bounding_box()
+    assert svg["width"] > 0.9 * canvas["width"], (svg, canvas)  # the width is used
+    assert statistics.median(graph.evaluate(TEXT_HEIGHTS_JS)) >= 9
 
 
 def visible_boxes(graph) -> list[list]:
@@ -451,3 +466,4 @@ def test_search_enter_keeps_the_zoom_and_the_opened_group_in_place(page):
     overlap_h = min(svg["y"] + svg["height"], canvas["y"] + canvas["height"]) - max(svg["y"], canvas["y"])
     assert overlap_w >= 0.9 * min(svg["width"], canvas["width"]) and overlap_h >= 0.9 * min(svg["height"], canvas["height"]), \
         (svg, canvas)
+

@@ -80,6 +80,8 @@ export interface DotOptions {
   legend?: boolean;
   /** Mark expanded clusters/collapsed boxes with ▾/▸ (default true). */
   markers?: boolean;
+  /** The rank direction (default TB: data flows down; LR: to the right). */
+  rankdir?: 'TB' | 'LR';
 }
 
 export function viewToDot(view: View, options: DotOptions = {}): string {
@@ -95,7 +97,7 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
   }
   const lines: string[] = [];
   lines.push(`digraph ${quote(graph.name || 'program')} {`);
-  lines.push('  compound=true fontname="Helvetica" fontsize=11 newrank=true rankdir=TB');
+  lines.push(`  compound=true fontname="Helvetica" fontsize=11 newrank=true rankdir=${options.rankdir ?? 'TB'}`);
   lines.push('  node [fontname="Helvetica" fontsize=10 height=0.3 margin="0.08,0.04"]');
   lines.push('  edge [arrowsize=0.6 color="#555555" fontname="Helvetica" fontsize=8]');
 

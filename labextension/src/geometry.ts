@@ -45,6 +45,15 @@ export function firstView(svg: Size, canvasWidth: number, maxHeight: number, min
   return { scale, canvasHeight, tx, ty: PAD };
 }
 
+/**
+ * Whether a first view drawn top to bottom is a tall, narrow column (at the first view's
+ * `scale`: much taller than the canvas, using less than half its width), better drawn
+ * left to right across the width.
+ */
+export function prefersSideways(svg: Size, canvasWidth: number, maxHeight: number, scale: number): boolean {
+  return svg.h * scale > 1.5 * maxHeight && svg.w * scale < 0.5 * canvasWidth;
+}
+
 /** The zoom and offset that show all of the drawing in a canvas of `canvas` px. */
 export function fitAll(svg: Size, canvas: Size): { scale: number; tx: number; ty: number } {
   const scale = Math.max(0.02, Math.min(1, (canvas.w - 2 * PAD) / svg.w, (canvas.h - 2 * PAD) / svg.h));

@@ -11,7 +11,7 @@ import { Widget } from '@lumino/widgets';
 
 import { GROUP_FILL, legendKinds, legendOf, viewToDot } from './dot';
 import { TooltipLine, avalDetail, groupTooltip, heatColor, nodeTooltip, repeatText } from './format';
-import { PT_TO_PX, fitAll, firstView, keepInPlace, maxCanvasHeight, placeTooltip } from './geometry';
+import { PT_TO_PX, fitAll, firstView, keepInPlace, maxCanvasHeight, placeTooltip, prefersSideways } from './geometry';
 import { layoutMode, layoutSvg } from './layoutsvg';
 import { InputJSON, ProgramPayload, inflatePayload, payloadProblem } from './model';
 import { initialExpansion } from './persist';
@@ -68,6 +68,14 @@ function button(label: string, title: string, onClick: () => void, cls = ''): HT
   return b;
 }
 
+/** A laid-out SVG's size in CSS px at zoom 1. */
+function svgSizePx(svg: SVGSVGElement): { w: number; h: number } {
+  const vb = svg.viewBox.baseVal;
+  const w = (vb && vb.width) || parseFloat(svg.getAttribute('width') || '0');
+  const h = (vb && vb.height) || parseFloat(svg.getAttribute('height') || '0');
+  return { w: w * PT_TO_PX, h: h * PT_TO_PX };
+}
+
 export class GraphView extends Widget {
   private readonly compact: boolean;
   private readonly fill: boolean;
@@ -101,6 +109,8 @@ export class GraphView extends Widget {
   private matches: number[] = [];
   private searchTimer = 0;
   private drag: { x: number; y: number; tx: number; ty: number; moved: boolean } | null = null;
+  /** The graph's rank direction, chosen on its first view. */
+  private rankdir: 'TB' | 'LR' = 'TB';
   /** A drawing was on screen once (later layouts keep the zoom). */
   private svgShown = false;
   private glideTimer = 0;
@@ -225,6 +235,7 @@ export class GraphView extends Widget {
     this.scale = 1;
     this.tx = this.ty = 0;
     this.svgShown = false;
+    this.rankdir = 'TB';
     const { expanded } = initialExpansion(this.index, payload.expanded, metadata, MAX_LAYOUT_ITEMS);
     this.ready = this.setExpanded(expanded, { fit: true, initial: true });
     return this.ready;
@@ -273,7 +284,7 @@ export class GraphView extends Widget {
       return;
     }
     const token = ++this.renderToken;
-    const dot = viewToDot(view);
+    let dot = viewToDot(view, { rankdir: this.rankdir });
     this.node.classList.add('jp-jaxviz-busy');
     this.setStatus(`laying out ${count} items…`);
     const t0 = performance.now();
@@ -290,6 +301,25 @@ export class GraphView extends Widget {
     if (token !== this.renderToken) {
       return; // a newer layout was requested meanwhile
     }
+    if (opts.initial && this.rankdir === 'TB') {
+      // A tall, narrow column uses a third of the width: drawn left to right instead, for
+      // this graph's every view (the direction never changes while exploring).
+      const size = svgSizePx(svg);
+      const first = firstView(size, this.canvasWidth(), this.maxCanvasHeight());
+      if (prefersSideways(size, this.canvasWidth(), this.maxCanvasHeight(), first.scale)) {
+        const sideways = viewToDot(view, { rankdir: 'LR' });
+        try {
+          svg = await layoutSvg(sideways);
+          dot = sideways;
+          this.rankdir = 'LR';
+        } catch {
+          // keep the top-to-bottom drawing
+        }
+        if (token !== this.renderToken) {
+          return;
+        }
+      }
+    }
     const ms = performance.now() - t0;
     const before = opts.initial ? null : this.itemRects();
     this.expanded = view.expanded;
@@ -301,6 +331,7 @@ export class GraphView extends Widget {
     this.node.dataset.jaxvizExpanded = this.expandedGroups.join(',');
     this.node.dataset.jaxvizItems = String(count);
     this.node.dataset.jaxvizLayout = layoutMode() ?? '';
+    this.node.dataset.jaxvizRankdir = this.rankdir;
     if (opts.initial || !this.svgShown) {
       this.showFirstView();
     } else if (opts.fit) {

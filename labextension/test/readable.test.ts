@@ -7,7 +7,17 @@ import { describe, it } from 'node:test';
 
 import { eqnLabel, viewToDot } from '../src/dot';
 import { codeSpans, groupTooltip, isEmptyParam, nodeTooltip, tooltipCost, tooltipText } from '../src/format';
-import { LEGIBLE_SCALE, NODE_FONT_PT, PT_TO_PX, firstView, fitAll, keepInPlace, maxCanvasHeight, placeTooltip } from '../src/geometry';
+import {
+  LEGIBLE_SCALE,
+  NODE_FONT_PT,
+  PT_TO_PX,
+  firstView,
+  fitAll,
+  keepInPlace,
+  maxCanvasHeight,
+  placeTooltip,
+  prefersSideways
+} from '../src/geometry';
 import { promptName } from '../src/outputheight';
 import { GraphIndex, buildView, statusText } from '../src/view';
 import { smallGraph } from './fixtures';
@@ -45,6 +55,19 @@ describe('first view', () => {
     const f = fitAll({ w: 6000, h: 3000 }, { w: 1000, h: 700 });
     assert.ok(6000 * f.scale <= 1000 && 3000 * f.scale <= 700);
     assert.ok(f.scale < LEGIBLE_SCALE);
+  });
+});
+
+describe('rank direction', () => {
+  it('turns a tall narrow column sideways, and nothing else', () => {
+    assert.ok(prefersSideways({ w: 200, h: 4000 }, 1100, 720, 0.75));
+    assert.ok(!prefersSideways({ w: 1600, h: 4000 }, 1100, 720, 0.75), 'wide: it uses the width already');
+    assert.ok(!prefersSideways({ w: 200, h: 600 }, 1100, 720, 1), 'fits: nothing to gain');
+  });
+  it('is written into the DOT', () => {
+    const idx = new GraphIndex(smallGraph());
+    assert.match(viewToDot(buildView(idx, [0]), { rankdir: 'LR' }), /rankdir=LR/);
+    assert.match(viewToDot(buildView(idx, [0])), /rankdir=TB/);
   });
 });
 
