@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -110,3 +111,43 @@ def write_notebook(path: Path, cells: list[str]) -> None:
         "nbformat": 4, "nbformat_minor": 5,
     }
     path.write_text(json.dumps(nb, indent=1))
+
+
+def save_shot(page, folder: Path, name: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / f"{name}.png"))
+
+
+def run_cell(page, index: int, timeout: float = 60_000) -> None:
+    """Select cell ``index`` and run it with Shift+Enter, as a user does; wait for its
+    execution count."""
+    cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
+    cell.locator(".jp-InputPrompt").click()
+    page.keyboard.press("Shift+Enter")
+    prompt = cell.locator(".jp-InputPrompt")
+    page.wait_for_function(
+        "el => /\\[\\d+\\]/.test(el.textContent)", arg=prompt.element_handle(), timeout=timeout)
+    errors = cell.locator(".jp-RenderedText[data-mime-type='application/vnd.jupyter.stderr']")
+    tb = cell.locator(".jp-OutputArea-output:has-text('Traceback')")
+    assert tb.count() == 0, f"cell {index} failed: {tb.first.inner_text()[:2000]}"
+    del errors
+
+
+def svg_items(graph) -> list[str]:
+    """Ids of the nodes and collapsed groups drawn in a graph output's SVG."""
+    return sorted(graph.locator("svg.jp-jaxviz-svg g.node").evaluate_all("els => els.map(e => e.id)"))
+
+
+def command(page, label: str, item: str | re.Pattern | None = None) -> None:
+    """Run a command from the command palette (Ctrl+Shift+C), as a user does."""
+    palette = page.locator(".lm-CommandPalette input")
+    for _ in range(5):
+        if not palette.is_visible():
+            page.keyboard.press("Control+Shift+C")
+        try:
+            palette.fill(label, timeout=3000)
+            page.locator(".lm-CommandPalette-item", has_text=item or label).first.click(timeout=3000)
+            return
+        except Exception:  # the palette closed when the page moved focus: open it again
+            page.keyboard.press("Escape")
+    raise AssertionError(f"could not run {label!r} from the command palette")

@@ -19,7 +19,16 @@ import time
 from pathlib import Path
 
 import pytest
-from browser_lab import CHROMIUM_ARGS, chromium_path, start_lab, write_notebook
+from browser_lab import (
+    CHROMIUM_ARGS,
+    chromium_path,
+    command,
+    run_cell,
+    save_shot,
+    start_lab,
+    svg_items,
+    write_notebook,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILT = ROOT / "jaxviz" / "labextension" / "package.json"
@@ -116,23 +125,7 @@ def browser():
 
 
 def shot(page, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
-
-
-def run_cell(page, index: int, timeout: float = 60_000) -> None:
-    """Select cell ``index`` and run it with Shift+Enter, as a user does; wait for its
-    execution count."""
-    cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
-    cell.locator(".jp-InputPrompt").click()
-    page.keyboard.press("Shift+Enter")
-    prompt = cell.locator(".jp-InputPrompt")
-    page.wait_for_function(
-        "el => /\\[\\d+\\]/.test(el.textContent)", arg=prompt.element_handle(), timeout=timeout)
-    errors = cell.locator(".jp-RenderedText[data-mime-type='application/vnd.jupyter.stderr']")
-    tb = cell.locator(".jp-OutputArea-output:has-text('Traceback')")
-    assert tb.count() == 0, f"cell {index} failed: {tb.first.inner_text()[:2000]}"
-    del errors
+    save_shot(page, ARTIFACTS, name)
 
 
 def saved_notebook(path: Path, done, timeout: float = 30) -> dict:
@@ -147,26 +140,6 @@ def saved_notebook(path: Path, done, timeout: float = 30) -> dict:
             pass
         assert time.monotonic() < deadline, f"{path.name} was not saved as expected"
         time.sleep(0.2)
-
-
-def svg_items(graph) -> list[str]:
-    """Ids of the nodes and collapsed groups drawn in a graph output's SVG."""
-    return sorted(graph.locator("svg.jp-jaxviz-svg g.node").evaluate_all("els => els.map(e => e.id)"))
-
-
-def command(page, label: str, item: str | re.Pattern | None = None) -> None:
-    """Run a command from the command palette (Ctrl+Shift+C), as a user does."""
-    palette = page.locator(".lm-CommandPalette input")
-    for _ in range(5):
-        if not palette.is_visible():
-            page.keyboard.press("Control+Shift+C")
-        try:
-            palette.fill(label, timeout=3000)
-            page.locator(".lm-CommandPalette-item", has_text=item or label).first.click(timeout=3000)
-            return
-        except Exception:  # the palette closed when the page moved focus: open it again
-            page.keyboard.press("Escape")
-    raise AssertionError(f"could not run {label!r} from the command palette")
 
 
 # Colours as the browser computed them, for the dark-theme checks: each SVG or panel item
@@ -344,7 +317,7 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         # Hover a group: its tooltip; click it: it expands (down to a group of equations:
         # more nodes).
         path = expected["path"]
-        tooltip = graph.locator(".jp-jaxviz-tooltip")
+        tooltip = page.locator(".jp-jaxviz-tooltip:visible")  # on the page's body: never cut off
         for gid, want in zip(path, expected["views"]):
             group = graph.locator(f"svg g.node#g{gid}")
             group.hover()
@@ -407,7 +380,8 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         assert 'stroke="#555555"' in svg  # in the DOT's colours (the theme's are CSS rules)
 
         # The panel lists the traced function ...
-        fn = panel.locator(f".jp-jaxviz-function[data-name='{expected['name']}']")
+        # (a cell's program, compiled by nothing of its own: in the line of cell graphs)
+        fn = panel.locator(f".jp-jaxviz-cells .jp-jaxviz-cell-name[data-name='{expected['name']}']")
         fn.wait_for(timeout=30_000)
         # ... and, pushed by the recompilation tracker, the recompile with its cause ...
         run_cell(page, 4)
@@ -416,12 +390,28 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         entry_text = entry.inner_text()
         cause = entry.locator(".jp-jaxviz-cause").first.inner_text()
         assert re.search(r"shape\s+v:\s+\[3\]\s+→\s+\[4\]", cause), entry_text
-        assert "recompile" in entry_text and "changed shape" in entry_text, entry_text
+        assert "recompile" in entry_text, entry_text
+        # One line per cause; the message (and the fix) on demand.
+        assert "changed shape" in entry.locator(".jp-jaxviz-message").text_content()
+        assert not entry.locator(".jp-jaxviz-message").is_visible()
+        entry.locator(".jp-jaxviz-compile-details > summary").click()
+        assert entry.locator(".jp-jaxviz-message").is_visible()
+        assert "`" not in entry.locator(".jp-jaxviz-compile-details").inner_text()  # code spans, not backticks
         # ... and the stale capture.
         run_cell(page, 5)
         stale = panel.locator(".jp-jaxviz-stale").first
         stale.wait_for(timeout=30_000)
         assert "scale" in stale.inner_text()
+        # Its message's `code` spans are code, not raw backticks.
+        message = stale.locator(".jp-jaxviz-message")
+        assert message.locator("code").count() >= 1 and "`" not in message.inner_text(), message.inner_text()
+        # No word of the panel's text is broken across lines ("P ass").
+        split = panel.evaluate("""p => { const out = []; const walk = document.createTreeWalker(p, NodeFilter.SHOW_TEXT);
+            for (let t = walk.nextNode(); t; t = walk.nextNode()) { const re = /\\S+/g; let m;
+              while ((m = re.exec(t.data))) { const r = document.createRange(); r.setStart(t, m.index);
+                r.setEnd(t, m.index + m[0].length); const rects = [...r.getClientRects()].filter(x => x.width > 0);
+                if (rects.length > 1 && m[0].length < 30) out.push(m[0]); } } return out; }""")
+        assert not split, split
         # A big graph travels gzipped and renders the same items as the kernel's view.
         run_cell(page, 7)
         run_cell(page, 8)
@@ -435,9 +425,13 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         devices.wait_for(timeout=30_000)
         assert "cpu" in devices.inner_text()
         # Clicking the function shows its graph in the panel.
-        fn.click()
-        panel.locator(".jp-jaxviz-panel-graph svg.jp-jaxviz-svg g.node").first.wait_for(timeout=30_000)
         shot(page, "4-panel-connected")
+        fn.click()  # the graph opens in a main-area tab
+        tab = page.locator(".jp-jaxviz-graph-tab")
+        tab.locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=30_000)
+        shot(page, "4b-panel-graph-tab")
+        page.locator(".lm-DockPanel .lm-TabBar-tab", has_text="jaxviz:").locator(".lm-TabBar-tabCloseIcon").click()
+        page.locator(".lm-DockPanel .lm-TabBar-tab", has_text="jaxviz_test.ipynb").click()
 
         # The dark theme: the graph (opened down to equations: clusters, edges, labels)
         # and the panel stay readable, checked on the browser's computed colours.
@@ -489,7 +483,7 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         folded = panel.locator(".jp-jaxviz-section-recompiles .jp-jaxviz-folded").inner_text()
         assert re.search(r"\d+ older compilations folded", folded), folded
         badge = panel.locator(".jp-jaxviz-section-recompiles .jp-jaxviz-count").inner_text()
-        assert int(badge) == 5000 + 3, badge
+        assert int(badge) == 5000 + 1, badge  # recompiles: first compiles are not counted
         assert flood_s < 15, f"the flood took {flood_s:.1f} s to show"
         # The page still responds: the function list is clickable.
         panel.locator(".jp-jaxviz-function[data-name='flood']").wait_for(timeout=5_000)

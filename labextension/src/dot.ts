@@ -19,8 +19,14 @@ export const GROUP_FILL: { [kind: string]: string } = {
   transform: '#F6F0FA',
   eqn: '#FFF7E6',
   jaxpr: '#FFFBF2',
-  repeat: '#DCE6F7'
+  repeat: '#DCE6F7',
+  phase: '#F3F7EE'
 };
+
+/** A train step's phases (forward, backward, update: group kind "phase") stand out:
+ * a heavier outline and a bigger label, as a box and as an open group. */
+export const PHASE_BOX: { [key: string]: string } = { penwidth: '2', color: '#5B7F3A', fontsize: '12' };
+export const PHASE_CLUSTER: { [key: string]: string } = { penwidth: '2', color: '#5B7F3A', fontsize: '12' };
 
 /** As render/dot.py: a "block ×48" box is drawn as a stack (a double outline), also when
  * cost colours its fill; opened, its cluster has a dashed outline. */
@@ -74,6 +80,8 @@ export interface DotOptions {
   legend?: boolean;
   /** Mark expanded clusters/collapsed boxes with ▾/▸ (default true). */
   markers?: boolean;
+  /** The rank direction (default TB: data flows down; LR: to the right). */
+  rankdir?: 'TB' | 'LR';
 }
 
 export function viewToDot(view: View, options: DotOptions = {}): string {
@@ -89,7 +97,7 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
   }
   const lines: string[] = [];
   lines.push(`digraph ${quote(graph.name || 'program')} {`);
-  lines.push('  compound=true fontname="Helvetica" fontsize=11 newrank=true rankdir=TB');
+  lines.push(`  compound=true fontname="Helvetica" fontsize=11 newrank=true rankdir=${options.rankdir ?? 'TB'}`);
   lines.push('  node [fontname="Helvetica" fontsize=10 height=0.3 margin="0.08,0.04"]');
   lines.push('  edge [arrowsize=0.6 color="#555555" fontname="Helvetica" fontsize=8]');
 
@@ -105,7 +113,8 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
       shape: 'box3d',
       style: 'filled',
       fillcolor: GROUP_FILL[cg.kind] ?? '#EEF3FB',
-      ...(cg.kind === 'repeat' ? REPEAT_BOX : {})
+      ...(cg.kind === 'repeat' ? REPEAT_BOX : {}),
+      ...(cg.kind === 'phase' ? PHASE_BOX : {})
     };
     if (cg.parent !== null && graph.groups[cg.parent].kind === 'repeat') {
       // As render/dot.py: the layers of an open fold in one straight column.
@@ -143,7 +152,8 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
             fillcolor: GROUP_FILL[cg.kind] ?? '#F8F8F8',
             color: '#9AA5B1',
             fontsize: '10',
-            labeljust: 'l'
+            labeljust: 'l',
+            ...(cg.kind === 'phase' ? PHASE_CLUSTER : {})
           })}`
         );
         emitGroup(child, indent + '  ');
@@ -200,15 +210,28 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
   return lines.join('\n') + '\n';
 }
 
+/** Primitives that run sub-programs: a literal operand (a scan's initial carry 0.0) next
+ * to their name reads as a version ("scan 0.0"); it stays in the tooltip. */
+const HIGHER_ORDER = new Set([
+  'scan', 'while', 'cond', 'pjit', 'jit', 'closed_call', 'core_call', 'remat', 'checkpoint',
+  'custom_jvp_call', 'custom_vjp_call', 'custom_vjp_call_jaxpr', 'shard_map', 'xla_call', 'xla_pmap'
+]);
+
+/** An equation's label: its primitive, with its literal operands for plain operations
+ * ("mul 2.0"). */
+export function eqnLabel(n: { label: string; primitive: string | null; literals: string[] }): string {
+  const lits = n.literals.length && !HIGHER_ORDER.has(n.primitive ?? n.label) ? ` ${n.literals.join(', ')}` : '';
+  return `${n.label}${lits}`;
+}
+
 function nodeAttrs(graph: GraphJSON, nid: number, legend: { [kind: string]: LegendEntry }): { [key: string]: string } {
   const n = graph.nodes[nid];
   const where = n.source ? `\n${shortSource(n.source)}` : '';
   const base = { id: nodeItem(nid), class: `jaxviz-${n.kind}` };
   if (n.kind === 'eqn') {
-    const lits = n.literals.length ? ` ${n.literals.join(', ')}` : '';
     return {
       ...base,
-      label: `${n.label}${lits}${where}`,
+      label: `${eqnLabel(n)}${where}`,
       shape: 'box',
       style: 'rounded,filled',
       fillcolor: legend.eqn.color

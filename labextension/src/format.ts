@@ -53,7 +53,9 @@ export function nodeTooltip(n: GraphNode, inputInfo?: { kind: string; value: str
     lines.push({ key: 'literals', text: n.literals.join(', '), mono: true });
   }
   for (const [k, v] of Object.entries(n.params ?? {})) {
-    lines.push({ key: k, text: v, mono: true });
+    if (!isEmptyParam(v)) {
+      lines.push({ key: k, text: v, mono: true });
+    }
   }
   if (n.source) {
     lines.push({ key: 'source', text: `${shortSource(n.source)} in ${n.source.function}` });
@@ -61,11 +63,34 @@ export function nodeTooltip(n: GraphNode, inputInfo?: { kind: string; value: str
       lines.push({ text: n.source.text.trim(), mono: true });
     }
   }
-  const cost = costLabel(n.flops, n.bytes);
+  const cost = tooltipCost(n.flops, n.bytes);
   if (cost) {
     lines.push({ key: 'cost (estimate)', text: cost });
   }
   return { title, lines };
+}
+
+/** Parameter values that say nothing (`accuracy: None`, `sharding: None`, empty
+ * tuples): left out of tooltips. */
+export function isEmptyParam(value: unknown): boolean {
+  if (value === null || value === undefined) {
+    return true;
+  }
+  const v = String(value).trim();
+  return v === '' || v === 'None' || v === 'null' || v === '()' || v === '[]' || v === '{}';
+}
+
+/** A cost for a tooltip: only the parts that were counted ("48 B", not "0 FLOP · 48 B";
+ * nothing when both are zero). */
+export function tooltipCost(flops?: number, nbytes?: number): string {
+  const parts: string[] = [];
+  if (flops) {
+    parts.push(fmtCount(flops, 'FLOP'));
+  }
+  if (nbytes) {
+    parts.push(fmtCostBytes(nbytes));
+  }
+  return parts.join(' · ');
 }
 
 /** As `size_text` in jaxviz/graph.py: "107 eqns"; "48 × 107 eqns" for a repeat group. */
@@ -103,7 +128,7 @@ export function groupTooltip(
       lines.push({ text: g.source.text.trim(), mono: true });
     }
   }
-  const cost = costLabel(g.flops, g.bytes);
+  const cost = tooltipCost(g.flops, g.bytes);
   if (cost) {
     lines.push({ key: 'cost (estimate)', text: cost });
   }
@@ -257,4 +282,24 @@ export function groupHeat(
     fill: heatColor(level),
     font: level > 0.8 ? '#FFFFFF' : '#111111'
   };
+}
+
+/** Text with Markdown code spans (`like this`) as parts: plain text and code (shown
+ * as <code>, never as raw backticks). An unmatched backtick stays as it is. */
+export function codeSpans(text: string): { text: string; code: boolean }[] {
+  const parts: { text: string; code: boolean }[] = [];
+  const re = /`([^`]+)`/g;
+  let last = 0;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text)) !== null) {
+    if (m.index > last) {
+      parts.push({ text: text.slice(last, m.index), code: false });
+    }
+    parts.push({ text: m[1], code: true });
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) {
+    parts.push({ text: text.slice(last), code: false });
+  }
+  return parts;
 }

@@ -6,10 +6,12 @@
  * primitive or variable name, export what is shown as SVG or DOT.
  */
 
+import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { GROUP_FILL, legendKinds, legendOf, viewToDot } from './dot';
-import { TooltipLine, avalDetail, groupTooltip, nodeTooltip, repeatText } from './format';
+import { TooltipLine, avalDetail, groupTooltip, heatColor, nodeTooltip, repeatText } from './format';
+import { PT_TO_PX, fitAll, firstView, keepInPlace, maxCanvasHeight, placeTooltip, prefersSideways } from './geometry';
 import { layoutMode, layoutSvg } from './layoutsvg';
 import { InputJSON, ProgramPayload, inflatePayload, payloadProblem } from './model';
 import { initialExpansion } from './persist';
@@ -23,17 +25,23 @@ import {
   edgeLabel,
   parseItem,
   searchNodes,
-  visibleCount
+  statusText,
+  visibleItems
 } from './view';
 
 /** Views with more visible items than this are not laid out (collapse instead). */
 export const MAX_LAYOUT_ITEMS = 2500;
 const SVG_NS = 'http://www.w3.org/2000/svg';
-const PT_TO_PX = 4 / 3;
+/** Heat levels shown in the legend's swatch of cost-shaded groups. */
+const HEAT_SAMPLES = [0.1, 0.5, 0.9];
+/** How long items glide from their old to their new place after a re-layout. */
+const MOVE_MS = 220;
 
 export interface GraphViewOptions {
   /** Smaller canvas, for the sidebar. */
   compact?: boolean;
+  /** The canvas fills the widget's height (a main-area tab). */
+  fill?: boolean;
 }
 
 function el<K extends keyof HTMLElementTagNameMap>(
@@ -60,8 +68,17 @@ function button(label: string, title: string, onClick: () => void, cls = ''): HT
   return b;
 }
 
+/** A laid-out SVG's size in CSS px at zoom 1. */
+function svgSizePx(svg: SVGSVGElement): { w: number; h: number } {
+  const vb = svg.viewBox.baseVal;
+  const w = (vb && vb.width) || parseFloat(svg.getAttribute('width') || '0');
+  const h = (vb && vb.height) || parseFloat(svg.getAttribute('height') || '0');
+  return { w: w * PT_TO_PX, h: h * PT_TO_PX };
+}
+
 export class GraphView extends Widget {
   private readonly compact: boolean;
+  private readonly fill: boolean;
   private readonly header: HTMLDivElement;
   private readonly titleEl: HTMLSpanElement;
   private readonly summaryEl: HTMLSpanElement;
@@ -92,6 +109,11 @@ export class GraphView extends Widget {
   private matches: number[] = [];
   private searchTimer = 0;
   private drag: { x: number; y: number; tx: number; ty: number; moved: boolean } | null = null;
+  /** The graph's rank direction, chosen on its first view. */
+  private rankdir: 'TB' | 'LR' = 'TB';
+  /** A drawing was on screen once (later layouts keep the zoom). */
+  private svgShown = false;
+  private glideTimer = 0;
   private suppressClick = false;
   /** Resolved when the current layout is on screen (for tests and callers). */
   ready: Promise<void> = Promise.resolve();
@@ -99,9 +121,13 @@ export class GraphView extends Widget {
   constructor(options: GraphViewOptions = {}) {
     super();
     this.compact = !!options.compact;
+    this.fill = !!options.fill;
     this.addClass('jp-jaxviz-graph');
     if (this.compact) {
       this.addClass('jp-jaxviz-compact');
+    }
+    if (this.fill) {
+      this.addClass('jp-jaxviz-fill');
     }
     const node = this.node;
 
@@ -152,7 +178,9 @@ export class GraphView extends Widget {
     this.tooltip = el('div', 'jp-jaxviz-tooltip');
     this.tooltip.style.display = 'none';
     this.statusEl = el('div', 'jp-jaxviz-status');
-    node.append(this.header, this.toolbar, this.legendEl, this.canvas, this.statusEl, this.tooltip);
+    // The tooltip lives on the page's body, fixed to the viewport: no output or canvas
+    // edge cuts it off.
+    node.append(this.header, this.toolbar, this.legendEl, this.canvas, this.statusEl);
 
     this.canvas.addEventListener('click', ev => this.onClick(ev));
     this.canvas.addEventListener('mousemove', ev => this.onHover(ev));
@@ -201,14 +229,28 @@ export class GraphView extends Widget {
     this.payload = payload;
     this.index = new GraphIndex(payload.graph);
     this.inputs = new Map((payload.inputs ?? []).map(i => [i.name, i]));
-    this.titleEl.textContent = payload.name;
+    this.titleEl.textContent = this.displayName(payload.name);
     this.summaryEl.textContent = payload.summary ?? '';
     this.renderLegend();
     this.scale = 1;
     this.tx = this.ty = 0;
+    this.svgShown = false;
+    this.rankdir = 'TB';
     const { expanded } = initialExpansion(this.index, payload.expanded, metadata, MAX_LAYOUT_ITEMS);
     this.ready = this.setExpanded(expanded, { fit: true, initial: true });
     return this.ready;
+  }
+
+  /** The title shown for a program of this name (subclasses: the cell's current prompt). */
+  protected displayName(name: string): string {
+    return name;
+  }
+
+  /** Show the title again (the name may read differently now). */
+  protected refreshTitle(): void {
+    if (this.payload) {
+      this.titleEl.textContent = this.displayName(this.payload.name);
+    }
   }
 
   /** The graph shown, and the kernel's initial expansion of it (null before a payload). */
@@ -232,7 +274,7 @@ export class GraphView extends Widget {
       return;
     }
     const view = buildView(index, expanded);
-    const count = visibleCount(view);
+    const count = visibleItems(view).nodes.length + visibleItems(view).groups.length;
     if (count > MAX_LAYOUT_ITEMS) {
       this.setStatus(
         `That would show ${count} items: too many to lay out here (limit ${MAX_LAYOUT_ITEMS}). ` +
@@ -242,7 +284,7 @@ export class GraphView extends Widget {
       return;
     }
     const token = ++this.renderToken;
-    const dot = viewToDot(view);
+    let dot = viewToDot(view, { rankdir: this.rankdir });
     this.node.classList.add('jp-jaxviz-busy');
     this.setStatus(`laying out ${count} items…`);
     const t0 = performance.now();
@@ -259,7 +301,27 @@ export class GraphView extends Widget {
     if (token !== this.renderToken) {
       return; // a newer layout was requested meanwhile
     }
+    if (opts.initial && this.rankdir === 'TB') {
+      // A tall, narrow column uses a third of the width: drawn left to right instead, for
+      // this graph's every view (the direction never changes while exploring).
+      const size = svgSizePx(svg);
+      const first = firstView(size, this.canvasWidth(), this.maxCanvasHeight());
+      if (prefersSideways(size, this.canvasWidth(), this.maxCanvasHeight(), first.scale)) {
+        const sideways = viewToDot(view, { rankdir: 'LR' });
+        try {
+          svg = await layoutSvg(sideways);
+          dot = sideways;
+          this.rankdir = 'LR';
+        } catch {
+          // keep the top-to-bottom drawing
+        }
+        if (token !== this.renderToken) {
+          return;
+        }
+      }
+    }
     const ms = performance.now() - t0;
+    const before = opts.initial ? null : this.itemRects();
     this.expanded = view.expanded;
     this.currentView = view;
     this.dot = dot;
@@ -269,17 +331,32 @@ export class GraphView extends Widget {
     this.node.dataset.jaxvizExpanded = this.expandedGroups.join(',');
     this.node.dataset.jaxvizItems = String(count);
     this.node.dataset.jaxvizLayout = layoutMode() ?? '';
-    if (opts.fit || !opts.anchor) {
+    this.node.dataset.jaxvizRankdir = this.rankdir;
+    if (opts.initial || !this.svgShown) {
+      this.showFirstView();
+    } else if (opts.fit) {
       this.fit();
-    } else {
+    } else if (opts.anchor) {
       this.keepAnchor(opts.anchor);
+    } else {
+      // A button (Collapse all, Expand level): the zoom and pan stay unless the
+      // drawing would be out of view, which then starts over as a first view.
+      this.growCanvas();
+      this.applyTransform();
+      if (!this.drawingInView()) {
+        this.showFirstView();
+      }
+    }
+    this.svgShown = true;
+    if (before) {
+      this.glide(before);
     }
     this.applySearch();
-    const eqns = this.payload?.graph.groups[0]?.n_eqns ?? 0;
     this.setStatus(
-      `${count} items shown of ${eqns} equations · layout ${ms.toFixed(0)} ms · ` +
-        'click ▸ boxes to expand, ▾ labels to collapse · drag to pan · ctrl+wheel to zoom'
+      `${statusText(view)} · layout ${ms.toFixed(0)} ms · ` +
+        'click ▸ boxes to expand, ▾ labels to collapse · drag to pan · ctrl+wheel to zoom · Fit shows all'
     );
+    this.laidOut();
     if (!opts.initial && !this.isDisposed) {
       this.expansionChanged(view.expanded);
     }
@@ -313,6 +390,14 @@ export class GraphView extends Widget {
     svg.setAttribute('width', `${this.svgSize.w}px`);
     svg.setAttribute('height', `${this.svgSize.h}px`);
     svg.classList.add('jp-jaxviz-svg');
+    // A box's fill (its kind's colour or its cost heat) as a variable, so that the theme
+    // can tint it (see base.css) as it tints the legend's swatches.
+    svg.querySelectorAll('g.node.jaxviz-group').forEach(g => {
+      const fill = g.querySelector('polygon')?.getAttribute('fill');
+      if (fill && fill !== 'none') {
+        (g as SVGGElement).style.setProperty('--jaxviz-fill', fill);
+      }
+    });
     // Wide invisible strokes make thin edges easy to hover.
     svg.querySelectorAll('g.edge').forEach(g => {
       const path = g.querySelector('path');
@@ -353,23 +438,91 @@ export class GraphView extends Widget {
   }
 
   private maxCanvasHeight(): number {
-    return this.compact ? 420 : 600;
+    if (this.fill) {
+      return Math.max(200, this.canvas.clientHeight || this.node.clientHeight - 120);
+    }
+    return maxCanvasHeight(window.innerHeight || 1000, this.compact);
   }
 
+  private canvasWidth(): number {
+    return this.canvas.clientWidth || this.node.clientWidth || (this.compact ? 300 : 800);
+  }
+
+  /** The first view of a graph: legible text (the canvas pans rather than shrinking
+   * the drawing below a readable size), as tall as the drawing needs. */
+  private showFirstView(): void {
+    const { w, h } = this.svgSize;
+    if (!w || !h) {
+      return;
+    }
+    const first = firstView(this.svgSize, this.canvasWidth(), this.maxCanvasHeight());
+    this.scale = first.scale;
+    if (!this.fill) {
+      this.canvas.style.height = `${first.canvasHeight}px`;
+    }
+    this.tx = first.tx;
+    this.ty = first.ty;
+    this.applyTransform();
+    this.focusStructure();
+  }
+
+  /** When the drawing is wider than the canvas, pan so that the program's own groups
+   * (the root's children, not its inputs and outputs) are in view rather than a row of
+   * inputs: centred when they fit, else from their left edge. */
+  private focusStructure(): void {
+    const svg = this.svg;
+    const index = this.index;
+    if (!svg || !index) {
+      return;
+    }
+    const canvas = this.canvas.getBoundingClientRect();
+    const stage = svg.getBoundingClientRect();
+    if (stage.width <= canvas.width) {
+      return;
+    }
+    let left = Infinity;
+    let right = -Infinity;
+    for (const gid of index.graph.groups[index.graph.root ?? 0].groups) {
+      const kind = index.graph.groups[gid].kind;
+      if (kind === 'inputs' || kind === 'outputs') {
+        continue;
+      }
+      const e = svg.getElementById(`g${gid}`) ?? svg.getElementById(`cluster_g${gid}`);
+      if (e) {
+        const r = e.getBoundingClientRect();
+        left = Math.min(left, r.left);
+        right = Math.max(right, r.right);
+      }
+    }
+    if (!isFinite(left)) {
+      return;
+    }
+    const width = right - left;
+    const target = width <= canvas.width - 16 ? canvas.left + (canvas.width - width) / 2 : canvas.left + 8;
+    // Within the drawing's own extent: no empty band beside it.
+    const shift = target - left;
+    const minTx = canvas.width - stage.width - 8;
+    this.tx = Math.min(8, Math.max(minTx, this.tx + shift));
+    this.applyTransform();
+  }
+
+  /** Fit all of the drawing in view (below legible size when it must: the whole
+   * structure at a glance), the canvas grown to its largest first. */
   fit(): void {
     const { w, h } = this.svgSize;
     if (!w || !h) {
       return;
     }
-    const width = this.canvas.clientWidth || (this.compact ? 300 : 800);
     const maxH = this.maxCanvasHeight();
-    let scale = Math.min(1, (width - 16) / w, (maxH - 16) / h);
-    scale = Math.max(scale, 0.3);
-    this.scale = scale;
-    const canvasH = Math.max(80, Math.min(maxH, h * scale + 16));
-    this.canvas.style.height = `${canvasH}px`;
-    this.tx = Math.max(8, (width - w * scale) / 2);
-    this.ty = 8;
+    const width = this.canvasWidth();
+    if (!this.fill) {
+      const scaleAtMax = Math.min(1, (width - 16) / w, (maxH - 16) / h);
+      this.canvas.style.height = `${Math.max(80, Math.min(maxH, h * scaleAtMax + 16))}px`;
+    }
+    const fitted = fitAll(this.svgSize, { w: width, h: this.canvas.clientHeight || maxH });
+    this.scale = fitted.scale;
+    this.tx = fitted.tx;
+    this.ty = fitted.ty;
     this.applyTransform();
   }
 
@@ -377,7 +530,7 @@ export class GraphView extends Widget {
     const rect = this.canvas.getBoundingClientRect();
     const px = at ? at.x - rect.left : rect.width / 2;
     const py = at ? at.y - rect.top : rect.height / 2;
-    const next = Math.min(4, Math.max(0.05, this.scale * factor));
+    const next = Math.min(4, Math.max(0.02, this.scale * factor));
     const k = next / this.scale;
     this.tx = px - (px - this.tx) * k;
     this.ty = py - (py - this.ty) * k;
@@ -385,34 +538,106 @@ export class GraphView extends Widget {
     this.applyTransform();
   }
 
-  /** After a re-layout, move the stage so that the clicked item's replacement is
-   * where the clicked item was; grow the canvas when the graph grew. */
-  private keepAnchor(anchor: { item: string; x: number; y: number }): void {
-    const maxH = this.maxCanvasHeight();
-    const current = parseFloat(this.canvas.style.height || '0');
-    const wanted = Math.min(maxH, this.svgSize.h * this.scale + 16);
+  /** Grow the canvas (never shrink it: the page below would jump) when the drawing grew. */
+  private growCanvas(): void {
+    if (this.fill) {
+      return;
+    }
+    const current = this.canvas.getBoundingClientRect().height;
+    const wanted = Math.min(this.maxCanvasHeight(), this.svgSize.h * this.scale + 16);
     if (wanted > current) {
       this.canvas.style.height = `${wanted}px`;
     }
+  }
+
+  /** After a re-layout, pan so that the clicked item's replacement is where the clicked
+   * item was on the page (the zoom stays): what the user looked at stays under the
+   * pointer, whatever moved around it. */
+  private keepAnchor(anchor: { item: string; x: number; y: number }): void {
+    this.growCanvas();
     this.applyTransform();
     const target = this.svg?.getElementById(anchor.item) as SVGGraphicsElement | null;
     if (target) {
       const r = target.getBoundingClientRect();
-      this.tx += anchor.x - r.left;
-      this.ty += anchor.y - r.top;
-    }
-    // Keep some of the graph on screen.
-    const cw = this.canvas.clientWidth || 800;
-    const ch = this.canvas.clientHeight || maxH;
-    const gw = this.svgSize.w * this.scale;
-    const gh = this.svgSize.h * this.scale;
-    this.tx = Math.min(cw - 40, Math.max(40 - gw, this.tx));
-    this.ty = Math.min(ch - 40, Math.max(40 - gh, this.ty));
-    if (gw <= cw && gh <= ch) {
-      this.tx = Math.max(8, Math.min(this.tx, cw - gw - 8));
-      this.ty = Math.max(8, Math.min(this.ty, ch - gh - 8));
+      const next = keepInPlace({ tx: this.tx, ty: this.ty }, { x: r.left, y: r.top }, anchor);
+      this.tx = next.tx;
+      this.ty = next.ty;
     }
     this.applyTransform();
+  }
+
+  /** Whether the drawing is in view: nearly all of it, or, when bigger than the canvas,
+   * nearly all of the canvas. */
+  private drawingInView(): boolean {
+    const c = this.canvas.getBoundingClientRect();
+    const s = this.svg?.getBoundingClientRect();
+    if (!s) {
+      return false;
+    }
+    const w = Math.min(c.right, s.right) - Math.max(c.left, s.left);
+    const h = Math.min(c.bottom, s.bottom) - Math.max(c.top, s.top);
+    return w >= 0.9 * Math.min(s.width, c.width) && h >= 0.9 * Math.min(s.height, c.height);
+  }
+
+  /** Page positions of the drawn items (nodes, boxes, open groups), by id. */
+  private itemRects(): Map<string, DOMRect> {
+    const out = new Map<string, DOMRect>();
+    this.svg?.querySelectorAll('g.node, g.cluster').forEach(g => {
+      if (g.id) {
+        out.set(g.id, g.getBoundingClientRect());
+      }
+    });
+    return out;
+  }
+
+  /** Items that were drawn before glide from their old page position to their new one;
+   * new items and the edges fade in: no jump, no blank frame. */
+  private glide(before: Map<string, DOMRect>): void {
+    const svg = this.svg;
+    if (!svg || window.matchMedia?.('(prefers-reduced-motion: reduce)').matches) {
+      return;
+    }
+    window.clearTimeout(this.glideTimer);
+    const moved: SVGGElement[] = [];
+    svg.querySelectorAll<SVGGElement>('g.node, g.cluster').forEach(g => {
+      const old = g.id ? before.get(g.id) : undefined;
+      if (!old) {
+        g.classList.add('jaxviz-enter');
+        return;
+      }
+      const now = g.getBoundingClientRect();
+      // In the drawing's units (points: the SVG's viewBox), zoomed.
+      const dx = (old.left - now.left) / (this.scale * PT_TO_PX);
+      const dy = (old.top - now.top) / (this.scale * PT_TO_PX);
+      if (Math.abs(dx) + Math.abs(dy) < 0.5) {
+        return;
+      }
+      g.style.transform = `translate(${dx}px, ${dy}px)`;
+      moved.push(g);
+    });
+    svg.classList.add('jaxviz-gliding');
+    this.node.dataset.jaxvizMoving = 'true';
+    void svg.getBoundingClientRect(); // the start positions are on screen before the move
+    requestAnimationFrame(() => {
+      for (const g of moved) {
+        g.style.transition = `transform ${MOVE_MS}ms ease-out`;
+        g.style.transform = '';
+      }
+      svg.classList.add('jaxviz-glide-end');
+    });
+    this.glideTimer = window.setTimeout(() => {
+      for (const g of moved) {
+        g.style.transition = '';
+      }
+      svg.classList.remove('jaxviz-gliding', 'jaxviz-glide-end');
+      svg.querySelectorAll('.jaxviz-enter').forEach(e => e.classList.remove('jaxviz-enter'));
+      delete this.node.dataset.jaxvizMoving;
+    }, MOVE_MS + 60);
+  }
+
+  /** Called when a layout is on screen (subclasses: release a held height). */
+  protected laidOut(): void {
+    // nothing here
   }
 
   private onWheel(ev: WheelEvent): void {
@@ -508,7 +733,7 @@ export class GraphView extends Widget {
         next.add(c);
       }
     }
-    await this.setExpanded(next, { fit: true });
+    await this.setExpanded(next);
   }
 
   // ------------------------------------------------------------------ tooltips
@@ -580,20 +805,35 @@ export class GraphView extends Widget {
       row.appendChild(el('span', line.mono ? 'jp-jaxviz-mono' : '', line.text));
       t.appendChild(row);
     }
-    t.style.display = 'block';
-    const host = this.node.getBoundingClientRect();
-    let x = ev.clientX - host.left + 14;
-    const y = ev.clientY - host.top + 14;
-    const tw = t.offsetWidth;
-    if (x + tw > host.width) {
-      x = Math.max(0, ev.clientX - host.left - tw - 14);
+    if (!t.isConnected) {
+      document.body.appendChild(t);
     }
-    t.style.left = `${x}px`;
-    t.style.top = `${y}px`;
+    t.style.display = 'block';
+    const at = placeTooltip(
+      { x: ev.clientX, y: ev.clientY },
+      { w: t.offsetWidth, h: t.offsetHeight },
+      { w: document.documentElement.clientWidth || window.innerWidth, h: window.innerHeight }
+    );
+    t.style.left = `${at.x}px`;
+    t.style.top = `${at.y}px`;
   }
 
   private hideTooltip(): void {
     this.tooltip.style.display = 'none';
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    window.clearTimeout(this.glideTimer);
+    this.tooltip.remove();
+    super.dispose();
+  }
+
+  protected onBeforeDetach(msg: Message): void {
+    this.hideTooltip();
+    super.onBeforeDetach(msg);
   }
 
   // ------------------------------------------------------------------ search
@@ -644,11 +884,18 @@ export class GraphView extends Widget {
       return;
     }
     let next = new Set(this.expanded);
+    let anchor: { item: string; x: number; y: number } | undefined;
     for (const nid of this.matches.slice(0, 200)) {
-      const g = index.graph.nodes[nid].group;
-      next = index.expand(next, g);
+      const shown = index.visibleItemOf(nid, this.expanded);
+      const r = shown[0] === 'g' ? this.svg?.getElementById(shown)?.getBoundingClientRect() : undefined;
+      // The topmost box that opens stays where it is, as when clicked.
+      if (r && (!anchor || r.top < anchor.y || (r.top === anchor.y && r.left < anchor.x))) {
+        anchor = { item: `cluster_${shown}`, x: r.left, y: r.top };
+      }
+      next = index.expand(next, index.graph.nodes[nid].group);
     }
-    await this.setExpanded(next, { fit: true });
+    // The zoom stays, and so does the side each part is drawn on.
+    await this.setExpanded(next, { anchor });
   }
 
   // ------------------------------------------------------------------ export
@@ -710,18 +957,34 @@ export class GraphView extends Widget {
       const spec = legend[kind];
       const item = el('span', `jp-jaxviz-legend-item jp-jaxviz-legend-${kind}`);
       item.title = spec.label;
-      const swatch = el('span', 'jp-jaxviz-swatch');
-      if (kind === 'weak') {
-        swatch.classList.add('jp-jaxviz-swatch-edge');
-        swatch.style.borderTopColor = spec.color;
-      } else {
-        swatch.style.background = kind === 'group' ? GROUP_FILL.call : spec.color;
+      const swatches: HTMLSpanElement[] = [];
+      const heated = kind === 'group' && !!graph.groups[graph.root ?? 0]?.flops;
+      for (const fill of heated ? HEAT_SAMPLES.map(heatColor) : [kind === 'group' ? GROUP_FILL.call : spec.color]) {
+        const swatch = el('span', 'jp-jaxviz-swatch');
+        if (kind === 'weak') {
+          swatch.classList.add('jp-jaxviz-swatch-edge');
+          swatch.style.borderTopColor = spec.color;
+        } else if (kind === 'group' || kind === 'repeat') {
+          // Coloured as the boxes are, by the same theme rule (see base.css).
+          swatch.classList.add('jp-jaxviz-swatch-box');
+          swatch.style.setProperty('--jaxviz-fill', fill);
+        } else {
+          swatch.style.background = fill;
+        }
+        if (kind === 'repeat') {
+          swatch.classList.add('jp-jaxviz-swatch-repeat'); // a double outline, as the boxes
+        }
+        swatches.push(swatch);
       }
-      if (kind === 'repeat') {
-        swatch.classList.add('jp-jaxviz-swatch-repeat'); // a double outline, as the boxes
-      }
-      const text = kind === 'weak' ? 'weak type' : kind === 'repeat' ? '×N identical layers' : kind;
-      item.append(swatch, el('span', 'jp-jaxviz-legend-label', text));
+      const text =
+        kind === 'weak'
+          ? 'weak type'
+          : kind === 'repeat'
+            ? '×N identical layers'
+            : heated
+              ? 'group (shaded by its share of FLOPs)'
+              : kind;
+      item.append(...swatches, el('span', 'jp-jaxviz-legend-label', text));
       this.legendEl.appendChild(item);
     }
   }

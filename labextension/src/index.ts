@@ -2,10 +2,43 @@
  * renderer for graph outputs is the `mimeExtension` in `mime.ts`.) */
 
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { ICommandPalette } from '@jupyterlab/apputils';
+import { ICommandPalette, MainAreaWidget } from '@jupyterlab/apputils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 
-import { JaxvizPanel } from './panel';
+import { GraphView } from './graphview';
+import { ProgramPayload } from './model';
+import { JaxvizPanel, jaxvizIcon } from './panel';
+
+/** A function's graph in a main-area tab (one per function, reused): room to read it. */
+function graphTabs(app: JupyterFrontEnd): (name: string, payload: ProgramPayload) => void {
+  const open = new Map<string, MainAreaWidget<GraphView>>();
+  return (name, payload) => {
+    let tab = open.get(name);
+    if (!tab || tab.isDisposed) {
+      const content = new GraphView({ fill: true });
+      tab = new MainAreaWidget({ content });
+      tab.id = `jaxviz-graph-${open.size}-${Date.now()}`;
+      tab.addClass('jp-jaxviz-graph-tab');
+      tab.title.label = `jaxviz: ${name}`;
+      tab.title.caption = `The graph of ${name} (jaxviz)`;
+      tab.title.icon = jaxvizIcon;
+      tab.title.closable = true;
+      tab.node.dataset.jaxvizFunction = name;
+      open.set(name, tab);
+      const made = tab;
+      made.disposed.connect(() => {
+        if (open.get(name) === made) {
+          open.delete(name);
+        }
+      });
+      app.shell.add(tab, 'main', { mode: 'tab-after' });
+    }
+    app.shell.activateById(tab.id);
+    // Laid out once the tab is on screen, so that the first view uses its size.
+    const content = tab.content;
+    requestAnimationFrame(() => void content.setPayload(payload));
+  };
+}
 
 export const COMMAND_SHOW_PANEL = 'jaxviz:show-panel';
 
@@ -21,7 +54,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null,
     restorer: ILayoutRestorer | null
   ) => {
-    const panel = new JaxvizPanel();
+    const panel = new JaxvizPanel(graphTabs(app));
     app.shell.add(panel, 'right', { rank: 900 });
     if (restorer) {
       restorer.add(panel, 'jaxviz-panel');

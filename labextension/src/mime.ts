@@ -2,10 +2,12 @@
 
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+import type { Message } from '@lumino/messaging';
 
 import { GraphView, MAX_LAYOUT_ITEMS } from './graphview';
 import { MIME_TYPE } from './model';
 import { expansionKey, initialExpansion, metadataWithExpansion } from './persist';
+import { holdHeight, promptName, releaseHeight } from './outputheight';
 
 export class JaxvizRenderer extends GraphView implements IRenderMime.IRenderer {
   constructor(options: IRenderMime.IRendererOptions) {
@@ -17,6 +19,52 @@ export class JaxvizRenderer extends GraphView implements IRenderMime.IRenderer {
   readonly mimeType: string;
   /** The output shown, where the expansion state is kept. */
   private model: IRenderMime.IMimeModel | null = null;
+  private promptObserver: MutationObserver | null = null;
+  private firstLayoutDone = false;
+
+  /** The cell this output is in (null outside a notebook). */
+  private get cellNode(): HTMLElement | null {
+    return this.node.closest('.jp-Cell');
+  }
+
+  /** A cell's program is named after its prompt when traced ("In[3]"); the cell may
+   * have run again since (as [9]): the title follows the prompt shown now. */
+  protected displayName(name: string): string {
+    const prompt = this.cellNode?.querySelector('.jp-InputPrompt')?.textContent ?? '';
+    return promptName(name, prompt);
+  }
+
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    const prompt = this.cellNode?.querySelector('.jp-InputPrompt');
+    if (prompt && !this.promptObserver) {
+      this.promptObserver = new MutationObserver(() => this.refreshTitle());
+      this.promptObserver.observe(prompt, { childList: true, characterData: true, subtree: true });
+    }
+    this.refreshTitle();
+  }
+
+  protected onBeforeDetach(msg: Message): void {
+    // Cleared for a re-run: the cell keeps this output's height until the new graph
+    // is laid out, so the page below does not jump (761 → 0 → 241 → 761 px).
+    const cell = this.cellNode;
+    if (cell && this.firstLayoutDone) {
+      holdHeight(cell, this.node.getBoundingClientRect().height);
+    }
+    this.promptObserver?.disconnect();
+    this.promptObserver = null;
+    super.onBeforeDetach(msg);
+  }
+
+  protected laidOut(): void {
+    if (!this.firstLayoutDone) {
+      this.firstLayoutDone = true;
+      const cell = this.cellNode;
+      if (cell) {
+        releaseHeight(cell);
+      }
+    }
+  }
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
     if (model === this.model) {

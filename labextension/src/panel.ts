@@ -16,18 +16,21 @@ import { LabIcon } from '@jupyterlab/ui-components';
 import { JSONObject } from '@lumino/coreutils';
 import { Panel, Widget } from '@lumino/widgets';
 
-import { formatBytes, formatSeconds, shortValue } from './format';
-import { GraphView } from './graphview';
+import { codeSpans, formatBytes, formatSeconds, shortValue } from './format';
 import {
   COMM_TARGET,
   CompileEvent,
   EventMessage,
   EventsMessage,
   GraphMessage,
+  ProgramPayload,
   SnapshotMessage,
   StaleEvent
 } from './model';
-import { PanelStore, isWarning } from './store';
+import { FunctionEntry, PanelStore, isWarning, noGraphReason } from './store';
+
+/** Shows a function's graph where there is room to read it (a main-area tab). */
+export type GraphOpener = (name: string, payload: ProgramPayload) => void;
 
 export type LinkState = 'no-notebook' | 'no-kernel' | 'connecting' | 'not-loaded' | 'restarting' | 'connected';
 
@@ -88,7 +91,9 @@ export class JaxvizPanel extends Panel {
 
   private readonly top = new Widget();
   private readonly bottom = new Widget();
-  readonly graph = new GraphView({ compact: true });
+  private readonly openGraph: GraphOpener;
+  /** Why the last requested graph could not be shown, by function. */
+  private graphProblems = new Map<string, string>();
   private readonly statusEl: HTMLDivElement;
   private readonly whereEl: HTMLDivElement;
   private readonly functions = new Section('functions', 'Functions');
@@ -96,8 +101,9 @@ export class JaxvizPanel extends Panel {
   private readonly stale = new Section('stale', 'Stale captures');
   private readonly devices = new Section('devices', 'Devices');
 
-  constructor() {
+  constructor(openGraph: GraphOpener) {
     super();
+    this.openGraph = openGraph;
     this.id = 'jaxviz-panel';
     this.addClass('jp-jaxviz-panel');
     this.title.icon = jaxvizIcon;
@@ -114,12 +120,9 @@ export class JaxvizPanel extends Panel {
     this.statusEl = el('div', 'jp-jaxviz-link-status');
     this.top.node.append(head, this.whereEl, this.statusEl, this.functions.node);
     this.top.addClass('jp-jaxviz-panel-top');
-    this.graph.addClass('jp-jaxviz-panel-graph');
-    this.graph.hide();
     this.bottom.node.append(this.compiles.node, this.stale.node, this.devices.node);
     this.bottom.addClass('jp-jaxviz-panel-bottom');
     this.addWidget(this.top);
-    this.addWidget(this.graph);
     this.addWidget(this.bottom);
     this.setState('no-notebook');
     this.renderAll();
@@ -276,9 +279,6 @@ export class JaxvizPanel extends Panel {
         this.store.applySnapshot(data as SnapshotMessage);
         this.setState('connected');
         this.scheduleRender();
-        if (this.selectedFunction) {
-          this.requestGraph(this.selectedFunction);
-        }
         break;
       case 'event':
       case 'events': {
@@ -287,16 +287,14 @@ export class JaxvizPanel extends Panel {
           this.setState('connected');
         }
         let changed = false;
-        let refreshGraph = false;
         for (const ev of events) {
           changed = this.store.applyEvent(ev.kind, ev.payload) || changed;
-          refreshGraph ||= ev.kind === 'program' && this.selectedFunction === (ev.payload as { name?: string })?.name;
+          if (ev.kind === 'program') {
+            this.graphProblems.delete((ev.payload as { name?: string })?.name ?? '');
+          }
         }
         if (changed) {
           this.scheduleRender();
-        }
-        if (refreshGraph && this.selectedFunction) {
-          this.requestGraph(this.selectedFunction);
         }
         break;
       }
@@ -304,11 +302,13 @@ export class JaxvizPanel extends Panel {
         const g = data as GraphMessage;
         if (g.name === this.selectedFunction) {
           if (g.payload) {
-            this.graph.show();
-            void this.graph.setPayload(g.payload);
+            this.graphProblems.delete(g.name);
+            this.openGraph(g.name, g.payload);
           } else {
-            this.hideGraph();
+            this.graphProblems.set(g.name, 'the kernel no longer keeps this graph: run its cell again');
+            this.scheduleRender();
           }
+          this.selectedFunction = null;
         }
         break;
       }
@@ -322,7 +322,8 @@ export class JaxvizPanel extends Panel {
   }
 
   private hideGraph(): void {
-    this.graph.hide();
+    this.selectedFunction = null;
+    this.graphProblems.clear();
   }
 
   // ------------------------------------------------------------------ rendering
@@ -381,61 +382,87 @@ export class JaxvizPanel extends Panel {
   }
 
   private renderFunctions(): void {
-    const list = this.store.functionList();
+    const { functions: list, cells } = this.store.shownFunctions();
     this.functions.setCount(list.length);
     const body = this.functions.body;
     body.replaceChildren();
-    if (!list.length) {
+    if (!list.length && !cells.length) {
       body.append(el('div', 'jp-jaxviz-empty', this.state === 'connected' ? 'No function traced yet.' : ''));
       return;
     }
     const ul = el('ul', 'jp-jaxviz-list jp-jaxviz-functions');
     for (const f of list.slice(0, 500)) {
-      const li = el('li', 'jp-jaxviz-function');
-      li.dataset.name = f.name;
-      if (f.name === this.selectedFunction) {
-        li.classList.add('jp-jaxviz-selected');
-      }
-      const name = el('span', 'jp-jaxviz-fn-name', f.name);
-      const facts: string[] = [];
-      if (f.eqnCount !== null) {
-        facts.push(`${f.eqnCount} eqns`);
-      }
-      facts.push(`${f.compiles} compile${f.compiles === 1 ? '' : 's'}`);
-      const meta = el('span', 'jp-jaxviz-fn-meta', facts.join(' · '));
-      if (f.compiles > 1) {
-        meta.classList.add('jp-jaxviz-warn');
-      }
-      li.append(name, meta);
-      if (f.summary) {
-        li.title = f.summary;
-      }
-      if (f.hasGraph) {
-        li.classList.add('jp-jaxviz-clickable');
-        li.addEventListener('click', () => this.selectFunction(f.name));
-      }
-      ul.append(li);
+      ul.append(this.functionEntry(f));
     }
     body.append(ul);
     if (list.length > 500) {
       body.append(el('div', 'jp-jaxviz-folded', `${list.length - 500} more functions not shown`));
     }
+    if (cells.length) {
+      // Cell programs compile nothing of their own: their graph is under the cell, and
+      // opens in a tab from here.
+      const line = el('div', 'jp-jaxviz-folded jp-jaxviz-cells');
+      line.append(`cell graph${cells.length === 1 ? '' : 's'}: `);
+      cells.slice(0, 50).forEach((f, i) => {
+        const name = el('span', 'jp-jaxviz-cell-name', f.name);
+        name.dataset.name = f.name;
+        if (f.hasGraph) {
+          name.classList.add('jp-jaxviz-clickable');
+          name.title = 'open its graph in a tab';
+          name.addEventListener('click', () => this.selectFunction(f.name));
+        } else {
+          name.title = noGraphReason(f) ?? '';
+        }
+        line.append(...(i ? [', ', name] : [name]));
+      });
+      body.append(line);
+    }
   }
 
-  selectFunction(name: string): void {
-    if (this.selectedFunction === name && this.graph.isVisible) {
-      this.selectedFunction = null;
-      this.hideGraph();
-    } else {
-      this.selectedFunction = name;
-      this.requestGraph(name);
+  private functionEntry(f: FunctionEntry): HTMLLIElement {
+    const li = el('li', 'jp-jaxviz-function');
+    li.dataset.name = f.name;
+    const row = el('div', 'jp-jaxviz-function-row');
+    const name = el('span', 'jp-jaxviz-fn-name', f.name);
+    const facts: string[] = [];
+    if (f.eqnCount !== null) {
+      facts.push(`${f.eqnCount} eqns`);
     }
-    this.renderFunctions();
+    if (f.compiles > 0) {
+      const re = f.compiles - 1;
+      facts.push(`${f.compiles} compile${f.compiles === 1 ? '' : 's'}` + (re ? ` (${re} re)` : ''));
+    }
+    const meta = el('span', 'jp-jaxviz-fn-meta', facts.join(' · '));
+    if (f.compiles > 1) {
+      meta.classList.add('jp-jaxviz-warn');
+    }
+    row.append(name, meta);
+    li.append(row);
+    if (f.summary) {
+      li.title = f.summary;
+    }
+    const problem = this.graphProblems.get(f.name) ?? noGraphReason(f);
+    if (f.hasGraph && !this.graphProblems.has(f.name)) {
+      li.classList.add('jp-jaxviz-clickable');
+      li.title = `${f.summary ? f.summary + '\n' : ''}click: open its graph in a tab`;
+      li.addEventListener('click', () => this.selectFunction(f.name));
+    } else if (problem) {
+      li.append(el('div', 'jp-jaxviz-detail jp-jaxviz-no-graph', problem));
+    }
+    return li;
+  }
+
+  /** Ask the kernel for a function's graph; it opens in a main-area tab. */
+  selectFunction(name: string): void {
+    this.selectedFunction = name;
+    this.requestGraph(name);
   }
 
   private renderCompiles(): void {
     const store = this.store;
-    this.compiles.setCount(store.totals.compile);
+    // The badge counts recompiles: a function's first compile is not one.
+    this.compiles.setCount(store.totals.recompile);
+    this.compiles.node.title = `${store.totals.compile} compiles seen, ${store.totals.recompile} of them recompiles`;
     const body = this.compiles.body;
     body.replaceChildren();
     if (!store.compiles.length) {
@@ -533,6 +560,17 @@ export class JaxvizPanel extends Panel {
   }
 }
 
+/** Text with `code` spans as <code> (textContent only: safe). */
+function richText(className: string, text: string): HTMLDivElement {
+  const d = el('div', className);
+  for (const part of codeSpans(text)) {
+    d.append(part.code ? el('code', '', part.text) : part.text);
+  }
+  return d;
+}
+
+/** A compile: one head line, one line per cause; the message, the suggested fix, the
+ * call site and the timings on demand (a disclosure). */
 function compileEntry(c: CompileEvent): HTMLLIElement {
   const li = el('li', 'jp-jaxviz-compile');
   if (isWarning(c)) {
@@ -545,9 +583,6 @@ function compileEntry(c: CompileEvent): HTMLLIElement {
   if (c.count !== undefined && c.count !== null) {
     facts.push(c.count > 1 ? `recompile #${c.count - 1}` : 'first compile');
   }
-  if (c.call_site) {
-    facts.push(c.call_site);
-  }
   const total = c.durations
     ? Object.values(c.durations).reduce<number>((a, b) => a + (typeof b === 'number' ? b : 0), 0)
     : 0;
@@ -559,9 +594,10 @@ function compileEntry(c: CompileEvent): HTMLLIElement {
   }
   head.append(' ', el('span', 'jp-jaxviz-fn-meta', facts.join(' · ')));
   li.append(head);
-  if (c.causes?.length) {
+  const causes = (c.causes ?? []).filter(x => x.kind !== 'first_call' || !isWarning(c));
+  if (causes.length && isWarning(c)) {
     const ul = el('ul', 'jp-jaxviz-causes');
-    for (const cause of c.causes) {
+    for (const cause of causes) {
       const item = el('li', 'jp-jaxviz-cause');
       item.dataset.kind = cause.kind;
       if (cause.text) {
@@ -581,19 +617,28 @@ function compileEntry(c: CompileEvent): HTMLLIElement {
     }
     li.append(ul);
   }
+  const details: HTMLElement[] = [];
   if (c.message) {
-    li.append(el('div', 'jp-jaxviz-message', c.message));
+    details.push(richText('jp-jaxviz-message', c.message));
   }
   if (c.suggestion) {
-    li.append(el('div', 'jp-jaxviz-suggestion', c.suggestion));
+    details.push(richText('jp-jaxviz-suggestion', c.suggestion));
+  }
+  if (c.call_site) {
+    details.push(richText('jp-jaxviz-detail', `called at ${c.call_site}`));
   }
   if (c.durations) {
     const parts = Object.entries(c.durations)
       .filter(([, v]) => typeof v === 'number')
       .map(([k, v]) => `${k} ${formatSeconds(v as number)}`);
     if (parts.length) {
-      li.append(el('div', 'jp-jaxviz-detail', parts.join(' · ')));
+      details.push(el('div', 'jp-jaxviz-detail', parts.join(' · ')));
     }
+  }
+  if (details.length) {
+    const more = el('details', 'jp-jaxviz-compile-details');
+    more.append(el('summary', '', c.suggestion ? 'why, and a fix' : 'details'), ...details);
+    li.append(more);
   }
   return li;
 }
@@ -614,7 +659,7 @@ function staleEntry(s: StaleEvent): HTMLLIElement {
     li.append(d);
   }
   if (s.message) {
-    li.append(el('div', 'jp-jaxviz-message', s.message));
+    li.append(richText('jp-jaxviz-message', s.message));
   }
   return li;
 }

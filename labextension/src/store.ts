@@ -33,8 +33,9 @@ export class PanelStore {
   stale: StaleEvent[] = [];
   devices: DeviceInfo[] = [];
   devicesNote: string | null = null;
-  /** Events seen in total (including those dropped from memory). */
-  totals = { compile: 0, stale: 0, program: 0 };
+  /** Events seen in total (including those dropped from memory); `recompile`: the
+   * compiles that were not a function's first. */
+  totals = { compile: 0, recompile: 0, stale: 0, program: 0 };
   /** Bumped on every change, so views can skip redundant renders. */
   revision = 0;
   private seq = 0;
@@ -45,7 +46,7 @@ export class PanelStore {
     this.stale = [];
     this.devices = [];
     this.devicesNote = null;
-    this.totals = { compile: 0, stale: 0, program: 0 };
+    this.totals = { compile: 0, recompile: 0, stale: 0, program: 0 };
     this.revision++;
   }
 
@@ -69,6 +70,11 @@ export class PanelStore {
     this.totals.compile = Math.max(msg.totals?.compile ?? 0, this.compiles.length);
     this.totals.stale = Math.max(msg.totals?.stale ?? 0, this.stale.length);
     this.totals.program = msg.totals?.program ?? 0;
+    // Compiles dropped from the kernel's history are not known one by one: counted as
+    // recompiles only when the kept ones are all recompiles (a flood).
+    const kept = this.compiles.filter(isWarning).length;
+    const dropped = this.totals.compile - this.compiles.length;
+    this.totals.recompile = kept + (kept === this.compiles.length ? dropped : 0);
     this.revision++;
   }
 
@@ -93,6 +99,9 @@ export class PanelStore {
         }
         push(this.compiles, c);
         this.totals.compile++;
+        if (isWarning(c)) {
+          this.totals.recompile++;
+        }
         const f = this.upsertFunction({ name: c.function });
         f.compiles = Math.max(f.compiles + 1, c.count ?? 0);
         break;
@@ -145,6 +154,19 @@ export class PanelStore {
     return [...this.functions.values()].sort((a, b) => b.seq - a.seq);
   }
 
+  /** The function list as the panel shows it: the programs of `%%jaxpr` cells ("In[3]")
+   * that were not compiled under their own name are left out (`cells`): what they
+   * compile is listed under the jitted function they call ("train_step · 6 compiles"),
+   * and their graph is under the cell. */
+  shownFunctions(): { functions: FunctionEntry[]; cells: FunctionEntry[] } {
+    const functions: FunctionEntry[] = [];
+    const cells: FunctionEntry[] = [];
+    for (const f of this.functionList()) {
+      (isCellProgram(f.name) && f.compiles === 0 ? cells : functions).push(f);
+    }
+    return { functions, cells };
+  }
+
   /** The newest `limit` recompiles, newest first. */
   recentCompiles(limit: number): CompileEvent[] {
     return this.compiles.slice(-limit).reverse();
@@ -161,6 +183,22 @@ function push<T>(list: T[], item: T): void {
   if (list.length > MAX_KEPT + MAX_KEPT / 4) {
     list.splice(0, list.length - MAX_KEPT);
   }
+}
+
+/** A `%%jaxpr` cell's program, named after the cell's prompt. */
+export function isCellProgram(name: string): boolean {
+  return /^In\[\d+\]$/.test(name) || name === 'cell';
+}
+
+/** Why a listed function's graph cannot be shown, for the panel to say (null: it can). */
+export function noGraphReason(f: FunctionEntry): string | null {
+  if (f.hasGraph) {
+    return null;
+  }
+  if (f.traces > 0) {
+    return 'graph not kept: it was traced while the panel was not connected (as in Run All); run its cell again to see it here';
+  }
+  return `no graph: compiled by jax.jit, not traced by jaxviz; run %jaxpr ${f.name}(…) to draw it`;
 }
 
 /** A compile is a warning when it is not the function's first one (a recompile). */

@@ -304,6 +304,50 @@ export function visibleCount(view: View): number {
   return nodes.length + groups.length;
 }
 
+/** What a view shows, counted by kind (for the status line). */
+export function itemCounts(view: View): { equations: number; groups: number; io: number } {
+  const { nodes, groups } = visibleItems(view);
+  const graph = view.index.graph;
+  let equations = 0;
+  for (const n of nodes) {
+    if (graph.nodes[n].kind === 'eqn') {
+      equations++;
+    }
+  }
+  let io = nodes.length - equations;
+  let boxes = 0;
+  for (const g of groups) {
+    const kind = graph.groups[g].kind;
+    if (kind === 'inputs' || kind === 'outputs') {
+      io++;
+    } else {
+      boxes++;
+    }
+  }
+  return { equations, groups: boxes, io };
+}
+
+function plural(n: number, word: string): string {
+  return `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** "12 boxes, 30 equations, 5 inputs/outputs shown · program of 108 equations". */
+export function statusText(view: View): string {
+  const c = itemCounts(view);
+  const parts: string[] = [];
+  if (c.groups) {
+    parts.push(plural(c.groups, 'group'));
+  }
+  if (c.equations) {
+    parts.push(plural(c.equations, 'equation'));
+  }
+  if (c.io) {
+    parts.push(`${c.io} inputs/outputs`);
+  }
+  const root = view.index.graph.groups[view.index.graph.root ?? 0];
+  return `shown: ${parts.join(', ') || 'nothing'} · program of ${plural(root?.n_eqns ?? 0, 'equation')}`;
+}
+
 /** What a view would show after expanding `groupId`, without building it. */
 export function countAfterExpand(index: GraphIndex, groupId: number): number {
   const g = index.graph.groups[groupId];

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { MAX_KEPT, PanelStore, isWarning } from '../src/store';
+import { MAX_KEPT, PanelStore, isCellProgram, isWarning, noGraphReason } from '../src/store';
 
 const snapshot = {
   type: 'snapshot' as const,
@@ -63,5 +63,34 @@ describe('PanelStore', () => {
     assert.equal(s.compiles.length, 0);
     assert.equal(s.devices.length, 0);
     assert.ok(s.revision > rev);
+  });
+});
+
+describe('PanelStore, as the panel lists it', () => {
+  it('counts recompiles apart from first compiles', () => {
+    const s = new PanelStore();
+    s.applyEvent('compile', { function: 'step', count: 1, causes: [{ kind: 'first_call', path: 'step', before: null, after: 'x' }] });
+    s.applyEvent('compile', { function: 'step', count: 2, causes: [{ kind: 'shape', path: 'v', before: '[3]', after: '[4]' }] });
+    s.applyEvent('compile', { function: 'other', count: 1, causes: [] });
+    assert.equal(s.totals.compile, 3);
+    assert.equal(s.totals.recompile, 1);
+    s.applySnapshot({ ...snapshot, compiles: [{ function: 'f', count: 1 }, { function: 'f', count: 2 }], totals: { compile: 2, stale: 0, program: 1 } });
+    assert.equal(s.totals.recompile, 1);
+  });
+
+  it('folds cell programs that compiled nothing of their own, and says why a function has no graph', () => {
+    const s = new PanelStore();
+    s.applyEvent('program', { name: 'In[3]', summary: 'In[3]: 82 equations', eqn_count: 82 });
+    s.applyEvent('compile', { function: 'train_step', count: 6 });
+    s.applyEvent('program', { name: 'In[7]', eqn_count: 3 });
+    s.applyEvent('compile', { function: 'In[7]', count: 1 });
+    const { functions, cells } = s.shownFunctions();
+    assert.deepEqual(functions.map(f => f.name), ['In[7]', 'train_step']);
+    assert.deepEqual(cells.map(f => f.name), ['In[3]']);
+    assert.equal(noGraphReason(s.functions.get('In[3]')!), null);
+    assert.match(noGraphReason(s.functions.get('train_step')!)!, /not traced by jaxviz; run %jaxpr train_step/);
+    s.upsertFunction({ name: 'late', traces: 1 });
+    assert.match(noGraphReason(s.functions.get('late')!)!, /panel was not connected/);
+    assert.ok(isCellProgram('In[12]') && !isCellProgram('In[x]') && !isCellProgram('train_step'));
   });
 });

@@ -1,0 +1,106 @@
+/**
+ * The graph's on-screen geometry, as pure functions (no DOM): the zoom and canvas height
+ * of a first view that stays legible, the zoom that fits everything, the pan that keeps
+ * a clicked item in place, and where a tooltip goes so that it is never cut off.
+ */
+
+/** Graphviz points to CSS pixels. */
+export const PT_TO_PX = 4 / 3;
+/** The DOT's node font size (points): the text most of a drawing is made of. */
+export const NODE_FONT_PT = 10;
+/** Smallest on-screen font size (px) of node text in a first view: below it text is
+ * hard to read. Edge labels (8 pt) are then 0.8 of it. */
+export const MIN_FONT_PX = 10;
+/** The zoom at which node text is `MIN_FONT_PX` high. */
+export const LEGIBLE_SCALE = MIN_FONT_PX / (NODE_FONT_PT * PT_TO_PX);
+/** Padding (px) around the drawing inside the canvas. */
+export const PAD = 8;
+
+export interface Size {
+  w: number;
+  h: number;
+}
+
+export interface FirstView {
+  scale: number;
+  /** The canvas height (px): as tall as the drawing needs, up to `maxHeight`. */
+  canvasHeight: number;
+  /** The stage's offset: centred when the drawing is narrower than the canvas, else
+   * its left (inputs) and top edges in view. */
+  tx: number;
+  ty: number;
+}
+
+/**
+ * The first view of a drawing of `svg` px (at zoom 1) in a canvas `canvasWidth` wide and
+ * at most `maxHeight` tall: the whole drawing when it fits at a legible zoom (never
+ * enlarged past 1), else the legible zoom, the canvas as tall as allowed, and the
+ * drawing panned from its top left (the user pans or presses Fit for the rest).
+ */
+export function firstView(svg: Size, canvasWidth: number, maxHeight: number, minScale = LEGIBLE_SCALE): FirstView {
+  const fitScale = Math.min(1, (canvasWidth - 2 * PAD) / svg.w, (maxHeight - 2 * PAD) / svg.h);
+  const scale = Math.max(fitScale, Math.min(1, minScale));
+  const canvasHeight = Math.max(80, Math.min(maxHeight, svg.h * scale + 2 * PAD));
+  const tx = Math.max(PAD, (canvasWidth - svg.w * scale) / 2);
+  return { scale, canvasHeight, tx, ty: PAD };
+}
+
+/**
+ * Whether a first view drawn top to bottom is a tall, narrow column (at the first view's
+ * `scale`: much taller than the canvas, using less than half its width), better drawn
+ * left to right across the width.
+ */
+export function prefersSideways(svg: Size, canvasWidth: number, maxHeight: number, scale: number): boolean {
+  return svg.h * scale > 1.5 * maxHeight && svg.w * scale < 0.5 * canvasWidth;
+}
+
+/** The zoom and offset that show all of the drawing in a canvas of `canvas` px. */
+export function fitAll(svg: Size, canvas: Size): { scale: number; tx: number; ty: number } {
+  const scale = Math.max(0.02, Math.min(1, (canvas.w - 2 * PAD) / svg.w, (canvas.h - 2 * PAD) / svg.h));
+  return {
+    scale,
+    tx: Math.max(PAD, (canvas.w - svg.w * scale) / 2),
+    ty: Math.max(PAD, (canvas.h - svg.h * scale) / 2)
+  };
+}
+
+/** The canvas height for the notebook output in a window `windowHeight` tall: taller than
+ * the old 600 px on a big screen, leaving room for the header, toolbar and status. */
+export function maxCanvasHeight(windowHeight: number, compact: boolean): number {
+  if (compact) {
+    return 420;
+  }
+  return Math.round(Math.min(1400, Math.max(420, windowHeight * 0.72)));
+}
+
+/**
+ * The offset that brings an item, now drawn at `now` (page px), back to `want`: the
+ * pan moves by the difference. The item stays exactly in place; nothing is clamped,
+ * since a clamp would move it.
+ */
+export function keepInPlace(
+  offset: { tx: number; ty: number },
+  now: { x: number; y: number },
+  want: { x: number; y: number }
+): { tx: number; ty: number } {
+  return { tx: offset.tx + want.x - now.x, ty: offset.ty + want.y - now.y };
+}
+
+/**
+ * Where a tooltip of `size` goes for a pointer at `at` (viewport px) in a viewport of
+ * `viewport`: below right of the pointer, flipped to the left or above when it would
+ * cross the viewport's right or bottom edge, and clamped inside it.
+ */
+export function placeTooltip(at: { x: number; y: number }, size: Size, viewport: Size, gap = 14): { x: number; y: number } {
+  let x = at.x + gap;
+  let y = at.y + gap;
+  if (x + size.w > viewport.w - 4) {
+    x = at.x - gap - size.w;
+  }
+  if (y + size.h > viewport.h - 4) {
+    y = at.y - gap - size.h;
+  }
+  x = Math.max(4, Math.min(x, viewport.w - size.w - 4));
+  y = Math.max(4, Math.min(y, viewport.h - size.h - 4));
+  return { x, y };
+}

@@ -1,0 +1,469 @@
+"""What a person sees of a graph in a real JupyterLab (Chromium at 1600×1000): the first
+view of a train step is legible, exploring it is steady, a re-run does not make the page
+jump, tooltips are whole and say something, and the panel opens a function's graph in a
+tab big enough to read. Measured on the page (rendered text heights, page positions,
+heights sampled every frame); screenshots go to ``artifacts/labextension-views/``.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import statistics
+from pathlib import Path
+
+import pytest
+from browser_lab import (
+    CHROMIUM_ARGS,
+    chromium_path,
+    command,
+    run_cell,
+    save_shot,
+    start_lab,
+    write_notebook,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILT = ROOT / "jaxviz" / "labextension" / "package.json"
+ARTIFACTS = ROOT / "artifacts" / "labextension-views"
+CHROMIUM = chromium_path()
+VIEWPORT = {"width": 1600, "height": 1000}
+
+pytestmark = [
+    pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian package 'chromium')"),
+    pytest.mark.skipif(not BUILT.exists() and shutil.which("npm") is None,
+                       reason="the JupyterLab extension is not built and npm is not there to build it"),
+    pytest.mark.timeout(300),
+]
+
+MLP = (
+    "import sys\n"
+    "import jax, jax.numpy as jnp\n"
+    "def init(key, sizes):\n"
+    "    keys = jax.random.split(key, len(sizes) - 1)\n"
+    "    return [{'w': jax.random.normal(k, (m, n)) / jnp.sqrt(m), 'b': jnp.zeros(n)}\n"
+    "            for k, m, n in zip(keys, sizes[:-1], sizes[1:])]\n"
+    "def dense(p, x):\n"
+    "    return x @ p['w'] + p['b']\n"
+    "def mlp(params, x):\n"
+    "    for p in params[:-1]:\n"
+    "        x = jax.nn.relu(dense(p, x))\n"
+    "    return dense(params[-1], x)\n"
+    "def loss_fn(params, x, y):\n"
+    "    return ((mlp(params, x) - y) ** 2).mean()\n"
+    "@jax.jit\n"
+    "def train_step(params, x, y):\n"
+    "    loss, grads = jax.value_and_grad(loss_fn)(params, x, y)\n"
+    "    params = jax.tree_util.tree_map(lambda p, g: p - 0.01 * g, params, grads)\n"
+    "    return params, loss\n"
+    "params = init(jax.random.PRNGKey(0), [8, 32, 32, 32, 1])\n"
+    "x, y = jnp.ones((16, 8)), jnp.ones((16, 1))"
+)
+
+CELLS = [
+    "%load_ext jaxviz",
+    MLP,
+    "%%jaxpr\nnew_params, loss = train_step(params, x, y)",
+    # A 12-block transformer train step (the scale benchmark's model).
+    f"sys.path.insert(0, {str(ROOT / 'benchmarks')!r})\n"
+    "import models\n"
+    "tparams, toks = models.init_params(12), models.tokens()",
+    "%%jaxpr\ntparams2, tloss = models.train_step(tparams, toks)",
+    # 5: a long chain of equations: a tall, narrow column drawn top to bottom
+    "%%jaxpr --expand all\nv = x[0]\nfor i in range(30):\n    v = jnp.sin(v) * 1.01\nt = v.sum()",
+]
+
+# Heights of the text a person sees in a graph: every SVG text inside the canvas's
+# visible rectangle, as rendered (page px).
+TEXT_HEIGHTS_JS = """
+graph => {
+  const canvas = graph.querySelector('.jp-jaxviz-canvas').getBoundingClientRect();
+  const out = [];
+  for (const t of graph.querySelectorAll('svg.jp-jaxviz-svg text')) {
+    if (t.getAttribute('visibility') === 'hidden' || !t.textContent.trim()) continue;
+    const r = t.getBoundingClientRect();
+    const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
+    if (cx >= canvas.left && cx <= canvas.right && cy >= canvas.top && cy <= canvas.bottom) out.push(r.height);
+  }
+  return out;
+}
+"""
+
+# Page rectangles of the drawn items (nodes, boxes, open groups), by id.
+ITEM_RECTS_JS = """
+graph => Object.fromEntries([...graph.querySelectorAll('svg.jp-jaxviz-svg :is(g.node, g.cluster)')]
+  .filter(g => g.id).map(g => { const r = g.getBoundingClientRect();
+    return [g.id, [r.left, r.top, r.width, r.height]]; }))
+"""
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    if not BUILT.exists():
+        pytest.fail("jaxviz/labextension is not built: run `bash scripts/setup_env.sh test`")
+    server = start_lab(tmp_path_factory.mktemp("lab"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def page(lab):
+    """One page on one notebook for the module, its cells run once."""
+    from playwright.sync_api import sync_playwright
+
+    write_notebook(lab.root / "views.ipynb", CELLS)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        context = browser.new_context(viewport=VIEWPORT)
+        pg = context.new_page()
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        try:
+            pg.goto(lab.page_url("views.ipynb"), timeout=90_000)
+            pg.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
+            pg.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
+            command(pg, "jaxviz: Show panel")  # it asks the kernel: the kernel is ready once answered
+            pg.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=60_000)
+            for i in range(len(CELLS)):
+                run_cell(pg, i, timeout=120_000)
+            for i in (2, 4, 5):
+                graph_of(pg, i).locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=90_000)
+            yield pg
+        except Exception:
+            save_shot(pg, ARTIFACTS, "failure-setup")
+            raise
+        finally:
+            context.close()
+            browser.close()
+        assert not [e for e in errors if "jaxviz" in e.lower()], errors
+
+
+def graph_of(page, cell: int):
+    return page.locator(".jp-Notebook .jp-Cell").nth(cell).locator(".jp-jaxviz-output")
+
+
+def settled(graph) -> None:
+    """Wait until no layout is running and nothing glides."""
+    graph.page.wait_for_function(
+        "g => !g.classList.contains('jp-jaxviz-busy') && !g.dataset.jaxvizMoving", arg=graph.element_handle(),
+        timeout=60_000)
+
+
+def scroll_to_graph(page, graph) -> None:
+    """Scroll the notebook so that the graph's title is at the top, as a user reading it."""
+    graph.evaluate("g => g.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(200)
+
+
+@pytest.mark.parametrize("cell,name", [(2, "mlp-train-step"), (4, "transformer-12-blocks")])
+def test_first_view_is_legible(page, cell, name):
+    graph = graph_of(page, cell)
+    settled(graph)
+    scroll_to_graph(page, graph)
+    save_shot(page, ARTIFACTS, f"first-view-{name}")
+    heights = graph.evaluate(TEXT_HEIGHTS_JS)
+    canvas = graph.locator(".jp-jaxviz-canvas").bounding_box()
+    assert len(heights) >= 10, f"{len(heights)} texts visible"
+    median = statistics.median(heights)
+    print(f"{name}: median text height {median:.1f} px over {len(heights)} texts; canvas {canvas}")
+    assert median >= 9, f"median text height {median:.1f} px over {len(heights)} texts"
+    canvas = graph.locator(".jp-jaxviz-canvas").bounding_box()
+    # The canvas uses the width of the output and, for a big graph, more than 600 px.
+    output = page.locator(".jp-Notebook .jp-Cell").nth(cell).locator(".jp-OutputArea-output").bounding_box()
+    drawing = graph.locator("svg.jp-jaxviz-svg").bounding_box()
+    assert canvas["width"] > 0.95 * output["width"], (canvas, output)
+    if drawing["height"] > canvas["height"]:  # it pans: the canvas is as tall as allowed
+        assert canvas["height"] > 600, (canvas, drawing)
+    else:  # it all shows
+        assert drawing["height"] <= canvas["height"] <= drawing["height"] + 20, (canvas, drawing)
+    # The top-level structure (the phases when the kernel makes them, else the top-level
+    # groups) is in view without scrolling or panning.
+    tops = graph.evaluate("""g => {
+      const svg = g.querySelector('svg.jp-jaxviz-svg');
+      let items = [...svg.querySelectorAll(':is(g.node, g.cluster).jaxviz-group-phase')];
+      if (!items.length) items = [...svg.querySelectorAll(':is(g.node, g.cluster)')].filter(e =>
+          /^(cluster_)?g\\d+$/.test(e.id) && !/jaxviz-group-(inputs|outputs)/.test(e.className.baseVal));
+      return items.slice(0, 12).map(e => {
+        const label = e.classList.contains('cluster')
+          ? svg.querySelector(`.jaxviz-cluster-label[data-cluster='${e.id}']`) : e.querySelector('text');
+        const r = (label || e).getBoundingClientRect();
+        return [e.id, r.left, r.top, r.right, r.bottom];
+      });
+    }""")
+    assert tops, "no group drawn"
+    for item, left, top, right, bottom in tops:
+        assert canvas["x"] - 1 <= left and right <= canvas["x"] + canvas["width"] + 1, (item, canvas)
+        assert canvas["y"] - 1 <= top and bottom <= min(canvas["y"] + canvas["height"], VIEWPORT["height"]) + 1, \
+            (item, canvas)
+    # Fit still shows all of it.
+    graph.locator("button.jp-jaxviz-fit").click()
+    svg = graph.locator("svg.jp-jaxviz-svg").bounding_box()
+    canvas = graph.locator(".jp-jaxviz-canvas").bounding_box()
+    assert svg["width"] <= canvas["width"] + 1 and svg["height"] <= canvas["height"] + 1
+    save_shot(page, ARTIFACTS, f"fit-{name}")
+
+
+def test_a_tall_column_is_drawn_across_the_width(page):
+    """(Run before the theme switches: a palette click can land on a graph's Fit button.)"""
+    graph = graph_of(page, 5)
+    settled(graph)
+    scroll_to_graph(page, graph)
+    save_shot(page, ARTIFACTS, "chain-sideways")
+    assert graph.get_attribute("data-jaxviz-rankdir") == "LR"
+    canvas = graph.locator(".jp-jaxviz-canvas").bounding_box()
+    svg = graph.locator("svg.jp-jaxviz-svg").bounding_box()
+    assert svg["width"] > 0.9 * canvas["width"], (svg, canvas)  # the width is used
+    assert statistics.median(graph.evaluate(TEXT_HEIGHTS_JS)) >= 9
+
+
+def visible_boxes(graph) -> list[list]:
+    """Collapsed group boxes wholly inside the canvas: [id, centre x, centre y, eqns]."""
+    return graph.evaluate("""g => {
+      const c = g.querySelector('.jp-jaxviz-canvas').getBoundingClientRect();
+      return [...g.querySelectorAll('svg.jp-jaxviz-svg g.node.jaxviz-group')]
+        .filter(e => !/jaxviz-group-(inputs|outputs)/.test(e.className.baseVal))
+        .map(e => [e.id, e.getBoundingClientRect(), e.textContent])
+        .filter(([, r]) => r.left >= c.left && r.right <= c.right && r.top >= c.top && r.bottom <= c.bottom)
+        .map(([id, r, t]) => [id, r.left + r.width / 2, r.top + r.height / 2, +((/(\\d+) eqns/.exec(t) || [0, 0])[1])]);
+    }""")
+
+
+def test_expand_is_steady(page):
+    """Opening a group keeps the other items where they were (order and side), keeps the
+    opened group under the pointer, and the zoom; closing it brings the old view back."""
+    graph = graph_of(page, 2)
+    settled(graph)
+    scroll_to_graph(page, graph)
+    boxes = sorted(visible_boxes(graph), key=lambda b: -b[3])
+    assert boxes, "no group box in view"
+    gid, x, y, _ = boxes[0]
+    scale = graph.get_attribute("data-jaxviz-scale")
+    before = graph.evaluate(ITEM_RECTS_JS)
+    save_shot(page, ARTIFACTS, "expand-before")
+    page.mouse.move(x, y)
+    # Record every frame from the click on: which view is shown and where its items are.
+    graph.evaluate("""g => { g.__frames = []; const t0 = performance.now();
+      const tick = () => { const svg = g.querySelector('svg.jp-jaxviz-svg');
+        const rects = {}; if (svg) for (const e of svg.querySelectorAll(':is(g.node, g.cluster)'))
+          { const r = e.getBoundingClientRect(); rects[e.id] = [r.left, r.top]; }
+        g.__frames.push({expanded: g.dataset.jaxvizExpanded, items: svg ? svg.querySelectorAll('g.node').length : 0,
+                         rects});
+        if (performance.now() - t0 < 2500) requestAnimationFrame(tick); };
+      requestAnimationFrame(tick); }""")
+    page.mouse.click(x, y)
+    graph.locator(f"svg g.cluster#cluster_{gid}").wait_for(timeout=30_000)
+    settled(graph)
+    page.wait_for_function("g => g.__frames.length && performance.now() > 0", arg=graph.element_handle())
+    page.wait_for_timeout(2600)  # the frame recorder's span
+    save_shot(page, ARTIFACTS, "expand-after")
+    after = graph.evaluate(ITEM_RECTS_JS)
+    assert graph.get_attribute("data-jaxviz-scale") == scale, "the zoom stays"
+    # The opened group is under the pointer, its label where the box's top was.
+    left, top, width, height = after[f"cluster_{gid}"]
+    assert left <= x <= left + width and top <= y <= top + height, (x, y, after[f"cluster_{gid}"])
+    bl, bt = before[gid][0], before[gid][1]
+    assert abs(left - bl) < 3 and abs(top - bt) < 3, (before[gid], after[f"cluster_{gid}"])
+    # It glided there: in the first frame that shows the new layout, the items drawn
+    # before are where they were (no jump), and no frame was blank.
+    frames = graph.evaluate("g => g.__frames")
+    assert frames and all(f["items"] > 0 for f in frames), "a frame without the drawing"
+    switched = [f for f in frames if f["expanded"] != frames[0]["expanded"]]
+    assert switched, frames[:3]
+    first = switched[0]["rects"]
+    jumps = {k: (round(first[k][0] - before[k][0]), round(first[k][1] - before[k][1]))
+             for k in first if k in before and k != gid}
+    assert jumps and max(abs(dx) + abs(dy) for dx, dy in jumps.values()) <= 4, jumps
+    moved = {k: round(abs(after[k][0] - before[k][0]) + abs(after[k][1] - before[k][1]))
+             for k in after if k in before and k != gid}
+    print(f"opened {gid}: {len(moved)} items kept, median move {statistics.median(moved.values())} px "
+          f"after the glide (Graphviz lays the whole view out again)")
+    # Closing it from its label brings the earlier view back exactly, the box in place.
+    lx, ly = graph.evaluate(f"""g => {{ const r = g.querySelector(
+        "svg text.jaxviz-cluster-label[data-cluster='cluster_{gid}']").getBoundingClientRect();
+        return [r.left + 4, r.top + r.height / 2]; }}""")
+    page.mouse.click(lx, ly)
+    graph.locator(f"svg g.node#{gid}").wait_for(timeout=30_000)
+    settled(graph)
+    back = graph.evaluate(ITEM_RECTS_JS)
+    assert set(back) == set(before)
+    worst = max(abs(back[k][0] - before[k][0]) + abs(back[k][1] - before[k][1]) for k in before)
+    assert worst < 2, f"an item is {worst:.1f} px away from where it was"
+
+
+def test_tooltips_are_whole_and_quiet(page):
+    """A tooltip near the bottom of the screen flips above the pointer instead of being
+    cut off, and says nothing empty (`sharding: None`, "0 FLOP")."""
+    graph = graph_of(page, 2)
+    settled(graph)
+    # The graph's bottom at the bottom of the window: the lowest items sit near it.
+    graph.evaluate("g => g.querySelector('.jp-jaxviz-canvas').scrollIntoView({block: 'end'})")
+    page.wait_for_timeout(200)
+    eqns = graph.evaluate("""g => {
+      const c = g.querySelector('.jp-jaxviz-canvas').getBoundingClientRect();
+      return [...g.querySelectorAll('svg.jp-jaxviz-svg g.node')].map(e => e.getBoundingClientRect())
+        .filter(r => r.top >= c.top && r.bottom <= Math.min(c.bottom, innerHeight) && r.left >= c.left && r.right <= c.right)
+        .map(r => [r.left + r.width / 2, r.top + r.height / 2]).sort((a, b) => b[1] - a[1]);
+    }""")
+    assert eqns, "no equation in view"
+    tooltip = page.locator(".jp-jaxviz-tooltip")
+    texts = []
+    for x, y in eqns[:8]:
+        page.mouse.move(x, y)
+        tooltip.wait_for(state="visible")
+        box = tooltip.bounding_box()
+        assert box["y"] >= 0 and box["y"] + box["height"] <= VIEWPORT["height"], (box, y)
+        assert box["x"] >= 0 and box["x"] + box["width"] <= VIEWPORT["width"], box
+        texts.append(tooltip.inner_text())
+    # The lowest item at the bottom of the notebook's scroll area.
+    graph.evaluate("""g => { const c = g.querySelector('.jp-jaxviz-canvas').getBoundingClientRect();
+      const items = [...g.querySelectorAll('svg.jp-jaxviz-svg g.node')].filter(e => {
+        const r = e.getBoundingClientRect(); return r.bottom <= c.bottom && r.left >= c.left && r.right <= c.right; });
+      items.sort((a, b) => b.getBoundingClientRect().bottom - a.getBoundingClientRect().bottom);
+      items[0].id && items[0].scrollIntoView({block: 'end'}); g.dataset.lowest = items[0].id; }""")
+    page.wait_for_timeout(200)
+    lowest = graph.locator(f"svg g.node#{graph.get_attribute('data-lowest')}").bounding_box()
+    x, y = lowest["x"] + lowest["width"] / 2, lowest["y"] + lowest["height"] / 2
+    page.mouse.move(5, 5)
+    page.mouse.move(x, y)
+    tooltip.wait_for(state="visible")
+    box = tooltip.bounding_box()
+    # Below the pointer it would have been cut off: it went above.
+    assert y + 14 + box["height"] > VIEWPORT["height"] and box["y"] + box["height"] <= y, (y, box)
+    save_shot(page, ARTIFACTS, "tooltip-bottom")
+    for text in texts:
+        assert "None" not in text and not re.search(r"(^|\s)0 FLOP", text), text
+    page.mouse.move(5, 5)
+
+
+def test_rerun_keeps_the_height_and_the_title_follows_the_prompt(page):
+    cell = page.locator(".jp-Notebook .jp-Cell").nth(2)
+    graph = graph_of(page, 2)
+    settled(graph)
+    scroll_to_graph(page, graph)
+    wrapper = cell.locator(".jp-Cell-outputWrapper")
+    h0 = wrapper.bounding_box()["height"]
+    old = int(re.search(r"\[(\d+)\]", cell.locator(".jp-InputPrompt").inner_text()).group(1))
+    graph.evaluate("g => g.dataset.old = '1'")
+    # The wrapper's height in every frame while the cell runs again.
+    wrapper.evaluate("""w => { window.__heights = []; window.__sampling = true;
+      const tick = () => { window.__heights.push(w.getBoundingClientRect().height);
+        if (window.__sampling) requestAnimationFrame(tick); }; requestAnimationFrame(tick); }""")
+    cell.locator(".jp-InputPrompt").click()
+    page.keyboard.press("Shift+Enter")
+    new = cell.locator(".jp-jaxviz-output:not([data-old])[data-jaxviz-items]")
+    new.wait_for(timeout=120_000)
+    page.wait_for_function("([el, n]) => { const m = /\\[(\\d+)\\]/.exec(el.textContent); return m && +m[1] > n; }",
+                           arg=[cell.locator(".jp-InputPrompt").element_handle(), old], timeout=60_000)
+    page.wait_for_timeout(700)
+    heights = page.evaluate("() => { window.__sampling = false; return window.__heights; }")
+    assert len(heights) > 10
+    low = min(heights)
+    print(f"output height {h0:.0f} px before; during the re-run {low:.0f}–{max(heights):.0f} px "
+          f"over {len(heights)} frames; after {heights[-1]:.0f} px")
+    assert low >= h0 - 5, f"the output shrank to {low:.0f} px (from {h0:.0f}) during the re-run"
+    assert abs(heights[-1] - h0) < 0.1 * h0
+    count = int(re.search(r"\[(\d+)\]", cell.locator(".jp-InputPrompt").inner_text()).group(1))
+    title = graph_of(page, 2).locator(".jp-jaxviz-title").inner_text()
+    assert title == f"In[{count}]", (title, count)
+
+
+def test_panel_opens_a_graph_in_a_tab(page):
+    """The panel's graph opens in a main-area tab, as big as the notebook, legible."""
+    panel = page.locator("#jaxviz-panel")
+    cells = panel.locator(".jp-jaxviz-cells")
+    cells.wait_for(timeout=30_000)
+    assert "0 compiles" not in panel.locator(".jp-jaxviz-section-functions").inner_text()
+    panel.locator(".jp-jaxviz-cell-name.jp-jaxviz-clickable").first.click()
+    tab = page.locator(".jp-jaxviz-graph-tab")
+    tab.locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=60_000)
+    settled(tab.locator(".jp-jaxviz-graph"))
+    save_shot(page, ARTIFACTS, "panel-graph-tab")
+    canvas = tab.locator(".jp-jaxviz-canvas").bounding_box()
+    assert canvas["width"] > 700 and canvas["height"] > 600, canvas
+    heights = tab.locator(".jp-jaxviz-graph").evaluate(TEXT_HEIGHTS_JS)
+    assert len(heights) >= 5 and statistics.median(heights) >= 9, heights
+    assert page.locator(".lm-DockPanel .lm-TabBar-tab", has_text="jaxviz: In[").count() == 1
+    # Back to the notebook for the next tests.
+    page.locator(".lm-DockPanel .lm-TabBar-tab", has_text="views.ipynb").click()
+
+
+def test_dark_theme_boxes_do_not_glare(page):
+    graph = graph_of(page, 2)
+    settled(graph)
+    probe = """g => {
+      const lum = c => { const m = c.match(/[\\d.]+/g).map(Number);
+        const v = c.startsWith('color(') ? m.slice(0, 3).map(x => x * 255) : m.slice(0, 3);
+        const l = v.map(x => { x /= 255; return x <= 0.04045 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; });
+        return 0.2126 * l[0] + 0.7152 * l[1] + 0.0722 * l[2]; };
+      const boxes = [...g.querySelectorAll('svg g.node.jaxviz-group > polygon:not([fill="none"])')]
+        .map(p => lum(getComputedStyle(p).fill));
+      const texts = [...g.querySelectorAll('svg g.node.jaxviz-group text')].map(t => lum(getComputedStyle(t).fill));
+      const swatches = [...g.querySelectorAll('.jp-jaxviz-legend-group .jp-jaxviz-swatch')]
+        .map(s => lum(getComputedStyle(s).backgroundColor));
+      return {boxes, texts, swatches};
+    }"""
+    light = graph.evaluate(probe)
+    assert light["boxes"] and light["swatches"]
+    command(page, "Use Theme: JupyterLab Dark")
+    page.wait_for_function("() => document.body.dataset.jpThemeName === 'JupyterLab Dark'", timeout=30_000)
+    page.locator("#jupyterlab-splash").wait_for(state="detached", timeout=30_000)
+    try:
+        dark = graph.evaluate(probe)
+        scroll_to_graph(page, graph)
+        save_shot(page, ARTIFACTS, "dark-boxes")
+    finally:
+        command(page, "Use Theme: JupyterLab Light")
+        page.wait_for_function("() => document.body.dataset.jpThemeName === 'JupyterLab Light'", timeout=30_000)
+    # Tinted boxes and swatches (the light theme's cream and orange glare on a dark page),
+    # light text on them.
+    assert max(dark["boxes"]) < 0.2 and max(dark["swatches"]) < 0.2, dark
+    assert min(dark["texts"]) > 0.5, dark
+    # The legend's swatches are tinted as the boxes are (darker than in the light theme).
+    assert all(d < lt for d, lt in zip(dark["swatches"], light["swatches"], strict=True)), (light, dark)
+    assert all(d < lt for d, lt in zip(dark["boxes"], light["boxes"], strict=True)), (light, dark)
+
+
+def test_search_enter_keeps_the_zoom_and_the_opened_group_in_place(page):
+    graph = graph_of(page, 2)
+    settled(graph)
+    scroll_to_graph(page, graph)
+    scale = graph.get_attribute("data-jaxviz-scale")
+    search = graph.locator(".jp-jaxviz-search")
+    search.fill("dot_general")
+    page.wait_for_function("el => /collapsed groups/.test(el.textContent)",
+                           arg=graph.locator(".jp-jaxviz-matches").element_handle(), timeout=10_000)
+    # The topmost box holding a match is the one kept in place.
+    first_box = graph.evaluate("""g => [...g.querySelectorAll('svg g.node.jaxviz-group.jaxviz-match')]
+        .map(m => { const r = m.getBoundingClientRect(); return [m.id, r.left, r.top]; })
+        .sort((a, b) => a[2] - b[2] || a[1] - b[1])[0]""")
+    search.press("Enter")
+    graph.locator(f"svg g.cluster#cluster_{first_box[0]}").wait_for(timeout=30_000)
+    settled(graph)
+    save_shot(page, ARTIFACTS, "search-enter")
+    assert graph.get_attribute("data-jaxviz-scale") == scale, "the zoom stays"
+    left, top = graph.evaluate(f"""g => {{ const r = g.querySelector('svg g.cluster#cluster_{first_box[0]}')
+        .getBoundingClientRect(); return [r.left, r.top]; }}""")
+    assert abs(left - first_box[1]) < 3 and abs(top - first_box[2]) < 3, (first_box, left, top)
+    assert graph.locator("svg g.node.jaxviz-eqn.jaxviz-match").count() >= 1
+    search.fill("")
+    search.press("Escape")
+    # Panned far into the opened drawing, then "Collapse all": the small drawing that is
+    # left is in view, not off to a side of an empty-looking canvas.
+    canvas = graph.locator(".jp-jaxviz-canvas").bounding_box()
+    cx, cy = canvas["x"] + canvas["width"] / 2, canvas["y"] + canvas["height"] / 2
+    page.mouse.move(cx, cy)
+    page.mouse.down()
+    page.mouse.move(cx - 400, cy - 300, steps=8)
+    page.mouse.up()
+    graph.locator("button", has_text="Collapse all").click()
+    page.wait_for_function("g => g.dataset.jaxvizExpanded === '0'", arg=graph.element_handle(), timeout=30_000)
+    settled(graph)
+    svg = graph.locator("svg.jp-jaxviz-svg").bounding_box()
+    canvas = graph.locator(".jp-jaxviz-canvas").bounding_box()
+    overlap_w = min(svg["x"] + svg["width"], canvas["x"] + canvas["width"]) - max(svg["x"], canvas["x"])
+    overlap_h = min(svg["y"] + svg["height"], canvas["y"] + canvas["height"]) - max(svg["y"], canvas["y"])
+    assert overlap_w >= 0.9 * min(svg["width"], canvas["width"]) and overlap_h >= 0.9 * min(svg["height"], canvas["height"]), \
+        (svg, canvas)
+
