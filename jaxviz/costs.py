@@ -369,6 +369,9 @@ HEAT_STOPS = ("#FFFFE5", "#FFF7BC", "#FEE391", "#FEC44F", "#FE9929", "#EC7014", 
 
 
 HEAT_DECADES = 3  # shares from 0.1% to 100% of the program's FLOPs span the scale
+# A program cheaper than this is not shaded by share: its 6-FLOP scan body is "100 %" of
+# nothing, and deep brown would say it is where the time goes.
+HEAT_MIN_FLOPS = 1e6
 
 
 def heat_level(fraction: float) -> float:
@@ -417,6 +420,6 @@ def group_heat(graph: Any, gid: int) -> Heat | None:
     if not total or not (g.flops or g.bytes):
         return None
     share = g.flops / total
-    level = heat_level(share)
+    level = heat_level(share) if total >= HEAT_MIN_FLOPS else 0.0  # nothing costs much
     pct = f"{share:.0%}" if share >= 0.01 else ("<1%" if share > 0 else "0%")
     return Heat(f"{cost_label(g.flops, g.bytes)} · {pct}", share, heat_color(level), heat_text_color(level))

@@ -185,8 +185,8 @@ def test_cond_group_counts_its_worst_branch():
 
 
 def test_collapsed_groups_show_cost_and_heat():
-    params = [jnp.ones((32, 64)), jnp.ones((64, 16))]
-    prog = jaxviz.trace(_two_layers, params, jnp.ones((4, 32)))
+    params = [jnp.ones((256, 512)), jnp.ones((512, 128))]  # tens of MFLOPs: worth shading
+    prog = jaxviz.trace(_two_layers, params, jnp.ones((64, 256)))
     dot = prog.to_dot(expand=0)
     assert "FLOP" in dot and "%" in dot
     big = max((g for g in prog.graph.groups if g.name == "layer"), key=lambda g: g.flops)

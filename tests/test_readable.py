@@ -5,6 +5,7 @@ import jax
 import jax.numpy as jnp
 
 import jaxviz
+from jaxviz import costs
 
 
 def test_one_value_bound_to_two_names_is_one_output():
@@ -37,3 +38,21 @@ def test_first_view_is_never_one_box():
     n_nodes, n_boxes = graph.view("auto").visible_counts()
     assert inner.id in graph.expansion("auto")
     assert 8 <= n_nodes + n_boxes <= 90
+
+
+def test_a_cheap_program_is_not_shaded_as_if_it_were_expensive():
+    def tiny(xs):
+        return jax.lax.scan(lambda c, x: (c + x, c * x), 0.0, xs)
+
+    program = jaxviz.trace(tiny, jnp.ones(3))
+    program.costs()
+    (body,) = [g for g in program.graph.groups if g.kind == "eqn" and g.name == "scan"]
+    heat = costs.group_heat(program.graph, body.id)
+    assert heat is not None and heat.share == 1.0  # all of the program's few FLOPs
+    assert heat.fill == costs.HEAT_STOPS[0]  # yet the palest, not deep brown
+
+
+def test_a_loop_s_label_keeps_its_literal_operands_in_the_tooltip():
+    program = jaxviz.trace(lambda xs: jax.lax.scan(lambda c, x: (c + x, c), 0.0, xs), jnp.ones(3))
+    dot = program.to_dot(expand="all")
+    assert 'label="scan' in dot and "scan 0.0" not in dot

@@ -91,7 +91,9 @@ def _node_attrs(graph: Graph, nid: int) -> dict[str, str]:
         tooltip.append(f"cost (estimate): {cost_label(n.flops, n.bytes)}")
     attrs = {"id": f"n{nid}", "class": f"jaxviz-{n.kind}", "tooltip": "\n".join(tooltip)}
     if n.kind == "eqn":
-        lits = f" {', '.join(n.literals)}" if n.literals else ""
+        # A scan's initial carry 0.0 beside its name reads as a version: tooltip only.
+        holds = graph.groups[n.group].holder == nid
+        lits = f" {', '.join(n.literals)}" if n.literals and not holds else ""
         attrs.update(label=f"{n.label}{lits}{where}", shape="box", style="rounded,filled",
                      fillcolor=LEGEND["eqn"]["color"])
     elif n.kind == "output":

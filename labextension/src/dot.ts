@@ -6,7 +6,7 @@
 
 import { GraphJSON, LegendEntry } from './model';
 import { groupHeat, shortSource, sizeText } from './format';
-import { ItemId, View, edgeIsWeak, edgeLabel, groupItem, nodeItem } from './view';
+import { ItemId, View, edgeIsWeak, edgeLabel, groupItem, nodeItem, phaseOrder } from './view';
 
 /** Beyond this many edges the avals move to the tooltips and the layout's iteration
  * limits are lowered (edge labels are what makes dot slow on big views). */
@@ -203,6 +203,13 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
     }
     lines.push(`  ${quote(e.src)} -> ${quote(e.dst)} ${attrs(a)}`);
   }
+  // As render/dot.py: forward above backward above update, an invisible anchor between.
+  phaseOrder(view).forEach(([ends, starts], k) => {
+    const anchor = quote(`phase_order_${k}`);
+    lines.push(`  ${anchor} [label="" shape=point style=invis width=0 height=0]`);
+    ends.forEach(item => lines.push(`  ${quote(item)} -> ${anchor} [style=invis]`));
+    starts.forEach(item => lines.push(`  ${anchor} -> ${quote(item)} [style=invis]`));
+  });
   if (options.legend) {
     emitLegend(lines, graph, legend);
   }

@@ -232,6 +232,8 @@ export function costLabel(flops?: number, nbytes?: number): string {
 
 export const HEAT_STOPS = ['#FFFFE5', '#FFF7BC', '#FEE391', '#FEC44F', '#FE9929', '#EC7014', '#CC4C02', '#8C2D04'];
 const HEAT_DECADES = 3;
+/** As costs.HEAT_MIN_FLOPS: a cheaper program is not shaded by share. */
+export const HEAT_MIN_FLOPS = 1e6;
 
 export function heatLevel(fraction: number): number {
   if (fraction <= 0) {
@@ -274,7 +276,7 @@ export function groupHeat(
     return null;
   }
   const share = (g.flops ?? 0) / total;
-  const level = heatLevel(share);
+  const level = total >= HEAT_MIN_FLOPS ? heatLevel(share) : 0; // as costs.group_heat
   const pct = share >= 0.01 ? `${Math.round(share * 100)}%` : share > 0 ? '<1%' : '0%';
   return {
     text: `${costLabel(g.flops, g.bytes)} · ${pct}`,

@@ -397,3 +397,43 @@ export function variableName(v: string): string {
   // short "v12"); only named ones (inputs, outputs, cell variables) are searchable.
   return /^Var\(id=\d+\)$/.test(name) || /^v\d+$/.test(name) ? '' : name;
 }
+
+/**
+ * As `View.phase_order` in Python: for each two consecutive sibling phases (forward →
+ * backward → update), the last items of the first and the first items of the second, so
+ * that the DOT can stack the phases in that order.
+ */
+export function phaseOrder(view: View): [ItemId[], ItemId[]][] {
+  const graph = view.index.graph;
+  const out: [ItemId[], ItemId[]][] = [];
+  for (const gid of [...view.expanded].sort((a, b) => a - b)) {
+    const phases = graph.groups[gid].groups.filter(c => graph.groups[c].kind === 'phase');
+    for (let i = 0; i + 1 < phases.length; i++) {
+      out.push([phaseEnds(view, itemsBelow(view, phases[i]), true), phaseEnds(view, itemsBelow(view, phases[i + 1]), false)]);
+    }
+  }
+  return out;
+}
+
+function itemsBelow(view: View, gid: number): Set<ItemId> {
+  if (!view.expanded.has(gid)) {
+    return new Set([groupItem(gid)]);
+  }
+  const g = view.index.graph.groups[gid];
+  const items = new Set<ItemId>(g.nodes.map(nodeItem));
+  for (const c of g.groups) {
+    itemsBelow(view, c).forEach(item => items.add(item));
+  }
+  return items;
+}
+
+/** The items with no edge out of (`last`) or into them from the others. */
+function phaseEnds(view: View, items: Set<ItemId>, last: boolean): ItemId[] {
+  const linked = new Set<ItemId>();
+  for (const e of view.edges) {
+    if (items.has(e.src) && items.has(e.dst) && e.src !== e.dst) {
+      linked.add(last ? e.src : e.dst);
+    }
+  }
+  return [...items].filter(item => !linked.has(item)).sort();
+}
