@@ -247,8 +247,12 @@ class HookScopes(_Recorder):
 
     mode = "hook"
 
-    def __init__(self, skip: Iterable[Any] = (), cell_file: str | None = None) -> None:
-        super().__init__(skip, cell_file)
+    def __init__(self, skip: Iterable[Any] = (), cell_file: str | None = None,
+                 transparent: Iterable[Any] = ()) -> None:
+        """``skip``: the traced entry (a call of it inside itself is still a call);
+        ``transparent``: ``functools.wraps`` wrappers, never a call of their own."""
+        super().__init__([*skip, *transparent], cell_file)
+        self._entry = frozenset(skip)
         self._open: list[tuple[Any, Any]] = []
         self._uses_profile = False
         self._previous: Any = None
@@ -277,11 +281,14 @@ class HookScopes(_Recorder):
         is_user = self._is_user
         open_scope = self._open_scope
         local_hook = self._local_hook
+        entry = self._entry
 
         def hook(frame: Any, event: str, arg: Any) -> Any:
-            user = known(frame.f_code)
-            if user is False or (user is None and not is_user(frame.f_code)):
-                return None
+            code = frame.f_code
+            user = known(code)
+            if user is False or (user is None and not is_user(code)):
+                if code not in entry or not _running_code(code, frame.f_back):
+                    return None
             open_scope(frame)
             frame.f_trace_lines = False
             return local_hook
@@ -295,7 +302,8 @@ class HookScopes(_Recorder):
 
     def _profile_hook(self, frame: Any, event: str, arg: Any) -> None:
         if event == "call":
-            if self._is_user(frame.f_code):
+            code = frame.f_code
+            if self._is_user(code) or (code in self._entry and _running_code(code, frame.f_back)):
                 self._open_scope(frame)
         elif event == "return" and self._open and self._open[-1][0] is frame:
             self._open.pop()[1].__exit__(None, None, None)
@@ -625,7 +633,8 @@ def fresh_jax_traces() -> Any:
 
 def recorders(roots: Iterable[Any], skip: Iterable[Any] = (), cell_file: str | None = None) -> Iterator[_Recorder]:
     """The recorders to try in turn: trace with each until one is ``complete()``."""
-    skip = list(skip)
+    skip, roots = list(skip), list(roots)
     if os.environ.get(MODE_ENV, "code") != "hook":
         yield CodeScopes(roots, skip, cell_file)
-    yield HookScopes(skip, cell_file)
+    wrappers = {f.__code__ for f in user_functions(roots) if hasattr(f, "__wrapped__")}
+    yield HookScopes([c for c in skip if c not in wrappers], cell_file, transparent=wrappers)

@@ -727,7 +727,7 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
 
     captured = captured_values(plan.user_function, roots=[*plan.roots, *plan.args, *plan.kwargs.values()])
     inputs += [info for info, _ in captured]
-    code = getattr(plan.user_function, "__code__", None)
+    code = getattr(inspect.unwrap(plan.user_function), "__code__", None)
     skip = {*plan.transparent, *([code] if code else [])}
     try:
         staged = stage(make_jitted, plan.args, plan.kwargs, skip=skip,

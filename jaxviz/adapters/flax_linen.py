@@ -6,6 +6,7 @@ argument needs nothing: it is a pytree, its ``apply_fn`` static. Recognised by
 
 from __future__ import annotations
 
+import inspect
 import sys
 from typing import Any
 
@@ -17,8 +18,9 @@ def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan | None:
     module = getattr(fn, "__self__", None)
     if linen is None or not isinstance(module, linen.Module) or getattr(fn, "__name__", "") != "apply":
         return None
-    call = type(module).__call__
+    call = inspect.unwrap(type(module).__call__)  # Flax wraps its Modules' methods
     names = ["variables", *positional_names(call, len(args))[1:]] if args else []
     names = names[: len(args)]
-    return Plan(fn, args, kwargs, user_function=call, name=f"{type(module).__name__}.apply",
+    # ``apply`` is the entry; the Module's __call__ is a call inside it (its scope's source)
+    return Plan(fn, args, kwargs, user_function=fn, name=f"{type(module).__name__}.apply",
                 arg_names=names, roots=[module])

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import _jax_internals as internals
+from ..calls import is_user_file
 from .base import Plan, function_name
 
 Adapt = Callable[[Any, tuple, dict], "Plan | None"]
@@ -54,7 +55,7 @@ def adapt_function(fn: Any, args: tuple, kwargs: dict) -> Plan:
     layer = fn
     while layer is not inner and not is_jit_like(layer):
         code = getattr(getattr(layer, "__func__", layer), "__code__", None)
-        if code is not None:
+        if code is not None and is_user_file(code.co_filename):  # library wrappers get no scope anyway
             transparent.add(code)
         layer = layer.__wrapped__
     return Plan(fn, args, kwargs, user_function=inner if inspect.isfunction(inner) else fn,

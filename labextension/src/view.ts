@@ -259,8 +259,8 @@ export function buildView(index: GraphIndex, expandedIn: Iterable<number>): View
   for (const gid of expanded) {
     for (const bucket of index.bucketsOf(gid)) {
       if (isLeaf(bucket.a, expanded) && isLeaf(bucket.b, expanded)) {
-        // Enough for the label; counts stay bounded.
-        for (const i of bucket.edges.slice(0, 64)) {
+        // Every distinct value, each once (as Graph.view: the label counts them all).
+        for (const i of bucket.edges) {
           add(bucket.a, bucket.b, i);
         }
         continue;
