@@ -196,12 +196,43 @@ class Group:
 NOT_FOLDED = frozenset({"root", "inputs", "outputs", "jaxpr", "transform", "phase", "repeat"})
 REPEAT_MIN = 3  # shortest run of identical sibling groups that is folded
 AUTO_BUDGET = 45  # items (boxes and nodes) in the first view: readable at a legible zoom
+AUTO_RANKS = 11  # rows of boxes in the first view: legible (>= 10 px) without scrolling
+CLUSTER_LABEL_RANKS = 0.5  # an open group's label and margins, in rows
+BOX_RANKS = 1.5  # a closed group's box: name, size, source and cost lines
 AUTO_MIN_ITEMS = 8  # a first view with fewer opens its biggest box, up to AUTO_MAX_ITEMS
 AUTO_MAX_ITEMS = 90
 # How much opening a group of each kind tells in the first view (0: never opened there).
 AUTO_OPEN_RANK = {"inputs": 0, "outputs": 0, "phase": 4, "call": 3, "scope": 3, "transform": 3,
-                  "repeat": 2, "eqn": 1, "jaxpr": 1, "line": 1}
-AUTO_OPEN_MIN_EQNS = 4  # equation boxes this small stay closed in the first view
+                  "repeat": 0, "eqn": 1, "jaxpr": 1, "line": 0}
+AUTO_OPEN_MIN_EQNS = 4  # boxes this small stay closed in the first view
+PHASE_TIERS = {"forward": 0, "backward": 1, "update": 2}  # what the first view opens first
+EQUATION_TIER = 3
+
+
+def _longest_path(weight: dict[Item, float], successors: dict[Item, list[Item]]) -> float:
+    """The heaviest path through items (weights per item), following ``successors``;
+    an edge closing a cycle (groups can feed each other both ways) is ignored."""
+    best: dict[Item, float] = {}
+    for start in weight:
+        if start in best:
+            continue
+        stack: list[tuple[Item, int]] = [(start, 0)]
+        on_path = {start}
+        while stack:
+            item, i = stack[-1]
+            nxt = successors.get(item, ())
+            if i < len(nxt):
+                stack[-1] = (item, i + 1)
+                child = nxt[i]
+                if child in weight and child not in best and child not in on_path:
+                    stack.append((child, 0))
+                    on_path.add(child)
+                continue
+            stack.pop()
+            on_path.discard(item)
+            tail = max((best.get(c, 0.0) for c in nxt if c in weight and c not in on_path), default=0.0)
+            best[item] = weight[item] + tail
+    return max(best.values(), default=0.0)
 
 
 _NUMBERED = re.compile(r"(?:[\s_\-.]*\d+|\[\d+\])$")  # h_0, Dense3, layer-2, blocks[5]
@@ -502,20 +533,25 @@ class Graph:
         Greedy, shallow before deep and, at one depth, by kind (phases, then the user's
         calls and layers) and size: a box that hides much is opened before one that hides
         little, and a box that only wraps another (``forward`` → ``loss_fn``) opens for free.
-        Never opened: the leaves of an argument, the members of a fold (they are all alike:
-        opening one is the user's choice), and small equation boxes."""
+        Never opened: the leaves of an argument, folds (their layers are all alike: opening
+        one is the user's choice), a line's equations, and small boxes. The view
+        must also stay within ``AUTO_RANKS`` rows (``layout_ranks``), so that it reads at a
+        legible size without scrolling."""
         expanded = {0}
         visible = self._items(0)
         heap: list[tuple[int, int, int, int, int]] = []
-        self._push_openable(heap, 0, later=False)
+        self._push_openable(heap, 0, tier=0)
         while heap:
             tier, _, _, _, gid = heapq.heappop(heap)
             cost = self._items(gid) - 1
             if visible + cost > budget:
                 continue
             expanded.add(gid)
+            if self.layout_ranks(expanded) > AUTO_RANKS and cost > 0:
+                expanded.discard(gid)  # too tall to read without scrolling
+                continue
             visible += cost
-            self._push_openable(heap, gid, later=tier == 1)
+            self._push_openable(heap, gid, tier=min(tier, EQUATION_TIER - 1))
         if visible < AUTO_MIN_ITEMS:  # one box says nothing: open the biggest, within reason
             for gid in sorted(self._closed_boxes(expanded), key=lambda c: -self.groups[c].n_eqns):
                 cost = self._items(gid) - 1
@@ -529,25 +565,50 @@ class Graph:
         return [c for g in expanded for c in self.groups[g].groups
                 if c not in expanded and self.groups[c].kind not in ("inputs", "outputs")]
 
+    def layout_ranks(self, expanded: set[int] | frozenset[int]) -> float:
+        """About how many ranks (rows of boxes) a top-to-bottom layout of the view has:
+        the longest chain of items, an open group counting as its own longest chain plus
+        a row for its label. Read from the edge buckets of the open groups only (not the
+        edges), so a first view can try many expansions cheaply."""
+        memo: dict[int, float] = {}
+        for gid in sorted(expanded, key=lambda g: -self.groups[g].depth):
+            memo[gid] = self._group_ranks(gid, expanded, memo)
+        return memo[0]
+
+    def _group_ranks(self, gid: int, expanded: set[int] | frozenset[int], memo: dict[int, float]) -> float:
+        g = self.groups[gid]
+        weight: dict[Item, float] = {("n", n): 1.0 for n in g.nodes}
+        for c in g.groups:
+            weight[("g", c)] = memo[c] + CLUSTER_LABEL_RANKS if c in expanded else BOX_RANKS
+        successors: dict[Item, list[Item]] = {}
+        for a, b in self._buckets[gid]:
+            if a != b:
+                successors.setdefault(a, []).append(b)
+        phases = [("g", c) for c in g.groups if self.groups[c].kind == "phase"]
+        for a, b in zip(phases, phases[1:]):  # drawn stacked (View.phase_order)
+            successors.setdefault(a, []).append(b)
+        return _longest_path(weight, successors)
+
     def _items(self, gid: int) -> int:
         g = self.groups[gid]
         return len(g.nodes) + len(g.groups)
 
-    def _push_openable(self, heap: list[tuple[int, int, int, int, int]], parent: int, later: bool) -> None:
-        """Queue the children of an opened group. Inside the ``update`` phase they come
-        ``later``: after the model's own layers, whatever their depth."""
+    def _push_openable(self, heap: list[tuple[int, int, int, int, int]], parent: int, tier: int) -> None:
+        """Queue the children of an opened group, by tier: the model's structure (and the
+        forward pass) first, then the backward pass's, then the update's, then equation
+        boxes; within a tier shallow before deep, and big before small."""
         p = self.groups[parent]
         if p.kind == "repeat":
             return
-        later = later or (p.kind == "phase" and p.name == "update")
         for c in p.groups:
             g = self.groups[c]
             rank = 1 if g.holder is not None else AUTO_OPEN_RANK.get(g.kind, 2)
-            if rank == 0 or (rank == 1 and g.n_eqns <= AUTO_OPEN_MIN_EQNS):
+            if rank == 0 or g.n_eqns <= AUTO_OPEN_MIN_EQNS:
                 continue
             wrapper = not g.nodes and len(g.groups) == 1  # opening it costs nothing
-            tier = 2 if rank == 1 else int(later)  # structure, then the update's, then equations
-            heapq.heappush(heap, (tier, 0 if wrapper else g.depth, -rank, -g.n_eqns, c))
+            own = PHASE_TIERS.get(g.name, tier) if g.kind == "phase" else tier
+            heapq.heappush(heap, (EQUATION_TIER if rank == 1 else own, 0 if wrapper else g.depth,
+                                  -rank, -g.n_eqns, c))
 
     def view(self, expand: int | str | Iterable[int] | None = None) -> View:
         """The visible items and aggregated edges for an expansion state."""

@@ -22,6 +22,7 @@ from typing import Any
 from .graph import Graph, Group
 
 FORWARD, BACKWARD, UPDATE = "forward", "backward", "update"
+SUBTREE_MIN_MEMBERS = 3  # per parameter subtree, on average, for the update to group by them
 
 
 def shape_phases(graph: Graph, top_level: dict[int, Any],
@@ -175,10 +176,11 @@ UNKNOWN = ""  # a node's subtree not known yet (None: it works on several)
 
 def _keys_from_outputs(graph: Graph, inside: set[int], producers: dict[int, list[int]]) -> dict[int, str | None]:
     keys: dict[int, str | None] = {}
+    inputs = _inputs_by_rest(graph)
     for out in graph.nodes:
         if out.kind != "output":
             continue
-        key = param_subtree(out.label)
+        key = param_subtree(_as_input(out.label, inputs))
         todo = [p for p in producers.get(out.id, ()) if p in inside]
         while todo:
             n = todo.pop()
@@ -210,13 +212,37 @@ def _group_subtrees(graph: Graph, group: Group, keys: dict[int, str | None]) -> 
         if len(found) == 1 and None not in found:
             slot = by_key.setdefault(found.pop(), ([], []))
             slot[0 if kind == "n" else 1].append(member)
-    if len(by_key) < 2:
-        return
+    if len(by_key) < 2 or sum(len(n) + len(g) for n, g in by_key.values()) < SUBTREE_MIN_MEMBERS * len(by_key):
+        return  # one subtree, or an equation or two each: boxes would hide nothing
     for key, (nodes, groups) in by_key.items():
         gid = graph.add_group(key, "scope", group.id)
         _move(graph, graph.groups[gid], nodes, groups)
 
 
+def _inputs_by_rest(graph: Graph) -> dict[str, str]:
+    """Input leaf names by their path below the argument (``[1]['w']`` → ``params[1]['w']``)."""
+    out: dict[str, str] = {}
+    for n in graph.nodes:
+        if n.kind == "input":
+            root = _ROOT.match(n.label)
+            if root and root.end() < len(n.label):
+                out.setdefault(n.label[root.end():], n.label)
+    return out
+
+
+def _as_input(output: str, inputs: dict[str, str]) -> str:
+    """An updated parameter's output path in the argument's words: ``out[0][1]['w']`` is
+    ``params[1]['w']`` when that is an input (the update returns what it was given)."""
+    root = _ROOT.match(output)
+    rest = output[root.end():] if root else output
+    for candidate in (rest, _FIRST_INDEX.sub("", rest, count=1)):
+        if candidate in inputs:
+            return inputs[candidate]
+    return output
+
+
+_ROOT = re.compile(r"[A-Za-z_]\w*")
+_FIRST_INDEX = re.compile(r"^\[\d+\]")
 _COMPONENT = re.compile(r"\['([^']*)'\]|\[(\d+)\]|\.(\w+)")
 
 
@@ -227,14 +253,17 @@ def param_subtree(path: str) -> str | None:
     ``blocks[3]``), else the first attribute holding a list (``out[1][0].mu.blocks[2].w``
     → ``blocks[2]``), else the attribute holding the leaf (``out.head.weight`` → ``head``)."""
     parts = [(m.group(1), m.group(2), m.group(3)) for m in _COMPONENT.finditer(path)]
+    root = _ROOT.match(path)
 
     def with_indices(i: int, name: str) -> str:
-        for _, index, _ in parts[i + 1:]:
+        for _, index, _ in parts[i + 1:]:  # i = -1: from the first component
             if index is None:
                 break
             name += f"[{index}]"
         return name
 
+    if root and root.group() != "out" and len(parts) > 1 and parts[0][1] is not None:
+        return with_indices(-1, root.group())  # a list argument: params[1]['w'] → params[1]
     for i, (key, _, _) in enumerate(parts):
         if key is not None:
             return with_indices(i, key)

@@ -37,7 +37,7 @@ from .graph import Aval, Graph, SourceLoc
 from .program import InputInfo, Program
 
 PYTREE_GROUP_MIN = 5  # an argument with this many leaves is drawn as one group
-LINE_GROUP_MIN = 8  # this many consecutive equations from one line become a group
+LINE_GROUP_MIN = 4  # this many consecutive equations from one line become a group (a box: one row)
 LOOP_ROUND_MIN = 3  # a line's run splits into loop rounds of at least this many equations
 LOOP_ROUNDS_MAX = 64  # and of at most this many rounds (an unrolled chain stays one group)
 

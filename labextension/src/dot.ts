@@ -97,7 +97,8 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
   }
   const lines: string[] = [];
   lines.push(`digraph ${quote(graph.name || 'program')} {`);
-  lines.push(`  compound=true fontname="Helvetica" fontsize=11 newrank=true rankdir=${options.rankdir ?? 'TB'}`);
+  // As render/dot.py: ranksep 0.3 (Graphviz: 0.5), so a first view of ~10 rows fits.
+  lines.push(`  compound=true fontname="Helvetica" fontsize=11 newrank=true ranksep=0.3 rankdir=${options.rankdir ?? 'TB'}`);
   lines.push('  node [fontname="Helvetica" fontsize=10 height=0.3 margin="0.08,0.04"]');
   lines.push('  edge [arrowsize=0.6 color="#555555" fontname="Helvetica" fontsize=8]');
 
