@@ -2005,6 +2005,7 @@ class CompileLog:
             return "jaxviz: no compiles recorded."
         lines = [f"{i}. {e.message()}" + (f"\n   → {e.suggestion}" if e.suggestion and e.causes
                                           and e.causes[0].kind != "first_call" else "")
+                 + (f"\n   what it changed in the program: {diff_command(e)}" if diff_command(e) else "")
                  for i, e in enumerate(self.events, 1)]
         lines += ["", str(self.summary)]
         lines += [f"warning: {w}" for w in self.warnings]
@@ -2076,6 +2077,14 @@ def _head(*names: str, numeric: tuple[str, ...] = ()) -> str:
 _TIMES = ("trace", "lower", "compile")
 
 
+def diff_command(e: CompileEvent) -> str | None:
+    """``%jaxviz diff f 3``: the trace diff of a recompile against the compile before it
+    (``jaxviz.diff``); None for a first compile or one that failed."""
+    if e.error or is_first_compile(e) or e.count < 2:
+        return None
+    return f"%jaxviz diff {e.function.name} {e.count}"
+
+
 def _log_html(log: CompileLog) -> str:
     esc = html.escape
     rows = []
@@ -2088,6 +2097,8 @@ def _log_html(log: CompileLog) -> str:
             cause = "<br>".join(text_html(str(c)) for c in e.causes) or text_html(e.reason())
         if e.suggestion and not is_first_compile(e):
             cause += f"<div class='sug'>→ {text_html(e.suggestion)}</div>"
+        if diff_command(e):
+            cause += f"<div class='sug'>what it changed in the program: <code>{esc(diff_command(e))}</code></div>"
         site = esc(str(e.call_site)) if e.call_site else ""
         if e.call_site and e.call_site.text:
             site = f"<span title='{esc(e.call_site.text)}'>{site}</span>"

@@ -302,3 +302,22 @@ def test_jaxviz_diff_magic(capsys):
         assert "no compile of 'unknown_fn'" in capsys.readouterr().out
     finally:
         shell.run_line_magic("unload_ext", "jaxviz")
+
+
+def test_every_recompile_in_the_compile_log_offers_its_diff():
+    """The compile log (notebook HTML and text) gives each recompile the command that
+    shows what it changed in the program, and that command works as written."""
+    @jax.jit
+    def scale(x):
+        return x * 2.0
+
+    HISTORY.clear()
+    with jaxviz.watch() as log:
+        scale(jnp.ones(4))
+        scale(jnp.ones(6))
+    snapshot = log.view("scale")
+    text, page = str(snapshot), snapshot._repr_html_()
+    assert "%jaxviz diff scale 2" in text and "%jaxviz diff scale 2" in page
+    assert "%jaxviz diff scale 1" not in text  # a first compile has nothing to diff against
+    name, count = "%jaxviz diff scale 2".split()[2:]
+    assert jaxviz.recompile_diff(name, int(count)).shape_only
