@@ -1874,8 +1874,8 @@ class _Dispatcher:
             if w in self.watches:
                 self.watches.remove(w)
             if not self.watches and self.registered:
-                _unregister(jax.monitoring.unregister_scalar_listener, _on_scalar)
-                _unregister(jax.monitoring.unregister_event_duration_listener, _on_duration)
+                _unregister(internals.unregister_scalar_listener, _on_scalar)
+                _unregister(internals.unregister_event_duration_listener, _on_duration)
                 self.registered = False
                 for stack in self.pending.values():
                     for p in stack:
@@ -1918,7 +1918,9 @@ class _Dispatcher:
         if p.deferred:
             p.deferred = False
             p.event = self._new(p.name, internals.current_jit_call(), stage, p.t0).event
-        finished = stage == "compile" or exc is not None
+        # A trace we ignore (jnp's own jitted helpers, which JAX 0.6 traces inside the
+        # user's trace) is done with: left pending, it would push the user's trace out.
+        finished = stage == "compile" or exc is not None or (stage == "trace" and p.event is None)
         if finished:
             del stack[i]
             if not stack:
