@@ -13,13 +13,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cells import trace_cell
-from .devices import RunReport, profile
-from .errors import Explanation, explain
-from .graph import MIME_TYPE, Graph
-from .program import InputInfo, Program
-from .recompiles import Cause, CompileEvent, watch
-from .tracing import trace
+import jax
+
+from .jax_support import check_jax_version
+
+# Before any module touches JAX's private API: an unsupported JAX gets one clear line.
+check_jax_version(jax.__version__)
+
+from .cells import trace_cell  # noqa: E402
+from .devices import RunReport, profile  # noqa: E402
+from .errors import Explanation, explain  # noqa: E402
+from .graph import MIME_TYPE, Graph  # noqa: E402
+from .program import InputInfo, Program  # noqa: E402
+from .recompiles import Cause, CompileEvent, watch  # noqa: E402
+from .tracing import trace  # noqa: E402
 
 __version__ = "0.1.0"
 
