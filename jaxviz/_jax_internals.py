@@ -108,9 +108,9 @@ def traceback_code_stacks(closed: Any) -> list[tuple[Any, ...]]:
     return [_traced_part(tb.raw_frames()[0]) for tb in tracebacks]
 
 
-# JAX calls each function it traces from ``WrappedFun.call_wrapped``. In JAX 0.10 an
-# equation's traceback stops at the traced function; up to 0.7 at least, it runs on through
-# JAX's tracing frames out to the program's entry: there, cut it where JAX made the call.
+# JAX calls each function it traces from ``WrappedFun.call_wrapped``. From JAX 0.9 an
+# equation's traceback stops at the traced function; up to 0.8 it runs on through JAX's
+# tracing frames out to the program's entry: there, cut it where JAX made the call.
 _CALL_WRAPPED_CODE = _lu.WrappedFun.call_wrapped.__code__
 
 
