@@ -307,7 +307,7 @@ def test_varargs_and_kwargs_names():
 
 
 def test_context_x64():
-    enable_x64 = getattr(jax, "enable_x64", None) or jax.experimental.enable_x64  # JAX < 0.7
+    enable_x64 = jax.enable_x64 if hasattr(jax, "enable_x64") else jax.experimental.enable_x64  # < 0.8
     f = jax.jit(lambda x: x + 1)
     with jaxviz.watch() as log:
         f(jnp.ones(2, jnp.float32))
