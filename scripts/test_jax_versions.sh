@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# The core test suite (`pytest -m core`: tracing, graph, render, magics, recompiles, errors,
-# JAX internals) on every supported JAX minor, its latest patch, each in its own venv that
+# The core test suite (`pytest -m core`: tracing, graph, render, magics, a real kernel,
+# recompiles, errors, JAX internals) on every supported JAX minor, its latest patch, each in its own venv that
 # holds the user's JAX, jaxviz and the test tools only (no Flax/Equinox/optax: their releases
 # pin JAX ranges of their own). Prints a pass/fail table; fails if any version fails.
 #   bash scripts/test_jax_versions.sh                # every supported minor
 #   bash scripts/test_jax_versions.sh 0.6.2 0.9.2    # these versions only
 #   bash scripts/test_jax_versions.sh --oldest       # the oldest, in .venv-jax-oldest/ (CI)
 #   bash scripts/test_jax_versions.sh -- -x -k trace # pytest arguments after --
-# Venvs: .venv-jax-VERSION/ (or $JAXVIZ_VENVS/jax-VERSION/), made once per version.
+# Venvs: .venv-jax-VERSION/ (or $JAXVIZ_VENVS/jax-VERSION/), made once per version with
+# $JAXVIZ_PYTHON (default python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Keep in step with pyproject.toml's jax range and jaxviz/jax_support.py.
@@ -40,7 +41,7 @@ make_venv() {
   if [ -f "$stamp" ] && [ ! pyproject.toml -nt "$stamp" ]; then return 0; fi
   pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check)
   if [ ! -f "$stamp" ]; then  # a new venv; else only jaxviz's dependencies changed
-    rm -rf "$venv" && python3 -m venv "$venv"
+    rm -rf "$venv" && "${JAXVIZ_PYTHON:-python3}" -m venv "$venv"
     "${pip[@]}" "jax==$version" "jaxlib==$version" 2>&1 | grep -v "^WARNING: Location" || true
   fi
   # No JupyterLab extension build here: the core suite does not use it.
