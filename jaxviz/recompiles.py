@@ -1918,9 +1918,12 @@ class _Dispatcher:
         if p.deferred:
             p.deferred = False
             p.event = self._new(p.name, internals.current_jit_call(), stage, p.t0).event
-        # A trace we ignore (jnp's own jitted helpers, which JAX 0.6 traces inside the
-        # user's trace) is done with: left pending, it would push the user's trace out.
-        finished = stage == "compile" or exc is not None or (stage == "trace" and p.event is None)
+        # A trace we ignore inside another trace (jnp's own jitted helpers, which JAX 0.6
+        # traces inside the user's) is done with: left pending, it would push the user's
+        # trace out. One that is not nested (jaxviz's own) stays, to ignore its compile too.
+        nested = any(q.stage == "trace" for q in stack[:i])
+        finished = (stage == "compile" or exc is not None
+                    or (stage == "trace" and p.event is None and nested))
         if finished:
             del stack[i]
             if not stack:
