@@ -17,16 +17,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from .adapters import UnsplittableArgument
-from .cells import trace_cell
-from .devices import RunReport, profile
-from .diff import ProgramDiff, diff, recompile_diff
-from .errors import Explanation, explain
-from .graph import MIME_TYPE, Graph
-from .guard import RecompileError, expect_compiles, no_recompiles
-from .program import InputInfo, Program
-from .recompiles import Cause, CompileEvent, watch
-from .tracing import trace
+import jax
+
+from .jax_support import check_jax_version
+
+# Before any module touches JAX's private API: an unsupported JAX gets one clear line.
+check_jax_version(jax.__version__)
+
+from .adapters import UnsplittableArgument  # noqa: E402
+from .cells import trace_cell  # noqa: E402
+from .devices import RunReport, profile  # noqa: E402
+from .diff import ProgramDiff, diff, recompile_diff  # noqa: E402
+from .errors import Explanation, explain  # noqa: E402
+from .graph import MIME_TYPE, Graph  # noqa: E402
+from .guard import RecompileError, expect_compiles, no_recompiles  # noqa: E402
+from .program import InputInfo, Program  # noqa: E402
+from .recompiles import Cause, CompileEvent, watch  # noqa: E402
+from .tracing import trace  # noqa: E402
 
 __version__ = "0.1.0"
 

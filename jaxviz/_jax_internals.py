@@ -2,16 +2,27 @@
 
 JAX gives no public access to an equation's source location or name stack. Each helper
 below is covered by ``tests/test_jax_internals.py``, which fails loudly (naming this
-module) when a JAX release changes what we rely on.
+module) when a JAX release changes what we rely on. Where supported JAX releases
+(``jaxviz.jax_support``: 0.6 to 0.10) differ, the shim for each version range sits next to
+the API it stands for, decided once at import.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from jax._src import linear_util as _lu
 from jax._src import source_info_util as _siu
+
+try:  # public from JAX 0.10
+    from jax.extend.core import DropVar as DropVar
+    from jax.extend.core import jaxprs_in_params
+except ImportError:  # JAX 0.6 to 0.9
+    from jax._src.core import DropVar as DropVar
+    from jax._src.core import jaxprs_in_params
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +51,20 @@ def _user_frame(f: Any) -> UserFrame:
                      f.end_column)
 
 
+# source_info_util.user_frames takes a Traceback from JAX 0.7, its SourceInfo in JAX 0.6.
+_USER_FRAMES_OF_SOURCE_INFO = "source_info" in inspect.signature(_siu.user_frames).parameters
+
+
+def _siu_user_frames(source_info: Any) -> Iterator[Any]:
+    traceback = getattr(source_info, "traceback", None)
+    if traceback is None:
+        return iter(())
+    return _siu.user_frames(source_info if _USER_FRAMES_OF_SOURCE_INFO else traceback)
+
+
 def user_frames(eqn: Any) -> list[UserFrame]:
     """User-code frames of the equation's traceback, innermost first."""
-    traceback = getattr(eqn.source_info, "traceback", None)
-    if traceback is None:
-        return []
-    return [_user_frame(f) for f in _siu.user_frames(traceback)]
+    return [_user_frame(f) for f in _siu_user_frames(eqn.source_info)]
 
 
 _frame_cache: dict[tuple[Any, int], UserFrame] = {}
@@ -73,8 +92,6 @@ def traceback_code_stacks(closed: Any) -> list[tuple[Any, ...]]:
     frames (library frames too, innermost first) on the stack when it was recorded, from
     the function JAX was tracing inward (jaxlib cuts the stack there). Equal tracebacks are
     merged first: a loop of 48 layers records few distinct ones."""
-    import jax.extend.core as jcore
-
     tracebacks = set()
     seen: set[int] = set()
     stack = [closed.jaxpr if hasattr(closed, "jaxpr") else closed]
@@ -87,8 +104,21 @@ def traceback_code_stacks(closed: Any) -> list[tuple[Any, ...]]:
             traceback = getattr(eqn.source_info, "traceback", None)
             if traceback is not None:
                 tracebacks.add(traceback)  # hashed and compared by content
-            stack.extend(jcore.jaxprs_in_params(eqn.params))
-    return [tuple(tb.raw_frames()[0]) for tb in tracebacks]
+            stack.extend(jaxprs_in_params(eqn.params))
+    return [_traced_part(tb.raw_frames()[0]) for tb in tracebacks]
+
+
+# JAX calls each function it traces from ``WrappedFun.call_wrapped``. From JAX 0.9 an
+# equation's traceback stops at the traced function; up to 0.8 it runs on through JAX's
+# tracing frames out to the program's entry: there, cut it where JAX made the call.
+_CALL_WRAPPED_CODE = _lu.WrappedFun.call_wrapped.__code__
+
+
+def _traced_part(codes: Any) -> tuple[Any, ...]:
+    for i, code in enumerate(codes):
+        if code is _CALL_WRAPPED_CODE:
+            return tuple(codes[:i])
+    return tuple(codes)
 
 
 _stack_cache: dict[Any, tuple[ScopeElement, ...]] = {}
@@ -303,9 +333,25 @@ def staged_tracer(tracer: Any) -> Any:
     return None
 
 
+# A staged tracer's jaxpr variable and the equation that wrote it: from JAX 0.7 the tracer
+# holds them (``val``; ``parent``, a TracingEqn over the operand tracers). In JAX 0.6 its
+# trace's frame does: ``tracer_to_var`` (by tracer id), ``eqns`` and ``tracers``.
+# After its trace, a JAX 0.6 frame has dropped the variables no output uses: a leaked
+# tracer's equation is then unknown (``tracer_created_at`` still says where it was made).
+def _tracer_holds_var() -> bool:
+    from jax._src.interpreters import partial_eval as _pe
+
+    return "val" in _pe.DynamicJaxprTracer.__slots__
+
+
+TRACERS_HOLD_THEIR_EQUATION: bool = _tracer_holds_var()  # JAX >= 0.7
+
+
 def tracer_key(tracer: Any) -> Any:
     """A hashable identity of a staged tracer's value (its jaxpr variable)."""
-    return tracer.val
+    if TRACERS_HOLD_THEIR_EQUATION:
+        return tracer.val
+    return tracer._trace.frame.tracer_to_var.get(id(tracer))
 
 
 def tracer_trace_id(tracer: Any) -> int:
@@ -340,25 +386,67 @@ def tracer_origin(tracer: Any) -> TracerOrigin:
                             operands=[None if isinstance(t.val, Literal) else t
                                       for t in operands])
     frame = tracer._trace.frame
-    var = tracer.val
+    var = tracer_key(tracer)
+    if var is None:
+        return TracerOrigin("unknown")
     if isinstance(var, Literal):
         return TracerOrigin("const", const=var.val)
+    if not TRACERS_HOLD_THEIR_EQUATION:
+        origin = _recorded_eqn_origin(frame, var)
+        if origin is not None:
+            return origin
     for i, v in enumerate(frame.invars):
         if v is var:
             return TracerOrigin("input", position=i)
     if var in frame.constvar_to_val:
-        return TracerOrigin("const", const=frame.constvar_to_val[var])
+        const = frame.constvar_to_val[var]
+        # JAX 0.7 and 0.8 keep Constants(canonical, original): the user's value is original.
+        return TracerOrigin("const", const=getattr(const, "original", const))
     return TracerOrigin("unknown")
+
+
+def _recorded_eqn_origin(frame: Any, var: Any) -> TracerOrigin | None:
+    """JAX 0.6: the equation of ``frame`` that wrote ``var``, its operands found among the
+    frame's tracers (None when an input or a constant wrote it)."""
+    from jax.extend.core import Literal
+
+    eqn = next((e for e in reversed(frame.eqns) if any(v is var for v in e.outvars)), None)
+    if eqn is None:
+        return None
+    held = ((frame.tracer_to_var.get(id(t)), t) for t in frame.tracers)
+    by_var = {v: t for v, t in held if v is not None and not isinstance(v, Literal)}
+    operands = []
+    for v in eqn.invars:
+        if isinstance(v, Literal):
+            operands.append(None)
+        elif v in by_var:
+            operands.append(by_var[v])
+        else:  # written by a jitted helper JAX 0.6 inlined: its variables have no tracer
+            operands.append(_tracer_for_var(frame, by_var, v))
+    return TracerOrigin("eqn", eqn=eqn, eqn_id=id(eqn), operands=operands)
+
+
+def _tracer_for_var(frame: Any, by_var: dict[Any, Any], var: Any) -> Any:
+    """JAX 0.6: a tracer standing for ``var`` in its (finished) trace, registered with the
+    frame so that the walk goes on through it, as JAX does for its own tracers."""
+    from jax._src.interpreters import partial_eval as _pe
+
+    trace = next(iter(by_var.values()), None)
+    trace = getattr(trace, "_trace", None)
+    if trace is None:
+        return None
+    tracer = _pe.DynamicJaxprTracer(trace, var.aval, None)
+    frame.tracers.append(tracer)
+    frame.tracer_to_var[id(tracer)] = var
+    by_var[var] = tracer
+    return tracer
 
 
 def tracer_created_at(tracer: Any) -> list[UserFrame]:
     """User frames (innermost first) where a tracer was created, when JAX kept them (it
     does for leaked tracers' messages)."""
     info = getattr(tracer, "_line_info", None)
-    traceback = getattr(info, "traceback", None)
-    if traceback is None:
-        return []
-    return [_user_frame(f) for f in _siu.user_frames(traceback)]
+    return [_user_frame(f) for f in _siu_user_frames(info)]
 
 
 # ---------------------------------------------------------------------- recompiles
@@ -370,6 +458,7 @@ import sys as _sys  # noqa: E402
 from collections.abc import Callable as _Callable  # noqa: E402
 
 from jax._src import dispatch as _dispatch  # noqa: E402
+from jax._src import monitoring as _monitoring  # noqa: E402
 from jax._src import pjit as _pjit  # noqa: E402
 
 # The names jax.monitoring uses for the three stages (record_scalar at the start with the
@@ -379,7 +468,13 @@ LOWER_EVENT: str = _dispatch.JAXPR_TO_MLIR_MODULE_EVENT
 COMPILE_EVENT: str = _dispatch.BACKEND_COMPILE_EVENT
 
 _INFER_PARAMS_CODE = _pjit._infer_params.__code__  # (fun, ji, args, kwargs): tracing
-_RUN_PYTHON_PJIT_CODE = _pjit._run_python_pjit.__code__  # (p, args_flat, fun, args, kwargs)
+# The frame that lowers, compiles and runs a jit call on a cache miss, below
+# ``cache_miss``: from JAX 0.9 ``_run_python_pjit(p, args_flat, fun, args, kwargs)``, whose
+# caller holds ``jit_info``; in JAX 0.6 to 0.8 ``_python_pjit_helper(fun, jit_info, *args,
+# **kwargs)``, which also calls ``_infer_params`` (its caller when tracing a call).
+_RUN_PYTHON_PJIT = getattr(_pjit, "_run_python_pjit", None) or _pjit._python_pjit_helper
+_RUN_PYTHON_PJIT_CODE = _RUN_PYTHON_PJIT.__code__
+_CALL_PATH_NAMES = ("cache_miss", _RUN_PYTHON_PJIT_CODE.co_name)  # not .trace()/.lower()
 _JAX_DIRS = tuple(
     _os.path.dirname(_os.path.abspath(m.__file__)) + _os.sep
     for m in (__import__("jax"), __import__("jaxlib"))
@@ -427,7 +522,8 @@ def current_jit_call(max_depth: int = 80) -> JitCall | None:
     event) or lowered/compiled (the lower and compile events of a call), or None (e.g. AOT
     ``Lowered.compile()``, or a jitted function run under ``grad`` outside ``jit``).
 
-    Reads the locals of ``jax._src.pjit._infer_params`` / ``_run_python_pjit`` frames.
+    Reads the locals of ``jax._src.pjit._infer_params`` / ``_run_python_pjit`` (JAX < 0.9:
+    ``_python_pjit_helper``) frames.
     """
     frame = _sys._getframe(1)
     depth = 0
@@ -437,13 +533,15 @@ def current_jit_call(max_depth: int = 80) -> JitCall | None:
             loc = frame.f_locals
             nums, names, sig = _jit_info_fields(loc["ji"])
             back = frame.f_back
-            aot = back is None or back.f_code.co_name != "cache_miss"
+            aot = back is None or back.f_code.co_name not in _CALL_PATH_NAMES
             return JitCall(loc["fun"], loc["ji"], tuple(loc["args"]), dict(loc["kwargs"]),
                            nums, names, sig, aot, _outside_jax(back), *_jit_donation(loc["ji"]))
         if code is _RUN_PYTHON_PJIT_CODE:
             loc = frame.f_locals
             back = frame.f_back  # cache_miss, a closure over fun and jit_info
-            ji = back.f_locals.get("jit_info") if back is not None else None
+            ji = loc.get("jit_info")  # JAX < 0.9: an argument
+            if ji is None and back is not None:
+                ji = back.f_locals.get("jit_info")
             if ji is None:
                 return None
             nums, names, sig = _jit_info_fields(ji)
@@ -452,6 +550,15 @@ def current_jit_call(max_depth: int = 80) -> JitCall | None:
         frame = frame.f_back
         depth += 1
     return None
+
+
+# jax.monitoring can unregister a listener from JAX 0.8; before, only its private twins can.
+unregister_scalar_listener: _Callable[[_Callable[..., Any]], None] = getattr(
+    _monitoring, "unregister_scalar_listener", None
+) or _monitoring._unregister_scalar_listener_by_callback
+unregister_event_duration_listener: _Callable[[_Callable[..., Any]], None] = getattr(
+    _monitoring, "unregister_event_duration_listener", None
+) or _monitoring._unregister_event_duration_listener_by_callback
 
 
 def monitoring_listener_counts() -> dict[str, int]:

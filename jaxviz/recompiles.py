@@ -2209,8 +2209,8 @@ class _Dispatcher:
             if w in self.watches:
                 self.watches.remove(w)
             if not self.watches and self.registered:
-                _unregister(jax.monitoring.unregister_scalar_listener, _on_scalar)
-                _unregister(jax.monitoring.unregister_event_duration_listener, _on_duration)
+                _unregister(internals.unregister_scalar_listener, _on_scalar)
+                _unregister(internals.unregister_event_duration_listener, _on_duration)
                 self.registered = False
                 for stack in self.pending.values():
                     for p in stack:
@@ -2253,7 +2253,12 @@ class _Dispatcher:
         if p.deferred:
             p.deferred = False
             p.event = self._new(p.name, internals.current_jit_call(), stage, p.t0).event
-        finished = stage == "compile" or exc is not None
+        # A trace we ignore inside another trace (jnp's own jitted helpers, which JAX 0.6
+        # traces inside the user's) is done with: left pending, it would push the user's
+        # trace out. One that is not nested (jaxviz's own) stays, to ignore its compile too.
+        nested = any(q.stage == "trace" for q in stack[:i])
+        finished = (stage == "compile" or exc is not None
+                    or (stage == "trace" and p.event is None and nested))
         if finished:
             del stack[i]
             if not stack:

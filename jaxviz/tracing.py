@@ -443,7 +443,7 @@ class GraphBuilder:
             if var in env and var not in bound:
                 g.add_edge(env[var], node, _aval_of(var), self._var_name(var))
         for var in eqn.outvars:
-            if not isinstance(var, jcore.DropVar):
+            if not isinstance(var, internals.DropVar):
                 env[var] = node
 
     def _sub_env(self, eqn: Any, sub: Any, consts: Sequence[Any], group: int,

@@ -16,6 +16,12 @@ if [ "${1:-}" = "--headless" ]; then
   exit 0
 fi
 port="${JAXVIZ_PORT:-8888}"
+extra=()
+if [ "$(id -u)" = 0 ]; then
+  # JupyterLab refuses to run as root unless told to (containers, fresh cloud machines).
+  echo "jaxviz: running as root: starting JupyterLab with --allow-root"
+  extra+=(--allow-root)
+fi
 echo "jaxviz: starting JupyterLab on demo_notebooks/ — open the URL printed below (port $port)"
 exec .venv/bin/jupyter lab --no-browser --ip=127.0.0.1 --port="$port" \
-  --ServerApp.root_dir="$(pwd)/demo_notebooks"
+  --ServerApp.root_dir="$(pwd)/demo_notebooks" "${extra[@]}"

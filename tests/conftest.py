@@ -5,6 +5,25 @@ import pytest
 # Tests run on the CPU (CI has no accelerator).
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
+# The core suite (``pytest -m core``): what must pass on every supported JAX release, run by
+# scripts/test_jax_versions.sh in venvs holding JAX and jaxviz only (tests of Flax, Equinox
+# or optax there skip: those libraries pin JAX ranges of their own).
+CORE_TEST_FILES = frozenset({
+    "test_jax_internals.py", "test_tracing.py", "test_calls.py", "test_render.py",
+    "test_magics.py", "test_kernel.py", "test_recompiles.py", "test_errors.py",
+    "test_jax_support.py",
+})
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "core: the core suite, run on every supported JAX")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in CORE_TEST_FILES:
+            item.add_marker(pytest.mark.core)
+
 
 @pytest.fixture()
 def capture():

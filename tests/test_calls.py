@@ -346,6 +346,8 @@ def test_an_equinox_model_gets_one_group_per_module_call(monkeypatch):
     assert folds and all(groups[m].name == "Block" for f in folds for m in f.groups)
 
 
+@pytest.mark.skipif(not hasattr(jax, "make_user_context"),
+                    reason="JAX 0.6 has no jax.make_user_context: the user's cached traces are reused")
 def test_a_jitted_function_the_user_ran_before_still_shows_its_calls(monkeypatch):
     monkeypatch.setenv(calls.MODE_ENV, "code")
     step = jax.jit(models.train_step)
@@ -358,6 +360,8 @@ def test_a_jitted_function_the_user_ran_before_still_shows_its_calls(monkeypatch
     assert {"train_step", "loss_fn", "block", "attention", "mlp"} <= set(call_groups(program))
 
 
+@pytest.mark.skipif(not hasattr(jax, "make_user_context"),
+                    reason="JAX 0.6 has no jax.make_user_context: the user's cached traces are reused")
 def test_jaxviz_scopes_stay_out_of_the_users_own_traces(monkeypatch):
     monkeypatch.setenv(calls.MODE_ENV, "code")
 

@@ -295,6 +295,8 @@ def use_saved(z):
     return saved[0] + z
 
 
+@pytest.mark.skipif(not internals.TRACERS_HOLD_THEIR_EQUATION,
+                    reason="JAX 0.6 forgets a leaked tracer's equation when its trace ends")
 def test_leaked_tracer():
     saved.clear()
     remember(jnp.ones(3))

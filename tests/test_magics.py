@@ -48,6 +48,13 @@ def test_cell_binds_names_like_a_plain_run(shell, ns, capsys):
     assert lines == {1, 2}
 
 
+def test_a_cells_own_trace_and_compile_are_not_in_the_recompile_log(shell, ns):
+    with jaxviz.watch() as log:
+        shell.run_cell("%%jaxpr --quiet\nz = jnp.sin(x) * 2")
+        shell.run_cell("g = jax.jit(lambda a: a + 1)\ng(x)")
+    assert [e.function.name for e in log.events] == ["<lambda>"], [str(e) for e in log.events]
+
+
 def test_a_cell_program_is_named_after_its_prompt(shell, ns):
     count = shell.execution_count  # the number the next cell's prompt shows
     shell.run_cell("%%jaxpr -o prog --quiet\nz = x * 2\n", store_history=True)

@@ -2,17 +2,17 @@
 hierarchical (sub-jaxprs and user calls are groups)."""
 
 import jax
-import jax.extend.core as jcore
 import jax.numpy as jnp
 import pytest
 from zoo import ZOO, flax_apply, mlp_loss
 
 import jaxviz
+from jaxviz import _jax_internals as internals
 
 
 def recursive_eqn_count(jaxpr) -> int:
-    """Reference count, through JAX's own public sub-jaxpr finder."""
-    return sum(1 + sum(recursive_eqn_count(sub) for sub in jcore.jaxprs_in_params(e.params))
+    """Reference count, through JAX's own sub-jaxpr finder (public from JAX 0.10)."""
+    return sum(1 + sum(recursive_eqn_count(sub) for sub in internals.jaxprs_in_params(e.params))
                for e in jaxpr.eqns)
 
 

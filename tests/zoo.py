@@ -5,6 +5,7 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 
 def mlp_loss(params, x, y):
@@ -103,7 +104,7 @@ def stacked(ws, x):
 
 def flax_apply():
     """A Flax linen MLP's apply function, its variables and an input."""
-    import flax.linen as nn
+    nn = pytest.importorskip("flax.linen")
 
     class MLP(nn.Module):
         @nn.compact
