@@ -16,7 +16,7 @@ Protocol (JSON over the comm):
   faster than ``FLUSH_INTERVAL``),
   ``{"type": "graph", "name", "payload": <program MIME payload> | None}``,
   ``{"type": "diff", "function", "count", "payload": <jaxviz.diff ProgramDiff.to_json> |
-  None, "error": str | None}``, and, as the
+  None, "svg": str | None, "summary": str | None, "error": str | None}``, and, as the
   data of a comm the kernel opens itself when jaxviz is loaded after the panel
   connected, ``{"type": "hello"}``.
 

@@ -689,13 +689,18 @@ def recompile_diff(name: str, count: int | None = None) -> ProgramDiff:
 
 def diff_reply(function: str, count: int | None = None) -> dict[str, Any]:
     """The answer to the panel's ``diff_request`` (``jaxviz.bridge``): the diff graph
-    payload (``ProgramDiff.to_json``) of a compile in the log, or why there is none."""
+    payload (``ProgramDiff.to_json``) of a compile in the log, its summary and its drawing
+    (SVG, with the added/removed/changed colours; None without Graphviz or when nothing
+    changed), or why there is none."""
     reply: dict[str, Any] = {"type": "diff", "function": function, "count": count,
-                             "payload": None, "error": None}
+                             "payload": None, "svg": None, "summary": None, "error": None}
     try:
-        reply["payload"] = recompile_diff(function, count).to_json()
+        result = recompile_diff(function, count)
     except LookupError as exc:
         reply["error"] = exc.args[0]
+        return reply
+    reply["payload"], reply["summary"] = result.to_json(), result.summary()
+    reply["svg"] = result._repr_mimebundle_().get("image/svg+xml")  # drawn with its colours
     return reply
 
 

@@ -3,6 +3,7 @@ against a real ipykernel, speaking the comm protocol as JupyterLab's panel does.
 
 from __future__ import annotations
 
+import shutil
 import time
 import uuid
 from collections.abc import Callable
@@ -271,6 +272,9 @@ def test_diff_of_a_compile_in_the_log(loaded):
     assert payload["schema"] == "jaxviz.graph"
     assert "every change is a shape change (3 → 5)" in payload["diff"]["summary"]
     assert set(payload["diff"]["nodes"].values()) == {"changed"}
+    assert reply["summary"] == payload["diff"]["summary"]
+    if shutil.which("dot"):  # drawn by the kernel, with the diff's colours, for the panel's tab
+        assert reply["svg"].lstrip().startswith(("<?xml", "<svg")) and "changed" in reply["svg"]
     loaded.send(comm_id, {"type": "diff_request", "function": "norm", "count": 1})
     reply = loaded.comm_msg(comm_id, "diff", pred=lambda d: d["count"] == 1)
     assert reply["payload"] is None and "no earlier compile" in reply["error"]

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from browser_lab import CHROMIUM_ARGS, chromium_path, start_lab, write_notebook
+from browser_lab import CHROMIUM_ARGS, chromium_path, command, start_lab, write_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILT = ROOT / "jaxviz" / "labextension" / "package.json"
@@ -154,3 +154,24 @@ def test_notice_compile_log_and_short_traceback_in_jupyterlab(page):
     folded.locator("summary").click()  # the full traceback: one click away
     assert "jax/_src" in folded.inner_text()
     shot(page, "tracer_error_unfolded", error)
+
+
+def test_panel_diff_of_a_recompile_opens_in_a_tab(page):
+    """Each recompile in the panel has a "diff" button: the kernel draws what it changed in
+    the program (jaxviz.diff, with its colours) and the panel opens it in a tab."""
+    command(page, "jaxviz: Show panel")
+    buttons = page.locator(".jp-jaxviz-panel .jp-jaxviz-compile .jp-jaxviz-diff")
+    buttons.first.wait_for(timeout=30_000)
+    entries = page.locator(".jp-jaxviz-panel .jp-jaxviz-compile")
+    recompiles = entries.filter(has_text="recompile #")
+    assert recompiles.count() == 5 and buttons.count() == 5  # first compiles have nothing before them
+    entries.filter(has_text="recompile #5").locator(".jp-jaxviz-diff").click()
+    tab = page.locator(".jp-jaxviz-diff-tab")
+    tab.locator(".jp-jaxviz-diff-drawing svg").wait_for(timeout=60_000)
+    summary = tab.locator(".jp-jaxviz-diff-summary").inner_text()
+    assert summary.startswith("train_step #5 → train_step #6"), summary
+    assert "shape change (96 → 112)" in summary, summary
+    drawing = tab.locator(".jp-jaxviz-diff-drawing svg")
+    assert drawing.locator("g.node").count() > 3
+    assert drawing.bounding_box()["width"] > 200
+    shot(page, "panel_diff_tab")

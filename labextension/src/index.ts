@@ -5,8 +5,10 @@ import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyte
 import { ICommandPalette, MainAreaWidget } from '@jupyterlab/apputils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 
+import { Widget } from '@lumino/widgets';
+
 import { GraphView } from './graphview';
-import { ProgramPayload } from './model';
+import { DiffMessage, ProgramPayload } from './model';
 import { JaxvizPanel, jaxvizIcon } from './panel';
 
 /** A function's graph in a main-area tab (one per function, reused): room to read it. */
@@ -40,6 +42,40 @@ function graphTabs(app: JupyterFrontEnd): (name: string, payload: ProgramPayload
   };
 }
 
+/** What a recompile changed in the program, in a main-area tab (one per function,
+ * reused): the kernel's summary and its drawing, with the diff's colours. */
+function diffTabs(app: JupyterFrontEnd): (diff: DiffMessage) => void {
+  const open = new Map<string, MainAreaWidget<Widget>>();
+  return diff => {
+    let tab = open.get(diff.function);
+    if (!tab || tab.isDisposed) {
+      tab = new MainAreaWidget({ content: new Widget() });
+      tab.id = `jaxviz-diff-${open.size}-${Date.now()}`;
+      tab.addClass('jp-jaxviz-diff-tab');
+      tab.title.label = `jaxviz: ${diff.function} diff`;
+      tab.title.icon = jaxvizIcon;
+      tab.title.closable = true;
+      tab.node.dataset.jaxvizFunction = diff.function;
+      open.set(diff.function, tab);
+      app.shell.add(tab, 'main', { mode: 'tab-after' });
+    }
+    const body = tab.content.node;
+    body.classList.add('jp-jaxviz-diff-body');
+    body.replaceChildren();
+    const head = document.createElement('div');
+    head.className = 'jp-jaxviz-diff-summary';
+    head.textContent = diff.error ?? diff.summary ?? '';
+    body.append(head);
+    if (diff.svg) {
+      const drawing = document.createElement('div');
+      drawing.className = 'jp-jaxviz-diff-drawing';
+      drawing.innerHTML = diff.svg; // Graphviz's SVG, made by the kernel for this tab
+      body.append(drawing);
+    }
+    app.shell.activateById(tab.id);
+  };
+}
+
 export const COMMAND_SHOW_PANEL = 'jaxviz:show-panel';
 
 const plugin: JupyterFrontEndPlugin<void> = {
@@ -54,7 +90,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null,
     restorer: ILayoutRestorer | null
   ) => {
-    const panel = new JaxvizPanel(graphTabs(app));
+    const panel = new JaxvizPanel(graphTabs(app), diffTabs(app));
     app.shell.add(panel, 'right', { rank: 900 });
     if (restorer) {
       restorer.add(panel, 'jaxviz-panel');

@@ -230,3 +230,14 @@ export interface GraphMessage {
   name: string;
   payload: ProgramPayload | null;
 }
+
+/** The kernel's answer to a `diff_request` (jaxviz/diff.py `diff_reply`): a recompile
+ * against the compile before it, drawn by the kernel with the diff's colours. */
+export interface DiffMessage {
+  type: 'diff';
+  function: string;
+  count: number | null;
+  svg: string | null;
+  summary: string | null;
+  error: string | null;
+}

@@ -20,6 +20,7 @@ import { codeSpans, formatBytes, formatSeconds, shortValue } from './format';
 import {
   COMM_TARGET,
   CompileEvent,
+  DiffMessage,
   EventMessage,
   EventsMessage,
   GraphMessage,
@@ -31,6 +32,8 @@ import { FunctionEntry, PanelStore, isWarning, noGraphReason } from './store';
 
 /** Shows a function's graph where there is room to read it (a main-area tab). */
 export type GraphOpener = (name: string, payload: ProgramPayload) => void;
+/** Shows what a recompile changed in the program (the kernel's answer to a diff request). */
+export type DiffOpener = (diff: DiffMessage) => void;
 
 export type LinkState = 'no-notebook' | 'no-kernel' | 'connecting' | 'not-loaded' | 'restarting' | 'connected';
 
@@ -92,6 +95,7 @@ export class JaxvizPanel extends Panel {
   private readonly top = new Widget();
   private readonly bottom = new Widget();
   private readonly openGraph: GraphOpener;
+  private readonly openDiff: DiffOpener;
   /** Why the last requested graph could not be shown, by function. */
   private graphProblems = new Map<string, string>();
   private readonly statusEl: HTMLDivElement;
@@ -101,9 +105,10 @@ export class JaxvizPanel extends Panel {
   private readonly stale = new Section('stale', 'Stale captures');
   private readonly devices = new Section('devices', 'Devices');
 
-  constructor(openGraph: GraphOpener) {
+  constructor(openGraph: GraphOpener, openDiff: DiffOpener) {
     super();
     this.openGraph = openGraph;
+    this.openDiff = openDiff;
     this.id = 'jaxviz-panel';
     this.addClass('jp-jaxviz-panel');
     this.title.icon = jaxvizIcon;
@@ -312,9 +317,17 @@ export class JaxvizPanel extends Panel {
         }
         break;
       }
+      case 'diff':
+        this.openDiff(data as unknown as DiffMessage);
+        break;
       default:
         break;
     }
+  }
+
+  /** Ask the kernel what a recompile changed in the program; it opens in a tab. */
+  requestDiff(name: string, count: number): void {
+    this.comm?.send({ type: 'diff_request', function: name, count } as JSONObject);
   }
 
   private requestGraph(name: string): void {
@@ -472,7 +485,7 @@ export class JaxvizPanel extends Panel {
     const shown = store.recentCompiles(this.compileLimit);
     const ol = el('ol', 'jp-jaxviz-list jp-jaxviz-timeline');
     for (const c of shown) {
-      ol.append(compileEntry(c));
+      ol.append(compileEntry(c, (name, count) => this.requestDiff(name, count)));
     }
     body.append(ol);
     const older = store.totals.compile - shown.length;
@@ -571,7 +584,7 @@ function richText(className: string, text: string): HTMLDivElement {
 
 /** A compile: one head line, one line per cause; the message, the suggested fix, the
  * call site and the timings on demand (a disclosure). */
-function compileEntry(c: CompileEvent): HTMLLIElement {
+function compileEntry(c: CompileEvent, diff: (name: string, count: number) => void): HTMLLIElement {
   const li = el('li', 'jp-jaxviz-compile');
   if (isWarning(c)) {
     li.classList.add('jp-jaxviz-warning');
@@ -593,6 +606,16 @@ function compileEntry(c: CompileEvent): HTMLLIElement {
     facts.push(new Date(c.time * 1000).toLocaleTimeString());
   }
   head.append(' ', el('span', 'jp-jaxviz-fn-meta', facts.join(' · ')));
+  if (c.count && c.count > 1) {
+    const button = el('button', 'jp-jaxviz-button jp-jaxviz-diff', 'diff');
+    button.title = 'What this recompile changed in the program, against the compile before it';
+    const count = c.count;
+    button.addEventListener('click', event => {
+      event.stopPropagation();
+      diff(c.function, count);
+    });
+    head.append(' ', button);
+  }
   li.append(head);
   const causes = (c.causes ?? []).filter(x => x.kind !== 'first_call' || !isWarning(c));
   if (causes.length && isWarning(c)) {
