@@ -135,11 +135,12 @@ _HELPER_MODULES = (jax.numpy, jax.numpy.linalg, jax.nn, jax.lax, jax.random)
 
 @functools.lru_cache(maxsize=1024)
 def _public_helper(name: str) -> str | None:
-    """``where`` for ``_where``, ``max`` for ``_reduce_max``, ``clip`` for ``clip``: the
+    """``where`` for ``_where``, ``max`` for ``_reduce_max``, ``roll`` for
+    ``_roll_static``, ``clip`` for ``clip``: the
     public function of ``jax.numpy`` (or ``nn``, ``lax``, ``random``) a jitted helper
     implements."""
     public = name.lstrip("_")
-    for candidate in (public, public.removeprefix("reduce_")):
+    for candidate in (public, public.removeprefix("reduce_"), public.removesuffix("_static")):
         if candidate and any(callable(getattr(m, candidate, None)) for m in _HELPER_MODULES):
             return candidate
     return None

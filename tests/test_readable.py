@@ -56,3 +56,9 @@ def test_a_loop_s_label_keeps_its_literal_operands_in_the_tooltip():
     program = jaxviz.trace(lambda xs: jax.lax.scan(lambda c, x: (c + x, c), 0.0, xs), jnp.ones(3))
     dot = program.to_dot(expand="all")
     assert 'label="scan' in dot and "scan 0.0" not in dot
+
+
+def test_jnp_helpers_read_as_the_user_s_call():
+    graph = jaxviz.trace(lambda x: jnp.roll(x, 1) + jnp.where(x > 0, x, 0.0), jnp.ones(4)).graph
+    names = {g.name for g in graph.groups if g.holder is not None}
+    assert names == {"roll", "where"}, names
