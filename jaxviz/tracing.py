@@ -261,7 +261,9 @@ class GraphBuilder:
         for group in list(g.groups):
             runs: list[list[int]] = []  # node ids: an equation, or the own node of an eqn group
             last = None
-            for nid in self._members_in_order(group):
+            members = self._members_in_order(group)
+            alone = len(group.groups) == sum(g.groups[c].holder is not None for c in group.groups)
+            for nid in members:
                 node = g.nodes[nid]
                 key = (node.source.file, node.source.line) if node.kind == "eqn" and node.source else None
                 if key is not None and key == last:
@@ -273,8 +275,8 @@ class GraphBuilder:
                 if len(run) < LINE_GROUP_MIN:
                     continue
                 rounds = self._loop_rounds(run)
-                if len(rounds) == 1 and len(run) == len(group.nodes) and not group.groups:
-                    continue  # the whole group already: a box in a box says nothing
+                if len(rounds) == 1 and len(run) == len(members) and alone:
+                    continue  # all the group does: a box in a box (or one box) says nothing
                 src = g.nodes[run[0]].source
                 name = f"line {src.cell_line or src.line}: {_short(src.text or src.function, 40)}"
                 targets = []

@@ -16,6 +16,24 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILT = ROOT / "jaxviz" / "labextension" / "package.json"  # the built JupyterLab extension
+
+
+def browser_marks(timeout: int) -> list:
+    """The marks of a browser-test module: skipped without Chromium, or without a built
+    extension and npm to build it; a time limit per test."""
+    chromium = chromium_path()
+    return [
+        pytest.mark.skipif(chromium is None, reason="Chromium is not installed (Debian package 'chromium')"),
+        pytest.mark.skipif(not BUILT.exists() and shutil.which("npm") is None,
+                           reason="the JupyterLab extension is not built and npm is not there to build it"),
+        pytest.mark.timeout(timeout),
+    ]
+
+
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run",
                  "--disable-dev-shm-usage"]

@@ -1,6 +1,7 @@
 import os
 
 import pytest
+from browser_lab import BUILT, start_lab
 
 # Tests run on the CPU (CI has no accelerator).
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -38,3 +39,15 @@ def capture():
         internals.install_tracer_error_capture()
     else:
         internals.uninstall_tracer_error_capture()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """A real JupyterLab server for one browser-test module (``tests/browser_lab.py``)."""
+    if not BUILT.exists():
+        pytest.fail("jaxviz/labextension is not built: run `bash scripts/setup_env.sh test`")
+    server = start_lab(tmp_path_factory.mktemp("lab"))
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -6,23 +6,15 @@ frames only. Screenshots go to ``artifacts/recompiles/``."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from browser_lab import CHROMIUM_ARGS, chromium_path, command, start_lab, write_notebook
+from browser_lab import CHROMIUM_ARGS, ROOT, browser_marks, chromium_path, command, write_notebook
 
-ROOT = Path(__file__).resolve().parents[1]
-BUILT = ROOT / "jaxviz" / "labextension" / "package.json"
 ARTIFACTS = ROOT / "artifacts" / "recompiles"
 CHROMIUM = chromium_path()
 
-pytestmark = [
-    pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian package 'chromium')"),
-    pytest.mark.skipif(not BUILT.exists() and shutil.which("npm") is None,
-                       reason="the JupyterLab extension is not built and npm is not there to build it"),
-    pytest.mark.timeout(240),
-]
+pytestmark = browser_marks(timeout=240)
 
 CELLS = [
     "%load_ext jaxviz",
@@ -47,17 +39,6 @@ CELLS = [
     "    return x\n"
     "flip(jnp.ones(3), True)",
 ]
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    if not BUILT.exists():
-        pytest.fail("jaxviz/labextension is not built: run `bash scripts/setup_env.sh test`")
-    server = start_lab(tmp_path_factory.mktemp("lab"))
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -14,34 +14,27 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import time
 from pathlib import Path
 
 import pytest
 from browser_lab import (
     CHROMIUM_ARGS,
+    ROOT,
+    browser_marks,
     chromium_path,
     command,
     run_cell,
     save_shot,
-    start_lab,
     svg_items,
     write_notebook,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
-BUILT = ROOT / "jaxviz" / "labextension" / "package.json"
 ARTIFACTS = ROOT / "artifacts" / "labextension"
 CHROMIUM = chromium_path()
 MIME = "application/vnd.jaxviz+json"
 
-pytestmark = [
-    pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian package 'chromium')"),
-    pytest.mark.skipif(not BUILT.exists() and shutil.which("npm") is None,
-                       reason="the JupyterLab extension is not built and npm is not there to build it"),
-    pytest.mark.timeout(240),
-]
+pytestmark = browser_marks(timeout=240)
 
 CELLS = [
     "%load_ext jaxviz",
@@ -99,17 +92,6 @@ CELLS = [
     "shipped = program_payload(big)['graph']\n"
     "print('JAXVIZ-BIG ' + json.dumps({'encoding': shipped.get('encoding'), 'items': ids(big.graph.view(0))}))",
 ]
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    if not BUILT.exists():
-        pytest.fail("jaxviz/labextension is not built: run `bash scripts/setup_env.sh test`")
-    server = start_lab(tmp_path_factory.mktemp("lab"))
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -8,33 +8,25 @@ heights sampled every frame); screenshots go to ``artifacts/labextension-views/`
 from __future__ import annotations
 
 import re
-import shutil
 import statistics
-from pathlib import Path
 
 import pytest
 from browser_lab import (
     CHROMIUM_ARGS,
+    ROOT,
+    browser_marks,
     chromium_path,
     command,
     run_cell,
     save_shot,
-    start_lab,
     write_notebook,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
-BUILT = ROOT / "jaxviz" / "labextension" / "package.json"
 ARTIFACTS = ROOT / "artifacts" / "labextension-views"
 CHROMIUM = chromium_path()
 VIEWPORT = {"width": 1600, "height": 1000}
 
-pytestmark = [
-    pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian package 'chromium')"),
-    pytest.mark.skipif(not BUILT.exists() and shutil.which("npm") is None,
-                       reason="the JupyterLab extension is not built and npm is not there to build it"),
-    pytest.mark.timeout(300),
-]
+pytestmark = browser_marks(timeout=300)
 
 MLP = (
     "import sys\n"
@@ -95,17 +87,6 @@ graph => Object.fromEntries([...graph.querySelectorAll('svg.jp-jaxviz-svg :is(g.
   .filter(g => g.id).map(g => { const r = g.getBoundingClientRect();
     return [g.id, [r.left, r.top, r.width, r.height]]; }))
 """
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    if not BUILT.exists():
-        pytest.fail("jaxviz/labextension is not built: run `bash scripts/setup_env.sh test`")
-    server = start_lab(tmp_path_factory.mktemp("lab"))
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")
