@@ -109,10 +109,14 @@ def _plain(value: Any) -> Any:
 
 
 def _display_params(params: dict[str, Any]) -> dict[str, str]:
+    """Params worth a tooltip line: not sub-jaxprs (they are groups), and not settings left
+    at nothing (``accuracy=None``, ``in_layouts=(None, None)``, ``donated_invars=(False,)``)."""
     out = {}
     for key, val in params.items():
         vals = val if isinstance(val, (tuple, list)) else (val,)
         if any(isinstance(v, (jcore.ClosedJaxpr, jcore.Jaxpr)) for v in vals):
+            continue
+        if all(v is None or v is False for v in vals):
             continue
         out[key] = _short(val)
     return out

@@ -62,3 +62,11 @@ def test_jnp_helpers_read_as_the_user_s_call():
     graph = jaxviz.trace(lambda x: jnp.roll(x, 1) + jnp.where(x > 0, x, 0.0), jnp.ones(4)).graph
     names = {g.name for g in graph.groups if g.holder is not None}
     assert names == {"roll", "where"}, names
+
+
+def test_tooltip_params_leave_out_settings_left_at_nothing():
+    graph = jaxviz.trace(lambda x: jax.jit(jnp.sin)(x) @ x, jnp.ones((3, 3))).graph
+    shown = {k: v for n in graph.nodes for k, v in n.params.items()}
+    assert "in_layouts" not in shown and "donated_invars" not in shown  # all None / all False
+    assert all("None" not in v for v in shown.values()), shown
+    assert "dimension_numbers" in shown  # what the equation does stays
