@@ -38,6 +38,7 @@ from .program import InputInfo, Program
 
 PYTREE_GROUP_MIN = 5  # an argument with this many leaves is drawn as one group
 LINE_GROUP_MIN = 4  # this many consecutive equations from one line become a group (a box: one row)
+LINE_ALONE_MAX = 30  # a program that is one line of more equations than this is one box
 LOOP_ROUND_MIN = 3  # a line's run splits into loop rounds of at least this many equations
 LOOP_ROUNDS_MAX = 64  # and of at most this many rounds (an unrolled chain stays one group)
 
@@ -279,7 +280,8 @@ class GraphBuilder:
                 if len(run) < LINE_GROUP_MIN:
                     continue
                 rounds = self._loop_rounds(run)
-                if len(rounds) == 1 and len(run) == len(members) and alone:
+                if len(rounds) == 1 and len(run) == len(members) and alone \
+                        and (group.id != 0 or len(run) <= LINE_ALONE_MAX):
                     continue  # all the group does: a box in a box (or one box) says nothing
                 src = g.nodes[run[0]].source
                 name = f"line {src.cell_line or src.line}: {_short(src.text or src.function, 40)}"

@@ -432,17 +432,20 @@ def test_backends_initialized_is_readable():
 
 def test_current_jit_call_reads_the_donated_arguments():
     """jaxviz.recompiles tells a function jitted with and without donation apart."""
-    def donates_internals(x, y):
-        return x + y, y
+    def fresh():  # a new function object each time: JAX 0.6 caches traces per function
+        def donates_internals(x, y):
+            return x + y, y
+
+        return donates_internals
 
     x, y = jnp.ones(3), jnp.ones(3)
     seen = _calls_seen_by_monitoring(
-        lambda: jax.jit(donates_internals, donate_argnames="y")(x, y))
+        lambda: jax.jit(fresh(), donate_argnames="y")(x, y))
     mine = [c for s, n, c in seen if s == "trace" and n == "donates_internals"]
     assert mine and mine[0] is not None
     assert mine[0].donate_argnums == (1,) and mine[0].donate_argnames == ("y",), (
         "JAX changed jit_info.donate_argnums / donate_argnames",
         mine[0].donate_argnums, mine[0].donate_argnames)
-    plain = _calls_seen_by_monitoring(lambda: jax.jit(donates_internals)(x + 1, jnp.ones(3)))
+    plain = _calls_seen_by_monitoring(lambda: jax.jit(fresh())(x + 1, jnp.ones(3)))
     (call,) = [c for s, n, c in plain if s == "trace" and n == "donates_internals"]
     assert call.donate_argnums == () and call.donate_argnames == ()

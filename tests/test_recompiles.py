@@ -925,6 +925,8 @@ def test_functools_partial_built_inside_the_loop():
     assert "Build the partial once, outside the loop" in only(log, "apply")[1].suggestion
 
 
+@pytest.mark.skipif(tuple(int(p) for p in jax.__version__.split(".")[:2]) < (0, 7),
+                    reason="JAX 0.6 reuses the trace of an equal bound method object")
 def test_jit_of_a_bound_method_of_a_new_instance_each_step():
     class Model:
         def __init__(self):
