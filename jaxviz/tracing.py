@@ -12,6 +12,7 @@ import contextlib
 import functools
 import inspect
 import io
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -37,6 +38,8 @@ from .graph import Aval, Graph, SourceLoc
 from .program import InputInfo, Program
 
 PYTREE_GROUP_MIN = 5  # an argument with this many leaves is drawn as one group
+PYTREE_SPLIT_MIN = 16  # and one with more is split by its keys into groups within it
+_PATH_STEP = re.compile(r"\[[^\]]*\]|\.\w+")  # one key of a leaf's path: ['w'], [3], .kernel
 LINE_GROUP_MIN = 4  # this many consecutive equations from one line become a group (a box: one row)
 LINE_ALONE_MAX = 30  # a program that is one line of more equations than this is one box
 LOOP_ROUND_MIN = 3  # a line's run splits into loop rounds of at least this many equations
@@ -249,12 +252,31 @@ class GraphBuilder:
         singles = [r for r, m in by_root.items() if len(m) == 1 and r.startswith("out[")]
         if len(singles) >= PYTREE_GROUP_MIN:
             by_root["out"] = [by_root.pop(r)[0] for r in singles]
-        placed = {}
+        placed: dict[str, int] = {}
         for root, members in by_root.items():
             if len(members) >= PYTREE_GROUP_MIN:
                 gid = self.graph.add_group(f"{root} ({len(members)} arrays)", kind, 0)
-                placed.update(dict.fromkeys(members, gid))
+                self._split_pytree(gid, root, members, kind, placed)
         return placed
+
+    def _split_pytree(self, gid: int, prefix: str, members: list[str], kind: str,
+                      placed: dict[str, int]) -> None:
+        """A big pytree's leaves, grouped by their next key (``params`` → ``['blocks']`` →
+        ``['blocks'][3]``), so that opening ``params (386 arrays)`` shows its parts, not
+        386 leaves in a row."""
+        by_key: dict[str, list[str]] = {}
+        for name in members:
+            key = _PATH_STEP.match(name, len(prefix))
+            by_key.setdefault(key.group() if key else "", []).append(name)
+        if len(members) <= PYTREE_SPLIT_MIN or len(by_key) < 2 or "" in by_key:
+            placed.update(dict.fromkeys(members, gid))
+            return
+        for key, sub in by_key.items():
+            if len(sub) < 2:
+                placed[sub[0]] = gid
+                continue
+            child = self.graph.add_group(f"{prefix}{key} ({len(sub)} arrays)", kind, gid)
+            self._split_pytree(child, prefix + key, sub, kind, placed)
 
     def _group_long_lines(self) -> None:
         """Long runs of equations from one source line (a ``tree_map`` over all the

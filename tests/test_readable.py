@@ -70,3 +70,15 @@ def test_tooltip_params_leave_out_settings_left_at_nothing():
     assert "in_layouts" not in shown and "donated_invars" not in shown  # all None / all False
     assert all("None" not in v for v in shown.values()), shown
     assert "dimension_numbers" in shown  # what the equation does stays
+
+
+def test_a_big_argument_opens_into_its_parts_not_a_row_of_leaves():
+    params = {"embed": jnp.ones((8, 4)), "blocks": [{"w": jnp.ones((4, 4)), "b": jnp.ones(4)}
+                                                    for _ in range(12)], "out": jnp.ones((4, 8))}
+    graph = jaxviz.trace(lambda p, x: x @ p["embed"], params, jnp.ones((2, 8))).graph
+    (top,) = [g for g in graph.groups if g.name == "p (26 arrays)"]
+    (blocks,) = [graph.groups[c] for c in top.groups]
+    assert blocks.name == "p['blocks'] (24 arrays)"
+    assert [graph.groups[c].name for c in blocks.groups][:2] == ["p['blocks'][0] (2 arrays)",
+                                                                 "p['blocks'][1] (2 arrays)"]
+    assert sum(graph.view([top.id]).visible_counts()) < 10  # embed, out and one box
