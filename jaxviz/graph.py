@@ -530,9 +530,10 @@ class Graph:
     def _auto_expansion(self, budget: int) -> frozenset[int]:
         """The most telling set of open groups whose view shows at most ``budget`` items.
 
-        Greedy, shallow before deep and, at one depth, by kind (phases, then the user's
-        calls and layers) and size: a box that hides much is opened before one that hides
-        little, and a box that only wraps another (``forward`` → ``loss_fn``) opens for free.
+        Greedy, by tier (the forward pass and the model's structure, then the backward
+        pass, the update, and equation boxes last; ``_push_openable``), then shallow before
+        deep and big before small; a box that only wraps another (``forward`` →
+        ``loss_fn``) opens for free.
         Never opened: the leaves of an argument, folds (their layers are all alike: opening
         one is the user's choice), a line's equations, and small boxes. The view
         must also stay within ``AUTO_RANKS`` rows (``layout_ranks``), so that it reads at a
@@ -561,7 +562,7 @@ class Graph:
                     break
         return frozenset(expanded)
 
-    def _closed_boxes(self, expanded: set[int]) -> list[int]:
+    def _closed_boxes(self, expanded: set[int] | frozenset[int]) -> list[int]:
         return [c for g in expanded for c in self.groups[g].groups
                 if c not in expanded and self.groups[c].kind not in ("inputs", "outputs")]
 
@@ -598,8 +599,6 @@ class Graph:
         forward pass) first, then the backward pass's, then the update's, then equation
         boxes; within a tier shallow before deep, and big before small."""
         p = self.groups[parent]
-        if p.kind == "repeat":
-            return
         for c in p.groups:
             g = self.groups[c]
             rank = 1 if g.holder is not None else AUTO_OPEN_RANK.get(g.kind, 2)

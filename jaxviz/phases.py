@@ -9,7 +9,7 @@ finishes the picture on the built group tree:
 * what comes after the backward pass at the same level and consumes its results (the
   gradients) is the ``update`` phase;
 * inside the update, equations are grouped by the optimizer transformation that emitted them
-  (``scale_by_adam``, ``clip_by_global_norm``…, see ``jaxviz.optimizers``) and then by the
+  (``scale_by_adam``, ``clip_by_global_norm``…, see ``jaxviz.adapters.optax``) and then by the
   parameter subtree they update (``h_0``, ``blocks[3]``), found from the outputs they reach.
 """
 
@@ -25,10 +25,10 @@ FORWARD, BACKWARD, UPDATE = "forward", "backward", "update"
 SUBTREE_MIN_MEMBERS = 3  # per parameter subtree, on average, for the update to group by them
 
 
-def shape_phases(graph: Graph, top_level: dict[int, Any],
+def shape_phases(graph: Graph, outside_phases: dict[int, Any],
                  transform_of: Callable[[Any], str | None]) -> None:
     """Rework the phases of every level that has a backward pass (see the module doc).
-    ``top_level`` maps node ids of equations outside the phases to their equations;
+    ``outside_phases`` maps node ids of equations outside the phases to their equations;
     ``transform_of`` names the optimizer transformation an equation came from."""
     flow = _Flow(graph)
     for parent in list(graph.groups):
@@ -39,7 +39,7 @@ def shape_phases(graph: Graph, top_level: dict[int, Any],
         if BACKWARD in phases:
             update = _gather_update(graph, parent, phases[BACKWARD], flow)
             if update is not None:
-                _group_update(graph, update, top_level, transform_of)
+                _group_update(graph, update, outside_phases, transform_of, flow)
 
 
 class _Flow:
@@ -117,18 +117,18 @@ def _move(graph: Graph, target: Group, nodes: list[int], groups: list[int]) -> N
     target.groups.extend(groups)
 
 
-def _group_update(graph: Graph, update: Group, top_level: dict[int, Any],
-                  transform_of: Callable[[Any], str | None]) -> None:
+def _group_update(graph: Graph, update: Group, outside_phases: dict[int, Any],
+                  transform_of: Callable[[Any], str | None], flow: _Flow) -> None:
     """Optimizer transformations first, then parameter subtrees inside each."""
     by_transform: dict[str, tuple[list[int], list[int]]] = {}
     for kind, member in _members(update):
         first = member if kind == "n" else graph.groups[member].holder
-        eqn = top_level.get(first) if first is not None else None
+        eqn = outside_phases.get(first) if first is not None else None
         name = transform_of(eqn) if eqn is not None else None
         if name is not None:
             slot = by_transform.setdefault(name, ([], []))
             slot[0 if kind == "n" else 1].append(member)
-    keys = _subtree_keys(graph, update)
+    keys = _subtree_keys(graph, update, flow)
     if len(by_transform) < 2:  # one transformation (or none known): subtrees right away
         _group_subtrees(graph, update, keys)
         return
@@ -142,7 +142,7 @@ def _members(group: Group) -> list[tuple[str, int]]:
     return [("n", n) for n in group.nodes] + [("g", g) for g in group.groups]
 
 
-def _subtree_keys(graph: Graph, update: Group) -> dict[int, str | None]:
+def _subtree_keys(graph: Graph, update: Group, flow: _Flow) -> dict[int, str | None]:
     """Per node of the update: the parameter subtree it works on (None: several).
 
     First from the outputs each node reaches. A node that reaches several (the per-leaf
@@ -150,13 +150,8 @@ def _subtree_keys(graph: Graph, update: Group) -> dict[int, str | None]:
     of what it reads, when that is one: a gradient coming in from the backward pass is
     of the subtree of the nodes that consume it and reach one output."""
     inside = set(nodes_below(graph, update.id))
-    producers: dict[int, list[int]] = {}
-    consumers: dict[int, list[int]] = {}
-    for e in graph.edges:
-        if e.dst in inside or graph.nodes[e.dst].kind == "output":
-            producers.setdefault(e.dst, []).append(e.src)
-        if e.dst in inside:
-            consumers.setdefault(e.src, []).append(e.dst)
+    producers = flow.producers
+    consumers = {n: [c for c in cs if c in inside] for n, cs in flow.consumers.items()}
     keys = _keys_from_outputs(graph, inside, producers)
     for n in sorted(n for n in inside if keys.get(n) is None):  # producers first
         read = {_key_of_value(p, keys, inside, consumers) for p in producers.get(n, ())}
@@ -184,10 +179,10 @@ def _keys_from_outputs(graph: Graph, inside: set[int], producers: dict[int, list
         todo = [p for p in producers.get(out.id, ()) if p in inside]
         while todo:
             n = todo.pop()
-            have = keys.get(n, "")
+            have = keys.get(n, UNKNOWN)
             if have == key or have is None:
                 continue
-            keys[n] = key if have == "" else None
+            keys[n] = key if have == UNKNOWN else None
             todo.extend(p for p in producers.get(n, ()) if p in inside)
     return keys
 

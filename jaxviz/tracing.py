@@ -167,6 +167,10 @@ def _sub_jaxprs_quick(params: dict[str, Any]) -> bool:
     return isinstance(params.get("jaxpr"), (jcore.ClosedJaxpr, jcore.Jaxpr))
 
 
+# The outer transformation of a merged name stack element → the phase it stands for.
+PHASE_OF_TRANSFORM = {"jvp": "forward", "transpose": "backward"}
+
+
 def _scope_path(eqn: Any) -> list[tuple[str, str]]:
     """Name stack as group keys. Consecutive transforms merge (``transpose(jvp)``); the
     first ``jvp``/``transpose`` becomes the ``forward``/``backward`` phase, and the
@@ -189,10 +193,6 @@ def _scope_path(eqn: Any) -> list[tuple[str, str]]:
             continue
         out.append((kind, name))
     return out
-
-
-# The outer transformation of a merged name stack element → the phase it stands for.
-PHASE_OF_TRANSFORM = {"jvp": "forward", "transpose": "backward"}
 
 
 class GraphBuilder:
