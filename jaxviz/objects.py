@@ -44,23 +44,44 @@ class Identity:
         return self.ref() is fun
 
 
-def layers(fun: Any) -> tuple[tuple[str, int], ...]:
-    """(kind, id) of each wrapper layer down to the function: tells which layer is new."""
+class Held:
+    """One wrapper layer's object, held weakly. Two are equal only while the first is
+    alive and is the second: an ``id`` alone is reused once its object is freed, so a
+    new instance made in a loop could pass for the one before."""
+
+    __slots__ = ("ref", "key")
+
+    def __init__(self, value: Any) -> None:
+        self.ref = _ref(value)
+        self.key = id(value)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Held):
+            return NotImplemented
+        mine = self.ref()
+        return mine is not None and mine is other.ref()
+
+    def __hash__(self) -> int:
+        return self.key
+
+
+def layers(fun: Any) -> tuple[tuple[str, Held], ...]:
+    """(kind, object) of each wrapper layer down to the function: tells which layer is new."""
     out = []
     seen: set[int] = set()
     while fun is not None and id(fun) not in seen and len(out) < 16:
         seen.add(id(fun))
         if isinstance(fun, jax.tree_util.Partial):
-            out.append(("tree_partial", id(fun)))
+            out.append(("tree_partial", Held(fun)))
             fun = fun.func
         elif isinstance(fun, functools.partial):
-            out.append(("partial", id(fun)))
+            out.append(("partial", Held(fun)))
             fun = fun.func
         elif inspect.ismethod(fun):
-            out.append(("method", id(fun.__self__)))
+            out.append(("method", Held(fun.__self__)))
             fun = fun.__func__
         else:
-            out.append(("function", id(fun)))
+            out.append(("function", Held(fun)))
             fun = getattr(fun, "__wrapped__", None)
     return tuple(out)
 
@@ -97,7 +118,7 @@ def _innermost(fun: Any) -> Any:
     return fun
 
 
-def describe_new(fun: Any, previous: tuple[tuple[str, int], ...] | None, caller: Any,
+def describe_new(fun: Any, previous: tuple[tuple[str, Held], ...] | None, caller: Any,
                  cell_of: Callable[[str], int | None]) -> NewObject:
     """What is new about ``fun`` compared with the object compiled before (its
     ``layers``), and where ``caller`` (the frame that called the jitted function) made
