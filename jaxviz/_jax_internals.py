@@ -70,12 +70,23 @@ def user_frames(eqn: Any) -> list[UserFrame]:
 _frame_cache: dict[tuple[Any, int], UserFrame] = {}
 
 
-def innermost_frame(eqn: Any, is_user_code: Callable[[Any], bool]) -> UserFrame | None:
+def innermost_frame(eqn: Any, is_user_code: Callable[[Any], bool],
+                    by_traceback: dict[Any, UserFrame | None] | None = None) -> UserFrame | None:
     """The innermost frame of the equation's traceback whose code object passes
-    ``is_user_code`` (cached per call site: a graph build asks this for every equation)."""
+    ``is_user_code`` (cached per call site: a graph build asks this for every equation).
+    ``by_traceback`` remembers the answer per traceback for one ``is_user_code``: the
+    equations of a layer called in a loop share theirs."""
     traceback = getattr(eqn.source_info, "traceback", None)
     if traceback is None:
         return None
+    if by_traceback is None:
+        return _innermost_frame(traceback, is_user_code)
+    if traceback not in by_traceback:
+        by_traceback[traceback] = _innermost_frame(traceback, is_user_code)
+    return by_traceback[traceback]
+
+
+def _innermost_frame(traceback: Any, is_user_code: Callable[[Any], bool]) -> UserFrame | None:
     codes, lastis = traceback.raw_frames()
     for code, lasti in zip(codes, lastis):
         if is_user_code(code):

@@ -377,8 +377,10 @@ class Graph:
             g.n_eqns = sum(1 for n in g.nodes if self.nodes[n].kind == "eqn") + sum(
                 groups[c].n_eqns for c in g.groups)
         self._buckets = [{} for _ in self.groups]
+        up = [g.id if g.parent is None else g.parent for g in groups]
+        memo: dict[tuple[int, int], tuple[int, int, int]] = {}
         for i, e in enumerate(self.edges):
-            lca, a, b = self._lca_items(e.src, e.dst)
+            lca, a, b = self._lca_items(e.src, e.dst, up, memo)
             self._buckets[lca].setdefault((a, b), []).append(i)
         self._finished = True
         return self
@@ -477,16 +479,31 @@ class Graph:
             g = self.groups[g].parent
         return chain
 
-    def _lca_items(self, src: int, dst: int) -> tuple[int, Item, Item]:
-        ca, cb = self._chain(src), self._chain(dst)
-        sb = set(cb)
-        for i, g in enumerate(ca):
-            if g in sb:
-                j = cb.index(g)
-                a: Item = ("g", ca[i - 1]) if i > 0 else ("n", src)
-                b: Item = ("g", cb[j - 1]) if j > 0 else ("n", dst)
-                return g, a, b
-        raise AssertionError("groups form a tree with one root")
+    def _lca_items(self, src: int, dst: int, up: list[int],
+                   memo: dict[tuple[int, int], tuple[int, int, int]]) -> tuple[int, Item, Item]:
+        """The innermost group holding both nodes, and the items (the node itself or the
+        group around it) under which each end sits there. Climbs by depth (set in
+        ``finish``; ``up[g]`` is g's parent), once per pair of groups (``memo``)."""
+        pair = (self.nodes[src].group, self.nodes[dst].group)
+        found = memo.get(pair)
+        if found is None:
+            found = memo[pair] = self._lca_groups(*pair, up)
+        lca, ia, ib = found
+        return lca, ("n", src) if ia < 0 else ("g", ia), ("n", dst) if ib < 0 else ("g", ib)
+
+    def _lca_groups(self, ga: int, gb: int, up: list[int]) -> tuple[int, int, int]:
+        """(lowest common group, the child of it above ``ga``, the one above ``gb``); -1
+        where ``ga`` or ``gb`` is the common group itself."""
+        groups = self.groups
+        ia = ib = -1
+        while groups[ga].depth > groups[gb].depth:
+            ia, ga = ga, up[ga]
+        while groups[gb].depth > groups[ga].depth:
+            ib, gb = gb, up[gb]
+        while ga != gb:
+            ia, ga = ga, up[ga]
+            ib, gb = gb, up[gb]
+        return ga, ia, ib
 
     # ----------------------------------------------------------------- queries
     @property

@@ -205,6 +205,7 @@ class GraphBuilder:
         self.cell_file = cell_file
         self.activation: dict[int, int] = {}  # call group → activation number (call order)
         self._sources: dict[tuple[str, int, str], SourceLoc] = {}  # shared: one per line
+        self._frames: dict[Any, internals.UserFrame | None] = {}  # per traceback
         self._user_code: dict[Any, bool] = {}
         self._var_names: dict[Any, str] = {}
         self._keyed: dict[tuple[int, tuple[str, str]], int] = {}  # (parent, key) → group
@@ -421,7 +422,7 @@ class GraphBuilder:
         return gid
 
     def _source(self, eqn: Any) -> SourceLoc | None:
-        f = self._last_frame = internals.innermost_frame(eqn, self._is_user_code)
+        f = self._last_frame = internals.innermost_frame(eqn, self._is_user_code, self._frames)
         if f is None:
             return None
         key = (f.file, f.line, f.function)
