@@ -235,6 +235,10 @@ class _Recorder:
         scope of its own."""
         return True
 
+    def reused(self, closed: Any) -> list[str]:
+        """Names of user functions whose cached trace JAX reused (their calls unrecorded)."""
+        return []
+
 
 # ---------------------------------------------------------------------- settrace recorder
 class HookScopes(_Recorder):
@@ -587,6 +591,29 @@ class CodeScopes(_Recorder):
     def complete(self, closed: Any) -> bool:
         return not self.unscoped(closed)
 
+    def reused(self, closed: Any) -> list[str]:
+        """Names of the user functions whose trace JAX reused from its cache (a jitted
+        callee the user ran before): their inner calls were not recorded. Only a JAX
+        without user contexts does that (``reuses_user_traces``)."""
+        if not reuses_user_traces():
+            return []
+        outer_codes: list[Any] = []
+        inner_codes: set[Any] = set()
+        for codes in internals.traceback_code_stacks(closed):
+            users = [c for c in codes if self._is_user(c) or c in self._skip]
+            if not users:
+                continue
+            outer = users[-1]
+            if outer not in self._skip and not is_instrumented(outer) and instrumented_code(outer) is not None:
+                outer_codes.append(outer)
+                inner_codes.update(users[:-1])
+        # A reused trace comes in as a jit equation named after the function; functions
+        # called inside it (a loss under value_and_grad, on stacks of their own) are part
+        # of it, not other reused traces.
+        jitted = _jit_names(closed)
+        return list(dict.fromkeys(c.co_name for c in outer_codes
+                                  if c not in inner_codes and c.co_name in jitted))
+
     def unscoped(self, closed: Any) -> set[Any]:
         """Code of user functions that recorded equations outside a scope of their own.
 
@@ -622,6 +649,25 @@ def _plain_builtins(fn: types.FunctionType) -> bool:
 # cache filled by an earlier jaxviz trace is reused, as JAX reuses the user's, and its
 # scopes resolve through ``known_call``; a value per trace would keep every trace's jaxprs.
 _jaxviz_context = jax.make_user_context(None) if hasattr(jax, "make_user_context") else None
+
+
+def _jit_names(closed: Any) -> set[str]:
+    """Names of the jit equations anywhere in ``closed``."""
+    names: set[str] = set()
+    stack = [closed.jaxpr if hasattr(closed, "jaxpr") else closed]
+    while stack:
+        for eqn in stack.pop().eqns:
+            name = eqn.params.get("name")
+            if isinstance(name, str):
+                names.add(name)
+            stack.extend(internals.jaxprs_in_params(eqn.params))
+    return names
+
+
+def reuses_user_traces() -> bool:
+    """Whether this JAX (before 0.7, no ``jax.make_user_context``) hands jaxviz the traces
+    of jitted functions the user already ran, recorded without jaxviz's call scopes."""
+    return _jaxviz_context is None
 
 
 def fresh_jax_traces() -> Any:

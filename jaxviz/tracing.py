@@ -16,7 +16,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jax
@@ -684,6 +684,7 @@ class Staged:
     trace_output: str
     trace_seconds: float
     scopes: str = "code"  # how user calls were recorded: "code" or "hook" (jaxviz.calls)
+    reused: list[str] = field(default_factory=list)  # callees JAX had cached
 
 
 def stage(make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str, Any],
@@ -698,7 +699,8 @@ def stage(make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str,
             traced = make_jitted().trace(*args, **kwargs)
         if recorder.complete(traced.jaxpr):
             break
-    return Staged(traced, recorder.calls, printed.getvalue(), time.perf_counter() - t0, recorder.mode)
+    return Staged(traced, recorder.calls, printed.getvalue(), time.perf_counter() - t0, recorder.mode,
+                  recorder.reused(traced.jaxpr))
 
 
 def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_names: list[str],
@@ -714,6 +716,12 @@ def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_name
                       trace_output=staged.trace_output, call_scopes=staged.scopes)
     program.timings["trace"] = staged.trace_seconds
     program.timings["graph"] = time.perf_counter() - t0
+    if staged.reused:
+        names = ", ".join(f"`{n}`" for n in staged.reused)
+        program.notes.append(
+            f"{names} ran before this trace, and JAX {jax.__version__} reuses its cached trace "
+            "(jax.make_user_context, from JAX 0.7, lets jaxviz trace it again): the calls "
+            "inside it are not shown as groups")
     return program
 
 

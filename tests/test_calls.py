@@ -360,6 +360,26 @@ def test_a_jitted_function_the_user_ran_before_still_shows_its_calls(monkeypatch
     assert {"train_step", "loss_fn", "block", "attention", "mlp"} <= set(call_groups(program))
 
 
+def test_a_jitted_function_the_user_ran_before_is_noted_where_jax_reuses_its_trace(monkeypatch):
+    """JAX 0.6 (no user contexts) hands jaxviz the user's cached trace of ``step``: the graph
+    says why the calls inside are missing. Newer JAX traces it again and says nothing."""
+    monkeypatch.setenv(calls.MODE_ENV, "code")
+    step = jax.jit(models.train_step)
+    params, tokens = models.init_params(2), models.tokens()
+    step(params, tokens)
+    from jaxviz.cells import stage_cell
+
+    program = stage_cell("new, loss = step(params, tokens)\n",
+                         {"step": step, "params": params, "tokens": tokens}).program
+    notes = [n for n in program.notes if "reuses its cached trace" in n]
+    if calls.reuses_user_traces():
+        assert notes and notes[0].startswith("`train_step` ran before this trace"), program.notes
+        assert "block" not in call_groups(program)
+    else:
+        assert not notes, program.notes
+        assert "block" in call_groups(program)
+
+
 @pytest.mark.skipif(not hasattr(jax, "make_user_context"),
                     reason="JAX 0.6 has no jax.make_user_context: the user's cached traces are reused")
 def test_jaxviz_scopes_stay_out_of_the_users_own_traces(monkeypatch):
