@@ -126,8 +126,13 @@ def _display_params(params: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+# Primitives and scopes JAX names after its own machinery, in the words the user wrote.
+USER_WORD_OF_PRIMITIVE = {"remat2": "checkpoint", "remat": "checkpoint"}
+USER_WORD_OF_SCOPE = {"rematted_computation": "recomputed forward"}
+
+
 def _eqn_label(eqn: Any) -> str:
-    name = eqn.primitive.name
+    name = USER_WORD_OF_PRIMITIVE.get(eqn.primitive.name, eqn.primitive.name)
     fname = eqn.params.get("name")
     helper = library_helper_name(eqn)
     if helper is not None:
@@ -183,15 +188,22 @@ def _scope_path(eqn: Any) -> list[tuple[str, str]]:
         else:
             path.append((el.kind, el.name))
     out: list[tuple[str, str]] = []
-    in_phase = False
+    phase_at: int | None = None  # where the scopes inside the phase start in ``out``
+    replay: int | None = None
     for kind, name in path:
         phase = PHASE_OF_TRANSFORM.get(name.partition("(")[0]) if kind == "transform" else None
         if phase is not None:
-            if not in_phase:
+            if phase_at is None:
                 out.append(("phase", phase))
-                in_phase = True
+                phase_at = len(out)
+            else:  # plumbing (a remat's jvp) re-enters the pass: its scopes repeat ours
+                replay = phase_at
             continue
-        out.append((kind, name))
+        if replay is not None and replay < len(out) and out[replay] == (kind, name):
+            replay += 1
+            continue
+        replay = None
+        out.append((kind, USER_WORD_OF_SCOPE.get(name, name) if kind == "scope" else name))
     return out
 
 

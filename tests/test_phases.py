@@ -217,3 +217,30 @@ def test_phases_are_stacked_forward_backward_update():
     spans = [boxes.get(f"cluster_g{p.id}", boxes.get(f"g{p.id}")) for p in top_phases(graph)]  # y up
     for upper, lower in zip(spans, spans[1:]):
         assert upper[1] > lower[3], (upper, lower)
+
+
+def checkpointed_loss(params, x):
+    def block(x, w):
+        return jnp.tanh(x @ w)
+
+    for w in params:
+        x = jax.checkpoint(block)(x, w)
+    return jnp.sum(x**2)
+
+
+def test_checkpointed_layers_sit_in_the_backward_pass_once():
+    """A remat's backward re-enters the pass's own scopes (JAX records ``loss/…/jvp(loss)/…``):
+    they are not nested again, and the remat reads as the user wrote it: ``checkpoint``."""
+    params = [jnp.ones((4, 4)) * 0.1 for _ in range(4)]
+    program = jaxviz.trace(lambda p, x: jax.grad(checkpointed_loss)(p, x), params, jnp.ones((2, 4)))
+    graph = program.graph
+    (backward,) = [g for g in graph.groups if g.kind == "phase" and g.name == "backward"]
+    (loss,) = children(graph, backward.id)
+    assert loss.name == "checkpointed_loss", loss.name
+    below = [graph.groups[g] for g in graph.descendants(loss.id) if g != loss.id]
+    assert "checkpointed_loss" not in [g.name for g in below]
+    remats = [g for g in below if g.kind == "eqn"]
+    assert len(remats) == 4 and {g.name for g in remats} == {"checkpoint"}
+    for remat in remats:
+        names = [c.name for c in children(graph, remat.id)]
+        assert names == ["recomputed forward", "block"], names
