@@ -1,0 +1,159 @@
+/**
+ * The page side of the standalone viewer: `window.jaxviz` (defined once per page, the
+ * newest version wins) and its `upgrade`, which turns every graph output on the page that
+ * is not interactive yet into a `GraphView`. Idempotent: a duplicated output is upgraded on
+ * its own, an upgraded one is left alone, and an output whose graph cannot be drawn keeps
+ * its static SVG.
+ *
+ * The output's HTML (see `jaxviz/render/notebook.py`):
+ *   <div class="jaxviz-out">
+ *     <div class="jaxviz-static">…the kernel's SVG and listing…</div>
+ *     <script type="application/json" class="jaxviz-data">…the program payload…</script>
+ *     [<script class="jaxviz-viewer">…this bundle…</script>]
+ *     <script>…the loader: calls window.jaxviz.upgrade() once it is there…</script>
+ *   </div>
+ */
+
+import { Widget } from '@lumino/widgets';
+
+import baseCss from '../style/base.css';
+import { GraphView } from './graphview';
+import type { WorkerLike } from './layout';
+import { setWorkerSpawn } from './layoutsvg';
+
+export interface JaxvizPage {
+  version: string;
+  /** Make every graph output under `root` interactive; returns how many were started. */
+  upgrade(root?: ParentNode): number;
+  /** The views made on this page, for tests and the curious. */
+  views: GraphView[];
+}
+
+declare global {
+  interface Window {
+    jaxviz?: JaxvizPage;
+  }
+}
+
+const STYLE_ID = 'jaxviz-viewer-style';
+
+/** JupyterLab's theme variables the graph's CSS reads, for pages that have none (VS Code,
+ * Colab, a plain page). `:where` gives them no weight: a page's own theme (JupyterLab,
+ * Notebook 7, nbconvert's lab template) wins. */
+const DEFAULTS = `
+:where(:root) {
+  --jp-ui-font-family: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif;
+  --jp-code-font-family: SFMono-Regular, Menlo, Consolas, 'Liberation Mono', monospace;
+  --jp-ui-font-size0: 11px; --jp-ui-font-size1: 13px; --jp-ui-font-size2: 15px;
+  --jp-code-font-size: 12px;
+  --jp-ui-font-color1: rgba(0, 0, 0, 0.87); --jp-ui-font-color2: rgba(0, 0, 0, 0.54);
+  --jp-ui-font-color3: rgba(0, 0, 0, 0.38);
+  --jp-layout-color0: #ffffff; --jp-layout-color1: #ffffff; --jp-layout-color2: #eeeeee;
+  --jp-layout-color3: #bdbdbd;
+  --jp-border-width: 1px; --jp-border-color1: #bdbdbd; --jp-border-color2: #e0e0e0;
+  --jp-border-color3: #eeeeee;
+  --jp-brand-color1: #1976d2; --jp-warn-color0: #e65100; --jp-warn-color1: #f57c00;
+  --jp-success-color0: #388e3c; --jp-success-color2: #81c784;
+  --jp-elevation-z4: 0 2px 4px -1px rgba(0, 0, 0, 0.2), 0 4px 5px 0 rgba(0, 0, 0, 0.14);
+}
+.jaxviz-live { color-scheme: light; background: var(--jp-layout-color0); }
+`;
+
+function addStyle(): void {
+  if (document.getElementById(STYLE_ID)) {
+    return;
+  }
+  const style = document.createElement('style');
+  style.id = STYLE_ID;
+  style.textContent = DEFAULTS + baseCss;
+  document.head.appendChild(style);
+}
+
+/** A worker running this same script, or none where the page cannot make one (a failure
+ * here or later sends layouts to the main thread: see `WorkerLayout`). */
+function spawnFromSource(source: string | null): () => WorkerLike {
+  return () => {
+    if (!source) {
+      throw new Error('the viewer script was not inline');
+    }
+    const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
+    return new Worker(url) as unknown as WorkerLike;
+  };
+}
+
+function upgradeOne(out: HTMLElement, views: GraphView[]): boolean {
+  const staticPart = out.querySelector<HTMLElement>(':scope > .jaxviz-static');
+  const data = out.querySelector(':scope > script.jaxviz-data');
+  let payload: { graph?: unknown } | null = null;
+  try {
+    payload = JSON.parse(data?.textContent ?? 'null');
+  } catch {
+    payload = null;
+  }
+  if (!payload || !payload.graph) {
+    out.dataset.jaxvizUpgraded = 'static'; // too big to ship, or no data: the SVG stays
+    return false;
+  }
+  out.dataset.jaxvizUpgraded = 'pending';
+  const host = document.createElement('div');
+  host.className = 'jaxviz-live';
+  out.insertBefore(host, out.firstChild);
+  const view = new GraphView();
+  view.addClass('jp-jaxviz-output');
+  Widget.attach(view, host);
+  views.push(view);
+  if (staticPart) {
+    staticPart.style.display = 'none';
+  }
+  void view.setPayload(payload).then(() => {
+    if (view.node.querySelector('svg')) {
+      out.dataset.jaxvizUpgraded = 'done';
+      return;
+    }
+    // Graphviz did not run here: the kernel's drawing is better than an empty canvas.
+    out.dataset.jaxvizUpgraded = 'failed';
+    if (staticPart) {
+      staticPart.style.display = '';
+    }
+    Widget.detach(view);
+    host.remove();
+  });
+  return true;
+}
+
+function newer(a: string, b: string): boolean {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    if ((pa[i] || 0) !== (pb[i] || 0)) {
+      return (pa[i] || 0) > (pb[i] || 0);
+    }
+  }
+  return false;
+}
+
+export function install(version: string, source: string | null): void {
+  const existing = window.jaxviz;
+  if (existing && !newer(version, existing.version)) {
+    existing.upgrade();
+    return;
+  }
+  setWorkerSpawn(spawnFromSource(source));
+  const views: GraphView[] = existing?.views ?? [];
+  const page: JaxvizPage = {
+    version,
+    views,
+    upgrade(root: ParentNode = document): number {
+      addStyle();
+      let started = 0;
+      root.querySelectorAll<HTMLElement>('.jaxviz-out').forEach(out => {
+        if (!out.dataset.jaxvizUpgraded && upgradeOne(out, views)) {
+          started++;
+        }
+      });
+      return started;
+    }
+  };
+  window.jaxviz = page;
+  page.upgrade();
+}
