@@ -211,6 +211,9 @@ def test_sandboxed_iframe_with_duplicates(browser, executed, tmp_path):
         assert with_viewer.locator(".jaxviz-out").nth(0).evaluate(ITEMS_JS) == before
         settle(with_viewer)
         save_shot(page, ARTIFACTS, "3-sandboxed-duplicates")
+        # an output that leaves the page (a cleared cell) is let go at the next upgrade
+        with_viewer.evaluate("document.querySelector('.jaxviz-out').remove(); window.jaxviz.upgrade()")
+        assert with_viewer.evaluate("window.jaxviz.views.length") == 2
         assert alone.evaluate("typeof window.jaxviz") == "undefined"
         assert alone.locator(".jaxviz-static svg").is_visible()
         assert alone.locator(".jaxviz-live").count() == 0

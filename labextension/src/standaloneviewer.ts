@@ -25,7 +25,7 @@ export interface JaxvizPage {
   version: string;
   /** Make every graph output under `root` interactive; returns how many were started. */
   upgrade(root?: ParentNode): number;
-  /** The views made on this page, for tests and the curious. */
+  /** The views on this page (those whose output is gone are dropped at the next upgrade). */
   views: GraphView[];
 }
 
@@ -145,6 +145,15 @@ export function install(version: string, source: string | null): void {
     views,
     upgrade(root: ParentNode = document): number {
       addStyle();
+      // Views whose output left the page (a cleared or re-run cell) are let go.
+      for (const view of views.filter(v => !v.node.isConnected)) {
+        views.splice(views.indexOf(view), 1);
+        try {
+          view.dispose(); // its tooltip leaves the page's body
+        } catch {
+          // Lumino cannot detach a node that already left the page: nothing holds it now
+        }
+      }
       let started = 0;
       root.querySelectorAll<HTMLElement>('.jaxviz-out').forEach(out => {
         if (!out.dataset.jaxvizUpgraded && upgradeOne(out, views)) {
