@@ -57,6 +57,9 @@ def test_the_first_output_carries_the_viewer_later_ones_the_loader(program, plac
         shipped = bundle[MIME_TYPE]
         assert payload_in(html) == json.loads(json.dumps({**shipped, "graph": decode_graph(shipped["graph"])}))
         assert html.count("<script>") == 1  # the loader
+        # every script in a hidden box, after the static drawing
+        static_end = html.index('<div class="jaxviz-scripts" hidden style="display:none">')
+        assert "<script" not in html[:static_end] and html.endswith("</script></div></div>")
     # the viewer travels gzipped and base64'd: no character in it to escape in the .ipynb
     packed = re.search(r'class="jaxviz-viewer">([^<]*)</script>', first["text/html"]).group(1)
     assert re.fullmatch(r"[A-Za-z0-9+/=]+", packed)

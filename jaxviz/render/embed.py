@@ -119,6 +119,9 @@ def graph_output_html(static_html: str, payload: dict[str, Any], *, viewer: bool
         # its size, since the viewer needs DecompressionStream anyway (5 to 10x smaller).
         graph = compressed_graph(json.dumps(graph, separators=(",", ":")))
     shipped = {**payload, "graph": graph}
+    # The scripts sit in a hidden box: a sanitizer that keeps a script's text when it drops
+    # the element (or a renderer that shows it) does not spill 0.7 MB of base64 on the page.
     return (f'<div class="jaxviz-out"><div class="jaxviz-static">{static_html}</div>'
+            f'<div class="jaxviz-scripts" hidden style="display:none">'
             f'<script type="application/json" class="jaxviz-data">{json_for_script(shipped)}</script>'
-            f"{inline}{LOADER}</div>")
+            f"{inline}{LOADER}</div></div>")

@@ -5,12 +5,14 @@
  * its own, an upgraded one is left alone, and an output whose graph cannot be drawn keeps
  * its static SVG.
  *
- * The output's HTML (see `jaxviz/render/notebook.py`):
+ * The output's HTML (see `jaxviz/render/embed.py`):
  *   <div class="jaxviz-out">
  *     <div class="jaxviz-static">…the kernel's SVG and listing…</div>
- *     <script type="application/json" class="jaxviz-data">…the program payload…</script>
- *     [<script class="jaxviz-viewer">…this bundle…</script>]
- *     <script>…the loader: calls window.jaxviz.upgrade() once it is there…</script>
+ *     <div class="jaxviz-scripts" hidden>
+ *       <script type="application/json" class="jaxviz-data">…the program payload…</script>
+ *       [<script type="application/octet-stream" class="jaxviz-viewer">…this bundle, gzipped…</script>]
+ *       <script>…the loader: runs the viewer if the page has none, then window.jaxviz.upgrade()…</script>
+ *     </div>
  *   </div>
  */
 
@@ -83,7 +85,7 @@ function spawnFromSource(source: string | null): () => WorkerLike {
 
 function upgradeOne(out: HTMLElement, views: GraphView[]): boolean {
   const staticPart = out.querySelector<HTMLElement>(':scope > .jaxviz-static');
-  const data = out.querySelector(':scope > script.jaxviz-data');
+  const data = out.querySelector(':scope > .jaxviz-scripts > script.jaxviz-data');
   let payload: { graph?: unknown } | null = null;
   try {
     payload = JSON.parse(data?.textContent ?? 'null');
