@@ -81,7 +81,7 @@ def main() -> None:
     for bundle in interactive:
         html = bundle["text/html"]
         start = html.index('<div class="jaxviz-static">') + len('<div class="jaxviz-static">')
-        end = html.index('</div><script type="application/json"')
+        end = html.index('</div><div class="jaxviz-scripts"')
         static.append({**bundle, "text/html": html[start:end]})
     print("per graph output (text/html, a later output: no viewer):")
     for i, (a, b) in enumerate(zip(interactive, static)):

@@ -58,7 +58,8 @@ def viewer_payload() -> str | None:
     source = viewer_source()
     if source is None:
         return None
-    packed = gzip.compress(source.encode("utf-8"), compresslevel=9, mtime=0)
+    # level 6: 0.4 % bigger than 9, and 0.08 s instead of 0.24 s on the first graph of a session
+    packed = gzip.compress(source.encode("utf-8"), compresslevel=6, mtime=0)
     return base64.b64encode(packed).decode("ascii")
 
 
