@@ -1,6 +1,7 @@
 /**
- * The page side of the standalone viewer: `window.jaxviz` (defined once per page, the
- * newest version wins) and its `upgrade`, which turns every graph output on the page that
+ * The page side of the standalone viewer: `window.jaxviz` (defined once per page: a second
+ * viewer script run on the page defers to the first unless it is a newer version; the
+ * outputs' loader runs one only where none is) and its `upgrade`, which turns every graph output on the page that
  * is not interactive yet into a `GraphView`. Idempotent: a duplicated output is upgraded on
  * its own, an upgraded one is left alone, and an output whose graph cannot be drawn keeps
  * its static SVG.
