@@ -4,10 +4,10 @@ as JSON, and a loader that makes it interactive with the standalone viewer
 (``jaxviz/static/viewer.js``, built from ``labextension/src/standalone.ts``).
 
 The viewer (1.6 MB, 0.7 MB as it travels: Graphviz in WebAssembly, inlined so that it
-works offline) goes into a page once: into the kernel session's first graph output, whose script defines
-``window.jaxviz`` for every output after it. Later outputs carry only the loader, which
-waits for the viewer and leaves the static drawing when none comes (a viewer-less page:
-GitHub, a script-less renderer). Where each output is a page of its own (Colab draws
+works offline) goes into a page once: into the kernel session's first graph output, whose
+loader runs it; it defines ``window.jaxviz`` for every output on the page. Later outputs
+carry only the loader, which waits for the viewer and leaves the static drawing when none
+comes (a viewer-less page: GitHub, a script-less renderer). Where each output is a page of its own (Colab draws
 every output in its own iframe) every output carries it. A cell that carried it and runs
 again carries it again, so that clearing its old output does not take the viewer with it.
 """
@@ -85,8 +85,8 @@ PLACEMENT = ViewerPlacement()
 
 
 def current_cell_id() -> str | None:
-    """The id of the notebook cell being run, as the frontend sent it (JupyterLab,
-    Notebook 7, VS Code and nbclient put it in the request's metadata), or None."""
+    """The id of the notebook cell being run, as the frontend sent it in the request's
+    metadata (JupyterLab and Notebook 7 do; nbclient does not), or None."""
     ipython = sys.modules.get("IPython")  # not imported: not in a kernel
     shell = ipython.get_ipython() if ipython is not None else None
     header = getattr(shell, "parent_header", None) if shell is not None else None
