@@ -6,8 +6,9 @@ HTML carries, and the JupyterLab extension in Notebook 7.
   ``file://`` with no server: every graph is interactive, clicking a group expands it
   (the monitor's static export: ``test_widgets.py``);
 - a graph output's HTML alone in a ``sandbox="allow-scripts"`` iframe on a blank page (as
-  VS Code and Colab render outputs), twice on one page (duplicated outputs), and without
-  the viewer anywhere on its page (it stays the static SVG);
+  VS Code and Colab render outputs), twice on one page (duplicated outputs), without the
+  viewer anywhere on its page (it stays the static SVG), and on a page marked as VS Code
+  marks its dark themes;
 - Notebook 7 served by the test: the extension's renderer draws the graph, a click
   expands it, and its plugins load without errors.
 
@@ -32,6 +33,7 @@ from browser_lab import (
     start_lab,
     write_notebook,
 )
+from test_labextension_browser import contrast, luminance, over
 
 from jaxviz.render.embed import VIEWER_PATH
 
@@ -257,5 +259,41 @@ def test_notebook7_renders_expands_and_shows_the_panel(notebook7, browser):
         settle(page)
         save_shot(page, ARTIFACTS, "4-notebook7")
         assert not errors, errors
+    finally:
+        page.close()
+
+
+COLORS_JS = """() => {
+  const cs = sel => getComputedStyle(document.querySelector(sel));
+  return {
+    canvas: cs('.jp-jaxviz-canvas').backgroundColor,
+    title: cs('.jp-jaxviz-title').color,
+    edgeText: cs('svg.jp-jaxviz-svg g.edge text').fill,
+    box: cs('svg.jp-jaxviz-svg g.node.jaxviz-group > polygon').fill,
+    boxText: cs('svg.jp-jaxviz-svg g.node.jaxviz-group text').fill,
+  };
+}"""
+
+
+def test_vscode_dark_theme(browser, executed):
+    """VS Code's webview marks its body with the theme's kind and sets its colours as
+    --vscode-* variables (set here by hand, as it would): the graph takes a dark canvas with
+    light text, not a white card."""
+    page = browser.new_page(viewport={"width": 1300, "height": 800})
+    try:
+        body = ('<body class="vscode-dark" data-vscode-theme-kind="vscode-dark" '
+                'style="--vscode-editor-background:#1f1f1f;background:#1f1f1f">')
+        page.set_content(sandboxed([f"<!doctype html><html>{body}{graph_html(executed, 1)}</body></html>"]))
+        frame = page.frames[1]
+        wait_upgraded(frame, 1)
+        settle(frame)
+        c = frame.evaluate(COLORS_JS)
+        bg = over(c["canvas"], "rgb(31, 31, 31)")
+        assert bg == (31, 31, 31), c  # VS Code's editor background
+        assert contrast(over(c["title"], c["canvas"]), bg) >= 4.5, c
+        assert contrast(over(c["edgeText"], c["canvas"]), bg) >= 4.5, c
+        box = over(c["box"], c["canvas"])
+        assert luminance(box) < 0.2 and contrast(over(c["boxText"], c["box"]), box) >= 4.5, c
+        save_shot(page, ARTIFACTS, "5-vscode-dark")
     finally:
         page.close()

@@ -40,6 +40,35 @@ declare global {
 
 const STYLE_ID = 'jaxviz-viewer-style';
 
+/** VS Code's dark themes (its webview marks the body `vscode-dark`, or `vscode-high-contrast`
+ * for the dark high-contrast one): JupyterLab's dark colours on VS Code's editor
+ * background, and the graph's dark tints, as `base.css` sets them for JupyterLab's dark
+ * theme. */
+const VSCODE_DARK_BODY = 'body:is(.vscode-dark, .vscode-high-contrast:not(.vscode-high-contrast-light))';
+const VSCODE_DARK = `
+:where(${VSCODE_DARK_BODY}) {
+  --jp-layout-color0: var(--vscode-editor-background, #1e1e1e);
+  --jp-layout-color1: var(--vscode-editor-background, #1e1e1e);
+  --jp-layout-color2: #424242; --jp-layout-color3: #616161;
+  --jp-ui-font-color1: rgba(255, 255, 255, 1); --jp-ui-font-color2: rgba(255, 255, 255, 0.7);
+  --jp-ui-font-color3: rgba(255, 255, 255, 0.5);
+  --jp-border-color1: #616161; --jp-border-color2: #424242; --jp-border-color3: #212121;
+  --jp-brand-color1: #42a5f5;
+}
+${VSCODE_DARK_BODY} .jp-jaxviz-graph {
+  --jp-jaxviz-cluster-call: color-mix(in srgb, #4c9be8 16%, var(--jp-layout-color0));
+  --jp-jaxviz-cluster-transform: color-mix(in srgb, #9b59b6 16%, var(--jp-layout-color0));
+  --jp-jaxviz-cluster-eqn: color-mix(in srgb, #f2a541 13%, var(--jp-layout-color0));
+  --jp-jaxviz-cluster-jaxpr: color-mix(in srgb, #f2a541 8%, var(--jp-layout-color0));
+  --jp-jaxviz-cluster-repeat: color-mix(in srgb, #4c9be8 26%, var(--jp-layout-color0));
+  --jp-jaxviz-cluster-other: var(--jp-layout-color1);
+  --jp-jaxviz-cluster-phase: color-mix(in srgb, #7fb35a 12%, var(--jp-layout-color0));
+  --jp-jaxviz-phase-line: #9cc878;
+  --jp-jaxviz-box-mix: 30%;
+  --jp-jaxviz-box-text: var(--jp-ui-font-color1);
+}
+`;
+
 /** JupyterLab's theme variables the graph's CSS reads, for pages that have none (VS Code,
  * Colab, a plain page). `:where` gives them no weight: a page's own theme (JupyterLab,
  * Notebook 7, nbconvert's lab template) wins. */
@@ -59,8 +88,8 @@ const DEFAULTS = `
   --jp-success-color0: #388e3c; --jp-success-color2: #81c784;
   --jp-elevation-z4: 0 2px 4px -1px rgba(0, 0, 0, 0.2), 0 4px 5px 0 rgba(0, 0, 0, 0.14);
 }
-.jaxviz-live { color-scheme: light; background: var(--jp-layout-color0); }
-`;
+.jaxviz-live { background: var(--jp-layout-color0); }
+` + VSCODE_DARK;
 
 function addStyle(): void {
   if (document.getElementById(STYLE_ID)) {
