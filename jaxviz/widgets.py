@@ -5,6 +5,10 @@ messages, sent from the compiling thread (or a timer thread), not from the cell'
 The loop is not slowed down: the monitor hears only about compiles (never about cache
 hits), and redraws at most once per ``interval`` seconds, coalescing what happened in
 between into one cheap HTML update.
+
+Its output also holds its state as plain HTML, kept up to date at the end of every cell
+and left alone once it stops (the widget is then gone): a static export (nbconvert, a
+saved notebook on GitHub) shows that, not a blank box.
 """
 
 from __future__ import annotations
@@ -13,6 +17,9 @@ import html
 import threading
 import time
 from typing import Any
+
+from IPython import get_ipython
+from IPython.display import DisplayHandle, display
 
 from .devices import fmt_seconds
 from .recompiles import CompileEvent, Watch, is_first_compile, text_html
@@ -39,6 +46,8 @@ class LiveMonitor:
         self._last = 0.0
         self._timer: threading.Timer | None = None
         self._closed = False
+        self._handle: DisplayHandle | None = None  # the output it is shown in
+        self._saved = ""  # the HTML last stored in that output
         self._html = widgets.HTML(value=self.render())
         self.widget = widgets.VBox([self._html])
         log.subscribe(self._on_event)
@@ -81,19 +90,48 @@ class LiveMonitor:
                 self._timer.cancel()
                 self._timer = None
         self.log.unsubscribe(self._on_event)
+        self._unhook()
+        if self._handle is not None:  # the output keeps the final state, as plain HTML
+            final = self.render(stopped=True)
+            self._handle.update({"text/plain": "jaxviz monitor (stopped)", "text/html": final}, raw=True)
         self.widget.close()
 
     # ------------------------------------------------------------ display
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+        return self._bundle()
 
-    def render(self) -> str:
+    def _bundle(self) -> dict[str, Any]:
+        """The widget, and its state as HTML for where widgets do not render."""
+        self._saved = self.render()
+        return {**self.widget._repr_mimebundle_(), "text/html": self._saved}
+
+    def _ipython_display_(self) -> None:
+        """Shown with a display id, so that its output's HTML can follow the state."""
+        self._handle = display(self._bundle(), raw=True, display_id=True)
+        shell = get_ipython()
+        if shell is not None and not self._closed:
+            shell.events.register("post_run_cell", self._store_state)
+
+    def _store_state(self, *_: Any) -> None:
+        """After each cell: the output's HTML copy of the state, when it changed."""
+        if self._handle is not None and not self._closed and self.render() != self._saved:
+            self._handle.update(self._bundle(), raw=True)
+
+    def _unhook(self) -> None:
+        shell = get_ipython()
+        if shell is not None:
+            try:
+                shell.events.unregister("post_run_cell", self._store_state)
+            except ValueError:
+                pass  # never registered
+
+    def render(self, stopped: bool = False) -> str:
         """The monitor's HTML (one string: one comm message per redraw)."""
         esc = html.escape
         events = self.log.events
         rows = sorted(self.log.summary(), key=lambda r: -r.compiles - r.traces)
         total = sum(e.total_seconds for e in events)
-        state = "watching" if self.log.active else "stopped"
+        state = "watching" if self.log.active and not stopped else "stopped"
         recompiles: dict[str, int] = {}
         for e in events:
             if not is_first_compile(e):

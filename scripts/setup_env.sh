@@ -28,14 +28,18 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]" 2>&1 | grep -v "^WARNING: Location" || true
   touch "$stamp"
 fi
-# The JupyterLab extension (labextension/ → jaxviz/labextension): built from source when npm
+# The JupyterLab extension (labextension/ → jaxviz/labextension) and the standalone viewer
+# (→ jaxviz/static/viewer.js): built from source when npm
 # is there and a source changed, then linked into the venv so that JupyterLab loads it.
 if command -v npm >/dev/null 2>&1; then
   ext=labextension out=jaxviz/labextension
   if [ ! -d "$ext/node_modules" ] || [ "$ext/package-lock.json" -nt "$ext/node_modules/.package-lock.json" ]; then
     (cd "$ext" && npm ci --no-audit --no-fund --loglevel=error 2>&1 | grep -v "^npm warn" || true)
   fi
-  if [ ! -f "$out/install.json" ] || [ -n "$(find "$ext/src" "$ext/style" "$ext/package.json" "$ext/tsconfig.json" -newer "$out/install.json" -print -quit)" ]; then
+  viewer=jaxviz/static/viewer.js  # the standalone viewer, built by the same `npm run build`
+  if [ ! -f "$out/install.json" ] || [ ! -f "$viewer" ] \
+     || [ -n "$(find "$ext/src" "$ext/style" "$ext/package.json" "$ext/tsconfig.json" "$ext/build-viewer.mjs" -newer "$out/install.json" -print -quit)" ] \
+     || [ -n "$(find "$ext/src" "$ext/style" "$ext/build-viewer.mjs" -newer "$viewer" -print -quit)" ]; then
     echo "jaxviz: building the JupyterLab extension"
     log=$(cd "$ext" && PATH="$PWD/../.venv/bin:$PATH" npm run build 2>&1) || { echo "$log"; exit 1; }
   fi

@@ -80,9 +80,10 @@ class LabServer:
                 self.proc.wait(5)
 
 
-def start_lab(base: Path, timeout: float = 90) -> LabServer:
-    """Start ``jupyter lab`` (this interpreter's) with its own config, data, settings and
-    workspace directories under ``base``, a random token and port; wait until it answers."""
+def start_lab(base: Path, timeout: float = 90, app: str = "jupyterlab") -> LabServer:
+    """Start ``jupyter lab`` (this interpreter's; ``app="notebook"``: Notebook 7) with its
+    own config, data, settings and workspace directories under ``base``, a random token
+    and port; wait until it answers."""
     root = base / "root"
     for d in ("root", "config", "data", "runtime", "settings", "workspaces", "ipython"):
         (base / d).mkdir(parents=True, exist_ok=True)
@@ -97,12 +98,13 @@ def start_lab(base: Path, timeout: float = 90) -> LabServer:
                JUPYTER_RUNTIME_DIR=str(base / "runtime"), IPYTHONDIR=str(base / "ipython"),
                JAX_PLATFORMS="cpu", PYTHONUNBUFFERED="1")
     log = base / "lab.log"
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+    app_class = {"jupyterlab": "LabApp", "notebook": "JupyterNotebookApp"}[app]
+    cmd = [sys.executable, "-m", app, "--no-browser", "--ServerApp.ip=127.0.0.1",
            f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-           f"--LabApp.user_settings_dir={base / 'settings'}",
-           f"--LabApp.workspaces_dir={base / 'workspaces'}",
-           "--LabApp.news_url=", "--ServerApp.open_browser=False", "--ServerApp.allow_root=True"]
+           f"--{app_class}.user_settings_dir={base / 'settings'}",
+           f"--{app_class}.workspaces_dir={base / 'workspaces'}",
+           f"--{app_class}.news_url=", "--ServerApp.open_browser=False", "--ServerApp.allow_root=True"]
     proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
     server = LabServer(f"http://127.0.0.1:{port}", token, root, proc, log)
     deadline = time.monotonic() + timeout

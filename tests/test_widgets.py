@@ -108,3 +108,34 @@ def test_live_updates_in_a_real_kernel_while_the_cell_runs():
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+def test_a_static_export_shows_the_monitors_state():
+    """Through nbclient and nbconvert: a stopped monitor leaves its final state as HTML (no
+    widget); a running one keeps the state of the last cell beside the widget, which an
+    export shows when the notebook holds no widget state (JupyterLab's default save)."""
+    import html
+
+    import nbformat
+    from nbclient import NotebookClient
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in (
+        "%load_ext jaxviz\nimport jax, jax.numpy as jnp",
+        "%jaxviz watch",
+        "f = jax.jit(lambda x: x * 2)\nfor n in range(1, 4):\n    f(jnp.ones(n))",
+        "%jaxviz watch off",
+        "%jaxviz watch",
+        "f(jnp.ones(7))",
+    )]
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    (stopped,) = [o for o in nb.cells[1].outputs if o.output_type == "display_data"]
+    assert set(stopped.data) == {"text/plain", "text/html"}  # the widget is gone
+    assert "jaxviz · stopped · 3 compiles of 1 functions" in stopped.data["text/html"]
+    (running,) = [o for o in nb.cells[4].outputs if o.output_type == "display_data"]
+    assert "application/vnd.jupyter.widget-view+json" in running.data
+    assert "jaxviz · watching · 4 compiles of 1 functions" in running.data["text/html"]  # after the last cell
+    nb.metadata.pop("widgets", None)
+    page = html.unescape(HTMLExporter(template_name="lab").from_notebook_node(nb)[0])
+    assert "jaxviz · stopped · 3 compiles" in page and "jaxviz · watching · 4 compiles" in page

@@ -1,5 +1,6 @@
 """The notebook MIME bundle of a Program: JSON for the JupyterLab renderer, SVG when
-Graphviz is installed, an HTML listing otherwise, and the jaxpr text."""
+Graphviz is installed, HTML (the SVG or a listing, made interactive by the standalone
+viewer where scripts run: see ``embed``), and the jaxpr text."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from ..graph import MIME_TYPE
 from .dot import DotUnavailable, dot_available, program_dot, render_svg
+from .embed import graph_output_html
 from .html import program_html
 from .payload import program_payload
 
@@ -42,6 +44,9 @@ def program_mimebundle(program: Any, use_dot: bool | None = None) -> dict[str, A
         note = "Graphviz 'dot' not found: showing the listing (install graphviz for the drawing)."
     if svg is not None:
         bundle["image/svg+xml"] = svg
-    bundle["text/html"] = program_html(program, svg=svg, note=note)
-    bundle[MIME_TYPE] = program_payload(program)
+    payload = program_payload(program)
+    # Where the extension is (JupyterLab), the payload's own MIME type wins; elsewhere the
+    # HTML shows the static drawing and turns it into the same interactive view.
+    bundle["text/html"] = graph_output_html(program_html(program, svg=svg, note=note), payload)
+    bundle[MIME_TYPE] = payload
     return bundle

@@ -3,13 +3,21 @@
 
 import { LayoutCache, LayoutMode, WorkerLayout, WorkerLike, parseSvg, renderOnThisThread } from './layout';
 
-function spawn(): WorkerLike {
+function spawnChunk(): WorkerLike {
   // Written out literally so that webpack 5 emits the worker as its own chunk, loaded from
   // the extension's static folder (its public path is found at run time: `publicPath: 'auto'`).
   return new Worker(new URL('./layout.worker.js', import.meta.url)) as unknown as WorkerLike;
 }
 
-export const layouter = new WorkerLayout(spawn, renderOnThisThread);
+let spawn: () => WorkerLike = spawnChunk;
+
+/** Where the worker comes from outside JupyterLab (the standalone viewer: from its own
+ * script); set before the first layout. */
+export function setWorkerSpawn(spawner: () => WorkerLike): void {
+  spawn = spawner;
+}
+
+export const layouter = new WorkerLayout(() => spawn(), renderOnThisThread);
 
 const cache = new LayoutCache(dot => layouter.render(dot));
 

@@ -1,0 +1,39 @@
+/** What a layout worker runs: Graphviz (WebAssembly) off the page's main thread. Answers
+ * `{id, dot}` with `{id, svg}`, or `{id, error}` when Graphviz rejects the DOT, or
+ * `{id, error, fatal: true}` when Graphviz cannot be loaded here at all. Shared by the
+ * JupyterLab extension's worker chunk and the standalone viewer, whose one script is also
+ * its own worker. */
+
+import type { Viz } from '@viz-js/viz';
+
+import type { LayoutReply, LayoutRequest } from './layout';
+
+export interface WorkerScope {
+  onmessage: ((ev: { data: LayoutRequest }) => void) | null;
+  postMessage(message: LayoutReply): void;
+}
+
+export function serveLayouts(scope: WorkerScope): void {
+  let vizPromise: Promise<Viz> | null = null;
+  const viz = (): Promise<Viz> => {
+    if (!vizPromise) {
+      vizPromise = import('@viz-js/viz').then(m => m.instance());
+    }
+    return vizPromise;
+  };
+  scope.onmessage = async ev => {
+    const { id, dot } = ev.data;
+    let instance: Viz;
+    try {
+      instance = await viz();
+    } catch (err) {
+      scope.postMessage({ id, error: `Graphviz did not load: ${(err as Error).message ?? err}`, fatal: true });
+      return;
+    }
+    try {
+      scope.postMessage({ id, svg: instance.renderString(dot, { engine: 'dot', format: 'svg' }) });
+    } catch (err) {
+      scope.postMessage({ id, error: (err as Error).message ?? String(err) });
+    }
+  };
+}
