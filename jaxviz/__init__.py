@@ -24,6 +24,7 @@ from .jax_support import check_jax_version
 # Before any module touches JAX's private API: an unsupported JAX gets one clear line.
 check_jax_version(jax.__version__)
 
+from . import render  # noqa: E402, F401  (importing it registers how a Program draws itself)
 from .adapters import UnsplittableArgument  # noqa: E402
 from .cells import trace_cell  # noqa: E402
 from .devices import RunReport, profile  # noqa: E402

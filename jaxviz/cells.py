@@ -25,19 +25,11 @@ from typing import Any
 import jax
 
 from .adapters import flax_nnx
-from .adapters.base import path_text
 from .calls import compile_instrumented, restore_plain_code
 from .devices import default_device, describe_device
-from .program import InputInfo, Program
-from .tracing import (
-    _flat_inputs,
-    _fresh,
-    _short,
-    build_program,
-    is_array,
-    is_python_scalar,
-    stage,
-)
+from .jaxprs import fresh_function, is_array, is_python_scalar, is_traceable_tree, path_text, short
+from .program import InputInfo, Program, traced_inputs
+from .tracing import build_program, stage
 
 CELL_FUNCTION = "__jaxviz_cell__"
 LAST_VALUE = "__jaxviz_last__"
@@ -146,17 +138,6 @@ def _as_function(analysis: CellAnalysis, params: list[str], filename: str, names
     scope: dict[str, Any] = {}
     exec(code, namespace, scope)  # defines the function only
     return scope[CELL_FUNCTION]
-
-
-def _is_traceable_tree(value: Any) -> bool:
-    """Arrays, or pytrees whose leaves are arrays (Python numbers allowed beside them)."""
-    if is_array(value):
-        return True
-    if is_python_scalar(value) or callable(value):
-        return False
-    leaves = jax.tree_util.tree_leaves(value)
-    return bool(leaves) and any(is_array(x) for x in leaves) and all(
-        is_array(x) or is_python_scalar(x) for x in leaves)
 
 
 @dataclass
@@ -279,7 +260,7 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
 
         args = place(args, device)
     with _on_device(device):
-        staged = stage(lambda: jax.jit(_fresh(staged_fn)), args, {}, skip=[cell_code], cell_file=filename,
+        staged = stage(lambda: jax.jit(fresh_function(staged_fn)), args, {}, skip=[cell_code], cell_file=filename,
                        roots=[cell_fn])
     _check_no_leaks(namespace, snapshots)
     side["staged"] = staged
@@ -360,9 +341,9 @@ class SplitValue:
                  else [name + path_text(path) for path, _ in paths])
         for full, (_, leaf) in zip(names, paths):
             if is_array(leaf):
-                out += _flat_inputs(full, leaf, "traced", "cell variable")
+                out += traced_inputs(full, leaf, "cell variable")
             else:
-                out.append(InputInfo(full, "static", None, _short(leaf, 40), "cell variable"))
+                out.append(InputInfo(full, "static", None, short(leaf, 40), "cell variable"))
         return out
 
 
@@ -380,10 +361,10 @@ def _classify(analysis: CellAnalysis, namespace: dict[str, Any], static: set[str
         value = namespace[name]
         if name in static:
             folded.append(name)
-            inputs.append(InputInfo(name, "static", None, _short(value, 40), "cell variable"))
-        elif _is_traceable_tree(value):
+            inputs.append(InputInfo(name, "static", None, short(value, 40), "cell variable"))
+        elif is_traceable_tree(value):
             traced.append(name)
-            flat = _flat_inputs(name, value, "traced", "cell variable")
+            flat = traced_inputs(name, value, "cell variable")
             if flax_nnx.is_graph_node(value):
                 for info, leaf_name in zip(flat, flax_nnx.node_leaf_names(name, value)):
                     info.name = leaf_name
@@ -391,7 +372,7 @@ def _classify(analysis: CellAnalysis, namespace: dict[str, Any], static: set[str
         elif is_python_scalar(value):
             folded.append(name)
             # Python numbers are folded in as literals, as a plain run would use them.
-            inputs.append(InputInfo(name, "constant", None, _short(value, 40), "cell variable"))
+            inputs.append(InputInfo(name, "constant", None, short(value, 40), "cell variable"))
         elif (parts := SplitValue.of(value)) is not None:
             traced.append(name)
             split[name] = parts

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import html
 import inspect
 import statistics
 import time
@@ -26,7 +25,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from .costs import Cost, ProgramCosts, fmt_bytes, fmt_count, fmt_flops, program_costs
+from .costs import Cost, ProgramCosts, program_costs
+from .text import esc, fmt_bytes, fmt_count, fmt_flops, fmt_seconds
 
 PLATFORMS = ("gpu", "tpu", "cpu")  # probed in this order; the default backend comes first
 ALIASES = {"cuda": "gpu", "rocm": "gpu", "nvidia": "gpu", "amd": "gpu"}
@@ -225,9 +225,9 @@ class DeviceTable:
 
     def _repr_html_(self) -> str:
         rows = "".join(
-            f"<tr><td><code>{_esc(r.label)}</code>{' <b>(default)</b>' if r.default else ''}</td>"
-            f"<td>{_esc(r.kind)}</td><td>{_esc(r.memory_text())}</td></tr>" for r in self.rows)
-        note = f'<div style="color:#a15c00">{_esc(self.note())}</div>' if self.note() else ""
+            f"<tr><td><code>{esc(r.label)}</code>{' <b>(default)</b>' if r.default else ''}</td>"
+            f"<td>{esc(r.kind)}</td><td>{esc(r.memory_text())}</td></tr>" for r in self.rows)
+        note = f'<div style="color:#a15c00">{esc(self.note())}</div>' if self.note() else ""
         return ('<table class="jaxviz-devices" style="font-size:12px"><tr><th>device</th><th>kind</th>'
                 f"<th>memory</th></tr>{rows}</table>{note}")
 
@@ -459,9 +459,9 @@ class RunReport:
 
     # ----------------------------------------------------------------- rich displays
     def html(self) -> str:
-        rows = "".join(f'<tr><td style="text-align:left;color:#555">{_esc(k)}</td>'
-                       f'<td style="text-align:left">{_esc(v)}</td></tr>' for k, v in self.rows())
-        return (f'<div class="jaxviz-run"><div style="font-weight:bold;font-size:12px">Run · {_esc(self.name)}</div>'
+        rows = "".join(f'<tr><td style="text-align:left;color:#555">{esc(k)}</td>'
+                       f'<td style="text-align:left">{esc(v)}</td></tr>' for k, v in self.rows())
+        return (f'<div class="jaxviz-run"><div style="font-weight:bold;font-size:12px">Run · {esc(self.name)}</div>'
                 f'<table class="jaxviz-run-table" style="font-size:12px">{rows}</table></div>')
 
     def _repr_html_(self) -> str:
@@ -595,18 +595,3 @@ def _place_dynamic(fn: Any, args: tuple, kwargs: dict, nums: tuple[int, ...], na
     return (tuple(a if i in static_pos else place(a, device) for i, a in enumerate(args)),
             {k: v if k in static_kw else place(v, device) for k, v in kwargs.items()})
 
-
-# ---------------------------------------------------------------------- helpers
-def fmt_seconds(s: float | None) -> str:
-    """``12 µs``, ``3.4 ms``, ``1.25 s``; ``—`` for a time not measured (None)."""
-    if s is None:
-        return "—"
-    if s < 1e-3:
-        return f"{s * 1e6:.0f} µs"
-    if s < 1:
-        return f"{s * 1e3:.1f} ms"
-    return f"{s:.2f} s"
-
-
-def _esc(text: Any) -> str:
-    return html.escape(str(text))

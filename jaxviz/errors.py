@@ -34,7 +34,8 @@ from typing import Any
 from . import _jax_internals as internals
 from .calls import ipython_cell_name, is_user_file
 from .graph import LEGEND, Aval, Graph, SourceLoc
-from .tracing import _make_aval, _short
+from .jaxprs import make_aval, short
+from .render.dot import DotUnavailable, Marks, dot_available, render_svg, view_to_dot
 
 MAX_MESSAGE_LINES = 12
 MAX_PROVENANCE_EQNS = 20000  # nodes walked back from the failing value (all inputs found)
@@ -440,22 +441,9 @@ class Explanation:
         """Graphviz DOT of the provenance graph, the path highlighted."""
         if self.graph is None:
             return None
-        from .render.dot import view_to_dot
-
-        dot = view_to_dot(self.graph.view("all"), legend=False)
-        ids = {f"n{n}" for n in self.path}
-        edge = re.compile(r"^\t(n\d+) -> (n\d+) \[(.*)\]$")
-        for k, stmt in enumerate(dot.body):
-            m = edge.match(stmt.rstrip("\n"))
-            if m and m.group(1) in ids and m.group(2) in ids:
-                dot.body[k] = (f"\t{m.group(1)} -> {m.group(2)} [{m.group(3)} "
-                               f'color="{HIGHLIGHT}" penwidth=2.5]\n')
-        for nid in sorted(self.path):
-            dot.node(f"n{nid}", color=HIGHLIGHT, penwidth="2.5")
-        for n in self.graph.nodes:
-            if n.kind == "output":  # the refused value
-                dot.node(f"n{n.id}", fillcolor="#F9D6D5", color=HIGHLIGHT, penwidth="2.5")
-        return dot.source
+        refused = frozenset(("n", n.id) for n in self.graph.nodes if n.kind == "output")
+        marks = Marks(path=frozenset(("n", n) for n in self.path), path_ends=refused)
+        return view_to_dot(self.graph.view("all"), legend=False, marks=marks).source
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return {"text/plain": self.text(), "text/html": self.html()}
@@ -464,8 +452,6 @@ class Explanation:
         return self.html()
 
     def html(self) -> str:
-        from .render.dot import DotUnavailable, dot_available, render_svg
-
         svg = None
         if self.graph is not None and dot_available():
             try:
@@ -730,7 +716,7 @@ class _Explainer:
                 for v, op in zip(origin.eqn.invars, origin.operands):
                     if op is None:
                         node.operands.append(None)
-                        node.literals.append(_short(getattr(v, "val", v), 40))
+                        node.literals.append(short(getattr(v, "val", v), 40))
                     else:
                         node.operands.append(self._node_key(op)[0])
                         follow.append(op)
@@ -824,7 +810,7 @@ class _Explainer:
             if frame.f_code.co_name == CELL_FUNCTION:
                 function, traced_for = "this %%jaxpr cell", "cell"
         static = self._static_argnames(function, frame) if traced_for in ("jit", "pjit") else None
-        return TracedInput(name, function, traced_for, position, _make_aval(t.aval), jax_name, static)
+        return TracedInput(name, function, traced_for, position, make_aval(t.aval), jax_name, static)
 
     def _static_argnames(self, function: str, frame: Any) -> tuple[str, ...] | None:
         """The static argument names the jitted ``function`` was created with, looked up by
@@ -879,7 +865,7 @@ class _Explainer:
                 continue
             node = self.nodes[key]
             gid = group_of(node.trace)
-            outs = [_make_aval(t.aval) for t in node.tracers]
+            outs = [make_aval(t.aval) for t in node.tracers]
             if node.kind == "input":
                 info = self.inputs[key]
                 node.graph_id = g.add_node("input", info.name, gid, input_kind="traced", outputs=outs)
@@ -896,13 +882,13 @@ class _Explainer:
                 if isinstance(name, str) and name and name != label:
                     label = f"{label}: {name}"
                 node.graph_id = g.add_node("eqn", label, gid, primitive=eqn.primitive.name,
-                                           params={k: _short(v, 40) for k, v in eqn.params.items()
+                                           params={k: short(v, 40) for k, v in eqn.params.items()
                                                    if not _is_jaxpr(v)},
-                                           outputs=[_make_aval(v.aval) for v in eqn.outvars],
+                                           outputs=[make_aval(v.aval) for v in eqn.outvars],
                                            literals=node.literals, source=src)
             else:
                 label = "closed-over value" if internals.is_tracer(node.const) else (
-                    _short(node.const, 30) if node.const is not None else "constant")
+                    short(node.const, 30) if node.const is not None else "constant")
                 node.graph_id = g.add_node("const", label, gid, input_kind="constant", outputs=outs)
         gap = g.add_node("eqn", f"… {elided} more equations", 0) if elided else None
         for key in self.order:
@@ -913,7 +899,7 @@ class _Explainer:
                 src_node = self.nodes.get(op) if op is not None else None
                 if src_node is None:
                     continue
-                a = _make_aval(src_node.tracers[0].aval)
+                a = make_aval(src_node.tracers[0].aval)
                 if src_node.graph_id is not None:
                     g.add_edge(src_node.graph_id, node.graph_id, a, node.link_label if op in node.links else "")
                 elif gap is not None:  # the cut: inputs → "… N more" → what we drew
@@ -921,7 +907,7 @@ class _Explainer:
         if gap is not None:
             for key in keep:
                 if self.nodes[key].kind == "input" and self.nodes[key].graph_id is not None:
-                    g.add_edge(self.nodes[key].graph_id, gap, _make_aval(self.nodes[key].tracers[0].aval), "")
+                    g.add_edge(self.nodes[key].graph_id, gap, make_aval(self.nodes[key].tracers[0].aval), "")
         out = g.add_node("output", value_name, group_of(self.nodes[root_key].trace),
                          outputs=[aval] if aval else [])
         root = self.nodes[root_key]
@@ -952,7 +938,7 @@ class _Explainer:
         frame = self._failing_frame(line)
         tracer = self.tracer
         staged = internals.staged_tracer(tracer) if tracer is not None else None
-        aval = _make_aval(tracer.aval) if tracer is not None and getattr(tracer, "aval", None) is not None else None
+        aval = make_aval(tracer.aval) if tracer is not None and getattr(tracer, "aval", None) is not None else None
         value_name = self._value_name(tracer, staged, frame, line)
         if line is not None and value_name:
             _refine_span(line, value_name)
@@ -1031,7 +1017,7 @@ class _Explainer:
         for pos, name in enumerate(params):
             value = frame.f_locals.get(name)
             if internals.is_tracer(value) and internals.same_trace(value, tracer):
-                info = TracedInput(name, frame.f_code.co_name, "vmap", pos, _make_aval(value.aval))
+                info = TracedInput(name, frame.f_code.co_name, "vmap", pos, make_aval(value.aval))
                 info.node = g.add_node("input", name, gid, input_kind="traced", outputs=[info.aval])
                 self.inputs[name] = info
         mid = g.add_node("eqn", "(not recorded: nothing is staged outside jit)", gid)

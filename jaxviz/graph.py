@@ -660,11 +660,5 @@ class Graph:
     def to_json_str(self) -> str:
         return json.dumps(self.to_json(), separators=(",", ":"))
 
-    def to_dot(self, expand: int | str | Iterable[int] | None = None, **kwargs: Any) -> str:
-        """Graphviz DOT source of a view (see ``jaxviz.render.dot``)."""
-        from .render.dot import view_to_dot
-
-        return view_to_dot(self.view(expand), **kwargs).source
-
     def __repr__(self) -> str:
         return f"<jaxviz.Graph {self.name!r}: {self.eqn_count} equations, {len(self.groups)} groups>"

@@ -19,7 +19,8 @@ from IPython.display import display
 
 from . import errors
 from .calls import ipython_cell_name
-from .cells import NothingToTrace, new_cell_filename, stage_cell
+from .cells import NothingToTrace, analyse, new_cell_filename, stage_cell
+from .jaxprs import is_traceable_tree
 from .tracing import trace
 
 # ``%jaxviz <command> ...``: command → "module:function(shell, argv)". Each feature module
@@ -230,13 +231,11 @@ def _error_lines(exc: BaseException, filename: str, source: str, ns: dict[str, A
 
 def _traced_names(source: str, ns: dict[str, Any]) -> list[str]:
     """Cell names that would be traced: for hints when tracing failed."""
-    from .cells import _is_traceable_tree, analyse
-
     try:
         names = analyse(source, "<cell>").loaded
     except SyntaxError:
         return []
-    return [n for n in names if n in ns and _is_traceable_tree(ns[n])]
+    return [n for n in names if n in ns and is_traceable_tree(ns[n])]
 
 
 def _extension_modules() -> list[Any]:

@@ -52,7 +52,8 @@ from .adapters import equinox, flax_nnx, haiku, wrappers
 from .calls import ipython_cell_name, is_user_file, original_code
 from .devices import fmt_seconds
 from .graph import Aval
-from .tracing import _make_aval, captured_values, is_python_scalar
+from .jaxprs import is_python_scalar, make_aval
+from .tracing import captured_values
 
 SCHEMA = "jaxviz.compiles"
 SCHEMA_VERSION = 1
@@ -339,9 +340,9 @@ def placement_words(placement: str | None) -> str:
 
 def _leaf_of(value: Any) -> Leaf:
     try:
-        out = _make_aval(jax.typeof(value))
+        out = make_aval(jax.typeof(value))
     except Exception:
-        out = _make_aval(value)
+        out = make_aval(value)
     return _intern(Leaf(out, _placement(value)))
 
 

@@ -39,16 +39,30 @@ MARK_STYLE: dict[str, dict[str, str]] = {
 }
 
 
+PATH_COLOR = "#D9534F"  # a highlighted path (the inputs a refused traced value came from)
+PATH_END_FILL = "#F9D6D5"
+
+
 @dataclass(frozen=True)
 class Marks:
     """Per visible item: a status (a key of ``MARK_STYLE``) and a note added to its label
-    and tooltip. Items without a status are drawn as usual."""
+    and tooltip. Items without a status are drawn as usual. ``path``: items outlined in
+    ``PATH_COLOR``, with the edges between two of them; ``path_ends`` are filled too."""
 
-    status: Mapping[Item, str]
+    status: Mapping[Item, str] = field(default_factory=dict)
     notes: Mapping[Item, str] = field(default_factory=dict)
+    path: frozenset[Item] = frozenset()
+    path_ends: frozenset[Item] = frozenset()
+
+    def on_path(self, src: Item, dst: Item) -> bool:
+        return src in self.path and dst in self.path
 
 
 def _mark(attrs: dict[str, str], item: Item, marks: Marks | None, cluster: bool = False) -> dict[str, str]:
+    if marks is not None and (item in marks.path or item in marks.path_ends):
+        attrs.update(color=PATH_COLOR, penwidth="2.5")
+        if item in marks.path_ends:
+            attrs["fillcolor"] = PATH_END_FILL
     status = marks.status.get(item) if marks is not None else None
     if status is None:
         return attrs
@@ -140,7 +154,8 @@ def cluster_label(graph: Graph, gid: int) -> str:
 
 def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None,
                 marks: Marks | None = None) -> graphviz.Digraph:
-    """``marks``: a status per node/group to highlight (a diff's added/removed/changed)."""
+    """``marks``: what to highlight: a status per node/group (a diff's
+    added/removed/changed), a path (an explained tracer error's)."""
     graph = view.graph
     dot = graphviz.Digraph(name=graph.name, format="svg")
     # ranksep 0.3 (Graphviz: 0.5): a first view of ~10 rows fits a notebook's height.
@@ -166,6 +181,8 @@ def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None
             attrs["label"] = e.label
         if e.weak:
             attrs.update(style="dashed", color=LEGEND["weak"]["color"])
+        if marks is not None and marks.on_path(e.src, e.dst):
+            attrs.update(color=PATH_COLOR, penwidth="2.5")
         dot.edge(item_id(e.src), item_id(e.dst), **attrs)
     _emit_phase_order(dot, view)
     if legend:
@@ -276,5 +293,6 @@ def responsive_svg(svg: str) -> str:
                   svg, count=1)
 
 
-def program_dot(program: Any, expand: Any = None) -> graphviz.Digraph:
-    return view_to_dot(program.graph.view(program.expand if expand is None else expand))
+def program_dot(program: Any, expand: Any = None, **options: Any) -> graphviz.Digraph:
+    """A program's view at ``expand`` (default: its own), ``options`` as ``view_to_dot``'s."""
+    return view_to_dot(program.graph.view(program.expand if expand is None else expand), **options)
