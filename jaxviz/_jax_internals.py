@@ -9,7 +9,9 @@ the API it stands for, decided once at import.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -248,10 +250,40 @@ def _record(exc: BaseException, value: Any, frame: Any) -> None:
         pass
 
 
+_capture_lock = threading.Lock()
+_capture_blocks = 0  # ``tracer_errors_captured`` blocks running now, in any thread
+_capture_kept = False  # installed by ``install_tracer_error_capture``: blocks leave it
+
+
+@contextlib.contextmanager
+def tracer_errors_captured() -> Iterator[None]:
+    """The capture installed for the duration of the block (a trace by jaxviz), and
+    removed after the last block ends unless ``install_tracer_error_capture`` installed
+    it for good (``%load_ext jaxviz``). ``import jaxviz`` patches nothing."""
+    global _capture_blocks
+    with _capture_lock:
+        _capture_blocks += 1
+        _install_capture()
+    try:
+        yield
+    finally:
+        with _capture_lock:
+            _capture_blocks -= 1
+            if not _capture_blocks and not _capture_kept:
+                uninstall_tracer_error_capture()
+
+
 def install_tracer_error_capture() -> None:
     """Wrap the constructors of JAX's tracer errors so each records, on the exception, the
-    tracer it refused and the raising frame (read back by ``captured_tracer_error``).
-    Idempotent; the errors themselves (type, message, traceback) are unchanged."""
+    tracer it refused and the raising frame (read back by ``captured_tracer_error``), until
+    ``uninstall_tracer_error_capture``. Idempotent; the errors themselves (type, message,
+    traceback) are unchanged."""
+    global _capture_kept
+    _capture_kept = True
+    _install_capture()
+
+
+def _install_capture() -> None:
     if _captured_originals:
         return
     import sys
@@ -297,6 +329,8 @@ def install_tracer_error_capture() -> None:
 def uninstall_tracer_error_capture() -> None:
     """Undo ``install_tracer_error_capture``: JAX's own constructors and helpers are put
     back (the very objects that were replaced). A no-op when not installed."""
+    global _capture_kept
+    _capture_kept = False
     for owner, attr, original in _captured_originals.values():
         setattr(owner, attr, original)
     _captured_originals.clear()

@@ -61,6 +61,7 @@ _LIBRARY_DIRS = tuple(
 _ANONYMOUS = frozenset({"<lambda>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<module>"})
 SCOPE_PREFIX = "jv"  # our activation scopes are named "jv<id>:<function>"
 HOOK_NAME = "__jaxviz_call__"  # the builtin an instrumented function body calls
+CELL_FUNCTION = "__jaxviz_cell__"  # the function a %%jaxpr cell is compiled into (jaxviz.cells)
 MODE_ENV = "JAXVIZ_CALL_SCOPES"  # "hook" forces the settrace recorder (tests, debugging)
 _GENERATOR_FLAGS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE
                     | inspect.CO_ASYNC_GENERATOR)

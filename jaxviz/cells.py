@@ -25,13 +25,12 @@ from typing import Any
 import jax
 
 from .adapters import flax_nnx
-from .calls import compile_instrumented, restore_plain_code
+from .calls import CELL_FUNCTION, compile_instrumented, restore_plain_code
 from .devices import default_device, describe_device
 from .jaxprs import fresh_function, is_array, is_python_scalar, is_traceable_tree, path_text, short
 from .program import InputInfo, Program, traced_inputs
 from .tracing import build_program, stage
 
-CELL_FUNCTION = "__jaxviz_cell__"
 LAST_VALUE = "__jaxviz_last__"
 _counter = itertools.count(1)
 

@@ -32,7 +32,7 @@ COMMANDS: dict[str, str] = {
     "diff": "jaxviz.diff:diff_command",
 }
 # Modules with ``register(shell)`` / ``unregister(shell)`` hooks, run on load/unload.
-EXTENSION_MODULES = ("jaxviz.bridge", "jaxviz.recompiles", "jaxviz.errors")
+EXTENSION_MODULES = ("jaxviz.bridge", "jaxviz.recompiles", "jaxviz.ipython.exceptions")
 
 
 def _parse_expand(value: str) -> int | str:

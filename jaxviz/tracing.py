@@ -33,6 +33,7 @@ from .adapters.base import (
     positional_names,
 )
 from .calls import CallInfo, is_user_file, make_source
+from .errors import explain, is_tracer_error
 from .graph import Graph, SourceLoc
 from .jaxprs import (
     aval_of_value,
@@ -610,7 +611,8 @@ def stage(make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str,
     roots = [*roots, *args, *kwargs.values()]
     t0 = time.perf_counter()
     for attempt, recorder in enumerate(calls.recorders(roots, skip, cell_file)):
-        with capture_trace_output(echo=attempt == 0) as printed, recorder, calls.fresh_jax_traces():
+        with capture_trace_output(echo=attempt == 0) as printed, recorder, calls.fresh_jax_traces(), \
+                internals.tracer_errors_captured():  # a tracer error says where its value came from
             traced = make_jitted().trace(*args, **kwargs)
         if recorder.complete(traced.jaxpr):
             break
@@ -738,17 +740,11 @@ def _note_explanation(exc: BaseException) -> None:
     """Outside IPython (scripts, plain Python), a tracer error from ``trace`` carries the
     explanation as an exception note, printed with the traceback. In IPython the
     extension's exception hook shows it instead."""
-    from .errors import explain, is_tracer_error
-
     if not hasattr(exc, "add_note") or not is_tracer_error(exc):
         return
-    try:
-        from IPython import get_ipython
-
-        if get_ipython() is not None:
-            return
-    except ImportError:
-        pass
+    ipython = sys.modules.get("IPython")
+    if ipython is not None and ipython.get_ipython() is not None:
+        return
     explanation = explain(exc)
     if explanation is not None:
         exc.add_note(explanation.text())

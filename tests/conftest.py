@@ -35,7 +35,8 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture()
 def capture():
     """The capture of JAX's tracer errors installed for one test, and the state before
-    it restored (``import jaxviz`` installs it, ``%unload_ext jaxviz`` removes it)."""
+    it restored (``%load_ext jaxviz`` installs it, ``%unload_ext jaxviz`` removes it,
+    ``jaxviz.trace`` holds it while it traces)."""
     from jaxviz import _jax_internals as internals
 
     was = internals.tracer_error_capture_installed()

@@ -1,0 +1,30 @@
+"""``explain(exc)``: a tracer error JAX raised, explained (``Explanation``), or None."""
+
+from __future__ import annotations
+
+from .explanation import Explanation, is_tracer_error
+from .provenance import Explainer
+
+
+def explain(exc: BaseException) -> Explanation | None:
+    """Explain a JAX tracer error: the failing line, the traced value and its provenance
+    graph, and ranked fixes. Returns None for an exception that is not a tracer error.
+    The exception itself is not modified (the explanation is cached on it)."""
+    if not is_tracer_error(exc):
+        return None
+    cached = getattr(exc, "_jaxviz_explanation", None)
+    if isinstance(cached, Explanation):
+        return cached
+    explanation = Explainer(exc).explain()
+    try:
+        exc._jaxviz_explanation = explanation  # type: ignore[attr-defined]
+    except (AttributeError, TypeError):
+        pass
+    return explanation
+
+
+def safe_explain(exc: BaseException) -> Explanation | None:
+    try:
+        return explain(exc)
+    except Exception:  # the explainer must never hide the user's error
+        return None
