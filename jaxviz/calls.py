@@ -50,13 +50,13 @@ import numpy as np
 from . import _jax_internals as internals
 from .graph import SourceLoc
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-internals.register_library_path(_PACKAGE_DIR)
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+internals.register_library_path(PACKAGE_DIR)
 
 _LIBRARY_DIRS = tuple(
     {p + os.sep for p in (sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib"),
                           sysconfig.get_path("purelib"), sysconfig.get_path("platlib")) if p}
-    | {_PACKAGE_DIR}
+    | {PACKAGE_DIR}
 )
 _ANONYMOUS = frozenset({"<lambda>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<module>"})
 SCOPE_PREFIX = "jv"  # our activation scopes are named "jv<id>:<function>"

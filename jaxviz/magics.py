@@ -26,13 +26,13 @@ from .tracing import trace
 # ``%jaxviz <command> ...``: command → "module:function(shell, argv)". Each feature module
 # owns its command; this table is the only place that names them.
 COMMANDS: dict[str, str] = {
-    "watch": "jaxviz.recompiles:watch_command",
-    "recompiles": "jaxviz.recompiles:recompiles_command",
+    "watch": "jaxviz.ipython.recompiles:watch_command",
+    "recompiles": "jaxviz.ipython.recompiles:recompiles_command",
     "devices": "jaxviz.devices:devices_command",
     "diff": "jaxviz.diff:diff_command",
 }
 # Modules with ``register(shell)`` / ``unregister(shell)`` hooks, run on load/unload.
-EXTENSION_MODULES = ("jaxviz.bridge", "jaxviz.recompiles", "jaxviz.ipython.exceptions")
+EXTENSION_MODULES = ("jaxviz.ipython.bridge", "jaxviz.ipython.recompiles", "jaxviz.ipython.exceptions")
 
 
 def _parse_expand(value: str) -> int | str:
@@ -133,7 +133,7 @@ class JaxvizMagics(Magics):
     @staticmethod
     def _publish(program: Any) -> None:
         """Tell the JupyterLab panel (if one listens); the graph is built only on request."""
-        from . import bridge
+        from .ipython import bridge
 
         bridge.publish_program(program)
 

@@ -135,11 +135,12 @@ def test_loops_use_the_estimate():
 
 def test_fmt_seconds_is_the_one_time_format():
     """Run reports, the compile log and the live monitor all write times with it."""
-    from jaxviz import recompiles, widgets
+    from jaxviz import text, widgets
+    from jaxviz.render import recompiles
 
     assert [devices.fmt_seconds(s) for s in (None, 12e-6, 3.44e-3, 1.254)] == \
         ["—", "12 µs", "3.4 ms", "1.25 s"]
-    assert recompiles.fmt_seconds is devices.fmt_seconds is widgets.fmt_seconds
+    assert recompiles.fmt_seconds is devices.fmt_seconds is widgets.fmt_seconds is text.fmt_seconds
 
 
 def test_profile_is_exported():

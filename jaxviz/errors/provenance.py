@@ -20,11 +20,7 @@ from .source import call_name, node_at, source_text
 from .userline import UserLine, code_span, frame_line, user_line
 
 MAX_PROVENANCE_EQNS = 20000  # nodes walked back from the failing value (all inputs found)
-
-
 MAX_DRAWN_NODES = 40  # beyond this, the path's equations nearest the value are drawn
-
-
 MAX_DRAWN_INPUTS = 12
 
 
