@@ -47,12 +47,12 @@ __all__ = [
 
 
 def load_ipython_extension(shell: Any) -> None:
-    from .magics import load_ipython_extension as load
+    from .ipython.magics import load_ipython_extension as load
 
     load(shell)
 
 
 def unload_ipython_extension(shell: Any) -> None:
-    from .magics import unload_ipython_extension as unload
+    from .ipython.magics import unload_ipython_extension as unload
 
     unload(shell)

@@ -249,12 +249,6 @@ class DeviceTable:
                  "live_bytes": r.live[1]} for r in self.rows]
 
 
-def devices_command(shell: Any, argv: list[str]) -> DeviceTable:
-    """``%jaxviz devices [cpu|gpu|tpu]``: the devices, with their memory."""
-    platform = argv[0].lower() if argv else None
-    return DeviceTable.collect(platform)
-
-
 # ---------------------------------------------------------------------- executables
 def xla_cost(compiled: Any) -> dict[str, float] | None:
     """``flops``, ``bytes accessed``, ``transcendentals`` from ``compiled.cost_analysis()``,

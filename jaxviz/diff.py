@@ -23,7 +23,6 @@ JAX's cache key (arguments, static values) is as it was at that compile.
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import re
 import threading
@@ -702,24 +701,3 @@ def diff_reply(function: str, count: int | None = None) -> dict[str, Any]:
     reply["payload"], reply["summary"] = result.to_json(), result.summary()
     reply["svg"] = result._repr_mimebundle_().get("image/svg+xml")  # drawn with its colours
     return reply
-
-
-def diff_command(shell: Any, argv: list[str]) -> Any:
-    """``%jaxviz diff NAME [N]``: the last recompile of NAME (or its N-th compile) against
-    the compile before it."""
-    parser = argparse.ArgumentParser(prog="%jaxviz diff", add_help=False, exit_on_error=False)
-    parser.add_argument("name")
-    parser.add_argument("count", nargs="?", type=int, default=None)
-    try:
-        args = parser.parse_args(argv)
-    except (argparse.ArgumentError, SystemExit):
-        raise ValueError("usage: %jaxviz diff NAME [N] (N: a compile number from the compile log)") from None
-    try:
-        result = recompile_diff(args.name, args.count)
-    except LookupError as exc:
-        print(f"jaxviz: {exc.args[0]}")
-        return None
-    from IPython.display import display
-
-    display(result)
-    return None

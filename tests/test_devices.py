@@ -16,6 +16,7 @@ from IPython.core.interactiveshell import InteractiveShell
 import jaxviz
 from jaxviz import devices
 from jaxviz.devices import DeviceNotFound, RunReport, profile, resolve_device
+from jaxviz.ipython import commands
 
 NO_GPU = not any(d.platform == "gpu" for d in devices.list_devices())
 
@@ -54,7 +55,7 @@ def test_missing_device_lists_the_devices():
 
 
 def test_device_table():
-    table = devices.devices_command(None, [])
+    table = commands.devices_command(None, [])
     text = repr(table)
     assert "cpu:0" in text and "*" in text
     assert "cpu:0" in table._repr_html_()

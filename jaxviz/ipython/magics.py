@@ -8,31 +8,24 @@ removes every hook it added.
 from __future__ import annotations
 
 import ast
-import importlib
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from . import errors
-from .calls import ipython_cell_name
-from .cells import NothingToTrace, analyse, new_cell_filename, stage_cell
-from .jaxprs import is_traceable_tree
-from .tracing import trace
+from .. import errors
+from ..calls import ipython_cell_name
+from ..cells import NothingToTrace, analyse, new_cell_filename, stage_cell
+from ..devices import profile, resolve_device
+from ..jaxprs import is_traceable_tree
+from ..tracing import trace
+from . import bridge, exceptions, recompiles
+from .commands import COMMANDS
 
-# ``%jaxviz <command> ...``: command → "module:function(shell, argv)". Each feature module
-# owns its command; this table is the only place that names them.
-COMMANDS: dict[str, str] = {
-    "watch": "jaxviz.ipython.recompiles:watch_command",
-    "recompiles": "jaxviz.ipython.recompiles:recompiles_command",
-    "devices": "jaxviz.devices:devices_command",
-    "diff": "jaxviz.diff:diff_command",
-}
 # Modules with ``register(shell)`` / ``unregister(shell)`` hooks, run on load/unload.
-EXTENSION_MODULES = ("jaxviz.ipython.bridge", "jaxviz.ipython.recompiles", "jaxviz.ipython.exceptions")
+EXTENSION_MODULES = (bridge, recompiles, exceptions)
 
 
 def _parse_expand(value: str) -> int | str:
@@ -133,8 +126,6 @@ class JaxvizMagics(Magics):
     @staticmethod
     def _publish(program: Any) -> None:
         """Tell the JupyterLab panel (if one listens); the graph is built only on request."""
-        from .ipython import bridge
-
         bridge.publish_program(program)
 
     # ------------------------------------------------------------------ one call
@@ -151,8 +142,6 @@ class JaxvizMagics(Magics):
             raise
         program.expand = expand
         if args.device or args.time:  # run it too: where, and what it cost
-            from .devices import profile
-
             program.run_report = profile(fn, *call_args, device=_device(args),
                                          repeats=max(args.repeat, 1) if args.time else 0,
                                          static_argnames=tuple(static), **call_kwargs)
@@ -176,7 +165,7 @@ class JaxvizMagics(Magics):
         target = COMMANDS.get(argv[0])
         if target is None:
             raise ValueError(f"unknown command {argv[0]!r}; try one of: {', '.join(COMMANDS)}")
-        return _resolve(target)(self.shell, argv[1:])
+        return target(self.shell, argv[1:])
 
 
 def _device(args: Any) -> Any:
@@ -184,14 +173,7 @@ def _device(args: Any) -> Any:
     the devices there are."""
     if not args.device:
         return None
-    from .devices import resolve_device
-
     return resolve_device(args.device)
-
-
-def _resolve(target: str) -> Callable[..., Any]:
-    module, name = target.split(":")
-    return getattr(importlib.import_module(module), name)
 
 
 def _eval_call(expr: str, ns: dict[str, Any]) -> tuple[Any, list[Any], dict[str, Any]]:
@@ -238,18 +220,14 @@ def _traced_names(source: str, ns: dict[str, Any]) -> list[str]:
     return [n for n in names if n in ns and is_traceable_tree(ns[n])]
 
 
-def _extension_modules() -> list[Any]:
-    return [importlib.import_module(name) for name in EXTENSION_MODULES]
-
-
 def load_ipython_extension(shell: Any) -> None:
     shell.register_magics(JaxvizMagics)
-    for mod in _extension_modules():
+    for mod in EXTENSION_MODULES:
         mod.register(shell)
 
 
 def unload_ipython_extension(shell: Any) -> None:
-    for mod in reversed(_extension_modules()):
+    for mod in reversed(EXTENSION_MODULES):
         mod.unregister(shell)
     # IPython has no public "unregister magics"; drop ours from the registry.
     for kind in ("line", "cell"):
