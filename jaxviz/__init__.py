@@ -23,7 +23,6 @@ from .jax_support import check_jax_version
 
 # Before any module touches JAX's private API: an unsupported JAX gets one clear line.
 check_jax_version(jax.__version__)
-__version__ = "0.1.0"  # before the imports below: jaxviz.ipython.bridge reads it
 
 from . import render  # noqa: E402, F401  (importing it registers how a Program draws itself)
 from .adapters import UnsplittableArgument  # noqa: E402
@@ -36,6 +35,7 @@ from .guard import RecompileError, expect_compiles, no_recompiles  # noqa: E402
 from .program import InputInfo, Program  # noqa: E402
 from .recompiles import Cause, CompileEvent, watch  # noqa: E402
 from .tracing import trace  # noqa: E402
+from .version import VERSION as __version__  # noqa: E402
 
 __all__ = [
     "MIME_TYPE", "Cause", "CompileEvent", "Explanation", "Graph", "InputInfo", "Program",

@@ -93,10 +93,9 @@ def ipython_cell_name(file: str) -> str | None:
     """``In[5]`` for a file IPython compiled a notebook cell into, else None."""
     if not (file.startswith("<ipython-input-") or "ipykernel_" in file):
         return None
+    ipython = sys.modules.get("IPython")  # the shell that compiled the cell imported it
     try:
-        from IPython import get_ipython
-
-        shell = get_ipython()
+        shell = ipython.get_ipython() if ipython is not None else None
         named = shell.compile.format_code_name(file) if shell is not None else None
     except Exception:  # no shell, or an IPython without the method
         named = None

@@ -26,7 +26,7 @@ import jax
 
 from .adapters import flax_nnx
 from .calls import CELL_FUNCTION, compile_instrumented, restore_plain_code
-from .devices import default_device, describe_device
+from .devices import RunReport, default_device, describe_device, place, resolve_device, time_runs
 from .jaxprs import fresh_function, is_array, is_python_scalar, is_traceable_tree, path_text, short
 from .program import InputInfo, Program, traced_inputs
 from .tracing import build_program, stage
@@ -178,16 +178,12 @@ class CellProgram:
             t2 = time.perf_counter()
         self.program.timings["lower"] = t1 - t0
         self.program.timings["compile"] = t2 - t1
-        from .devices import RunReport
-
         report = RunReport.from_compiled(self.program.name, self.compiled, self.device or default_device(),
                                          self.program.costs(), requested=self.device)
         self.program.run_report = report
         self.program.device = f"{report.device} ({report.device_kind})"
 
     def _report_runs(self, repeats: int) -> None:
-        from .devices import time_runs
-
         samples = time_runs(lambda: self.compiled(*self.args), repeats) if repeats > 0 else []
         report = self.program.run_report
         timings = self.program.timings
@@ -214,8 +210,6 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
     ("cpu:1", "gpu:0", a ``jax.Device``; None: JAX's default) is where it will run: its
     array inputs are placed there explicitly."""
     if device is not None:
-        from .devices import resolve_device
-
         device = resolve_device(device)
     filename = filename or new_cell_filename()
     register_source(filename, source)
@@ -255,8 +249,6 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
     args = tuple(split[n].arrays if n in split else namespace[n] for n in traced)
     snapshots = _snapshot_containers(namespace, folded)
     if device is not None:
-        from .devices import place
-
         args = place(args, device)
     with _on_device(device):
         staged = stage(lambda: jax.jit(fresh_function(staged_fn)), args, {}, skip=[cell_code], cell_file=filename,

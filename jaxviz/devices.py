@@ -24,9 +24,12 @@ from typing import Any
 
 import jax
 import numpy as np
+from rich.table import Table
 
+from . import _jax_internals as internals
 from .costs import Cost, ProgramCosts, program_costs
 from .text import esc, fmt_bytes, fmt_count, fmt_flops, fmt_seconds
+from .tracing import normalize_static_argnums
 
 PLATFORMS = ("gpu", "tpu", "cpu")  # probed in this order; the default backend comes first
 ALIASES = {"cuda": "gpu", "rocm": "gpu", "nvidia": "gpu", "amd": "gpu"}
@@ -232,8 +235,6 @@ class DeviceTable:
                 f"<th>memory</th></tr>{rows}</table>{note}")
 
     def __rich_console__(self, console: Any, options: Any) -> Any:
-        from rich.table import Table
-
         table = Table(title="devices", box=None, header_style="bold")
         for col in ("device", "kind", "memory"):
             table.add_column(col)
@@ -465,8 +466,6 @@ class RunReport:
         return {"text/plain": self.text(), "text/html": self.html()}
 
     def rich_table(self) -> Any:
-        from rich.table import Table
-
         table = Table(title=f"Run · {self.name}", box=None, show_header=False, title_justify="left")
         table.add_column(style="dim")
         table.add_column()
@@ -508,9 +507,6 @@ def profile(fn: Callable[..., Any], *args: Any, device: Any = None, repeats: int
 
     ``fn`` may be plain or ``jax.jit``-ed (its own static arguments apply).
     """
-    from . import _jax_internals as internals
-    from .tracing import normalize_static_argnums
-
     dev = resolve_device(device)
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)

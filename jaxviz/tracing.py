@@ -33,7 +33,6 @@ from .adapters.base import (
     positional_names,
 )
 from .calls import CallInfo, is_user_file, make_source
-from .errors import explain, is_tracer_error
 from .graph import Graph, SourceLoc
 from .jaxprs import (
     aval_of_value,
@@ -55,6 +54,11 @@ LINE_GROUP_MIN = 4  # this many consecutive equations from one line become a gro
 LINE_ALONE_MAX = 30  # a program that is one line of more equations than this is one box
 LOOP_ROUND_MIN = 3  # a line's run splits into loop rounds of at least this many equations
 LOOP_ROUNDS_MAX = 64  # and of at most this many rounds (an unrolled chain stays one group)
+
+# Called with an exception ``trace`` raised while staging, before it propagates:
+# ``jaxviz.errors`` adds a tracer error's explanation as a note (so that the model
+# imports no explainer, which draws).
+TRACE_ERROR_HOOKS: list[Callable[[BaseException], None]] = []
 
 
 # ---------------------------------------------------------------------- graph building
@@ -675,7 +679,8 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
         staged = stage(make_jitted, plan.args, plan.kwargs, skip=skip,
                        roots=[plan.function, plan.user_function, *plan.roots])
     except Exception as exc:
-        _note_explanation(exc)
+        for hook in list(TRACE_ERROR_HOOKS):
+            hook(exc)
         raise
     out_names = (plan.output_names or _output_names)(staged.traced.out_info)
     program = build_program(plan.name, staged, inputs, input_names, out_names, captured)
@@ -734,20 +739,6 @@ def _jit_can_trace(value: Any) -> bool:
         return False
     return all(is_array(x) or is_python_scalar(x) or isinstance(x, (np.generic, jax.ShapeDtypeStruct))
                for x in leaves)
-
-
-def _note_explanation(exc: BaseException) -> None:
-    """Outside IPython (scripts, plain Python), a tracer error from ``trace`` carries the
-    explanation as an exception note, printed with the traceback. In IPython the
-    extension's exception hook shows it instead."""
-    if not hasattr(exc, "add_note") or not is_tracer_error(exc):
-        return
-    ipython = sys.modules.get("IPython")
-    if ipython is not None and ipython.get_ipython() is not None:
-        return
-    explanation = explain(exc)
-    if explanation is not None:
-        exc.add_note(explanation.text())
 
 
 def _classify_arguments(positional: list[str], args: Sequence[Any], kwargs: dict[str, Any],

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+
+from ..tracing import TRACE_ERROR_HOOKS
 from .explanation import Explanation, is_tracer_error
 from .provenance import Explainer
 
@@ -28,3 +31,21 @@ def safe_explain(exc: BaseException) -> Explanation | None:
         return explain(exc)
     except Exception:  # the explainer must never hide the user's error
         return None
+
+
+def note_explanation(exc: BaseException) -> None:
+    """Outside IPython (scripts, plain Python), a tracer error from ``jaxviz.trace``
+    carries the explanation as an exception note, printed with the traceback. In IPython
+    the extension's exception hook shows it instead."""
+    if not hasattr(exc, "add_note") or not is_tracer_error(exc):
+        return
+    ipython = sys.modules.get("IPython")
+    if ipython is not None and ipython.get_ipython() is not None:
+        return
+    explanation = safe_explain(exc)
+    if explanation is not None:
+        exc.add_note(explanation.text())
+
+
+if note_explanation not in TRACE_ERROR_HOOKS:
+    TRACE_ERROR_HOOKS.append(note_explanation)

@@ -44,11 +44,11 @@ from typing import Any
 import comm
 import jax
 
-from .. import __version__
 from .. import _jax_internals as internals
 from ..devices import memory_stats
 from ..diff import diff_reply
 from ..recompiles import SUBSCRIBERS
+from ..version import VERSION
 
 TARGET = "jaxviz"
 HISTORY = {"program": 200, "compile": 2000, "stale": 500}
@@ -405,7 +405,7 @@ def snapshot() -> dict[str, Any]:
         functions = [dict(f, has_graph=f["name"] in _state.graphs) for f in _state.functions.values()]
         return _jsonable({
             "type": "snapshot",
-            "version": __version__,
+            "version": VERSION,
             "functions": functions,
             "compiles": list(_state.history["compile"]),
             "stale": list(_state.history["stale"]),

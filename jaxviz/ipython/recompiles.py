@@ -13,6 +13,7 @@ from typing import Any
 from IPython.display import display
 
 from ..recompiles.events import CompileEvent, is_first_compile
+from ..recompiles.listeners import SUBSCRIBERS
 from ..recompiles.signature import short_repr
 from ..recompiles.watch import Watch
 from ..render.recompiles import show_message
@@ -92,6 +93,12 @@ def session() -> Watch | None:
     return _SESSION
 
 
+def show_stale(kind: str, payload: dict[str, Any]) -> None:
+    """A stale global a check reported (``Watch.check(report=True)``), under the cell."""
+    if kind == "stale":
+        show_message(payload["message"])
+
+
 def register(shell: Any) -> None:
     """``%load_ext jaxviz``: watch compiles for the session, check stale globals after
     every cell."""
@@ -99,6 +106,8 @@ def register(shell: Any) -> None:
     if _SESSION is None:
         _SESSION = Watch(name="session")
     _SESSION.start()
+    if show_stale not in SUBSCRIBERS:
+        SUBSCRIBERS.append(show_stale)
     if id(shell) not in _HOOKS:
         start = [0]  # the session's event count when the cell started
 
@@ -122,6 +131,8 @@ def register(shell: Any) -> None:
 def unregister(shell: Any) -> None:
     """Unload: remove the hook and every JAX listener, close live monitors."""
     global _SESSION
+    if show_stale in SUBSCRIBERS:
+        SUBSCRIBERS.remove(show_stale)
     hooks = _HOOKS.pop(id(shell), None)
     for event, hook in zip(("pre_run_cell", "post_run_cell"), hooks or ()):
         try:

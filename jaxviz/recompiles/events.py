@@ -34,6 +34,11 @@ class CompileEvent:
     jax_name: str = ""  # the name JAX's monitoring events use (fun_name)
 
     @property
+    def first_compile(self) -> bool:
+        """The function's first compile (nothing before it to differ from)."""
+        return not self.causes or self.causes[0].kind == "first_call"
+
+    @property
     def name(self) -> str:
         return self.function.name
 
@@ -96,4 +101,4 @@ class CompileEvent:
 
 
 def is_first_compile(event: CompileEvent) -> bool:
-    return not event.causes or event.causes[0].kind == "first_call"
+    return event.first_compile

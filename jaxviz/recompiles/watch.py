@@ -17,7 +17,6 @@ from ..render.recompiles import (
     diff_command,
     log_html,
     log_rich,
-    show_message,
     summary_html,
     summary_rich,
 )
@@ -178,7 +177,8 @@ class Watch:
 
     def check(self, *, report: bool = False) -> list[StaleGlobal]:
         """Globals/closure values baked into compiled functions that have changed since.
-        ``report``: also print each new finding once and publish it (the post-cell hook)."""
+        ``report``: also publish each new finding once (a "stale" event to
+        ``SUBSCRIBERS``: the notebook shows it under the cell, the panel lists it)."""
         found = []
         for key in list(self._tracked):
             tracked = TRACKED.get(key)
@@ -195,7 +195,6 @@ class Watch:
                 found.append(stale)
                 if report and baked.reported != stale.current:
                     baked.reported = stale.current
-                    show_message(stale.message)
                     publish("stale", {k: v for k, v in stale.to_json().items() if k != "source"})
         new = False
         if found:

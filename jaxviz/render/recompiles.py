@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 from rich.text import Text
 
-from ..recompiles.events import CompileEvent, is_first_compile
 from ..text import fmt_seconds
 
-if TYPE_CHECKING:  # the log draws itself with these functions
+if TYPE_CHECKING:  # the tracker's log draws itself with these functions
+    from ..recompiles.events import CompileEvent
     from ..recompiles.watch import CompileLog, FunctionStats
 
 
@@ -60,7 +60,7 @@ _TIMES = ("trace", "lower", "compile")
 def diff_command(e: CompileEvent) -> str | None:
     """``%jaxviz diff f 3``: the trace diff of a recompile against the compile before it
     (``jaxviz.diff``); None for a first compile or one that failed."""
-    if e.error or is_first_compile(e) or e.count < 2:
+    if e.error or e.first_compile or e.count < 2:
         return None
     return f"%jaxviz diff {e.function.name} {e.count}"
 
@@ -71,11 +71,11 @@ def log_html(log: CompileLog) -> str:
     for i, e in enumerate(log.events, 1):
         if e.error:
             cause = esc(e.error)
-        elif is_first_compile(e) and e.kind != "compile":
+        elif e.first_compile and e.kind != "compile":
             cause = "<span class='first'>first compile</span>"
         else:
             cause = "<br>".join(text_html(str(c)) for c in e.causes) or text_html(e.reason())
-        if e.suggestion and not is_first_compile(e):
+        if e.suggestion and not e.first_compile:
             cause += f"<div class='sug'>→ {text_html(e.suggestion)}</div>"
         if diff_command(e):
             cause += f"<div class='sug'>what it changed in the program: <code>{esc(diff_command(e))}</code></div>"
