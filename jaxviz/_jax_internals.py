@@ -457,7 +457,7 @@ def _tracer_for_var(frame: Any, by_var: dict[Any, Any], var: Any) -> Any:
     trace = getattr(trace, "_trace", None)
     if trace is None:
         return None
-    tracer = _pe.DynamicJaxprTracer(trace, var.aval, None)
+    tracer = _pe.DynamicJaxprTracer(trace, var.aval, None)  # pyright: ignore[reportArgumentType]  (JAX 0.6: no source)
     frame.tracers.append(tracer)
     frame.tracer_to_var[id(tracer)] = var
     by_var[var] = tracer
@@ -487,7 +487,7 @@ _INFER_PARAMS_CODE = _pjit._infer_params.__code__  # (fun, ji, args, kwargs): tr
 # ``cache_miss``: from JAX 0.9 ``_run_python_pjit(p, args_flat, fun, args, kwargs)``, whose
 # caller holds ``jit_info``; in JAX 0.6 to 0.8 ``_python_pjit_helper(fun, jit_info, *args,
 # **kwargs)``, which also calls ``_infer_params`` (its caller when tracing a call).
-_RUN_PYTHON_PJIT = getattr(_pjit, "_run_python_pjit", None) or _pjit._python_pjit_helper
+_RUN_PYTHON_PJIT = getattr(_pjit, "_run_python_pjit", None) or _pjit._python_pjit_helper  # pyright: ignore[reportAttributeAccessIssue]  (JAX < 0.9)
 _RUN_PYTHON_PJIT_CODE = _RUN_PYTHON_PJIT.__code__
 _CALL_PATH_NAMES = ("cache_miss", _RUN_PYTHON_PJIT_CODE.co_name)  # not .trace()/.lower()
 _JAX_DIRS = tuple(
@@ -570,10 +570,10 @@ def current_jit_call(max_depth: int = 80) -> JitCall | None:
 # jax.monitoring can unregister a listener from JAX 0.8; before, only its private twins can.
 unregister_scalar_listener: Callable[[Callable[..., Any]], None] = getattr(
     _monitoring, "unregister_scalar_listener", None
-) or _monitoring._unregister_scalar_listener_by_callback
+) or _monitoring._unregister_scalar_listener_by_callback  # pyright: ignore[reportAttributeAccessIssue]  (JAX < 0.8)
 unregister_event_duration_listener: Callable[[Callable[..., Any]], None] = getattr(
     _monitoring, "unregister_event_duration_listener", None
-) or _monitoring._unregister_event_duration_listener_by_callback
+) or _monitoring._unregister_event_duration_listener_by_callback  # pyright: ignore[reportAttributeAccessIssue]  (JAX < 0.8)
 
 
 def monitoring_listener_counts() -> dict[str, int]:

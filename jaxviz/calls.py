@@ -347,7 +347,7 @@ class _Instrument(ast.NodeTransformer):
         rest = body[len(doc):]
         if not rest or _is_generator(node):
             return node
-        position = {"lineno": node.lineno, "col_offset": node.col_offset,
+        position: dict[str, Any] = {"lineno": node.lineno, "col_offset": node.col_offset,
                     "end_lineno": node.lineno, "end_col_offset": node.col_offset + 3}
         call = ast.Call(ast.Name(HOOK_NAME, ast.Load(), **position), [], [], **position)
         node.body = doc + [ast.With([ast.withitem(call)], rest, **position)]
@@ -631,7 +631,7 @@ def fresh_jax_traces() -> Any:
     return _jaxviz_context("jaxviz")
 
 
-def recorders(roots: Iterable[Any], skip: Iterable[Any] = (), cell_file: str | None = None) -> Iterator[_Recorder]:
+def recorders(roots: Iterable[Any], skip: Iterable[Any] = (), cell_file: str | None = None) -> Iterator[HookScopes | CodeScopes]:
     """The recorders to try in turn: trace with each until one is ``complete()``."""
     skip, roots = list(skip), list(roots)
     if os.environ.get(MODE_ENV, "code") != "hook":

@@ -24,6 +24,7 @@ from typing import Any
 
 import jax
 
+from . import _jax_internals as internals
 from .adapters import flax_nnx
 from .calls import CELL_FUNCTION, compile_instrumented, restore_plain_code
 from .devices import RunReport, default_device, describe_device, place, resolve_device, time_runs
@@ -121,6 +122,7 @@ def _as_function(analysis: CellAnalysis, params: list[str], filename: str, names
     body = list(analysis.tree.body)
     if analysis.has_last_expr:
         last = body[-1]
+        assert isinstance(last, ast.Expr)  # what has_last_expr says
         body[-1] = ast.copy_location(
             ast.Assign(targets=[ast.Name(LAST_VALUE, ast.Store())], value=last.value), last)
     body.append(ast.Return(ast.Call(ast.Name("locals", ast.Load()), [], [])))
@@ -128,7 +130,7 @@ def _as_function(analysis: CellAnalysis, params: list[str], filename: str, names
         name=CELL_FUNCTION,
         args=ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], kwonlyargs=[],
                            kw_defaults=[], defaults=[]),
-        body=body, decorator_list=[], returns=None, type_params=[],
+        body=body, decorator_list=[], returns=None, type_params=[],  # pyright: ignore[reportCallIssue]  (a field from Python 3.12)
     )
     module = ast.Module(body=[fn], type_ignores=[])
     ast.fix_missing_locations(module)
@@ -153,10 +155,9 @@ class CellProgram:
     def run(self, repeats: int = 0) -> dict[str, Any]:
         """Execute on the device; returns the names to bind (``__jaxviz_last__`` included).
         ``repeats`` > 0: that many more timed runs, their median the steady-state time."""
-        if self.compiled is None:
-            self.compile()
+        compiled = self.compiled if self.compiled is not None else self.compile()
         t0 = time.perf_counter()
-        outs = self.compiled(*self.args)
+        outs = compiled(*self.args)
         jax.block_until_ready(outs)
         self.program.timings["run"] = time.perf_counter() - t0
         self._report_runs(repeats)
@@ -169,7 +170,7 @@ class CellProgram:
             rest = rest[count:]
         return jax.tree_util.tree_unflatten(self.side["treedef"], leaves)
 
-    def compile(self) -> None:
+    def compile(self) -> Any:
         with _on_device(self.device):
             t0 = time.perf_counter()
             lowered = self.side["staged"].traced.lower()
@@ -182,6 +183,7 @@ class CellProgram:
                                          self.program.costs(), requested=self.device)
         self.program.run_report = report
         self.program.device = f"{report.device} ({report.device_kind})"
+        return self.compiled
 
     def _report_runs(self, repeats: int) -> None:
         samples = time_runs(lambda: self.compiled(*self.args), repeats) if repeats > 0 else []
@@ -228,15 +230,15 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
     outputs = analysis.assigned | ({LAST_VALUE} if analysis.has_last_expr else set())
 
     def staged_fn(*args: Any) -> list[Any]:
-        args = [split[n].merge(a) if n in split else a for n, a in zip(traced, args)]
-        local = cell_fn(*args)
+        merged = [split[n].merge(a) if n in split else a for n, a in zip(traced, args)]
+        local = cell_fn(*merged)
         result = {k: local[k] for k in local if k in outputs}
         flat, treedef = jax.tree_util.tree_flatten_with_path(result)
         dynamic = [i for i, (_, leaf) in enumerate(flat) if isinstance(leaf, jax.Array)]
         side.update(treedef=treedef, leaves=[leaf for _, leaf in flat], dynamic=dynamic,
                     names=[_output_name(flat[i][0]) for i in dynamic], write_back=[])
         updated = []
-        for n, arg in zip(traced, args):  # NNX modules the cell updated in place, as nnx.jit does
+        for n, arg in zip(traced, merged):  # NNX modules the cell updated in place, as nnx.jit does
             if flax_nnx.is_graph_node(namespace[n]):
                 state, names = flax_nnx.state_of(arg)
                 leaves, state_def = jax.tree_util.tree_flatten(state)
@@ -279,7 +281,7 @@ def _check_no_leaks(namespace: dict[str, Any], snapshots: dict[str, Any]) -> Non
     ``results``: restore the container and say what to do instead."""
     for name, before in snapshots.items():
         value = namespace[name]
-        if not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value)):
+        if not any(internals.is_tracer(leaf) for leaf in jax.tree_util.tree_leaves(value)):
             continue
         if isinstance(value, list):
             value[:] = before

@@ -57,7 +57,7 @@ def list_devices() -> list[Any]:
 
 def default_device() -> Any:
     """The device ``jax.jit`` uses for uncommitted inputs."""
-    configured = jax.config.jax_default_device
+    configured = jax.config.jax_default_device  # pyright: ignore[reportAttributeAccessIssue]  (set by name)
     if configured is not None and not isinstance(configured, str):
         return configured
     if isinstance(configured, str):

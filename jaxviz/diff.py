@@ -69,6 +69,13 @@ class EqnChange:
     details: tuple[str, ...] = ()  # "f32[8,4] → f32[16,4]", "shape=(8, 4) → (16, 4)"
 
     @property
+    def node(self) -> Node:
+        """The node in the new trace, or the old one for a removal."""
+        node = self.new if self.new is not None else self.old
+        assert node is not None  # a change is in one trace at least
+        return node
+
+    @property
     def shape_only(self) -> bool:
         return self.status == "changed" and set(self.kinds) <= {"shape"}
 
@@ -120,7 +127,7 @@ class ProgramDiff:
     def equations(self, status: str | None = None) -> list[EqnChange]:
         """The changes to equations (not inputs/outputs), of one status or all."""
         every = [*self.added, *self.removed, *self.changed]
-        return [c for c in every if (c.new or c.old).kind == "eqn" and status in (None, c.status)]
+        return [c for c in every if c.node.kind == "eqn" and status in (None, c.status)]
 
     def summary(self) -> str:
         if self.empty:
@@ -483,7 +490,7 @@ def _union_graph(a: Program, b: Program, group_pairs: dict[int, int], node_pairs
     status = builder.status
     notes: dict[Item, str] = {}
     for c in changed:
-        item: Item = ("n", builder.from_b[c.new.id])
+        item: Item = ("n", builder.from_b[c.node.id])  # changed: in both traces, c.node is the new
         status[item] = "changed"
         notes[item] = "; ".join(c.details)[:120]
     for gid, (n_added, n_removed, n_changed, total) in _group_counts(graph, status).items():

@@ -421,9 +421,9 @@ class Graph:
             folded = {c for run in found for c in run}
             children = []
             for c in parent.groups:
-                run = first_of.get(c)
-                if run is not None:
-                    children.append(self._add_repeat(pid, run))
+                fold = first_of.get(c)
+                if fold is not None:
+                    children.append(self._add_repeat(pid, fold))
                 elif c not in folded:
                     children.append(c)
             parent.groups = children

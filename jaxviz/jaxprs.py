@@ -141,9 +141,14 @@ def plain_value(value: Any) -> Any:
     dtype = getattr(value, "dtype", None)
     if dtype is not None and np.ndim(value) == 0 and isinstance(dtype, np.dtype):
         return np.asarray(value, dtype)[()]  # a numpy scalar: str(np.float32(0.1)) == "0.1"
-    for kind in (bool, int, float, complex):
-        if isinstance(value, kind):
-            return kind(value)
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, complex):
+        return complex(value)
     return value
 
 

@@ -252,6 +252,7 @@ class GraphBuilder:
                         and (group.id != 0 or len(run) <= LINE_ALONE_MAX):
                     continue  # all the group does: a box in a box (or one box) says nothing
                 src = g.nodes[run[0]].source
+                assert src is not None  # runs are keyed by their line
                 name = f"line {src.cell_line or src.line}: {short(src.text or src.function, 40)}"
                 targets = []
                 for k, members in enumerate(rounds, 1):

@@ -265,9 +265,10 @@ class Explanation:
 
     def html(self) -> str:
         svg = None
-        if self.graph is not None and dot_available():
+        dot = self.to_dot() if dot_available() else None
+        if dot is not None:
             try:
-                svg = render_svg(self.to_dot())
+                svg = render_svg(dot)
             except DotUnavailable:
                 svg = None
         return explanation_html(self, svg)
@@ -279,6 +280,6 @@ class Explanation:
 def _caret_lines(line: UserLine) -> list[str]:
     num = f"{line.cell_line if line.cell_line is not None else line.line} | "
     out = [num + line.text.rstrip()]
-    if line.expression:
+    if line.expression and line.col is not None:
         out.append(" " * len(num) + " " * line.col + "^" * len(line.expression))
     return out

@@ -8,7 +8,7 @@ import ast
 import copy
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import jax.extend.core as jcore
 
@@ -44,7 +44,7 @@ def classify_statement(node: ast.AST | None, parents: dict[int, ast.AST]) -> Sta
     return stmt
 
 
-def _is_boolean(node: ast.AST) -> bool:
+def _is_boolean(node: ast.AST | None) -> bool:
     """``a and b``, ``not a``, ``a < b < c``: Python turns the operands into bools."""
     return (isinstance(node, ast.BoolOp) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not))
             or (isinstance(node, ast.Compare) and len(node.ops) > 1))
@@ -115,10 +115,10 @@ class _ToTraced(ast.NodeTransformer):
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
         if isinstance(node.op, ast.Not):
             return self._jnp("logical_not", self.visit(node.operand))
-        return self.generic_visit(node)
+        return cast(ast.expr, self.generic_visit(node))
 
     def visit_Compare(self, node: ast.Compare) -> ast.expr:
-        node = self.generic_visit(node)
+        node = cast(ast.Compare, self.generic_visit(node))
         if len(node.ops) == 1:
             return node
         operands = [node.left, *node.comparators]
@@ -130,9 +130,9 @@ class _ToTraced(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         if _is_unwrapping(node):
-            inner = node.args[0] if isinstance(node.func, ast.Name) else node.func.value
+            inner = node.args[0] if isinstance(node.func, ast.Name) else cast(ast.Attribute, node.func).value
             return self.visit(inner)
-        return self.generic_visit(node)
+        return cast(ast.expr, self.generic_visit(node))
 
 
 def _traced_condition(test: ast.AST) -> str:

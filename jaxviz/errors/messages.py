@@ -3,6 +3,8 @@ explanation), instead of a traceback from inside jaxviz."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import jax
 
 from .explain import safe_explain
@@ -10,7 +12,7 @@ from .userline import MAX_MESSAGE_LINES, user_line
 
 
 # ====================================================================== one-screen errors
-def hint_for(exc: BaseException, traced_names: list[str] = ()) -> str | None:
+def hint_for(exc: BaseException, traced_names: Sequence[str] = ()) -> str | None:
     """A one-line fix for the common cases (``explain`` goes further)."""
     errors = jax.errors
     if isinstance(exc, (errors.TracerBoolConversionError, errors.ConcretizationTypeError,
@@ -29,7 +31,7 @@ def hint_for(exc: BaseException, traced_names: list[str] = ()) -> str | None:
 
 
 def format_user_error(exc: BaseException, cell_file: str | None = None,
-                      traced_names: list[str] = (), title: str = "jaxviz") -> list[str]:
+                      traced_names: Sequence[str] = (), title: str = "jaxviz") -> list[str]:
     """The one-screen message, as lines of plain text."""
     lines = [f"{title}: {type(exc).__name__} while running this cell"]
     explanation = safe_explain(exc)
@@ -40,7 +42,7 @@ def format_user_error(exc: BaseException, cell_file: str | None = None,
         if isinstance(exc, SyntaxError) and exc.offset:
             indent = len(where.text) - len(where.text.lstrip())
             lines.append("    " + " " * max(exc.offset - 1 - indent, 0) + "^")
-        elif where.expression:
+        elif where.expression and where.col is not None:
             indent = len(where.text) - len(where.text.lstrip())
             lines.append("    " + " " * max(where.col - indent, 0) + "^" * len(where.expression))
     relevant = [w for w in (traced_names or []) if where is not None and w in where.text]

@@ -371,8 +371,9 @@ class Explainer:
                     g.add_edge(gap, node.graph_id, a, "")
         if gap is not None:
             for key in keep:
-                if self.nodes[key].kind == "input" and self.nodes[key].graph_id is not None:
-                    g.add_edge(self.nodes[key].graph_id, gap, make_aval(self.nodes[key].tracers[0].aval), "")
+                kept = self.nodes[key]
+                if kept.kind == "input" and kept.graph_id is not None:
+                    g.add_edge(kept.graph_id, gap, make_aval(kept.tracers[0].aval), "")
         out = g.add_node("output", value_name, group_of(self.nodes[root_key].trace),
                          outputs=[aval] if aval else [])
         root = self.nodes[root_key]
@@ -487,7 +488,8 @@ class Explainer:
                 self.inputs[name] = info
         mid = g.add_node("eqn", "(not recorded: nothing is staged outside jit)", gid)
         for info in self.inputs.values():
-            g.add_edge(info.node, mid, info.aval, info.name)
+            if info.node is not None and info.aval is not None:
+                g.add_edge(info.node, mid, info.aval, info.name)
         out = g.add_node("output", value_name, gid, outputs=[aval] if aval else [])
         g.add_edge(mid, out, aval or Aval((), "?"), "")
         g.finish()
@@ -511,7 +513,8 @@ class Explainer:
     def _statement(self, line: UserLine | None, frame: Any) -> Statement:
         if line is None or frame is None:
             return Statement("", None, None)
-        span = (line.line, line.line, line.col, line.end_col) if line.expression else self._frame_span(frame)
+        span = (line.line, line.line, line.col, line.end_col) \
+            if line.expression and line.col is not None and line.end_col is not None else self._frame_span(frame)
         if line.span is not None and line.span[1] != line.span[0] and line.span[2] == line.col:
             span = line.span  # an expression over several lines (not cut at the line's end)
         node, parents = node_at(line.file, span)
@@ -537,6 +540,8 @@ def _point_at_test(line: UserLine, stmt: Statement) -> None:
 
 
 def _is_expression(text: str | None) -> bool:
+    if text is None:
+        return False
     try:
         ast.parse(text.strip(), mode="eval")
     except (SyntaxError, ValueError, AttributeError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import linecache
+from typing import Any
 
 # ====================================================================== source helpers
 _AST_CACHE: dict[tuple[str, int], tuple[ast.AST, dict[int, ast.AST]] | None] = {}
@@ -29,14 +30,13 @@ def node_at(file: str, span: tuple[int, int, int, int] | None, types: tuple[type
              ) -> tuple[ast.AST | None, dict[int, ast.AST]]:
     """The AST node of ``types`` exactly at ``span`` (else the smallest enclosing one)."""
     parsed = _parsed(file) if span else None
-    if parsed is None:
+    if parsed is None or span is None:
         return None, {}
     tree, parents = parsed
     line, end_line, col, end_col = span
-    best = None
-    for node in ast.walk(tree):
-        if not isinstance(node, types) or not hasattr(node, "end_lineno"):
-            continue
+    best: Any = None
+    located: list[Any] = [n for n in ast.walk(tree) if isinstance(n, types) and hasattr(n, "end_lineno")]
+    for node in located:
         start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
         if (start, end) == ((line, col), (end_line, end_col)):
             return node, parents

@@ -115,7 +115,7 @@ def short_traceback(exc: BaseException) -> list[str]:
         function = "" if frame.function == "<module>" else f", in {frame.function}"
         lines.append(f"  {_GREEN}{where}{function}{_RESET}")
         lines.append(f"    {frame.text.strip()}")
-        if frame.expression and frame.expression.strip() != frame.text.strip():
+        if frame.expression and frame.col is not None and frame.expression.strip() != frame.text.strip():
             indent = len(frame.text) - len(frame.text.lstrip())
             lines.append("    " + " " * max(frame.col - indent, 0) + "^" * len(frame.expression))
     lines.append("(explained above; your frames only: the full traceback is folded above, "

@@ -61,7 +61,7 @@ def _handler(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: 
         shell.showtraceback((etype, value, tb), tb_offset=tb_offset, running_compiled_code=True)
     finally:  # %tb, later, shows the full traceback
         try:
-            del value._render_traceback_
+            delattr(value, "_render_traceback_")  # set by attach_rendering
         except AttributeError:
             pass
     return None

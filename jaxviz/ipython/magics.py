@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Set as AbstractSet
 from typing import Any
 
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
@@ -43,6 +45,12 @@ def _static_names(values: list[str] | None) -> list[str]:
 
 @magics_class
 class JaxvizMagics(Magics):
+    @property
+    def ipython(self) -> InteractiveShell:
+        """The shell these magics are registered with (``Magics.shell``, typed Optional)."""
+        assert self.shell is not None
+        return self.shell
+
     @magic_arguments()
     @argument("--static", action="append", metavar="NAMES",
               help="comma-separated names to treat as static Python values (repeatable)")
@@ -71,7 +79,7 @@ class JaxvizMagics(Magics):
 
     # ------------------------------------------------------------------ cells
     def _run_cell(self, cell: str, args: Any, expand: int | str) -> Any:
-        shell = self.shell
+        shell = self.ipython
         source = shell.transform_cell(cell)
         filename = new_cell_filename()
         ns = shell.user_ns
@@ -87,7 +95,7 @@ class JaxvizMagics(Magics):
                 bindings = staged.run(repeats=max(args.repeat, 1) if args.time else 0)
         except NothingToTrace:
             bindings = staged.run() if not args.no_run else {}
-            self._bind(bindings, staged.analysis.deleted)
+            self._bind(bindings, _deleted(staged))
             print("jaxviz: nothing to draw: the cell holds no JAX operation (it ran, and its names are bound).")
             return bindings.get("__jaxviz_last__")
         except SyntaxError as exc:
@@ -102,12 +110,12 @@ class JaxvizMagics(Magics):
         self._show(program, args)
         if args.no_run:
             return None
-        self._bind(bindings, staged.analysis.deleted)
+        self._bind(bindings, _deleted(staged))
         return bindings.get("__jaxviz_last__")
 
-    def _bind(self, bindings: dict[str, Any], deleted: set[str] = frozenset()) -> None:
+    def _bind(self, bindings: dict[str, Any], deleted: AbstractSet[str] = frozenset()) -> None:
         """Bind what the cell bound, unbind what it deleted: as a plain run would."""
-        ns = self.shell.user_ns
+        ns = self.ipython.user_ns
         ns.update({k: v for k, v in bindings.items() if k != "__jaxviz_last__"})
         for name in deleted - bindings.keys():
             ns.pop(name, None)
@@ -132,7 +140,7 @@ class JaxvizMagics(Magics):
     def _show_call(self, expr: str, args: Any, expand: int | str) -> Any:
         if not expr.strip():
             raise ValueError("%jaxpr needs a call expression, e.g. %jaxpr f(x, 2)")
-        ns = self.shell.user_ns
+        ns = self.ipython.user_ns
         fn, call_args, call_kwargs = _eval_call(expr, ns)
         static = _static_names(args.static)
         try:
@@ -165,7 +173,12 @@ class JaxvizMagics(Magics):
         target = COMMANDS.get(argv[0])
         if target is None:
             raise ValueError(f"unknown command {argv[0]!r}; try one of: {', '.join(COMMANDS)}")
-        return target(self.shell, argv[1:])
+        return target(self.ipython, argv[1:])
+
+
+def _deleted(staged: Any) -> AbstractSet[str]:
+    """The names the cell deletes (``del x``), unbound after the run as a plain run would."""
+    return staged.analysis.deleted if staged.analysis is not None else frozenset()
 
 
 def _device(args: Any) -> Any:
@@ -183,7 +196,7 @@ def _eval_call(expr: str, ns: dict[str, Any]) -> tuple[Any, list[Any], dict[str,
     if not isinstance(call, ast.Call):
         raise ValueError(f"%jaxpr expects a call like f(x, y), got: {expr.strip()}")
 
-    def ev(node: ast.AST) -> Any:
+    def ev(node: ast.expr) -> Any:
         return eval(compile(ast.Expression(node), "<jaxpr>", "eval"), ns)
 
     args: list[Any] = []

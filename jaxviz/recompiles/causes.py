@@ -212,8 +212,9 @@ def _value_text(value: Any) -> str:
 
 def _items(value: Any) -> list[tuple[str, Any]] | None:
     """(label, part) of a small container, to point at the part that differs."""
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return [(f"{f}=", v) for f, v in zip(value._fields, value)]
+    fields = getattr(value, "_fields", None) if isinstance(value, tuple) else None
+    if fields is not None:  # a namedtuple
+        return [(f"{f}=", v) for f, v in zip(fields, value)]
     if isinstance(value, (tuple, list)) and len(value) <= 64:
         return [("", v) for v in value]
     if isinstance(value, dict) and len(value) <= 64:
@@ -334,7 +335,7 @@ def _same_code(a: Any, b: Any) -> bool:
         original_code(ca) is original_code(cb)
 
 
-def _function_in_tree_cause(path: str, fun: Any, owner: str) -> Cause:
+def _function_in_tree_cause(path: str, fun: Any, owner: str | None) -> Cause:
     """A pytree node (``jax.tree_util.Partial``, a module's static field) holds a function
     made again: which one, and where it is defined."""
     code = fun.__code__

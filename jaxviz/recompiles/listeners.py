@@ -314,7 +314,7 @@ def _has_tracers(call: internals.JitCall) -> bool:
         leaves = jax.tree_util.tree_leaves((call.args, call.kwargs))
     except Exception:
         return False
-    return any(isinstance(v, jax.core.Tracer) for v in leaves)
+    return any(internals.is_tracer(v) for v in leaves)
 
 
 DISPATCHER = _Dispatcher()
@@ -340,14 +340,14 @@ def _on_scalar(event: str, value: float, **kwargs: Any) -> None:
         DISPATCHER.internal_errors += 1
 
 
-def _on_duration(event: str, duration: float, **kwargs: Any) -> None:
+def _on_duration(event: str, duration_secs: float, **kwargs: Any) -> None:
     stage = _STAGES.get(event)
     if stage is None:
         return
     exc = sys.exc_info()[1]  # set while JAX's timer exits because the stage raised
     try:
         with DISPATCHER.lock:
-            DISPATCHER.end(stage, str(kwargs.get("fun_name", "?")), duration, exc)
+            DISPATCHER.end(stage, str(kwargs.get("fun_name", "?")), duration_secs, exc)
     except Exception:
         DISPATCHER.internal_errors += 1
 

@@ -13,7 +13,7 @@ import reprlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 import jax
 import numpy as np
@@ -274,7 +274,7 @@ NUMPY = "numpy"
 def _placement(value: Any) -> str | None:
     if isinstance(value, (np.ndarray, np.generic)):
         return NUMPY
-    if not isinstance(value, jax.Array) or isinstance(value, jax.core.Tracer):
+    if not isinstance(value, jax.Array) or internals.is_tracer(value):
         return None
     try:
         if not value.committed:
@@ -301,7 +301,7 @@ def _sharding_text(sharding: Any) -> str:
     return text if len(text) <= 80 else text[:79] + "…"
 
 
-def is_committed(placement: str | None) -> bool:
+def is_committed(placement: str | None) -> TypeGuard[str]:
     return placement not in (None, NUMPY)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from .. import _jax_internals as internals
 from ..calls import is_user_file
 from ..jaxprs import is_python_scalar
 from ..tracing import captured_values
@@ -198,7 +199,7 @@ def _snapshot_parts(value: Any) -> tuple[Any, list[Any], _Leaves] | None:
     for leaf in leaves:
         if is_python_scalar(leaf):
             out.append(leaf)
-        elif isinstance(leaf, (np.ndarray, np.generic, jax.Array)) and not isinstance(leaf, jax.core.Tracer):
+        elif isinstance(leaf, (np.ndarray, np.generic, jax.Array)) and not internals.is_tracer(leaf):
             size += int(np.size(leaf))
             if size > _SMALL:
                 return None
@@ -252,7 +253,7 @@ class _Tracked:
                 if g.get(info.name, MISSING) is not value:
                     continue  # read by a called function of another module: not tracked
                 where = g
-            self._remember(info.name, info.source, where, value, None)
+            self._remember(info.name, info.source or "global", where, value, None)  # captured: always set
         self._add_containers(fun, closure, g)
 
     def _remember(self, name: str, source: str, where: Any, value: Any, tree: Any) -> None:

@@ -106,7 +106,7 @@ def suggest_fix(event: CompileEvent, history: ObjectHistory | None) -> str | Non
 
 def _suggest_static_identity(c: Cause) -> str:
     """A static value that is a new object each call, found equal or not by identity."""
-    cls = c.owner
+    cls = c.owner or ""
     if c.detail == "made_again":
         optax = (" For optax, build the optimizer once; to change a hyperparameter, use "
                  "`optax.inject_hyperparams(optax.adam)(learning_rate=...)` and change "
@@ -170,7 +170,7 @@ def _suggest_static_data(c: Cause, sig: Signature | None) -> str:
     if "GradientTransformation" in f"{c.before}{c.after}":
         arg = _arg_of(sig, c.path)
         hyper = [p for p, _ in (arg.leaves if arg is not None else ()) if ".hyperparams[" in p]
-        if hyper:
+        if hyper and arg is not None:
             names = ", ".join(f"`{arg.name}{p}`" for p in hyper[:3])
             text += (f": change the hyperparameter arrays ({names}, e.g. with "
                      "`jnp.asarray(new_value, jnp.float32)`) instead of creating a new "
@@ -218,8 +218,9 @@ def _py_kind(dtype: Any) -> str:
 def _suggest_shape(shape_causes: list[Cause], history: ObjectHistory | None, site: Site | None) -> str:
     axes = {c.axis for c in shape_causes}
     paths = ", ".join(f"`{c.path}`" for c in shape_causes[:3])
-    if len(axes) == 1 and None not in axes:
-        (axis,) = axes
+    known = [a for a in axes if a is not None]
+    if len(axes) == 1 and known:
+        (axis,) = known
         c = shape_causes[0]
         before, after = c.before[axis], c.after[axis]
         sizes = history.axis_sizes.get((c.path, axis), set()) if history else set()

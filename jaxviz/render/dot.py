@@ -10,6 +10,7 @@ import functools
 import re
 import shutil
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,7 +65,7 @@ def _mark(attrs: dict[str, str], item: Item, marks: Marks | None, cluster: bool 
         if item in marks.path_ends:
             attrs["fillcolor"] = PATH_END_FILL
     status = marks.status.get(item) if marks is not None else None
-    if status is None:
+    if marks is None or status is None:
         return attrs
     style = MARK_STYLE[status]
     note = marks.notes.get(item)
@@ -212,7 +213,7 @@ def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: di
             edge_groups["source" if graph.groups[child].kind == "inputs" else "sink"].append(child)
         elif child in view.expanded:
             cg = graph.groups[child]
-            with dot.subgraph(name=f"cluster_g{child}") as sub:
+            with _subgraph(dot, f"cluster_g{child}") as sub:
                 attrs = {"label": cluster_label(graph, child), "id": f"cluster_g{child}",
                          "style": REPEAT_CLUSTER_STYLE if cg.kind == "repeat" else "rounded,filled",
                          "fillcolor": GROUP_FILL.get(cg.kind, "#F8F8F8"),
@@ -230,7 +231,7 @@ def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: di
         for kinds, rank in ((("input", "const"), "source"), (("output",), "sink")):
             members = [n for n in g.nodes if graph.nodes[n].kind in kinds]
             if members or edge_groups[rank]:
-                with dot.subgraph(name=f"rank_{rank}") as sub:
+                with _subgraph(dot, f"rank_{rank}") as sub:
                     sub.attr(rank=rank)
                     for child in edge_groups[rank]:
                         item = ("g", child)
@@ -246,6 +247,14 @@ def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: di
         dot.node(f"n{nid}", **_mark(_node_attrs(graph, nid), ("n", nid), marks))
 
 
+def _subgraph(dot: graphviz.Digraph, name: str) -> AbstractContextManager[graphviz.Digraph]:
+    """``dot.subgraph(name=...)``: without a ``graph`` argument graphviz returns a context
+    manager (its annotation says Optional for both uses)."""
+    context = dot.subgraph(name=name)
+    assert context is not None
+    return context
+
+
 def legend_kinds(graph: Graph) -> list[str]:
     """The legend entries a graph needs, in order (as ``legendKinds`` in the browser)."""
     kinds = {n.input_kind for n in graph.nodes if n.input_kind} | {"output"}
@@ -257,7 +266,7 @@ def legend_kinds(graph: Graph) -> list[str]:
 
 
 def _emit_legend(dot: graphviz.Digraph, graph: Graph, marks: Marks | None = None) -> None:
-    with dot.subgraph(name="cluster_legend") as leg:
+    with _subgraph(dot, "cluster_legend") as leg:
         leg.attr(label="legend", fontsize="9", style="dashed", color="#BBBBBB", id="cluster_legend")
         for kind in legend_kinds(graph):
             spec = LEGEND[kind]

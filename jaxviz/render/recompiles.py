@@ -3,7 +3,6 @@ or plain text."""
 
 from __future__ import annotations
 
-import html
 import re
 import sys
 from collections.abc import Iterator
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 from rich.text import Text
 
-from ..text import fmt_seconds
+from ..text import esc, fmt_seconds
 
 if TYPE_CHECKING:  # the tracker's log draws itself with these functions
     from ..recompiles.events import CompileEvent
@@ -37,7 +36,7 @@ _CODE = re.compile(r"`([^`\n]+)`")
 
 def text_html(text: str) -> str:
     """A message with Markdown code spans (`x`) as HTML: escaped, spans in <code>."""
-    return _CODE.sub(r"<code>\1</code>", html.escape(text))
+    return _CODE.sub(r"<code>\1</code>", esc(text))
 
 
 def text_plain(text: str) -> str:
@@ -66,7 +65,6 @@ def diff_command(e: CompileEvent) -> str | None:
 
 
 def log_html(log: CompileLog) -> str:
-    esc = html.escape
     rows = []
     for i, e in enumerate(log.events, 1):
         if e.error:
@@ -97,7 +95,6 @@ def log_html(log: CompileLog) -> str:
 def summary_html(rows: list[FunctionStats]) -> str:
     if not rows:
         return ""
-    esc = html.escape
     body = "".join(
         "<tr>" + _td(f"<b>{esc(r.function)}</b>") + _td(r.traces, True) + _td(r.compiles, True)
         + _td(fmt_seconds(r.trace_s), True) + _td(fmt_seconds(r.lower_s), True)
