@@ -694,7 +694,7 @@ def recompile_diff(name: str, count: int | None = None) -> ProgramDiff:
 
 
 def diff_reply(function: str, count: int | None = None) -> dict[str, Any]:
-    """The answer to the panel's ``diff_request`` (``jaxviz.bridge``): the diff graph
+    """The answer to the panel's ``diff_request`` (``jaxviz.ipython.bridge``): the diff graph
     payload (``ProgramDiff.to_json``) of a compile in the log, its summary and its drawing
     (SVG, with the added/removed/changed colours; None without Graphviz or when nothing
     changed), or why there is none."""

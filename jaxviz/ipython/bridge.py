@@ -1,7 +1,9 @@
 """Kernel side of the jaxviz JupyterLab panel: a comm target named ``"jaxviz"``.
 
-Other modules report what happens with :func:`publish`; the panel (``labextension/``)
-gets a snapshot when it connects and every event after that, pushed as it happens.
+The magics report programs with :func:`publish_program`; the tracker's compile and stale
+events arrive through ``jaxviz.recompiles.SUBSCRIBERS``, which :func:`register` joins and
+:func:`unregister` leaves. The panel (``labextension/``) gets a snapshot when it connects
+and every event after that, pushed as it happens.
 Nothing polls and nothing is executed in the user's namespace on the panel's behalf.
 
 Protocol (JSON over the comm):
