@@ -16,7 +16,6 @@ from ..render.errors import explanation_html, explanation_rich
 from .userline import UserLine
 
 
-# ====================================================================== the explanation
 def tracer_error_types() -> tuple[type[BaseException], ...]:
     """The JAX errors ``explain`` is about (plus TypeError: a traced shape raises one)."""
     e = jax.errors

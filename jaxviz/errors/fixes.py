@@ -17,7 +17,6 @@ from .source import call_name, source_text
 from .userline import UserLine
 
 
-# ====================================================================== fixes
 @dataclass(slots=True)
 class Statement:
     """What the failing expression was used for, from the source."""

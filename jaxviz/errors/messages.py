@@ -11,7 +11,6 @@ from .explain import safe_explain
 from .userline import MAX_MESSAGE_LINES, user_line
 
 
-# ====================================================================== one-screen errors
 def hint_for(exc: BaseException, traced_names: Sequence[str] = ()) -> str | None:
     """A one-line fix for the common cases (``explain`` goes further)."""
     errors = jax.errors

@@ -7,7 +7,6 @@ import ast
 import linecache
 from typing import Any
 
-# ====================================================================== source helpers
 _AST_CACHE: dict[tuple[str, int], tuple[ast.AST, dict[int, ast.AST]] | None] = {}
 
 

@@ -15,7 +15,6 @@ from ..errors.explanation import is_tracer_error, tracer_error_types
 from ..errors.messages import attach_rendering
 from ..errors.userline import ANSI, short_traceback, walk_tb
 
-# ====================================================================== IPython hook
 _HOOKS: dict[int, tuple[tuple[type, ...], Any]] = {}  # id(shell) → previous custom exc
 
 

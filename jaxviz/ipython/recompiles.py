@@ -19,7 +19,6 @@ from ..recompiles.watch import Watch
 from ..render.recompiles import show_message
 from ..widgets import LiveMonitor
 
-# ====================================================================== IPython
 _SESSION: Watch | None = None
 _MONITORS: list[Any] = []
 _HOOKS: dict[int, tuple[Callable[..., None], Callable[..., None]]] = {}

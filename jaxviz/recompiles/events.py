@@ -11,7 +11,6 @@ from .causes import Cause
 from .signature import FunctionInfo, Signature, Site, ordinal
 
 
-# ====================================================================== events
 @dataclass(eq=False)
 class CompileEvent:
     """One trace (and usually lowering and backend compile) of a jitted function."""

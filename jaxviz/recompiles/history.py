@@ -13,7 +13,6 @@ from .causes import Cause, diff
 from .signature import FunctionInfo, Signature, Site, ipython_cell, short_repr, site_at
 
 
-# ====================================================================== history
 class ObjectHistory:
     """What jaxviz knows of one jit object (one JAX cache): its compiled signatures."""
 

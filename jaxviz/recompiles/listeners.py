@@ -35,7 +35,6 @@ if TYPE_CHECKING:  # a watch attaches itself to the dispatcher
     from .watch import Watch
 
 
-# ====================================================================== subscribers
 # Who hears of each event, as JSON: ``subscriber(kind, payload)``, kind "compile" or
 # "stale", on the compiling thread (the JupyterLab panel's comm, ``jaxviz.ipython.bridge``,
 # subscribes while the extension is loaded). A subscriber that raises is skipped.

@@ -19,7 +19,6 @@ from ..tracing import captured_values
 from .signature import MISSING, short_repr, unwrap_chain
 
 
-# ====================================================================== stale globals
 @dataclass(frozen=True)
 class StaleGlobal:
     """A global/closure value baked into a compiled function that has changed since."""

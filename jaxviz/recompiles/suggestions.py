@@ -12,7 +12,6 @@ from .history import ObjectHistory
 from .signature import ArgSig, Leaf, Signature, Site
 
 
-# ====================================================================== suggestions
 def suggest_fix(event: CompileEvent, history: ObjectHistory | None) -> str | None:
     causes = event.causes
     if not causes:

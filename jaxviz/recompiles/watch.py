@@ -28,7 +28,6 @@ from .stale import TRACKED, StaleGlobal, stale_message
 from .suggestions import suggest_fix
 
 
-# ====================================================================== the log
 @dataclass
 class FunctionStats:
     """One row of ``Watch.summary()``."""
@@ -342,7 +341,7 @@ def watch(*, storm: int = 10, max_events: int = 2000, include_jax: bool = False)
     return Watch(storm=storm, max_events=max_events, include_jax=include_jax)
 
 
-# ====================================================================== rendering
+# ====================================================================== snapshots
 @dataclass
 class CompileLog:
     """A snapshot of a watch's log, rendered as HTML, JSON for the JupyterLab panel, rich

@@ -17,7 +17,6 @@ if TYPE_CHECKING:  # the explanation imports this module to draw itself
     from ..errors.explanation import Explanation
 
 
-# ====================================================================== rendering
 def _code_html(text: str) -> str:
     """Inline code for backquoted spans in our sentences."""
     parts = esc(text).split("`")
