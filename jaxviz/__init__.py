@@ -3,6 +3,7 @@
 Public API:
 - ``trace(fn, *args, **kwargs) -> Program`` and ``trace_cell(source, namespace) -> Program``
 - ``explain(exc) -> Explanation``: why JAX refused a traced value, where it came from, the fixes
+  (``with capture_tracer_errors():`` around code that raises it, outside ``trace`` and the notebook)
 - ``watch() -> Watch``: every trace and compile, its cause and cost (``with jaxviz.watch() as log``)
 - ``diff(program_a, program_b)`` or ``diff(fn, args_a, args_b) -> ProgramDiff``: what changed
   between two traces; ``recompile_diff(name)``: a function's last recompile against the one before
@@ -29,7 +30,7 @@ from .adapters import UnsplittableArgument  # noqa: E402
 from .cells import trace_cell  # noqa: E402
 from .devices import RunReport, profile  # noqa: E402
 from .diff import ProgramDiff, diff, recompile_diff  # noqa: E402
-from .errors import Explanation, explain  # noqa: E402
+from .errors import Explanation, capture_tracer_errors, explain  # noqa: E402
 from .graph import MIME_TYPE, Graph  # noqa: E402
 from .guard import RecompileError, expect_compiles, no_recompiles  # noqa: E402
 from .program import InputInfo, Program  # noqa: E402
@@ -39,7 +40,7 @@ from .version import VERSION as __version__  # noqa: E402
 
 __all__ = [
     "MIME_TYPE", "Cause", "CompileEvent", "Explanation", "Graph", "InputInfo", "Program",
-    "ProgramDiff", "RecompileError", "RunReport", "UnsplittableArgument", "__version__", "diff",
+    "ProgramDiff", "RecompileError", "RunReport", "UnsplittableArgument", "__version__", "capture_tracer_errors", "diff",
     "expect_compiles", "explain", "load_ipython_extension", "no_recompiles", "profile",
     "recompile_diff", "trace",
     "trace_cell", "unload_ipython_extension", "watch",

@@ -555,10 +555,11 @@ def test_long_provenance_is_grouped_and_drawn_near_the_value():
 
 def test_import_patches_nothing_and_a_trace_captures_while_it_runs(tmp_path):
     """``import jaxviz`` leaves JAX's tracer errors alone; ``jaxviz.trace`` installs the
-    capture for the trace only, and the error it raised still carries what was captured."""
+    capture for the trace only, ``jaxviz.capture_tracer_errors()`` for its block, and the
+    errors raised there carry what was captured."""
     script = tmp_path / "script.py"
     script.write_text(
-        "import jax.numpy as jnp, jaxviz\n"
+        "import jax, jax.numpy as jnp, jaxviz\n"
         "from jaxviz import _jax_internals as internals\n"
         "assert not internals.tracer_error_capture_installed(), 'import jaxviz patched JAX'\n"
         "def f(x, neg):\n"
@@ -568,7 +569,18 @@ def test_import_patches_nothing_and_a_trace_captures_while_it_runs(tmp_path):
         "except Exception as exc:\n"
         "    assert internals.captured_tracer_error(exc) is not None\n"
         "    assert jaxviz.explain(exc).inputs[0].name == 'neg'\n"
+        "else:\n"
+        "    raise AssertionError('no tracer error')\n"
         "assert not internals.tracer_error_capture_installed(), 'the capture outlived the trace'\n"
+        "g = jax.jit(f)\n"
+        "with jaxviz.capture_tracer_errors():\n"
+        "    try:\n"
+        "        g(jnp.ones(3), True)\n"
+        "    except Exception as exc:\n"
+        "        assert jaxviz.explain(exc).inputs[0].name == 'neg'\n"
+        "    else:\n"
+        "        raise AssertionError('no tracer error')\n"
+        "assert not internals.tracer_error_capture_installed(), 'the capture outlived its block'\n"
         "print('ok')\n")
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "ok", out.stderr

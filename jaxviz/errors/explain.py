@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+from contextlib import AbstractContextManager
 
+from .. import _jax_internals as internals
 from ..tracing import TRACE_ERROR_HOOKS
 from .explanation import Explanation, is_tracer_error
 from .provenance import Explainer
@@ -31,6 +33,14 @@ def safe_explain(exc: BaseException) -> Explanation | None:
         return explain(exc)
     except Exception:  # the explainer must never hide the user's error
         return None
+
+
+def capture_tracer_errors() -> AbstractContextManager[None]:
+    """A ``with`` block in which JAX's tracer errors record the value they refused and
+    the frame that refused it: what ``explain`` walks back from to the inputs. ``import
+    jaxviz`` patches nothing; ``%load_ext jaxviz`` captures for the session and
+    ``jaxviz.trace`` for its trace. Without a capture, ``explain`` knows only the line."""
+    return internals.tracer_errors_captured()
 
 
 def note_explanation(exc: BaseException) -> None:
