@@ -104,7 +104,7 @@ def bench_cell_notice(cells: int = 20000, rounds: int = 10) -> float:
     """The session's pre/post-cell hooks around a cell that compiled nothing."""
     from IPython.core.interactiveshell import InteractiveShell
 
-    from jaxviz import recompiles
+    from jaxviz.ipython import recompiles
 
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "jaxviz")

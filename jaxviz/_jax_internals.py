@@ -9,13 +9,26 @@ the API it stands for, decided once at import.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import os
+import sys
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import jax.errors
+from jax._src import core as _core
+from jax._src import dispatch as _dispatch
 from jax._src import linear_util as _lu
+from jax._src import monitoring as _monitoring
+from jax._src import pjit as _pjit
 from jax._src import source_info_util as _siu
+from jax._src import xla_bridge as _xla_bridge
+from jax._src.interpreters import partial_eval as _pe
+from jax.core import Tracer
+from jax.extend.core import JaxprEqn, Literal
 
 try:  # public from JAX 0.10
     from jax.extend.core import DropVar as DropVar
@@ -217,8 +230,6 @@ _captured_originals: dict[str, tuple[Any, str, Any]] = {}
 
 
 def _tracer_error_classes() -> tuple[type, ...]:
-    import jax.errors
-
     return (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError,
             jax.errors.TracerIntegerConversionError, jax.errors.TracerArrayConversionError,
             jax.errors.NonConcreteBooleanIndexError)
@@ -227,8 +238,6 @@ def _tracer_error_classes() -> tuple[type, ...]:
 def _find_tracer(frame: Any, aval: Any, max_frames: int = 8) -> Any:
     """A tracer of type ``aval`` held by one of the innermost frames' locals (or one level
     inside them: ``idx.index``), for errors JAX builds from the aval only."""
-    from jax.core import Tracer
-
     def candidates(value: Any) -> Any:
         yield value
         if isinstance(value, (tuple, list)) and len(value) <= 16:
@@ -248,8 +257,6 @@ def _find_tracer(frame: Any, aval: Any, max_frames: int = 8) -> Any:
 
 def _record(exc: BaseException, value: Any, frame: Any) -> None:
     try:
-        from jax.core import Tracer
-
         if isinstance(value, (tuple, list)):  # a shape holding tracers
             value = next((v for v in value if isinstance(v, Tracer)), None)
         elif value is not None and not isinstance(value, Tracer):
@@ -259,16 +266,42 @@ def _record(exc: BaseException, value: Any, frame: Any) -> None:
         pass
 
 
+_capture_lock = threading.Lock()
+_capture_blocks = 0  # ``tracer_errors_captured`` blocks running now, in any thread
+_capture_kept = False  # installed by ``install_tracer_error_capture``: blocks leave it
+
+
+@contextlib.contextmanager
+def tracer_errors_captured() -> Iterator[None]:
+    """The capture installed for the duration of the block (a trace by jaxviz), and
+    removed after the last block ends unless ``install_tracer_error_capture`` installed
+    it for good (``%load_ext jaxviz``). ``import jaxviz`` patches nothing."""
+    global _capture_blocks
+    with _capture_lock:
+        _capture_blocks += 1
+        _install_capture()
+    try:
+        yield
+    finally:
+        with _capture_lock:
+            _capture_blocks -= 1
+            if not _capture_blocks and not _capture_kept:
+                uninstall_tracer_error_capture()
+
+
 def install_tracer_error_capture() -> None:
     """Wrap the constructors of JAX's tracer errors so each records, on the exception, the
-    tracer it refused and the raising frame (read back by ``captured_tracer_error``).
-    Idempotent; the errors themselves (type, message, traceback) are unchanged."""
+    tracer it refused and the raising frame (read back by ``captured_tracer_error``), until
+    ``uninstall_tracer_error_capture``. Idempotent; the errors themselves (type, message,
+    traceback) are unchanged."""
+    global _capture_kept
+    _capture_kept = True
+    _install_capture()
+
+
+def _install_capture() -> None:
     if _captured_originals:
         return
-    import sys
-
-    from jax._src import core as _core
-
     for cls in _tracer_error_classes():
         original = cls.__dict__["__init__"]
 
@@ -308,6 +341,8 @@ def install_tracer_error_capture() -> None:
 def uninstall_tracer_error_capture() -> None:
     """Undo ``install_tracer_error_capture``: JAX's own constructors and helpers are put
     back (the very objects that were replaced). A no-op when not installed."""
+    global _capture_kept
+    _capture_kept = False
     for owner, attr, original in _captured_originals.values():
         setattr(owner, attr, original)
     _captured_originals.clear()
@@ -322,17 +357,12 @@ def captured_tracer_error(exc: BaseException) -> TracerErrorCapture | None:
 
 
 def is_tracer(value: Any) -> bool:
-    from jax.core import Tracer
-
     return isinstance(value, Tracer)
 
 
 def staged_tracer(tracer: Any) -> Any:
     """The ``jit``-staged tracer inside ``tracer`` (through vmap's BatchTracer ``val``,
     jvp's ``primal``, ...), or None when nothing is being staged (e.g. eager vmap)."""
-    from jax._src.interpreters import partial_eval as _pe
-    from jax.core import Tracer
-
     for _ in range(32):
         if isinstance(tracer, _pe.DynamicJaxprTracer):
             return tracer
@@ -350,8 +380,6 @@ def staged_tracer(tracer: Any) -> Any:
 # After its trace, a JAX 0.6 frame has dropped the variables no output uses: a leaked
 # tracer's equation is then unknown (``tracer_created_at`` still says where it was made).
 def _tracer_holds_var() -> bool:
-    from jax._src.interpreters import partial_eval as _pe
-
     return "val" in _pe.DynamicJaxprTracer.__slots__
 
 
@@ -386,8 +414,6 @@ def tracer_function(tracer: Any) -> TracerFunction | None:
 
 def tracer_origin(tracer: Any) -> TracerOrigin:
     """One step back along a staged tracer's provenance."""
-    from jax.extend.core import JaxprEqn, Literal
-
     parent = getattr(tracer, "parent", None)
     if parent is not None:
         operands = list(parent.in_tracers)
@@ -419,8 +445,6 @@ def tracer_origin(tracer: Any) -> TracerOrigin:
 def _recorded_eqn_origin(frame: Any, var: Any) -> TracerOrigin | None:
     """JAX 0.6: the equation of ``frame`` that wrote ``var``, its operands found among the
     frame's tracers (None when an input or a constant wrote it)."""
-    from jax.extend.core import Literal
-
     eqn = next((e for e in reversed(frame.eqns) if any(v is var for v in e.outvars)), None)
     if eqn is None:
         return None
@@ -440,13 +464,11 @@ def _recorded_eqn_origin(frame: Any, var: Any) -> TracerOrigin | None:
 def _tracer_for_var(frame: Any, by_var: dict[Any, Any], var: Any) -> Any:
     """JAX 0.6: a tracer standing for ``var`` in its (finished) trace, registered with the
     frame so that the walk goes on through it, as JAX does for its own tracers."""
-    from jax._src.interpreters import partial_eval as _pe
-
     trace = next(iter(by_var.values()), None)
     trace = getattr(trace, "_trace", None)
     if trace is None:
         return None
-    tracer = _pe.DynamicJaxprTracer(trace, var.aval, None)
+    tracer = _pe.DynamicJaxprTracer(trace, var.aval, None)  # pyright: ignore[reportArgumentType]  (JAX 0.6: no source)
     frame.tracers.append(tracer)
     frame.tracer_to_var[id(tracer)] = var
     by_var[var] = tracer
@@ -464,13 +486,6 @@ def tracer_created_at(tracer: Any) -> list[UserFrame]:
 # ``jaxviz.recompiles`` learns about every trace, lowering and backend compile through
 # ``jax.monitoring`` (public), but the events carry only a name. The arguments of the call
 # being compiled are read, at miss time only, from JAX's own frames on the stack.
-import os as _os  # noqa: E402
-import sys as _sys  # noqa: E402
-from collections.abc import Callable as _Callable  # noqa: E402
-
-from jax._src import dispatch as _dispatch  # noqa: E402
-from jax._src import monitoring as _monitoring  # noqa: E402
-from jax._src import pjit as _pjit  # noqa: E402
 
 # The names jax.monitoring uses for the three stages (record_scalar at the start with the
 # start time, record_event_duration_secs at the end; both with ``fun_name=``).
@@ -483,11 +498,11 @@ _INFER_PARAMS_CODE = _pjit._infer_params.__code__  # (fun, ji, args, kwargs): tr
 # ``cache_miss``: from JAX 0.9 ``_run_python_pjit(p, args_flat, fun, args, kwargs)``, whose
 # caller holds ``jit_info``; in JAX 0.6 to 0.8 ``_python_pjit_helper(fun, jit_info, *args,
 # **kwargs)``, which also calls ``_infer_params`` (its caller when tracing a call).
-_RUN_PYTHON_PJIT = getattr(_pjit, "_run_python_pjit", None) or _pjit._python_pjit_helper
+_RUN_PYTHON_PJIT = getattr(_pjit, "_run_python_pjit", None) or _pjit._python_pjit_helper  # pyright: ignore[reportAttributeAccessIssue]  (JAX < 0.9)
 _RUN_PYTHON_PJIT_CODE = _RUN_PYTHON_PJIT.__code__
 _CALL_PATH_NAMES = ("cache_miss", _RUN_PYTHON_PJIT_CODE.co_name)  # not .trace()/.lower()
 _JAX_DIRS = tuple(
-    _os.path.dirname(_os.path.abspath(m.__file__)) + _os.sep
+    os.path.dirname(os.path.abspath(m.__file__)) + os.sep
     for m in (__import__("jax"), __import__("jaxlib"))
 )
 
@@ -501,7 +516,7 @@ def is_jax_file(filename: str) -> bool:
 class JitCall:
     """The call of a ``jax.jit``-ed function that JAX is tracing/lowering/compiling now."""
 
-    fun: _Callable[..., Any]  # the Python callable that was jitted
+    fun: Callable[..., Any]  # the Python callable that was jitted
     jit_info: Any  # opaque; the same object for the same jit object (compare with ``is``)
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
@@ -536,7 +551,7 @@ def current_jit_call(max_depth: int = 80) -> JitCall | None:
     Reads the locals of ``jax._src.pjit._infer_params`` / ``_run_python_pjit`` (JAX < 0.9:
     ``_python_pjit_helper``) frames.
     """
-    frame = _sys._getframe(1)
+    frame = sys._getframe(1)
     depth = 0
     while frame is not None and depth < max_depth:
         code = frame.f_code
@@ -564,29 +579,25 @@ def current_jit_call(max_depth: int = 80) -> JitCall | None:
 
 
 # jax.monitoring can unregister a listener from JAX 0.8; before, only its private twins can.
-unregister_scalar_listener: _Callable[[_Callable[..., Any]], None] = getattr(
+unregister_scalar_listener: Callable[[Callable[..., Any]], None] = getattr(
     _monitoring, "unregister_scalar_listener", None
-) or _monitoring._unregister_scalar_listener_by_callback
-unregister_event_duration_listener: _Callable[[_Callable[..., Any]], None] = getattr(
+) or _monitoring._unregister_scalar_listener_by_callback  # pyright: ignore[reportAttributeAccessIssue]  (JAX < 0.8)
+unregister_event_duration_listener: Callable[[Callable[..., Any]], None] = getattr(
     _monitoring, "unregister_event_duration_listener", None
-) or _monitoring._unregister_event_duration_listener_by_callback
+) or _monitoring._unregister_event_duration_listener_by_callback  # pyright: ignore[reportAttributeAccessIssue]  (JAX < 0.8)
 
 
 def monitoring_listener_counts() -> dict[str, int]:
     """How many jax.monitoring listeners of each kind are registered (for tests: the
     public module can register and unregister, not list)."""
-    from jax._src import monitoring as _m
-
-    return {"event": len(_m.get_event_listeners()),
-            "duration": len(_m.get_event_duration_listeners()),
-            "scalar": len(_m.get_scalar_listeners())}
+    return {"event": len(_monitoring.get_event_listeners()),
+            "duration": len(_monitoring.get_event_duration_listeners()),
+            "scalar": len(_monitoring.get_scalar_listeners())}
 
 
 # ---------------------------------------------------------------------- backends
 def backends_initialized() -> bool | None:
     """Whether JAX has already created its backends (None if we cannot tell). Asking
     ``jax.devices()`` before that would start them, and on a GPU take its memory."""
-    from jax._src import xla_bridge
-
-    initialized = getattr(xla_bridge, "backends_are_initialized", None)
+    initialized = getattr(_xla_bridge, "backends_are_initialized", None)
     return bool(initialized()) if callable(initialized) else None

@@ -50,17 +50,18 @@ import numpy as np
 from . import _jax_internals as internals
 from .graph import SourceLoc
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-internals.register_library_path(_PACKAGE_DIR)
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+internals.register_library_path(PACKAGE_DIR)
 
 _LIBRARY_DIRS = tuple(
     {p + os.sep for p in (sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib"),
                           sysconfig.get_path("purelib"), sysconfig.get_path("platlib")) if p}
-    | {_PACKAGE_DIR}
+    | {PACKAGE_DIR}
 )
 _ANONYMOUS = frozenset({"<lambda>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<module>"})
 SCOPE_PREFIX = "jv"  # our activation scopes are named "jv<id>:<function>"
 HOOK_NAME = "__jaxviz_call__"  # the builtin an instrumented function body calls
+CELL_FUNCTION = "__jaxviz_cell__"  # the function a %%jaxpr cell is compiled into (jaxviz.cells)
 MODE_ENV = "JAXVIZ_CALL_SCOPES"  # "hook" forces the settrace recorder (tests, debugging)
 _GENERATOR_FLAGS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE
                     | inspect.CO_ASYNC_GENERATOR)
@@ -92,10 +93,9 @@ def ipython_cell_name(file: str) -> str | None:
     """``In[5]`` for a file IPython compiled a notebook cell into, else None."""
     if not (file.startswith("<ipython-input-") or "ipykernel_" in file):
         return None
+    ipython = sys.modules.get("IPython")  # the shell that compiled the cell imported it
     try:
-        from IPython import get_ipython
-
-        shell = get_ipython()
+        shell = ipython.get_ipython() if ipython is not None else None
         named = shell.compile.format_code_name(file) if shell is not None else None
     except Exception:  # no shell, or an IPython without the method
         named = None
@@ -351,7 +351,7 @@ class _Instrument(ast.NodeTransformer):
         rest = body[len(doc):]
         if not rest or _is_generator(node):
             return node
-        position = {"lineno": node.lineno, "col_offset": node.col_offset,
+        position: dict[str, Any] = {"lineno": node.lineno, "col_offset": node.col_offset,
                     "end_lineno": node.lineno, "end_col_offset": node.col_offset + 3}
         call = ast.Call(ast.Name(HOOK_NAME, ast.Load(), **position), [], [], **position)
         node.body = doc + [ast.With([ast.withitem(call)], rest, **position)]
@@ -677,7 +677,7 @@ def fresh_jax_traces() -> Any:
     return _jaxviz_context("jaxviz")
 
 
-def recorders(roots: Iterable[Any], skip: Iterable[Any] = (), cell_file: str | None = None) -> Iterator[_Recorder]:
+def recorders(roots: Iterable[Any], skip: Iterable[Any] = (), cell_file: str | None = None) -> Iterator[HookScopes | CodeScopes]:
     """The recorders to try in turn: trace with each until one is ``complete()``."""
     skip, roots = list(skip), list(roots)
     if os.environ.get(MODE_ENV, "code") != "hook":

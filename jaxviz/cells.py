@@ -24,22 +24,14 @@ from typing import Any
 
 import jax
 
+from . import _jax_internals as internals
 from .adapters import flax_nnx
-from .adapters.base import path_text
-from .calls import compile_instrumented, restore_plain_code
-from .devices import default_device, describe_device
-from .program import InputInfo, Program
-from .tracing import (
-    _flat_inputs,
-    _fresh,
-    _short,
-    build_program,
-    is_array,
-    is_python_scalar,
-    stage,
-)
+from .calls import CELL_FUNCTION, compile_instrumented, restore_plain_code
+from .devices import RunReport, default_device, describe_device, place, resolve_device, time_runs
+from .jaxprs import fresh_function, is_array, is_python_scalar, is_traceable_tree, path_text, short
+from .program import InputInfo, Program, traced_inputs
+from .tracing import build_program, stage
 
-CELL_FUNCTION = "__jaxviz_cell__"
 LAST_VALUE = "__jaxviz_last__"
 _counter = itertools.count(1)
 
@@ -130,6 +122,7 @@ def _as_function(analysis: CellAnalysis, params: list[str], filename: str, names
     body = list(analysis.tree.body)
     if analysis.has_last_expr:
         last = body[-1]
+        assert isinstance(last, ast.Expr)  # what has_last_expr says
         body[-1] = ast.copy_location(
             ast.Assign(targets=[ast.Name(LAST_VALUE, ast.Store())], value=last.value), last)
     body.append(ast.Return(ast.Call(ast.Name("locals", ast.Load()), [], [])))
@@ -137,7 +130,7 @@ def _as_function(analysis: CellAnalysis, params: list[str], filename: str, names
         name=CELL_FUNCTION,
         args=ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], kwonlyargs=[],
                            kw_defaults=[], defaults=[]),
-        body=body, decorator_list=[], returns=None, type_params=[],
+        body=body, decorator_list=[], returns=None, type_params=[],  # pyright: ignore[reportCallIssue]  (a field from Python 3.12)
     )
     module = ast.Module(body=[fn], type_ignores=[])
     ast.fix_missing_locations(module)
@@ -146,17 +139,6 @@ def _as_function(analysis: CellAnalysis, params: list[str], filename: str, names
     scope: dict[str, Any] = {}
     exec(code, namespace, scope)  # defines the function only
     return scope[CELL_FUNCTION]
-
-
-def _is_traceable_tree(value: Any) -> bool:
-    """Arrays, or pytrees whose leaves are arrays (Python numbers allowed beside them)."""
-    if is_array(value):
-        return True
-    if is_python_scalar(value) or callable(value):
-        return False
-    leaves = jax.tree_util.tree_leaves(value)
-    return bool(leaves) and any(is_array(x) for x in leaves) and all(
-        is_array(x) or is_python_scalar(x) for x in leaves)
 
 
 @dataclass
@@ -173,10 +155,9 @@ class CellProgram:
     def run(self, repeats: int = 0) -> dict[str, Any]:
         """Execute on the device; returns the names to bind (``__jaxviz_last__`` included).
         ``repeats`` > 0: that many more timed runs, their median the steady-state time."""
-        if self.compiled is None:
-            self.compile()
+        compiled = self.compiled if self.compiled is not None else self.compile()
         t0 = time.perf_counter()
-        outs = self.compiled(*self.args)
+        outs = compiled(*self.args)
         jax.block_until_ready(outs)
         self.program.timings["run"] = time.perf_counter() - t0
         self._report_runs(repeats)
@@ -189,7 +170,7 @@ class CellProgram:
             rest = rest[count:]
         return jax.tree_util.tree_unflatten(self.side["treedef"], leaves)
 
-    def compile(self) -> None:
+    def compile(self) -> Any:
         with _on_device(self.device):
             t0 = time.perf_counter()
             lowered = self.side["staged"].traced.lower()
@@ -198,16 +179,13 @@ class CellProgram:
             t2 = time.perf_counter()
         self.program.timings["lower"] = t1 - t0
         self.program.timings["compile"] = t2 - t1
-        from .devices import RunReport
-
         report = RunReport.from_compiled(self.program.name, self.compiled, self.device or default_device(),
                                          self.program.costs(), requested=self.device)
         self.program.run_report = report
         self.program.device = f"{report.device} ({report.device_kind})"
+        return self.compiled
 
     def _report_runs(self, repeats: int) -> None:
-        from .devices import time_runs
-
         samples = time_runs(lambda: self.compiled(*self.args), repeats) if repeats > 0 else []
         report = self.program.run_report
         timings = self.program.timings
@@ -234,8 +212,6 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
     ("cpu:1", "gpu:0", a ``jax.Device``; None: JAX's default) is where it will run: its
     array inputs are placed there explicitly."""
     if device is not None:
-        from .devices import resolve_device
-
         device = resolve_device(device)
     filename = filename or new_cell_filename()
     register_source(filename, source)
@@ -254,15 +230,15 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
     outputs = analysis.assigned | ({LAST_VALUE} if analysis.has_last_expr else set())
 
     def staged_fn(*args: Any) -> list[Any]:
-        args = [split[n].merge(a) if n in split else a for n, a in zip(traced, args)]
-        local = cell_fn(*args)
+        merged = [split[n].merge(a) if n in split else a for n, a in zip(traced, args)]
+        local = cell_fn(*merged)
         result = {k: local[k] for k in local if k in outputs}
         flat, treedef = jax.tree_util.tree_flatten_with_path(result)
         dynamic = [i for i, (_, leaf) in enumerate(flat) if isinstance(leaf, jax.Array)]
         side.update(treedef=treedef, leaves=[leaf for _, leaf in flat], dynamic=dynamic,
                     names=[_output_name(flat[i][0]) for i in dynamic], write_back=[])
         updated = []
-        for n, arg in zip(traced, args):  # NNX modules the cell updated in place, as nnx.jit does
+        for n, arg in zip(traced, merged):  # NNX modules the cell updated in place, as nnx.jit does
             if flax_nnx.is_graph_node(namespace[n]):
                 state, names = flax_nnx.state_of(arg)
                 leaves, state_def = jax.tree_util.tree_flatten(state)
@@ -275,11 +251,9 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
     args = tuple(split[n].arrays if n in split else namespace[n] for n in traced)
     snapshots = _snapshot_containers(namespace, folded)
     if device is not None:
-        from .devices import place
-
         args = place(args, device)
     with _on_device(device):
-        staged = stage(lambda: jax.jit(_fresh(staged_fn)), args, {}, skip=[cell_code], cell_file=filename,
+        staged = stage(lambda: jax.jit(fresh_function(staged_fn)), args, {}, skip=[cell_code], cell_file=filename,
                        roots=[cell_fn])
     _check_no_leaks(namespace, snapshots)
     side["staged"] = staged
@@ -307,7 +281,7 @@ def _check_no_leaks(namespace: dict[str, Any], snapshots: dict[str, Any]) -> Non
     ``results``: restore the container and say what to do instead."""
     for name, before in snapshots.items():
         value = namespace[name]
-        if not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value)):
+        if not any(internals.is_tracer(leaf) for leaf in jax.tree_util.tree_leaves(value)):
             continue
         if isinstance(value, list):
             value[:] = before
@@ -360,9 +334,9 @@ class SplitValue:
                  else [name + path_text(path) for path, _ in paths])
         for full, (_, leaf) in zip(names, paths):
             if is_array(leaf):
-                out += _flat_inputs(full, leaf, "traced", "cell variable")
+                out += traced_inputs(full, leaf, "cell variable")
             else:
-                out.append(InputInfo(full, "static", None, _short(leaf, 40), "cell variable"))
+                out.append(InputInfo(full, "static", None, short(leaf, 40), "cell variable"))
         return out
 
 
@@ -380,10 +354,10 @@ def _classify(analysis: CellAnalysis, namespace: dict[str, Any], static: set[str
         value = namespace[name]
         if name in static:
             folded.append(name)
-            inputs.append(InputInfo(name, "static", None, _short(value, 40), "cell variable"))
-        elif _is_traceable_tree(value):
+            inputs.append(InputInfo(name, "static", None, short(value, 40), "cell variable"))
+        elif is_traceable_tree(value):
             traced.append(name)
-            flat = _flat_inputs(name, value, "traced", "cell variable")
+            flat = traced_inputs(name, value, "cell variable")
             if flax_nnx.is_graph_node(value):
                 for info, leaf_name in zip(flat, flax_nnx.node_leaf_names(name, value)):
                     info.name = leaf_name
@@ -391,7 +365,7 @@ def _classify(analysis: CellAnalysis, namespace: dict[str, Any], static: set[str
         elif is_python_scalar(value):
             folded.append(name)
             # Python numbers are folded in as literals, as a plain run would use them.
-            inputs.append(InputInfo(name, "constant", None, _short(value, 40), "cell variable"))
+            inputs.append(InputInfo(name, "constant", None, short(value, 40), "cell variable"))
         elif (parts := SplitValue.of(value)) is not None:
             traced.append(name)
             split[name] = parts

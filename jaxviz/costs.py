@@ -28,6 +28,9 @@ from typing import Any
 
 import jax.extend.core as jcore
 
+from .jaxprs import sub_jaxprs
+from .text import fmt_bytes, fmt_flops
+
 # ---------------------------------------------------------------------- primitive tables
 # 1 FLOP per output element (XLA's HloCostAnalysis counts these as one each).
 ELEMENTWISE = frozenset({
@@ -265,8 +268,14 @@ def _eqn_holds_jaxpr(eqn: Any) -> bool:
 
 
 def program_costs(closed: Any) -> ProgramCosts:
-    """Costs of every equation of a ClosedJaxpr (and of its sub-jaxprs), in the order the
-    graph builder creates their nodes."""
+    """Costs of every equation of a ClosedJaxpr (and of its sub-jaxprs), in equation order.
+
+    Equation order is the contract by which ``annotate`` matches costs to graph nodes: a
+    depth-first walk, each equation before the equations of its sub-jaxprs, those taken
+    in ``jaxprs.sub_jaxprs`` order. ``tracing.GraphBuilder`` adds its equation nodes in
+    that order; ``annotate`` checks the primitives line up, and
+    ``tests/test_costs.py::test_costs_line_up_with_the_graph`` checks it on every
+    program of the zoo."""
     per_eqn: list[Cost] = []
     prims: list[str] = []
     notes: list[str] = []
@@ -276,8 +285,6 @@ def program_costs(closed: Any) -> ProgramCosts:
 
 
 def _walk(jaxpr: Any, mult: float, per_eqn: list[Cost], prims: list[str], notes: list[str]) -> Cost:
-    from .tracing import _sub_jaxprs  # the graph builder's own order of sub-jaxprs
-
     flops = trans = nbytes = 0.0
     for eqn in jaxpr.eqns:
         own = eqn_cost(eqn).scaled(mult)
@@ -289,7 +296,7 @@ def _walk(jaxpr: Any, mult: float, per_eqn: list[Cost], prims: list[str], notes:
         nbytes += own.bytes
         if not _eqn_holds_jaxpr(eqn):
             continue
-        subs = _sub_jaxprs(eqn.params)
+        subs = sub_jaxprs(eqn.params)
         inner = mult
         if name == "scan":
             inner = mult * int(eqn.params.get("length", 1))
@@ -312,7 +319,8 @@ def _walk(jaxpr: Any, mult: float, per_eqn: list[Cost], prims: list[str], notes:
 # ---------------------------------------------------------------------- onto the graph
 def annotate(graph: Any, costs: ProgramCosts) -> bool:
     """Copy per-equation costs onto the graph's equation nodes and sum them per group
-    (a ``cond``'s group counts its most expensive branch). Returns False, touching
+    (a ``cond``'s group counts its most expensive branch). The n-th equation node gets
+    the n-th cost (equation order, see ``program_costs``). Returns False, touching
     nothing, when the graph's equations do not line up with the jaxpr's."""
     eqn_nodes = [n for n in graph.nodes if n.kind == "eqn"]
     if len(eqn_nodes) != len(costs.per_eqn) or any(
@@ -341,28 +349,6 @@ def annotate(graph: Any, costs: ProgramCosts) -> bool:
 
 
 # ---------------------------------------------------------------------- display helpers
-_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
-
-
-def fmt_count(value: float, unit: str = "") -> str:
-    """``4.2e9`` → ``4.2 G`` + unit."""
-    for scale, prefix in _PREFIXES:
-        if abs(value) >= scale:
-            return f"{value / scale:.3g} {prefix}{unit}"
-    return f"{value:.3g} {unit}".rstrip()
-
-
-def fmt_flops(value: float) -> str:
-    return fmt_count(value, "FLOP")
-
-
-def fmt_bytes(value: float) -> str:
-    for scale, prefix in ((2 ** 40, "Ti"), (2 ** 30, "Gi"), (2 ** 20, "Mi"), (2 ** 10, "Ki")):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g} {prefix}B"
-    return f"{value:.0f} B"
-
-
 # A heat scale from pale yellow to deep red (ColorBrewer YlOrRd), shared by the renderers.
 # Yellow to brown (ColorBrewer YlOrBr): kept apart from the red of captured values.
 HEAT_STOPS = ("#FFFFE5", "#FFF7BC", "#FEE391", "#FEC44F", "#FE9929", "#EC7014", "#CC4C02", "#8C2D04")

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import html
 import inspect
 import statistics
 import time
@@ -25,8 +24,12 @@ from typing import Any
 
 import jax
 import numpy as np
+from rich.table import Table
 
-from .costs import Cost, ProgramCosts, fmt_bytes, fmt_count, fmt_flops, program_costs
+from . import _jax_internals as internals
+from .costs import Cost, ProgramCosts, program_costs
+from .text import esc, fmt_bytes, fmt_count, fmt_flops, fmt_seconds
+from .tracing import normalize_static_argnums
 
 PLATFORMS = ("gpu", "tpu", "cpu")  # probed in this order; the default backend comes first
 ALIASES = {"cuda": "gpu", "rocm": "gpu", "nvidia": "gpu", "amd": "gpu"}
@@ -54,7 +57,7 @@ def list_devices() -> list[Any]:
 
 def default_device() -> Any:
     """The device ``jax.jit`` uses for uncommitted inputs."""
-    configured = jax.config.jax_default_device
+    configured = jax.config.jax_default_device  # pyright: ignore[reportAttributeAccessIssue]  (set by name)
     if configured is not None and not isinstance(configured, str):
         return configured
     if isinstance(configured, str):
@@ -225,15 +228,13 @@ class DeviceTable:
 
     def _repr_html_(self) -> str:
         rows = "".join(
-            f"<tr><td><code>{_esc(r.label)}</code>{' <b>(default)</b>' if r.default else ''}</td>"
-            f"<td>{_esc(r.kind)}</td><td>{_esc(r.memory_text())}</td></tr>" for r in self.rows)
-        note = f'<div style="color:#a15c00">{_esc(self.note())}</div>' if self.note() else ""
+            f"<tr><td><code>{esc(r.label)}</code>{' <b>(default)</b>' if r.default else ''}</td>"
+            f"<td>{esc(r.kind)}</td><td>{esc(r.memory_text())}</td></tr>" for r in self.rows)
+        note = f'<div style="color:#a15c00">{esc(self.note())}</div>' if self.note() else ""
         return ('<table class="jaxviz-devices" style="font-size:12px"><tr><th>device</th><th>kind</th>'
                 f"<th>memory</th></tr>{rows}</table>{note}")
 
     def __rich_console__(self, console: Any, options: Any) -> Any:
-        from rich.table import Table
-
         table = Table(title="devices", box=None, header_style="bold")
         for col in ("device", "kind", "memory"):
             table.add_column(col)
@@ -247,12 +248,6 @@ class DeviceTable:
         return [{"device": r.label, "kind": r.kind, "platform": r.platform, "default": r.default,
                  "process": r.process, "memory_stats": r.stats, "live_arrays": r.live[0],
                  "live_bytes": r.live[1]} for r in self.rows]
-
-
-def devices_command(shell: Any, argv: list[str]) -> DeviceTable:
-    """``%jaxviz devices [cpu|gpu|tpu]``: the devices, with their memory."""
-    platform = argv[0].lower() if argv else None
-    return DeviceTable.collect(platform)
 
 
 # ---------------------------------------------------------------------- executables
@@ -459,9 +454,9 @@ class RunReport:
 
     # ----------------------------------------------------------------- rich displays
     def html(self) -> str:
-        rows = "".join(f'<tr><td style="text-align:left;color:#555">{_esc(k)}</td>'
-                       f'<td style="text-align:left">{_esc(v)}</td></tr>' for k, v in self.rows())
-        return (f'<div class="jaxviz-run"><div style="font-weight:bold;font-size:12px">Run · {_esc(self.name)}</div>'
+        rows = "".join(f'<tr><td style="text-align:left;color:#555">{esc(k)}</td>'
+                       f'<td style="text-align:left">{esc(v)}</td></tr>' for k, v in self.rows())
+        return (f'<div class="jaxviz-run"><div style="font-weight:bold;font-size:12px">Run · {esc(self.name)}</div>'
                 f'<table class="jaxviz-run-table" style="font-size:12px">{rows}</table></div>')
 
     def _repr_html_(self) -> str:
@@ -471,8 +466,6 @@ class RunReport:
         return {"text/plain": self.text(), "text/html": self.html()}
 
     def rich_table(self) -> Any:
-        from rich.table import Table
-
         table = Table(title=f"Run · {self.name}", box=None, show_header=False, title_justify="left")
         table.add_column(style="dim")
         table.add_column()
@@ -514,9 +507,6 @@ def profile(fn: Callable[..., Any], *args: Any, device: Any = None, repeats: int
 
     ``fn`` may be plain or ``jax.jit``-ed (its own static arguments apply).
     """
-    from . import _jax_internals as internals
-    from .tracing import normalize_static_argnums
-
     dev = resolve_device(device)
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
@@ -595,18 +585,3 @@ def _place_dynamic(fn: Any, args: tuple, kwargs: dict, nums: tuple[int, ...], na
     return (tuple(a if i in static_pos else place(a, device) for i, a in enumerate(args)),
             {k: v if k in static_kw else place(v, device) for k, v in kwargs.items()})
 
-
-# ---------------------------------------------------------------------- helpers
-def fmt_seconds(s: float | None) -> str:
-    """``12 µs``, ``3.4 ms``, ``1.25 s``; ``—`` for a time not measured (None)."""
-    if s is None:
-        return "—"
-    if s < 1e-3:
-        return f"{s * 1e6:.0f} µs"
-    if s < 1:
-        return f"{s * 1e3:.1f} ms"
-    return f"{s:.2f} s"
-
-
-def _esc(text: Any) -> str:
-    return html.escape(str(text))

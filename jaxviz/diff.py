@@ -23,7 +23,6 @@ JAX's cache key (arguments, static values) is as it was at that compile.
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import re
 import threading
@@ -68,6 +67,13 @@ class EqnChange:
     new: Node | None
     kinds: tuple[str, ...] = ()  # for changed: shape, dtype, weak_type, params, literals, value
     details: tuple[str, ...] = ()  # "f32[8,4] → f32[16,4]", "shape=(8, 4) → (16, 4)"
+
+    @property
+    def node(self) -> Node:
+        """The node in the new trace, or the old one for a removal."""
+        node = self.new if self.new is not None else self.old
+        assert node is not None  # a change is in one trace at least
+        return node
 
     @property
     def shape_only(self) -> bool:
@@ -121,7 +127,7 @@ class ProgramDiff:
     def equations(self, status: str | None = None) -> list[EqnChange]:
         """The changes to equations (not inputs/outputs), of one status or all."""
         every = [*self.added, *self.removed, *self.changed]
-        return [c for c in every if (c.new or c.old).kind == "eqn" and status in (None, c.status)]
+        return [c for c in every if c.node.kind == "eqn" and status in (None, c.status)]
 
     def summary(self) -> str:
         if self.empty:
@@ -484,7 +490,7 @@ def _union_graph(a: Program, b: Program, group_pairs: dict[int, int], node_pairs
     status = builder.status
     notes: dict[Item, str] = {}
     for c in changed:
-        item: Item = ("n", builder.from_b[c.new.id])
+        item: Item = ("n", builder.from_b[c.node.id])  # changed: in both traces, c.node is the new
         status[item] = "changed"
         notes[item] = "; ".join(c.details)[:120]
     for gid, (n_added, n_removed, n_changed, total) in _group_counts(graph, status).items():
@@ -688,7 +694,7 @@ def recompile_diff(name: str, count: int | None = None) -> ProgramDiff:
 
 
 def diff_reply(function: str, count: int | None = None) -> dict[str, Any]:
-    """The answer to the panel's ``diff_request`` (``jaxviz.bridge``): the diff graph
+    """The answer to the panel's ``diff_request`` (``jaxviz.ipython.bridge``): the diff graph
     payload (``ProgramDiff.to_json``) of a compile in the log, its summary and its drawing
     (SVG, with the added/removed/changed colours; None without Graphviz or when nothing
     changed), or why there is none."""
@@ -702,24 +708,3 @@ def diff_reply(function: str, count: int | None = None) -> dict[str, Any]:
     reply["payload"], reply["summary"] = result.to_json(), result.summary()
     reply["svg"] = result._repr_mimebundle_().get("image/svg+xml")  # drawn with its colours
     return reply
-
-
-def diff_command(shell: Any, argv: list[str]) -> Any:
-    """``%jaxviz diff NAME [N]``: the last recompile of NAME (or its N-th compile) against
-    the compile before it."""
-    parser = argparse.ArgumentParser(prog="%jaxviz diff", add_help=False, exit_on_error=False)
-    parser.add_argument("name")
-    parser.add_argument("count", nargs="?", type=int, default=None)
-    try:
-        args = parser.parse_args(argv)
-    except (argparse.ArgumentError, SystemExit):
-        raise ValueError("usage: %jaxviz diff NAME [N] (N: a compile number from the compile log)") from None
-    try:
-        result = recompile_diff(args.name, args.count)
-    except LookupError as exc:
-        print(f"jaxviz: {exc.args[0]}")
-        return None
-    from IPython.display import display
-
-    display(result)
-    return None

@@ -423,9 +423,9 @@ class Graph:
             folded = {c for run in found for c in run}
             children = []
             for c in parent.groups:
-                run = first_of.get(c)
-                if run is not None:
-                    children.append(self._add_repeat(pid, run))
+                fold = first_of.get(c)
+                if fold is not None:
+                    children.append(self._add_repeat(pid, fold))
                 elif c not in folded:
                     children.append(c)
             parent.groups = children
@@ -676,12 +676,6 @@ class Graph:
 
     def to_json_str(self) -> str:
         return json.dumps(self.to_json(), separators=(",", ":"))
-
-    def to_dot(self, expand: int | str | Iterable[int] | None = None, **kwargs: Any) -> str:
-        """Graphviz DOT source of a view (see ``jaxviz.render.dot``)."""
-        from .render.dot import view_to_dot
-
-        return view_to_dot(self.view(expand), **kwargs).source
 
     def __repr__(self) -> str:
         return f"<jaxviz.Graph {self.name!r}: {self.eqn_count} equations, {len(self.groups)} groups>"

@@ -129,12 +129,13 @@ def describe_new(fun: Any, previous: tuple[tuple[str, Held], ...] | None, caller
     base = _function_name(inner)
     if outer == "method":
         cls, method = type(fun.__self__).__name__, fun.__func__.__name__
-        was_method = previous is not None and len(previous) > 1 and previous[0][0] == "method"
-        if was_method and previous[0] == now[0]:
+        before = list(previous or ())
+        was_method = len(before) > 1 and before[0][0] == "method"
+        if was_method and before[0] == now[0]:
             kind = "method_object"
             note = (f"a new bound method object `{cls}.{method}` of the same {cls} instance "
                     f"(each `obj.{method}` access makes one)")
-        elif was_method and previous[1] != now[1]:
+        elif was_method and before[1] != now[1]:
             kind, note = "method", f"the method `{cls}.{method}` of a class defined again"
         else:
             kind, note = "method", f"the bound method `{cls}.{method}` of a new {cls} instance"
@@ -263,7 +264,8 @@ def _assignment(frame: Any, name: str) -> tuple[str, int, bool] | None:
     if tree is None:
         return None
     scope = _scope(tree, frame)
-    lines = [n.lineno for n in ast.walk(scope) if hasattr(n, "lineno") and _assigns(n, name)]
+    nodes: list[Any] = list(ast.walk(scope))
+    lines = [n.lineno for n in nodes if hasattr(n, "lineno") and _assigns(n, name)]
     lines += [item.context_expr.lineno for n in ast.walk(scope) if isinstance(n, ast.With)
               for item in n.items if _assigns(item, name)]
     before = [n for n in lines if n <= frame.f_lineno]

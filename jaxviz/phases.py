@@ -105,7 +105,9 @@ def _member_nodes(graph: Graph, member: tuple[str, int]) -> list[int]:
 
 def _move(graph: Graph, target: Group, nodes: list[int], groups: list[int]) -> None:
     """Re-parent ``nodes`` and ``groups`` (all children of one group) under ``target``."""
-    source = graph.groups[graph.nodes[nodes[0]].group if nodes else graph.groups[groups[0]].parent]
+    parent = graph.nodes[nodes[0]].group if nodes else graph.groups[groups[0]].parent
+    assert parent is not None  # the root is never moved
+    source = graph.groups[parent]
     node_set, group_set = set(nodes), set(groups)
     source.nodes = [n for n in source.nodes if n not in node_set]
     source.groups = [g for g in source.groups if g not in group_set]
@@ -204,8 +206,9 @@ def _group_subtrees(graph: Graph, group: Group, keys: dict[int, str | None]) -> 
     for kind, member in _members(group):
         nodes = [member] if kind == "n" else nodes_below(graph, member)
         found = {keys.get(n) for n in nodes if graph.nodes[n].kind == "eqn"}
-        if len(found) == 1 and None not in found:
-            slot = by_key.setdefault(found.pop(), ([], []))
+        key = found.pop() if len(found) == 1 else None
+        if key is not None:
+            slot = by_key.setdefault(key, ([], []))
             slot[0 if kind == "n" else 1].append(member)
     if len(by_key) < 2 or sum(len(n) + len(g) for n, g in by_key.values()) < SUBTREE_MIN_MEMBERS * len(by_key):
         return  # one subtree, or an equation or two each: boxes would hide nothing

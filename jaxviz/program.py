@@ -3,14 +3,36 @@ timings), and how it displays itself in notebooks and terminals."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .devices import fmt_seconds
+from .costs import ProgramCosts, annotate, program_costs
 from .graph import Aval, Graph
+from .jaxprs import flat_avals
+from .text import fmt_count, fmt_flops, fmt_seconds
 
 INPUT_KINDS = ("traced", "static", "constant", "captured")
+
+
+@dataclass
+class Renderers:
+    """How a Program draws itself: filled in by ``jaxviz.render`` when it is imported
+    (``import jaxviz`` does), so that the model imports no renderer."""
+
+    dot: Callable[..., Any] | None = None  # (program, expand, **options) -> graphviz.Digraph
+    payload: Callable[[Program], dict[str, Any]] | None = None  # the browser's JSON
+    mimebundle: Callable[[Program], dict[str, Any]] | None = None  # the notebook's bundle
+    rich: Callable[[Program], Iterable[Any]] | None = None  # terminal renderables
+
+
+RENDERERS = Renderers()
+
+
+def _renderer(fn: Callable[..., Any] | None) -> Callable[..., Any]:
+    if fn is None:
+        raise RuntimeError("jaxviz.render is not imported: `import jaxviz` registers the renderers")
+    return fn
 
 
 @dataclass(slots=True)
@@ -32,6 +54,11 @@ class InputInfo:
         return f"{self.name}: {self.kind} {what}"
 
 
+def traced_inputs(name: str, value: Any, source: str) -> list[InputInfo]:
+    """Each leaf of ``value`` as a traced input named by its key path (``params['w']``)."""
+    return [InputInfo(leaf, "traced", aval, None, source) for leaf, aval in flat_avals(name, value)]
+
+
 @dataclass
 class Program:
     """A traced function or notebook cell. ``graph`` is the hierarchical dataflow graph."""
@@ -49,7 +76,7 @@ class Program:
     notes: list[str] = field(default_factory=list)  # one-line remarks shown in the summary
     run_report: Any = None  # jaxviz.devices.RunReport once the program ran (the "Run" section)
     call_scopes: str = ""  # how user calls were recorded while tracing: "code" or "hook" (jaxviz.calls)
-    _costs: Any = field(default=None, repr=False)  # see costs()
+    _costs: ProgramCosts | None = field(default=None, repr=False)  # see costs()
 
     # ----------------------------------------------------------------- facts
     @property
@@ -65,12 +92,10 @@ class Program:
                 return i
         raise KeyError(f"{name!r} is not an input of {self.name}; inputs: {[i.name for i in self.inputs]}")
 
-    def costs(self) -> Any:
+    def costs(self) -> ProgramCosts:
         """Estimated FLOPs and bytes per equation and in total (``jaxviz.costs``), also
         written onto the graph's nodes and groups. Computed once, on first use."""
         if self._costs is None:
-            from .costs import annotate, program_costs
-
             self._costs = program_costs(self.jaxpr)
             annotate(self.graph, self._costs)
         return self._costs
@@ -91,8 +116,6 @@ class Program:
                 parts.append(f"{key} {fmt_seconds(self.timings[key])}")
         report = self.run_report
         if report is not None and report.flops:
-            from .costs import fmt_count, fmt_flops
-
             rate = f" ({fmt_count(report.flops_per_second, 'FLOP/s')})" if report.flops_per_second else ""
             parts.append(f"{fmt_flops(report.flops)}{rate}")
         return " · ".join(parts + [f"note: {note}" for note in self.notes])
@@ -103,26 +126,21 @@ class Program:
 
     # ----------------------------------------------------------------- rendering
     def to_dot(self, expand: int | str | Iterable[int] | None = None, **kwargs: Any) -> str:
+        """Graphviz DOT source of a view (``jaxviz.render.dot``)."""
         self.costs()
-        return self.graph.to_dot(self.expand if expand is None else expand, **kwargs)
+        return _renderer(RENDERERS.dot)(self, expand, **kwargs).source
 
     def to_json(self) -> dict[str, Any]:
-        from .render.payload import program_payload
-
         self.costs()
-        return program_payload(self)
+        return _renderer(RENDERERS.payload)(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from .render.notebook import program_mimebundle
-
         self.costs()
-        return program_mimebundle(self)
+        return _renderer(RENDERERS.mimebundle)(self)
 
     def __rich_console__(self, console: Any, options: Any) -> Any:
-        from .render.terminal import program_renderables
-
         self.costs()
-        yield from program_renderables(self)
+        yield from _renderer(RENDERERS.rich)(self)
 
     def __repr__(self) -> str:
         return f"<jaxviz.Program {self.summary()}>"

@@ -30,12 +30,22 @@ from .adapters.base import (
     UnsplittableArgument,
     is_hashable,
     output_leaf_names,
-    path_text,
     positional_names,
 )
 from .calls import CallInfo, is_user_file, make_source
-from .graph import Aval, Graph, SourceLoc
-from .program import InputInfo, Program
+from .graph import Graph, SourceLoc
+from .jaxprs import (
+    aval_of_value,
+    aval_of_var,
+    fresh_function,
+    holds_jaxpr,
+    is_array,
+    is_python_scalar,
+    path_text,
+    short,
+    sub_jaxprs,
+)
+from .program import InputInfo, Program, traced_inputs
 
 PYTREE_GROUP_MIN = 5  # an argument with this many leaves is drawn as one group
 PYTREE_SPLIT_MIN = 16  # and one with more is split by its keys into groups within it
@@ -45,73 +55,13 @@ LINE_ALONE_MAX = 30  # a program that is one line of more equations than this is
 LOOP_ROUND_MIN = 3  # a line's run splits into loop rounds of at least this many equations
 LOOP_ROUNDS_MAX = 64  # and of at most this many rounds (an unrolled chain stays one group)
 
+# Called with an exception ``trace`` raised while staging, before it propagates:
+# ``jaxviz.errors`` adds a tracer error's explanation as a note (so that the model
+# imports no explainer, which draws).
+TRACE_ERROR_HOOKS: list[Callable[[BaseException], None]] = []
+
 
 # ---------------------------------------------------------------------- graph building
-_AVALS: dict[Any, Aval] = {}
-
-
-def _aval_of(var: Any) -> Aval:
-    aval = var.aval
-    try:
-        return _AVALS[aval]
-    except (KeyError, TypeError):
-        pass
-    result = _make_aval(aval)
-    try:
-        if len(_AVALS) > 50_000:
-            _AVALS.clear()
-        _AVALS[aval] = result
-    except TypeError:  # unhashable aval
-        pass
-    return result
-
-
-def _make_aval(aval: Any) -> Aval:
-    shape = tuple(int(d) if isinstance(d, (int, np.integer)) else -1 for d in getattr(aval, "shape", ()))
-    dtype = str(getattr(aval, "dtype", type(aval).__name__))
-    return Aval(shape, dtype, bool(getattr(aval, "weak_type", False)))
-
-
-def _sub_jaxprs(params: dict[str, Any]) -> list[tuple[str, Any, Sequence[Any]]]:
-    """(label, Jaxpr, consts) for every jaxpr held in an equation's params, found generically."""
-    found = []
-    for key, val in params.items():
-        vals = val if isinstance(val, (tuple, list)) else (val,)
-        for i, v in enumerate(vals):
-            label = key if len(vals) == 1 else f"{_singular(key)} {i}"
-            if isinstance(v, jcore.ClosedJaxpr):
-                found.append((label, v.jaxpr, v.consts))
-            elif isinstance(v, jcore.Jaxpr):
-                found.append((label, v, ()))
-    return found
-
-
-def _singular(key: str) -> str:
-    if key.endswith("hes"):
-        return key[:-2]
-    return key[:-1] if key.endswith("s") else key
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    text = str(_plain(value)) if not callable(value) else getattr(value, "__name__", type(value).__name__)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _plain(value: Any) -> Any:
-    """JAX's literal objects (``TypedInt(0, dtype=int32)``, 0-d ``TypedNdArray``) as the
-    value they hold, printed in their own precision: ``0``, ``1.0``, ``0.1`` (a float32)."""
-    if isinstance(value, bool) or type(value) in (int, float, complex):
-        return value
-    dtype = getattr(value, "dtype", None)
-    if dtype is not None and np.ndim(value) == 0 and isinstance(dtype, np.dtype):
-        return np.asarray(value, dtype)[()]  # a numpy scalar: str(np.float32(0.1)) == "0.1"
-    for kind in (bool, int, float, complex):
-        if isinstance(value, kind):
-            return kind(value)
-    return value
-
-
 def _display_params(params: dict[str, Any]) -> dict[str, str]:
     """Params worth a tooltip line: not sub-jaxprs (they are groups), and not settings left
     at nothing (``accuracy=None``, ``in_layouts=(None, None)``, ``donated_invars=(False,)``)."""
@@ -122,7 +72,7 @@ def _display_params(params: dict[str, Any]) -> dict[str, str]:
             continue
         if all(v is None or v is False for v in vals):
             continue
-        out[key] = _short(val)
+        out[key] = short(val)
     return out
 
 
@@ -163,13 +113,9 @@ def library_helper_name(eqn: Any) -> str | None:
     """The user's call (``where``) for a ``jit`` equation JAX made for one of its own
     helpers (``_where``), else None."""
     fname = eqn.params.get("name")
-    if not isinstance(fname, str) or not _sub_jaxprs_quick(eqn.params):
+    if not isinstance(fname, str) or not holds_jaxpr(eqn.params):
         return None
     return _public_helper(fname)
-
-
-def _sub_jaxprs_quick(params: dict[str, Any]) -> bool:
-    return isinstance(params.get("jaxpr"), (jcore.ClosedJaxpr, jcore.Jaxpr))
 
 
 # The outer transformation of a merged name stack element → the phase it stands for.
@@ -235,19 +181,19 @@ class GraphBuilder:
                 g.add_node(kind, f"{info.name} = {info.value}", 0, input_kind=info.kind)
         for i, var in enumerate(closed.jaxpr.constvars):
             info = const_names.get(i)
-            label = info.name if info else f"const {_aval_of(var).text}"
+            label = info.name if info else f"const {aval_of_var(var).text}"
             kind = info.kind if info else "constant"
-            env[var] = g.add_node("const", label, 0, input_kind=kind, outputs=[_aval_of(var)])
+            env[var] = g.add_node("const", label, 0, input_kind=kind, outputs=[aval_of_var(var)])
         by_name = {i.name: i for i in inputs}
         in_groups = self._pytree_groups(input_names, "inputs")
         for var, name in zip(closed.jaxpr.invars, input_names):
             info = by_name.get(name)
             env[var] = g.add_node("input", name, in_groups.get(name, 0),
-                                  input_kind=info.kind if info else "traced", outputs=[_aval_of(var)])
+                                  input_kind=info.kind if info else "traced", outputs=[aval_of_var(var)])
         self._add_eqns(closed.jaxpr.eqns, 0, env, base_path=[])
         out_groups = self._pytree_groups(output_names, "outputs")
         for var, names in _outputs_by_value(closed.jaxpr.outvars, output_names):
-            aval = _aval_of(var)
+            aval = aval_of_var(var)
             out = g.add_node("output", " = ".join(names), out_groups.get(names[0], 0), outputs=[aval])
             if not isinstance(var, jcore.Literal) and var in env:
                 g.add_edge(env[var], out, aval, self._var_name(var))
@@ -319,7 +265,8 @@ class GraphBuilder:
                         and (group.id != 0 or len(run) <= LINE_ALONE_MAX):
                     continue  # all the group does: a box in a box (or one box) says nothing
                 src = g.nodes[run[0]].source
-                name = f"line {src.cell_line or src.line}: {_short(src.text or src.function, 40)}"
+                assert src is not None  # runs are keyed by their line
+                name = f"line {src.cell_line or src.line}: {short(src.text or src.function, 40)}"
                 targets = []
                 for k, members in enumerate(rounds, 1):
                     gid = g.add_group(name, "line", group.id, source=src)
@@ -458,8 +405,8 @@ class GraphBuilder:
 
     def _add_eqn(self, eqn: Any, group: int, env: dict[Any, int], path: list[tuple[str, str]]) -> None:
         g = self.graph
-        subs = _sub_jaxprs(eqn.params)
-        literals = [_short(v.val, 20) for v in eqn.invars if isinstance(v, jcore.Literal)]
+        subs = sub_jaxprs(eqn.params)
+        literals = [short(v.val, 20) for v in eqn.invars if isinstance(v, jcore.Literal)]
         source = self._source(eqn)
         label = _eqn_label(eqn)
         params = _display_params(eqn.params)
@@ -471,7 +418,7 @@ class GraphBuilder:
             g.groups[group].holder = len(g.nodes)  # the equation's node, added next
         node = g.add_node(
             "eqn", label, group, primitive=eqn.primitive.name,
-            params=params, outputs=[_aval_of(v) for v in eqn.outvars],
+            params=params, outputs=[aval_of_var(v) for v in eqn.outvars],
             literals=literals, source=source,
         )
         operands = [v for v in eqn.invars if not isinstance(v, jcore.Literal)]
@@ -482,10 +429,10 @@ class GraphBuilder:
             self._add_eqns(sub.eqns, sub_group, sub_env, base_path=path)
             for var in sub.outvars:  # inner results flow back into the equation's node
                 if not isinstance(var, jcore.Literal) and var in sub_env:
-                    g.add_edge(sub_env[var], node, _aval_of(var), self._var_name(var))
+                    g.add_edge(sub_env[var], node, aval_of_var(var), self._var_name(var))
         for var in operands:  # the rest (e.g. a cond's predicate) feed the node itself
             if var in env and var not in bound:
-                g.add_edge(env[var], node, _aval_of(var), self._var_name(var))
+                g.add_edge(env[var], node, aval_of_var(var), self._var_name(var))
         for var in eqn.outvars:
             if not isinstance(var, internals.DropVar):
                 env[var] = node
@@ -499,8 +446,8 @@ class GraphBuilder:
         for i, var in enumerate(sub.constvars):
             info = named.get(i)  # a captured global a sub-jaxpr closed over
             sub_env[var] = self.graph.add_node(
-                "const", info.name if info else f"const {_aval_of(var).text}", group,
-                input_kind=info.kind if info else "constant", outputs=[_aval_of(var)])
+                "const", info.name if info else f"const {aval_of_var(var).text}", group,
+                input_kind=info.kind if info else "constant", outputs=[aval_of_var(var)])
         outer = list(eqn.invars)[-len(sub.invars):] if sub.invars else []
         aligned = len(outer) == len(sub.invars) and all(
             _same_type(o, i) for o, i in zip(outer, sub.invars))
@@ -555,35 +502,11 @@ def _pytree_root(name: str) -> str:
 
 
 def _same_type(a: Any, b: Any) -> bool:
-    ta, tb = _aval_of(a), _aval_of(b)
+    ta, tb = aval_of_var(a), aval_of_var(b)
     return ta.shape == tb.shape and ta.dtype == tb.dtype
 
 
 # ---------------------------------------------------------------------- inputs
-def is_array(value: Any) -> bool:
-    return isinstance(value, (jax.Array, np.ndarray, np.generic))
-
-
-def is_python_scalar(value: Any) -> bool:
-    return isinstance(value, (bool, int, float, complex)) and not isinstance(value, type)
-
-
-def aval_of_value(value: Any) -> Aval:
-    weak = is_python_scalar(value) or bool(getattr(getattr(value, "aval", None), "weak_type", False))
-    arr = np.asarray(value) if not hasattr(value, "dtype") else value
-    dtype = jax.dtypes.canonicalize_dtype(arr.dtype, allow_extended_dtype=True)  # PRNG keys
-    return Aval(tuple(int(d) for d in np.shape(arr)), str(dtype), weak)
-
-
-def _flat_inputs(name: str, value: Any, kind: str, source: str) -> list[InputInfo]:
-    leaves = jax.tree_util.tree_flatten_with_path(value)[0]
-    out = []
-    for path, leaf in leaves:
-        full = name + path_text(path)
-        out.append(InputInfo(full, kind, aval_of_value(leaf), None, source))
-    return out
-
-
 def captured_values(fn: Callable[..., Any], roots: Iterable[Any] = (),
                     max_functions: int = 50) -> list[tuple[InputInfo, Any]]:
     """Globals and closure variables that ``fn`` reads, which JAX bakes in at trace time:
@@ -607,7 +530,7 @@ def captured_values(fn: Callable[..., Any], roots: Iterable[Any] = (),
                     if name not in seen_names:
                         seen_names.add(name)
                         aval = aval_of_value(value) if is_array(value) else None
-                        out.append((InputInfo(name, "captured", aval, _short(value, 40), source), value))
+                        out.append((InputInfo(name, "captured", aval, short(value, 40), source), value))
                 elif inspect.isfunction(value) or inspect.ismethod(value):
                     todo.append(value)
                 elif callable(value) and not isinstance(value, type):  # a model object
@@ -707,7 +630,8 @@ def stage(make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str,
     roots = [*roots, *args, *kwargs.values()]
     t0 = time.perf_counter()
     for attempt, recorder in enumerate(calls.recorders(roots, skip, cell_file)):
-        with capture_trace_output(echo=attempt == 0) as printed, recorder, calls.fresh_jax_traces():
+        with capture_trace_output(echo=attempt == 0) as printed, recorder, calls.fresh_jax_traces(), \
+                internals.tracer_errors_captured():  # a tracer error says where its value came from
             traced = make_jitted().trace(*args, **kwargs)
         if recorder.complete(traced.jaxpr):
             break
@@ -735,14 +659,6 @@ def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_name
             "(jax.make_user_context, from JAX 0.7, lets jaxviz trace it again): the calls "
             "inside it are not shown as groups")
     return program
-
-
-def _fresh(fn: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(fn)
-    def fresh(*args: Any, **kwargs: Any) -> Any:
-        return fn(*args, **kwargs)
-
-    return fresh
 
 
 def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int] = (),
@@ -774,7 +690,7 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
     # Always trace a fresh function object: JAX caches traces per function, and a cached
     # jaxpr would lack the call scopes recorded while tracing (and take no time).
     def make_jitted() -> Any:
-        return jax.jit(_fresh(plan.function), static_argnums=static_argnums,
+        return jax.jit(fresh_function(plan.function), static_argnums=static_argnums,
                        static_argnames=static_argnames)
 
     captured = captured_values(plan.user_function, roots=[*plan.roots, *plan.args, *plan.kwargs.values()])
@@ -785,7 +701,8 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
         staged = stage(make_jitted, plan.args, plan.kwargs, skip=skip,
                        roots=[plan.function, plan.user_function, *plan.roots])
     except Exception as exc:
-        _note_explanation(exc)
+        for hook in list(TRACE_ERROR_HOOKS):
+            hook(exc)
         raise
     out_names = (plan.output_names or _output_names)(staged.traced.out_info)
     program = build_program(plan.name, staged, inputs, input_names, out_names, captured)
@@ -799,7 +716,7 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
 def _adapted_inputs(plan: adapters.Plan) -> list[InputInfo]:
     traced = [InputInfo(name, "traced", aval_of_value(leaf), None, "argument") for name, leaf in
               zip(plan.input_names or (), jax.tree_util.tree_leaves((plan.args, plan.kwargs)))]
-    return traced + [InputInfo(name, "static", None, _short(value, 40), "argument")
+    return traced + [InputInfo(name, "static", None, short(value, 40), "argument")
                      for name, value in plan.static]
 
 
@@ -846,26 +763,6 @@ def _jit_can_trace(value: Any) -> bool:
                for x in leaves)
 
 
-def _note_explanation(exc: BaseException) -> None:
-    """Outside IPython (scripts, plain Python), a tracer error from ``trace`` carries the
-    explanation as an exception note, printed with the traceback. In IPython the
-    extension's exception hook shows it instead."""
-    from .errors import explain, is_tracer_error
-
-    if not hasattr(exc, "add_note") or not is_tracer_error(exc):
-        return
-    try:
-        from IPython import get_ipython
-
-        if get_ipython() is not None:
-            return
-    except ImportError:
-        pass
-    explanation = explain(exc)
-    if explanation is not None:
-        exc.add_note(explanation.text())
-
-
 def _classify_arguments(positional: list[str], args: Sequence[Any], kwargs: dict[str, Any],
                         static_argnums: tuple[int, ...],
                         static_argnames: tuple[str, ...]) -> tuple[list[InputInfo], list[str]]:
@@ -881,9 +778,9 @@ def _classify_arguments(positional: list[str], args: Sequence[Any], kwargs: dict
     calls += [(k, kwargs[k], False) for k in sorted(kwargs)]
     for name, value, static_position in calls:
         if static_position or name in static_names:
-            inputs.append(InputInfo(name, "static", None, _short(value, 40), "argument"))
+            inputs.append(InputInfo(name, "static", None, short(value, 40), "argument"))
             continue
-        flat = _flat_inputs(name, value, "traced", "argument")
+        flat = traced_inputs(name, value, "argument")
         inputs += flat
         names += [i.name for i in flat]
     return inputs, names

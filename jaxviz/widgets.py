@@ -22,7 +22,8 @@ from IPython import get_ipython
 from IPython.display import DisplayHandle, display
 
 from .devices import fmt_seconds
-from .recompiles import CompileEvent, Watch, is_first_compile, text_html
+from .recompiles import CompileEvent, Watch, is_first_compile
+from .render.recompiles import text_html
 
 _STAGE_COLORS = {"trace": "#4C9BE8", "lower": "#F2A541", "compile": "#D9534F"}
 _CELL = "padding:1px 10px 1px 0;vertical-align:top"

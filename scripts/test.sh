@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The one command that runs every check on a fresh machine: installs what it needs, then
-# lints, runs the whole test suite on the newest supported JAX (.venv/) and the core suite
-# on the oldest (.venv-jax-oldest/, made on first use). Extra arguments go to the whole
-# suite's pytest.
+# lints (ruff, the import contracts, pyright), runs the whole test suite on the newest
+# supported JAX (.venv/; slow tests included) and the core suite on the oldest
+# (.venv-jax-oldest/, made on first use). Extra arguments go to the whole suite's pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_env.sh test graphviz chromium
 .venv/bin/ruff check jaxviz tests benchmarks
+.venv/bin/lint-imports  # the import contracts in pyproject.toml: one-way flow, no cycles
+.venv/bin/pyright  # basic type checking of jaxviz/ ([tool.pyright] in pyproject.toml)
 status=0
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
 bash scripts/test_jax_versions.sh --oldest || status=1

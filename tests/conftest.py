@@ -22,20 +22,34 @@ CORE_TEST_FILES = frozenset({
 collect_ignore = [] if importlib.util.find_spec("flax") else ["test_phases.py", "test_diff.py"]
 
 
+# Tests that start a real kernel or a browser (seconds to a minute each): marked ``slow``.
+# The default run (and CI) runs them; ``pytest -m "not slow"`` is the quick loop.
+SLOW_TEST_FILES = frozenset({
+    "test_kernel.py", "test_demo_notebooks.py", "test_labextension_browser.py",
+    "test_labextension_views.py", "test_browser_recompiles.py",
+})
+SLOW_FIXTURES = frozenset({"kernel", "loaded", "lab"})  # a real kernel, a JupyterLab
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "core: the core suite, run on every supported JAX")
+    config.addinivalue_line("markers", "slow: starts a real kernel or a browser "
+                            "(deselect with -m 'not slow' for a quick loop)")
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name in CORE_TEST_FILES:
             item.add_marker(pytest.mark.core)
+        if item.path.name in SLOW_TEST_FILES or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture()
 def capture():
     """The capture of JAX's tracer errors installed for one test, and the state before
-    it restored (``import jaxviz`` installs it, ``%unload_ext jaxviz`` removes it)."""
+    it restored (``%load_ext jaxviz`` installs it, ``%unload_ext jaxviz`` removes it,
+    ``jaxviz.trace`` holds it while it traces)."""
     from jaxviz import _jax_internals as internals
 
     was = internals.tracer_error_capture_installed()

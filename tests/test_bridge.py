@@ -1,4 +1,4 @@
-"""The kernel side of the panel (``jaxviz.bridge``): in-process for the bookkeeping, and
+"""The kernel side of the panel (``jaxviz.ipython.bridge``): in-process for the bookkeeping, and
 against a real ipykernel, speaking the comm protocol as JupyterLab's panel does."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from jaxviz import bridge
+from jaxviz.ipython import bridge
 
 # ---------------------------------------------------------------------- in process
 
@@ -194,7 +194,7 @@ def test_kernel_without_jaxviz_closes_the_panel_comm(kernel):
 
 @pytest.fixture(scope="module")
 def loaded(kernel):
-    kernel.execute("import jaxviz, jaxviz.bridge\nassert jaxviz.bridge.register(get_ipython())")
+    kernel.execute("import jaxviz, jaxviz.ipython.bridge\nassert jaxviz.ipython.bridge.register(get_ipython())")
     return kernel
 
 
@@ -220,12 +220,12 @@ def test_snapshot_events_and_graphs_over_the_comm(loaded):
         "jnp.ones(1).block_until_ready()\n"
         "def step(x):\n    return jnp.tanh(x) * 2\n"
         "p = jaxviz.trace(step, jnp.ones(3))\n"
-        "jaxviz.bridge.publish_program(p)\n"
-        "jaxviz.bridge.publish('compile', {'function': 'step', 'call_site': 'cell line 4', 'count': 2,\n"
+        "jaxviz.ipython.bridge.publish_program(p)\n"
+        "jaxviz.ipython.bridge.publish('compile', {'function': 'step', 'call_site': 'cell line 4', 'count': 2,\n"
         "    'causes': [{'kind': 'shape', 'path': 'x', 'before': 'f32[3]', 'after': 'f32[4]'}],\n"
         "    'message': 'x changed shape', 'suggestion': 'pad x', 'durations': {'trace': 0.01},\n"
         "    'time': None})\n"
-        "jaxviz.bridge.publish('stale', {'function': 'step', 'name': 'lr', 'baked': 0.1,\n"
+        "jaxviz.ipython.bridge.publish('stale', {'function': 'step', 'name': 'lr', 'baked': 0.1,\n"
         "    'current': 0.01, 'message': 'lr changed after tracing'})\n")
     # JAX initialised its devices in that cell: the panel is told after the cell.
     (dev,) = loaded.event(comm_id, "devices")
@@ -308,7 +308,7 @@ def test_a_flood_of_events_is_batched_and_arrives_complete_in_order(loaded):
     loaded.execute(
         "import time\n"
         "for i in range(5000):\n"
-        "    jaxviz.bridge.publish('compile', {'function': 'flood', 'count': i + 1, 'causes': []})\n")
+        "    jaxviz.ipython.bridge.publish('compile', {'function': 'flood', 'count': i + 1, 'causes': []})\n")
     elapsed = time.perf_counter() - t0
     n_msgs, events = _flood_events(loaded, comm_id)
     counts = [e["payload"]["count"] for e in events if e["payload"].get("function") == "flood"]
@@ -317,8 +317,8 @@ def test_a_flood_of_events_is_batched_and_arrives_complete_in_order(loaded):
     assert elapsed < 20
     # Events right after others are not held back until the cell ends: a timer sends them.
     msg_id = loaded.kc.execute(
-        "jaxviz.bridge.publish('stale', {'name': 'a'})\n"
-        "jaxviz.bridge.publish('stale', {'name': 'b'})\n"
+        "jaxviz.ipython.bridge.publish('stale', {'name': 'a'})\n"
+        "jaxviz.ipython.bridge.publish('stale', {'name': 'b'})\n"
         "time.sleep(3)\n")
     t1 = time.perf_counter()
     assert loaded.event(comm_id, "stale")["name"] == "a"
@@ -328,7 +328,7 @@ def test_a_flood_of_events_is_batched_and_arrives_complete_in_order(loaded):
                     and m["parent_header"].get("msg_id") == msg_id, what="idle")
     # A single event after a quiet moment goes out at once, unbatched.
     time.sleep(2 * bridge.FLUSH_INTERVAL)
-    loaded.execute("jaxviz.bridge.publish('stale', {'name': 'lr'})")
+    loaded.execute("jaxviz.ipython.bridge.publish('stale', {'name': 'lr'})")
     single = loaded.comm_msg(comm_id, "event", pred=lambda d: d["kind"] == "stale")
     assert single["payload"]["name"] == "lr"
 
@@ -336,13 +336,13 @@ def test_a_flood_of_events_is_batched_and_arrives_complete_in_order(loaded):
 def test_unregister_closes_panel_comms(loaded):
     comm_id = loaded.open({"type": "snapshot_request"})
     loaded.comm_msg(comm_id, "snapshot")
-    loaded.execute("jaxviz.bridge.unregister(get_ipython())\nassert not jaxviz.bridge.is_registered()")
+    loaded.execute("jaxviz.ipython.bridge.unregister(get_ipython())\nassert not jaxviz.ipython.bridge.is_registered()")
     loaded.wait_for(lambda m: m["msg_type"] == "comm_close" and m["content"]["comm_id"] == comm_id,
                     what="comm_close on unregister")
     again = loaded.open({"type": "snapshot_request"})
     loaded.wait_for(lambda m: m["msg_type"] == "comm_close" and m["content"]["comm_id"] == again,
                     what="comm_close after unregister")
     # ... and loading again works.
-    loaded.execute("assert jaxviz.bridge.register(get_ipython())")
+    loaded.execute("assert jaxviz.ipython.bridge.register(get_ipython())")
     fresh = loaded.open({"type": "snapshot_request"})
     assert loaded.comm_msg(fresh, "snapshot")["totals"]["compile"] >= 5001

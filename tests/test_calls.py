@@ -275,7 +275,7 @@ def test_a_jaxpr_cell_groups_its_own_functions_and_binds_working_ones(shell_with
 
 
 def test_a_function_keeps_its_identity_in_the_recompile_tracker_while_traced(tmp_path):
-    from jaxviz import recompiles
+    from jaxviz.recompiles import signature
 
     mod, _ = write_module(tmp_path, "jv_watched", """
         import jax.numpy as jnp
@@ -283,10 +283,10 @@ def test_a_function_keeps_its_identity_in_the_recompile_tracker_while_traced(tmp
         def block(x):
             return jnp.sin(x) * 2
         """)
-    before = recompiles._describe_function(mod.block)[0]
+    before = signature.describe_function(mod.block)[0]
     with calls.CodeScopes(roots=[mod.block]):
         assert calls.is_instrumented(mod.block.__code__)  # the twin runs now
-        during = recompiles._describe_function(mod.block)[0]
+        during = signature.describe_function(mod.block)[0]
     assert during == before
 
 

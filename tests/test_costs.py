@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 from jax import lax
+from zoo import ZOO
 
 import jaxviz
 from jaxviz import costs
@@ -226,3 +227,24 @@ def test_whole_programs_against_xla_cost_analysis(capsys):
             assert 0.5 < r["ratio"] < 2.0, name
     with capsys.disabled():
         print("\nFLOPs, jaxviz estimate vs XLA cost_analysis():\n" + "\n".join(lines))
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_costs_line_up_with_the_graph(name):
+    """The contract ``annotate`` relies on: the graph's equation nodes come in the order
+    ``program_costs`` walks the jaxpr (depth first, sub-jaxprs in ``sub_jaxprs`` order)."""
+    fn, args, kwargs = ZOO[name]
+    prog = jaxviz.trace(fn, *args, **kwargs)
+    found = program_costs(prog.jaxpr)
+    assert [n.primitive for n in prog.graph.eqn_nodes()] == found.primitives
+    assert costs.annotate(prog.graph, found)
+    assert [n.flops for n in prog.graph.eqn_nodes()] == [c.flops for c in found.per_eqn]
+
+
+def test_costs_out_of_order_are_refused():
+    prog = jaxviz.trace(ZOO["scan"][0], *ZOO["scan"][1], **ZOO["scan"][2])
+    found = program_costs(prog.jaxpr)
+    shuffled = costs.ProgramCosts(found.per_eqn[::-1], found.primitives[::-1], found.total, found.notes)
+    assert found.primitives != shuffled.primitives
+    assert not costs.annotate(prog.graph, shuffled)
+    assert all(n.flops == 0 for n in prog.graph.eqn_nodes())

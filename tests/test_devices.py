@@ -16,6 +16,7 @@ from IPython.core.interactiveshell import InteractiveShell
 import jaxviz
 from jaxviz import devices
 from jaxviz.devices import DeviceNotFound, RunReport, profile, resolve_device
+from jaxviz.ipython import commands
 
 NO_GPU = not any(d.platform == "gpu" for d in devices.list_devices())
 
@@ -54,7 +55,7 @@ def test_missing_device_lists_the_devices():
 
 
 def test_device_table():
-    table = devices.devices_command(None, [])
+    table = commands.devices_command(None, [])
     text = repr(table)
     assert "cpu:0" in text and "*" in text
     assert "cpu:0" in table._repr_html_()
@@ -135,11 +136,12 @@ def test_loops_use_the_estimate():
 
 def test_fmt_seconds_is_the_one_time_format():
     """Run reports, the compile log and the live monitor all write times with it."""
-    from jaxviz import recompiles, widgets
+    from jaxviz import text, widgets
+    from jaxviz.render import recompiles
 
     assert [devices.fmt_seconds(s) for s in (None, 12e-6, 3.44e-3, 1.254)] == \
         ["—", "12 µs", "3.4 ms", "1.25 s"]
-    assert recompiles.fmt_seconds is devices.fmt_seconds is widgets.fmt_seconds
+    assert recompiles.fmt_seconds is devices.fmt_seconds is widgets.fmt_seconds is text.fmt_seconds
 
 
 def test_profile_is_exported():

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import inspect
 import io
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -17,6 +19,7 @@ from jax import lax
 import jaxviz
 from jaxviz import _jax_internals as internals
 from jaxviz import errors
+from jaxviz.errors import provenance
 
 # ---------------------------------------------------------------------- helpers
 # ``%unload_ext jaxviz`` (other test modules) removes the capture of JAX's tracer errors:
@@ -544,7 +547,40 @@ def test_long_provenance_is_grouped_and_drawn_near_the_value():
     bases = [i.base_name for i in ex.inputs]
     assert bases.count("ws") == 60 and "x" in bases and "threshold" in bases
     assert "`ws` (60 arrays)" in ex.text() and "the 60 arrays in `ws` are traced" in ex.text()
-    assert ex.truncated and len(ex.graph.nodes) <= errors.MAX_DRAWN_NODES + errors.MAX_DRAWN_INPUTS + 3
+    assert ex.truncated and len(ex.graph.nodes) <= provenance.MAX_DRAWN_NODES + provenance.MAX_DRAWN_INPUTS + 3
     assert any(n.label.startswith("… ") for n in ex.graph.nodes)
     _assert_path(ex, "threshold")
     assert len(ex.path_lines()) <= 17
+
+
+def test_import_patches_nothing_and_a_trace_captures_while_it_runs(tmp_path):
+    """``import jaxviz`` leaves JAX's tracer errors alone; ``jaxviz.trace`` installs the
+    capture for the trace only, ``jaxviz.capture_tracer_errors()`` for its block, and the
+    errors raised there carry what was captured."""
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import jax, jax.numpy as jnp, jaxviz\n"
+        "from jaxviz import _jax_internals as internals\n"
+        "assert not internals.tracer_error_capture_installed(), 'import jaxviz patched JAX'\n"
+        "def f(x, neg):\n"
+        "    return -x if neg else x\n"
+        "try:\n"
+        "    jaxviz.trace(f, jnp.ones(3), True)\n"
+        "except Exception as exc:\n"
+        "    assert internals.captured_tracer_error(exc) is not None\n"
+        "    assert jaxviz.explain(exc).inputs[0].name == 'neg'\n"
+        "else:\n"
+        "    raise AssertionError('no tracer error')\n"
+        "assert not internals.tracer_error_capture_installed(), 'the capture outlived the trace'\n"
+        "g = jax.jit(f)\n"
+        "with jaxviz.capture_tracer_errors():\n"
+        "    try:\n"
+        "        g(jnp.ones(3), True)\n"
+        "    except Exception as exc:\n"
+        "        assert jaxviz.explain(exc).inputs[0].name == 'neg'\n"
+        "    else:\n"
+        "        raise AssertionError('no tracer error')\n"
+        "assert not internals.tracer_error_capture_installed(), 'the capture outlived its block'\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr

@@ -10,7 +10,7 @@ import jax.extend.core as jcore
 import jax.numpy as jnp
 import pytest
 from frameworks import BY_NAME, INTERNAL_NAMES, ZOO
-from test_tracing import recursive_eqn_count
+from zoo import recursive_eqn_count
 
 import jaxviz
 from jaxviz import UnsplittableArgument

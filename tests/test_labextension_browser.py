@@ -80,9 +80,9 @@ CELLS = [
     "scaled(jnp.ones(2))\n"
     "scale = 3.0",
     # 6: a flood of events
-    "import jaxviz.bridge\n"
+    "import jaxviz.ipython.bridge\n"
     "for i in range(5000):\n"
-    "    jaxviz.bridge.publish('compile', {'function': 'flood', 'count': i + 2, 'message': f'flood {i}',\n"
+    "    jaxviz.ipython.bridge.publish('compile', {'function': 'flood', 'count': i + 2, 'message': f'flood {i}',\n"
     "        'causes': [{'kind': 'static_value', 'path': 'n', 'before': i, 'after': i + 1}]})",
     # 7: a graph big enough to travel gzipped (payload over 256 KB)
     "%%jaxpr --expand 0 -o big\nv = jnp.ones(3)\nfor i in range(600):\n    v = jnp.sin(v) * 1.01\n"

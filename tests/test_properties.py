@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_tracing import recursive_eqn_count
+from zoo import recursive_eqn_count
 
 import jaxviz
 from jaxviz.render.html import program_html

@@ -19,6 +19,9 @@ import pytest
 import jaxviz
 from jaxviz import _jax_internals as internals
 from jaxviz import recompiles as rc
+from jaxviz.ipython import recompiles as notebook
+from jaxviz.recompiles import history, listeners, signature
+from jaxviz.recompiles import stale as stale_globals
 
 
 def causes(event):
@@ -486,7 +489,7 @@ def test_jax_internal_compiles_are_not_reported():
 # ---------------------------------------------------------------------- robustness
 def test_nested_and_double_started_watches_and_listeners_removed():
     before = internals.monitoring_listener_counts()
-    config_before = {n: getattr(jax.config, n) for n in rc.CONTEXT_OPTIONS}
+    config_before = {n: getattr(jax.config, n) for n in signature.CONTEXT_OPTIONS}
     f = jax.jit(lambda x: x + 2)
     outer = jaxviz.watch()
     outer.start()
@@ -501,7 +504,7 @@ def test_nested_and_double_started_watches_and_listeners_removed():
     assert len(inner.events) == 1 and len(outer.events) == 2
     assert outer.events[0] is inner.events[0]
     assert internals.monitoring_listener_counts() == before
-    assert {n: getattr(jax.config, n) for n in rc.CONTEXT_OPTIONS} == config_before
+    assert {n: getattr(jax.config, n) for n in signature.CONTEXT_OPTIONS} == config_before
     assert not outer.active and rc.active_watches() == [w for w in rc.active_watches() if w is not outer]
 
 
@@ -553,7 +556,7 @@ def test_weird_and_unhashable_arguments():
             jax.jit(lambda s: s)("a string")
         f(jnp.ones(2), Opaque())
         f(jnp.ones(2), 3)
-    assert rc._DISPATCHER.internal_errors == 0
+    assert listeners.DISPATCHER.internal_errors == 0
     e = only(log, "weird")[-1]
     (c,) = e.causes
     assert c.kind == "static_value" and c.path == "cfg" and c.after == 3
@@ -571,7 +574,7 @@ def test_long_run_keeps_memory_bounded():
             step(jnp.zeros(n))
     assert len(log.events) == 5 and log.dropped == 4
     assert log.summary()["<lambda>"].compiles == 9  # totals survive the bound
-    hist = [fh for fh in rc._FUNCTIONS.values() if fh.info.name == "<lambda>"]
+    hist = [fh for fh in history._FUNCTIONS.values() if fh.info.name == "<lambda>"]
     assert all(len(o.signatures) <= 16 for fh in hist for o in fh.objects)
 
 
@@ -645,8 +648,8 @@ def test_stale_container_is_copied_again_only_when_it_changed(monkeypatch):
     exec("cfg = {'w': jnp.full((3,), 2.0), 'b': [jnp.ones(2), 0.5], 'mask': np.ones(2)}\n"
          "def apply(x):\n    return x * cfg['w'] + cfg['b'][0].sum() * cfg['b'][1] + cfg['mask'][0]\n", ns)
     snapshots = []
-    real = rc._snapshot_parts
-    monkeypatch.setattr(rc, "_snapshot_parts", lambda v: snapshots.append(v) or real(v))
+    real = stale_globals._snapshot_parts
+    monkeypatch.setattr(stale_globals, "_snapshot_parts", lambda v: snapshots.append(v) or real(v))
     with jaxviz.watch() as log:
         jax.jit(ns["apply"])(jnp.ones(3))
         snapshots.clear()
@@ -696,7 +699,7 @@ def test_stale_globals_through_a_real_ipython_shell(capfd):
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "jaxviz")
     try:
-        assert rc.session() is not None and rc.session().active
+        assert notebook.session() is not None and notebook.session().active
         r = shell.run_cell("import jax\ng = 0\ndef h(x):\n    return x + g\njit_h = jax.jit(h)\njit_h(4.)\n")
         assert r.error_in_exec is None
         capfd.readouterr()
@@ -713,20 +716,20 @@ def test_stale_globals_through_a_real_ipython_shell(capfd):
         shell.run_cell("%jaxviz recompiles h")
         shown = capfd.readouterr().out
         assert "`h` (defined at cell [" in shown and "compiled for the first time at cell [" in shown
-        ev = [e for e in rc.session().events if e.function.name == "h"][-1]
+        ev = [e for e in notebook.session().events if e.function.name == "h"][-1]
         assert ev.call_site.cell is not None and str(ev.call_site).startswith("cell [")
         assert ev.function.defined.cell is not None
         shell.run_cell("%jaxviz watch off")
-        assert not rc.session().active
+        assert not notebook.session().active
         shell.run_cell("%jaxviz watch --quiet")
-        assert rc.session().active
+        assert notebook.session().active
         r = shell.run_cell("%jaxviz watch --storm 3")
-        assert r.error_in_exec is None and rc.session().storm == 3 and len(rc._MONITORS) == 1
+        assert r.error_in_exec is None and notebook.session().storm == 3 and len(notebook._MONITORS) == 1
         r = shell.run_cell("%jaxviz watch sideways")
         assert isinstance(r.error_in_exec, ValueError)
     finally:
         shell.run_line_magic("unload_ext", "jaxviz")
-    assert rc.session() is None and rc._MONITORS == [] and rc.active_watches() == []
+    assert notebook.session() is None and notebook._MONITORS == [] and rc.active_watches() == []
     shell.run_cell("g = 11\n")
     captured = capfd.readouterr()
     assert "was compiled with" not in captured.out + captured.err
@@ -741,7 +744,7 @@ def test_rerun_cell_is_a_new_function_object():
         cell = "import jax, jax.numpy as jnp\n@jax.jit\ndef cellfn(x):\n    return x * 2\ncellfn(jnp.ones(3))\n"
         shell.run_cell(cell)
         shell.run_cell(cell)
-        events = [e for e in rc.session().events if e.function.name == "cellfn"]
+        events = [e for e in notebook.session().events if e.function.name == "cellfn"]
         (c,) = events[-1].causes
         assert (c.kind, c.path, c.detail) == ("new_function_object", "cellfn", "cell")
         assert c.note.startswith("`cellfn` defined again by re-running cell [")
@@ -787,12 +790,7 @@ def test_event_sentence_and_renderings():
 def test_compile_and_stale_events_are_published(monkeypatch):
     sent = []
 
-    class Recorder:
-        @staticmethod
-        def publish(kind, payload):
-            sent.append((kind, payload))
-
-    monkeypatch.setattr(rc, "_bridge", Recorder)
+    monkeypatch.setattr(listeners, "SUBSCRIBERS", [lambda kind, payload: sent.append((kind, payload))])
     ns = {"jax": jax}
     exec("g = 1\ndef pub(x):\n    return x * g\n", ns)
     with jaxviz.watch() as log:
@@ -809,8 +807,8 @@ def test_compile_and_stale_events_are_published(monkeypatch):
                      "message": stale["message"]}
 
 
-def test_publishing_without_a_bridge(monkeypatch):
-    monkeypatch.setattr(rc, "_bridge", False)
+def test_publishing_without_a_subscriber(monkeypatch):
+    monkeypatch.setattr(listeners, "SUBSCRIBERS", [])
     with jaxviz.watch() as log:
         jax.jit(lambda x: x - 3)(jnp.ones(2))
     assert len(log.events) == 1
@@ -921,7 +919,7 @@ def test_functools_partial_built_inside_the_loop():
     assert c.note == "a new functools.partial of `apply` (`apply` itself is the same function)"
     line = next(i for i, t in enumerate(open(__file__).read().splitlines(), 1)
                 if t.strip() == "step = jax.jit(functools.partial(apply, 2.0))")
-    assert c.owner == f"{rc._site(__file__, line)}, inside a loop"
+    assert c.owner == f"{signature.site_at(__file__, line)}, inside a loop"
     assert "Build the partial once, outside the loop" in only(log, "apply")[1].suggestion
 
 
@@ -973,7 +971,7 @@ def test_jit_object_made_again_by_a_helper():
     c = only(log, "sgd")[1].causes[0]
     assert (c.kind, c.path, c.detail) == ("new_function_object", "sgd", "closure")
     assert c.note == "a nested function made again by a new call of `make_step`"
-    assert c.owner == str(rc._site(__file__, make_step.__code__.co_firstlineno + 1))
+    assert c.owner == str(signature.site_at(__file__, make_step.__code__.co_firstlineno + 1))
     assert "defined at" in str(c)
 
 
@@ -1049,14 +1047,14 @@ def test_notice_under_a_cell_that_recompiles(capfd):
         shell.run_cell("_ = train_step(jnp.ones((7, 3)))")  # one compile in this cell: quiet
         assert capfd.readouterr().out == ""
         shell.run_cell("%jaxviz watch --notice off")
-        assert not rc.NOTICE.enabled
+        assert not notebook.NOTICE.enabled
         capfd.readouterr()
         shell.run_cell("for n in (1, 2):\n    train_step(jnp.ones((n, 3)))\n")
         assert "compiled" not in capfd.readouterr().out
         shell.run_cell("%jaxviz watch --notice on")
-        assert rc.NOTICE.enabled
+        assert notebook.NOTICE.enabled
     finally:
-        rc.NOTICE.enabled = True
+        notebook.NOTICE.enabled = True
         shell.run_line_magic("unload_ext", "jaxviz")
 
 
@@ -1208,11 +1206,11 @@ def test_notice_names_the_arguments_that_changed_together():
         f(jnp.ones((64, 3)), jnp.ones(64))
         f(jnp.ones((29, 3)), jnp.ones(29))
         f(jnp.ones((29, 3), jnp.int32), jnp.ones(29))  # x: another dtype
-    assert rc.cell_notices(log.events[:2]) == [
+    assert notebook.cell_notices(log.events[:2]) == [
         "`fit` compiled 2 times in this cell: `x` changed size on axis 0 (64, 29) (`y` too) "
         "→ `%jaxviz recompiles fit`"]
-    assert rc.cell_notices(log.events[:1]) == []  # a first compile is not a recompile
-    assert rc.cell_notices(log.events, min_compiles=4) == []
-    (line,) = rc.cell_notices(log.events)
+    assert notebook.cell_notices(log.events[:1]) == []  # a first compile is not a recompile
+    assert notebook.cell_notices(log.events, min_compiles=4) == []
+    (line,) = notebook.cell_notices(log.events)
     assert line == ("`fit` compiled 3 times in this cell: `x` changed size on axis 0 (64, 29) "
                     "(and 2 other causes) → `%jaxviz recompiles fit`")

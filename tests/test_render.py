@@ -10,8 +10,7 @@ import jax.numpy as jnp
 import pydot
 import pytest
 from rich.console import Console
-from test_tracing import deep_loss
-from zoo import ZOO
+from zoo import ZOO, deep_loss
 
 import jaxviz
 from jaxviz.graph import LEGEND, MIME_TYPE, SCHEMA_VERSION

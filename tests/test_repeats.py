@@ -10,7 +10,7 @@ import time
 import jax.numpy as jnp
 import pydot
 import pytest
-from test_tracing import recursive_eqn_count
+from zoo import recursive_eqn_count
 
 import jaxviz
 from jaxviz.graph import LEGEND, REPEAT_MIN, Graph

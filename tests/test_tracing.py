@@ -4,16 +4,9 @@ hierarchical (sub-jaxprs and user calls are groups)."""
 import jax
 import jax.numpy as jnp
 import pytest
-from zoo import ZOO, flax_apply, mlp_loss
+from zoo import ZOO, deep_loss, flax_apply, mlp_loss, recursive_eqn_count
 
 import jaxviz
-from jaxviz import _jax_internals as internals
-
-
-def recursive_eqn_count(jaxpr) -> int:
-    """Reference count, through JAX's own sub-jaxpr finder (public from JAX 0.10)."""
-    return sum(1 + sum(recursive_eqn_count(sub) for sub in internals.jaxprs_in_params(e.params))
-               for e in jaxpr.eqns)
 
 
 @pytest.mark.parametrize("name", sorted(ZOO))
@@ -54,20 +47,6 @@ def test_sub_jaxprs_are_groups():
     cond = next(g for g in graph.groups if g.kind == "eqn" and g.name == "cond")
     branches = [graph.groups[c].name for c in cond.groups]
     assert branches == ["branch 0", "branch 1", "branch 2"]
-
-
-def block(x, w):
-    return jnp.tanh(ln(x) @ w)
-
-
-def ln(x):
-    return (x - x.mean(-1, keepdims=True)) / (x.std(-1, keepdims=True) + 1e-5)
-
-
-def deep_loss(ws, x):
-    for w in ws:
-        x = block(x, w)
-    return (x ** 2).mean()
 
 
 def test_user_calls_become_groups_forward_and_backward_apart():

@@ -66,6 +66,7 @@ def test_monitor_redraws_from_the_timer():
     monitor.close()
 
 
+@pytest.mark.slow  # a real kernel
 def test_live_updates_in_a_real_kernel_while_the_cell_runs():
     from jupyter_client.manager import start_new_kernel
 

@@ -7,6 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxviz import _jax_internals as internals
+
 
 def mlp_loss(params, x, y):
     h = jnp.tanh(x @ params["w1"] + params["b1"])
@@ -139,3 +141,24 @@ ZOO = {
     "partial": (functools.partial(with_cond, flag=False), (X3,), {}),
     "repeated_layers": (jax.value_and_grad(stacked, argnums=(0, 1)), ([jnp.eye(3) * 0.5] * 4, jnp.ones((2, 3))), {}),
 }
+
+
+def recursive_eqn_count(jaxpr) -> int:
+    """Reference count, through JAX's own sub-jaxpr finder (public from JAX 0.10)."""
+    return sum(1 + sum(recursive_eqn_count(sub) for sub in internals.jaxprs_in_params(e.params))
+               for e in jaxpr.eqns)
+
+
+# A 12-block model: a call per block, each calling ln (the call groups of test_tracing, test_render).
+def block(x, w):
+    return jnp.tanh(ln(x) @ w)
+
+
+def ln(x):
+    return (x - x.mean(-1, keepdims=True)) / (x.std(-1, keepdims=True) + 1e-5)
+
+
+def deep_loss(ws, x):
+    for w in ws:
+        x = block(x, w)
+    return (x ** 2).mean()

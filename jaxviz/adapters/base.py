@@ -4,13 +4,14 @@ and the helpers adapters share. A leaf module: it imports no adapter."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import jax
 
 from ..calls import display_function
+from ..jaxprs import path_text
 
 
 class UnsplittableArgument(TypeError):
@@ -71,23 +72,6 @@ def positional_names(fn: Callable[..., Any], n_args: int) -> list[str]:
     var_args = next((p.name for p in parameters if p.kind == p.VAR_POSITIONAL), "args")
     return [positional[i] if i < len(positional) else f"{var_args}[{i - len(positional)}]"
             for i in range(n_args)]
-
-
-def key_text(key: Any) -> str:
-    """One step of a key path as the user writes it: ``.weight``, ``['Dense_0']``, ``[2]``."""
-    if isinstance(key, jax.tree_util.GetAttrKey):
-        return f".{key.name}"
-    if isinstance(key, jax.tree_util.SequenceKey):
-        return f"[{key.idx}]"
-    if isinstance(key, jax.tree_util.DictKey):
-        return f"[{key.key!r}]"
-    if isinstance(key, jax.tree_util.FlattenedIndexKey):
-        return f"[{key.key}]"
-    return str(key)
-
-
-def path_text(path: Sequence[Any]) -> str:
-    return "".join(key_text(k) for k in path)
 
 
 def leaf_names(name: str, value: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[str]:

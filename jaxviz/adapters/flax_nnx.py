@@ -16,7 +16,8 @@ from typing import Any
 import jax
 
 from ..calls import is_user_file
-from .base import Plan, function_name, key_text, leaf_names, positional_names
+from ..jaxprs import key_text
+from .base import Plan, function_name, leaf_names, positional_names
 from .wrappers import is_jit_like
 
 

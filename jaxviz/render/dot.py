@@ -10,6 +10,7 @@ import functools
 import re
 import shutil
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,18 +40,32 @@ MARK_STYLE: dict[str, dict[str, str]] = {
 }
 
 
+PATH_COLOR = "#D9534F"  # a highlighted path (the inputs a refused traced value came from)
+PATH_END_FILL = "#F9D6D5"
+
+
 @dataclass(frozen=True)
 class Marks:
     """Per visible item: a status (a key of ``MARK_STYLE``) and a note added to its label
-    and tooltip. Items without a status are drawn as usual."""
+    and tooltip. Items without a status are drawn as usual. ``path``: items outlined in
+    ``PATH_COLOR``, with the edges between two of them; ``path_ends`` are filled too."""
 
-    status: Mapping[Item, str]
+    status: Mapping[Item, str] = field(default_factory=dict)
     notes: Mapping[Item, str] = field(default_factory=dict)
+    path: frozenset[Item] = frozenset()
+    path_ends: frozenset[Item] = frozenset()
+
+    def on_path(self, src: Item, dst: Item) -> bool:
+        return src in self.path and dst in self.path
 
 
 def _mark(attrs: dict[str, str], item: Item, marks: Marks | None, cluster: bool = False) -> dict[str, str]:
+    if marks is not None and (item in marks.path or item in marks.path_ends):
+        attrs.update(color=PATH_COLOR, penwidth="2.5")
+        if item in marks.path_ends:
+            attrs["fillcolor"] = PATH_END_FILL
     status = marks.status.get(item) if marks is not None else None
-    if status is None:
+    if marks is None or status is None:
         return attrs
     style = MARK_STYLE[status]
     note = marks.notes.get(item)
@@ -140,7 +155,8 @@ def cluster_label(graph: Graph, gid: int) -> str:
 
 def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None,
                 marks: Marks | None = None) -> graphviz.Digraph:
-    """``marks``: a status per node/group to highlight (a diff's added/removed/changed)."""
+    """``marks``: what to highlight: a status per node/group (a diff's
+    added/removed/changed), a path (an explained tracer error's)."""
     graph = view.graph
     dot = graphviz.Digraph(name=graph.name, format="svg")
     # ranksep 0.3 (Graphviz: 0.5): a first view of ~10 rows fits a notebook's height.
@@ -166,6 +182,8 @@ def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None
             attrs["label"] = e.label
         if e.weak:
             attrs.update(style="dashed", color=LEGEND["weak"]["color"])
+        if marks is not None and marks.on_path(e.src, e.dst):
+            attrs.update(color=PATH_COLOR, penwidth="2.5")
         dot.edge(item_id(e.src), item_id(e.dst), **attrs)
     _emit_phase_order(dot, view)
     if legend:
@@ -195,7 +213,7 @@ def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: di
             edge_groups["source" if graph.groups[child].kind == "inputs" else "sink"].append(child)
         elif child in view.expanded:
             cg = graph.groups[child]
-            with dot.subgraph(name=f"cluster_g{child}") as sub:
+            with _subgraph(dot, f"cluster_g{child}") as sub:
                 attrs = {"label": cluster_label(graph, child), "id": f"cluster_g{child}",
                          "style": REPEAT_CLUSTER_STYLE if cg.kind == "repeat" else "rounded,filled",
                          "fillcolor": GROUP_FILL.get(cg.kind, "#F8F8F8"),
@@ -213,7 +231,7 @@ def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: di
         for kinds, rank in ((("input", "const"), "source"), (("output",), "sink")):
             members = [n for n in g.nodes if graph.nodes[n].kind in kinds]
             if members or edge_groups[rank]:
-                with dot.subgraph(name=f"rank_{rank}") as sub:
+                with _subgraph(dot, f"rank_{rank}") as sub:
                     sub.attr(rank=rank)
                     for child in edge_groups[rank]:
                         item = ("g", child)
@@ -229,6 +247,14 @@ def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: di
         dot.node(f"n{nid}", **_mark(_node_attrs(graph, nid), ("n", nid), marks))
 
 
+def _subgraph(dot: graphviz.Digraph, name: str) -> AbstractContextManager[graphviz.Digraph]:
+    """``dot.subgraph(name=...)``: without a ``graph`` argument graphviz returns a context
+    manager (its annotation says Optional for both uses)."""
+    context = dot.subgraph(name=name)
+    assert context is not None
+    return context
+
+
 def legend_kinds(graph: Graph) -> list[str]:
     """The legend entries a graph needs, in order (as ``legendKinds`` in the browser)."""
     kinds = {n.input_kind for n in graph.nodes if n.input_kind} | {"output"}
@@ -240,7 +266,7 @@ def legend_kinds(graph: Graph) -> list[str]:
 
 
 def _emit_legend(dot: graphviz.Digraph, graph: Graph, marks: Marks | None = None) -> None:
-    with dot.subgraph(name="cluster_legend") as leg:
+    with _subgraph(dot, "cluster_legend") as leg:
         leg.attr(label="legend", fontsize="9", style="dashed", color="#BBBBBB", id="cluster_legend")
         for kind in legend_kinds(graph):
             spec = LEGEND[kind]
@@ -276,5 +302,6 @@ def responsive_svg(svg: str) -> str:
                   svg, count=1)
 
 
-def program_dot(program: Any, expand: Any = None) -> graphviz.Digraph:
-    return view_to_dot(program.graph.view(program.expand if expand is None else expand))
+def program_dot(program: Any, expand: Any = None, **options: Any) -> graphviz.Digraph:
+    """A program's view at ``expand`` (default: its own), ``options`` as ``view_to_dot``'s."""
+    return view_to_dot(program.graph.view(program.expand if expand is None else expand), **options)

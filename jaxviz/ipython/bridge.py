@@ -1,7 +1,9 @@
 """Kernel side of the jaxviz JupyterLab panel: a comm target named ``"jaxviz"``.
 
-Other modules report what happens with :func:`publish`; the panel (``labextension/``)
-gets a snapshot when it connects and every event after that, pushed as it happens.
+The magics report programs with :func:`publish_program`; the tracker's compile and stale
+events arrive through ``jaxviz.recompiles.SUBSCRIBERS``, which :func:`register` joins and
+:func:`unregister` leaves. The panel (``labextension/``) gets a snapshot when it connects
+and every event after that, pushed as it happens.
 Nothing polls and nothing is executed in the user's namespace on the panel's behalf.
 
 Protocol (JSON over the comm):
@@ -41,11 +43,14 @@ import time
 from collections import OrderedDict, deque
 from typing import Any
 
+import comm
 import jax
 
-from . import _jax_internals as internals
-from .devices import memory_stats
-from .diff import diff_reply
+from .. import _jax_internals as internals
+from ..devices import memory_stats
+from ..diff import diff_reply
+from ..recompiles import SUBSCRIBERS
+from ..version import VERSION
 
 TARGET = "jaxviz"
 HISTORY = {"program": 200, "compile": 2000, "stale": 500}
@@ -107,6 +112,8 @@ def register(shell: Any) -> bool:
         _state.manager = manager
         _state.shell = shell
     manager.register_target(TARGET, _on_comm_open)
+    if publish not in SUBSCRIBERS:  # the tracker's compile and stale events
+        SUBSCRIBERS.append(publish)
     events = getattr(shell, "events", None)
     if events is not None:
         events.register("post_execute", _post_execute)
@@ -116,6 +123,8 @@ def register(shell: Any) -> bool:
 
 def unregister(shell: Any = None) -> None:
     """Close every panel comm and unregister the target (``%unload_ext jaxviz``)."""
+    if publish in SUBSCRIBERS:
+        SUBSCRIBERS.remove(publish)
     flush()
     with _state.lock:
         manager, old_shell = _state.manager, _state.shell
@@ -123,9 +132,9 @@ def unregister(shell: Any = None) -> None:
         comms = list(_state.comms.values())
         _state.comms.clear()
         _state.live.clear()
-    for comm in comms:
+    for c in comms:
         try:
-            comm.close()
+            c.close()
         except Exception:  # the frontend may be gone already
             log.debug("jaxviz: closing a comm failed", exc_info=True)
     if manager is not None:
@@ -155,8 +164,6 @@ def _comm_manager(kernel: Any) -> Any:
     if manager is not None:
         return manager
     try:
-        import comm
-
         return comm.get_comm_manager()
     except Exception:
         return None
@@ -165,9 +172,7 @@ def _comm_manager(kernel: Any) -> Any:
 def _announce() -> None:
     """Open a comm to the frontend: a panel already showing 'not loaded' adopts it."""
     try:
-        import comm as comm_pkg
-
-        c = comm_pkg.create_comm(target_name=TARGET, data={"type": "hello"})
+        c = comm.create_comm(target_name=TARGET, data={"type": "hello"})
     except Exception:
         log.debug("jaxviz: announcing to the frontend failed", exc_info=True)
         return
@@ -397,14 +402,12 @@ def reset() -> None:
 
 # ---------------------------------------------------------------------- snapshots
 def snapshot() -> dict[str, Any]:
-    from . import __version__
-
     devices, note = device_list()
     with _state.lock:
         functions = [dict(f, has_graph=f["name"] in _state.graphs) for f in _state.functions.values()]
         return _jsonable({
             "type": "snapshot",
-            "version": __version__,
+            "version": VERSION,
             "functions": functions,
             "compiles": list(_state.history["compile"]),
             "stale": list(_state.history["stale"]),

@@ -8,30 +8,26 @@ removes every hook it added.
 from __future__ import annotations
 
 import ast
-import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from typing import Any
 
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from . import errors
-from .calls import ipython_cell_name
-from .cells import NothingToTrace, new_cell_filename, stage_cell
-from .tracing import trace
+from .. import errors
+from ..calls import ipython_cell_name
+from ..cells import NothingToTrace, analyse, new_cell_filename, stage_cell
+from ..devices import profile, resolve_device
+from ..jaxprs import is_traceable_tree
+from ..tracing import trace
+from . import bridge, exceptions, recompiles
+from .commands import COMMANDS
 
-# ``%jaxviz <command> ...``: command → "module:function(shell, argv)". Each feature module
-# owns its command; this table is the only place that names them.
-COMMANDS: dict[str, str] = {
-    "watch": "jaxviz.recompiles:watch_command",
-    "recompiles": "jaxviz.recompiles:recompiles_command",
-    "devices": "jaxviz.devices:devices_command",
-    "diff": "jaxviz.diff:diff_command",
-}
 # Modules with ``register(shell)`` / ``unregister(shell)`` hooks, run on load/unload.
-EXTENSION_MODULES = ("jaxviz.bridge", "jaxviz.recompiles", "jaxviz.errors")
+EXTENSION_MODULES = (bridge, recompiles, exceptions)
 
 
 def _parse_expand(value: str) -> int | str:
@@ -49,6 +45,12 @@ def _static_names(values: list[str] | None) -> list[str]:
 
 @magics_class
 class JaxvizMagics(Magics):
+    @property
+    def ipython(self) -> InteractiveShell:
+        """The shell these magics are registered with (``Magics.shell``, typed Optional)."""
+        assert self.shell is not None
+        return self.shell
+
     @magic_arguments()
     @argument("--static", action="append", metavar="NAMES",
               help="comma-separated names to treat as static Python values (repeatable)")
@@ -77,7 +79,7 @@ class JaxvizMagics(Magics):
 
     # ------------------------------------------------------------------ cells
     def _run_cell(self, cell: str, args: Any, expand: int | str) -> Any:
-        shell = self.shell
+        shell = self.ipython
         source = shell.transform_cell(cell)
         filename = new_cell_filename()
         ns = shell.user_ns
@@ -93,7 +95,7 @@ class JaxvizMagics(Magics):
                 bindings = staged.run(repeats=max(args.repeat, 1) if args.time else 0)
         except NothingToTrace:
             bindings = staged.run() if not args.no_run else {}
-            self._bind(bindings, staged.analysis.deleted)
+            self._bind(bindings, _deleted(staged))
             print("jaxviz: nothing to draw: the cell holds no JAX operation (it ran, and its names are bound).")
             return bindings.get("__jaxviz_last__")
         except SyntaxError as exc:
@@ -108,12 +110,12 @@ class JaxvizMagics(Magics):
         self._show(program, args)
         if args.no_run:
             return None
-        self._bind(bindings, staged.analysis.deleted)
+        self._bind(bindings, _deleted(staged))
         return bindings.get("__jaxviz_last__")
 
-    def _bind(self, bindings: dict[str, Any], deleted: set[str] = frozenset()) -> None:
+    def _bind(self, bindings: dict[str, Any], deleted: AbstractSet[str] = frozenset()) -> None:
         """Bind what the cell bound, unbind what it deleted: as a plain run would."""
-        ns = self.shell.user_ns
+        ns = self.ipython.user_ns
         ns.update({k: v for k, v in bindings.items() if k != "__jaxviz_last__"})
         for name in deleted - bindings.keys():
             ns.pop(name, None)
@@ -132,15 +134,13 @@ class JaxvizMagics(Magics):
     @staticmethod
     def _publish(program: Any) -> None:
         """Tell the JupyterLab panel (if one listens); the graph is built only on request."""
-        from . import bridge
-
         bridge.publish_program(program)
 
     # ------------------------------------------------------------------ one call
     def _show_call(self, expr: str, args: Any, expand: int | str) -> Any:
         if not expr.strip():
             raise ValueError("%jaxpr needs a call expression, e.g. %jaxpr f(x, 2)")
-        ns = self.shell.user_ns
+        ns = self.ipython.user_ns
         fn, call_args, call_kwargs = _eval_call(expr, ns)
         static = _static_names(args.static)
         try:
@@ -150,8 +150,6 @@ class JaxvizMagics(Magics):
             raise
         program.expand = expand
         if args.device or args.time:  # run it too: where, and what it cost
-            from .devices import profile
-
             program.run_report = profile(fn, *call_args, device=_device(args),
                                          repeats=max(args.repeat, 1) if args.time else 0,
                                          static_argnames=tuple(static), **call_kwargs)
@@ -175,7 +173,12 @@ class JaxvizMagics(Magics):
         target = COMMANDS.get(argv[0])
         if target is None:
             raise ValueError(f"unknown command {argv[0]!r}; try one of: {', '.join(COMMANDS)}")
-        return _resolve(target)(self.shell, argv[1:])
+        return target(self.ipython, argv[1:])
+
+
+def _deleted(staged: Any) -> AbstractSet[str]:
+    """The names the cell deletes (``del x``), unbound after the run as a plain run would."""
+    return staged.analysis.deleted if staged.analysis is not None else frozenset()
 
 
 def _device(args: Any) -> Any:
@@ -183,14 +186,7 @@ def _device(args: Any) -> Any:
     the devices there are."""
     if not args.device:
         return None
-    from .devices import resolve_device
-
     return resolve_device(args.device)
-
-
-def _resolve(target: str) -> Callable[..., Any]:
-    module, name = target.split(":")
-    return getattr(importlib.import_module(module), name)
 
 
 def _eval_call(expr: str, ns: dict[str, Any]) -> tuple[Any, list[Any], dict[str, Any]]:
@@ -200,7 +196,7 @@ def _eval_call(expr: str, ns: dict[str, Any]) -> tuple[Any, list[Any], dict[str,
     if not isinstance(call, ast.Call):
         raise ValueError(f"%jaxpr expects a call like f(x, y), got: {expr.strip()}")
 
-    def ev(node: ast.AST) -> Any:
+    def ev(node: ast.expr) -> Any:
         return eval(compile(ast.Expression(node), "<jaxpr>", "eval"), ns)
 
     args: list[Any] = []
@@ -230,27 +226,21 @@ def _error_lines(exc: BaseException, filename: str, source: str, ns: dict[str, A
 
 def _traced_names(source: str, ns: dict[str, Any]) -> list[str]:
     """Cell names that would be traced: for hints when tracing failed."""
-    from .cells import _is_traceable_tree, analyse
-
     try:
         names = analyse(source, "<cell>").loaded
     except SyntaxError:
         return []
-    return [n for n in names if n in ns and _is_traceable_tree(ns[n])]
-
-
-def _extension_modules() -> list[Any]:
-    return [importlib.import_module(name) for name in EXTENSION_MODULES]
+    return [n for n in names if n in ns and is_traceable_tree(ns[n])]
 
 
 def load_ipython_extension(shell: Any) -> None:
     shell.register_magics(JaxvizMagics)
-    for mod in _extension_modules():
+    for mod in EXTENSION_MODULES:
         mod.register(shell)
 
 
 def unload_ipython_extension(shell: Any) -> None:
-    for mod in reversed(_extension_modules()):
+    for mod in reversed(EXTENSION_MODULES):
         mod.unregister(shell)
     # IPython has no public "unregister magics"; drop ours from the registry.
     for kind in ("line", "cell"):

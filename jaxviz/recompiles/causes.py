@@ -1,0 +1,475 @@
+"""Why a function compiled again: two signatures diffed into ``Cause``s, argument by
+argument (``x: f32[3] → f32[4]``, ``static neg: True → False``, the pytree node whose
+structure changed)."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+
+from ..adapters import equinox, flax_nnx
+from ..calls import original_code
+from .signature import (
+    MISSING,
+    ArgSig,
+    Signature,
+    is_committed,
+    json_safe,
+    placement_words,
+    plain_static,
+    same_value,
+    short_repr,
+    site_at,
+)
+
+
+# ====================================================================== causes
+@dataclass(frozen=True)
+class Cause:
+    """Why a call missed the cache: ``path`` is the argument's own name (with the pytree
+    path inside it), ``before``/``after`` the value on the previous compile and now."""
+
+    kind: str
+    path: str
+    before: Any = None
+    after: Any = None
+    axis: int | None = None  # for shape changes along one axis
+    # for pytree_structure: "node" (another container type), "children" (other keys or
+    # number of children), "static_field" (a static field of ``owner``, a registered
+    # dataclass), "static_data" (other auxiliary data of a custom node of type ``owner``)
+    # for static_value: "hash" (equal to the compiled value, hashed differently) or
+    # "identity" (a new object of a class compared by identity); for new_function_object:
+    # the kind of the new object ("partial", "method", "closure", ...), ``owner`` where it
+    # was created and ``note`` what it is, in words
+    detail: str | None = None
+    owner: str | None = None
+    note: str | None = None
+
+    def __str__(self) -> str:
+        p, b, a = f"`{self.path}`", self.before, self.after
+        k = self.kind
+        if k == "first_call":
+            return f"first call of {p}"
+        if k == "shape":
+            where = f" on axis {self.axis} ({b[self.axis]} → {a[self.axis]})" if self.axis is not None else ""
+            return f"{p} changed shape {_shape(b)} → {_shape(a)}{where}"
+        if k == "dtype":
+            return f"{p} changed dtype {b} → {a}"
+        if k == "weak_type":
+            what = {True: "a Python scalar (weakly typed)", False: "a typed array/scalar"}
+            return f"{p} was {what.get(b, b)} and is now {what.get(a, a)}"
+        if k == "static_value":
+            if self.detail == "hash":
+                return (f"static argument {p} is equal to the compiled value ({short_repr(a)}) "
+                        f"but hashes differently: {self.owner} hashes by identity")
+            if self.detail == "made_again":
+                return (f"static argument {p} is a new {self.owner} made again (new function "
+                        "objects with the same code): it never equals the compiled one")
+            if self.detail == "identity":
+                return (f"static argument {p} is a new {self.owner} object ({short_repr(a)}); "
+                        f"{self.owner} has no __eq__, so it never equals the compiled one")
+            return f"static argument {p} changed {short_repr(b)} → {short_repr(a)}"
+        if k == "pytree_structure":
+            if b is None:
+                return f"{p} is new (the pytree gained it: {a})"
+            if a is None:
+                return f"{p} is gone (the pytree lost it: was {b})"
+            if self.detail == "static_field":
+                return f"static field {p} of {self.owner} changed {b} → {a}"
+            if self.detail == "static_data":
+                return f"the static (auxiliary) data of {p}, a {self.owner} node, changed {b} → {a}"
+            if self.detail == "children":
+                return f"{p} changed its entries {b} → {a}"
+            if self.detail == "node":
+                return f"{p} changed container {b} → {a}"
+            return f"the pytree structure of {p} changed {b} → {a}"
+        if k == "new_function_object":
+            if self.note:
+                verb = "defined" if self.detail == "closure" or self.before is None else "created"
+                where = f", {verb} at {self.owner}" if self.owner else ""
+                return f"{p} is {self.note}{where}: not the object compiled before"
+            return f"{p} is a new function object with the same code (object #{a}, was #{b})"
+        if k == "arg_count":
+            if b is None:
+                return f"argument {p} is new ({a})"
+            if a is None:
+                return f"argument {p} is no longer passed"
+            return f"{p} is now passed as {a} (was {b})"
+        if k in ("sharding", "device"):
+            return f"{p} moved: {b} → {a}"
+        if k == "commitment":
+            return f"{p} was {b} and is now {a} (committed and uncommitted inputs compile apart)"
+        if k == "donation":
+            return (f"{p} is donated now (donate_argnums) and was not at the compiled call" if a
+                    else f"{p} was donated (donate_argnums) at the compiled call and is not now")
+        if k == "context":
+            return f"config {self.path} changed {b!r} → {a!r}"
+        if k == "previous_error":
+            return f"the previous trace of {p} failed ({b}) and was not cached"
+        if self.detail == "unreadable":
+            return (f"jaxviz could not read the arguments of this call of {p} ({self.before}), "
+                    "so it could not compare them with the compiled ones")
+        return (f"no difference found for {p} since an earlier compile (compared {COMPARED}): "
+                "was JAX's cache cleared, or full?")
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"kind": self.kind, "path": self.path, "before": json_safe(self.before),
+               "after": json_safe(self.after), "axis": self.axis, "text": str(self)}
+        if self.detail is not None:
+            out.update(detail=self.detail, owner=self.owner)
+        if self.note is not None:
+            out["note"] = self.note
+        return out
+
+
+# What a signature holds (the unknown cause says it all matched).
+COMPARED = ("the function object, each argument's shape, dtype, weak type, static value "
+            "(== and hash), pytree structure, placement and donation, and JAX's config")
+
+
+def _shape(s: Any) -> str:
+    if isinstance(s, tuple):
+        return "(" + ", ".join(map(str, s)) + ("," if len(s) == 1 else "") + ")"
+    return str(s)
+
+
+def _short_structure(treedef: Any) -> str:
+    """``tuple (*, *)``, ``list [*, *]``, ``Batch(*, *)``: the container and its layout."""
+    if treedef is None:
+        return "?"
+    text = str(treedef)
+    if text.startswith("PyTreeDef(") and text.endswith(")"):
+        text = text[len("PyTreeDef("):-1]
+    try:
+        kind = treedef.node_data()[0].__name__
+    except Exception:
+        kind = None
+    text = f"{kind} {text}" if kind and not text.startswith(kind) else text
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+# ---------------------------------------------------------------------- treedef diff
+class _Hole:
+    """A placeholder leaf, to rebuild a treedef's containers and read their child keys."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "*"
+
+
+def _rebuild(treedef: Any) -> Any:
+    try:
+        return treedef.unflatten([_Hole() for _ in range(treedef.num_leaves)])
+    except Exception:  # a custom unflatten that checks its leaves
+        return MISSING
+
+
+def _one_level(treedef: Any, obj: Any) -> list[tuple[str, Any, Any]] | None:
+    """[(key text, key, child object)] of one node, in flattening order, or None."""
+    if obj is MISSING:
+        return None
+    try:
+        flat, _ = jax.tree_util.tree_flatten_with_path(obj, is_leaf=lambda y: y is not obj)
+    except Exception:
+        return None
+    if len(flat) != len(treedef.children()) or any(len(p) != 1 for p, _ in flat):
+        return None
+    return [(jax.tree_util.keystr(p), p[0], child) for p, child in flat]
+
+
+def _node_text(treedef: Any) -> str:
+    data = treedef.node_data()
+    if data is None:
+        return "an array leaf"
+    if data[0] is type(None):
+        return "None"
+    return _short_structure(treedef)
+
+
+def _entries_text(keys: list[str]) -> str:
+    if not keys:
+        return "none"
+    return ", ".join(keys[:8]) + (f", … {len(keys) - 8} more" if len(keys) > 8 else "")
+
+
+def _type_name(t: Any) -> str:
+    return getattr(t, "__name__", None) or type(t).__name__
+
+
+def _value_text(value: Any) -> str:
+    """A short text of a value; functions with their address (closures made again are
+    equal in name, not in identity)."""
+    if inspect.isfunction(value) or inspect.ismethod(value) or inspect.isbuiltin(value):
+        name = getattr(value, "__qualname__", None) or getattr(value, "__name__", "?")
+        return f"<function {name.split('.<locals>.')[-1]} at {id(value):#x}>"
+    return short_repr(value)
+
+
+def _items(value: Any) -> list[tuple[str, Any]] | None:
+    """(label, part) of a small container, to point at the part that differs."""
+    fields = getattr(value, "_fields", None) if isinstance(value, tuple) else None
+    if fields is not None:  # a namedtuple
+        return [(f"{f}=", v) for f, v in zip(fields, value)]
+    if isinstance(value, (tuple, list)) and len(value) <= 64:
+        return [("", v) for v in value]
+    if isinstance(value, dict) and len(value) <= 64:
+        return [(f"{k!r}: ", v) for k, v in value.items()]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [(f"{f.name}=", getattr(value, f.name, None)) for f in dataclasses.fields(value)]
+    return None
+
+
+def _pair_texts(a: Any, b: Any, depth: int = 3) -> tuple[str, str]:
+    """Texts of two unequal values that show where they differ (both sides differ)."""
+    if depth and type(a) is type(b):
+        ia, ib = _items(a), _items(b)
+        if ia is not None and ib is not None and [k for k, _ in ia] == [k for k, _ in ib]:
+            for i, ((label, va), (_, vb)) in enumerate(zip(ia, ib)):
+                if same_value(va, vb):
+                    continue
+                sa, sb = _pair_texts(va, vb, depth - 1)
+                head = "…, " if i else ""
+                tail = ", …" if i < len(ia) - 1 else ""
+                if isinstance(a, dict):
+                    open_, close = "{", "}"
+                elif isinstance(a, list):
+                    open_, close = "[", "]"
+                elif isinstance(a, tuple) and not hasattr(a, "_fields"):
+                    open_, close = "(", ")"
+                else:
+                    open_, close = type(a).__name__ + "(", ")"
+                return (f"{open_}{head}{label}{sa}{tail}{close}",
+                        f"{open_}{head}{label}{sb}{tail}{close}")
+    sa, sb = _value_text(a), _value_text(b)
+    if sa == sb:  # equal-looking, not equal: a new object
+        sa, sb = f"{sa} (object {id(a):#x})", f"{sb} (object {id(b):#x})"
+    return sa, sb
+
+
+def _static_field_names(node_type: Any, aux: Any, keys: list[tuple[str, Any, Any]]) -> list[str] | None:
+    """The static (meta) field names of a registered dataclass node (flax.struct,
+    jax.tree_util.register_dataclass), in the order of its auxiliary data."""
+    if not (dataclasses.is_dataclass(node_type) and isinstance(aux, tuple)):
+        return None
+    data = {getattr(k, "name", None) for _, k, _ in keys}
+    meta = [f.name for f in dataclasses.fields(node_type) if f.name not in data]
+    return meta if len(meta) == len(aux) else None
+
+
+def _library_static_fields(node_type: Any, aux: Any) -> list[tuple[str, Any]] | None:
+    """A library node's static fields by name (an ``nnx.Module``'s attributes, an
+    ``eqx.Module``'s ``eqx.field(static=True)``), from its auxiliary data."""
+    for adapter in (flax_nnx, equinox):
+        fields = adapter.static_fields(node_type, aux)
+        if fields is not None:
+            return fields
+    return None
+
+
+def _first_node_difference(ta: Any, oa: Any, tb: Any, ob: Any, path: str, depth: int = 0
+                           ) -> tuple[str, str, Any, Any, str | None] | None:
+    """(path, detail, before, after, owner) at the first node where two treedefs differ:
+    node type, number or keys of children, then auxiliary (static) data, depth first."""
+    na, nb = ta.node_data(), tb.node_data()
+    if na is None and nb is None:
+        return None
+    if na is None or nb is None or na[0] is not nb[0]:
+        return path, "node", _node_text(ta), _node_text(tb), None
+    (node_type, aux_a), (_, aux_b) = na, nb
+    ka, kb = _one_level(ta, oa), _one_level(tb, ob)
+    ca, cb = ta.children(), tb.children()
+    names_a = [k for k, _, _ in ka] if ka is not None else [f"[{i}]" for i in range(len(ca))]
+    names_b = [k for k, _, _ in kb] if kb is not None else [f"[{i}]" for i in range(len(cb))]
+    if len(ca) != len(cb) or names_a != names_b:
+        return path, "children", _entries_text(names_a), _entries_text(names_b), None
+    if not same_value(aux_a, aux_b):
+        owner = _type_name(node_type)
+        if _same_code(aux_a, aux_b):  # jax.tree_util.Partial over a closure made again
+            return path, "new_function", aux_a, aux_b, owner
+        named_a, named_b = _library_static_fields(node_type, aux_a), _library_static_fields(node_type, aux_b)
+        if named_a is not None and named_b is not None and [n for n, _ in named_a] == [n for n, _ in named_b]:
+            for (fname, va), (_, vb) in zip(named_a, named_b):
+                if not same_value(va, vb):
+                    return (path + "." + fname, "static_field", *_pair_texts(va, vb), owner)
+        fields = _static_field_names(node_type, aux_a, kb or [])
+        if fields is not None and isinstance(aux_b, tuple) and len(aux_b) == len(fields):
+            for fname, va, vb in zip(fields, aux_a, aux_b):
+                if not same_value(va, vb):
+                    return (path + "." + fname, "static_field", *_pair_texts(va, vb), owner)
+        return (path, "static_data", *_pair_texts(aux_a, aux_b), owner)
+    if depth > 200:
+        return None
+    for i, (sa, sb) in enumerate(zip(ca, cb)):
+        found = _first_node_difference(sa, ka[i][2] if ka else MISSING, sb,
+                                       kb[i][2] if kb else MISSING, path + names_b[i], depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _structure_cause(name: str, old: Any, new: Any) -> Cause:
+    """The first node where two pytree structures of argument ``name`` differ."""
+    found = None
+    if old is not None and new is not None:
+        try:
+            found = _first_node_difference(old, _rebuild(old), new, _rebuild(new), "")
+        except Exception:
+            found = None
+    if found is None:
+        return Cause("pytree_structure", name, _short_structure(old), _short_structure(new))
+    path, detail, before, after, owner = found
+    if detail == "new_function":
+        return _function_in_tree_cause(name + path, after, owner)
+    return Cause("pytree_structure", name + path, before, after, detail=detail, owner=owner)
+
+
+def _same_code(a: Any, b: Any) -> bool:
+    """Two distinct Python functions with the same code: one made again."""
+    ca, cb = getattr(a, "__code__", None), getattr(b, "__code__", None)
+    return a is not b and ca is not None and cb is not None and \
+        original_code(ca) is original_code(cb)
+
+
+def _function_in_tree_cause(path: str, fun: Any, owner: str | None) -> Cause:
+    """A pytree node (``jax.tree_util.Partial``, a module's static field) holds a function
+    made again: which one, and where it is defined."""
+    code = fun.__code__
+    qualname = getattr(fun, "__qualname__", code.co_name)
+    what = "a jax.tree_util.Partial" if owner == "Partial" else f"a {owner}"
+    if "<locals>" in qualname:
+        parent = qualname.split(".<locals>.")[-2].split(".")[-1]
+        note = (f"{what} over a new closure `{fun.__name__}`, made again by a new call of "
+                f"`{parent}`")
+    else:
+        note = f"{what} over a new function object `{fun.__name__}` (the same code)"
+    return Cause("new_function_object", path, None, None,
+                 detail="tree_partial" if owner == "Partial" else "closure",
+                 owner=str(site_at(code.co_filename, code.co_firstlineno)), note=note)
+
+
+def diff(old: Signature, new: Signature) -> list[Cause]:
+    """Every difference between two call signatures, as causes, in argument order."""
+    causes: list[Cause] = []
+    for (name, a), (name2, b) in zip(old.context, new.context):
+        if name == name2 and not same_value(a, b):
+            causes.append(Cause("context", name, a, b))
+    olds = {a.name: a for a in old.args}
+    news = {a.name: a for a in new.args}
+    for arg in old.args:
+        if arg.name not in news:
+            causes.append(Cause("arg_count", arg.name, arg.text(), None))
+    for arg in new.args:
+        prev = olds.get(arg.name)
+        if prev is None:
+            causes.append(Cause("arg_count", arg.name, None, arg.text()))
+            continue
+        if prev.passed != arg.passed:
+            causes.append(Cause("arg_count", arg.name, prev.passed, arg.passed))
+        if prev.static or arg.static:
+            if prev.static != arg.static or not same_value(prev.value, arg.value):
+                causes.append(_static_cause(arg.name, prev.value, arg.value))
+            elif _hash(prev.value) != _hash(arg.value):
+                causes.append(Cause("static_value", arg.name, plain_static(prev.value), plain_static(arg.value),
+                                    detail="hash", owner=type(arg.value).__name__))
+            continue
+        if prev.donated != arg.donated:
+            causes.append(Cause("donation", arg.name, prev.donated, arg.donated))
+        causes += _diff_traced(arg.name, prev, arg)
+        if prev.statics or arg.statics:
+            causes += _diff_statics(arg.name, prev.statics, arg.statics)
+    return causes
+
+
+def _diff_statics(name: str, before: tuple[tuple[str, Any], ...],
+                  after: tuple[tuple[str, Any], ...]) -> list[Cause]:
+    """Leaves a wrapper holds static (``model.step_count``): changed values. Leaves that
+    appear or go are told by the structure diff."""
+    old = dict(before)
+    causes = []
+    for path, value in after:
+        prev = old.get(path, MISSING)
+        if prev is MISSING:
+            continue
+        if not same_value(prev, value):
+            causes.append(_static_cause(name + path, prev, value))
+        elif _hash(prev) != _hash(value):
+            causes.append(Cause("static_value", name + path, plain_static(prev), plain_static(value),
+                                detail="hash", owner=type(value).__name__))
+    return causes
+
+
+def _hash(value: Any) -> int | None:
+    try:
+        return hash(value)
+    except Exception:
+        return None
+
+
+def _made_again(a: Any, b: Any, depth: int = 2) -> bool:
+    """``b`` is ``a`` made again: the same code in new function objects (a closure, or a
+    tuple of them such as an optax GradientTransformation), equal in everything else."""
+    if _same_code(a, b):
+        return True
+    if depth and type(a) is type(b) and isinstance(a, tuple) and len(a) == len(b) and a:
+        pairs = [(x, y) for x, y in zip(a, b) if not same_value(x, y)]
+        return bool(pairs) and all(_made_again(x, y, depth - 1) for x, y in pairs)
+    return False
+
+
+def _static_cause(name: str, before: Any, after: Any) -> Cause:
+    """A static value that changed; a new object of a class without ``__eq__`` (compared
+    by identity) is told apart from a real change of value."""
+    cls = type(after)
+    if type(before) is cls and _made_again(before, after):
+        return Cause("static_value", name, plain_static(before), plain_static(after), detail="made_again",
+                     owner=cls.__name__)
+    if (type(before) is cls and cls.__eq__ is object.__eq__ and before is not after
+            and not inspect.isroutine(after) and short_repr(before) == short_repr(after)):
+        return Cause("static_value", name, plain_static(before), plain_static(after), detail="identity",
+                     owner=cls.__name__)
+    return Cause("static_value", name, plain_static(before), plain_static(after))
+
+
+def _diff_traced(name: str, prev: ArgSig, arg: ArgSig) -> list[Cause]:
+    causes: list[Cause] = []
+    if prev.leaves is arg.leaves and prev.structure == arg.structure:
+        return causes
+    before = dict(prev.leaves)
+    if prev.structure != arg.structure:
+        after = dict(arg.leaves)
+        gained = [p for p in after if p not in before]
+        lost = [p for p in before if p not in after]
+        for p in gained:
+            causes.append(Cause("pytree_structure", name + p, None, after[p].text))
+        for p in lost:
+            causes.append(Cause("pytree_structure", name + p, before[p].text, None))
+        if not gained and not lost:  # same leaf paths: other containers, static data, ...
+            causes.append(_structure_cause(name, prev.structure, arg.structure))
+    for path, leaf in arg.leaves:
+        old = before.get(path)
+        if old is None or old is leaf:
+            continue
+        full = name + path
+        a, b = old.aval, leaf.aval
+        if a.shape != b.shape:
+            axis = None
+            if len(a.shape) == len(b.shape):
+                changed = [i for i, (x, y) in enumerate(zip(a.shape, b.shape)) if x != y]
+                axis = changed[0] if len(changed) == 1 else None
+            causes.append(Cause("shape", full, a.shape, b.shape, axis))
+        if a.dtype != b.dtype:
+            causes.append(Cause("dtype", full, a.dtype, b.dtype))
+        elif a.weak_type != b.weak_type:
+            causes.append(Cause("weak_type", full, a.weak_type, b.weak_type))
+        pa, pb = old.placement, leaf.placement
+        if is_committed(pa) and is_committed(pb) and pa != pb:
+            kind = "device" if pa.startswith("device ") and pb.startswith("device ") else "sharding"
+            causes.append(Cause(kind, full, pa.removeprefix("device "), pb.removeprefix("device ")))
+        elif is_committed(pa) != is_committed(pb):
+            causes.append(Cause("commitment", full, placement_words(pa), placement_words(pb)))
+    return causes
