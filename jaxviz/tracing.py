@@ -82,7 +82,7 @@ USER_WORD_OF_SCOPE = {"rematted_computation": "recomputed forward"}
 
 
 def _eqn_label(eqn: Any) -> str:
-    name = USER_WORD_OF_PRIMITIVE.get(eqn.primitive.name, eqn.primitive.name)
+    name: str = USER_WORD_OF_PRIMITIVE.get(eqn.primitive.name) or eqn.primitive.name
     fname = eqn.params.get("name")
     helper = library_helper_name(eqn)
     if helper is not None:

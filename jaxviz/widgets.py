@@ -21,9 +21,9 @@ from typing import Any
 from IPython import get_ipython
 from IPython.display import DisplayHandle, display
 
-from .devices import fmt_seconds
 from .recompiles import CompileEvent, Watch, is_first_compile
 from .render.recompiles import text_html
+from .text import fmt_seconds
 
 _STAGE_COLORS = {"trace": "#4C9BE8", "lower": "#F2A541", "compile": "#D9534F"}
 _CELL = "padding:1px 10px 1px 0;vertical-align:top"
@@ -104,7 +104,7 @@ class LiveMonitor:
     def _bundle(self) -> dict[str, Any]:
         """The widget, and its state as HTML for where widgets do not render."""
         self._saved = self.render()
-        return {**self.widget._repr_mimebundle_(), "text/html": self._saved}
+        return {**(self.widget._repr_mimebundle_() or {}), "text/html": self._saved}
 
     def _ipython_display_(self) -> None:
         """Shown with a display id, so that its output's HTML can follow the state."""

@@ -29,11 +29,13 @@ from browser_lab import (
     browser_marks,
     chromium_path,
     command,
+    contrast,
+    luminance,
+    over,
     save_shot,
     start_lab,
     write_notebook,
 )
-from test_labextension_browser import contrast, luminance, over
 
 from jaxviz.render.embed import VIEWER_PATH
 

@@ -24,6 +24,9 @@ from browser_lab import (
     browser_marks,
     chromium_path,
     command,
+    contrast,
+    luminance,
+    over,
     run_cell,
     save_shot,
     svg_items,
@@ -168,41 +171,6 @@ THEME_COLORS_JS = """
   };
 }
 """
-
-
-def rgba(css: str) -> tuple[float, float, float, float]:
-    """A computed colour (rgb(), rgba(), or color(srgb ...) for color-mix results)."""
-    if css in ("none", "transparent"):
-        return (0, 0, 0, 0)
-    m = re.fullmatch(r"rgba?\(([^)]*)\)", css)
-    if m:
-        parts = [float(p) for p in re.split(r"[,\s/]+", m.group(1).strip())]
-        return (*parts[:3], parts[3] if len(parts) > 3 else 1.0)
-    m = re.fullmatch(r"color\(srgb ([^)]*)\)", css)
-    assert m, f"unexpected colour {css!r}"
-    parts = [float(p) for p in re.split(r"[\s/]+", m.group(1).strip())]
-    return (*[255 * c for c in parts[:3]], parts[3] if len(parts) > 3 else 1.0)
-
-
-def over(fg: str, bg: str) -> tuple[float, float, float]:
-    """``fg`` composited over the opaque ``bg``."""
-    f, b = rgba(fg), rgba(bg)
-    assert b[3] == 1, f"background {bg} is not opaque"
-    return tuple(f[i] * f[3] + b[i] * (1 - f[3]) for i in range(3))
-
-
-def luminance(rgb) -> float:
-    """WCAG relative luminance."""
-    def lin(c):
-        c /= 255
-        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
-    r, g, b = (lin(c) for c in rgb[:3])
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
-
-def contrast(a, b) -> float:
-    la, lb = sorted((luminance(a), luminance(b)), reverse=True)
-    return (la + 0.05) / (lb + 0.05)
 
 
 def check_theme_colors(c: dict, dark: bool) -> None:

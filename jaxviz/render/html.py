@@ -4,19 +4,15 @@ nbviewer included)."""
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 from ..costs import group_heat
 from ..graph import LEGEND, Graph, repeat_text, size_text
+from ..text import esc
 from .dot import responsive_svg
 
 MAX_LISTED_NODES = 400  # per group; more is listed as a count
 MAX_LISTED_TOTAL = 3000  # in the whole listing
-
-
-def _esc(text: Any) -> str:
-    return html.escape(str(text))
 
 
 REPEAT_STYLE = f"background:{LEGEND['repeat']['color']};border:3px double #9AA5B1;padding:0 4px;border-radius:3px"
@@ -27,11 +23,11 @@ def legend_html(graph: Graph | None = None) -> str:
     items = []
     for kind in ("traced", "static", "constant", "captured", "output", "weak"):
         spec = LEGEND[kind]
-        items.append(f'<span class="jaxviz-chip" title="{_esc(spec["label"])}" '
+        items.append(f'<span class="jaxviz-chip" title="{esc(spec["label"])}" '
                      f'style="background:{spec["color"]};padding:0 6px;border-radius:3px;'
                      f'margin-right:4px;color:#111">{kind}</span>')
     if graph is not None and any(g.kind == "repeat" for g in graph.groups):
-        items.append(f'<span class="jaxviz-chip jaxviz-chip-repeat" title="{_esc(LEGEND["repeat"]["label"])}" '
+        items.append(f'<span class="jaxviz-chip jaxviz-chip-repeat" title="{esc(LEGEND["repeat"]["label"])}" '
                      f'style="{REPEAT_STYLE};margin-right:4px;color:#111">×N identical layers</span>')
     return f'<div class="jaxviz-legend" style="font-size:11px;margin:4px 0">{"".join(items)}</div>'
 
@@ -44,9 +40,9 @@ def inputs_html(program: Any) -> str:
         color = LEGEND[i.kind]["color"]
         what = i.aval.text if i.aval else (i.value or "")
         weak = " <i>(weak type)</i>" if i.weak_type else ""
-        rows.append(f'<tr><td><code>{_esc(i.name)}</code></td><td><span style="background:{color};'
-                    f'padding:0 5px;border-radius:3px">{i.kind}</span></td><td><code>{_esc(what)}</code>'
-                    f'{weak}</td><td>{_esc(i.source or "")}</td></tr>')
+        rows.append(f'<tr><td><code>{esc(i.name)}</code></td><td><span style="background:{color};'
+                    f'padding:0 5px;border-radius:3px">{i.kind}</span></td><td><code>{esc(what)}</code>'
+                    f'{weak}</td><td>{esc(i.source or "")}</td></tr>')
     table = ('<table class="jaxviz-inputs" style="font-size:12px"><tr><th>input</th><th>kind</th>'
              '<th>value</th><th>from</th></tr>' + "".join(rows) + "</table>")
     counts = ", ".join(f"{sum(i.kind == k for i in program.inputs)} {k}"
@@ -60,11 +56,11 @@ def inputs_html(program: Any) -> str:
 def _node_line(graph: Graph, nid: int) -> str:
     n = graph.nodes[nid]
     outs = ", ".join(a.text for a in n.outputs)
-    where = f' <span style="color:#888">{_esc(n.source.short())}</span>' if n.source else ""
+    where = f' <span style="color:#888">{esc(n.source.short())}</span>' if n.source else ""
     color = LEGEND.get(n.input_kind or n.kind, LEGEND["eqn"])["color"]
-    lits = f" {_esc(', '.join(n.literals))}" if n.literals else ""
+    lits = f" {esc(', '.join(n.literals))}" if n.literals else ""
     return (f'<li data-node="{nid}"><span style="border-left:4px solid {color};padding-left:4px">'
-            f'<code>{_esc(n.label)}{lits}</code></span> → <code>{_esc(outs)}</code>{where}</li>')
+            f'<code>{esc(n.label)}{lits}</code></span> → <code>{esc(outs)}</code>{where}</li>')
 
 
 def group_html(graph: Graph, gid: int, open_depth: int, budget: list[int] | None = None) -> str:
@@ -86,16 +82,16 @@ def group_html(graph: Graph, gid: int, open_depth: int, budget: list[int] | None
     body = f'<ul style="margin:2px 0 2px 8px;padding-left:10px">{children}{"".join(parts)}</ul>'
     if gid == 0:
         return body
-    where = f" · {_esc(g.source.short())}" if g.source else ""
+    where = f" · {esc(g.source.short())}" if g.source else ""
     opened = " open" if g.depth <= open_depth else ""
     heat = group_heat(graph, gid)
     cost = (f' <span class="jaxviz-cost" title="estimated cost, share of the program\'s FLOPs" style="background:'
-            f'{heat.fill};color:{heat.font};padding:0 4px;border-radius:3px">{_esc(heat.text)}</span>') if heat else ""
-    title = f"<b>{_esc(g.repeat or g.name)}</b>"
+            f'{heat.fill};color:{heat.font};padding:0 4px;border-radius:3px">{esc(heat.text)}</span>') if heat else ""
+    title = f"<b>{esc(g.repeat or g.name)}</b>"
     what = g.kind
     if g.kind == "repeat":  # "block ×48": drawn as a stack, says what it folds
-        title = f'<b class="jaxviz-repeat" style="{REPEAT_STYLE}">{_esc(g.name)}</b>'
-        what = _esc(repeat_text(graph, gid))
+        title = f'<b class="jaxviz-repeat" style="{REPEAT_STYLE}">{esc(g.name)}</b>'
+        what = esc(repeat_text(graph, gid))
     return (f'<li style="list-style:none"><details{opened} data-group="{gid}"><summary>{title}'
             f' <span style="color:#666">({what}, {size_text(graph, gid)}{where})</span>{cost}</summary>{body}</details></li>')
 
@@ -103,13 +99,13 @@ def group_html(graph: Graph, gid: int, open_depth: int, budget: list[int] | None
 def program_html(program: Any, svg: str | None = None, note: str | None = None) -> str:
     """The notebook's HTML view: summary, inputs, the graph (SVG if given) or the listing."""
     graph = program.graph
-    header = f'<div class="jaxviz-summary" style="font-family:monospace;font-size:12px">{_esc(program.summary())}</div>'
+    header = f'<div class="jaxviz-summary" style="font-family:monospace;font-size:12px">{esc(program.summary())}</div>'
     printed = ""
     if program.trace_output:
         printed = ('<div class="jaxviz-side-effect" style="color:#a15c00;font-size:12px">'
                    "printed while tracing (runs once per compile, not on every call): "
-                   f"<code>{_esc(program.trace_output.strip()[:500])}</code></div>")
-    notes = "".join(f'<div style="color:#a15c00;font-size:12px">{_esc(n)}</div>' for n in program.notes)
+                   f"<code>{esc(program.trace_output.strip()[:500])}</code></div>")
+    notes = "".join(f'<div style="color:#a15c00;font-size:12px">{esc(n)}</div>' for n in program.notes)
     if getattr(program, "run_report", None) is not None:  # the "Run" section
         notes += program.run_report.html()
     if svg is not None:
@@ -118,6 +114,6 @@ def program_html(program: Any, svg: str | None = None, note: str | None = None) 
         expanded = graph.expansion(program.expand)
         depth = max((graph.groups[g].depth for g in expanded), default=0)
         body = f'<div class="jaxviz-listing" style="font-size:12px">{group_html(graph, 0, depth)}</div>'
-    extra = f'<div style="color:#888;font-size:11px">{_esc(note)}</div>' if note else ""
+    extra = f'<div style="color:#888;font-size:11px">{esc(note)}</div>' if note else ""
     return (f'<div class="jaxviz-program">{header}{notes}{printed}{inputs_html(program)}'
             f"{legend_html(graph)}{body}{extra}</div>")

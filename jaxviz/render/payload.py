@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import json
 from typing import Any
 
 MAX_INLINE_GRAPH_BYTES = 256_000
@@ -37,8 +38,6 @@ def compressed_graph(text: str) -> dict[str, Any]:
 
 def decode_graph(shipped: Any) -> Any:
     """The inverse of ``encode_graph`` (for tests and Python consumers)."""
-    import json
-
     if isinstance(shipped, dict) and shipped.get("encoding") == "gzip+base64":
         return json.loads(gzip.decompress(base64.b64decode(shipped["data"])))
     return shipped
