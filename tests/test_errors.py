@@ -298,6 +298,19 @@ def use_saved(z):
     return saved[0] + z
 
 
+@pytest.mark.skipif(internals.TRACERS_HOLD_THEIR_EQUATION,
+                    reason="JAX 0.7+ keeps a leaked tracer's equation (test_leaked_tracer)")
+def test_leaked_tracer_on_a_jax_that_forgets_its_equation_says_so():
+    saved.clear()
+    remember(jnp.ones(3))
+    exc, ex = _explain(use_saved, jnp.ones(3))
+    assert isinstance(exc, jax.errors.UnexpectedTracerError)
+    assert ex.leaked_from == "remember"
+    assert ex.created_at is not None and ex.created_at.line == _line_of(remember, "jnp.sin(x) * 2")
+    assert any("forgets a leaked tracer's equation" in n for n in ex.notes), ex.notes
+    saved.clear()
+
+
 @pytest.mark.skipif(not internals.TRACERS_HOLD_THEIR_EQUATION,
                     reason="JAX 0.6 forgets a leaked tracer's equation when its trace ends")
 def test_leaked_tracer():

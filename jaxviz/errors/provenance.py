@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import jax
+
 from .. import _jax_internals as internals
 from ..calls import CELL_FUNCTION, is_user_file, make_source
 from ..graph import Aval, Graph, SourceLoc
@@ -425,6 +427,11 @@ class Explainer:
             graph, path = self._eager_graph(tracer, frame, value_name or "value", aval)
         direct, outer = self._input_levels(root_key)
         created_at, leaked_from = self._leak_origin(tracer, staged)
+        if self.kind == "UnexpectedTracerError" and not self.inputs \
+                and not internals.TRACERS_HOLD_THEIR_EQUATION:
+            self.notes.append(f"JAX {jax.__version__} forgets a leaked tracer's equation once its "
+                              "trace ends (JAX 0.7 keeps it): where it was made is known, not "
+                              "which inputs it came from")
         explanation = Explanation(
             self.exc, self.kind, NEEDS.get(self.kind, "a concrete value"), line, value_name, aval,
             outer, direct, graph, path, [], self.notes, created_at, leaked_from, self.truncated)

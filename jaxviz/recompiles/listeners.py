@@ -183,7 +183,7 @@ class _Dispatcher:
                 return _Pending(None, jax_name, stage)
             if not include_jax and is_internal(call.fun):  # jnp.sin, eager primitives
                 return _Pending(None, jax_name, stage)
-            site = site_of_frame(call.caller)
+            site = site_of_frame(call.caller, call.fun)
         else:
             site = site_of_frame(sys._getframe(2))
             if site is None and not include_jax:

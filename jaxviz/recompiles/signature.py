@@ -149,13 +149,39 @@ def site_at(file: str, line: int) -> Site:
     return Site(file, line, ipython_cell(file), text)
 
 
-def site_of_frame(frame: Any) -> Site | None:
-    """The first user frame (not JAX, not a library, not jaxviz) at or above ``frame``."""
-    while frame is not None and not is_user_file(frame.f_code.co_filename):
-        frame = frame.f_back
+def site_of_frame(frame: Any, fun: Any = None) -> Site | None:
+    """The first user frame (not JAX, not a library, not jaxviz) at or above ``frame``;
+    with the jitted ``fun``, above the user's own decorators that only pass their
+    arguments on to it (``functools.wraps`` wrappers): the line that called the
+    decorated function, not the wrapper's ``return fn(*args, **kwargs)``."""
+    frame = _user_frame(frame)
+    while frame is not None and fun is not None and _forwards_to(frame, fun):
+        above = _user_frame(frame.f_back)
+        if above is None:
+            break
+        frame = above
     if frame is None:
         return None
     return site_at(frame.f_code.co_filename, frame.f_lineno)
+
+
+def _user_frame(frame: Any) -> Any:
+    while frame is not None and not is_user_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
+_PASSES_ARGUMENTS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
+def _forwards_to(frame: Any, fun: Any) -> bool:
+    """Whether ``frame`` runs a ``(*args, **kwargs)`` wrapper holding ``fun`` (or a
+    callable that wraps it) in its closure."""
+    code = frame.f_code
+    if code.co_flags & _PASSES_ARGUMENTS != _PASSES_ARGUMENTS or not code.co_freevars:
+        return False
+    held = [frame.f_locals.get(name) for name in code.co_freevars]
+    return any(v is fun or (callable(v) and any(f is fun for f in unwrap_chain(v))) for v in held)
 
 
 # ====================================================================== functions

@@ -19,6 +19,7 @@ from ..render.recompiles import (
     log_rich,
     summary_html,
     summary_rich,
+    text_plain,
 )
 from ..text import fmt_seconds
 from .events import CompileEvent
@@ -308,11 +309,12 @@ class Watch:
                 f"watching; {what}. {advice or ''}").strip()
         self._warn(text)
         site = event.call_site
+        plain = text_plain(text)  # a warning is printed as is: no Markdown backticks
         try:
             if site is not None:
-                warnings.warn_explicit(text, RecompileWarning, site.file, site.line)
+                warnings.warn_explicit(plain, RecompileWarning, site.file, site.line)
             else:
-                warnings.warn(text, RecompileWarning, stacklevel=2)
+                warnings.warn(plain, RecompileWarning, stacklevel=2)
         except Exception:
             pass
 
