@@ -599,13 +599,9 @@ class CodeScopes(_Recorder):
             return []
         outer_codes: list[Any] = []
         inner_codes: set[Any] = set()
-        for codes in internals.traceback_code_stacks(closed):
-            users = [c for c in codes if self._is_user(c) or c in self._skip]
-            if not users:
-                continue
-            outer = users[-1]
-            if outer not in self._skip and not is_instrumented(outer) and instrumented_code(outer) is not None:
-                outer_codes.append(outer)
+        for users, cached in self._user_stacks(closed):
+            if cached:
+                outer_codes.append(users[-1])
                 inner_codes.update(users[:-1])
         # A reused trace comes in as a jit equation named after the function; functions
         # called inside it (a loss under value_and_grad, on stacks of their own) are part
@@ -615,24 +611,29 @@ class CodeScopes(_Recorder):
                                   if c not in inner_codes and c.co_name in jitted))
 
     def unscoped(self, closed: Any) -> set[Any]:
-        """Code of user functions that recorded equations outside a scope of their own.
+        """Code of user functions that recorded equations outside a scope of their own
+        (stacks from a trace JAX had cached before this one are not ours to check)."""
+        missed: set[Any] = set()
+        for users, cached in self._user_stacks(closed):
+            if not cached:
+                missed.update(c for c in users if c not in self._skip and not is_instrumented(c)
+                              and not c.co_flags & _GENERATOR_FLAGS)
+        return missed
+
+    def _user_stacks(self, closed: Any) -> Iterator[tuple[list[Any], bool]]:
+        """Per distinct equation stack of ``closed``: its user functions (innermost
+        first), and whether it comes from a trace JAX had cached.
 
         JAX keeps, per equation, the Python stack from the function being traced (this
         trace's entry, or a jitted callee, a scan body ...) inward. A stack whose outermost
         user function could have been instrumented but was not comes from a trace JAX had
-        cached before this one (a jitted callee the user ran already): not ours to check.
-        """
-        missed: set[Any] = set()
+        cached before this one (a jitted callee the user ran already)."""
         for codes in internals.traceback_code_stacks(closed):
             users = [c for c in codes if self._is_user(c) or c in self._skip]
-            if not users:
-                continue
-            outer = users[-1]
-            if outer not in self._skip and not is_instrumented(outer) and instrumented_code(outer) is not None:
-                continue
-            missed.update(c for c in users if c not in self._skip and not is_instrumented(c)
-                          and not c.co_flags & _GENERATOR_FLAGS)
-        return missed
+            if users:
+                outer = users[-1]
+                yield users, (outer not in self._skip and not is_instrumented(outer)
+                              and instrumented_code(outer) is not None)
 
 
 def _plain_builtins(fn: types.FunctionType) -> bool:

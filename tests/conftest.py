@@ -2,7 +2,7 @@ import importlib.util
 import os
 
 import pytest
-from browser_lab import BUILT, start_lab
+from browser_lab import BUILT, CHROMIUM_ARGS, chromium_path, start_lab
 
 # Tests run on the CPU (CI has no accelerator).
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -71,3 +71,16 @@ def lab(tmp_path_factory):
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium (Debian's) for one browser-test module."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()

@@ -24,10 +24,8 @@ from pathlib import Path
 import nbformat
 import pytest
 from browser_lab import (
-    CHROMIUM_ARGS,
     ROOT,
     browser_marks,
-    chromium_path,
     command,
     contrast,
     luminance,
@@ -42,7 +40,6 @@ from jaxviz.render.embed import VIEWER_PATH
 PlaywrightTimeout = pytest.importorskip("playwright.sync_api").TimeoutError
 
 ARTIFACTS = ROOT / "artifacts" / "frontends"
-CHROMIUM = chromium_path()
 
 pytestmark = [*browser_marks(timeout=300),
               pytest.mark.skipif(not VIEWER_PATH.exists() and not os.environ.get("CI"),
@@ -67,18 +64,6 @@ CELLS = [
 
 # How many nodes and boxes each graph output shows (after it was upgraded).
 ITEMS_JS = "out => out.querySelectorAll('svg.jp-jaxviz-svg g.node').length"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.fixture(scope="module")

@@ -19,10 +19,8 @@ from pathlib import Path
 
 import pytest
 from browser_lab import (
-    CHROMIUM_ARGS,
     ROOT,
     browser_marks,
-    chromium_path,
     command,
     contrast,
     luminance,
@@ -34,7 +32,6 @@ from browser_lab import (
 )
 
 ARTIFACTS = ROOT / "artifacts" / "labextension"
-CHROMIUM = chromium_path()
 MIME = "application/vnd.jaxviz+json"
 
 pytestmark = browser_marks(timeout=240)
@@ -95,18 +92,6 @@ CELLS = [
     "shipped = program_payload(big)['graph']\n"
     "print('JAXVIZ-BIG ' + json.dumps({'encoding': shipped.get('encoding'), 'items': ids(big.graph.view(0))}))",
 ]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def shot(page, name: str) -> None:
