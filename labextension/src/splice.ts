@@ -1,0 +1,306 @@
+/**
+ * The geometry of opening a group in place (no DOM): instead of laying the whole view out
+ * again, the group's box is replaced by its opened contents, laid out on their own, and
+ * the rest of the drawing makes room by a monotone stretch. Everything above and left of
+ * the group stays exactly where it was; what lies beyond its right edge moves right by the
+ * growth in width, what lies below its bottom moves down by the growth in height, and in
+ * between the map stretches linearly, so that nothing changes order or side.
+ *
+ * The drawing grows right and down, not about the group's centre: the group's top left
+ * corner (where its label and the pointer are) is then a fixed point, and so is
+ * everything above and left of it; growing about the centre would move both sides.
+ *
+ * Coordinates are Graphviz SVG user units (points, y down), as written in the SVG's
+ * `points`, `d`, `x`/`y` attributes.
+ */
+
+export interface Pt {
+  x: number;
+  y: number;
+}
+
+export interface Rect {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+/** A stretch along one axis: [lo, hi] becomes [lo, hi + grow]. */
+export interface Stretch1D {
+  lo: number;
+  hi: number;
+  grow: number;
+}
+
+export interface Stretch {
+  x: Stretch1D;
+  y: Stretch1D;
+}
+
+/** Where `v` goes: unchanged up to `lo`, shifted by `grow` from `hi` on, linear between
+ * (continuous and, with `grow >= 0`, increasing with slope >= 1: gaps never shrink). */
+export function stretch1d(s: Stretch1D, v: number): number {
+  if (v <= s.lo) {
+    return v;
+  }
+  if (v >= s.hi) {
+    return v + s.grow;
+  }
+  return s.lo + ((v - s.lo) * (s.hi - s.lo + s.grow)) / (s.hi - s.lo);
+}
+
+/** The stretch that turns `box` into a box of at least its size holding `size`: it
+ * grows right and down only (never shrinks: the map stays one that spreads things). */
+export function stretchFor(box: Rect, size: { w: number; h: number }): Stretch {
+  return {
+    x: { lo: box.x, hi: box.x + box.w, grow: Math.max(0, size.w - box.w) },
+    y: { lo: box.y, hi: box.y + box.h, grow: Math.max(0, size.h - box.h) }
+  };
+}
+
+export function stretchPoint(s: Stretch, p: Pt): Pt {
+  return { x: stretch1d(s.x, p.x), y: stretch1d(s.y, p.y) };
+}
+
+/** A rectangle through the stretch: its corners mapped (a cluster around the group grows). */
+export function stretchRect(s: Stretch, r: Rect): Rect {
+  const a = stretchPoint(s, { x: r.x, y: r.y });
+  const b = stretchPoint(s, { x: r.x + r.w, y: r.y + r.h });
+  return { x: a.x, y: a.y, w: b.x - a.x, h: b.y - a.y };
+}
+
+/** How far a rigid item (a node: its text and shape keep their size) moves: as its centre. */
+export function rigidShift(s: Stretch, r: Rect): Pt {
+  const c = { x: r.x + r.w / 2, y: r.y + r.h / 2 };
+  const m = stretchPoint(s, c);
+  return { x: m.x - c.x, y: m.y - c.y };
+}
+
+export function shifted(p: Pt, d: Pt): Pt {
+  return { x: p.x + d.x, y: p.y + d.y };
+}
+
+// ------------------------------------------------------------ SVG coordinate text
+
+const PAIR = /(-?\d*\.?\d+(?:e[-+]?\d+)?),(-?\d*\.?\d+(?:e[-+]?\d+)?)/gi;
+
+function num(v: number): string {
+  return String(Math.round(v * 100) / 100);
+}
+
+/** Every "x,y" pair of a `points` or path `d` attribute through `f`; the rest kept. */
+export function mapCoords(text: string, f: (p: Pt) => Pt): string {
+  return text.replace(PAIR, (_, x: string, y: string) => {
+    const p = f({ x: parseFloat(x), y: parseFloat(y) });
+    return `${num(p.x)},${num(p.y)}`;
+  });
+}
+
+/** The "x,y" pairs of a `points` or `d` attribute. */
+export function coordsOf(text: string): Pt[] {
+  const out: Pt[] = [];
+  for (const m of text.matchAll(PAIR)) {
+    out.push({ x: parseFloat(m[1]), y: parseFloat(m[2]) });
+  }
+  return out;
+}
+
+/** The bounding box of points (an empty box at 0,0 for none). */
+export function bboxOf(points: Pt[]): Rect {
+  if (!points.length) {
+    return { x: 0, y: 0, w: 0, h: 0 };
+  }
+  let x0 = Infinity;
+  let y0 = Infinity;
+  let x1 = -Infinity;
+  let y1 = -Infinity;
+  for (const p of points) {
+    x0 = Math.min(x0, p.x);
+    y0 = Math.min(y0, p.y);
+    x1 = Math.max(x1, p.x);
+    y1 = Math.max(y1, p.y);
+  }
+  return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
+}
+
+// ------------------------------------------------------------ edge paths
+
+/** A Graphviz edge path ("M p0 C c1 c2 p1 C …": one start, then 3 points per cubic). */
+export function parsePath(d: string): Pt[] {
+  return coordsOf(d);
+}
+
+export function formatPath(points: Pt[]): string {
+  const [first, ...rest] = points;
+  return `M${num(first.x)},${num(first.y)}C${rest.map(p => `${num(p.x)},${num(p.y)}`).join(' ')}`;
+}
+
+/** An edge path through the stretch: its ends (and their control points, which set the
+ * direction it leaves and enters in) move with the items they touch (`tail`, `head`:
+ * those items' rigid shifts, or null to stretch the end as any other point), the rest
+ * through the stretch. */
+export function stretchEdgePath(s: Stretch, points: Pt[], tail: Pt | null, head: Pt | null): Pt[] {
+  const n = points.length;
+  return points.map((p, i) => {
+    if (tail && i <= 1 && i < n - 2) {
+      return shifted(p, tail);
+    }
+    if (head && i >= n - 2) {
+      return shifted(p, head);
+    }
+    return stretchPoint(s, p);
+  });
+}
+
+function lerp(a: Pt, b: Pt, t: number): Pt {
+  return { x: a.x + (b.x - a.x) * t, y: a.y + (b.y - a.y) * t };
+}
+
+/** The point at `t` of a cubic Bézier. */
+export function bezierAt(c: Pt[], t: number): Pt {
+  const ab = lerp(c[0], c[1], t);
+  const bc = lerp(c[1], c[2], t);
+  const cd = lerp(c[2], c[3], t);
+  return lerp(lerp(ab, bc, t), lerp(bc, cd, t), t);
+}
+
+/** A cubic Bézier split at `t` (de Casteljau): the two halves, 4 points each. */
+export function splitBezier(c: Pt[], t: number): [Pt[], Pt[]] {
+  const ab = lerp(c[0], c[1], t);
+  const bc = lerp(c[1], c[2], t);
+  const cd = lerp(c[2], c[3], t);
+  const abc = lerp(ab, bc, t);
+  const bcd = lerp(bc, cd, t);
+  const m = lerp(abc, bcd, t);
+  return [
+    [c[0], ab, abc, m],
+    [m, bcd, cd, c[3]]
+  ];
+}
+
+export function inside(r: Rect, p: Pt): boolean {
+  return p.x >= r.x && p.x <= r.x + r.w && p.y >= r.y && p.y <= r.y + r.h;
+}
+
+const SAMPLES = 32;
+
+/**
+ * The part of a path inside `rect` at its `end` ('head': the path runs from outside into
+ * the rect, the part after it last enters; 'tail': the path starts inside, the part
+ * before it first leaves), cut exactly at the rect's border. The whole path when it
+ * never crosses.
+ */
+export function clipToRect(points: Pt[], rect: Rect, end: 'head' | 'tail'): Pt[] {
+  const path = end === 'head' ? points : [...points].reverse();
+  const segments = (path.length - 1) / 3;
+  for (let s = segments - 1; s >= 0; s--) {
+    const c = path.slice(3 * s, 3 * s + 4);
+    // From the segment's end back to its start: the last sample outside the rect.
+    for (let k = SAMPLES - 1; k >= 0; k--) {
+      if (!inside(rect, bezierAt(c, k / SAMPLES))) {
+        let lo = k / SAMPLES; // outside
+        let hi = (k + 1) / SAMPLES; // inside
+        for (let i = 0; i < 30; i++) {
+          const mid = (lo + hi) / 2;
+          if (inside(rect, bezierAt(c, mid))) {
+            hi = mid;
+          } else {
+            lo = mid;
+          }
+        }
+        const after = splitBezier(c, hi)[1];
+        const kept = [...after, ...path.slice(3 * s + 4)];
+        return end === 'head' ? kept : kept.reverse();
+      }
+    }
+  }
+  return points;
+}
+
+/**
+ * Two paths joined into one where they (nearly) meet: `into` ends near where `from`
+ * starts; its last point (and the control point before it) move onto `from`'s start, so
+ * that the curve bends there instead of breaking.
+ */
+export function joinPaths(into: Pt[], from: Pt[]): Pt[] {
+  const n = into.length;
+  const d = { x: from[0].x - into[n - 1].x, y: from[0].y - into[n - 1].y };
+  const moved = into.map((p, i) => (i >= n - 2 ? shifted(p, d) : p));
+  return [...moved, ...from.slice(1)];
+}
+
+/** The two ends of an edge drawn with the id `e_<src>_<dst>` (item ids have no "_"). */
+export function edgeEnds(id: string): { src: string; dst: string } | null {
+  const m = /^e_([^_]+)_([^_]+)$/.exec(id);
+  return m ? { src: m[1], dst: m[2] } : null;
+}
+
+// ------------------------------------------------------------ drawings kept
+
+/**
+ * The drawings shown, by expansion state (most recently used last): closing a group
+ * shows the drawing from before it opened, exactly; opening groups starts from the
+ * drawing with the most of the wanted groups already open, so that what was on screen
+ * keeps its place.
+ */
+export class DrawingStore {
+  private readonly entries = new Map<string, { groups: Set<number>; text: string }>();
+
+  constructor(readonly capacity = 24) {}
+
+  static key(groups: Iterable<number>): string {
+    return [...groups].sort((a, b) => a - b).join(',');
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  get(groups: Iterable<number>): string | undefined {
+    const key = DrawingStore.key(groups);
+    const entry = this.entries.get(key);
+    if (entry) {
+      this.entries.delete(key); // most recently used last
+      this.entries.set(key, entry);
+    }
+    return entry?.text;
+  }
+
+  set(groups: Iterable<number>, text: string): void {
+    const key = DrawingStore.key(groups);
+    this.entries.delete(key);
+    this.entries.set(key, { groups: new Set(groups), text });
+    while (this.entries.size > this.capacity) {
+      this.entries.delete(this.entries.keys().next().value as string);
+    }
+  }
+
+  /**
+   * The drawing to open `groups` from: among those whose open groups are all in
+   * `groups`, the one with the most (the most recent on a tie), with the groups still to
+   * open, parents before children (`depth`); null when none, or when more than
+   * `maxOpen` would be left to open (a fresh layout is then the better drawing).
+   */
+  baseFor(
+    groups: Set<number>,
+    depth: (gid: number) => number,
+    maxOpen = 40
+  ): { text: string; groups: Set<number>; open: number[] } | null {
+    let best: { groups: Set<number>; text: string } | null = null;
+    for (const entry of this.entries.values()) {
+      if ([...entry.groups].every(g => groups.has(g)) && (!best || entry.groups.size >= best.groups.size)) {
+        best = entry;
+      }
+    }
+    if (!best) {
+      return null;
+    }
+    const open = [...groups].filter(g => !best!.groups.has(g)).sort((a, b) => depth(a) - depth(b) || a - b);
+    return open.length > maxOpen ? null : { text: best.text, groups: new Set(best.groups), open };
+  }
+}

@@ -1,0 +1,236 @@
+/** Opening a group in place (issue #13, steady exploring): the stretch that makes room,
+ * edge paths that stay connected, the group's own DOT, and the drawings kept. */
+
+import { strict as assert } from 'node:assert';
+import { describe, it } from 'node:test';
+
+import { groupToDot, stubName, viewToDot } from '../src/dot';
+import {
+  DrawingStore,
+  Pt,
+  bboxOf,
+  bezierAt,
+  clipToRect,
+  coordsOf,
+  edgeEnds,
+  formatPath,
+  inside,
+  joinPaths,
+  mapCoords,
+  parsePath,
+  rigidShift,
+  splitBezier,
+  stretch1d,
+  stretchEdgePath,
+  stretchFor,
+  stretchPoint,
+  stretchRect
+} from '../src/splice';
+import { GraphIndex, buildView, itemInGroup } from '../src/view';
+import { repeatGraph, smallGraph } from './fixtures';
+
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const viz = require('@viz-js/viz') as typeof import('@viz-js/viz');
+
+const box = { x: 100, y: -300, w: 80, h: 40 };
+const s = stretchFor(box, { w: 280, h: 240 }); // grows by 200 × 200
+
+const close = (a: number, b: number, eps = 1e-6) => Math.abs(a - b) <= eps;
+
+describe('the stretch', () => {
+  it('keeps what is above and left of the group, shifts what is beyond it by the growth', () => {
+    assert.deepEqual(stretchPoint(s, { x: 50, y: -400 }), { x: 50, y: -400 });
+    assert.deepEqual(stretchPoint(s, { x: 100, y: -300 }), { x: 100, y: -300 }, 'the top left corner is fixed');
+    assert.deepEqual(stretchPoint(s, { x: 181, y: -259 }), { x: 381, y: -59 });
+    assert.deepEqual(stretchPoint(s, { x: 180, y: -260 }), { x: 380, y: -60 }, 'the far corner moves by the growth');
+    assert.deepEqual(stretchPoint(s, { x: 140, y: -280 }), { x: 240, y: -180 }, 'inside: linear');
+  });
+
+  it('is continuous and increasing with slope at least 1 (gaps never shrink)', () => {
+    for (const axis of [s.x, s.y]) {
+      let prev = stretch1d(axis, axis.lo - 50);
+      for (let v = axis.lo - 49.75; v <= axis.hi + 50; v += 0.25) {
+        const m = stretch1d(axis, v);
+        assert.ok(m - prev >= 0.25 - 1e-9, `slope below 1 at ${v}`);
+        assert.ok(m - prev <= 0.25 * ((axis.hi - axis.lo + axis.grow) / (axis.hi - axis.lo)) + 1e-9, `a jump at ${v}`);
+        prev = m;
+      }
+    }
+  });
+
+  it('never shrinks: a smaller content leaves the map the identity', () => {
+    const same = stretchFor(box, { w: 10, h: 10 });
+    assert.equal(same.x.grow, 0);
+    assert.deepEqual(stretchPoint(same, { x: 150, y: -250 }), { x: 150, y: -250 });
+  });
+
+  it('grows a rectangle around the group to hold it, and moves rigid items by their centre', () => {
+    const around = { x: 80, y: -320, w: 200, h: 100 };
+    assert.deepEqual(stretchRect(s, around), { x: 80, y: -320, w: 400, h: 300 });
+    assert.deepEqual(rigidShift(s, { x: 300, y: -500, w: 40, h: 20 }), { x: 200, y: 0 }, 'right of it, above');
+    assert.deepEqual(rigidShift(s, { x: 0, y: -200, w: 40, h: 20 }), { x: 0, y: 200 }, 'below, left of it');
+    assert.deepEqual(rigidShift(s, { x: 0, y: -500, w: 40, h: 20 }), { x: 0, y: 0 });
+  });
+
+  it('keeps items apart: rigid boxes that did not overlap still do not', () => {
+    // A row of boxes above the group, across its span, and a column beside it.
+    const row = [0, 1, 2, 3, 4, 5].map(i => ({ x: 40 + 30 * i, y: -400, w: 26, h: 20 }));
+    const col = [0, 1, 2, 3].map(i => ({ x: 200, y: -330 + 25 * i, w: 40, h: 22 }));
+    for (const items of [row, col]) {
+      const moved = items.map(r => {
+        const d = rigidShift(s, r);
+        return { ...r, x: r.x + d.x, y: r.y + d.y };
+      });
+      for (let i = 0; i + 1 < moved.length; i++) {
+        const [a, b] = [moved[i], moved[i + 1]];
+        assert.ok(a.x + a.w <= b.x || a.y + a.h <= b.y, `items ${i} and ${i + 1} overlap`);
+        assert.ok(a.x <= b.x && a.y <= b.y, 'order kept');
+      }
+    }
+  });
+});
+
+describe('SVG coordinates', () => {
+  it('maps every x,y pair of a points or path attribute and keeps the rest', () => {
+    assert.equal(mapCoords('M43,-120.07C43,-113.45 43,-104.57 43,-96.43', p => ({ x: p.x + 1, y: p.y * 2 })),
+      'M44,-240.14C44,-226.9 44,-209.14 44,-192.86');
+    assert.deepEqual(coordsOf('1e1,-2 3,4.5'), [{ x: 10, y: -2 }, { x: 3, y: 4.5 }]);
+    assert.deepEqual(bboxOf(coordsOf('1,2 5,-3 2,8')), { x: 1, y: -3, w: 4, h: 11 });
+    const d = 'M1,2C3,4 5,6 7,8';
+    assert.equal(formatPath(parsePath(d)), d);
+  });
+
+  it('reads edge ends from Graphviz ids', () => {
+    assert.deepEqual(edgeEnds('e_n12_g3'), { src: 'n12', dst: 'g3' });
+    assert.equal(edgeEnds('edge7'), null);
+  });
+});
+
+/** Points along a poly-Bézier, for checking that a path is one connected curve. */
+function trace(points: Pt[], per = 8): Pt[] {
+  const out: Pt[] = [];
+  for (let i = 0; i + 3 < points.length; i += 3) {
+    for (let k = 0; k <= per; k++) {
+      out.push(bezierAt(points.slice(i, i + 4), k / per));
+    }
+  }
+  return out;
+}
+
+describe('edge paths', () => {
+  const path: Pt[] = [
+    { x: 300, y: -500 },
+    { x: 300, y: -450 },
+    { x: 200, y: -350 },
+    { x: 150, y: -300 },
+    { x: 100, y: -250 },
+    { x: 60, y: -200 },
+    { x: 60, y: -150 }
+  ];
+
+  it('move their ends with the items they join and stretch in between', () => {
+    const tail = { x: 200, y: 0 };
+    const head = { x: 0, y: 200 };
+    const moved = stretchEdgePath(s, path, tail, head);
+    assert.deepEqual(moved[0], { x: 500, y: -500 });
+    assert.deepEqual(moved[1], { x: 500, y: -450 });
+    assert.deepEqual(moved[6], { x: 60, y: 50 });
+    assert.deepEqual(moved[5], { x: 60, y: 0 });
+    assert.deepEqual(moved[3], stretchPoint(s, path[3]));
+    assert.equal(moved.length, path.length);
+  });
+
+  it('split a Bézier into two halves that meet and follow the same curve', () => {
+    const c = path.slice(0, 4);
+    const [a, b] = splitBezier(c, 0.3);
+    assert.deepEqual(a[3], b[0]);
+    for (const t of [0.1, 0.5, 0.9]) {
+      const p = bezierAt(a, t);
+      const q = bezierAt(c, 0.3 * t);
+      assert.ok(close(p.x, q.x) && close(p.y, q.y));
+    }
+  });
+
+  it('are cut at a rectangle border and joined without a gap', () => {
+    const rect = { x: 0, y: -320, w: 260, h: 300 };
+    const head = clipToRect(path, rect, 'head');
+    assert.ok(trace(head).every(p => inside(rect, { x: p.x, y: p.y + 1e-6 }) || close(p.y, rect.y, 1e-3)));
+    assert.ok(close(head[0].y, rect.y, 1e-3) || close(head[0].x, rect.x + rect.w, 1e-3), 'cut on the border');
+    assert.deepEqual(head[head.length - 1], path[path.length - 1]);
+    assert.equal((head.length - 1) % 3, 0, 'whole cubic segments');
+    const tail = clipToRect([...path].reverse(), rect, 'tail');
+    assert.deepEqual(tail[0], path[path.length - 1]);
+    // An outside part that ended a little off joins exactly where the inside part starts.
+    const outside: Pt[] = [
+      { x: 400, y: -600 },
+      { x: 400, y: -560 },
+      { x: 150, y: -340 },
+      { x: 140, y: -330 }
+    ];
+    const joined = joinPaths(outside, head);
+    assert.equal((joined.length - 1) % 3, 0);
+    assert.deepEqual(joined[3], head[0]);
+    assert.deepEqual(joined[0], outside[0]);
+    const pts = trace(joined, 64);
+    for (let i = 1; i < pts.length; i++) {
+      assert.ok(Math.hypot(pts[i].x - pts[i - 1].x, pts[i].y - pts[i - 1].y) < 20, 'no jump along the path');
+    }
+  });
+});
+
+describe("a group's own drawing", () => {
+  it('has its cluster as in the whole view, its inner edges, and stand-ins for the outside ends', async () => {
+    const idx = new GraphIndex(smallGraph());
+    const view = buildView(idx, [0, 1]);
+    const whole = viewToDot(view);
+    const own = groupToDot(view, 1);
+    // The same cluster line as the whole view's (ids, label, colours).
+    const clusterLine = (dot: string) => dot.split('\n').find(l => l.includes('id="cluster_g1"'));
+    assert.equal(clusterLine(own)?.trim(), clusterLine(whole)?.trim());
+    assert.match(own, /"n4" -> "n5" \[id="e_n4_n5"/);
+    assert.match(own, new RegExp(`"${stubName('n0', 'in')}" -> "n4" \\[id="e_n0_n4"`));
+    assert.match(own, new RegExp(`"n5" -> "${stubName('g2', 'out')}" \\[id="e_n5_g2"`));
+    assert.doesNotMatch(own, /"n3"|"g2" \[/, 'no outside item is drawn');
+    assert.ok(itemInGroup(idx, 'n4', 1) && !itemInGroup(idx, 'g1', 1) && !itemInGroup(idx, 'n0', 1));
+    const svg = (await viz.instance()).renderString(own, { engine: 'dot', format: 'svg' });
+    for (const id of ['cluster_g1', 'n4', 'n5', 'e_n4_n5', 'e_n0_n4', 'e_n2_n4', 'e_n5_g2']) {
+      assert.match(svg, new RegExp(`id="${id}"`), id);
+    }
+    assert.doesNotMatch(svg, /id="stub_/, 'the stand-ins are not drawn');
+  });
+
+  it('keeps nested open groups and a fold’s column', () => {
+    const idx = new GraphIndex(repeatGraph());
+    const own = groupToDot(buildView(idx, [0, 4, 2]), 4);
+    assert.match(own, /subgraph "cluster_g4"[\s\S]*subgraph "cluster_g2"/);
+    assert.match(own, /"g1" \[[^\]]*group="repeat_g4"/);
+  });
+});
+
+describe('drawings kept', () => {
+  const depth = (g: number) => [0, 1, 1, 2][g] ?? 1;
+
+  it('gives back a state shown before, and opens from the one with most groups open', () => {
+    const store = new DrawingStore();
+    store.set([0], 'first');
+    store.set([0, 1], 'one');
+    assert.equal(store.get([1, 0]), 'one');
+    const base = store.baseFor(new Set([0, 1, 2, 3]), depth);
+    assert.deepEqual(base && { text: base.text, open: base.open }, { text: 'one', open: [2, 3] });
+    const other = store.baseFor(new Set([0, 2]), depth);
+    assert.deepEqual(other && { text: other.text, open: other.open }, { text: 'first', open: [2] });
+    assert.equal(store.baseFor(new Set([5]), depth), null, 'no kept drawing is part of it');
+    assert.equal(store.baseFor(new Set([0, 1, 2, 3]), depth, 1), null, 'too many to open one by one');
+  });
+
+  it('keeps the most recently used up to its capacity', () => {
+    const store = new DrawingStore(2);
+    store.set([0], 'a');
+    store.set([0, 1], 'b');
+    store.get([0]);
+    store.set([0, 2], 'c');
+    assert.equal(store.size, 2);
+    assert.equal(store.get([0, 1]), undefined);
+    assert.equal(store.get([0]), 'a');
+  });
+});
