@@ -1,0 +1,199 @@
+/**
+ * Opening a group in a Graphviz drawing without laying the drawing out again: the
+ * group's box is replaced by the drawing of its contents (laid out on their own, see
+ * `dot.ts groupToDot`), and the rest of the drawing makes room by the stretch of
+ * `splice.ts`. Nodes keep their shape and move as a whole, open groups (clusters) grow
+ * around what they hold, edges follow the items they join, and the edges that went to
+ * or from the box keep their outside part and end at the item inside they really join.
+ * Ids, classes and labels are Graphviz's own: everything inside comes from Graphviz.
+ */
+
+import {
+  Pt,
+  Rect,
+  Stretch,
+  bboxOf,
+  clipToRect,
+  coordsOf,
+  edgeEnds,
+  formatPath,
+  joinPaths,
+  mapCoords,
+  parsePath,
+  rigidShift,
+  shifted,
+  stretchEdgePath,
+  stretchFor,
+  stretchPoint
+} from './splice';
+
+const PARSE_TYPE = 'image/svg+xml';
+
+/** The coordinates of an element's drawn shapes (not its text). */
+function shapePoints(g: Element): Pt[] {
+  const out: Pt[] = [];
+  g.querySelectorAll('polygon, polyline').forEach(e => out.push(...coordsOf(e.getAttribute('points') ?? '')));
+  g.querySelectorAll('path').forEach(e => out.push(...coordsOf(e.getAttribute('d') ?? '')));
+  g.querySelectorAll('ellipse').forEach(e => {
+    const [cx, cy, rx, ry] = ['cx', 'cy', 'rx', 'ry'].map(a => parseFloat(e.getAttribute(a) ?? '0'));
+    out.push({ x: cx - rx, y: cy - ry }, { x: cx + rx, y: cy + ry });
+  });
+  return out;
+}
+
+/** Every coordinate of an element (shapes and text) through `f`. */
+function mapElement(g: Element, f: (p: Pt) => Pt): void {
+  g.querySelectorAll('polygon, polyline').forEach(e => e.setAttribute('points', mapCoords(e.getAttribute('points') ?? '', f)));
+  g.querySelectorAll('path').forEach(e => e.setAttribute('d', mapCoords(e.getAttribute('d') ?? '', f)));
+  g.querySelectorAll('text').forEach(e => mapAt(e, 'x', 'y', f));
+  g.querySelectorAll('ellipse').forEach(e => mapAt(e, 'cx', 'cy', f));
+}
+
+/** The point an element is at (a text's x, y; an ellipse's centre) through `f`. */
+function mapAt(e: Element, xa: string, ya: string, f: (p: Pt) => Pt): void {
+  const p = f({ x: parseFloat(e.getAttribute(xa) ?? '0'), y: parseFloat(e.getAttribute(ya) ?? '0') });
+  e.setAttribute(xa, String(Math.round(p.x * 100) / 100));
+  e.setAttribute(ya, String(Math.round(p.y * 100) / 100));
+}
+
+const by = (d: Pt) => (p: Pt) => shifted(p, d);
+
+/** An edge through the stretch, its ends moving with the items they join (a null end
+ * is stretched as any point). */
+function stretchEdge(edge: Element, s: Stretch, tail: Pt | null, head: Pt | null): void {
+  const path = edge.querySelector('path');
+  if (path) {
+    path.setAttribute('d', formatPath(stretchEdgePath(s, parsePath(path.getAttribute('d') ?? ''), tail, head)));
+  }
+  // The arrowhead touches the head item; the label is a point of the edge's course.
+  edge.querySelectorAll('polygon').forEach(p =>
+    p.setAttribute('points', mapCoords(p.getAttribute('points') ?? '', head ? by(head) : q => stretchPoint(s, q)))
+  );
+  edge.querySelectorAll('text').forEach(t => mapAt(t, 'x', 'y', q => stretchPoint(s, q)));
+}
+
+function pathOf(edge: Element): Pt[] {
+  return parsePath(edge.querySelector('path')?.getAttribute('d') ?? '');
+}
+
+function setPath(edge: Element, points: Pt[]): void {
+  edge.querySelector('path')?.setAttribute('d', formatPath(points));
+}
+
+/**
+ * Open the group drawn as the box `item` ("g<id>") of the drawing `base`, in place,
+ * with `sub`: the drawing of the group's contents (`groupToDot`). `base` is changed.
+ * Throws when the two drawings do not fit together (the caller then lays out afresh).
+ */
+export function spliceGroup(base: Document, sub: Document, item: string): { grow: Pt } {
+  const graph = base.querySelector('g.graph');
+  const box = base.getElementById(item);
+  const cluster = sub.getElementById(`cluster_${item}`);
+  if (!graph || !box || !cluster) {
+    throw new Error(`the drawings have no ${!box ? item : `cluster_${item}`} to splice`);
+  }
+  const boxRect = bboxOf(shapePoints(box));
+  const clusterRect = bboxOf(shapePoints(cluster));
+  const s = stretchFor(boxRect, clusterRect);
+  const offset = { x: boxRect.x - clusterRect.x, y: boxRect.y - clusterRect.y };
+  const placed: Rect = { ...boxRect, w: clusterRect.w, h: clusterRect.h };
+
+  // What stays: nodes move rigidly, clusters grow, edges follow.
+  const shifts = new Map<string, Pt>();
+  base.querySelectorAll('g.node').forEach(node => {
+    if (node.id !== item) {
+      const d = rigidShift(s, bboxOf(shapePoints(node)));
+      shifts.set(node.id, d);
+      mapElement(node, by(d));
+    }
+  });
+  base.querySelectorAll('g.cluster').forEach(c => mapElement(c, p => stretchPoint(s, p)));
+  const into = new Map<string, Element>();
+  const outOf = new Map<string, Element>();
+  base.querySelectorAll('g.edge').forEach(edge => {
+    const ends = edgeEnds(edge.id);
+    const shift = (end: string | undefined) => (end && end !== item ? (shifts.get(end) ?? null) : null);
+    stretchEdge(edge, s, shift(ends?.src), shift(ends?.dst));
+    if (ends?.dst === item) {
+      into.set(ends.src, edge);
+    } else if (ends?.src === item) {
+      outOf.set(ends.dst, edge);
+    }
+  });
+  into.forEach(e => e.remove());
+  outOf.forEach(e => e.remove());
+  box.remove();
+  growCanvas(base, s);
+
+  // What comes in: the group's drawing, moved so that its top left is the box's.
+  const inner = new Set<string>();
+  sub.querySelectorAll('g.node').forEach(n => inner.add(n.id));
+  const adopt = (e: Element) => {
+    const copy = base.importNode(e, true) as Element;
+    mapElement(copy, by(offset));
+    return copy;
+  };
+  const clusters = [...sub.querySelectorAll('g.cluster')].map(adopt);
+  const lastCluster = [...base.querySelectorAll('g.cluster')].pop();
+  const after = lastCluster ?? graph.querySelector(':scope > polygon');
+  after ? after.after(...clusters) : graph.prepend(...clusters);
+  sub.querySelectorAll('g.node').forEach(n => graph.appendChild(adopt(n)));
+  const labelled = new Set<Element>();
+  sub.querySelectorAll('g.edge').forEach(e => {
+    const ends = edgeEnds(e.id);
+    if (!ends) {
+      return;
+    }
+    const edge = adopt(e);
+    if (!inner.has(ends.src) || !inner.has(ends.dst)) {
+      const incoming = !inner.has(ends.src);
+      const old = incoming ? into.get(ends.src) : outOf.get(ends.dst);
+      if (!old) {
+        throw new Error(`no edge drawn between ${item} and ${incoming ? ends.src : ends.dst}`);
+      }
+      const part = clipToRect(pathOf(edge), placed, incoming ? 'head' : 'tail');
+      if (incoming) {
+        setPath(edge, joinPaths(pathOf(old), part));
+      } else {
+        // The outside part's start moves to where the inside part leaves the group.
+        setPath(edge, joinPaths(pathOf(old).reverse(), part.reverse()).reverse());
+        edge.querySelectorAll('polygon').forEach(p => p.remove());
+        old.querySelectorAll('polygon').forEach(p => edge.appendChild(p.cloneNode(true)));
+      }
+      const label = old.querySelector('text');
+      if (label && !labelled.has(old)) {
+        labelled.add(old); // one label for the outside part the opened edges share
+        edge.appendChild(label.cloneNode(true));
+      }
+    }
+    graph.appendChild(edge);
+  });
+  return { grow: { x: s.x.grow, y: s.y.grow } };
+}
+
+/** The drawing's canvas (its size, its background) through the stretch. */
+function growCanvas(doc: Document, s: Stretch): void {
+  const svg = doc.documentElement;
+  const background = doc.querySelector('g.graph > polygon');
+  if (background) {
+    background.setAttribute('points', mapCoords(background.getAttribute('points') ?? '', p => stretchPoint(s, p)));
+  }
+  const [x, y, w, h] = (svg.getAttribute('viewBox') ?? '0 0 0 0').split(/[\s,]+/).map(Number);
+  const width = w + s.x.grow;
+  const height = h + s.y.grow;
+  svg.setAttribute('viewBox', `${x} ${y} ${width.toFixed(2)} ${height.toFixed(2)}`);
+  svg.setAttribute('width', `${width.toFixed(2)}pt`);
+  svg.setAttribute('height', `${height.toFixed(2)}pt`);
+}
+
+/** `spliceGroup` on SVG text: the new drawing's text. */
+export function spliceSvgText(baseText: string, subText: string, item: string): string {
+  const parser = new DOMParser();
+  const base = parser.parseFromString(baseText, PARSE_TYPE);
+  const sub = parser.parseFromString(subText, PARSE_TYPE);
+  if (base.querySelector('parsererror') || sub.querySelector('parsererror')) {
+    throw new Error('a drawing to splice does not parse');
+  }
+  spliceGroup(base, sub, item);
+  return new XMLSerializer().serializeToString(base);
+}
