@@ -1,14 +1,18 @@
 /**
  * The geometry of opening a group in place (no DOM): instead of laying the whole view out
  * again, the group's box is replaced by its opened contents, laid out on their own, and
- * the rest of the drawing makes room by a monotone stretch. Everything above and left of
- * the group stays exactly where it was; what lies beyond its right edge moves right by the
- * growth in width, what lies below its bottom moves down by the growth in height, and in
- * between the map stretches linearly, so that nothing changes order or side.
+ * the rest of the drawing makes room. What lies beyond the box's right edge moves right
+ * by the growth in width, what lies below its bottom edge moves down by the growth in
+ * height; nothing else moves. Every item thus moves by nothing or by exactly the growth,
+ * along each axis, so nothing changes order or side and gaps never shrink.
  *
  * The drawing grows right and down, not about the group's centre: the group's top left
  * corner (where its label and the pointer are) is then a fixed point, and so is
  * everything above and left of it; growing about the centre would move both sides.
+ * Within the box's span the map does not stretch linearly: items above or below the
+ * group inside its span (its inputs and outputs, typically) would then slide sideways by
+ * arbitrary amounts, up to the whole growth; they stay, and its edges enter the group
+ * where they did.
  *
  * Coordinates are Graphviz SVG user units (points, y down), as written in the SVG's
  * `points`, `d`, `x`/`y` attributes.
@@ -26,7 +30,7 @@ export interface Rect {
   h: number;
 }
 
-/** A stretch along one axis: [lo, hi] becomes [lo, hi + grow]. */
+/** Room made along one axis: the box [lo, hi] becomes [lo, hi + grow]. */
 export interface Stretch1D {
   lo: number;
   hi: number;
@@ -38,16 +42,10 @@ export interface Stretch {
   y: Stretch1D;
 }
 
-/** Where `v` goes: unchanged up to `lo`, shifted by `grow` from `hi` on, linear between
- * (continuous and, with `grow >= 0`, increasing with slope >= 1: gaps never shrink). */
+/** Where `v` goes: shifted by `grow` from `hi` on, else unchanged (increasing, and with
+ * `grow >= 0` no two values come closer). */
 export function stretch1d(s: Stretch1D, v: number): number {
-  if (v <= s.lo) {
-    return v;
-  }
-  if (v >= s.hi) {
-    return v + s.grow;
-  }
-  return s.lo + ((v - s.lo) * (s.hi - s.lo + s.grow)) / (s.hi - s.lo);
+  return v >= s.hi ? v + s.grow : v;
 }
 
 /** The stretch that turns `box` into a box of at least its size holding `size`: it
@@ -70,11 +68,44 @@ export function stretchRect(s: Stretch, r: Rect): Rect {
   return { x: a.x, y: a.y, w: b.x - a.x, h: b.y - a.y };
 }
 
-/** How far a rigid item (a node: its text and shape keep their size) moves: as its centre. */
+/** How far a rigid item (a node: its text and shape keep their size) moves: as its
+ * centre (an item straddling the box's far edge moves when most of it lies beyond). */
 export function rigidShift(s: Stretch, r: Rect): Pt {
   const c = { x: r.x + r.w / 2, y: r.y + r.h / 2 };
   const m = stretchPoint(s, c);
   return { x: m.x - c.x, y: m.y - c.y };
+}
+
+/**
+ * Where an open group's box goes when what it holds moved from `content` to `next` (the
+ * bounding boxes of its items): around them with the margins it had (its label's room
+ * on top). Tighter than stretching its corners, when it only reaches into the stretched
+ * band: it does not widen around nothing.
+ */
+export function refitRect(box: Rect, content: Rect, next: Rect): Rect {
+  const left = content.x - box.x;
+  const top = content.y - box.y;
+  const right = box.x + box.w - (content.x + content.w);
+  const bottom = box.y + box.h - (content.y + content.h);
+  return { x: next.x - left, y: next.y - top, w: next.w + left + right, h: next.h + top + bottom };
+}
+
+/** A point of a box's outline when the box becomes `next`: it moves with the nearer side
+ * (rounded corners keep their radius). */
+export function refitPoint(box: Rect, next: Rect, p: Pt): Pt {
+  const dx = p.x <= box.x + box.w / 2 ? next.x - box.x : next.x + next.w - (box.x + box.w);
+  const dy = p.y <= box.y + box.h / 2 ? next.y - box.y : next.y + next.h - (box.y + box.h);
+  return { x: p.x + dx, y: p.y + dy };
+}
+
+/** Whether `r` lies within `box`. */
+export function within(r: Rect, box: Rect, eps = 0.5): boolean {
+  return r.x >= box.x - eps && r.y >= box.y - eps && r.x + r.w <= box.x + box.w + eps && r.y + r.h <= box.y + box.h + eps;
+}
+
+/** The bounding box of rectangles. */
+export function union(rects: Rect[]): Rect {
+  return bboxOf(rects.flatMap(r => [{ x: r.x, y: r.y }, { x: r.x + r.w, y: r.y + r.h }]));
 }
 
 export function shifted(p: Pt, d: Pt): Pt {

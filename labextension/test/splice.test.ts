@@ -18,13 +18,17 @@ import {
   joinPaths,
   mapCoords,
   parsePath,
+  refitPoint,
+  refitRect,
   rigidShift,
   splitBezier,
   stretch1d,
   stretchEdgePath,
   stretchFor,
   stretchPoint,
-  stretchRect
+  stretchRect,
+  union,
+  within
 } from '../src/splice';
 import { GraphIndex, buildView, itemInGroup } from '../src/view';
 import { repeatGraph, smallGraph } from './fixtures';
@@ -38,22 +42,24 @@ const s = stretchFor(box, { w: 280, h: 240 }); // grows by 200 × 200
 const close = (a: number, b: number, eps = 1e-6) => Math.abs(a - b) <= eps;
 
 describe('the stretch', () => {
-  it('keeps what is above and left of the group, shifts what is beyond it by the growth', () => {
+  it('keeps what is above, left of or within the span of the group, shifts what is beyond it by the growth', () => {
     assert.deepEqual(stretchPoint(s, { x: 50, y: -400 }), { x: 50, y: -400 });
     assert.deepEqual(stretchPoint(s, { x: 100, y: -300 }), { x: 100, y: -300 }, 'the top left corner is fixed');
     assert.deepEqual(stretchPoint(s, { x: 181, y: -259 }), { x: 381, y: -59 });
     assert.deepEqual(stretchPoint(s, { x: 180, y: -260 }), { x: 380, y: -60 }, 'the far corner moves by the growth');
-    assert.deepEqual(stretchPoint(s, { x: 140, y: -280 }), { x: 240, y: -180 }, 'inside: linear');
+    assert.deepEqual(stretchPoint(s, { x: 140, y: -400 }), { x: 140, y: -400 }, 'above it, in its span: stays');
+    assert.deepEqual(stretchPoint(s, { x: 140, y: -100 }), { x: 140, y: 100 }, 'below it: down by the growth');
   });
 
-  it('is continuous and increasing with slope at least 1 (gaps never shrink)', () => {
+  it('moves every coordinate by nothing or by the growth, in order (gaps never shrink)', () => {
     for (const axis of [s.x, s.y]) {
-      let prev = stretch1d(axis, axis.lo - 50);
-      for (let v = axis.lo - 49.75; v <= axis.hi + 50; v += 0.25) {
+      let prev = -Infinity;
+      let was = -Infinity;
+      for (let v = axis.lo - 50; v <= axis.hi + 50; v += 0.25) {
         const m = stretch1d(axis, v);
-        assert.ok(m - prev >= 0.25 - 1e-9, `slope below 1 at ${v}`);
-        assert.ok(m - prev <= 0.25 * ((axis.hi - axis.lo + axis.grow) / (axis.hi - axis.lo)) + 1e-9, `a jump at ${v}`);
-        prev = m;
+        assert.ok(m === v || m === v + axis.grow, `${v} moved by ${m - v}`);
+        assert.ok(m - prev >= v - was - 1e-9, `a gap shrank at ${v}`);
+        [prev, was] = [m, v];
       }
     }
   });
@@ -70,6 +76,19 @@ describe('the stretch', () => {
     assert.deepEqual(rigidShift(s, { x: 300, y: -500, w: 40, h: 20 }), { x: 200, y: 0 }, 'right of it, above');
     assert.deepEqual(rigidShift(s, { x: 0, y: -200, w: 40, h: 20 }), { x: 0, y: 200 }, 'below, left of it');
     assert.deepEqual(rigidShift(s, { x: 0, y: -500, w: 40, h: 20 }), { x: 0, y: 0 });
+  });
+
+  it('fits an open group around what it holds, with the margins it had', () => {
+    const group = { x: 0, y: 0, w: 100, h: 80 };
+    const content = { x: 10, y: 20, w: 80, h: 50 };
+    const next = { x: 10, y: 20, w: 280, h: 250 }; // its content grew right and down
+    const fitted = refitRect(group, content, next);
+    assert.deepEqual(fitted, { x: 0, y: 0, w: 300, h: 280 });
+    // Outline points follow the nearer side: a rounded corner keeps its radius.
+    assert.deepEqual(refitPoint(group, fitted, { x: 94, y: 0 }), { x: 294, y: 0 });
+    assert.deepEqual(refitPoint(group, fitted, { x: 6, y: 80 }), { x: 6, y: 280 });
+    assert.deepEqual(union([content, { x: -5, y: 30, w: 10, h: 10 }]), { x: -5, y: 20, w: 95, h: 50 });
+    assert.ok(within(content, group) && !within(group, content));
   });
 
   it('keeps items apart: rigid boxes that did not overlap still do not', () => {
@@ -197,6 +216,25 @@ describe("a group's own drawing", () => {
       assert.match(svg, new RegExp(`id="${id}"`), id);
     }
     assert.doesNotMatch(svg, /id="stub_/, 'the stand-ins are not drawn');
+  });
+
+  it('keeps the stand-ins in the order the edges met the box', async () => {
+    const idx = new GraphIndex(smallGraph());
+    const view = buildView(idx, [0, 1]);
+    const own = groupToDot(view, 1, {}, { in: ['n2', 'n0'] });
+    const a = stubName('n2', 'in');
+    const b = stubName('n0', 'in');
+    assert.ok(own.indexOf(`"${a}" [`) < own.indexOf(`"${b}" [`));
+    assert.match(own, new RegExp(`"${a}" -> "${b}" \\[style=invis\\]`));
+    const svg = (await viz.instance()).renderString(own, { engine: 'dot', format: 'svg' });
+    const start = (id: string) => parsePath(new RegExp(`id="${id}"[\\s\\S]*?d="([^"]+)"`).exec(svg)![1])[0];
+    assert.ok(start('e_n2_n4').x < start('e_n0_n4').x, 'c enters left of x, as ordered');
+    const flipped = (await viz.instance()).renderString(groupToDot(view, 1, {}, { in: ['n0', 'n2'] }), {
+      engine: 'dot',
+      format: 'svg'
+    });
+    const start2 = (id: string) => parsePath(new RegExp(`id="${id}"[\\s\\S]*?d="([^"]+)"`).exec(flipped)![1])[0];
+    assert.ok(start2('e_n0_n4').x < start2('e_n2_n4').x, 'x enters left of c, as ordered');
   });
 
   it('keeps nested open groups and a fold’s column', () => {
