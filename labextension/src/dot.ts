@@ -257,9 +257,16 @@ export function stubName(item: ItemId, side: 'in' | 'out'): string {
  * from (or to) an invisible stand-in for the outside item, on the first rank for inputs
  * and the last for outputs: inputs enter from the top (left when drawn left to right),
  * outputs leave at the bottom. Crossing edges are not labelled: their outside part
- * keeps the label it had.
+ * keeps the label it had. `order`: the outside items in the order their edges meet the
+ * group's box along its border (left to right; top to bottom when drawn left to right),
+ * kept by the stand-ins so that the edges do not cross where they join.
  */
-export function groupToDot(view: View, groupId: number, options: DotOptions = {}): string {
+export function groupToDot(
+  view: View,
+  groupId: number,
+  options: DotOptions = {},
+  order: { in?: ItemId[]; out?: ItemId[] } = {}
+): string {
   const w = dotWriter(view, options);
   const lines = w.lines;
   const inGroup = (item: ItemId) => itemInGroup(view.index, item, groupId);
@@ -267,13 +274,22 @@ export function groupToDot(view: View, groupId: number, options: DotOptions = {}
   w.cluster(groupId, '  ');
   const crossing = view.edges.filter(e => inGroup(e.src) !== inGroup(e.dst));
   for (const side of ['in', 'out'] as const) {
-    const outside = [...new Set(crossing.map(e => (side === 'in' ? e.src : e.dst)).filter(item => !inGroup(item)))];
+    const ends = new Set(crossing.map(e => (side === 'in' ? e.src : e.dst)).filter(item => !inGroup(item)));
+    const rank = (item: ItemId) => {
+      const k = order[side]?.indexOf(item) ?? -1;
+      return k < 0 ? Infinity : k;
+    };
+    const outside = [...ends].sort((a, b) => rank(a) - rank(b));
     if (outside.length) {
       lines.push(`  subgraph ${quote(`stubs_${side}`)} {`);
       lines.push(`    graph [rank=${side === 'in' ? 'source' : 'sink'}]`);
       outside.forEach(item =>
         lines.push(`    ${quote(stubName(item, side))} [label="" shape=point style=invis width=0.01 height=0.01]`)
       );
+      // Flat edges keep the stand-ins in this order across their rank.
+      for (let i = 0; i + 1 < outside.length && order[side]; i++) {
+        lines.push(`    ${quote(stubName(outside[i], side))} -> ${quote(stubName(outside[i + 1], side))} [style=invis]`);
+      }
       lines.push('  }');
     }
   }

@@ -15,7 +15,7 @@ import { PT_TO_PX, fitAll, firstView, keepInPlace, maxCanvasHeight, placeTooltip
 import { parseSvg } from './layout';
 import { layoutMode, layoutText } from './layoutsvg';
 import { DrawingStore } from './splice';
-import { spliceSvgText } from './splicesvg';
+import { drawingText, parseDrawing, portOrder, spliceGroup } from './splicesvg';
 import { InputJSON, ProgramPayload, inflatePayload, payloadProblem } from './model';
 import { initialExpansion } from './persist';
 import {
@@ -385,6 +385,12 @@ export class GraphView extends Widget {
       this.showFirstView();
     } else if (opts.fit) {
       this.fit();
+    } else if (arranged !== 'layout') {
+      // Opened in place, or the drawing from before: the drawing keeps its coordinates,
+      // so the pan stays and everything on screen stays where it was (also the group
+      // clicked, under the pointer; with several opened, each makes room for the others).
+      this.growCanvas();
+      this.applyTransform();
     } else if (opts.anchor) {
       this.keepAnchor(opts.anchor);
     } else {
@@ -418,17 +424,19 @@ export class GraphView extends Widget {
     base: { text: string; groups: Set<number>; open: number[] },
     token: number
   ): Promise<string | undefined> {
-    let text = base.text;
+    const drawing = parseDrawing(base.text);
     const groups = new Set(base.groups);
     for (const gid of base.open) {
       groups.add(gid);
-      const sub = await layoutText(groupToDot(buildView(index, groups), gid, { rankdir: this.rankdir }));
+      const item = groupItem(gid);
+      const order = portOrder(drawing, item, this.rankdir);
+      const sub = await layoutText(groupToDot(buildView(index, groups), gid, { rankdir: this.rankdir }, order));
       if (token !== this.renderToken) {
         return undefined;
       }
-      text = spliceSvgText(text, sub, groupItem(gid));
+      spliceGroup(drawing, parseDrawing(sub), item);
     }
-    return text;
+    return drawingText(drawing);
   }
 
   private indexEdges(view: View): void {
@@ -944,6 +952,7 @@ export class GraphView extends Widget {
       n === 0
         ? 'no match'
         : `${n} match${n === 1 ? '' : 'es'}` + (hidden ? ` (${hidden} in collapsed groups: Enter to show)` : '');
+    this.matchInfo.title = this.matchInfo.textContent ?? '';
   }
 
   /** Expand the groups that hide search matches. */

@@ -20,11 +20,16 @@ import {
   joinPaths,
   mapCoords,
   parsePath,
+  refitPoint,
+  refitRect,
   rigidShift,
   shifted,
   stretchEdgePath,
   stretchFor,
-  stretchPoint
+  stretchPoint,
+  stretchRect,
+  union,
+  within
 } from './splice';
 
 const PARSE_TYPE = 'image/svg+xml';
@@ -41,12 +46,17 @@ function shapePoints(g: Element): Pt[] {
   return out;
 }
 
-/** Every coordinate of an element (shapes and text) through `f`. */
-function mapElement(g: Element, f: (p: Pt) => Pt): void {
+/** Every coordinate of an element's shapes through `f`. */
+function mapShapes(g: Element, f: (p: Pt) => Pt): void {
   g.querySelectorAll('polygon, polyline').forEach(e => e.setAttribute('points', mapCoords(e.getAttribute('points') ?? '', f)));
   g.querySelectorAll('path').forEach(e => e.setAttribute('d', mapCoords(e.getAttribute('d') ?? '', f)));
-  g.querySelectorAll('text').forEach(e => mapAt(e, 'x', 'y', f));
   g.querySelectorAll('ellipse').forEach(e => mapAt(e, 'cx', 'cy', f));
+}
+
+/** Every coordinate of an element (shapes and text) through `f`. */
+function mapElement(g: Element, f: (p: Pt) => Pt): void {
+  mapShapes(g, f);
+  g.querySelectorAll('text').forEach(e => mapAt(e, 'x', 'y', f));
 }
 
 /** The point an element is at (a text's x, y; an ellipse's centre) through `f`. */
@@ -100,14 +110,17 @@ export function spliceGroup(base: Document, sub: Document, item: string): { grow
 
   // What stays: nodes move rigidly, clusters grow, edges follow.
   const shifts = new Map<string, Pt>();
+  const moved: { was: Rect; now: Rect }[] = [{ was: boxRect, now: placed }];
   base.querySelectorAll('g.node').forEach(node => {
     if (node.id !== item) {
-      const d = rigidShift(s, bboxOf(shapePoints(node)));
+      const was = bboxOf(shapePoints(node));
+      const d = rigidShift(s, was);
       shifts.set(node.id, d);
       mapElement(node, by(d));
+      moved.push({ was, now: { ...was, x: was.x + d.x, y: was.y + d.y } });
     }
   });
-  base.querySelectorAll('g.cluster').forEach(c => mapElement(c, p => stretchPoint(s, p)));
+  refitClusters(base, s, moved);
   const into = new Map<string, Element>();
   const outOf = new Map<string, Element>();
   base.querySelectorAll('g.edge').forEach(edge => {
@@ -171,6 +184,25 @@ export function spliceGroup(base: Document, sub: Document, item: string): { grow
   return { grow: { x: s.x.grow, y: s.y.grow } };
 }
 
+/**
+ * Open groups around what they hold after the move (`moved`: the items' boxes before
+ * and after), innermost first, with the margins they had; the label stays at the top
+ * left corner. One that holds nothing drawn is stretched as a whole.
+ */
+function refitClusters(doc: Document, s: Stretch, moved: { was: Rect; now: Rect }[]): void {
+  const clusters = [...doc.querySelectorAll('g.cluster')].map(el => ({ el, was: bboxOf(shapePoints(el)) }));
+  clusters.sort((a, b) => a.was.w * a.was.h - b.was.w * b.was.h);
+  for (const { el, was } of clusters) {
+    const held = moved.filter(m => within(m.was, was));
+    const now = held.length
+      ? refitRect(was, union(held.map(m => m.was)), union(held.map(m => m.now)))
+      : stretchRect(s, was);
+    mapShapes(el, p => refitPoint(was, now, p));
+    el.querySelectorAll('text').forEach(t => mapAt(t, 'x', 'y', by({ x: now.x - was.x, y: now.y - was.y })));
+    moved.push({ was, now });
+  }
+}
+
 /** The drawing's canvas (its size, its background) through the stretch. */
 function growCanvas(doc: Document, s: Stretch): void {
   const svg = doc.documentElement;
@@ -186,14 +218,36 @@ function growCanvas(doc: Document, s: Stretch): void {
   svg.setAttribute('height', `${height.toFixed(2)}pt`);
 }
 
-/** `spliceGroup` on SVG text: the new drawing's text. */
-export function spliceSvgText(baseText: string, subText: string, item: string): string {
-  const parser = new DOMParser();
-  const base = parser.parseFromString(baseText, PARSE_TYPE);
-  const sub = parser.parseFromString(subText, PARSE_TYPE);
-  if (base.querySelector('parsererror') || sub.querySelector('parsererror')) {
+/** A Graphviz drawing's text as a document to splice in. */
+export function parseDrawing(text: string): Document {
+  const doc = new DOMParser().parseFromString(text, PARSE_TYPE);
+  if (doc.querySelector('parsererror')) {
     throw new Error('a drawing to splice does not parse');
   }
-  spliceGroup(base, sub, item);
-  return new XMLSerializer().serializeToString(base);
+  return doc;
+}
+
+export function drawingText(doc: Document): string {
+  return new XMLSerializer().serializeToString(doc);
+}
+
+/** The items whose edges meet the box `item`, in the order they meet its border (left to
+ * right, or top to bottom for a drawing made left to right): edges in, edges out. */
+export function portOrder(doc: Document, item: string, rankdir: 'TB' | 'LR'): { in: string[]; out: string[] } {
+  const ins: [string, Pt][] = [];
+  const outs: [string, Pt][] = [];
+  doc.querySelectorAll('g.edge').forEach(edge => {
+    const ends = edgeEnds(edge.id);
+    const path = pathOf(edge);
+    if (ends && path.length) {
+      if (ends.dst === item) {
+        ins.push([ends.src, path[path.length - 1]]);
+      } else if (ends.src === item) {
+        outs.push([ends.dst, path[0]]);
+      }
+    }
+  });
+  const along = (p: Pt) => (rankdir === 'LR' ? p.y : p.x);
+  const sorted = (ports: [string, Pt][]) => ports.sort((a, b) => along(a[1]) - along(b[1])).map(([end]) => end);
+  return { in: sorted(ins), out: sorted(outs) };
 }
