@@ -89,6 +89,15 @@ graph => Object.fromEntries([...graph.querySelectorAll('svg.jp-jaxviz-svg :is(g.
 """
 
 
+# What each drawn element is, by id: its class, and for nodes and open groups their text
+# (edge labels are left out: an opened edge keeps its outside part's label).
+DRAWN_JS = """
+graph => Object.fromEntries([...graph.querySelectorAll('svg.jp-jaxviz-svg :is(g.node, g.cluster, g.edge)')]
+  .filter(g => g.id).map(g => [g.id, g.getAttribute('class') + ' | ' + (g.classList.contains('edge') ? ''
+    : [...g.querySelectorAll('text')].map(t => t.textContent).join(' / '))]))
+"""
+
+
 @pytest.fixture(scope="module")
 def page(lab):
     """One page on one notebook for the module, its cells run once."""
@@ -230,7 +239,8 @@ def kept_moves(before: dict, after: dict, opened: list[list[float]], grown: list
         moves[k] = (ax - bx, ay - by)
     if grown:
         # One box opened: beyond its right (bottom) edge everything moves by the growth in
-        # width (height), before its left (top) edge nothing moves.
+        # width (height), before its left (top) edge nothing moves, and what lies across
+        # its span moves by one or the other.
         (ol, ot, ow, oh), (_, _, cw, ch) = opened[0], grown
         grow = (max(0.0, cw - ow), max(0.0, ch - oh))
         for k in keys:
@@ -245,6 +255,8 @@ def kept_moves(before: dict, after: dict, opened: list[list[float]], grown: list
                 elif start + extent <= lo + 0.5 and abs(d) >= 3:
                     misplaced.append((k, "xy"[axis], round(d)))
                 elif start >= lo + size - 0.5 and abs(d - grow[axis]) > 3:
+                    misplaced.append((k, "xy"[axis], round(d), round(grow[axis])))
+                elif abs(d) >= 3 and abs(d - grow[axis]) > 3:  # in the band: stays or makes room
                     misplaced.append((k, "xy"[axis], round(d), round(grow[axis])))
     else:
         # Several opened: what lies wholly above (left of) all of them stays.
@@ -315,7 +327,8 @@ def test_expand_is_steady(page, cell, name):
     distance = {k: abs(dx) + abs(dy) for k, (dx, dy) in moves.items()}
     print(f"{name}: opened {gid} ({before[gid][2]:.0f}×{before[gid][3]:.0f} → {width:.0f}×{height:.0f} px): "
           f"{len(moves)} items kept, median move {statistics.median(distance.values()):.0f} px, "
-          f"{sum(d < 3 for d in distance.values())} within 3 px")
+          f"{sum(d < 3 for d in distance.values())} within 3 px; grown by {width - before[gid][2]:.0f}"
+          f"×{height - before[gid][3]:.0f} px")
     assert not kept["misplaced"], kept["misplaced"][:10]
     assert not kept["swapped"], kept["swapped"][:10]
     # It glided there: in the first frame that shows the new drawing, the items drawn
@@ -339,6 +352,24 @@ def test_expand_is_steady(page, cell, name):
     assert set(back) == set(before)
     worst = max(abs(back[k][0] - before[k][0]) + abs(back[k][1] - before[k][1]) for k in before)
     assert worst < 2, f"an item is {worst:.1f} px away from where it was"
+    # The drawing opened in place has the ids and classes Graphviz gives the whole view
+    # (what tooltips, clicks, search and the theme go by): opened again, then tidied.
+    page.mouse.click(x, y)
+    graph.locator(f"svg g.cluster#cluster_{gid}").wait_for(timeout=30_000)
+    settled(graph)
+    spliced = graph.evaluate(DRAWN_JS)
+    graph.locator("button.jp-jaxviz-tidy").click()
+    page.wait_for_function("g => g.dataset.jaxvizArranged === 'layout'", arg=graph.element_handle(), timeout=30_000)
+    settled(graph)
+    tidied = graph.evaluate(DRAWN_JS)
+    assert spliced == tidied, {k: (spliced.get(k), tidied.get(k)) for k in set(spliced) ^ set(tidied)}
+    lx, ly = graph.evaluate(f"""g => {{ const r = g.querySelector(
+        "svg text.jaxviz-cluster-label[data-cluster='cluster_{gid}']").getBoundingClientRect();
+        return [r.left + 4, r.top + r.height / 2]; }}""")
+    page.mouse.click(lx, ly)
+    graph.locator(f"svg g.node#{gid}").wait_for(timeout=30_000)
+    settled(graph)
+    page.mouse.move(4, 4)  # off the graph: its tooltip goes (the next tests hover another graph)
 
 
 def test_tooltips_are_whole_and_quiet(page):
@@ -356,7 +387,8 @@ def test_tooltips_are_whole_and_quiet(page):
         .map(r => [r.left + r.width / 2, r.top + r.height / 2]).sort((a, b) => b[1] - a[1]);
     }""")
     assert eqns, "no equation in view"
-    tooltip = page.locator(".jp-jaxviz-tooltip")
+    # Each graph keeps its own tooltip element (hidden when not hovered): the one shown.
+    tooltip = page.locator(".jp-jaxviz-tooltip:visible")
     texts = []
     for x, y in eqns[:8]:
         page.mouse.move(x, y)
@@ -484,17 +516,33 @@ def test_search_enter_keeps_the_zoom_and_the_opened_group_in_place(page):
     page.wait_for_function("el => /collapsed groups/.test(el.textContent)",
                            arg=graph.locator(".jp-jaxviz-matches").element_handle(), timeout=10_000)
     # The topmost box holding a match is the one kept in place.
-    first_box = graph.evaluate("""g => [...g.querySelectorAll('svg g.node.jaxviz-group.jaxviz-match')]
-        .map(m => { const r = m.getBoundingClientRect(); return [m.id, r.left, r.top]; })
-        .sort((a, b) => a[2] - b[2] || a[1] - b[1])[0]""")
+    opened = graph.evaluate("""g => [...g.querySelectorAll('svg g.node.jaxviz-group.jaxviz-match')]
+        .map(m => { const r = m.getBoundingClientRect(); return [m.id, r.left, r.top, r.width, r.height]; })
+        .sort((a, b) => a[2] - b[2] || a[1] - b[1])""")
+    first_box = opened[0]
+    before = graph.evaluate(ITEM_RECTS_JS)
+    save_shot(page, ARTIFACTS, "search-enter-before")
     search.press("Enter")
     graph.locator(f"svg g.cluster#cluster_{first_box[0]}").wait_for(timeout=30_000)
     settled(graph)
     save_shot(page, ARTIFACTS, "search-enter")
     assert graph.get_attribute("data-jaxviz-scale") == scale, "the zoom stays"
-    left, top = graph.evaluate(f"""g => {{ const r = g.querySelector('svg g.cluster#cluster_{first_box[0]}')
-        .getBoundingClientRect(); return [r.left, r.top]; }}""")
-    assert abs(left - first_box[1]) < 3 and abs(top - first_box[2]) < 3, (first_box, left, top)
+    # The groups open in place, one by one: nothing else changes side or order (the
+    # backward pass stays where it was), what lies above and left of them stays.
+    assert graph.get_attribute("data-jaxviz-arranged") == "splice"
+    kept = kept_moves(before, graph.evaluate(ITEM_RECTS_JS), [box[1:] for box in opened])
+    print(f"search-enter opened {len(opened)} boxes; {len(kept['moves'])} items kept")
+    assert len(kept["moves"]) >= 5
+    assert not kept["misplaced"], kept["misplaced"][:10]
+    assert not kept["swapped"], kept["swapped"][:10]
+    # Each opened group is where its box was, or right or below where the groups opened
+    # with it made room; the topmost at its box's height.
+    for gid, bl, bt, _, _ in opened:
+        left, top = graph.evaluate(f"""g => {{ const r = g.querySelector('svg g.cluster#cluster_{gid}')
+            .getBoundingClientRect(); return [r.left, r.top]; }}""")
+        assert left >= bl - 3 and top >= bt - 3, (gid, bl, bt, left, top)
+        if gid == first_box[0]:
+            assert abs(top - bt) < 3, (first_box, left, top)
     assert graph.locator("svg g.node.jaxviz-eqn.jaxviz-match").count() >= 1
     search.fill("")
     search.press("Escape")
