@@ -316,7 +316,8 @@ export class GraphView extends Widget {
     const afresh = opts.initial || opts.fresh;
     let text: string | undefined = afresh ? undefined : this.drawings.get(view.expanded);
     let arranged: 'layout' | 'splice' | 'restore' = text === undefined ? 'layout' : 'restore';
-    const base = afresh || text !== undefined ? null : this.drawings.baseFor(view.expanded, g => index.depth[g]);
+    const base =
+      afresh || text !== undefined ? null : this.drawings.baseFor(view.expanded, g => index.depth[g], this.expanded);
     let svg: SVGSVGElement;
     try {
       if (base) {

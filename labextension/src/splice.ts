@@ -312,19 +312,23 @@ export class DrawingStore {
   }
 
   /**
-   * The drawing to open `groups` from: among those whose open groups are all in
-   * `groups`, the one with the most (the most recent on a tie), with the groups still to
-   * open, parents before children (`depth`); null when none, or when more than
-   * `maxOpen` would be left to open (a fresh layout is then the better drawing).
+   * The drawing to open `groups` from: the one `shown` when all its open groups are in
+   * `groups` (what is on screen stays), else among those that are, the one with the most
+   * (the most recent on a tie); with the groups still to open, parents before children
+   * (`depth`). Null when none, or when more than `maxOpen` would be left to open (a
+   * fresh layout is then the better drawing).
    */
   baseFor(
     groups: Set<number>,
     depth: (gid: number) => number,
+    shown?: Iterable<number>,
     maxOpen = 40
   ): { text: string; groups: Set<number>; open: number[] } | null {
-    let best: { groups: Set<number>; text: string } | null = null;
-    for (const entry of this.entries.values()) {
-      if ([...entry.groups].every(g => groups.has(g)) && (!best || entry.groups.size >= best.groups.size)) {
+    const holds = (entry: { groups: Set<number> }) => [...entry.groups].every(g => groups.has(g));
+    const current = shown === undefined ? undefined : this.entries.get(DrawingStore.key(shown));
+    let best = current && holds(current) ? current : null;
+    for (const entry of best ? [] : this.entries.values()) {
+      if (holds(entry) && (!best || entry.groups.size >= best.groups.size)) {
         best = entry;
       }
     }

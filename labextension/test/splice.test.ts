@@ -258,7 +258,12 @@ describe('drawings kept', () => {
     const other = store.baseFor(new Set([0, 2]), depth);
     assert.deepEqual(other && { text: other.text, open: other.open }, { text: 'first', open: [2] });
     assert.equal(store.baseFor(new Set([5]), depth), null, 'no kept drawing is part of it');
-    assert.equal(store.baseFor(new Set([0, 1, 2, 3]), depth, 1), null, 'too many to open one by one');
+    assert.equal(store.baseFor(new Set([0, 1, 2, 3]), depth, undefined, 1), null, 'too many to open one by one');
+    // What is on screen is opened from, when it can be, rather than a bigger drawing kept.
+    const shown = store.baseFor(new Set([0, 1, 2, 3]), depth, [0]);
+    assert.deepEqual(shown && { text: shown.text, open: shown.open }, { text: 'first', open: [1, 2, 3] });
+    const notShown = store.baseFor(new Set([0, 2]), depth, [0, 1]);
+    assert.equal(notShown?.text, 'first', 'the drawing shown has a group that is to close');
   });
 
   it('keeps the most recently used up to its capacity', () => {
