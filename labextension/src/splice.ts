@@ -167,21 +167,29 @@ export function formatPath(points: Pt[]): string {
   return `M${num(first.x)},${num(first.y)}C${rest.map(p => `${num(p.x)},${num(p.y)}`).join(' ')}`;
 }
 
-/** An edge path through the stretch: its ends (and their control points, which set the
- * direction it leaves and enters in) move with the items they touch (`tail`, `head`:
- * those items' rigid shifts, or null to stretch the end as any other point), the rest
- * through the stretch. */
+/**
+ * An edge path through the stretch: its ends move with the items they join (`tail`,
+ * `head`: those items' rigid shifts, or null for an end that moves as any point), the
+ * points it passes through as the stretch says, and each control point with the point
+ * it belongs to, so that the edge leaves and enters each point in the same direction as
+ * before: where it crosses into the part that moved, it stretches smoothly instead of
+ * looping.
+ */
 export function stretchEdgePath(s: Stretch, points: Pt[], tail: Pt | null, head: Pt | null): Pt[] {
   const n = points.length;
-  return points.map((p, i) => {
-    if (tail && i <= 1 && i < n - 2) {
-      return shifted(p, tail);
+  const shiftAt = (k: number): Pt => {
+    if (k === 0 && tail) {
+      return tail;
     }
-    if (head && i >= n - 2) {
-      return shifted(p, head);
+    if (k === n - 1 && head) {
+      return head;
     }
-    return stretchPoint(s, p);
-  });
+    const m = stretchPoint(s, points[k]);
+    return { x: m.x - points[k].x, y: m.y - points[k].y };
+  };
+  // Point k of a poly-Bézier: on the curve when k % 3 == 0; else a control point of the
+  // curve point before it (k % 3 == 1) or after it (k % 3 == 2).
+  return points.map((p, k) => shifted(p, shiftAt(k % 3 === 0 ? k : k % 3 === 1 ? k - 1 : k + 1)));
 }
 
 function lerp(a: Pt, b: Pt, t: number): Pt {

@@ -159,6 +159,34 @@ describe('edge paths', () => {
     assert.equal(moved.length, path.length);
   });
 
+  it('keep the direction they leave and enter each point in: control points move with their point', () => {
+    // From a node left of the group, above it, to one right of it, below it, crossing
+    // where the stretch cuts: the tail stays, the head moves by the growth both ways.
+    const far: Pt[] = [
+      { x: 20, y: -600 },
+      { x: 60, y: -560 },
+      { x: 170, y: -560 },
+      { x: 200, y: -520 },
+      { x: 230, y: -480 },
+      { x: 400, y: -100 },
+      { x: 420, y: -60 }
+    ];
+    const moved = stretchEdgePath(s, far, { x: 0, y: 0 }, { x: 200, y: 200 });
+    assert.deepEqual(moved[3], { x: 400, y: -520 }, 'a point right of the group, above it: right by the growth');
+    assert.deepEqual(moved[2], { x: 370, y: -560 }, 'its control point with it, though left of the cut');
+    assert.deepEqual(moved[4], { x: 430, y: -480 });
+    assert.deepEqual(moved[1], far[1]);
+    assert.deepEqual(moved[5], { x: 600, y: 100 });
+    for (const k of [1, 2, 4, 5]) {
+      const anchor = k % 3 === 1 ? k - 1 : k + 1;
+      assert.deepEqual(
+        { x: moved[k].x - moved[anchor].x, y: moved[k].y - moved[anchor].y },
+        { x: far[k].x - far[anchor].x, y: far[k].y - far[anchor].y },
+        `the direction at point ${anchor}`
+      );
+    }
+  });
+
   it('split a Bézier into two halves that meet and follow the same curve', () => {
     const c = path.slice(0, 4);
     const [a, b] = splitBezier(c, 0.3);
