@@ -347,3 +347,48 @@ export class DrawingStore {
     return open.length > maxOpen ? null : { text: best.text, groups: new Set(best.groups), open };
   }
 }
+
+// ------------------------------------------------------------ clear of the opened group
+
+function segmentHits(c: Pt[], rect: Rect): boolean {
+  for (let k = 1; k < SAMPLES; k++) {
+    if (insideStrictly(rect, bezierAt(c, k / SAMPLES))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+function insideStrictly(r: Rect, p: Pt, eps = 1): boolean {
+  return p.x > r.x + eps && p.x < r.x + r.w - eps && p.y > r.y + eps && p.y < r.y + r.h - eps;
+}
+
+function straight(a: Pt, b: Pt): Pt[] {
+  return [lerp(a, b, 1 / 3), lerp(a, b, 2 / 3), b];
+}
+
+/**
+ * An edge that passed beside the group kept its side, but where it crosses from the part
+ * that stayed into the part that moved, one curve can now cut across the grown group:
+ * such a curve is replaced by two straight legs around the group's corner (across, then
+ * down, or down, then across: whichever clears it). Curves that already clear it stay.
+ */
+export function clearOf(rect: Rect, points: Pt[]): Pt[] {
+  const out: Pt[] = [points[0]];
+  for (let k = 0; k + 3 < points.length; k += 3) {
+    const c = points.slice(k, k + 4);
+    if (!segmentHits(c, rect)) {
+      out.push(c[1], c[2], c[3]);
+      continue;
+    }
+    const [a, b] = [c[0], c[3]];
+    const legs = [
+      { x: b.x, y: a.y },
+      { x: a.x, y: b.y }
+    ]
+      .map(w => [a, ...straight(a, w), ...straight(w, b)])
+      .find(path => !segmentHits(path.slice(0, 4), rect) && !segmentHits(path.slice(3, 7), rect));
+    out.push(...(legs ? legs.slice(1) : c.slice(1)));
+  }
+  return out;
+}

@@ -13,6 +13,7 @@ import {
   Rect,
   Stretch,
   bboxOf,
+  clearOf,
   clipToRect,
   coordsOf,
   edgeEnds,
@@ -70,10 +71,12 @@ const by = (d: Pt) => (p: Pt) => shifted(p, d);
 
 /** An edge through the stretch, its ends moving with the items they join (a null end
  * is stretched as any point). */
-function stretchEdge(edge: Element, s: Stretch, tail: Pt | null, head: Pt | null): void {
+function stretchEdge(edge: Element, s: Stretch, tail: Pt | null, head: Pt | null, grown: Rect): void {
   const path = edge.querySelector('path');
   if (path) {
-    path.setAttribute('d', formatPath(stretchEdgePath(s, parsePath(path.getAttribute('d') ?? ''), tail, head)));
+    const moved = stretchEdgePath(s, parsePath(path.getAttribute('d') ?? ''), tail, head);
+    // An edge between two other items goes around the grown group, never across it.
+    path.setAttribute('d', formatPath(tail && head ? clearOf(grown, moved) : moved));
   }
   // The arrowhead touches the head item; the label is a point of the edge's course.
   edge.querySelectorAll('polygon').forEach(p =>
@@ -126,7 +129,7 @@ export function spliceGroup(base: Document, sub: Document, item: string): { grow
   base.querySelectorAll('g.edge').forEach(edge => {
     const ends = edgeEnds(edge.id);
     const shift = (end: string | undefined) => (end && end !== item ? (shifts.get(end) ?? null) : null);
-    stretchEdge(edge, s, shift(ends?.src), shift(ends?.dst));
+    stretchEdge(edge, s, shift(ends?.src), shift(ends?.dst), placed);
     if (ends?.dst === item) {
       into.set(ends.src, edge);
     } else if (ends?.src === item) {

@@ -10,6 +10,7 @@ import {
   Pt,
   bboxOf,
   bezierAt,
+  clearOf,
   clipToRect,
   coordsOf,
   edgeEnds,
@@ -185,6 +186,24 @@ describe('edge paths', () => {
         `the direction at point ${anchor}`
       );
     }
+  });
+
+  it('go around the grown group where one curve would cut across it', () => {
+    const grown = { x: 100, y: -300, w: 280, h: 240 };
+    const cut: Pt[] = [
+      { x: 150, y: -400 },
+      { x: 150, y: -380 },
+      { x: 500, y: -200 },
+      { x: 500, y: -180 }
+    ];
+    const around = clearOf(grown, cut);
+    assert.equal((around.length - 1) % 3, 0);
+    assert.deepEqual(around[0], cut[0]);
+    assert.deepEqual(around[around.length - 1], cut[3]);
+    assert.ok(trace(around, 64).every(p => !inside({ x: 101, y: -299, w: 278, h: 238 }, p)), 'clear of the group');
+    assert.deepEqual(around[3], { x: 500, y: -400 }, 'across above it, then down beside it');
+    const clear = [{ x: 50, y: -400 }, { x: 50, y: -380 }, { x: 60, y: -200 }, { x: 60, y: -180 }];
+    assert.deepEqual(clearOf(grown, clear), clear, 'a curve that clears it stays');
   });
 
   it('split a Bézier into two halves that meet and follow the same curve', () => {
