@@ -418,8 +418,9 @@ export class GraphView extends Widget {
     }
   }
 
-  /** Open the groups `base.open` one by one in the drawing `base.text`, each in place,
-   * parents first: the drawing's text. */
+  /** Open the groups `base.open` in the drawing `base.text`, in place: each box drawn
+   * there is opened in one go, with the groups to open inside it laid out as its own
+   * drawing (fewer joins than opening them level by level). The drawing's text. */
   private async openInPlace(
     index: GraphIndex,
     base: { text: string; groups: Set<number>; open: number[] },
@@ -427,8 +428,18 @@ export class GraphView extends Widget {
   ): Promise<string | undefined> {
     const drawing = parseDrawing(base.text);
     const groups = new Set(base.groups);
+    const pending = new Set(base.open);
     for (const gid of base.open) {
-      groups.add(gid);
+      if (!pending.has(gid)) {
+        continue; // opened with the box that holds it
+      }
+      // Parents come first: `gid` is a box of the drawing; what opens inside it opens with it.
+      for (const g of base.open) {
+        if (pending.has(g) && index.groupChain(g).includes(gid)) {
+          groups.add(g);
+          pending.delete(g);
+        }
+      }
       const item = groupItem(gid);
       const order = portOrder(drawing, item, this.rankdir);
       const sub = await layoutText(groupToDot(buildView(index, groups), gid, { rankdir: this.rankdir }, order));
