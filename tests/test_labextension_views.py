@@ -63,6 +63,9 @@ CELLS = [
     "%%jaxpr\ntparams2, tloss = models.train_step(tparams, toks)",
     # 5: a long chain of equations: a tall, narrow column drawn top to bottom
     "%%jaxpr --expand all\nv = x[0]\nfor i in range(30):\n    v = jnp.sin(v) * 1.01\nt = v.sum()",
+    # 6: a long chain of named steps, drawn left to right, each step a box to open
+    "%%jaxpr --expand 1\nv = x[0]\nfor i in range(30):\n    with jax.named_scope(f'step{i}'):\n"
+    "        v = jnp.cos(jnp.sin(v) * (i + 1.0)) + v\nt = v.sum()",
 ]
 
 # Heights of the text a person sees in a graph: every SVG text inside the canvas's
@@ -118,7 +121,7 @@ def page(lab):
             pg.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=60_000)
             for i in range(len(CELLS)):
                 run_cell(pg, i, timeout=120_000)
-            for i in (2, 4, 5):
+            for i in (2, 4, 5, 6):
                 graph_of(pg, i).locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=90_000)
             yield pg
         except Exception:
@@ -281,7 +284,7 @@ def kept_moves(before: dict, after: dict, opened: list[list[float]], grown: list
     return {"moves": moves, "misplaced": misplaced, "swapped": swapped}
 
 
-@pytest.mark.parametrize("cell,name", [(2, "mlp-train-step"), (4, "transformer-12-blocks")])
+@pytest.mark.parametrize("cell,name", [(2, "mlp-train-step"), (4, "transformer-12-blocks"), (6, "steps-sideways")])
 def test_expand_is_steady(page, cell, name):
     """Opening a group opens it in place: every other item keeps its place (what lies
     beyond the group moves by its growth, nothing changes order or side), the group is
@@ -290,6 +293,7 @@ def test_expand_is_steady(page, cell, name):
     graph = graph_of(page, cell)
     settled(graph)
     scroll_to_graph(page, graph)
+    assert graph.get_attribute("data-jaxviz-rankdir") == ("LR" if name == "steps-sideways" else "TB")
     boxes = sorted(visible_boxes(graph), key=lambda b: -b[3])
     assert boxes, "no group box in view"
     gid, x, y, _ = boxes[0]
