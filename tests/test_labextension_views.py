@@ -317,6 +317,7 @@ def test_expand_is_steady(page, cell, name):
     page.wait_for_timeout(2600)  # the frame recorder's span
     save_shot(page, ARTIFACTS, f"expand-after-{name}")
     after = graph.evaluate(ITEM_RECTS_JS)
+    opened_status = graph.locator(".jp-jaxviz-status").inner_text()
     assert graph.get_attribute("data-jaxviz-arranged") in ("splice", "restore")
     assert graph.get_attribute("data-jaxviz-scale") == scale, "the zoom stays"
     # The opened group is under the pointer, its label where the box's top was.
@@ -366,6 +367,8 @@ def test_expand_is_steady(page, cell, name):
     page.wait_for_function("g => g.dataset.jaxvizArranged === 'layout'", arg=graph.element_handle(), timeout=30_000)
     settled(graph)
     tidied = graph.evaluate(DRAWN_JS)
+    took = re.findall(r"(opened in place|layout) (\d+) ms", opened_status + graph.locator(".jp-jaxviz-status").inner_text())
+    print(f"{name}: {' · '.join(f'{how} {ms} ms' for how, ms in took)}")
     assert spliced == tidied, {k: (spliced.get(k), tidied.get(k)) for k in set(spliced) ^ set(tidied)}
     lx, ly = graph.evaluate(f"""g => {{ const r = g.querySelector(
         "svg text.jaxviz-cluster-label[data-cluster='cluster_{gid}']").getBoundingClientRect();
