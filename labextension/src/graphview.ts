@@ -25,8 +25,8 @@ import {
   VisibleEdge,
   buildView,
   edgeIsWeak,
-  groupItem,
   edgeLabel,
+  groupItem,
   parseItem,
   searchNodes,
   statusText,
@@ -365,7 +365,7 @@ export class GraphView extends Widget {
         }
       }
     }
-    if (afresh && opts.initial) {
+    if (opts.initial) {
       this.drawings.clear(); // drawings of another payload, or in another direction
     }
     this.drawings.set(view.expanded, text);

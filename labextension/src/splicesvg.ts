@@ -98,7 +98,7 @@ function setPath(edge: Element, points: Pt[]): void {
  * with `sub`: the drawing of the group's contents (`groupToDot`). `base` is changed.
  * Throws when the two drawings do not fit together (the caller then lays out afresh).
  */
-export function spliceGroup(base: Document, sub: Document, item: string): { grow: Pt } {
+export function spliceGroup(base: Document, sub: Document, item: string): void {
   const graph = base.querySelector('g.graph');
   const box = base.getElementById(item);
   const cluster = sub.getElementById(`cluster_${item}`);
@@ -151,8 +151,13 @@ export function spliceGroup(base: Document, sub: Document, item: string): { grow
   };
   const clusters = [...sub.querySelectorAll('g.cluster')].map(adopt);
   const lastCluster = [...base.querySelectorAll('g.cluster')].pop();
+  // Above the open groups that hold it (drawn before it), below every node and edge.
   const after = lastCluster ?? graph.querySelector(':scope > polygon');
-  after ? after.after(...clusters) : graph.prepend(...clusters);
+  if (after) {
+    after.after(...clusters);
+  } else {
+    graph.prepend(...clusters);
+  }
   sub.querySelectorAll('g.node').forEach(n => graph.appendChild(adopt(n)));
   const labelled = new Set<Element>();
   sub.querySelectorAll('g.edge').forEach(e => {
@@ -184,7 +189,6 @@ export function spliceGroup(base: Document, sub: Document, item: string): { grow
     }
     graph.appendChild(edge);
   });
-  return { grow: { x: s.x.grow, y: s.y.grow } };
 }
 
 /**
