@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from xml.etree import ElementTree
 
 import pytest
 from browser_lab import (
@@ -363,6 +364,21 @@ def test_expand_is_steady(page, cell, name):
     graph.locator(f"svg g.cluster#cluster_{gid}").wait_for(timeout=30_000)
     settled(graph)
     spliced = graph.evaluate(DRAWN_JS)
+    # It is what tooltips and export read: an item inside says what it is, the SVG
+    # exported is a whole document with the opened group in it.
+    inner = graph.evaluate(f"""g => {{ const c = g.querySelector('svg g.cluster#cluster_{gid}').getBoundingClientRect();
+        const n = [...g.querySelectorAll('svg g.node')].map(e => [e.id, e.getBoundingClientRect()])
+          .find(([, r]) => r.left >= c.left && r.right <= c.right && r.top >= c.top && r.bottom <= c.bottom);
+        return [n[0], n[1].left + n[1].width / 2, n[1].top + n[1].height / 2]; }}""")
+    page.mouse.move(inner[1], inner[2])
+    tooltip = page.locator(".jp-jaxviz-tooltip:visible")
+    tooltip.wait_for(timeout=10_000)
+    assert tooltip.inner_text().strip(), inner
+    with page.expect_download() as dl:
+        graph.locator("button.jp-jaxviz-export-svg").click()
+    exported = ElementTree.parse(dl.value.path()).getroot()
+    ids = {e.get("id") for e in exported.iter()}
+    assert {f"cluster_{gid}", inner[0]} <= ids and not any("jaxviz-hit" in (e.get("class") or "") for e in exported.iter())
     graph.locator("button.jp-jaxviz-tidy").click()
     page.wait_for_function("g => g.dataset.jaxvizArranged === 'layout'", arg=graph.element_handle(), timeout=30_000)
     settled(graph)
