@@ -258,15 +258,23 @@ export function clipToRect(points: Pt[], rect: Rect, end: 'head' | 'tail'): Pt[]
 }
 
 /**
- * Two paths joined into one where they (nearly) meet: `into` ends near where `from`
- * starts; its last point (and the control point before it) move onto `from`'s start, so
- * that the curve bends there instead of breaking.
+ * Two paths joined into one: `into`'s last point moves onto `from`'s start, and the
+ * control point before it lines up with the direction `from` starts in, so that the edge
+ * runs on smoothly across the join (into the opened group square to its border, rather
+ * than along it when the two ends were apart).
  */
 export function joinPaths(into: Pt[], from: Pt[]): Pt[] {
   const n = into.length;
-  const d = { x: from[0].x - into[n - 1].x, y: from[0].y - into[n - 1].y };
-  const moved = into.map((p, i) => (i >= n - 2 ? shifted(p, d) : p));
-  return [...moved, ...from.slice(1)];
+  const at = from[0];
+  const out = [...into.slice(0, n - 2)];
+  const dir = { x: from[1].x - at.x, y: from[1].y - at.y };
+  const norm = Math.hypot(dir.x, dir.y);
+  const reach = Math.min(40, Math.hypot(at.x - into[n - 4].x, at.y - into[n - 4].y) / 3);
+  const control =
+    norm > 1e-6
+      ? { x: at.x - (dir.x / norm) * reach, y: at.y - (dir.y / norm) * reach }
+      : shifted(into[n - 2], { x: at.x - into[n - 1].x, y: at.y - into[n - 1].y });
+  return [...out, control, at, ...from.slice(1)];
 }
 
 /** The two ends of an edge drawn with the id `e_<src>_<dst>` (item ids have no "_"). */
@@ -391,4 +399,33 @@ export function clearOf(rect: Rect, points: Pt[]): Pt[] {
     out.push(...(legs ? legs.slice(1) : c.slice(1)));
   }
   return out;
+}
+
+/** Where on a poly-Bézier a point is nearest: the curve's index and its parameter. */
+export function nearestOnPath(points: Pt[], p: Pt): { segment: number; t: number } {
+  let best = { segment: 0, t: 0, d: Infinity };
+  for (let k = 0; 3 * k + 3 < points.length; k++) {
+    const c = points.slice(3 * k, 3 * k + 4);
+    for (let i = 0; i <= SAMPLES; i++) {
+      const q = bezierAt(c, i / SAMPLES);
+      const d = Math.hypot(q.x - p.x, q.y - p.y);
+      if (d < best.d) {
+        best = { segment: k, t: i / SAMPLES, d };
+      }
+    }
+  }
+  return { segment: best.segment, t: best.t };
+}
+
+/**
+ * Where an edge's label goes when the edge's path changes from `was` to `now`, whose
+ * curve `shift` + k is `was`'s curve k reshaped: beside the same place along the edge,
+ * at the same offset from it.
+ */
+export function followLabel(was: Pt[], now: Pt[], label: Pt, shift = 0): Pt {
+  const { segment, t } = nearestOnPath(was, label);
+  const k = Math.min(segment + shift, (now.length - 1) / 3 - 1);
+  const old = bezierAt(was.slice(3 * segment, 3 * segment + 4), t);
+  const next = bezierAt(now.slice(3 * k, 3 * k + 4), t);
+  return { x: label.x + next.x - old.x, y: label.y + next.y - old.y };
 }

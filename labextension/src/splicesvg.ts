@@ -17,6 +17,7 @@ import {
   clipToRect,
   coordsOf,
   edgeEnds,
+  followLabel,
   formatPath,
   joinPaths,
   mapCoords,
@@ -173,18 +174,25 @@ export function spliceGroup(base: Document, sub: Document, item: string): void {
         throw new Error(`no edge drawn between ${item} and ${incoming ? ends.src : ends.dst}`);
       }
       const part = clipToRect(pathOf(edge), placed, incoming ? 'head' : 'tail');
+      const was = pathOf(old);
+      let now: Pt[];
       if (incoming) {
-        setPath(edge, joinPaths(pathOf(old), part));
+        now = joinPaths(was, part);
       } else {
         // The outside part's start moves to where the inside part leaves the group.
-        setPath(edge, joinPaths(pathOf(old).reverse(), part.reverse()).reverse());
+        now = joinPaths([...was].reverse(), [...part].reverse()).reverse();
         edge.querySelectorAll('polygon').forEach(p => p.remove());
         old.querySelectorAll('polygon').forEach(p => edge.appendChild(p.cloneNode(true)));
       }
+      setPath(edge, now);
       const label = old.querySelector('text');
       if (label && !labelled.has(old)) {
         labelled.add(old); // one label for the outside part the opened edges share
-        edge.appendChild(label.cloneNode(true));
+        const copy = label.cloneNode(true) as Element;
+        const at = { x: parseFloat(copy.getAttribute('x') ?? '0'), y: parseFloat(copy.getAttribute('y') ?? '0') };
+        const moved = followLabel(was, now, at, incoming ? 0 : (part.length - 1) / 3);
+        mapAt(copy, 'x', 'y', () => moved);
+        edge.appendChild(copy);
       }
     }
     graph.appendChild(edge);

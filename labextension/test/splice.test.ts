@@ -14,6 +14,7 @@ import {
   clipToRect,
   coordsOf,
   edgeEnds,
+  followLabel,
   formatPath,
   inside,
   joinPaths,
@@ -41,6 +42,7 @@ const box = { x: 100, y: -300, w: 80, h: 40 };
 const s = stretchFor(box, { w: 280, h: 240 }); // grows by 200 × 200
 
 const close = (a: number, b: number, eps = 1e-6) => Math.abs(a - b) <= eps;
+const lerp = (a: Pt, b: Pt, t: number): Pt => ({ x: a.x + (b.x - a.x) * t, y: a.y + (b.y - a.y) * t });
 
 describe('the stretch', () => {
   it('keeps what is above, left of or within the span of the group, shifts what is beyond it by the growth', () => {
@@ -206,6 +208,18 @@ describe('edge paths', () => {
     assert.deepEqual(clearOf(grown, clear), clear, 'a curve that clears it stays');
   });
 
+  it('carry a label along when their course changes', () => {
+    const line = (a: Pt, b: Pt): Pt[] => [a, lerp(a, b, 1 / 3), lerp(a, b, 2 / 3), b];
+    const was = line({ x: 0, y: 0 }, { x: 0, y: 90 });
+    const label = { x: 10, y: 45 }; // beside its middle
+    const now = line({ x: 0, y: 0 }, { x: 300, y: 90 }); // its end moved far right
+    const at = followLabel(was, now, label);
+    assert.ok(close(at.x, 160, 1e-6) && close(at.y, 45, 1e-6), JSON.stringify(at));
+    // With a part put in front of it (an edge out of the opened group), the same place.
+    const inFront = [...line({ x: -50, y: -50 }, { x: 0, y: 0 }), ...now.slice(1)];
+    assert.deepEqual(followLabel(was, inFront, label, 1), at);
+  });
+
   it('split a Bézier into two halves that meet and follow the same curve', () => {
     const c = path.slice(0, 4);
     const [a, b] = splitBezier(c, 0.3);
@@ -237,6 +251,10 @@ describe('edge paths', () => {
     assert.equal((joined.length - 1) % 3, 0);
     assert.deepEqual(joined[3], head[0]);
     assert.deepEqual(joined[0], outside[0]);
+    // Smooth across the join: the control points either side of it in one line.
+    const [b, j, a] = [joined[2], joined[3], joined[4]];
+    const cross = (j.x - b.x) * (a.y - j.y) - (j.y - b.y) * (a.x - j.x);
+    assert.ok(Math.abs(cross) < 1e-6 && (j.x - b.x) * (a.x - j.x) + (j.y - b.y) * (a.y - j.y) > 0, 'no corner at the join');
     const pts = trace(joined, 64);
     for (let i = 1; i < pts.length; i++) {
       assert.ok(Math.hypot(pts[i].x - pts[i - 1].x, pts[i].y - pts[i - 1].y) < 20, 'no jump along the path');
