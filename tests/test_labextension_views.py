@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from xml.etree import ElementTree
 
 import pytest
 from browser_lab import (
@@ -63,6 +64,9 @@ CELLS = [
     "%%jaxpr\ntparams2, tloss = models.train_step(tparams, toks)",
     # 5: a long chain of equations: a tall, narrow column drawn top to bottom
     "%%jaxpr --expand all\nv = x[0]\nfor i in range(30):\n    v = jnp.sin(v) * 1.01\nt = v.sum()",
+    # 6: a long chain of named steps, drawn left to right, each step a box to open
+    "%%jaxpr --expand 1\nv = x[0]\nfor i in range(30):\n    with jax.named_scope(f'step{i}'):\n"
+    "        v = jnp.cos(jnp.sin(v) * (i + 1.0)) + v\nt = v.sum()",
 ]
 
 # Heights of the text a person sees in a graph: every SVG text inside the canvas's
@@ -89,6 +93,15 @@ graph => Object.fromEntries([...graph.querySelectorAll('svg.jp-jaxviz-svg :is(g.
 """
 
 
+# What each drawn element is, by id: its class, and for nodes and open groups their text
+# (edge labels are left out: an opened edge keeps its outside part's label).
+DRAWN_JS = """
+graph => Object.fromEntries([...graph.querySelectorAll('svg.jp-jaxviz-svg :is(g.node, g.cluster, g.edge)')]
+  .filter(g => g.id).map(g => [g.id, g.getAttribute('class') + ' | ' + (g.classList.contains('edge') ? ''
+    : [...g.querySelectorAll('text')].map(t => t.textContent).join(' / '))]))
+"""
+
+
 @pytest.fixture(scope="module")
 def page(lab):
     """One page on one notebook for the module, its cells run once."""
@@ -109,7 +122,7 @@ def page(lab):
             pg.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=60_000)
             for i in range(len(CELLS)):
                 run_cell(pg, i, timeout=120_000)
-            for i in (2, 4, 5):
+            for i in (2, 4, 5, 6):
                 graph_of(pg, i).locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=90_000)
             yield pg
         except Exception:
@@ -211,18 +224,83 @@ def visible_boxes(graph) -> list[list]:
     }""")
 
 
-def test_expand_is_steady(page):
-    """Opening a group keeps the other items where they were (order and side), keeps the
-    opened group under the pointer, and the zoom; closing it brings the old view back."""
-    graph = graph_of(page, 2)
+def kept_moves(before: dict, after: dict, opened: list[list[float]], grown: list[float] | None = None) -> dict:
+    """How the items drawn before and after opening the boxes ``opened`` ([left, top,
+    width, height] before, page px; ``grown``: the one opened group's rectangle after)
+    moved: ``moves`` {id: (dx, dy)} of where each item is
+    (a node's centre, an open group's top left corner), ``misplaced`` the items outside
+    the opened boxes' bands that did not stay or did not move by the growth, and
+    ``swapped`` the pairs of items whose left-to-right or top-to-bottom order changed."""
+    def at(rect, cluster):
+        x, y, w, h = rect
+        return (x, y) if cluster else (x + w / 2, y + h / 2)
+
+    keys = [k for k in before if k in after]
+    moves, misplaced = {}, []
+    for k in keys:
+        cluster = k.startswith("cluster_")
+        (bx, by), (ax, ay) = at(before[k], cluster), at(after[k], cluster)
+        moves[k] = (ax - bx, ay - by)
+    if grown:
+        # One box opened: beyond its right (bottom) edge everything moves by the growth in
+        # width (height), before its left (top) edge nothing moves, and what lies across
+        # its span moves by one or the other.
+        (ol, ot, ow, oh), (_, _, cw, ch) = opened[0], grown
+        grow = (max(0.0, cw - ow), max(0.0, ch - oh))
+        for k in keys:
+            x, y, w, h = before[k]
+            contains = k.startswith("cluster_") and x <= ol and y <= ot and x + w >= ol + ow and y + h >= ot + oh
+            for axis, (lo, size, start, extent) in enumerate([(ol, ow, x, w), (ot, oh, y, h)]):
+                d = moves[k][axis]
+                if contains:  # an open group around it: grows by the growth, its corner stays
+                    d_far = after[k][axis] + after[k][axis + 2] - (start + extent)
+                    if abs(d) >= 3 or abs(d_far - grow[axis]) > 3:
+                        misplaced.append((k, "xy"[axis], round(d), round(d_far)))
+                elif start + extent <= lo + 0.5 and abs(d) >= 3:
+                    misplaced.append((k, "xy"[axis], round(d)))
+                elif start >= lo + size - 0.5 and abs(d - grow[axis]) > 3:
+                    misplaced.append((k, "xy"[axis], round(d), round(grow[axis])))
+                elif abs(d) >= 3 and abs(d - grow[axis]) > 3:  # in the band: stays or makes room
+                    misplaced.append((k, "xy"[axis], round(d), round(grow[axis])))
+    else:
+        # Several opened: what lies wholly above (left of) all of them stays.
+        top = min(o[1] for o in opened)
+        left = min(o[0] for o in opened)
+        for k in keys:
+            x, y, w, h = before[k]
+            if y + h <= top + 0.5 and abs(moves[k][1]) >= 3:
+                misplaced.append((k, "y", round(moves[k][1])))
+            if x + w <= left + 0.5 and abs(moves[k][0]) >= 3:
+                misplaced.append((k, "x", round(moves[k][0])))
+    swapped = []
+    points = {k: (at(before[k], k.startswith("cluster_")), at(after[k], k.startswith("cluster_"))) for k in keys}
+    items = sorted(points)
+    for i, a in enumerate(items):
+        for b in items[i + 1:]:
+            for axis in (0, 1):
+                was = points[a][0][axis] - points[b][0][axis]
+                now = points[a][1][axis] - points[b][1][axis]
+                if abs(was) > 2 and was * now <= 0:
+                    swapped.append((a, b, "xy"[axis]))
+    return {"moves": moves, "misplaced": misplaced, "swapped": swapped}
+
+
+@pytest.mark.parametrize("cell,name", [(2, "mlp-train-step"), (4, "transformer-12-blocks"), (6, "steps-sideways")])
+def test_expand_is_steady(page, cell, name):
+    """Opening a group opens it in place: every other item keeps its place (what lies
+    beyond the group moves by its growth, nothing changes order or side), the group is
+    under the pointer, the zoom stays, items glide rather than jump; closing it brings
+    the old view back."""
+    graph = graph_of(page, cell)
     settled(graph)
     scroll_to_graph(page, graph)
+    assert graph.get_attribute("data-jaxviz-rankdir") == ("LR" if name == "steps-sideways" else "TB")
     boxes = sorted(visible_boxes(graph), key=lambda b: -b[3])
     assert boxes, "no group box in view"
     gid, x, y, _ = boxes[0]
     scale = graph.get_attribute("data-jaxviz-scale")
     before = graph.evaluate(ITEM_RECTS_JS)
-    save_shot(page, ARTIFACTS, "expand-before")
+    save_shot(page, ARTIFACTS, f"expand-before-{name}")
     page.mouse.move(x, y)
     # Record every frame from the click on: which view is shown and where its items are.
     graph.evaluate("""g => { g.__frames = []; const t0 = performance.now();
@@ -234,19 +312,32 @@ def test_expand_is_steady(page):
         if (performance.now() - t0 < 2500) requestAnimationFrame(tick); };
       requestAnimationFrame(tick); }""")
     page.mouse.click(x, y)
-    graph.locator(f"svg g.cluster#cluster_{gid}").wait_for(timeout=30_000)
+    graph.locator(f"svg g.cluster#cluster_{gid}").wait_for(timeout=60_000)
     settled(graph)
     page.wait_for_function("g => g.__frames.length && performance.now() > 0", arg=graph.element_handle())
     page.wait_for_timeout(2600)  # the frame recorder's span
-    save_shot(page, ARTIFACTS, "expand-after")
+    save_shot(page, ARTIFACTS, f"expand-after-{name}")
     after = graph.evaluate(ITEM_RECTS_JS)
+    opened_status = graph.locator(".jp-jaxviz-status").inner_text()
+    assert graph.get_attribute("data-jaxviz-arranged") in ("splice", "restore")
     assert graph.get_attribute("data-jaxviz-scale") == scale, "the zoom stays"
     # The opened group is under the pointer, its label where the box's top was.
     left, top, width, height = after[f"cluster_{gid}"]
     assert left <= x <= left + width and top <= y <= top + height, (x, y, after[f"cluster_{gid}"])
     bl, bt = before[gid][0], before[gid][1]
     assert abs(left - bl) < 3 and abs(top - bt) < 3, (before[gid], after[f"cluster_{gid}"])
-    # It glided there: in the first frame that shows the new layout, the items drawn
+    # Every other item kept its place.
+    kept = kept_moves(before, after, [before[gid]], after[f"cluster_{gid}"])
+    moves = kept["moves"]
+    assert len(moves) >= 5, moves
+    distance = {k: abs(dx) + abs(dy) for k, (dx, dy) in moves.items()}
+    print(f"{name}: opened {gid} ({before[gid][2]:.0f}×{before[gid][3]:.0f} → {width:.0f}×{height:.0f} px): "
+          f"{len(moves)} items kept, median move {statistics.median(distance.values()):.0f} px, "
+          f"{sum(d < 3 for d in distance.values())} within 3 px; grown by {width - before[gid][2]:.0f}"
+          f"×{height - before[gid][3]:.0f} px")
+    assert not kept["misplaced"], kept["misplaced"][:10]
+    assert not kept["swapped"], kept["swapped"][:10]
+    # It glided there: in the first frame that shows the new drawing, the items drawn
     # before are where they were (no jump), and no frame was blank.
     frames = graph.evaluate("g => g.__frames")
     assert frames and all(f["items"] > 0 for f in frames), "a frame without the drawing"
@@ -256,10 +347,6 @@ def test_expand_is_steady(page):
     jumps = {k: (round(first[k][0] - before[k][0]), round(first[k][1] - before[k][1]))
              for k in first if k in before and k != gid}
     assert jumps and max(abs(dx) + abs(dy) for dx, dy in jumps.values()) <= 4, jumps
-    moved = {k: round(abs(after[k][0] - before[k][0]) + abs(after[k][1] - before[k][1]))
-             for k in after if k in before and k != gid}
-    print(f"opened {gid}: {len(moved)} items kept, median move {statistics.median(moved.values())} px "
-          f"after the glide (Graphviz lays the whole view out again)")
     # Closing it from its label brings the earlier view back exactly, the box in place.
     lx, ly = graph.evaluate(f"""g => {{ const r = g.querySelector(
         "svg text.jaxviz-cluster-label[data-cluster='cluster_{gid}']").getBoundingClientRect();
@@ -271,6 +358,41 @@ def test_expand_is_steady(page):
     assert set(back) == set(before)
     worst = max(abs(back[k][0] - before[k][0]) + abs(back[k][1] - before[k][1]) for k in before)
     assert worst < 2, f"an item is {worst:.1f} px away from where it was"
+    # The drawing opened in place has the ids and classes Graphviz gives the whole view
+    # (what tooltips, clicks, search and the theme go by): opened again, then tidied.
+    page.mouse.click(x, y)
+    graph.locator(f"svg g.cluster#cluster_{gid}").wait_for(timeout=30_000)
+    settled(graph)
+    spliced = graph.evaluate(DRAWN_JS)
+    # It is what tooltips and export read: an item inside says what it is, the SVG
+    # exported is a whole document with the opened group in it.
+    inner = graph.evaluate(f"""g => {{ const c = g.querySelector('svg g.cluster#cluster_{gid}').getBoundingClientRect();
+        const n = [...g.querySelectorAll('svg g.node')].map(e => [e.id, e.getBoundingClientRect()])
+          .find(([, r]) => r.left >= c.left && r.right <= c.right && r.top >= c.top && r.bottom <= c.bottom);
+        return [n[0], n[1].left + n[1].width / 2, n[1].top + n[1].height / 2]; }}""")
+    page.mouse.move(inner[1], inner[2])
+    tooltip = page.locator(".jp-jaxviz-tooltip:visible")
+    tooltip.wait_for(timeout=10_000)
+    assert tooltip.inner_text().strip(), inner
+    with page.expect_download() as dl:
+        graph.locator("button.jp-jaxviz-export-svg").click()
+    exported = ElementTree.parse(dl.value.path()).getroot()
+    ids = {e.get("id") for e in exported.iter()}
+    assert {f"cluster_{gid}", inner[0]} <= ids and not any("jaxviz-hit" in (e.get("class") or "") for e in exported.iter())
+    graph.locator("button.jp-jaxviz-tidy").click()
+    page.wait_for_function("g => g.dataset.jaxvizArranged === 'layout'", arg=graph.element_handle(), timeout=30_000)
+    settled(graph)
+    tidied = graph.evaluate(DRAWN_JS)
+    took = re.findall(r"(opened in place|layout) (\d+) ms", opened_status + graph.locator(".jp-jaxviz-status").inner_text())
+    print(f"{name}: {' · '.join(f'{how} {ms} ms' for how, ms in took)}")
+    assert spliced == tidied, {k: (spliced.get(k), tidied.get(k)) for k in set(spliced) ^ set(tidied)}
+    lx, ly = graph.evaluate(f"""g => {{ const r = g.querySelector(
+        "svg text.jaxviz-cluster-label[data-cluster='cluster_{gid}']").getBoundingClientRect();
+        return [r.left + 4, r.top + r.height / 2]; }}""")
+    page.mouse.click(lx, ly)
+    graph.locator(f"svg g.node#{gid}").wait_for(timeout=30_000)
+    settled(graph)
+    page.mouse.move(4, 4)  # off the graph: its tooltip goes (the next tests hover another graph)
 
 
 def test_tooltips_are_whole_and_quiet(page):
@@ -288,7 +410,8 @@ def test_tooltips_are_whole_and_quiet(page):
         .map(r => [r.left + r.width / 2, r.top + r.height / 2]).sort((a, b) => b[1] - a[1]);
     }""")
     assert eqns, "no equation in view"
-    tooltip = page.locator(".jp-jaxviz-tooltip")
+    # Each graph keeps its own tooltip element (hidden when not hovered): the one shown.
+    tooltip = page.locator(".jp-jaxviz-tooltip:visible")
     texts = []
     for x, y in eqns[:8]:
         page.mouse.move(x, y)
@@ -416,17 +539,33 @@ def test_search_enter_keeps_the_zoom_and_the_opened_group_in_place(page):
     page.wait_for_function("el => /collapsed groups/.test(el.textContent)",
                            arg=graph.locator(".jp-jaxviz-matches").element_handle(), timeout=10_000)
     # The topmost box holding a match is the one kept in place.
-    first_box = graph.evaluate("""g => [...g.querySelectorAll('svg g.node.jaxviz-group.jaxviz-match')]
-        .map(m => { const r = m.getBoundingClientRect(); return [m.id, r.left, r.top]; })
-        .sort((a, b) => a[2] - b[2] || a[1] - b[1])[0]""")
+    opened = graph.evaluate("""g => [...g.querySelectorAll('svg g.node.jaxviz-group.jaxviz-match')]
+        .map(m => { const r = m.getBoundingClientRect(); return [m.id, r.left, r.top, r.width, r.height]; })
+        .sort((a, b) => a[2] - b[2] || a[1] - b[1])""")
+    first_box = opened[0]
+    before = graph.evaluate(ITEM_RECTS_JS)
+    save_shot(page, ARTIFACTS, "search-enter-before")
     search.press("Enter")
     graph.locator(f"svg g.cluster#cluster_{first_box[0]}").wait_for(timeout=30_000)
     settled(graph)
     save_shot(page, ARTIFACTS, "search-enter")
     assert graph.get_attribute("data-jaxviz-scale") == scale, "the zoom stays"
-    left, top = graph.evaluate(f"""g => {{ const r = g.querySelector('svg g.cluster#cluster_{first_box[0]}')
-        .getBoundingClientRect(); return [r.left, r.top]; }}""")
-    assert abs(left - first_box[1]) < 3 and abs(top - first_box[2]) < 3, (first_box, left, top)
+    # The groups open in place, one by one: nothing else changes side or order (the
+    # backward pass stays where it was), what lies above and left of them stays.
+    assert graph.get_attribute("data-jaxviz-arranged") == "splice"
+    kept = kept_moves(before, graph.evaluate(ITEM_RECTS_JS), [box[1:] for box in opened])
+    print(f"search-enter opened {len(opened)} boxes; {len(kept['moves'])} items kept")
+    assert len(kept["moves"]) >= 5
+    assert not kept["misplaced"], kept["misplaced"][:10]
+    assert not kept["swapped"], kept["swapped"][:10]
+    # Each opened group is where its box was, or right or below where the groups opened
+    # with it made room; the topmost at its box's height.
+    for gid, bl, bt, _, _ in opened:
+        left, top = graph.evaluate(f"""g => {{ const r = g.querySelector('svg g.cluster#cluster_{gid}')
+            .getBoundingClientRect(); return [r.left, r.top]; }}""")
+        assert left >= bl - 3 and top >= bt - 3, (gid, bl, bt, left, top)
+        if gid == first_box[0]:
+            assert abs(top - bt) < 3, (first_box, left, top)
     assert graph.locator("svg g.node.jaxviz-eqn.jaxviz-match").count() >= 1
     search.fill("")
     search.press("Escape")

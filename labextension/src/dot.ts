@@ -6,7 +6,17 @@
 
 import { GraphJSON, LegendEntry } from './model';
 import { groupHeat, shortSource, sizeText } from './format';
-import { ItemId, View, edgeIsWeak, edgeLabel, groupItem, nodeItem, phaseOrder } from './view';
+import {
+  ItemId,
+  View,
+  VisibleEdge,
+  edgeIsWeak,
+  edgeLabel,
+  groupItem,
+  itemInGroup,
+  nodeItem,
+  phaseOrder
+} from './view';
 
 /** Beyond this many edges the avals move to the tooltips and the layout's iteration
  * limits are lowered (edge labels are what makes dot slow on big views). */
@@ -84,23 +94,20 @@ export interface DotOptions {
   rankdir?: 'TB' | 'LR';
 }
 
-export function viewToDot(view: View, options: DotOptions = {}): string {
+/** The DOT lines of a view's items: shared by the whole view and a group's own drawing. */
+function dotWriter(view: View, options: DotOptions) {
   const graph = view.index.graph;
   const legend = legendOf(graph);
   const markers = options.markers ?? true;
-  const ins = new Map<ItemId, string[]>();
-  const outs = new Map<ItemId, string[]>();
-  for (const e of view.edges) {
-    const label = edgeLabel(e);
-    (outs.get(e.src) ?? outs.set(e.src, []).get(e.src)!).push(label);
-    (ins.get(e.dst) ?? ins.set(e.dst, []).get(e.dst)!).push(label);
-  }
   const lines: string[] = [];
-  lines.push(`digraph ${quote(graph.name || 'program')} {`);
-  // As render/dot.py: ranksep 0.3 (Graphviz: 0.5), so a first view of ~10 rows fits.
-  lines.push(`  compound=true fontname="Helvetica" fontsize=11 newrank=true ranksep=0.3 rankdir=${options.rankdir ?? 'TB'}`);
-  lines.push('  node [fontname="Helvetica" fontsize=10 height=0.3 margin="0.08,0.04"]');
-  lines.push('  edge [arrowsize=0.6 color="#555555" fontname="Helvetica" fontsize=8]');
+
+  const header = () => {
+    lines.push(`digraph ${quote(graph.name || 'program')} {`);
+    // As render/dot.py: ranksep 0.3 (Graphviz: 0.5), so a first view of ~10 rows fits.
+    lines.push(`  compound=true fontname="Helvetica" fontsize=11 newrank=true ranksep=0.3 rankdir=${options.rankdir ?? 'TB'}`);
+    lines.push('  node [fontname="Helvetica" fontsize=10 height=0.3 margin="0.08,0.04"]');
+    lines.push('  edge [arrowsize=0.6 color="#555555" fontname="Helvetica" fontsize=8]');
+  };
 
   const boxLine = (child: number, indent: string) => {
     const cg = graph.groups[child];
@@ -132,6 +139,28 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
   const nodeLine = (nid: number, indent: string) =>
     lines.push(`${indent}${quote(nodeItem(nid))} ${attrs(nodeAttrs(graph, nid, legend))}`);
 
+  const cluster = (child: number, indent: string) => {
+    const cg = graph.groups[child];
+    const where = cg.source ? ` · ${shortSource(cg.source)}` : '';
+    const label = `${markers ? '▾ ' : ''}${cg.repeat || cg.name} (${sizeText(graph.groups, child)})${where}`;
+    lines.push(`${indent}subgraph ${quote(`cluster_g${child}`)} {`);
+    lines.push(
+      `${indent}  graph ${attrs({
+        id: `cluster_g${child}`,
+        class: `jaxviz-cluster jaxviz-group-${cg.kind}`,
+        label,
+        style: cg.kind === 'repeat' ? REPEAT_CLUSTER_STYLE : 'rounded,filled',
+        fillcolor: GROUP_FILL[cg.kind] ?? '#F8F8F8',
+        color: '#9AA5B1',
+        fontsize: '10',
+        labeljust: 'l',
+        ...(cg.kind === 'phase' ? PHASE_CLUSTER : {})
+      })}`
+    );
+    emitGroup(child, indent + '  ');
+    lines.push(`${indent}}`);
+  };
+
   const emitGroup = (gid: number, indent: string) => {
     const g = graph.groups[gid];
     const isRoot = gid === (graph.root ?? 0);
@@ -141,24 +170,7 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
       if (isRoot && !view.expanded.has(child) && (cg.kind === 'inputs' || cg.kind === 'outputs')) {
         ranked[cg.kind === 'inputs' ? 'source' : 'sink'].push(child);
       } else if (view.expanded.has(child)) {
-        const where = cg.source ? ` · ${shortSource(cg.source)}` : '';
-        const label = `${markers ? '▾ ' : ''}${cg.repeat || cg.name} (${sizeText(graph.groups, child)})${where}`;
-        lines.push(`${indent}subgraph ${quote(`cluster_g${child}`)} {`);
-        lines.push(
-          `${indent}  graph ${attrs({
-            id: `cluster_g${child}`,
-            class: `jaxviz-cluster jaxviz-group-${cg.kind}`,
-            label,
-            style: cg.kind === 'repeat' ? REPEAT_CLUSTER_STYLE : 'rounded,filled',
-            fillcolor: GROUP_FILL[cg.kind] ?? '#F8F8F8',
-            color: '#9AA5B1',
-            fontsize: '10',
-            labeljust: 'l',
-            ...(cg.kind === 'phase' ? PHASE_CLUSTER : {})
-          })}`
-        );
-        emitGroup(child, indent + '  ');
-        lines.push(`${indent}}`);
+        cluster(child, indent);
       } else {
         boxLine(child, indent);
       }
@@ -184,17 +196,19 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
     }
     g.nodes.forEach(nid => nodeLine(nid, indent));
   };
-  emitGroup(graph.root ?? 0, '  ');
 
   const labelled = options.edgeLabels ?? view.edges.length <= MAX_LABELLED_EDGES;
-  if (view.edges.length > MAX_LABELLED_EDGES) {
-    // As render/dot.py: straight edges in dense views (spline routing is most of the cost).
-    const splines = view.edges.length > MAX_CURVED_EDGES ? 'line' : 'polyline';
-    lines.push(`  graph [nslimit=2 nslimit1=2 mclimit=0.5 splines=${splines}]`);
-  }
-  for (const e of view.edges) {
+  const layoutLimits = () => {
+    if (view.edges.length > MAX_LABELLED_EDGES) {
+      // As render/dot.py: straight edges in dense views (spline routing is most of the cost).
+      const splines = view.edges.length > MAX_CURVED_EDGES ? 'line' : 'polyline';
+      lines.push(`  graph [nslimit=2 nslimit1=2 mclimit=0.5 splines=${splines}]`);
+    }
+  };
+  /** An edge's line; `src`/`dst`: the DOT names of its ends when they are not the items. */
+  const edgeLine = (e: VisibleEdge, withLabel: boolean, src = e.src, dst = e.dst) => {
     const a: { [key: string]: string | undefined } = { id: `e_${e.src}_${e.dst}`, class: 'jaxviz-edge' };
-    if (labelled) {
+    if (withLabel) {
       a.label = edgeLabel(e);
     }
     if (edgeIsWeak(e)) {
@@ -202,7 +216,19 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
       a.color = legend.weak.color;
       a.class = 'jaxviz-edge jaxviz-weak';
     }
-    lines.push(`  ${quote(e.src)} -> ${quote(e.dst)} ${attrs(a)}`);
+    lines.push(`  ${quote(src)} -> ${quote(dst)} ${attrs(a)}`);
+  };
+  return { graph, legend, lines, header, emitGroup, cluster, labelled, layoutLimits, edgeLine };
+}
+
+export function viewToDot(view: View, options: DotOptions = {}): string {
+  const w = dotWriter(view, options);
+  const lines = w.lines;
+  w.header();
+  w.emitGroup(w.graph.root ?? 0, '  ');
+  w.layoutLimits();
+  for (const e of view.edges) {
+    w.edgeLine(e, w.labelled);
   }
   // As render/dot.py: forward above backward above update, an invisible anchor between.
   phaseOrder(view).forEach(([ends, starts], k) => {
@@ -212,7 +238,70 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
     starts.forEach(item => lines.push(`  ${anchor} -> ${quote(item)} [style=invis]`));
   });
   if (options.legend) {
-    emitLegend(lines, graph, legend);
+    emitLegend(lines, w.graph, w.legend);
+  }
+  lines.push('}');
+  return lines.join('\n') + '\n';
+}
+
+/** The DOT name of the invisible stand-in for an outside item that an edge into (`in`)
+ * or out of (`out`) an opened group comes from or goes to. */
+export function stubName(item: ItemId, side: 'in' | 'out'): string {
+  return `stub_${side}_${item}`;
+}
+
+/**
+ * The DOT of one expanded group of `view` drawn on its own (for splicing into a drawing
+ * where it was a box): its cluster, with the same ids, labels and colours as in the whole
+ * view's DOT, the edges among its items, and each edge that crosses its border drawn
+ * from (or to) an invisible stand-in for the outside item, on the first rank for inputs
+ * and the last for outputs: inputs enter from the top (left when drawn left to right),
+ * outputs leave at the bottom. Crossing edges are not labelled: their outside part
+ * keeps the label it had. `order`: the outside items in the order their edges meet the
+ * group's box along its border (left to right; top to bottom when drawn left to right),
+ * kept by the stand-ins so that the edges do not cross where they join.
+ */
+export function groupToDot(
+  view: View,
+  groupId: number,
+  options: DotOptions = {},
+  order: { in?: ItemId[]; out?: ItemId[] } = {}
+): string {
+  const w = dotWriter(view, options);
+  const lines = w.lines;
+  const inGroup = (item: ItemId) => itemInGroup(view.index, item, groupId);
+  w.header();
+  w.cluster(groupId, '  ');
+  const crossing = view.edges.filter(e => inGroup(e.src) !== inGroup(e.dst));
+  for (const side of ['in', 'out'] as const) {
+    const ends = new Set(crossing.map(e => (side === 'in' ? e.src : e.dst)).filter(item => !inGroup(item)));
+    const rank = (item: ItemId) => {
+      const k = order[side]?.indexOf(item) ?? -1;
+      return k < 0 ? Infinity : k;
+    };
+    const outside = [...ends].sort((a, b) => rank(a) - rank(b));
+    if (outside.length) {
+      lines.push(`  subgraph ${quote(`stubs_${side}`)} {`);
+      lines.push(`    graph [rank=${side === 'in' ? 'source' : 'sink'}]`);
+      outside.forEach(item =>
+        lines.push(`    ${quote(stubName(item, side))} [label="" shape=point style=invis width=0.01 height=0.01]`)
+      );
+      // Flat edges keep the stand-ins in this order across their rank.
+      for (let i = 0; i + 1 < outside.length && order[side]; i++) {
+        lines.push(`    ${quote(stubName(outside[i], side))} -> ${quote(stubName(outside[i + 1], side))} [style=invis]`);
+      }
+      lines.push('  }');
+    }
+  }
+  w.layoutLimits();
+  for (const e of view.edges) {
+    if (inGroup(e.src) && inGroup(e.dst)) {
+      w.edgeLine(e, w.labelled);
+    } else if (inGroup(e.dst)) {
+      w.edgeLine(e, false, stubName(e.src, 'in'), e.dst);
+    } else if (inGroup(e.src)) {
+      w.edgeLine(e, false, e.src, stubName(e.dst, 'out'));
+    }
   }
   lines.push('}');
   return lines.join('\n') + '\n';

@@ -9,10 +9,13 @@
 import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { GROUP_FILL, legendKinds, legendOf, viewToDot } from './dot';
+import { GROUP_FILL, groupToDot, legendKinds, legendOf, viewToDot } from './dot';
 import { TooltipLine, avalDetail, groupTooltip, heatColor, nodeTooltip, repeatText } from './format';
 import { PT_TO_PX, fitAll, firstView, keepInPlace, maxCanvasHeight, placeTooltip, prefersSideways } from './geometry';
-import { layoutMode, layoutSvg } from './layoutsvg';
+import { parseSvg } from './layout';
+import { layoutMode, layoutText } from './layoutsvg';
+import { DrawingStore } from './splice';
+import { drawingText, parseDrawing, portOrder, spliceGroup } from './splicesvg';
 import { InputJSON, ProgramPayload, inflatePayload, payloadProblem } from './model';
 import { initialExpansion } from './persist';
 import {
@@ -23,6 +26,7 @@ import {
   buildView,
   edgeIsWeak,
   edgeLabel,
+  groupItem,
   parseItem,
   searchNodes,
   statusText,
@@ -34,6 +38,8 @@ export const MAX_LAYOUT_ITEMS = 2500;
 const SVG_NS = 'http://www.w3.org/2000/svg';
 /** Heat levels shown in the legend's swatch of cost-shaded groups. */
 const HEAT_SAMPLES = [0.1, 0.5, 0.9];
+/** How a drawing came to be, for the status line. */
+const ARRANGED = { layout: 'layout', splice: 'opened in place', restore: 'as before' };
 /** How long items glide from their old to their new place after a re-layout. */
 const MOVE_MS = 220;
 
@@ -114,6 +120,9 @@ export class GraphView extends Widget {
   /** A drawing was on screen once (later layouts keep the zoom). */
   private svgShown = false;
   private glideTimer = 0;
+  /** The drawings shown, by expansion state: closing a group brings back the drawing
+   * from before it opened; opening one starts from the drawing shown. */
+  private readonly drawings = new DrawingStore();
   private suppressClick = false;
   /** Resolved when the current layout is on screen (for tests and callers). */
   ready: Promise<void> = Promise.resolve();
@@ -162,11 +171,21 @@ export class GraphView extends Widget {
       this.searchInput,
       this.matchInfo,
       spacer,
-      button('Collapse all', 'Show only the top level', () => void this.setExpanded(this.index?.expandToDepth(0))),
+      button(
+        'Collapse all',
+        'Show only the top level',
+        () => void this.setExpanded(this.index?.expandToDepth(0), { fresh: true })
+      ),
       button('Expand level', 'Open one more level of groups', () => void this.expandLevel()),
       button('−', 'Zoom out', () => this.zoomBy(1 / 1.25), 'jp-jaxviz-zoom-out'),
       button('+', 'Zoom in', () => this.zoomBy(1.25), 'jp-jaxviz-zoom-in'),
       button('Fit', 'Fit the graph in view', () => this.fit(), 'jp-jaxviz-fit'),
+      button(
+        'Tidy layout',
+        'Lay out what is shown afresh (Graphviz): tidier after many groups were opened, but items move',
+        () => void this.setExpanded(this.expanded, { fresh: true }),
+        'jp-jaxviz-tidy'
+      ),
       button('SVG', 'Export what is shown as SVG', () => this.exportSvg(), 'jp-jaxviz-export-svg'),
       button('DOT', 'Export what is shown as Graphviz DOT', () => this.exportDot(), 'jp-jaxviz-export-dot')
     );
@@ -264,10 +283,16 @@ export class GraphView extends Widget {
     // nothing here
   }
 
-  /** Change the expansion state and lay out the visible part again. */
+  /**
+   * Change the expansion state and show it. Groups opened since a drawing that is kept
+   * are opened in place in it (the rest of the drawing keeps its place, see
+   * `splicesvg.ts`); a state shown before comes back as it was; the first view, `fresh`
+   * (Tidy layout, Expand level, Collapse all) and what cannot be reached by opening
+   * groups are laid out afresh by Graphviz.
+   */
   async setExpanded(
     expanded: Set<number> | undefined,
-    opts: { fit?: boolean; anchor?: { item: string; x: number; y: number }; initial?: boolean } = {}
+    opts: { fit?: boolean; anchor?: { item: string; x: number; y: number }; initial?: boolean; fresh?: boolean } = {}
   ): Promise<void> {
     const index = this.index;
     if (!index || !expanded) {
@@ -288,9 +313,28 @@ export class GraphView extends Widget {
     this.node.classList.add('jp-jaxviz-busy');
     this.setStatus(`laying out ${count} items…`);
     const t0 = performance.now();
+    const afresh = opts.initial || opts.fresh;
+    let text: string | undefined = afresh ? undefined : this.drawings.get(view.expanded);
+    let arranged: 'layout' | 'splice' | 'restore' = text === undefined ? 'layout' : 'restore';
+    const base =
+      afresh || text !== undefined ? null : this.drawings.baseFor(view.expanded, g => index.depth[g], this.expanded);
     let svg: SVGSVGElement;
     try {
-      svg = await layoutSvg(dot);
+      if (base) {
+        try {
+          text = await this.openInPlace(index, base, token);
+          arranged = 'splice';
+        } catch (err) {
+          console.warn('jaxviz: opening in place failed, laying out afresh:', err);
+        }
+      }
+      if (token !== this.renderToken) {
+        return;
+      }
+      if (text === undefined) {
+        text = await layoutText(dot);
+      }
+      svg = parseSvg(text);
     } catch (err) {
       if (token === this.renderToken) {
         this.node.classList.remove('jp-jaxviz-busy');
@@ -309,7 +353,8 @@ export class GraphView extends Widget {
       if (prefersSideways(size, this.canvasWidth(), this.maxCanvasHeight(), first.scale)) {
         const sideways = viewToDot(view, { rankdir: 'LR' });
         try {
-          svg = await layoutSvg(sideways);
+          text = await layoutText(sideways);
+          svg = parseSvg(text);
           dot = sideways;
           this.rankdir = 'LR';
         } catch {
@@ -320,6 +365,10 @@ export class GraphView extends Widget {
         }
       }
     }
+    if (opts.initial) {
+      this.drawings.clear(); // drawings of another payload, or in another direction
+    }
+    this.drawings.set(view.expanded, text);
     const ms = performance.now() - t0;
     const before = opts.initial ? null : this.itemRects();
     this.expanded = view.expanded;
@@ -332,10 +381,17 @@ export class GraphView extends Widget {
     this.node.dataset.jaxvizItems = String(count);
     this.node.dataset.jaxvizLayout = layoutMode() ?? '';
     this.node.dataset.jaxvizRankdir = this.rankdir;
+    this.node.dataset.jaxvizArranged = arranged;
     if (opts.initial || !this.svgShown) {
       this.showFirstView();
     } else if (opts.fit) {
       this.fit();
+    } else if (arranged !== 'layout') {
+      // Opened in place, or the drawing from before: the drawing keeps its coordinates,
+      // so the pan stays and everything on screen stays where it was (also the group
+      // clicked, under the pointer; with several opened, each makes room for the others).
+      this.growCanvas();
+      this.applyTransform();
     } else if (opts.anchor) {
       this.keepAnchor(opts.anchor);
     } else {
@@ -353,13 +409,46 @@ export class GraphView extends Widget {
     }
     this.applySearch();
     this.setStatus(
-      `${statusText(view)} · layout ${ms.toFixed(0)} ms · ` +
+      `${statusText(view)} · ${ARRANGED[arranged]} ${ms.toFixed(0)} ms · ` +
         'click ▸ boxes to expand, ▾ labels to collapse · drag to pan · ctrl+wheel to zoom · Fit shows all'
     );
     this.laidOut();
     if (!opts.initial && !this.isDisposed) {
       this.expansionChanged(view.expanded);
     }
+  }
+
+  /** Open the groups `base.open` in the drawing `base.text`, in place: each box drawn
+   * there is opened in one go, with the groups to open inside it laid out as its own
+   * drawing (fewer joins than opening them level by level). The drawing's text. */
+  private async openInPlace(
+    index: GraphIndex,
+    base: { text: string; groups: Set<number>; open: number[] },
+    token: number
+  ): Promise<string | undefined> {
+    const drawing = parseDrawing(base.text);
+    const groups = new Set(base.groups);
+    const pending = new Set(base.open);
+    for (const gid of base.open) {
+      if (!pending.has(gid)) {
+        continue; // opened with the box that holds it
+      }
+      // Parents come first: `gid` is a box of the drawing; what opens inside it opens with it.
+      for (const g of base.open) {
+        if (pending.has(g) && index.groupChain(g).includes(gid)) {
+          groups.add(g);
+          pending.delete(g);
+        }
+      }
+      const item = groupItem(gid);
+      const order = portOrder(drawing, item, this.rankdir);
+      const sub = await layoutText(groupToDot(buildView(index, groups), gid, { rankdir: this.rankdir }, order));
+      if (token !== this.renderToken) {
+        return undefined;
+      }
+      spliceGroup(drawing, parseDrawing(sub), item);
+    }
+    return drawingText(drawing);
   }
 
   private indexEdges(view: View): void {
@@ -733,7 +822,7 @@ export class GraphView extends Widget {
         next.add(c);
       }
     }
-    await this.setExpanded(next);
+    await this.setExpanded(next, { fresh: true });
   }
 
   // ------------------------------------------------------------------ tooltips
@@ -875,6 +964,7 @@ export class GraphView extends Widget {
       n === 0
         ? 'no match'
         : `${n} match${n === 1 ? '' : 'es'}` + (hidden ? ` (${hidden} in collapsed groups: Enter to show)` : '');
+    this.matchInfo.title = this.matchInfo.textContent ?? '';
   }
 
   /** Expand the groups that hide search matches. */

@@ -29,3 +29,8 @@ export async function layoutSvg(dot: string): Promise<SVGSVGElement> {
 export function layoutMode(): LayoutMode | undefined {
   return layouter.lastMode;
 }
+
+/** The laid-out SVG's text (for drawings that are changed before they are shown). */
+export function layoutText(dot: string): Promise<string> {
+  return cache.svg(dot);
+}

@@ -437,3 +437,13 @@ function phaseEnds(view: View, items: Set<ItemId>, last: boolean): ItemId[] {
   }
   return [...items].filter(item => !linked.has(item)).sort();
 }
+
+/** Whether a visible item (`n<id>` or `g<id>`) lies inside group `groupId` (not the
+ * group's own box). */
+export function itemInGroup(index: GraphIndex, item: ItemId, groupId: number): boolean {
+  const { kind, id } = parseItem(item);
+  if (kind === 'n') {
+    return index.chain(id).includes(groupId);
+  }
+  return id !== groupId && index.groupChain(id).includes(groupId);
+}

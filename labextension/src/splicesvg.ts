@@ -1,0 +1,268 @@
+/**
+ * Opening a group in a Graphviz drawing without laying the drawing out again: the
+ * group's box is replaced by the drawing of its contents (laid out on their own, see
+ * `dot.ts groupToDot`), and the rest of the drawing makes room by the stretch of
+ * `splice.ts`. Nodes keep their shape and move as a whole, open groups (clusters) grow
+ * around what they hold, edges follow the items they join, and the edges that went to
+ * or from the box keep their outside part and end at the item inside they really join.
+ * Ids, classes and labels are Graphviz's own: everything inside comes from Graphviz.
+ */
+
+import {
+  Pt,
+  Rect,
+  Stretch,
+  bboxOf,
+  clearOf,
+  clipToRect,
+  coordsOf,
+  edgeEnds,
+  followLabel,
+  formatPath,
+  joinPaths,
+  mapCoords,
+  parsePath,
+  refitPoint,
+  refitRect,
+  rigidShift,
+  shifted,
+  stretchEdgePath,
+  stretchFor,
+  stretchPoint,
+  stretchRect,
+  union,
+  within
+} from './splice';
+
+const PARSE_TYPE = 'image/svg+xml';
+
+/** The coordinates of an element's drawn shapes (not its text). */
+function shapePoints(g: Element): Pt[] {
+  const out: Pt[] = [];
+  g.querySelectorAll('polygon, polyline').forEach(e => out.push(...coordsOf(e.getAttribute('points') ?? '')));
+  g.querySelectorAll('path').forEach(e => out.push(...coordsOf(e.getAttribute('d') ?? '')));
+  g.querySelectorAll('ellipse').forEach(e => {
+    const [cx, cy, rx, ry] = ['cx', 'cy', 'rx', 'ry'].map(a => parseFloat(e.getAttribute(a) ?? '0'));
+    out.push({ x: cx - rx, y: cy - ry }, { x: cx + rx, y: cy + ry });
+  });
+  return out;
+}
+
+/** Every coordinate of an element's shapes through `f`. */
+function mapShapes(g: Element, f: (p: Pt) => Pt): void {
+  g.querySelectorAll('polygon, polyline').forEach(e => e.setAttribute('points', mapCoords(e.getAttribute('points') ?? '', f)));
+  g.querySelectorAll('path').forEach(e => e.setAttribute('d', mapCoords(e.getAttribute('d') ?? '', f)));
+  g.querySelectorAll('ellipse').forEach(e => mapAt(e, 'cx', 'cy', f));
+}
+
+/** Every coordinate of an element (shapes and text) through `f`. */
+function mapElement(g: Element, f: (p: Pt) => Pt): void {
+  mapShapes(g, f);
+  g.querySelectorAll('text').forEach(e => mapAt(e, 'x', 'y', f));
+}
+
+/** The point an element is at (a text's x, y; an ellipse's centre) through `f`. */
+function mapAt(e: Element, xa: string, ya: string, f: (p: Pt) => Pt): void {
+  const p = f({ x: parseFloat(e.getAttribute(xa) ?? '0'), y: parseFloat(e.getAttribute(ya) ?? '0') });
+  e.setAttribute(xa, String(Math.round(p.x * 100) / 100));
+  e.setAttribute(ya, String(Math.round(p.y * 100) / 100));
+}
+
+const by = (d: Pt) => (p: Pt) => shifted(p, d);
+
+/** An edge through the stretch, its ends moving with the items they join (a null end
+ * is stretched as any point). */
+function stretchEdge(edge: Element, s: Stretch, tail: Pt | null, head: Pt | null, grown: Rect): void {
+  const path = edge.querySelector('path');
+  if (path) {
+    const moved = stretchEdgePath(s, parsePath(path.getAttribute('d') ?? ''), tail, head);
+    // An edge between two other items goes around the grown group, never across it.
+    path.setAttribute('d', formatPath(tail && head ? clearOf(grown, moved) : moved));
+  }
+  // The arrowhead touches the head item; the label is a point of the edge's course.
+  edge.querySelectorAll('polygon').forEach(p =>
+    p.setAttribute('points', mapCoords(p.getAttribute('points') ?? '', head ? by(head) : q => stretchPoint(s, q)))
+  );
+  edge.querySelectorAll('text').forEach(t => mapAt(t, 'x', 'y', q => stretchPoint(s, q)));
+}
+
+function pathOf(edge: Element): Pt[] {
+  return parsePath(edge.querySelector('path')?.getAttribute('d') ?? '');
+}
+
+function setPath(edge: Element, points: Pt[]): void {
+  edge.querySelector('path')?.setAttribute('d', formatPath(points));
+}
+
+/**
+ * Open the group drawn as the box `item` ("g<id>") of the drawing `base`, in place,
+ * with `sub`: the drawing of the group's contents (`groupToDot`). `base` is changed.
+ * Throws when the two drawings do not fit together (the caller then lays out afresh).
+ */
+export function spliceGroup(base: Document, sub: Document, item: string): void {
+  const graph = base.querySelector('g.graph');
+  const box = base.getElementById(item);
+  const cluster = sub.getElementById(`cluster_${item}`);
+  if (!graph || !box || !cluster) {
+    throw new Error(`the drawings have no ${!box ? item : `cluster_${item}`} to splice`);
+  }
+  const boxRect = bboxOf(shapePoints(box));
+  const clusterRect = bboxOf(shapePoints(cluster));
+  const s = stretchFor(boxRect, clusterRect);
+  const offset = { x: boxRect.x - clusterRect.x, y: boxRect.y - clusterRect.y };
+  const placed: Rect = { ...boxRect, w: clusterRect.w, h: clusterRect.h };
+
+  // What stays: nodes move rigidly, clusters grow, edges follow.
+  const shifts = new Map<string, Pt>();
+  const moved: { was: Rect; now: Rect }[] = [{ was: boxRect, now: placed }];
+  base.querySelectorAll('g.node').forEach(node => {
+    if (node.id !== item) {
+      const was = bboxOf(shapePoints(node));
+      const d = rigidShift(s, was);
+      shifts.set(node.id, d);
+      mapElement(node, by(d));
+      moved.push({ was, now: { ...was, x: was.x + d.x, y: was.y + d.y } });
+    }
+  });
+  refitClusters(base, s, moved);
+  const into = new Map<string, Element>();
+  const outOf = new Map<string, Element>();
+  base.querySelectorAll('g.edge').forEach(edge => {
+    const ends = edgeEnds(edge.id);
+    const shift = (end: string | undefined) => (end && end !== item ? (shifts.get(end) ?? null) : null);
+    stretchEdge(edge, s, shift(ends?.src), shift(ends?.dst), placed);
+    if (ends?.dst === item) {
+      into.set(ends.src, edge);
+    } else if (ends?.src === item) {
+      outOf.set(ends.dst, edge);
+    }
+  });
+  into.forEach(e => e.remove());
+  outOf.forEach(e => e.remove());
+  box.remove();
+  growCanvas(base, s);
+
+  // What comes in: the group's drawing, moved so that its top left is the box's.
+  const inner = new Set<string>();
+  sub.querySelectorAll('g.node').forEach(n => inner.add(n.id));
+  const adopt = (e: Element) => {
+    const copy = base.importNode(e, true) as Element;
+    mapElement(copy, by(offset));
+    return copy;
+  };
+  const clusters = [...sub.querySelectorAll('g.cluster')].map(adopt);
+  const lastCluster = [...base.querySelectorAll('g.cluster')].pop();
+  // Above the open groups that hold it (drawn before it), below every node and edge.
+  const after = lastCluster ?? graph.querySelector(':scope > polygon');
+  if (after) {
+    after.after(...clusters);
+  } else {
+    graph.prepend(...clusters);
+  }
+  sub.querySelectorAll('g.node').forEach(n => graph.appendChild(adopt(n)));
+  const labelled = new Set<Element>();
+  sub.querySelectorAll('g.edge').forEach(e => {
+    const ends = edgeEnds(e.id);
+    if (!ends) {
+      return;
+    }
+    const edge = adopt(e);
+    if (!inner.has(ends.src) || !inner.has(ends.dst)) {
+      const incoming = !inner.has(ends.src);
+      const old = incoming ? into.get(ends.src) : outOf.get(ends.dst);
+      if (!old) {
+        throw new Error(`no edge drawn between ${item} and ${incoming ? ends.src : ends.dst}`);
+      }
+      const part = clipToRect(pathOf(edge), placed, incoming ? 'head' : 'tail');
+      const was = pathOf(old);
+      let now: Pt[];
+      if (incoming) {
+        now = joinPaths(was, part);
+      } else {
+        // The outside part's start moves to where the inside part leaves the group.
+        now = joinPaths([...was].reverse(), [...part].reverse()).reverse();
+        edge.querySelectorAll('polygon').forEach(p => p.remove());
+        old.querySelectorAll('polygon').forEach(p => edge.appendChild(p.cloneNode(true)));
+      }
+      setPath(edge, now);
+      const label = old.querySelector('text');
+      if (label && !labelled.has(old)) {
+        labelled.add(old); // one label for the outside part the opened edges share
+        const copy = label.cloneNode(true) as Element;
+        const at = { x: parseFloat(copy.getAttribute('x') ?? '0'), y: parseFloat(copy.getAttribute('y') ?? '0') };
+        const moved = followLabel(was, now, at, incoming ? 0 : (part.length - 1) / 3);
+        mapAt(copy, 'x', 'y', () => moved);
+        edge.appendChild(copy);
+      }
+    }
+    graph.appendChild(edge);
+  });
+}
+
+/**
+ * Open groups around what they hold after the move (`moved`: the items' boxes before
+ * and after), innermost first, with the margins they had; the label stays at the top
+ * left corner. One that holds nothing drawn is stretched as a whole.
+ */
+function refitClusters(doc: Document, s: Stretch, moved: { was: Rect; now: Rect }[]): void {
+  const clusters = [...doc.querySelectorAll('g.cluster')].map(el => ({ el, was: bboxOf(shapePoints(el)) }));
+  clusters.sort((a, b) => a.was.w * a.was.h - b.was.w * b.was.h);
+  for (const { el, was } of clusters) {
+    const held = moved.filter(m => within(m.was, was));
+    const now = held.length
+      ? refitRect(was, union(held.map(m => m.was)), union(held.map(m => m.now)))
+      : stretchRect(s, was);
+    mapShapes(el, p => refitPoint(was, now, p));
+    el.querySelectorAll('text').forEach(t => mapAt(t, 'x', 'y', by({ x: now.x - was.x, y: now.y - was.y })));
+    moved.push({ was, now });
+  }
+}
+
+/** The drawing's canvas (its size, its background) through the stretch. */
+function growCanvas(doc: Document, s: Stretch): void {
+  const svg = doc.documentElement;
+  const background = doc.querySelector('g.graph > polygon');
+  if (background) {
+    background.setAttribute('points', mapCoords(background.getAttribute('points') ?? '', p => stretchPoint(s, p)));
+  }
+  const [x, y, w, h] = (svg.getAttribute('viewBox') ?? '0 0 0 0').split(/[\s,]+/).map(Number);
+  const width = w + s.x.grow;
+  const height = h + s.y.grow;
+  svg.setAttribute('viewBox', `${x} ${y} ${width.toFixed(2)} ${height.toFixed(2)}`);
+  svg.setAttribute('width', `${width.toFixed(2)}pt`);
+  svg.setAttribute('height', `${height.toFixed(2)}pt`);
+}
+
+/** A Graphviz drawing's text as a document to splice in. */
+export function parseDrawing(text: string): Document {
+  const doc = new DOMParser().parseFromString(text, PARSE_TYPE);
+  if (doc.querySelector('parsererror')) {
+    throw new Error('a drawing to splice does not parse');
+  }
+  return doc;
+}
+
+export function drawingText(doc: Document): string {
+  return new XMLSerializer().serializeToString(doc);
+}
+
+/** The items whose edges meet the box `item`, in the order they meet its border (left to
+ * right, or top to bottom for a drawing made left to right): edges in, edges out. */
+export function portOrder(doc: Document, item: string, rankdir: 'TB' | 'LR'): { in: string[]; out: string[] } {
+  const ins: [string, Pt][] = [];
+  const outs: [string, Pt][] = [];
+  doc.querySelectorAll('g.edge').forEach(edge => {
+    const ends = edgeEnds(edge.id);
+    const path = pathOf(edge);
+    if (ends && path.length) {
+      if (ends.dst === item) {
+        ins.push([ends.src, path[path.length - 1]]);
+      } else if (ends.src === item) {
+        outs.push([ends.dst, path[0]]);
+      }
+    }
+  });
+  const along = (p: Pt) => (rankdir === 'LR' ? p.y : p.x);
+  const sorted = (ports: [string, Pt][]) => ports.sort((a, b) => along(a[1]) - along(b[1])).map(([end]) => end);
+  return { in: sorted(ins), out: sorted(outs) };
+}
