@@ -237,7 +237,7 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         assert len(expected["collapsed"]) >= 5
         # Laid out by Graphviz in a Web Worker (the extension's own chunk), not on the main thread.
         assert graph.get_attribute("data-jaxviz-layout") == "worker"
-        assert any("lib_layout_worker_js" in w.url and "/static/" in w.url for w in page.workers), \
+        assert any("jaxviz_layout_worker" in w.url and "/static/" in w.url for w in page.workers), \
             [w.url for w in page.workers]
         legend = graph.locator(".jp-jaxviz-legend").inner_text()
         assert "traced" in legend and "output" in legend and "×N identical layers" in legend
@@ -502,7 +502,7 @@ def test_layout_falls_back_to_the_main_thread(lab, browser):
         blocked.append(route.request.url)
         route.abort()
 
-    page.route(re.compile(r".*/lib_layout_worker_js\.[0-9a-f]+\.js.*"), block)
+    page.route(re.compile(r".*/jaxviz_layout_worker\.[0-9a-f]+\.js.*"), block)
     warnings: list[str] = []
     page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
     try:

@@ -6,7 +6,8 @@ import { LayoutCache, LayoutMode, WorkerLayout, WorkerLike, parseSvg, renderOnTh
 function spawnChunk(): WorkerLike {
   // Written out literally so that webpack 5 emits the worker as its own chunk, loaded from
   // the extension's static folder (its public path is found at run time: `publicPath: 'auto'`).
-  return new Worker(new URL('./layout.worker.js', import.meta.url)) as unknown as WorkerLike;
+  // A stable chunk name in dev and production builds (tests and CSP rules can find it).
+  return new Worker(/* webpackChunkName: "jaxviz_layout_worker" */ new URL('./layout.worker.js', import.meta.url)) as unknown as WorkerLike;
 }
 
 let spawn: () => WorkerLike = spawnChunk;
