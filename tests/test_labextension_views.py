@@ -395,6 +395,60 @@ def test_expand_is_steady(page, cell, name):
     page.mouse.move(4, 4)  # off the graph: its tooltip goes (the next tests hover another graph)
 
 
+def test_closing_a_group_open_from_the_start_keeps_the_rest_in_place(page):
+    """A group the first view opened has no drawing from before it opened: closing it puts
+    its box at the group's top left corner (under the label clicked) and moves nothing
+    else; opening it again brings the drawing back exactly."""
+    graph = graph_of(page, 4)
+    settled(graph)
+    scroll_to_graph(page, graph)
+    # The biggest open group inside another one, with its label in view.
+    cid, lx, ly = graph.evaluate("""g => {
+      const c = g.querySelector('.jp-jaxviz-canvas').getBoundingClientRect();
+      const rect = id => g.querySelector('svg g.cluster#' + id).getBoundingClientRect();
+      const holds = (a, b) => a.left <= b.left && a.top <= b.top && a.right >= b.right && a.bottom >= b.bottom;
+      const ids = [...g.querySelectorAll('svg g.cluster')].map(e => e.id);
+      const found = [...g.querySelectorAll('svg text.jaxviz-cluster-label[data-cluster]')]
+        .map(t => [t.dataset.cluster, t.getBoundingClientRect()])
+        .filter(([id, r]) => r.left >= c.left && r.right <= c.right && r.top >= c.top && r.bottom <= c.bottom
+          && ids.some(o => o !== id && holds(rect(o), rect(id))))
+        .sort((a, b) => rect(b[0]).width * rect(b[0]).height - rect(a[0]).width * rect(a[0]).height)[0];
+      return [found[0], found[1].left + 4, found[1].top + found[1].height / 2]; }""")
+    gid = cid.removeprefix("cluster_")
+    before = graph.evaluate(ITEM_RECTS_JS)
+    held = before[cid]
+    save_shot(page, ARTIFACTS, "close-before-transformer-12-blocks")
+    page.mouse.click(lx, ly)
+    page.wait_for_function("g => g.dataset.jaxvizArranged === 'close'", arg=graph.element_handle(), timeout=30_000)
+    graph.locator(f"svg g.node#{gid}").wait_for(timeout=30_000)
+    settled(graph)
+    save_shot(page, ARTIFACTS, "close-after-transformer-12-blocks")
+    after = graph.evaluate(ITEM_RECTS_JS)
+
+    def inside(r):
+        return r[0] >= held[0] - 0.5 and r[1] >= held[1] - 0.5 and r[0] + r[2] <= held[0] + held[2] + 0.5 \
+            and r[1] + r[3] <= held[1] + held[3] + 0.5
+
+    kept = [k for k in before if k in after and k != cid and not inside(before[k])]
+    assert len(kept) >= 5, kept
+    moved = {k: (round(after[k][0] - before[k][0]), round(after[k][1] - before[k][1])) for k in kept
+             if abs(after[k][0] - before[k][0]) + abs(after[k][1] - before[k][1]) >= 3}
+    assert not moved, moved
+    assert abs(after[gid][0] - held[0]) < 3 and abs(after[gid][1] - held[1]) < 3, (after[gid], held)
+    assert not [k for k in after if k != gid and k not in before]  # nothing drawn anew but the box
+    print(f"closed {cid} ({held[2]:.0f}×{held[3]:.0f} px) in place: {len(kept)} items kept, none moved")
+    # Opened again: the drawing from before, exactly.
+    box = after[gid]
+    page.mouse.click(box[0] + box[2] / 2, box[1] + box[3] / 2)
+    graph.locator(f"svg g.cluster#{cid}").wait_for(timeout=30_000)
+    settled(graph)
+    back = graph.evaluate(ITEM_RECTS_JS)
+    assert set(back) == set(before)
+    worst = max(abs(back[k][0] - before[k][0]) + abs(back[k][1] - before[k][1]) for k in before)
+    assert worst < 2, f"an item is {worst:.1f} px away from where it was"
+    page.mouse.move(4, 4)
+
+
 def test_tooltips_are_whole_and_quiet(page):
     """A tooltip near the bottom of the screen flips above the pointer instead of being
     cut off, and says nothing empty (`sharding: None`, "0 FLOP")."""

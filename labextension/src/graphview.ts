@@ -15,7 +15,7 @@ import { PT_TO_PX, fitAll, firstView, keepInPlace, maxCanvasHeight, placeTooltip
 import { parseSvg } from './layout';
 import { layoutMode, layoutText } from './layoutsvg';
 import { DrawingStore } from './splice';
-import { drawingText, parseDrawing, portOrder, spliceGroup } from './splicesvg';
+import { closeGroup, drawingText, parseDrawing, portOrder, spliceGroup } from './splicesvg';
 import { InputJSON, ProgramPayload, inflatePayload, payloadProblem } from './model';
 import { initialExpansion } from './persist';
 import {
@@ -39,7 +39,7 @@ const SVG_NS = 'http://www.w3.org/2000/svg';
 /** Heat levels shown in the legend's swatch of cost-shaded groups. */
 const HEAT_SAMPLES = [0.1, 0.5, 0.9];
 /** How a drawing came to be, for the status line. */
-const ARRANGED = { layout: 'layout', splice: 'opened in place', restore: 'as before' };
+const ARRANGED = { layout: 'layout', splice: 'opened in place', close: 'closed in place', restore: 'as before' };
 /** How long items glide from their old to their new place after a re-layout. */
 const MOVE_MS = 220;
 
@@ -315,9 +315,10 @@ export class GraphView extends Widget {
     const t0 = performance.now();
     const afresh = opts.initial || opts.fresh;
     let text: string | undefined = afresh ? undefined : this.drawings.get(view.expanded);
-    let arranged: 'layout' | 'splice' | 'restore' = text === undefined ? 'layout' : 'restore';
+    let arranged: 'layout' | 'splice' | 'close' | 'restore' = text === undefined ? 'layout' : 'restore';
     const base =
       afresh || text !== undefined ? null : this.drawings.baseFor(view.expanded, g => index.depth[g], this.expanded);
+    const closing = afresh || text !== undefined || base ? null : this.closedGroup(index, view.expanded);
     let svg: SVGSVGElement;
     try {
       if (base) {
@@ -326,6 +327,13 @@ export class GraphView extends Widget {
           arranged = 'splice';
         } catch (err) {
           console.warn('jaxviz: opening in place failed, laying out afresh:', err);
+        }
+      } else if (closing !== null) {
+        try {
+          text = await this.closeInPlace(closing, dot);
+          arranged = 'close';
+        } catch (err) {
+          console.warn('jaxviz: closing in place failed, laying out afresh:', err);
         }
       }
       if (token !== this.renderToken) {
@@ -448,6 +456,29 @@ export class GraphView extends Widget {
       }
       spliceGroup(drawing, parseDrawing(sub), item);
     }
+    return drawingText(drawing);
+  }
+
+  /** The group whose closing turns the state on screen into `next` (it and what it
+   * holds leave the expanded set, nothing else changes), if there is one. */
+  private closedGroup(index: GraphIndex, next: Set<number>): number | null {
+    const gone = [...this.expanded].filter(g => !next.has(g));
+    if (!gone.length || [...next].some(g => !this.expanded.has(g))) {
+      return null;
+    }
+    const top = gone.find(g => !gone.includes(index.graph.groups[g].parent ?? -1));
+    return top !== undefined && gone.every(g => index.groupChain(g).includes(top)) ? top : null;
+  }
+
+  /** Close `gid` in the drawing on screen, in place (`splicesvg.ts closeGroup`): the box
+   * comes from a fresh layout of the closed view, nothing else moves. The drawing's text. */
+  private async closeInPlace(gid: number, dot: string): Promise<string> {
+    const shown = this.drawings.get(this.expanded);
+    if (shown === undefined) {
+      throw new Error('the drawing on screen is not kept');
+    }
+    const drawing = parseDrawing(shown);
+    closeGroup(drawing, parseDrawing(await layoutText(dot)), groupItem(gid), this.rankdir);
     return drawingText(drawing);
   }
 

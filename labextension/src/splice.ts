@@ -429,3 +429,91 @@ export function followLabel(was: Pt[], now: Pt[], label: Pt, shift = 0): Pt {
   const next = bezierAt(now.slice(3 * k, 3 * k + 4), t);
   return { x: label.x + next.x - old.x, y: label.y + next.y - old.y };
 }
+
+// ------------------------------------------------------------ closing in place
+
+/**
+ * The part of a path from its start until it first enters `rect`, cut exactly at the
+ * border (the whole path when it never enters). A path that starts inside is taken from
+ * the other end: reverse it first, and the result back.
+ */
+export function outsidePrefix(points: Pt[], rect: Rect): Pt[] {
+  const segments = (points.length - 1) / 3;
+  for (let s = 0; s < segments; s++) {
+    const c = points.slice(3 * s, 3 * s + 4);
+    for (let k = 1; k <= SAMPLES; k++) {
+      if (inside(rect, bezierAt(c, k / SAMPLES))) {
+        let lo = (k - 1) / SAMPLES; // outside
+        let hi = k / SAMPLES; // inside
+        for (let i = 0; i < 30; i++) {
+          const mid = (lo + hi) / 2;
+          if (inside(rect, bezierAt(c, mid))) {
+            hi = mid;
+          } else {
+            lo = mid;
+          }
+        }
+        return [...points.slice(0, 3 * s), ...splitBezier(c, lo)[0]];
+      }
+    }
+  }
+  return points;
+}
+
+/** Where an edge from (or to) `p` meets a box: on the side the drawing's rank direction
+ * says (in on the top, out at the bottom; left and right, left to right) when `p` lies
+ * beyond that side, as near to `p` as the side allows short of the corners; else on the
+ * nearest side (an edge that comes round from below or beside). */
+export function portOn(box: Rect, p: Pt, end: 'in' | 'out', rankdir: 'TB' | 'LR'): Pt {
+  const margin = Math.min(8, box.w / 4, box.h / 4);
+  const clamp = (v: number, lo: number, hi: number) => Math.min(Math.max(v, lo + margin), hi - margin);
+  const right = box.x + box.w;
+  const bottom = box.y + box.h;
+  if (rankdir === 'LR' && (end === 'in' ? p.x <= box.x : p.x >= right)) {
+    return { x: end === 'in' ? box.x : right, y: clamp(p.y, box.y, bottom) };
+  }
+  if (rankdir === 'TB' && (end === 'in' ? p.y <= box.y : p.y >= bottom)) {
+    return { x: clamp(p.x, box.x, right), y: end === 'in' ? box.y : bottom };
+  }
+  return nearestOnBorder(box, p);
+}
+
+/** The point of `box`'s border nearest to `p`. */
+export function nearestOnBorder(box: Rect, p: Pt): Pt {
+  const x = Math.min(Math.max(p.x, box.x), box.x + box.w);
+  const y = Math.min(Math.max(p.y, box.y), box.y + box.h);
+  if (x !== p.x || y !== p.y) {
+    return { x, y };
+  }
+  const d = [p.x - box.x, box.x + box.w - p.x, p.y - box.y, box.y + box.h - p.y];
+  return [
+    { x: box.x, y: p.y },
+    { x: box.x + box.w, y: p.y },
+    { x: p.x, y: box.y },
+    { x: p.x, y: box.y + box.h }
+  ][d.indexOf(Math.min(...d))];
+}
+
+/** A path carried on from its last point to `to` along a straight cubic. */
+export function extendTo(points: Pt[], to: Pt): Pt[] {
+  const from = points[points.length - 1];
+  return [...points, lerp(from, to, 1 / 3), lerp(from, to, 2 / 3), to];
+}
+
+/** Graphviz's arrowhead (a closed triangle) with its tip at `tip`, pointing away from `from`
+ * (or along `along` when `from` is at the tip: an edge that meets the border there). */
+export function arrowHead(from: Pt, tip: Pt, along: Pt = { x: 0, y: 1 }, length = 10, halfWidth = 3.5): Pt[] {
+  const near = Math.hypot(tip.x - from.x, tip.y - from.y) < 1e-6;
+  const dx = near ? along.x : tip.x - from.x;
+  const dy = near ? along.y : tip.y - from.y;
+  const norm = Math.hypot(dx, dy) || 1;
+  const ux = dx / norm;
+  const uy = dy / norm;
+  const base = { x: tip.x - ux * length, y: tip.y - uy * length };
+  return [
+    { x: base.x - uy * halfWidth, y: base.y + ux * halfWidth },
+    tip,
+    { x: base.x + uy * halfWidth, y: base.y - ux * halfWidth },
+    { x: base.x - uy * halfWidth, y: base.y + ux * halfWidth }
+  ];
+}

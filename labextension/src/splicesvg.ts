@@ -12,16 +12,20 @@ import {
   Pt,
   Rect,
   Stretch,
+  arrowHead,
   bboxOf,
   clearOf,
   clipToRect,
   coordsOf,
   edgeEnds,
+  extendTo,
   followLabel,
   formatPath,
   joinPaths,
   mapCoords,
+  outsidePrefix,
   parsePath,
+  portOn,
   refitPoint,
   refitRect,
   rigidShift,
@@ -216,6 +220,84 @@ function refitClusters(doc: Document, s: Stretch, moved: { was: Rect; now: Rect 
     el.querySelectorAll('text').forEach(t => mapAt(t, 'x', 'y', by({ x: now.x - was.x, y: now.y - was.y })));
     moved.push({ was, now });
   }
+}
+
+/**
+ * Close the open group `item` ("g<id>") of the drawing `base` in place: its cluster and
+ * everything in it give way to its box, taken from `fresh` (a Graphviz drawing of the
+ * view with the group closed), at the cluster's top left corner (under the label that
+ * was clicked). Nothing else moves: the room the group took stays free until a Tidy
+ * layout. The edges that went in or out keep their outside part, one per item outside
+ * (as the view merges them), and end at the box, labelled as `fresh` labels them.
+ * `base` is changed; throws when the drawings do not fit together.
+ */
+export function closeGroup(base: Document, fresh: Document, item: string, rankdir: 'TB' | 'LR' = 'TB'): void {
+  const graph = base.querySelector('g.graph');
+  const cluster = base.getElementById(`cluster_${item}`);
+  const box = fresh.getElementById(item);
+  if (!graph || !cluster || !box) {
+    throw new Error(`the drawings have no ${!box ? item : `cluster_${item}`} to close`);
+  }
+  const rect = bboxOf(shapePoints(cluster));
+  const inner = new Set<string>();
+  base.querySelectorAll('g.node').forEach(n => {
+    if (within(bboxOf(shapePoints(n)), rect)) {
+      inner.add(n.id);
+      n.remove();
+    }
+  });
+  base.querySelectorAll('g.cluster').forEach(c => {
+    if (within(bboxOf(shapePoints(c)), rect)) {
+      c.remove();
+    }
+  });
+  const boxRect = bboxOf(shapePoints(box));
+  const placed = base.importNode(box, true) as Element;
+  mapElement(placed, by({ x: rect.x - boxRect.x, y: rect.y - boxRect.y }));
+  graph.appendChild(placed);
+  const at = { ...boxRect, x: rect.x, y: rect.y };
+  const joined = new Set<string>();
+  base.querySelectorAll('g.edge').forEach(edge => {
+    const ends = edgeEnds(edge.id);
+    const srcIn = !!ends && inner.has(ends.src);
+    const dstIn = !!ends && inner.has(ends.dst);
+    if (!ends || (!srcIn && !dstIn)) {
+      return;
+    }
+    const id = srcIn ? `e_${item}_${ends.dst}` : `e_${ends.src}_${item}`;
+    if ((srcIn && dstIn) || joined.has(id)) {
+      edge.remove();
+      return;
+    }
+    joined.add(id);
+    edge.id = id;
+    const path = pathOf(edge);
+    if (dstIn) {
+      // In: the outside part, then straight on to the box, with an arrowhead there.
+      const outside = outsidePrefix(path, rect);
+      const from = outside[outside.length - 1];
+      const before = outside[Math.max(0, outside.length - 2)];
+      const head = arrowHead(from, portOn(at, from, 'in', rankdir), { x: from.x - before.x, y: from.y - before.y });
+      setPath(edge, extendTo(outside, midpoint(head[0], head[2]))); // the line stops at the arrow's base
+      edge.querySelectorAll('polygon').forEach((p, k) =>
+        k === 0 ? p.setAttribute('points', head.map(q => `${q.x},${q.y}`).join(' ')) : p.remove()
+      );
+    } else {
+      // Out: from the box, straight to where the edge leaves the old group, then on.
+      const outside = outsidePrefix([...path].reverse(), rect).reverse();
+      const start = portOn(at, outside[0], 'out', rankdir);
+      setPath(edge, extendTo([start], outside[0]).concat(outside.slice(1)));
+    }
+    const label = fresh.getElementById(id)?.querySelector('text')?.textContent;
+    const text = edge.querySelector('text');
+    if (text && label) {
+      text.textContent = label;
+    }
+  });
+}
+
+function midpoint(a: Pt, b: Pt): Pt {
+  return { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
 }
 
 /** The drawing's canvas (its size, its background) through the stretch. */

@@ -8,18 +8,22 @@ import { groupToDot, stubName, viewToDot } from '../src/dot';
 import {
   DrawingStore,
   Pt,
+  arrowHead,
   bboxOf,
   bezierAt,
   clearOf,
   clipToRect,
   coordsOf,
   edgeEnds,
+  extendTo,
   followLabel,
   formatPath,
   inside,
   joinPaths,
   mapCoords,
+  outsidePrefix,
   parsePath,
+  portOn,
   refitPoint,
   refitRect,
   rigidShift,
@@ -340,5 +344,40 @@ describe('drawings kept', () => {
     assert.equal(store.size, 2);
     assert.equal(store.get([0, 1]), undefined);
     assert.equal(store.get([0]), 'a');
+  });
+});
+
+
+describe('closing a group in place', () => {
+  const rect = { x: 100, y: 100, w: 200, h: 100 };
+  const line = (a: Pt, b: Pt): Pt[] => extendTo([a], b);
+
+  it('keeps the part of an edge before it first enters the group, cut at its border', () => {
+    const path = line({ x: 200, y: 0 }, { x: 200, y: 150 });
+    const kept = outsidePrefix(path, rect);
+    const end = kept[kept.length - 1];
+    assert.ok(Math.abs(end.y - 100) < 0.01 && Math.abs(end.x - 200) < 0.01, JSON.stringify(end));
+    assert.deepEqual(kept[0], { x: 200, y: 0 });
+    assert.equal((kept.length - 1) % 3, 0); // still a poly-Bézier
+    const away = line({ x: 0, y: 0 }, { x: 50, y: 50 });
+    assert.deepEqual(outsidePrefix(away, rect), away); // never enters: whole
+  });
+
+  it('meets the box on the side the rank direction says, near where the edge comes from', () => {
+    const box = { x: 100, y: 100, w: 60, h: 30 };
+    assert.deepEqual(portOn(box, { x: 130, y: 20 }, 'in', 'TB'), { x: 130, y: 100 });
+    assert.deepEqual(portOn(box, { x: 400, y: 20 }, 'in', 'TB'), { x: 152.5, y: 100 }); // short of the corner
+    assert.deepEqual(portOn(box, { x: 130, y: 400 }, 'out', 'TB'), { x: 130, y: 130 });
+    assert.deepEqual(portOn(box, { x: 0, y: 110 }, 'in', 'LR'), { x: 100, y: 110 });
+    assert.deepEqual(portOn(box, { x: 400, y: 110 }, 'out', 'LR'), { x: 160, y: 110 });
+    assert.deepEqual(portOn(box, { x: 300, y: 120 }, 'in', 'TB'), { x: 160, y: 120 }); // from beside: the near side
+  });
+
+  it('draws an arrowhead whose tip is on the border, pointing the way the edge runs', () => {
+    const head = arrowHead({ x: 0, y: 0 }, { x: 0, y: 50 });
+    assert.deepEqual(head[1], { x: 0, y: 50 });
+    assert.ok(head[0].y < 50 && head[2].y < 50 && Math.abs(head[0].y - 40) < 1e-9);
+    const met = arrowHead({ x: 5, y: 5 }, { x: 5, y: 5 }, { x: 1, y: 0 }); // met at the border
+    assert.ok(met[0].x < 5 && met[2].x < 5, JSON.stringify(met));
   });
 });
