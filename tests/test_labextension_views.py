@@ -386,12 +386,24 @@ def test_expand_is_steady(page, cell, name):
     took = re.findall(r"(opened in place|layout) (\d+) ms", opened_status + graph.locator(".jp-jaxviz-status").inner_text())
     print(f"{name}: {' · '.join(f'{how} {ms} ms' for how, ms in took)}")
     assert spliced == tidied, {k: (spliced.get(k), tidied.get(k)) for k in set(spliced) ^ set(tidied)}
+    # Closed after the tidy: in the tidied drawing, in place (not the drawing from before
+    # the tidy, which would move everything back).
     lx, ly = graph.evaluate(f"""g => {{ const r = g.querySelector(
         "svg text.jaxviz-cluster-label[data-cluster='cluster_{gid}']").getBoundingClientRect();
         return [r.left + 4, r.top + r.height / 2]; }}""")
+    tidy_rects = graph.evaluate(ITEM_RECTS_JS)
     page.mouse.click(lx, ly)
     graph.locator(f"svg g.node#{gid}").wait_for(timeout=30_000)
     settled(graph)
+    assert graph.get_attribute("data-jaxviz-arranged") == "close"
+    closed = graph.evaluate(ITEM_RECTS_JS)
+    box = tidy_rects[f"cluster_{gid}"]
+    outside = [k for k in closed if k in tidy_rects and k != gid and not (
+        tidy_rects[k][0] >= box[0] - 0.5 and tidy_rects[k][1] >= box[1] - 0.5
+        and tidy_rects[k][0] + tidy_rects[k][2] <= box[0] + box[2] + 0.5
+        and tidy_rects[k][1] + tidy_rects[k][3] <= box[1] + box[3] + 0.5)]
+    assert outside and all(abs(closed[k][0] - tidy_rects[k][0]) + abs(closed[k][1] - tidy_rects[k][1]) < 3
+                           for k in outside), outside
     page.mouse.move(4, 4)  # off the graph: its tooltip goes (the next tests hover another graph)
 
 

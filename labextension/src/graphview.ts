@@ -373,8 +373,11 @@ export class GraphView extends Widget {
         }
       }
     }
-    if (opts.initial) {
-      this.drawings.clear(); // drawings of another payload, or in another direction
+    if (opts.initial || opts.fresh) {
+      // Drawings of another payload or direction; after a fresh layout (Tidy layout,
+      // Expand level, Collapse all), drawings of the old one: coming back to one of those
+      // would move everything. What opens or closes next does so in the new drawing.
+      this.drawings.clear();
     }
     this.drawings.set(view.expanded, text);
     const ms = performance.now() - t0;
