@@ -24,14 +24,14 @@ import {
   EventMessage,
   EventsMessage,
   GraphMessage,
-  ProgramPayload,
+  ShippedPayload,
   SnapshotMessage,
   StaleEvent
 } from './model';
 import { FunctionEntry, PanelStore, isWarning, noGraphReason } from './store';
 
 /** Shows a function's graph where there is room to read it (a main-area tab). */
-export type GraphOpener = (name: string, payload: ProgramPayload) => void;
+export type GraphOpener = (name: string, payload: ShippedPayload) => void;
 /** Shows what a recompile changed in the program (the kernel's answer to a diff request). */
 export type DiffOpener = (diff: DiffMessage) => void;
 

@@ -109,7 +109,7 @@ describe('buildView', () => {
         prev = id;
       }
     }
-    const graph = { schema: 'jaxviz.graph', version: 1, name: 'big', legend: {}, root: 0, nodes, edges, groups };
+    const graph = { schema: 'jaxviz.graph' as const, version: 1, name: 'big', legend: {}, root: 0, nodes, edges, groups };
     const t0 = Date.now();
     const idx = new GraphIndex(graph);
     const collapsed = buildView(idx, [0]);
