@@ -94,3 +94,21 @@ describe('PanelStore, as the panel lists it', () => {
     assert.ok(isCellProgram('In[12]') && !isCellProgram('In[x]') && !isCellProgram('train_step'));
   });
 });
+
+describe('PanelStore revisions', () => {
+  it('bumps only what an event changes, and the epoch when everything is replaced', () => {
+    const s = new PanelStore();
+    s.applySnapshot(snapshot);
+    const epoch = s.epoch;
+    const before = { ...s.revisions };
+    s.applyEvent('stale', { name: 'lr' });
+    assert.deepEqual(s.revisions, { ...before, stale: before.stale + 1 });
+    s.applyEvent('compile', { function: 'f', count: 2 });
+    assert.deepEqual(s.revisions, { ...before, stale: before.stale + 1, compiles: before.compiles + 1, functions: before.functions + 1 });
+    s.applyEvent('devices', []);
+    assert.equal(s.revisions.devices, before.devices + 1);
+    assert.equal(s.epoch, epoch, 'events add to what is shown');
+    s.applySnapshot(snapshot);
+    assert.ok(s.epoch > epoch, 'a snapshot replaces it');
+  });
+});
