@@ -9,6 +9,7 @@
  */
 
 import type { Message } from '@lumino/messaging';
+import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import { GROUP_FILL, groupToDot, legendKinds, legendOf, viewToDot } from './dot';
@@ -891,6 +892,7 @@ export class GraphView extends Widget {
     }
     window.clearTimeout(this.glideTimer);
     this.tooltip.remove();
+    Signal.clearData(this.model);
     super.dispose();
   }
 
