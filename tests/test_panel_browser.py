@@ -36,6 +36,8 @@ def test_bad_messages_are_dropped_and_lists_grow_in_place(lab, browser):
         page.goto(lab.page_url("panel.ipynb"), timeout=90_000)
         page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
         command(page, "jaxviz: Show panel")
+        # The kernel answered (it has no jaxviz yet) before the first cell runs.
+        page.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=60_000)
         run_cell(page, 0)
         panel = page.locator("#jaxviz-panel[data-jaxviz-state='connected']")
         panel.wait_for(timeout=30_000)
