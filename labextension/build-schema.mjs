@@ -27,7 +27,12 @@ const checked = {
   validateEvent: 'Event',
   validateProgramPayload: 'ProgramPayload'
 };
-const ajv = new Ajv({ code: { source: true, esm: true, lines: true }, allowUnionTypes: true, strict: true, inlineRefs: false });
+const ajv = new Ajv({
+  code: { source: true, esm: true, lines: true },
+  allowUnionTypes: true,
+  strict: true,
+  inlineRefs: false
+});
 ajv.addSchema(schema);
 const refs = Object.fromEntries(Object.entries(checked).map(([fn, def]) => [fn, `${schema.$id}#/definitions/${def}`]));
 const checks =

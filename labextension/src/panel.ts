@@ -50,7 +50,10 @@ class Section {
   readonly body: HTMLDivElement;
   private readonly countEl: HTMLSpanElement;
 
-  constructor(readonly name: string, title: string) {
+  constructor(
+    readonly name: string,
+    title: string
+  ) {
     this.node = el('details', `jp-jaxviz-section jp-jaxviz-section-${name}`);
     this.node.open = true;
     const summary = el('summary', 'jp-jaxviz-section-title');
@@ -498,7 +501,13 @@ function compileEntry(c: CompileEvent, diff: (name: string, count: number) => vo
       const hasBefore = cause.before !== null && cause.before !== undefined;
       const after = shortValue(cause.after);
       if (hasBefore) {
-        item.append(el('code', '', cause.path), ': ', el('code', '', shortValue(cause.before)), ' → ', el('code', '', after));
+        item.append(
+          el('code', '', cause.path),
+          ': ',
+          el('code', '', shortValue(cause.before)),
+          ' → ',
+          el('code', '', after)
+        );
       } else if (after) {
         item.append(el('code', '', after));
       } else {

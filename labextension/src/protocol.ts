@@ -42,7 +42,10 @@ export function checkedKernelMessage(data: unknown): KernelMessage | null {
   }
   const type = typeOf(data);
   if (type !== 'event' && type !== 'events') {
-    console.warn(`jaxviz: dropped a message from the kernel that does not match the schema (${firstError(check)})`, data);
+    console.warn(
+      `jaxviz: dropped a message from the kernel that does not match the schema (${firstError(check)})`,
+      data
+    );
   }
   return null;
 }

@@ -17,16 +17,34 @@ function warnings(fn: () => void): string[] {
   return seen;
 }
 
-const compile = { function: 'step', count: 2, causes: [{ kind: 'shape', path: 'x', before: 'f32[3]', after: 'f32[4]' }] };
+const compile = {
+  function: 'step',
+  count: 2,
+  causes: [{ kind: 'shape', path: 'x', before: 'f32[3]', after: 'f32[4]' }]
+};
 
 describe('comm messages checked against jaxviz/schema/messages.json', () => {
   it('keeps the messages the kernel sends', () => {
     const messages = [
       { type: 'hello' },
-      { type: 'snapshot', version: '0.1', functions: [{ name: 'f', compiles: 1 }], compiles: [compile], stale: [],
-        devices: [{ id: 0, platform: 'cpu', kind: 'cpu', memory: null }], devices_note: null, totals: { compile: 1 } },
+      {
+        type: 'snapshot',
+        version: '0.1',
+        functions: [{ name: 'f', compiles: 1 }],
+        compiles: [compile],
+        stale: [],
+        devices: [{ id: 0, platform: 'cpu', kind: 'cpu', memory: null }],
+        devices_note: null,
+        totals: { compile: 1 }
+      },
       { type: 'event', kind: 'compile', payload: compile },
-      { type: 'events', events: [{ kind: 'stale', payload: { name: 'lr', baked: 0.1 } }, { kind: 'devices', payload: [] }] },
+      {
+        type: 'events',
+        events: [
+          { kind: 'stale', payload: { name: 'lr', baked: 0.1 } },
+          { kind: 'devices', payload: [] }
+        ]
+      },
       { type: 'graph', name: 'f', payload: smallPayload() },
       { type: 'graph', name: 'f', payload: null },
       { type: 'diff', function: 'f', count: 2, payload: null, svg: null, summary: null, error: 'no earlier compile' }
@@ -76,7 +94,10 @@ describe('comm messages checked against jaxviz/schema/messages.json', () => {
     assert.deepEqual(kept, [batch.events[0], batch.events[3]]);
     assert.equal(seen.length, 2);
     assert.match(seen[0], /dropped an event/);
-    assert.deepEqual(warnings(() => assert.deepEqual(checkedEvents({ type: 'event', kind: 'stale', payload: {} }), [])).length, 1);
+    assert.deepEqual(
+      warnings(() => assert.deepEqual(checkedEvents({ type: 'event', kind: 'stale', payload: {} }), [])).length,
+      1
+    );
   });
 
   it('checks the requests the panel sends', () => {
