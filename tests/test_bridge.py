@@ -3,16 +3,48 @@ against a real ipykernel, speaking the comm protocol as JupyterLab's panel does.
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 import uuid
 from collections.abc import Callable
+from importlib import resources
 from typing import Any
 
+import jsonschema
 import numpy as np
 import pytest
 
 from jaxviz.ipython import bridge
+
+# The messages' one source, as the wheel ships it (the panel's types and checks are
+# generated from the same file: labextension/build-schema.mjs).
+SCHEMA = json.loads(resources.files("jaxviz").joinpath("schema/messages.json").read_text())
+jsonschema.Draft7Validator.check_schema(SCHEMA)
+
+
+def _validator(definition: str) -> jsonschema.Draft7Validator:
+    return jsonschema.Draft7Validator({**SCHEMA, "$ref": f"#/definitions/{definition}"})
+
+
+KERNEL_MESSAGE = _validator("KernelMessage")
+FRONTEND_MESSAGE = _validator("FrontendMessage")
+
+
+def assert_valid(validator: jsonschema.Draft7Validator, message: Any) -> None:
+    """The message matches the schema, or the failure names the first wrong key."""
+    errors = list(validator.iter_errors(message))
+    error = max(errors, key=jsonschema.exceptions.relevance) if errors else None
+    while error is not None and error.context:
+        # Of a oneOf, the errors of the kind the message claims to be, not the other kinds'.
+        other_kinds = {e.schema_path[0] for e in error.context
+                       if e.validator == "const" and list(e.path) in (["type"], ["kind"])}
+        theirs = [e for e in error.context if e.schema_path[0] not in other_kinds]
+        error = max(theirs or error.context, key=jsonschema.exceptions.relevance)
+    if error is not None:
+        where = "/".join(map(str, error.absolute_path)) or "(message)"
+        raise AssertionError(f"{where}: {error.message}\nin {json.dumps(message)[:500]}")
+
 
 # ---------------------------------------------------------------------- in process
 
@@ -49,12 +81,14 @@ def test_publish_without_panel_is_cheap_and_bounded(clean_bridge):
     assert kept[-1]["count"] == n and kept[0]["count"] == n - len(kept) + 1
     assert per_event < 50e-6, f"{per_event * 1e6:.1f} µs per event without a panel"
     snap = bridge.snapshot()
+    assert_valid(KERNEL_MESSAGE, snap)
     assert snap["totals"]["compile"] == n
     assert snap["functions"] == [{"name": "step", "summary": None, "eqn_count": None,
                                   "compiles": n, "traces": 0, "has_graph": False}]
-    # numpy values and tuples became JSON.
+    # numpy values and tuples became JSON: numbers stay numbers.
     cause = snap["compiles"][-1]["causes"][0]
-    assert cause["before"] == [3] and cause["after"] == "4"
+    assert cause["before"] == [3] and cause["after"] == 4
+    assert snap["compiles"][-1]["durations"]["trace"] == pytest.approx(0.1)
 
 
 def test_publish_never_raises_and_rejects_unknown_kinds(clean_bridge, caplog):
@@ -76,6 +110,7 @@ def test_program_events_keep_few_graphs_and_build_payloads_lazily(clean_bridge):
     prog = jaxviz.trace(lambda x: jnp.sin(x) * captured, jnp.ones(3))
     bridge.publish_program(prog)
     snap = bridge.snapshot()
+    assert_valid(KERNEL_MESSAGE, snap)
     (fn,) = snap["functions"]
     assert fn["name"] == prog.name and fn["eqn_count"] == prog.eqn_count
     # No panel listens: nothing heavy is kept, so the Program (and the arrays its jaxpr
@@ -96,6 +131,33 @@ def test_program_events_keep_few_graphs_and_build_payloads_lazily(clean_bridge):
     assert sum(has_graph.values()) == bridge.MAX_GRAPHS
 
 
+def test_schema_holds_real_payloads_and_refuses_what_the_panel_cannot_read(clean_bridge):
+    import jax.numpy as jnp
+
+    import jaxviz
+
+    program = jaxviz.trace(lambda x, w: jnp.tanh(x @ w).sum(), jnp.ones((2, 3)), jnp.ones((3, 4)))
+    reply = bridge._jsonable({"type": "graph", "name": program.name, "payload": program.to_json()})
+    assert_valid(KERNEL_MESSAGE, reply)
+    compile_event = {"function": "step", "count": 2, "causes": [{"kind": "shape", "path": "x"}]}
+    assert_valid(KERNEL_MESSAGE, {"type": "event", "kind": "compile", "payload": compile_event})
+
+    def refused(message: dict[str, Any]) -> str:
+        with pytest.raises(AssertionError) as info:
+            assert_valid(KERNEL_MESSAGE, message)
+        return str(info.value)
+
+    assert "'function' is a required property" in refused(
+        {"type": "event", "kind": "compile", "payload": {"count": 2}})
+    assert "'devices' is a required property" in refused(
+        {"type": "snapshot", "functions": [], "compiles": [], "stale": []})
+    broken = dict(reply, payload=dict(reply["payload"], graph={"nodes": 3}))
+    assert refused(broken).startswith("payload")
+    assert refused({"type": "events", "events": [{"kind": "stale", "payload": {"baked": 1}}]})
+    with pytest.raises(AssertionError, match="name"):
+        assert_valid(FRONTEND_MESSAGE, {"type": "graph_request"})
+
+
 # ---------------------------------------------------------------------- real kernel
 
 
@@ -105,6 +167,7 @@ class Frontend:
     def __init__(self, kc: Any) -> None:
         self.kc = kc
         self.seen: list[dict[str, Any]] = []
+        self.checked = 0  # messages from the kernel checked against the schema
 
     def _pump(self, timeout: float) -> dict[str, Any] | None:
         try:
@@ -112,6 +175,12 @@ class Frontend:
         except Exception:
             return None
         self.seen.append(msg)
+        # Every message the bridge sends matches the schema the panel checks it against.
+        content = msg["content"]
+        if msg["msg_type"] == "comm_msg" or (msg["msg_type"] == "comm_open"
+                                             and content["target_name"] == bridge.TARGET):
+            assert_valid(KERNEL_MESSAGE, content["data"])
+            self.checked += 1
         return msg
 
     def wait_for(self, pred: Callable[[dict[str, Any]], bool], timeout: float = 30,
@@ -139,12 +208,14 @@ class Frontend:
                       and m["parent_header"].get("msg_id") == msg_id, timeout, "idle")
 
     def open(self, data: dict[str, Any], target: str = "jaxviz") -> str:
+        assert_valid(FRONTEND_MESSAGE, data)
         comm_id = uuid.uuid4().hex
         self.kc.shell_channel.send(self.kc.session.msg(
             "comm_open", {"comm_id": comm_id, "target_name": target, "data": data}))
         return comm_id
 
     def send(self, comm_id: str, data: dict[str, Any]) -> None:
+        assert_valid(FRONTEND_MESSAGE, data)
         self.kc.shell_channel.send(self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data}))
 
     def event(self, comm_id: str, kind: str, timeout: float = 30) -> dict[str, Any]:
@@ -256,6 +327,7 @@ def test_snapshot_events_and_graphs_over_the_comm(loaded):
     (dev,) = snap["devices"]
     assert dev["platform"] == "cpu" and dev["id"] == 0 and "kind" in dev
     assert snap["devices_note"] is None
+    assert loaded.checked >= 8, "the messages above were checked against the schema"
 
 
 def test_diff_of_a_compile_in_the_log(loaded):

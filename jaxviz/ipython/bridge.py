@@ -6,29 +6,20 @@ events arrive through ``jaxviz.recompiles.SUBSCRIBERS``, which :func:`register` 
 and every event after that, pushed as it happens.
 Nothing polls and nothing is executed in the user's namespace on the panel's behalf.
 
-Protocol (JSON over the comm):
+Protocol (JSON over the comm; every message is described in ``jaxviz/schema/messages.json``,
+the one source of the panel's types and of the checks on both sides):
 
-* frontend → kernel: ``{"type": "snapshot_request"}`` (as the comm's open data or as a
-  message), ``{"type": "graph_request", "name": str}``, ``{"type": "devices_request"}``,
-  ``{"type": "diff_request", "function": str, "count": int | None}`` (a compile of the
-  log against the one before it; None: the last).
-* kernel → frontend: ``{"type": "snapshot", "functions", "compiles", "stale", "devices",
-  "devices_note", "totals", "version"}``, ``{"type": "event", "kind", "payload"}``,
-  ``{"type": "events", "events": [{"kind", "payload"}]}`` (a batch, when events come
-  faster than ``FLUSH_INTERVAL``),
-  ``{"type": "graph", "name", "payload": <program MIME payload> | None}``,
-  ``{"type": "diff", "function", "count", "payload": <jaxviz.diff ProgramDiff.to_json> |
-  None, "svg": str | None, "summary": str | None, "error": str | None}``, and, as the
-  data of a comm the kernel opens itself when jaxviz is loaded after the panel
-  connected, ``{"type": "hello"}``.
+* frontend → kernel: ``snapshot_request`` (as the comm's open data or as a message),
+  ``graph_request``, ``devices_request``, ``diff_request`` (a compile of the log against
+  the one before it).
+* kernel → frontend: ``snapshot``, ``event`` (one), ``events`` (a batch, when events come
+  faster than ``FLUSH_INTERVAL``), ``graph`` (a kept program payload, or None), ``diff``,
+  and, as the data of a comm the kernel opens itself when jaxviz is loaded after the
+  panel connected, ``hello``.
 
-Event kinds and payloads (kept as given, bounded history per kind):
-``"program"`` ``{"name", "summary", "eqn_count", "payload"}`` (the payload, a program
-MIME payload dict built only while a panel listens, is kept for ``graph_request``, not
-pushed), ``"compile"`` ``{"function", "call_site", "count",
-"causes": [{"kind", "path", "before", "after"}], "message", "suggestion", "durations",
-"time"}``, ``"stale"`` ``{"function", "name", "baked", "current", "message"}``,
-``"devices"`` ``[{"id", "platform", "kind", "memory"}]``.
+Event kinds (kept as given, bounded history per kind): ``"program"`` (its program MIME
+payload, built only while a panel listens, is kept for ``graph_request``, not pushed),
+``"compile"``, ``"stale"``, ``"devices"``.
 
 Without a kernel (plain IPython, a script) ``register`` does nothing and ``publish`` only
 records history.
@@ -45,6 +36,7 @@ from typing import Any
 
 import comm
 import jax
+import numpy as np
 
 from .. import _jax_internals as internals
 from ..devices import memory_stats
@@ -376,8 +368,14 @@ def _function(name: str) -> dict[str, Any]:
 
 
 def _jsonable(value: Any) -> Any:
-    """Anything JSON cannot carry (numpy scalars, dtypes, shapes...) becomes its ``str``."""
-    return json.loads(json.dumps(value, default=str))
+    """JSON as ``jaxviz/schema/messages.json`` describes it: numpy scalars become the
+    numbers they hold (a duration stays a number); anything else JSON cannot carry
+    (dtypes, shapes...) becomes its ``str``."""
+    return json.loads(json.dumps(value, default=_json_default))
+
+
+def _json_default(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else str(value)
 
 
 def publish_program(program: Any) -> None:

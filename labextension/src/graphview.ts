@@ -1,12 +1,15 @@
 /**
  * The interactive graph: a view of the program's graph model laid out by Graphviz
- * (WebAssembly) in the browser. Click a collapsed group to expand it, the label of
+ * (WebAssembly) in the browser. The widget of a `GraphModel` (`graphmodel.ts`: the
+ * program, the open groups, the kept drawings, the search, the zoom and pan), which it
+ * renders as the model signals. Click a collapsed group to expand it, the label of
  * an expanded group to collapse it; only the visible part is laid out again.
  * Hover for details, drag to pan, ctrl/⌘+wheel or the buttons to zoom, search by
  * primitive or variable name, export what is shown as SVG or DOT.
  */
 
 import type { Message } from '@lumino/messaging';
+import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import { GROUP_FILL, groupToDot, legendKinds, legendOf, viewToDot } from './dot';
@@ -14,21 +17,18 @@ import { TooltipLine, avalDetail, groupTooltip, heatColor, nodeTooltip, repeatTe
 import { PT_TO_PX, fitAll, firstView, keepInPlace, maxCanvasHeight, placeTooltip, prefersSideways } from './geometry';
 import { parseSvg } from './layout';
 import { layoutMode, layoutText } from './layoutsvg';
-import { DrawingStore } from './splice';
+import { GraphModel } from './graphmodel';
 import { closeGroup, drawingText, parseDrawing, portOrder, spliceGroup } from './splicesvg';
-import { InputJSON, ProgramPayload, inflatePayload, payloadProblem } from './model';
+import { ProgramPayload, inflatePayload, payloadProblem } from './model';
 import { initialExpansion } from './persist';
 import {
   GraphIndex,
   ItemId,
-  View,
   VisibleEdge,
   buildView,
   edgeIsWeak,
-  edgeLabel,
   groupItem,
   parseItem,
-  searchNodes,
   statusText,
   visibleItems
 } from './view';
@@ -50,11 +50,7 @@ export interface GraphViewOptions {
   fill?: boolean;
 }
 
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className: string,
-  text?: string
-): HTMLElementTagNameMap[K] {
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
   e.className = className;
   if (text !== undefined) {
@@ -97,32 +93,16 @@ export class GraphView extends Widget {
   private readonly tooltip: HTMLDivElement;
   private readonly statusEl: HTMLDivElement;
 
-  private payload: ProgramPayload | null = null;
-  private index: GraphIndex | null = null;
-  private inputs = new Map<string, InputJSON>();
-  private expanded = new Set<number>();
-  private currentView: View | null = null;
-  private dot = '';
+  /** What is shown: the program, its open groups, kept drawings, search, zoom and pan. */
+  readonly model = new GraphModel();
   private svg: SVGSVGElement | null = null;
   private svgSize = { w: 0, h: 0 }; // px at scale 1
-  private edgesById = new Map<string, VisibleEdge>();
-  private ins = new Map<ItemId, string[]>();
-  private outs = new Map<ItemId, string[]>();
-  private scale = 1;
-  private tx = 0;
-  private ty = 0;
   private renderToken = 0;
-  private matches: number[] = [];
   private searchTimer = 0;
   private drag: { x: number; y: number; tx: number; ty: number; moved: boolean } | null = null;
-  /** The graph's rank direction, chosen on its first view. */
-  private rankdir: 'TB' | 'LR' = 'TB';
   /** A drawing was on screen once (later layouts keep the zoom). */
   private svgShown = false;
   private glideTimer = 0;
-  /** The drawings shown, by expansion state: closing a group brings back the drawing
-   * from before it opened; opening one starts from the drawing shown. */
-  private readonly drawings = new DrawingStore();
   private suppressClick = false;
   /** Resolved when the current layout is on screen (for tests and callers). */
   ready: Promise<void> = Promise.resolve();
@@ -208,16 +188,29 @@ export class GraphView extends Widget {
     this.canvas.addEventListener('pointermove', ev => this.onPointerMove(ev));
     this.canvas.addEventListener('pointerup', ev => this.onPointerUp(ev));
     this.canvas.addEventListener('wheel', ev => this.onWheel(ev), { passive: false });
+
+    this.model.payloadChanged.connect(this.renderHeader, this);
+    this.model.transformChanged.connect(this.applyTransform, this);
+    this.model.searchChanged.connect(this.applySearch, this);
+  }
+
+  // Shorthands for what the model holds.
+  private get index(): GraphIndex | null {
+    return this.model.index;
+  }
+
+  private get expanded(): Set<number> {
+    return this.model.expanded;
   }
 
   /** The DOT source of what is shown. */
   get dotSource(): string {
-    return this.dot;
+    return this.model.dot;
   }
 
   /** The visible edges of what is shown. */
   get visibleEdges(): VisibleEdge[] {
-    return this.currentView?.edges ?? [];
+    return this.model.view?.edges ?? [];
   }
 
   get expandedGroups(): number[] {
@@ -238,26 +231,27 @@ export class GraphView extends Widget {
   private applyPayload(data: unknown, metadata: unknown): Promise<void> {
     const problem = payloadProblem(data);
     if (problem) {
-      this.payload = null;
-      this.index = null;
+      this.model.load(null);
       this.showError(`jaxviz cannot show this output: ${problem}.`);
       this.ready = Promise.resolve();
       return this.ready;
     }
     const payload = data as ProgramPayload;
-    this.payload = payload;
-    this.index = new GraphIndex(payload.graph);
-    this.inputs = new Map((payload.inputs ?? []).map(i => [i.name, i]));
+    this.svgShown = false;
+    this.model.load(payload);
+    const { expanded } = initialExpansion(this.model.index!, payload.expanded, metadata, MAX_LAYOUT_ITEMS);
+    this.ready = this.setExpanded(expanded, { fit: true, initial: true });
+    return this.ready;
+  }
+
+  /** The program's title, summary and legend (nothing: `showError` says why). */
+  private renderHeader(_: GraphModel, payload: ProgramPayload | null): void {
+    if (!payload) {
+      return;
+    }
     this.titleEl.textContent = this.displayName(payload.name);
     this.summaryEl.textContent = payload.summary ?? '';
     this.renderLegend();
-    this.scale = 1;
-    this.tx = this.ty = 0;
-    this.svgShown = false;
-    this.rankdir = 'TB';
-    const { expanded } = initialExpansion(this.index, payload.expanded, metadata, MAX_LAYOUT_ITEMS);
-    this.ready = this.setExpanded(expanded, { fit: true, initial: true });
-    return this.ready;
   }
 
   /** The title shown for a program of this name (subclasses: the cell's current prompt). */
@@ -267,14 +261,16 @@ export class GraphView extends Widget {
 
   /** Show the title again (the name may read differently now). */
   protected refreshTitle(): void {
-    if (this.payload) {
-      this.titleEl.textContent = this.displayName(this.payload.name);
+    const payload = this.model.payload;
+    if (payload) {
+      this.titleEl.textContent = this.displayName(payload.name);
     }
   }
 
   /** The graph shown, and the kernel's initial expansion of it (null before a payload). */
   protected get shown(): { index: GraphIndex; kernelExpanded: number[] | undefined } | null {
-    return this.index && this.payload ? { index: this.index, kernelExpanded: this.payload.expanded } : null;
+    const { index, payload } = this.model;
+    return index && payload ? { index, kernelExpanded: payload.expanded } : null;
   }
 
   /** Called when a new expansion state is on screen, but for the initial one (and
@@ -309,15 +305,16 @@ export class GraphView extends Widget {
       return;
     }
     const token = ++this.renderToken;
-    let dot = viewToDot(view, { rankdir: this.rankdir });
+    const drawings = this.model.drawings;
+    let dot = viewToDot(view, { rankdir: this.model.rankdir });
     this.node.classList.add('jp-jaxviz-busy');
     this.setStatus(`laying out ${count} items…`);
     const t0 = performance.now();
     const afresh = opts.initial || opts.fresh;
-    let text: string | undefined = afresh ? undefined : this.drawings.get(view.expanded);
+    let text: string | undefined = afresh ? undefined : drawings.get(view.expanded);
     let arranged: 'layout' | 'splice' | 'close' | 'restore' = text === undefined ? 'layout' : 'restore';
     const base =
-      afresh || text !== undefined ? null : this.drawings.baseFor(view.expanded, g => index.depth[g], this.expanded);
+      afresh || text !== undefined ? null : drawings.baseFor(view.expanded, g => index.depth[g], this.expanded);
     const closing = afresh || text !== undefined || base ? null : this.closedGroup(index, view.expanded);
     let svg: SVGSVGElement;
     try {
@@ -353,7 +350,7 @@ export class GraphView extends Widget {
     if (token !== this.renderToken) {
       return; // a newer layout was requested meanwhile
     }
-    if (opts.initial && this.rankdir === 'TB') {
+    if (opts.initial && this.model.rankdir === 'TB') {
       // A tall, narrow column uses a third of the width: drawn left to right instead, for
       // this graph's every view (the direction never changes while exploring).
       const size = svgSizePx(svg);
@@ -364,7 +361,7 @@ export class GraphView extends Widget {
           text = await layoutText(sideways);
           svg = parseSvg(text);
           dot = sideways;
-          this.rankdir = 'LR';
+          this.model.drawSideways();
         } catch {
           // keep the top-to-bottom drawing
         }
@@ -377,21 +374,18 @@ export class GraphView extends Widget {
       // Drawings of another payload or direction; after a fresh layout (Tidy layout,
       // Expand level, Collapse all), drawings of the old one: coming back to one of those
       // would move everything. What opens or closes next does so in the new drawing.
-      this.drawings.clear();
+      drawings.clear();
     }
-    this.drawings.set(view.expanded, text);
+    drawings.set(view.expanded, text);
     const ms = performance.now() - t0;
     const before = opts.initial ? null : this.itemRects();
-    this.expanded = view.expanded;
-    this.currentView = view;
-    this.dot = dot;
-    this.indexEdges(view);
+    this.model.show(view, dot);
     this.install(svg);
     this.node.classList.remove('jp-jaxviz-busy');
     this.node.dataset.jaxvizExpanded = this.expandedGroups.join(',');
     this.node.dataset.jaxvizItems = String(count);
     this.node.dataset.jaxvizLayout = layoutMode() ?? '';
-    this.node.dataset.jaxvizRankdir = this.rankdir;
+    this.node.dataset.jaxvizRankdir = this.model.rankdir;
     this.node.dataset.jaxvizArranged = arranged;
     if (opts.initial || !this.svgShown) {
       this.showFirstView();
@@ -452,8 +446,9 @@ export class GraphView extends Widget {
         }
       }
       const item = groupItem(gid);
-      const order = portOrder(drawing, item, this.rankdir);
-      const sub = await layoutText(groupToDot(buildView(index, groups), gid, { rankdir: this.rankdir }, order));
+      const rankdir = this.model.rankdir;
+      const order = portOrder(drawing, item, rankdir);
+      const sub = await layoutText(groupToDot(buildView(index, groups), gid, { rankdir }, order));
       if (token !== this.renderToken) {
         return undefined;
       }
@@ -476,25 +471,13 @@ export class GraphView extends Widget {
   /** Close `gid` in the drawing on screen, in place (`splicesvg.ts closeGroup`): the box
    * comes from a fresh layout of the closed view, nothing else moves. The drawing's text. */
   private async closeInPlace(gid: number, dot: string): Promise<string> {
-    const shown = this.drawings.get(this.expanded);
+    const shown = this.model.drawings.get(this.expanded);
     if (shown === undefined) {
       throw new Error('the drawing on screen is not kept');
     }
     const drawing = parseDrawing(shown);
-    closeGroup(drawing, parseDrawing(await layoutText(dot)), groupItem(gid), this.rankdir);
+    closeGroup(drawing, parseDrawing(await layoutText(dot)), groupItem(gid), this.model.rankdir);
     return drawingText(drawing);
-  }
-
-  private indexEdges(view: View): void {
-    this.edgesById.clear();
-    this.ins.clear();
-    this.outs.clear();
-    for (const e of view.edges) {
-      this.edgesById.set(`e_${e.src}_${e.dst}`, e);
-      const label = edgeLabel(e);
-      (this.outs.get(e.src) ?? this.outs.set(e.src, []).get(e.src)!).push(label);
-      (this.ins.get(e.dst) ?? this.ins.set(e.dst, []).get(e.dst)!).push(label);
-    }
   }
 
   /** Put a fresh Graphviz SVG on the stage, sized in px, without native tooltips. */
@@ -555,9 +538,11 @@ export class GraphView extends Widget {
 
   // ------------------------------------------------------------------ zoom/pan
 
+  /** Put the model's zoom and pan on screen. */
   private applyTransform(): void {
-    this.stage.style.transform = `translate(${this.tx}px, ${this.ty}px) scale(${this.scale})`;
-    this.node.dataset.jaxvizScale = this.scale.toFixed(3);
+    const { scale, tx, ty } = this.model.transform;
+    this.stage.style.transform = `translate(${tx}px, ${ty}px) scale(${scale})`;
+    this.node.dataset.jaxvizScale = scale.toFixed(3);
   }
 
   private maxCanvasHeight(): number {
@@ -579,13 +564,10 @@ export class GraphView extends Widget {
       return;
     }
     const first = firstView(this.svgSize, this.canvasWidth(), this.maxCanvasHeight());
-    this.scale = first.scale;
     if (!this.fill) {
       this.canvas.style.height = `${first.canvasHeight}px`;
     }
-    this.tx = first.tx;
-    this.ty = first.ty;
-    this.applyTransform();
+    this.model.setTransform({ scale: first.scale, tx: first.tx, ty: first.ty });
     this.focusStructure();
   }
 
@@ -625,8 +607,7 @@ export class GraphView extends Widget {
     // Within the drawing's own extent: no empty band beside it.
     const shift = target - left;
     const minTx = canvas.width - stage.width - 8;
-    this.tx = Math.min(8, Math.max(minTx, this.tx + shift));
-    this.applyTransform();
+    this.model.setTransform({ tx: Math.min(8, Math.max(minTx, this.model.transform.tx + shift)) });
   }
 
   /** Fit all of the drawing in view (below legible size when it must: the whole
@@ -643,22 +624,14 @@ export class GraphView extends Widget {
       this.canvas.style.height = `${Math.max(80, Math.min(maxH, h * scaleAtMax + 16))}px`;
     }
     const fitted = fitAll(this.svgSize, { w: width, h: this.canvas.clientHeight || maxH });
-    this.scale = fitted.scale;
-    this.tx = fitted.tx;
-    this.ty = fitted.ty;
-    this.applyTransform();
+    this.model.setTransform({ scale: fitted.scale, tx: fitted.tx, ty: fitted.ty });
   }
 
   zoomBy(factor: number, at?: { x: number; y: number }): void {
     const rect = this.canvas.getBoundingClientRect();
     const px = at ? at.x - rect.left : rect.width / 2;
     const py = at ? at.y - rect.top : rect.height / 2;
-    const next = Math.min(4, Math.max(0.02, this.scale * factor));
-    const k = next / this.scale;
-    this.tx = px - (px - this.tx) * k;
-    this.ty = py - (py - this.ty) * k;
-    this.scale = next;
-    this.applyTransform();
+    this.model.zoomAbout(factor, px, py);
   }
 
   /** Grow the canvas (never shrink it: the page below would jump) when the drawing grew. */
@@ -667,7 +640,7 @@ export class GraphView extends Widget {
       return;
     }
     const current = this.canvas.getBoundingClientRect().height;
-    const wanted = Math.min(this.maxCanvasHeight(), this.svgSize.h * this.scale + 16);
+    const wanted = Math.min(this.maxCanvasHeight(), this.svgSize.h * this.model.transform.scale + 16);
     if (wanted > current) {
       this.canvas.style.height = `${wanted}px`;
     }
@@ -682,11 +655,9 @@ export class GraphView extends Widget {
     const target = this.svg?.getElementById(anchor.item) as SVGGraphicsElement | null;
     if (target) {
       const r = target.getBoundingClientRect();
-      const next = keepInPlace({ tx: this.tx, ty: this.ty }, { x: r.left, y: r.top }, anchor);
-      this.tx = next.tx;
-      this.ty = next.ty;
+      const { tx, ty } = this.model.transform;
+      this.model.setTransform(keepInPlace({ tx, ty }, { x: r.left, y: r.top }, anchor));
     }
-    this.applyTransform();
   }
 
   /** Whether the drawing is in view: nearly all of it, or, when bigger than the canvas,
@@ -730,8 +701,8 @@ export class GraphView extends Widget {
       }
       const now = g.getBoundingClientRect();
       // In the drawing's units (points: the SVG's viewBox), zoomed.
-      const dx = (old.left - now.left) / (this.scale * PT_TO_PX);
-      const dy = (old.top - now.top) / (this.scale * PT_TO_PX);
+      const dx = (old.left - now.left) / (this.model.transform.scale * PT_TO_PX);
+      const dy = (old.top - now.top) / (this.model.transform.scale * PT_TO_PX);
       if (Math.abs(dx) + Math.abs(dy) < 0.5) {
         return;
       }
@@ -775,7 +746,8 @@ export class GraphView extends Widget {
     if (ev.button !== 0) {
       return;
     }
-    this.drag = { x: ev.clientX, y: ev.clientY, tx: this.tx, ty: this.ty, moved: false };
+    const { tx, ty } = this.model.transform;
+    this.drag = { x: ev.clientX, y: ev.clientY, tx, ty, moved: false };
   }
 
   private onPointerMove(ev: PointerEvent): void {
@@ -795,9 +767,7 @@ export class GraphView extends Widget {
       this.canvas.classList.add('jp-jaxviz-panning');
       this.hideTooltip();
     }
-    this.tx = d.tx + dx;
-    this.ty = d.ty + dy;
-    this.applyTransform();
+    this.model.setTransform({ tx: d.tx + dx, ty: d.ty + dy });
   }
 
   private onPointerUp(ev: PointerEvent): void {
@@ -892,16 +862,17 @@ export class GraphView extends Widget {
     const { kind, id: num } = parseItem(id);
     if (kind === 'n' && graph.nodes[num]) {
       const n = graph.nodes[num];
-      return nodeTooltip(n, n.kind === 'input' || n.kind === 'const' ? this.inputs.get(n.label) : undefined);
+      return nodeTooltip(n, n.kind === 'input' || n.kind === 'const' ? this.model.input(n.label) : undefined);
     }
     if (kind === 'g' && graph.groups[num]) {
-      return groupTooltip(graph.groups[num], this.ins.get(id) ?? [], this.outs.get(id) ?? [], graph.groups);
+      const { ins, outs } = this.model.edgeLabels(id);
+      return groupTooltip(graph.groups[num], ins, outs, graph.groups);
     }
     return null;
   }
 
   private edgeTooltip(id: string): { title: string; lines: TooltipLine[] } | null {
-    const e = this.edgesById.get(id);
+    const e = this.model.edge(id);
     if (!e) {
       return null;
     }
@@ -951,6 +922,7 @@ export class GraphView extends Widget {
     }
     window.clearTimeout(this.glideTimer);
     this.tooltip.remove();
+    Signal.clearData(this.model);
     super.dispose();
   }
 
@@ -962,9 +934,7 @@ export class GraphView extends Widget {
   // ------------------------------------------------------------------ search
 
   private runSearch(): void {
-    const q = this.searchInput.value;
-    this.matches = this.index ? searchNodes(this.index.graph, q) : [];
-    this.applySearch();
+    this.model.search(this.searchInput.value);
   }
 
   private applySearch(): void {
@@ -974,7 +944,7 @@ export class GraphView extends Widget {
       return;
     }
     svg.querySelectorAll('.jaxviz-match').forEach(e => e.classList.remove('jaxviz-match'));
-    const q = this.searchInput.value.trim();
+    const q = this.model.query.trim();
     if (!q) {
       this.matchInfo.textContent = '';
       this.node.classList.remove('jp-jaxviz-searching');
@@ -983,7 +953,8 @@ export class GraphView extends Widget {
     this.node.classList.add('jp-jaxviz-searching');
     let hidden = 0;
     const items = new Set<ItemId>();
-    for (const nid of this.matches) {
+    const matches = this.model.matches;
+    for (const nid of matches) {
       const item = index.visibleItemOf(nid, this.expanded);
       if (item[0] === 'g') {
         hidden++;
@@ -993,7 +964,7 @@ export class GraphView extends Widget {
     for (const item of items) {
       svg.getElementById(item)?.classList.add('jaxviz-match');
     }
-    const n = this.matches.length;
+    const n = matches.length;
     this.matchInfo.textContent =
       n === 0
         ? 'no match'
@@ -1004,12 +975,13 @@ export class GraphView extends Widget {
   /** Expand the groups that hide search matches. */
   private async revealMatches(): Promise<void> {
     const index = this.index;
-    if (!index || !this.matches.length) {
+    const matches = this.model.matches;
+    if (!index || !matches.length) {
       return;
     }
     let next = new Set(this.expanded);
     let anchor: { item: string; x: number; y: number } | undefined;
-    for (const nid of this.matches.slice(0, 200)) {
+    for (const nid of matches.slice(0, 200)) {
       const shown = index.visibleItemOf(nid, this.expanded);
       const r = shown[0] === 'g' ? this.svg?.getElementById(shown)?.getBoundingClientRect() : undefined;
       // The topmost box that opens stays where it is, as when clicked.
@@ -1045,7 +1017,7 @@ export class GraphView extends Widget {
   }
 
   private download(text: string, type: string, ext: string): void {
-    const name = (this.payload?.name || 'program').replace(/[^\w.-]+/g, '_');
+    const name = (this.model.payload?.name || 'program').replace(/[^\w.-]+/g, '_');
     const blob = new Blob([text], { type });
     const url = URL.createObjectURL(blob);
     const a = document.createElement('a');
@@ -1062,13 +1034,13 @@ export class GraphView extends Widget {
   }
 
   exportDot(): void {
-    this.download(this.dot, 'text/vnd.graphviz', 'dot');
+    this.download(this.model.dot, 'text/vnd.graphviz', 'dot');
   }
 
   // ------------------------------------------------------------------ misc
 
   private renderLegend(): void {
-    const graph = this.payload?.graph;
+    const graph = this.model.payload?.graph;
     this.legendEl.replaceChildren();
     if (!graph) {
       return;

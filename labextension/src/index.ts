@@ -8,11 +8,11 @@ import { INotebookTracker } from '@jupyterlab/notebook';
 import { Widget } from '@lumino/widgets';
 
 import { GraphView } from './graphview';
-import { DiffMessage, ProgramPayload } from './model';
+import { DiffMessage, ShippedPayload } from './model';
 import { JaxvizPanel, jaxvizIcon } from './panel';
 
 /** A function's graph in a main-area tab (one per function, reused): room to read it. */
-function graphTabs(app: JupyterFrontEnd): (name: string, payload: ProgramPayload) => void {
+function graphTabs(app: JupyterFrontEnd): (name: string, payload: ShippedPayload) => void {
   const open = new Map<string, MainAreaWidget<GraphView>>();
   return (name, payload) => {
     let tab = open.get(name);

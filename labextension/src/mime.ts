@@ -18,7 +18,7 @@ export class JaxvizRenderer extends GraphView implements IRenderMime.IRenderer {
 
   readonly mimeType: string;
   /** The output shown, where the expansion state is kept. */
-  private model: IRenderMime.IMimeModel | null = null;
+  private output: IRenderMime.IMimeModel | null = null;
   private promptObserver: MutationObserver | null = null;
   private firstLayoutDone = false;
 
@@ -67,14 +67,14 @@ export class JaxvizRenderer extends GraphView implements IRenderMime.IRenderer {
   }
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
-    if (model === this.model) {
+    if (model === this.output) {
       // The same output again: JupyterLab renders an output again when its model
       // changes, as after `setData` below. Its data does not change in place (new
       // data, display updates included, come as a new model): only the stored state
       // may have, and the graph and its zoom stay as they are.
       return this.followStoredState(model);
     }
-    this.model = model;
+    this.output = model;
     const payload = model.data[this.mimeType] as { name?: string; graph?: unknown; graph_omitted?: string };
     if (payload && payload.graph === null && payload.graph_omitted) {
       const svg = model.data['image/svg+xml'];
@@ -86,7 +86,7 @@ export class JaxvizRenderer extends GraphView implements IRenderMime.IRenderer {
 
   /** Keep the user's expansion state in the output's metadata, saved with the notebook. */
   protected expansionChanged(expanded: Set<number>): void {
-    const model = this.model;
+    const model = this.output;
     const shown = this.shown;
     if (!model || !shown) {
       return;
@@ -108,7 +108,7 @@ export class JaxvizRenderer extends GraphView implements IRenderMime.IRenderer {
   private async followStoredState(model: IRenderMime.IMimeModel): Promise<void> {
     await this.ready;
     const shown = this.shown;
-    if (!shown || model !== this.model || this.isDisposed) {
+    if (!shown || model !== this.output || this.isDisposed) {
       return;
     }
     const { expanded } = initialExpansion(shown.index, shown.kernelExpanded, model.metadata, MAX_LAYOUT_ITEMS);

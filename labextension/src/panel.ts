@@ -1,41 +1,26 @@
 /**
  * The jaxviz sidebar panel, bound to the current notebook's kernel: Functions,
- * Recompiles, Stale captures, Devices.
- *
- * Protocol (kernel side: `jaxviz/bridge.py`): the panel opens a "jaxviz" comm and
- * asks for a snapshot; the kernel then pushes events on it as they happen. A kernel
- * without jaxviz closes the comm at once (the panel says how to load it); when
- * jaxviz is loaded later, the kernel opens a "jaxviz" comm itself, which the panel
- * adopts. Nothing is ever executed in the user's kernel, and there is no polling.
+ * Recompiles, Stale captures, Devices. The view of a `PanelModel` (`panelmodel.ts`: the
+ * comm, the link state, the store): it renders what changed when the model signals,
+ * a section at a time, and new compiles and stale warnings are added to their lists
+ * rather than the lists drawn again.
  */
 
-import { ISessionContext } from '@jupyterlab/apputils';
 import { NotebookPanel } from '@jupyterlab/notebook';
-import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { LabIcon } from '@jupyterlab/ui-components';
-import { JSONObject } from '@lumino/coreutils';
 import { Panel, Widget } from '@lumino/widgets';
 
 import { codeSpans, formatBytes, formatSeconds, shortValue } from './format';
-import {
-  COMM_TARGET,
-  CompileEvent,
-  DiffMessage,
-  EventMessage,
-  EventsMessage,
-  GraphMessage,
-  ProgramPayload,
-  SnapshotMessage,
-  StaleEvent
-} from './model';
+import { CompileEvent, DiffMessage, ShippedPayload, StaleEvent } from './model';
+import { GraphReply, LinkState, PanelModel } from './panelmodel';
 import { FunctionEntry, PanelStore, isWarning, noGraphReason } from './store';
 
+export type { LinkState } from './panelmodel';
+
 /** Shows a function's graph where there is room to read it (a main-area tab). */
-export type GraphOpener = (name: string, payload: ProgramPayload) => void;
+export type GraphOpener = (name: string, payload: ShippedPayload) => void;
 /** Shows what a recompile changed in the program (the kernel's answer to a diff request). */
 export type DiffOpener = (diff: DiffMessage) => void;
-
-export type LinkState = 'no-notebook' | 'no-kernel' | 'connecting' | 'not-loaded' | 'restarting' | 'connected';
 
 const PAGE = 100; // entries shown per "show more"
 const RENDER_DELAY_MS = 60; // events arriving within this are rendered together
@@ -65,7 +50,10 @@ class Section {
   readonly body: HTMLDivElement;
   private readonly countEl: HTMLSpanElement;
 
-  constructor(readonly name: string, title: string) {
+  constructor(
+    readonly name: string,
+    title: string
+  ) {
     this.node = el('details', `jp-jaxviz-section jp-jaxviz-section-${name}`);
     this.node.open = true;
     const summary = el('summary', 'jp-jaxviz-section-title');
@@ -81,34 +69,78 @@ class Section {
   }
 }
 
+/** What the link states say in the panel ('not-loaded' has a code span: see `renderState`). */
+const STATE_TEXT: { [s in LinkState]: string } = {
+  'no-notebook': 'Open a notebook to see what its kernel traced.',
+  'no-kernel': 'This notebook has no kernel.',
+  connecting: 'Connecting to the kernel…',
+  'not-loaded': 'jaxviz is not loaded in this kernel: run %load_ext jaxviz in a cell.',
+  restarting: 'The kernel is restarting…',
+  connected: ''
+};
+
+/**
+ * A list shown newest first, at most `limit` long: entries that arrived since the last
+ * render are put at its top (the oldest shown drop off its end); it is drawn again only
+ * when everything changed (a new snapshot, another kernel) or the limit did.
+ */
+class NewestFirstList<T> {
+  readonly node: HTMLElement;
+  private epoch = -1;
+  private total = 0;
+  private limit = 0;
+
+  constructor(
+    tag: 'ol' | 'ul',
+    className: string,
+    private readonly entry: (item: T) => HTMLElement
+  ) {
+    this.node = el(tag, className);
+  }
+
+  /** Show `shown` (newest first, the newest `limit` of `total` seen in `epoch`). */
+  update(shown: T[], total: number, epoch: number, limit: number): void {
+    const added = total - this.total;
+    const sameList = epoch === this.epoch && limit === this.limit && added >= 0;
+    if (sameList && added <= shown.length && this.node.childElementCount + added >= shown.length) {
+      this.node.prepend(...shown.slice(0, added).map(this.entry));
+      while (this.node.childElementCount > shown.length) {
+        this.node.lastElementChild!.remove();
+      }
+    } else {
+      this.node.replaceChildren(...shown.map(this.entry));
+    }
+    this.epoch = epoch;
+    this.total = total;
+    this.limit = limit;
+  }
+}
+
 export class JaxvizPanel extends Panel {
-  readonly store = new PanelStore();
-  private notebook: NotebookPanel | null = null;
-  private kernel: Kernel.IKernelConnection | null = null;
-  private comm: Kernel.IComm | null = null;
-  private state: LinkState = 'no-notebook';
-  private restarting = false;
+  readonly model = new PanelModel();
   private renderTimer = 0;
   private compileLimit = PAGE;
-  private selectedFunction: string | null = null;
+  /** What each section showed when last rendered (see `sectionKeys`). */
+  private rendered = { functions: '', compiles: '', stale: '', devices: '' };
 
   private readonly top = new Widget();
   private readonly bottom = new Widget();
-  private readonly openGraph: GraphOpener;
-  private readonly openDiff: DiffOpener;
-  /** Why the last requested graph could not be shown, by function. */
-  private graphProblems = new Map<string, string>();
   private readonly statusEl: HTMLDivElement;
   private readonly whereEl: HTMLDivElement;
   private readonly functions = new Section('functions', 'Functions');
   private readonly compiles = new Section('recompiles', 'Recompiles');
   private readonly stale = new Section('stale', 'Stale captures');
   private readonly devices = new Section('devices', 'Devices');
+  private readonly compileList = new NewestFirstList<CompileEvent>('ol', 'jp-jaxviz-list jp-jaxviz-timeline', c =>
+    compileEntry(c, (name, count) => this.model.requestDiff(name, count))
+  );
+  private readonly staleList = new NewestFirstList<StaleEvent>('ul', 'jp-jaxviz-list', staleEntry);
 
-  constructor(openGraph: GraphOpener, openDiff: DiffOpener) {
+  constructor(
+    private readonly openGraph: GraphOpener,
+    private readonly openDiff: DiffOpener
+  ) {
     super();
-    this.openGraph = openGraph;
-    this.openDiff = openDiff;
     this.id = 'jaxviz-panel';
     this.addClass('jp-jaxviz-panel');
     this.title.icon = jaxvizIcon;
@@ -129,249 +161,74 @@ export class JaxvizPanel extends Panel {
     this.bottom.addClass('jp-jaxviz-panel-bottom');
     this.addWidget(this.top);
     this.addWidget(this.bottom);
-    this.setState('no-notebook');
+
+    const model = this.model;
+    model.stateChanged.connect(this.onStateChanged, this);
+    model.changed.connect(this.scheduleRender, this);
+    model.whereChanged.connect(this.renderWhere, this);
+    model.graphReceived.connect(this.onGraph, this);
+    model.diffReceived.connect((_, diff) => this.openDiff(diff));
+    this.renderState();
     this.renderAll();
   }
 
-  get linkState(): LinkState {
-    return this.state;
+  /** The store of what the kernel reported (the model's). */
+  get store(): PanelStore {
+    return this.model.store;
   }
 
-  // ------------------------------------------------------------------ binding
+  get linkState(): LinkState {
+    return this.model.state;
+  }
 
   /** Follow a notebook (the current one), or none. */
   setNotebook(nb: NotebookPanel | null): void {
-    if (nb === this.notebook) {
-      return;
-    }
-    if (this.notebook) {
-      const ctx = this.notebook.sessionContext;
-      ctx.kernelChanged.disconnect(this.onKernelChanged, this);
-      ctx.statusChanged.disconnect(this.onStatusChanged, this);
-      this.notebook.disposed.disconnect(this.onNotebookDisposed, this);
-    }
-    this.notebook = nb;
-    if (nb) {
-      const ctx = nb.sessionContext;
-      ctx.kernelChanged.connect(this.onKernelChanged, this);
-      ctx.statusChanged.connect(this.onStatusChanged, this);
-      nb.disposed.connect(this.onNotebookDisposed, this);
-      this.setKernel(ctx.session?.kernel ?? null);
-    } else {
-      this.setKernel(null);
-    }
-    this.renderWhere();
-  }
-
-  private onNotebookDisposed(): void {
-    this.setNotebook(null);
-  }
-
-  private onKernelChanged(_: ISessionContext, args: { newValue: Kernel.IKernelConnection | null }): void {
-    this.setKernel(args.newValue ?? null);
-  }
-
-  private onStatusChanged(_: ISessionContext, status: Kernel.Status): void {
-    if (status === 'restarting' || status === 'autorestarting' || status === 'dead') {
-      if (!this.restarting) {
-        this.restarting = true;
-        this.dropComm();
-        this.store.reset();
-        this.hideGraph();
-        this.setState('restarting');
-        this.scheduleRender();
-      }
-    } else if (this.restarting && (status === 'idle' || status === 'busy')) {
-      this.restarting = false;
-      this.reconnect();
-    }
-    this.renderWhere();
-  }
-
-  private setKernel(kernel: Kernel.IKernelConnection | null): void {
-    if (kernel === this.kernel) {
-      return;
-    }
-    this.dropComm();
-    if (this.kernel && !this.kernel.isDisposed) {
-      this.kernel.removeCommTarget(COMM_TARGET, this.onKernelOpensComm);
-    }
-    this.kernel = kernel;
-    this.restarting = false;
-    this.store.reset();
-    this.hideGraph();
-    if (kernel) {
-      kernel.registerCommTarget(COMM_TARGET, this.onKernelOpensComm);
-      this.openComm();
-    } else {
-      this.setState(this.notebook ? 'no-kernel' : 'no-notebook');
-    }
-    this.scheduleRender();
+    this.model.setNotebook(nb);
   }
 
   /** Open a fresh comm on the current kernel and ask for a snapshot. */
   reconnect(): void {
-    if (!this.kernel) {
-      return;
-    }
-    this.dropComm();
-    this.kernel.registerCommTarget(COMM_TARGET, this.onKernelOpensComm);
-    this.openComm();
-  }
-
-  private openComm(): void {
-    const kernel = this.kernel;
-    if (!kernel || kernel.isDisposed) {
-      return;
-    }
-    this.setState('connecting');
-    let comm: Kernel.IComm;
-    try {
-      comm = kernel.createComm(COMM_TARGET);
-    } catch (err) {
-      console.warn('jaxviz: cannot open a comm', err);
-      this.setState('not-loaded');
-      return;
-    }
-    this.adopt(comm);
-    comm.open({ type: 'snapshot_request' });
-  }
-
-  /** The kernel announced itself (`%load_ext jaxviz` ran after the panel connected). */
-  private onKernelOpensComm = (comm: Kernel.IComm, _msg: KernelMessage.ICommOpenMsg): void => {
-    if (this.kernel === null || this.restarting) {
-      comm.close();
-      return;
-    }
-    this.dropComm();
-    this.adopt(comm);
-    comm.send({ type: 'snapshot_request' });
-  };
-
-  private adopt(comm: Kernel.IComm): void {
-    this.comm = comm;
-    comm.onMsg = msg => this.onCommMsg(comm, msg);
-    comm.onClose = () => {
-      if (this.comm === comm) {
-        this.comm = null;
-        this.store.reset();
-        this.hideGraph();
-        this.setState(this.restarting ? 'restarting' : 'not-loaded');
-        this.scheduleRender();
-      }
-    };
-  }
-
-  private dropComm(): void {
-    const comm = this.comm;
-    this.comm = null;
-    if (comm && !comm.isDisposed) {
-      try {
-        comm.close();
-      } catch {
-        // the kernel is gone already
-      }
-    }
-  }
-
-  private onCommMsg(comm: Kernel.IComm, msg: KernelMessage.ICommMsgMsg): void {
-    if (comm !== this.comm) {
-      return;
-    }
-    const data = msg.content.data as unknown as { type?: string };
-    switch (data.type) {
-      case 'snapshot':
-        this.store.applySnapshot(data as SnapshotMessage);
-        this.setState('connected');
-        this.scheduleRender();
-        break;
-      case 'event':
-      case 'events': {
-        const events = data.type === 'event' ? [data as EventMessage] : ((data as EventsMessage).events ?? []);
-        if (this.state !== 'connected') {
-          this.setState('connected');
-        }
-        let changed = false;
-        for (const ev of events) {
-          changed = this.store.applyEvent(ev.kind, ev.payload) || changed;
-          if (ev.kind === 'program') {
-            this.graphProblems.delete((ev.payload as { name?: string })?.name ?? '');
-          }
-        }
-        if (changed) {
-          this.scheduleRender();
-        }
-        break;
-      }
-      case 'graph': {
-        const g = data as GraphMessage;
-        if (g.name === this.selectedFunction) {
-          if (g.payload) {
-            this.graphProblems.delete(g.name);
-            this.openGraph(g.name, g.payload);
-          } else {
-            this.graphProblems.set(g.name, 'the kernel no longer keeps this graph: run its cell again');
-            this.scheduleRender();
-          }
-          this.selectedFunction = null;
-        }
-        break;
-      }
-      case 'diff':
-        this.openDiff(data as unknown as DiffMessage);
-        break;
-      default:
-        break;
-    }
+    this.model.reconnect();
   }
 
   /** Ask the kernel what a recompile changed in the program; it opens in a tab. */
   requestDiff(name: string, count: number): void {
-    this.comm?.send({ type: 'diff_request', function: name, count } as JSONObject);
+    this.model.requestDiff(name, count);
   }
 
-  private requestGraph(name: string): void {
-    this.comm?.send({ type: 'graph_request', name } as JSONObject);
+  /** Ask the kernel for a function's graph; it opens in a main-area tab. */
+  selectFunction(name: string): void {
+    this.model.selectFunction(name);
   }
 
-  private hideGraph(): void {
-    this.selectedFunction = null;
-    this.graphProblems.clear();
+  private onGraph(_: PanelModel, reply: GraphReply): void {
+    this.openGraph(reply.name, reply.payload);
+  }
+
+  private onStateChanged(): void {
+    this.renderState();
+    this.scheduleRender(); // the empty sections' wording depends on the state
   }
 
   // ------------------------------------------------------------------ rendering
 
-  private setState(state: LinkState): void {
-    this.state = state;
+  private renderState(): void {
+    const state = this.model.state;
     this.node.dataset.jaxvizState = state;
-    const messages: { [s in LinkState]: string } = {
-      'no-notebook': 'Open a notebook to see what its kernel traced.',
-      'no-kernel': 'This notebook has no kernel.',
-      connecting: 'Connecting to the kernel…',
-      'not-loaded': 'jaxviz is not loaded in this kernel: run %load_ext jaxviz in a cell.',
-      restarting: 'The kernel is restarting…',
-      connected: ''
-    };
     this.statusEl.replaceChildren();
     if (state === 'not-loaded') {
       this.statusEl.append('jaxviz is not loaded in this kernel: run ');
       this.statusEl.append(el('code', '', '%load_ext jaxviz'));
       this.statusEl.append(' in a cell.');
     } else {
-      this.statusEl.textContent = messages[state];
+      this.statusEl.textContent = STATE_TEXT[state];
     }
     this.statusEl.style.display = state === 'connected' ? 'none' : '';
-    this.scheduleRender();
   }
 
   private renderWhere(): void {
-    const nb = this.notebook;
-    if (!nb) {
-      this.whereEl.textContent = '';
-      return;
-    }
-    const ctx = nb.sessionContext;
-    this.whereEl.textContent = `${nb.title.label} · ${ctx.kernelDisplayName} · ${ctx.kernelDisplayStatus}`;
+    const where = this.model.where;
+    this.whereEl.textContent = where ? `${where.notebook} · ${where.kernel} · ${where.status}` : '';
   }
 
   private scheduleRender(): void {
@@ -384,14 +241,39 @@ export class JaxvizPanel extends Panel {
     }, RENDER_DELAY_MS);
   }
 
-  /** Render now (tests and the debounce timer). */
+  /** What each section shows depends on: a section is drawn again when its key changed. */
+  private sectionKeys(): { [section in keyof JaxvizPanel['rendered']]: string } {
+    const { revisions, epoch } = this.model.store;
+    const state = this.model.state;
+    return {
+      functions: `${state}:${epoch}:${revisions.functions}:${this.model.problemsRevision}`,
+      compiles: `${state}:${epoch}:${revisions.compiles}:${this.compileLimit}`,
+      stale: `${state}:${epoch}:${revisions.stale}`,
+      devices: `${epoch}:${revisions.devices}`
+    };
+  }
+
+  /** Render what changed now (tests and the debounce timer). */
   renderAll(): void {
     this.renderWhere();
-    this.renderFunctions();
-    this.renderCompiles();
-    this.renderStale();
-    this.renderDevices();
+    const keys = this.sectionKeys();
+    const renderers = {
+      functions: () => this.renderFunctions(),
+      compiles: () => this.renderCompiles(),
+      stale: () => this.renderStale(),
+      devices: () => this.renderDevices()
+    };
+    for (const section of Object.keys(renderers) as (keyof typeof renderers)[]) {
+      if (keys[section] !== this.rendered[section]) {
+        this.rendered[section] = keys[section];
+        renderers[section]();
+      }
+    }
     this.node.dataset.jaxvizRevision = String(this.store.revision);
+  }
+
+  private emptyText(text: string): HTMLDivElement {
+    return el('div', 'jp-jaxviz-empty', this.model.state === 'connected' ? text : '');
   }
 
   private renderFunctions(): void {
@@ -400,7 +282,7 @@ export class JaxvizPanel extends Panel {
     const body = this.functions.body;
     body.replaceChildren();
     if (!list.length && !cells.length) {
-      body.append(el('div', 'jp-jaxviz-empty', this.state === 'connected' ? 'No function traced yet.' : ''));
+      body.append(this.emptyText('No function traced yet.'));
       return;
     }
     const ul = el('ul', 'jp-jaxviz-list jp-jaxviz-functions');
@@ -454,8 +336,9 @@ export class JaxvizPanel extends Panel {
     if (f.summary) {
       li.title = f.summary;
     }
-    const problem = this.graphProblems.get(f.name) ?? noGraphReason(f);
-    if (f.hasGraph && !this.graphProblems.has(f.name)) {
+    const refused = this.model.graphProblem(f.name);
+    const problem = refused ?? noGraphReason(f);
+    if (f.hasGraph && refused === undefined) {
       li.classList.add('jp-jaxviz-clickable');
       li.title = `${f.summary ? f.summary + '\n' : ''}click: open its graph in a tab`;
       li.addEventListener('click', () => this.selectFunction(f.name));
@@ -465,29 +348,19 @@ export class JaxvizPanel extends Panel {
     return li;
   }
 
-  /** Ask the kernel for a function's graph; it opens in a main-area tab. */
-  selectFunction(name: string): void {
-    this.selectedFunction = name;
-    this.requestGraph(name);
-  }
-
   private renderCompiles(): void {
     const store = this.store;
     // The badge counts recompiles: a function's first compile is not one.
     this.compiles.setCount(store.totals.recompile);
     this.compiles.node.title = `${store.totals.compile} compiles seen, ${store.totals.recompile} of them recompiles`;
     const body = this.compiles.body;
-    body.replaceChildren();
     if (!store.compiles.length) {
-      body.append(el('div', 'jp-jaxviz-empty', this.state === 'connected' ? 'No compilation seen yet.' : ''));
+      body.replaceChildren(this.emptyText('No compilation seen yet.'));
       return;
     }
     const shown = store.recentCompiles(this.compileLimit);
-    const ol = el('ol', 'jp-jaxviz-list jp-jaxviz-timeline');
-    for (const c of shown) {
-      ol.append(compileEntry(c, (name, count) => this.requestDiff(name, count)));
-    }
-    body.append(ol);
+    this.compileList.update(shown, store.totals.compile, store.epoch, this.compileLimit);
+    const parts: HTMLElement[] = [this.compileList.node];
     const older = store.totals.compile - shown.length;
     if (older > 0) {
       const fold = el('div', 'jp-jaxviz-folded');
@@ -496,34 +369,32 @@ export class JaxvizPanel extends Panel {
         const more = el('button', 'jp-jaxviz-button jp-jaxviz-more', `show ${PAGE} more`);
         more.addEventListener('click', () => {
           this.compileLimit += PAGE;
-          this.renderCompiles();
+          this.renderAll();
         });
         fold.append(' ', more);
       } else if (store.droppedCompiles > 0) {
         fold.append(' (dropped from memory)');
       }
-      body.append(fold);
+      parts.push(fold);
     }
+    body.replaceChildren(...parts);
   }
 
   private renderStale(): void {
     const store = this.store;
     this.stale.setCount(store.totals.stale);
     const body = this.stale.body;
-    body.replaceChildren();
     if (!store.stale.length) {
-      body.append(el('div', 'jp-jaxviz-empty', this.state === 'connected' ? 'No stale capture.' : ''));
+      body.replaceChildren(this.emptyText('No stale capture.'));
       return;
     }
-    const ul = el('ul', 'jp-jaxviz-list');
-    for (const s of store.recentStale(PAGE)) {
-      ul.append(staleEntry(s));
-    }
-    body.append(ul);
+    this.staleList.update(store.recentStale(PAGE), store.totals.stale, store.epoch, PAGE);
+    const parts: HTMLElement[] = [this.staleList.node];
     const older = store.totals.stale - Math.min(PAGE, store.stale.length);
     if (older > 0) {
-      body.append(el('div', 'jp-jaxviz-folded', `${older} older warnings folded`));
+      parts.push(el('div', 'jp-jaxviz-folded', `${older} older warnings folded`));
     }
+    body.replaceChildren(...parts);
   }
 
   private renderDevices(): void {
@@ -568,7 +439,7 @@ export class JaxvizPanel extends Panel {
       return;
     }
     window.clearTimeout(this.renderTimer);
-    this.setNotebook(null);
+    this.model.dispose();
     super.dispose();
   }
 }
@@ -630,7 +501,13 @@ function compileEntry(c: CompileEvent, diff: (name: string, count: number) => vo
       const hasBefore = cause.before !== null && cause.before !== undefined;
       const after = shortValue(cause.after);
       if (hasBefore) {
-        item.append(el('code', '', cause.path), ': ', el('code', '', shortValue(cause.before)), ' → ', el('code', '', after));
+        item.append(
+          el('code', '', cause.path),
+          ': ',
+          el('code', '', shortValue(cause.before)),
+          ' → ',
+          el('code', '', after)
+        );
       } else if (after) {
         item.append(el('code', '', after));
       } else {

@@ -4,13 +4,7 @@
  * bounded memory however many events arrive.
  */
 
-import {
-  CompileEvent,
-  DeviceInfo,
-  FunctionInfo,
-  SnapshotMessage,
-  StaleEvent
-} from './model';
+import { CompileEvent, DeviceInfo, FunctionInfo, SnapshotMessage, StaleEvent } from './model';
 
 /** At most this many recompiles / stale warnings are kept; older ones are counted. */
 export const MAX_KEPT = 2000;
@@ -38,6 +32,11 @@ export class PanelStore {
   totals = { compile: 0, recompile: 0, stale: 0, program: 0 };
   /** Bumped on every change, so views can skip redundant renders. */
   revision = 0;
+  /** Bumped by what each part of the panel shows, so that a view renders only the parts
+   * that changed. */
+  readonly revisions = { functions: 0, compiles: 0, stale: 0, devices: 0 };
+  /** Bumped when everything was replaced (a reset or a snapshot): lists start over. */
+  epoch = 0;
   private seq = 0;
 
   reset(): void {
@@ -48,6 +47,14 @@ export class PanelStore {
     this.devicesNote = null;
     this.totals = { compile: 0, recompile: 0, stale: 0, program: 0 };
     this.revision++;
+    this.epoch++;
+    this.touch('functions', 'compiles', 'stale', 'devices');
+  }
+
+  private touch(...parts: (keyof PanelStore['revisions'])[]): void {
+    for (const part of parts) {
+      this.revisions[part]++;
+    }
   }
 
   get droppedCompiles(): number {
@@ -90,6 +97,7 @@ export class PanelStore {
         f.traces += 1;
         f.hasGraph = true;
         this.totals.program++;
+        this.touch('functions');
         break;
       }
       case 'compile': {
@@ -104,17 +112,20 @@ export class PanelStore {
         }
         const f = this.upsertFunction({ name: c.function });
         f.compiles = Math.max(f.compiles + 1, c.count ?? 0);
+        this.touch('functions', 'compiles');
         break;
       }
       case 'stale': {
         const s = (payload ?? {}) as StaleEvent;
         push(this.stale, s);
         this.totals.stale++;
+        this.touch('stale');
         break;
       }
       case 'devices': {
         this.devices = Array.isArray(payload) ? (payload as DeviceInfo[]) : [];
         this.devicesNote = null;
+        this.touch('devices');
         break;
       }
       default:

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { inflatePayload, payloadProblem } from '../src/model';
+import { GraphEdge, GraphGroup, GraphNode, inflatePayload, payloadProblem } from '../src/model';
 import {
   GraphIndex,
   buildView,
@@ -92,9 +92,9 @@ describe('buildView', () => {
 
   it('stays cheap and correct on a large chain of groups', () => {
     // 2000 groups of 50 equations each, chained.
-    const nodes: any[] = [];
-    const edges: any[] = [];
-    const groups: any[] = [{ id: 0, name: 'big', kind: 'root', parent: null, groups: [], nodes: [], n_eqns: 0, source: null, repeat: null }];
+    const nodes: GraphNode[] = [];
+    const edges: GraphEdge[] = [];
+    const groups: GraphGroup[] = [{ id: 0, name: 'big', kind: 'root', parent: null, groups: [], nodes: [], n_eqns: 0, source: null, repeat: null }];
     let prev = -1;
     for (let gi = 1; gi <= 2000; gi++) {
       groups.push({ id: gi, name: `block`, kind: 'call', parent: 0, groups: [], nodes: [], n_eqns: 50, source: null, repeat: null });
@@ -109,7 +109,7 @@ describe('buildView', () => {
         prev = id;
       }
     }
-    const graph = { schema: 'jaxviz.graph', version: 1, name: 'big', legend: {}, root: 0, nodes, edges, groups };
+    const graph = { schema: 'jaxviz.graph' as const, version: 1, name: 'big', legend: {}, root: 0, nodes, edges, groups };
     const t0 = Date.now();
     const idx = new GraphIndex(graph);
     const collapsed = buildView(idx, [0]);
