@@ -24,6 +24,23 @@ interface PyView {
   edges: [string, string, number, string][];
   /** Labels of the collapsed boxes (`g<id>`) and expanded clusters (`cluster_g<id>`). */
   labels: { [id: string]: string };
+  /** The attributes that make the picture (shape, fill, outline, font size…) of every
+   * visible node, box and cluster, as the kernel's DOT has them. */
+  styles: { [id: string]: { [key: string]: string } };
+}
+
+/** The attributes of every node, box and cluster of our DOT (`"n3" [...]`, and a
+ * cluster's `graph [id="cluster_g2" ...]`), unquoted, restricted to `keys`. */
+function dotStyles(dot: string, keys: Set<string>): { [id: string]: { [key: string]: string } } {
+  const out: { [id: string]: { [key: string]: string } } = {};
+  for (const m of dot.matchAll(/^\s*(?:"[ng]\d+"|graph) \[(id="(?:cluster_)?[ng]\d+".*)\]$/gm)) {
+    const attrs: { [key: string]: string } = {};
+    for (const a of m[1].matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) {
+      attrs[a[1]] = a[2].replace(/\\(["\\])/g, '$1');
+    }
+    out[attrs.id] = Object.fromEntries(Object.entries(attrs).filter(([k]) => keys.has(k)));
+  }
+  return out;
 }
 
 /** Box and cluster labels of our DOT (without the ▸/▾ markers), unquoted. */
@@ -45,6 +62,8 @@ interface Case {
 }
 
 const file = process.env.JAXVIZ_PARITY_FIXTURES;
+/** As STYLE_KEYS in tests/test_labextension_unit.py. */
+const STYLE_KEYS = new Set(['shape', 'style', 'fillcolor', 'color', 'fontcolor', 'fontsize', 'penwidth', 'peripheries', 'labeljust']);
 
 describe('parity with jaxviz.graph (Python)', { skip: file ? false : 'JAXVIZ_PARITY_FIXTURES not set (run from pytest)' }, () => {
   const cases: Case[] = file ? JSON.parse(readFileSync(file, 'utf-8')) : [];
@@ -66,7 +85,9 @@ describe('parity with jaxviz.graph (Python)', { skip: file ? false : 'JAXVIZ_PAR
           .map(e => [e.src, e.dst, e.avals.length, e.avals.length === 1 ? e.avals[0].text : `${e.avals.length} values`])
           .sort();
         assert.deepEqual(ours, [...pv.edges].sort(), `edges at ${pv.expanded}`);
-        assert.deepEqual(dotLabels(viewToDot(view, { markers: false })), pv.labels, `labels at ${pv.expanded}`);
+        const dot = viewToDot(view, { markers: false });
+        assert.deepEqual(dotLabels(dot), pv.labels, `labels at ${pv.expanded}`);
+        assert.deepEqual(dotStyles(dot, STYLE_KEYS), pv.styles, `colours and shapes at ${pv.expanded}`);
       }
     });
 
