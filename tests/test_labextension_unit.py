@@ -16,7 +16,14 @@ from zoo import ZOO
 
 import jaxviz
 from jaxviz.costs import group_heat
-from jaxviz.render.dot import cluster_attrs, cluster_label, group_box_attrs, node_attrs, program_dot
+from jaxviz.render.dot import (
+    cluster_attrs,
+    cluster_label,
+    group_box_attrs,
+    legend_kinds,
+    node_attrs,
+    program_dot,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXT = ROOT / "labextension"
@@ -62,7 +69,8 @@ def _case(name, program) -> dict:
             heat[str(g.id)] = {"text": h.text, "fill": h.fill, "font": h.font}
     dot = program_dot(program).source
     dot_ids = sorted(set(re.findall(r"^\s*([ng]\d+) \[", dot, flags=re.M)))
-    return {"name": name, "payload": program.to_json(), "views": views, "heat": heat, "dot_ids": dot_ids}
+    return {"name": name, "payload": program.to_json(), "views": views, "heat": heat, "dot_ids": dot_ids,
+            "legend_kinds": legend_kinds(graph)}
 
 
 @pytest.fixture(scope="module")

@@ -15,11 +15,8 @@ import {
   DOT_EDGE,
   DOT_GRAPH,
   DOT_NODE,
-  DotAttrs,
   GROUP_FILL,
   LEGEND,
-  LEGEND_CLUSTER,
-  LEGEND_FONTSIZE,
   LEGEND_ORDER,
   LegendSpec,
   MAX_CURVED_EDGES,
@@ -77,9 +74,6 @@ function attrs(a: { readonly [key: string]: string | undefined }): string {
 export interface DotOptions {
   /** Label edges with shapes (default: when there are at most 250 edges). */
   edgeLabels?: boolean;
-  /** Emit a legend cluster as the kernel's renderer does (default false: the
-   * interactive view shows the legend in HTML). */
-  legend?: boolean;
   /** Mark expanded clusters/collapsed boxes with ▾/▸ (default true). */
   markers?: boolean;
   /** The rank direction (default TB: data flows down; LR: to the right). */
@@ -207,7 +201,7 @@ function dotWriter(view: View, options: DotOptions) {
     }
     lines.push(`  ${quote(src)} -> ${quote(dst)} ${attrs(a)}`);
   };
-  return { graph, legend, lines, header, emitGroup, cluster, labelled, layoutLimits, edgeLine };
+  return { graph, lines, header, emitGroup, cluster, labelled, layoutLimits, edgeLine };
 }
 
 export function viewToDot(view: View, options: DotOptions = {}): string {
@@ -226,9 +220,6 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
     ends.forEach(item => lines.push(`  ${quote(item)} -> ${anchor} [style=invis]`));
     starts.forEach(item => lines.push(`  ${anchor} -> ${quote(item)} [style=invis]`));
   });
-  if (options.legend) {
-    emitLegend(lines, w.graph, w.legend);
-  }
   lines.push('}');
   return lines.join('\n') + '\n';
 }
@@ -344,7 +335,8 @@ function nodeAttrs(graph: GraphJSON, nid: number, legend: { [kind: string]: Lege
   };
 }
 
-/** The legend kinds a graph uses (as the kernel's renderer chooses them). */
+/** The legend kinds a graph uses (as the kernel's renderer chooses them), for the
+ * view's HTML legend: the legend drawn in DOT is the kernel's, in its static drawing. */
 export function legendKinds(graph: GraphJSON): string[] {
   const kinds = new Set<string>(['output']);
   for (const n of graph.nodes) {
@@ -362,19 +354,4 @@ export function legendKinds(graph: GraphJSON): string[] {
     kinds.add('repeat');
   }
   return LEGEND_ORDER.filter(k => kinds.has(k));
-}
-
-function emitLegend(lines: string[], graph: GraphJSON, legend: { [kind: string]: LegendSpec }): void {
-  lines.push('  subgraph "cluster_legend" {');
-  lines.push(`    graph ${attrs({ id: 'cluster_legend', ...LEGEND_CLUSTER })}`);
-  for (const kind of legendKinds(graph)) {
-    const spec = legend[kind];
-    // As render/dot.py: the weak type is a dashed edge, drawn in text.
-    const a: DotAttrs =
-      kind === 'weak'
-        ? { label: `- - ${spec.text} - -`, shape: 'plaintext', fontcolor: spec.color }
-        : { label: spec.text, shape: spec.shape, style: 'filled', fillcolor: spec.color, ...(kind === 'repeat' ? REPEAT_BOX : {}) };
-    lines.push(`    ${quote(`legend_${kind}`)} ${attrs({ ...a, id: `legend_${kind}`, fontsize: LEGEND_FONTSIZE, tooltip: spec.label })}`);
-  }
-  lines.push('  }');
 }

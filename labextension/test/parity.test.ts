@@ -9,7 +9,7 @@ import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 
-import { viewToDot } from '../src/dot';
+import { legendKinds, viewToDot } from '../src/dot';
 import { groupHeat } from '../src/format';
 import { ProgramPayload, payloadProblem } from '../src/model';
 import { GraphIndex, buildView, visibleItems } from '../src/view';
@@ -59,6 +59,8 @@ interface Case {
   views: PyView[];
   heat: { [gid: string]: { text: string; fill: string; font: string } };
   dot_ids: string[];
+  /** The entries of the kernel's legend, in order. */
+  legend_kinds: string[];
 }
 
 const file = process.env.JAXVIZ_PARITY_FIXTURES;
@@ -89,6 +91,10 @@ describe('parity with jaxviz.graph (Python)', { skip: file ? false : 'JAXVIZ_PAR
         assert.deepEqual(dotLabels(dot), pv.labels, `labels at ${pv.expanded}`);
         assert.deepEqual(dotStyles(dot, STYLE_KEYS), pv.styles, `colours and shapes at ${pv.expanded}`);
       }
+    });
+
+    it(`${c.name}: the same legend entries as the kernel's drawing`, () => {
+      assert.deepEqual(legendKinds(c.payload.graph), c.legend_kinds);
     });
 
     it(`${c.name}: same cost heat as the kernel's renderer`, () => {
