@@ -72,7 +72,7 @@ function attrs(a: { readonly [key: string]: string | undefined }): string {
 }
 
 export interface DotOptions {
-  /** Label edges with shapes (default: when there are at most 250 edges). */
+  /** Label edges with shapes (default: when there are at most MAX_LABELLED_EDGES). */
   edgeLabels?: boolean;
   /** Mark expanded clusters/collapsed boxes with ▾/▸ (default true). */
   markers?: boolean;
