@@ -47,6 +47,16 @@ def test_no_drawing_code_copies_a_colour_of_the_visual_language():
     assert not copies, "colours copied out of jaxviz/visual.json:\n" + "\n".join(copies)
 
 
+def test_no_drawing_code_copies_the_legend_s_wording():
+    data = json.loads(DATA.read_text("utf-8"))
+    sentences = [spec["label"] for spec in [*data["legend"].values(), *data["marks"].values()]]
+    sentences = [s for s in sentences if len(s) > 12]  # not "output": what is long is the wording
+    assert len(sentences) >= 10
+    copies = [f"{p.relative_to(ROOT)}: {s!r}" for p in _drawing_sources() for s in sentences
+              if s in p.read_text("utf-8")]
+    assert not copies, "legend wording copied out of jaxviz/visual.json:\n" + "\n".join(copies)
+
+
 def test_python_reads_the_file():
     data = json.loads(DATA.read_text("utf-8"))
     assert graph.LEGEND == data["legend"] and graph.LEGEND is visual.LEGEND
