@@ -30,6 +30,14 @@ import jax.extend.core as jcore
 
 from .jaxprs import sub_jaxprs
 from .text import fmt_bytes, fmt_flops
+from .visual import (
+    HEAT_DARK_TEXT,
+    HEAT_DECADES,
+    HEAT_LIGHT_TEXT,
+    HEAT_LIGHT_TEXT_ABOVE,
+    HEAT_MIN_FLOPS,
+    HEAT_STOPS,
+)
 
 # ---------------------------------------------------------------------- primitive tables
 # 1 FLOP per output element (XLA's HloCostAnalysis counts these as one each).
@@ -349,17 +357,8 @@ def annotate(graph: Any, costs: ProgramCosts) -> bool:
 
 
 # ---------------------------------------------------------------------- display helpers
-# A heat scale from pale yellow to deep red (ColorBrewer YlOrRd), shared by the renderers.
-# Yellow to brown (ColorBrewer YlOrBr): kept apart from the red of captured values.
-HEAT_STOPS = ("#FFFFE5", "#FFF7BC", "#FEE391", "#FEC44F", "#FE9929", "#EC7014", "#CC4C02", "#8C2D04")
-
-
-HEAT_DECADES = 3  # shares from 0.1% to 100% of the program's FLOPs span the scale
-# A program cheaper than this is not shaded by share: its 6-FLOP scan body is "100 %" of
-# nothing, and deep brown would say it is where the time goes.
-HEAT_MIN_FLOPS = 1e6
-
-
+# The heat scale (its stops, decades and HEAT_MIN_FLOPS) is part of the visual language:
+# jaxviz/visual.json, which the browser's groupHeat reads too.
 def heat_level(fraction: float) -> float:
     """A share of the program's FLOPs in [0, 1] → a position on the heat scale in [0, 1],
     logarithmic (each tenfold counts the same), so that the expensive part of a model
@@ -381,7 +380,7 @@ def heat_color(level: float) -> str:
 
 def heat_text_color(level: float) -> str:
     """Readable text on ``heat_color(level)``."""
-    return "#FFFFFF" if level > 0.8 else "#111111"
+    return HEAT_LIGHT_TEXT if level > HEAT_LIGHT_TEXT_ABOVE else HEAT_DARK_TEXT
 
 
 def cost_label(flops: float, nbytes: float) -> str:

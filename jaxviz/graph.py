@@ -56,22 +56,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .visual import LEGEND  # the payload carries it for readers of the JSON
+
 SCHEMA_VERSION = 1
 MIME_TYPE = "application/vnd.jaxviz+json"
-
-# The visual language: one colour/shape per kind of value, shared by every renderer.
-LEGEND: dict[str, dict[str, str]] = {
-    "traced": {"color": "#4C9BE8", "shape": "invhouse", "label": "traced input (array → tracer)"},
-    "static": {"color": "#F2A541", "shape": "invhouse", "label": "static input (Python value, part of the cache key)"},
-    "constant": {"color": "#B0B0B0", "shape": "note", "label": "constant folded in at trace time"},
-    "captured": {"color": "#D9534F", "shape": "note", "label": "captured global/closure (baked in at trace time)"},
-    "output": {"color": "#5CB85C", "shape": "house", "label": "output"},
-    "eqn": {"color": "#FFFFFF", "shape": "box", "label": "equation (primitive)"},
-    "group": {"color": "#EEF3FB", "shape": "box3d", "label": "collapsed group (click/expand to open)"},
-    "repeat": {"color": "#DCE6F7", "shape": "box3d",
-               "label": "N identical layers folded into one box ×N (click/expand to see each)"},
-    "weak": {"color": "#9B59B6", "shape": "dashed edge", "label": "weakly typed value (Python scalar)"},
-}
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,10 +16,21 @@ from zoo import ZOO
 
 import jaxviz
 from jaxviz.costs import group_heat
-from jaxviz.render.dot import cluster_label, group_box_attrs, program_dot
+from jaxviz.render.dot import (
+    cluster_attrs,
+    cluster_label,
+    group_box_attrs,
+    legend_kinds,
+    node_attrs,
+    program_dot,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXT = ROOT / "labextension"
+# The DOT attributes that make the picture (colours, shapes, outlines, font sizes): the
+# browser's drawing of every item must have the kernel's.
+STYLE_KEYS = ("shape", "style", "fillcolor", "color", "fontcolor", "fontsize", "penwidth", "peripheries",
+              "labeljust")
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None or shutil.which("npm") is None,
                                 reason="Node.js/npm not installed: the TypeScript tests need them")
@@ -45,7 +56,12 @@ def _case(name, program) -> dict:
         edges = [[f"{e.src[0]}{e.src[1]}", f"{e.dst[0]}{e.dst[1]}", len(e.avals), e.label] for e in view.edges]
         labels = {f"g{c}": group_box_attrs(graph, c, [], [])["label"] for c in groups}
         labels.update({f"cluster_g{g}": cluster_label(graph, g) for g in view.expanded if g != 0})
-        views.append({"expanded": expanded, "nodes": nodes, "groups": groups, "edges": edges, "labels": labels})
+        drawn = {f"n{n}": node_attrs(graph, n) for n in nodes}
+        drawn.update({f"g{c}": group_box_attrs(graph, c, [], []) for c in groups})
+        drawn.update({f"cluster_g{g}": cluster_attrs(graph, g) for g in view.expanded if g != 0})
+        styles = {item: {k: v for k, v in attrs.items() if k in STYLE_KEYS} for item, attrs in drawn.items()}
+        views.append({"expanded": expanded, "nodes": nodes, "groups": groups, "edges": edges, "labels": labels,
+                      "styles": styles})
     heat = {}
     for g in graph.groups[1:]:
         h = group_heat(graph, g.id)
@@ -53,7 +69,8 @@ def _case(name, program) -> dict:
             heat[str(g.id)] = {"text": h.text, "fill": h.fill, "font": h.font}
     dot = program_dot(program).source
     dot_ids = sorted(set(re.findall(r"^\s*([ng]\d+) \[", dot, flags=re.M)))
-    return {"name": name, "payload": program.to_json(), "views": views, "heat": heat, "dot_ids": dot_ids}
+    return {"name": name, "payload": program.to_json(), "views": views, "heat": heat, "dot_ids": dot_ids,
+            "legend_kinds": legend_kinds(graph)}
 
 
 @pytest.fixture(scope="module")

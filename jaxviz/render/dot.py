@@ -17,31 +17,33 @@ from typing import Any
 import graphviz
 
 from ..costs import cost_label, group_heat
-from ..graph import LEGEND, Graph, Item, View, repeat_text, size_text
+from ..graph import Graph, Item, View, repeat_text, size_text
+from ..visual import (
+    BOX_FILL,
+    CLUSTER,
+    CLUSTER_FILL,
+    DOT_DENSE,
+    DOT_EDGE,
+    DOT_GRAPH,
+    DOT_NODE,
+    GROUP_FILL,
+    LEGEND,
+    LEGEND_CLUSTER,
+    LEGEND_FONTSIZE,
+    LEGEND_ORDER,
+    MARK_STYLE,
+    MAX_CURVED_EDGES,
+    MAX_LABELLED_EDGES,
+    PATH_COLOR,
+    PATH_END_FILL,
+    PHASE,
+    REPEAT_BOX,
+    REPEAT_CLUSTER_STYLE,
+)
 
-# Edge labels are what makes dot slow on big views (seconds instead of a tenth): beyond
-# this many edges the avals move to the edge tooltips, and the layout's iteration limits
-# are lowered (measured in benchmarks/bench_scale.py).
-MAX_LABELLED_EDGES = 60
-MAX_CURVED_EDGES = 150
-GROUP_FILL = {"call": "#EEF3FB", "scope": "#EEF3FB", "transform": "#F6F0FA", "eqn": "#FFF7E6",
-              "jaxpr": "#FFFBF2", "repeat": LEGEND["repeat"]["color"], "phase": "#EAF5EC"}
-# A "block ×48" box is drawn as a stack (a double outline), also when cost colours its fill;
-# opened, its cluster has a dashed outline.
-REPEAT_BOX = {"peripheries": "2"}
-REPEAT_CLUSTER_STYLE = "rounded,filled,dashed"
-
-
-# Highlighting of a diff (jaxviz.diff): a node or group's status → its fill and outline.
-MARK_STYLE: dict[str, dict[str, str]] = {
-    "added": {"fillcolor": "#D5F5DC", "color": "#1E8E3E", "label": "added (only in the new trace)"},
-    "removed": {"fillcolor": "#FBDADA", "color": "#C62828", "label": "removed (only in the old trace)"},
-    "changed": {"fillcolor": "#FFECB3", "color": "#B26A00", "label": "changed (type, shape or params)"},
-}
-
-
-PATH_COLOR = "#D9534F"  # a highlighted path (the inputs a refused traced value came from)
-PATH_END_FILL = "#F9D6D5"
+# The colours, shapes and limits come from jaxviz/visual.json, which the browser's
+# renderer (labextension/src/dot.ts) reads too. This renderer is the reference: the
+# browser's DOT is checked against it (tests/test_labextension_unit.py).
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,8 @@ def item_id(item: Item) -> str:
     return f"{item[0]}{item[1]}"
 
 
-def _node_attrs(graph: Graph, nid: int) -> dict[str, str]:
+def node_attrs(graph: Graph, nid: int) -> dict[str, str]:
+    """DOT attributes of a node (an equation, an input, an output)."""
     n = graph.nodes[nid]
     where = f"\n{n.source.short()}" if n.source else ""
     tooltip = [n.label]
@@ -133,8 +136,8 @@ def group_box_attrs(graph: Graph, gid: int, ins: list[str], outs: list[str]) -> 
     if g.kind == "repeat":
         tooltip += f"\n{repeat_text(graph, gid)}: expand to see each"
     attrs = {"id": f"g{gid}", "class": f"jaxviz-group jaxviz-group-{g.kind}", "label": label,
-             "shape": "box3d", "style": "filled", "fillcolor": GROUP_FILL.get(g.kind, "#EEF3FB"),
-             "tooltip": tooltip, **(REPEAT_BOX if g.kind == "repeat" else {})}
+             "shape": "box3d", "style": "filled", "fillcolor": GROUP_FILL.get(g.kind, BOX_FILL),
+             "tooltip": tooltip, **(REPEAT_BOX if g.kind == "repeat" else {}), **(PHASE if g.kind == "phase" else {})}
     if g.parent is not None and graph.groups[g.parent].kind == "repeat":
         # The layers of an open fold: one straight column, which stays where it is when
         # one of them is opened (measured in benchmarks/bench_scale.py).
@@ -153,17 +156,23 @@ def cluster_label(graph: Graph, gid: int) -> str:
     return f"{g.repeat or g.name} ({size_text(graph, gid)}){where}"
 
 
+def cluster_attrs(graph: Graph, gid: int) -> dict[str, str]:
+    """DOT attributes of an expanded group's cluster."""
+    kind = graph.groups[gid].kind
+    return {"label": cluster_label(graph, gid), "id": f"cluster_g{gid}",
+            "style": REPEAT_CLUSTER_STYLE if kind == "repeat" else "rounded,filled",
+            "fillcolor": GROUP_FILL.get(kind, CLUSTER_FILL), **CLUSTER, **(PHASE if kind == "phase" else {})}
+
+
 def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None,
                 marks: Marks | None = None) -> graphviz.Digraph:
     """``marks``: what to highlight: a status per node/group (a diff's
     added/removed/changed), a path (an explained tracer error's)."""
     graph = view.graph
     dot = graphviz.Digraph(name=graph.name, format="svg")
-    # ranksep 0.3 (Graphviz: 0.5): a first view of ~10 rows fits a notebook's height.
-    dot.attr(rankdir="TB", compound="true", fontname="Helvetica", fontsize="11", newrank="true",
-             ranksep="0.3")
-    dot.attr("node", fontname="Helvetica", fontsize="10", margin="0.08,0.04", height="0.3")
-    dot.attr("edge", fontname="Helvetica", fontsize="8", color="#555555", arrowsize="0.6")
+    dot.attr(**DOT_GRAPH, rankdir="TB")
+    dot.attr("node", **DOT_NODE)
+    dot.attr("edge", **DOT_EDGE)
     ins: dict[Item, list[str]] = {}
     outs: dict[Item, list[str]] = {}
     for e in view.edges:
@@ -175,7 +184,7 @@ def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None
         # Dense views: cheaper layout, and straight edges past MAX_CURVED_EDGES (routing
         # splines around clusters is most of dot's time there, and reads no better).
         splines = "line" if len(view.edges) > MAX_CURVED_EDGES else "polyline"
-        dot.attr(nslimit="2", nslimit1="2", mclimit="0.5", splines=splines)
+        dot.attr(**DOT_DENSE, splines=splines)
     for e in view.edges:
         attrs = {"tooltip": ", ".join(a.text for a in e.avals[:8])}
         if labelled:
@@ -212,15 +221,12 @@ def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: di
         if gid == 0 and child not in view.expanded and graph.groups[child].kind in ("inputs", "outputs"):
             edge_groups["source" if graph.groups[child].kind == "inputs" else "sink"].append(child)
         elif child in view.expanded:
-            cg = graph.groups[child]
             with _subgraph(dot, f"cluster_g{child}") as sub:
-                attrs = {"label": cluster_label(graph, child), "id": f"cluster_g{child}",
-                         "style": REPEAT_CLUSTER_STYLE if cg.kind == "repeat" else "rounded,filled",
-                         "fillcolor": GROUP_FILL.get(cg.kind, "#F8F8F8"),
-                         "color": "#9AA5B1", "fontsize": "10", "labeljust": "l"}
+                attrs = cluster_attrs(graph, child)
                 if marks is not None and ("g", child) in marks.status:  # outline only: the
-                    attrs = _mark(attrs, ("g", child), marks, cluster=True)  # members are filled
-                    attrs["fillcolor"] = GROUP_FILL.get(cg.kind, "#F8F8F8")
+                    fill = attrs["fillcolor"]  # members are filled
+                    attrs = _mark(attrs, ("g", child), marks, cluster=True)
+                    attrs["fillcolor"] = fill
                 sub.attr(**attrs)
                 _emit_group(sub, view, child, ins, outs, marks)
         else:
@@ -238,13 +244,13 @@ def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: di
                         sub.node(item_id(item), **_mark(group_box_attrs(
                             graph, child, ins.get(item, []), outs.get(item, [])), item, marks))
                     for nid in members:
-                        sub.node(f"n{nid}", **_mark(_node_attrs(graph, nid), ("n", nid), marks))
+                        sub.node(f"n{nid}", **_mark(node_attrs(graph, nid), ("n", nid), marks))
         for nid in g.nodes:
             if graph.nodes[nid].kind == "eqn":
-                dot.node(f"n{nid}", **_mark(_node_attrs(graph, nid), ("n", nid), marks))
+                dot.node(f"n{nid}", **_mark(node_attrs(graph, nid), ("n", nid), marks))
         return
     for nid in g.nodes:
-        dot.node(f"n{nid}", **_mark(_node_attrs(graph, nid), ("n", nid), marks))
+        dot.node(f"n{nid}", **_mark(node_attrs(graph, nid), ("n", nid), marks))
 
 
 def _subgraph(dot: graphviz.Digraph, name: str) -> AbstractContextManager[graphviz.Digraph]:
@@ -262,24 +268,24 @@ def legend_kinds(graph: Graph) -> list[str]:
         kinds.add("weak")
     if any(g.kind == "repeat" for g in graph.groups):
         kinds.add("repeat")
-    return [k for k in ("traced", "static", "constant", "captured", "output", "weak", "repeat") if k in kinds]
+    return [k for k in LEGEND_ORDER if k in kinds]
 
 
 def _emit_legend(dot: graphviz.Digraph, graph: Graph, marks: Marks | None = None) -> None:
     with _subgraph(dot, "cluster_legend") as leg:
-        leg.attr(label="legend", fontsize="9", style="dashed", color="#BBBBBB", id="cluster_legend")
+        leg.attr(**LEGEND_CLUSTER, id="cluster_legend")
         for kind in legend_kinds(graph):
             spec = LEGEND[kind]
-            shape = "plaintext" if kind == "weak" else spec["shape"]
-            fill = {"style": "filled", "fillcolor": spec["color"]} if kind != "weak" else {"fontcolor": spec["color"]}
-            label = {"weak": "- - weak type - -", "repeat": "×N identical layers"}.get(kind, kind)
-            extra = REPEAT_BOX if kind == "repeat" else {}
-            leg.node(f"legend_{kind}", label=label, shape=shape, fontsize="8", tooltip=spec["label"],
-                     **fill, **extra)
+            if kind == "weak":  # a dashed edge, drawn in text
+                look = {"label": f"- - {spec['text']} - -", "shape": "plaintext", "fontcolor": spec["color"]}
+            else:
+                look = {"label": spec["text"], "shape": spec["shape"], "style": "filled", "fillcolor": spec["color"],
+                        **(REPEAT_BOX if kind == "repeat" else {})}
+            leg.node(f"legend_{kind}", **look, fontsize=LEGEND_FONTSIZE, tooltip=spec["label"])
         shown = set(marks.status.values()) if marks is not None else set()
         for status in (s for s in MARK_STYLE if s in shown):
             style = MARK_STYLE[status]
-            leg.node(f"legend_{status}", label=status, shape="box", fontsize="8", tooltip=style["label"],
+            leg.node(f"legend_{status}", label=status, shape="box", fontsize=LEGEND_FONTSIZE, tooltip=style["label"],
                      style="rounded,filled" + (",dashed" if status == "removed" else ""),
                      fillcolor=style["fillcolor"], color=style["color"], penwidth="2")
 

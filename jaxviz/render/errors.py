@@ -10,8 +10,8 @@ from rich.text import Text
 from rich.tree import Tree
 
 from ..graph import LEGEND
-from ..render.dot import PATH_COLOR
 from ..text import esc
+from ..visual import PATH_COLOR, PATH_END_FILL
 
 if TYPE_CHECKING:  # the explanation imports this module to draw itself
     from ..errors.explanation import Explanation
@@ -32,7 +32,7 @@ def explanation_html(e: Explanation, svg: str | None) -> str:
         t = e.line.text
         num = e.line.cell_line if e.line.cell_line is not None else e.line.line
         if e.line.expression:
-            code = (esc(t[: e.line.col]) + f'<mark style="background:#F9D6D5;color:inherit;'
+            code = (esc(t[: e.line.col]) + f'<mark style="background:{PATH_END_FILL};color:inherit;'
                     f'border-bottom:2px solid {PATH_COLOR}">{esc(e.line.expression)}</mark>'
                     + esc(t[e.line.end_col:]))
         else:

@@ -7,28 +7,31 @@ from __future__ import annotations
 from typing import Any
 
 from ..costs import group_heat
-from ..graph import LEGEND, Graph, repeat_text, size_text
+from ..graph import Graph, repeat_text, size_text
 from ..text import esc
+from ..visual import CLUSTER, LEGEND, LEGEND_ORDER
 from .dot import responsive_svg
 
 MAX_LISTED_NODES = 400  # per group; more is listed as a count
 MAX_LISTED_TOTAL = 3000  # in the whole listing
 
 
-REPEAT_STYLE = f"background:{LEGEND['repeat']['color']};border:3px double #9AA5B1;padding:0 4px;border-radius:3px"
+REPEAT_STYLE = (f"background:{LEGEND['repeat']['color']};border:3px double {CLUSTER['color']};padding:0 4px;"
+                "border-radius:3px")
 
 
 def legend_html(graph: Graph | None = None) -> str:
     """The colour chips; with ``graph``, a "×N" chip when it has folded repeated layers."""
     items = []
-    for kind in ("traced", "static", "constant", "captured", "output", "weak"):
+    for kind in (k for k in LEGEND_ORDER if k != "repeat"):
         spec = LEGEND[kind]
         items.append(f'<span class="jaxviz-chip" title="{esc(spec["label"])}" '
                      f'style="background:{spec["color"]};padding:0 6px;border-radius:3px;'
-                     f'margin-right:4px;color:#111">{kind}</span>')
+                     f'margin-right:4px;color:#111">{esc(spec["text"])}</span>')
     if graph is not None and any(g.kind == "repeat" for g in graph.groups):
-        items.append(f'<span class="jaxviz-chip jaxviz-chip-repeat" title="{esc(LEGEND["repeat"]["label"])}" '
-                     f'style="{REPEAT_STYLE};margin-right:4px;color:#111">×N identical layers</span>')
+        spec = LEGEND["repeat"]
+        items.append(f'<span class="jaxviz-chip jaxviz-chip-repeat" title="{esc(spec["label"])}" '
+                     f'style="{REPEAT_STYLE};margin-right:4px;color:#111">{esc(spec["text"])}</span>')
     return f'<div class="jaxviz-legend" style="font-size:11px;margin:4px 0">{"".join(items)}</div>'
 
 

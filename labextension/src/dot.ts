@@ -1,78 +1,50 @@
 /**
  * View → Graphviz DOT, with the same ids, shapes and colours as the kernel's
- * renderer (`jaxviz/render/dot.py`): clusters `cluster_g<id>` for expanded groups,
- * boxes `g<id>` for collapsed ones, `n<id>` for nodes.
+ * renderer (`jaxviz/render/dot.py`, the reference: the parity tests check this one
+ * against it): clusters `cluster_g<id>` for expanded groups, boxes `g<id>` for collapsed
+ * ones, `n<id>` for nodes. Colours, shapes and limits: `jaxviz/visual.json` (./visual).
  */
 
-import { GraphJSON, LegendEntry } from './model';
+import { GraphJSON } from './model';
 import { groupHeat, shortSource, sizeText } from './format';
 import {
-  ItemId,
-  View,
-  VisibleEdge,
-  edgeIsWeak,
-  edgeLabel,
-  groupItem,
-  itemInGroup,
-  nodeItem,
-  phaseOrder
-} from './view';
+  BOX_FILL,
+  CLUSTER,
+  CLUSTER_FILL,
+  DOT_DENSE,
+  DOT_EDGE,
+  DOT_GRAPH,
+  DOT_NODE,
+  GROUP_FILL,
+  LEGEND,
+  LEGEND_ORDER,
+  LegendSpec,
+  MAX_CURVED_EDGES,
+  MAX_LABELLED_EDGES,
+  PHASE,
+  REPEAT_BOX,
+  REPEAT_CLUSTER_STYLE
+} from './visual';
+import { ItemId, View, VisibleEdge, edgeIsWeak, edgeLabel, groupItem, itemInGroup, nodeItem, phaseOrder } from './view';
 
-/** Beyond this many edges the avals move to the tooltips and the layout's iteration
- * limits are lowered (edge labels are what makes dot slow on big views). */
-export const MAX_LABELLED_EDGES = 60;
-export const MAX_CURVED_EDGES = 150;
-
-export const GROUP_FILL: { [kind: string]: string } = {
-  call: '#EEF3FB',
-  scope: '#EEF3FB',
-  transform: '#F6F0FA',
-  eqn: '#FFF7E6',
-  jaxpr: '#FFFBF2',
-  repeat: '#DCE6F7',
-  phase: '#F3F7EE'
-};
-
-/** A train step's phases (forward, backward, update: group kind "phase") stand out:
- * a heavier outline and a bigger label, as a box and as an open group. */
-export const PHASE_BOX: { [key: string]: string } = { penwidth: '2', color: '#5B7F3A', fontsize: '12' };
-export const PHASE_CLUSTER: { [key: string]: string } = { penwidth: '2', color: '#5B7F3A', fontsize: '12' };
-
-/** As render/dot.py: a "block ×48" box is drawn as a stack (a double outline), also when
- * cost colours its fill; opened, its cluster has a dashed outline. */
-export const REPEAT_BOX: { [key: string]: string } = { peripheries: '2' };
-export const REPEAT_CLUSTER_STYLE = 'rounded,filled,dashed';
-
-const DEFAULT_LEGEND: { [kind: string]: LegendEntry } = {
-  traced: { color: '#4C9BE8', shape: 'invhouse', label: 'traced input' },
-  static: { color: '#F2A541', shape: 'invhouse', label: 'static input' },
-  constant: { color: '#B0B0B0', shape: 'note', label: 'constant' },
-  captured: { color: '#D9534F', shape: 'note', label: 'captured global/closure' },
-  output: { color: '#5CB85C', shape: 'house', label: 'output' },
-  eqn: { color: '#FFFFFF', shape: 'box', label: 'equation' },
-  group: { color: '#EEF3FB', shape: 'box3d', label: 'collapsed group' },
-  repeat: { color: '#DCE6F7', shape: 'box3d', label: 'N identical layers folded into one box ×N (click to expand)' },
-  weak: { color: '#9B59B6', shape: 'dashed edge', label: 'weakly typed value' }
-};
-
-export function legendOf(graph: GraphJSON): { [kind: string]: LegendEntry } {
-  return { ...DEFAULT_LEGEND, ...(graph.legend ?? {}) };
+/** The legend a graph is drawn with: the bundled visual language, each entry overridden by
+ * what the payload's kernel sent (an output traced by another jaxviz version keeps the
+ * colours of its static drawing). */
+export function legendOf(graph: GraphJSON): { [kind: string]: LegendSpec } {
+  const legend: { [kind: string]: LegendSpec } = {};
+  for (const [kind, spec] of Object.entries(LEGEND)) {
+    legend[kind] = { ...spec, ...(graph.legend?.[kind] ?? {}) };
+  }
+  return legend;
 }
 
 /** A DOT double-quoted string. Backslashes are doubled so that user text cannot
  * inject Graphviz escapes; newlines become centred line breaks. */
 export function quote(s: string): string {
-  return (
-    '"' +
-    String(s)
-      .replace(/\\/g, '\\\\')
-      .replace(/"/g, '\\"')
-      .replace(/\r?\n/g, '\\n') +
-    '"'
-  );
+  return '"' + String(s).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\r?\n/g, '\\n') + '"';
 }
 
-function attrs(a: { [key: string]: string | undefined }): string {
+function attrs(a: { readonly [key: string]: string | undefined }): string {
   const parts: string[] = [];
   for (const [k, v] of Object.entries(a)) {
     if (v !== undefined) {
@@ -83,11 +55,8 @@ function attrs(a: { [key: string]: string | undefined }): string {
 }
 
 export interface DotOptions {
-  /** Label edges with shapes (default: when there are at most 250 edges). */
+  /** Label edges with shapes (default: when there are at most MAX_LABELLED_EDGES). */
   edgeLabels?: boolean;
-  /** Emit a legend cluster as the kernel's renderer does (default false: the
-   * interactive view shows the legend in HTML). */
-  legend?: boolean;
   /** Mark expanded clusters/collapsed boxes with ▾/▸ (default true). */
   markers?: boolean;
   /** The rank direction (default TB: data flows down; LR: to the right). */
@@ -103,10 +72,9 @@ function dotWriter(view: View, options: DotOptions) {
 
   const header = () => {
     lines.push(`digraph ${quote(graph.name || 'program')} {`);
-    // As render/dot.py: ranksep 0.3 (Graphviz: 0.5), so a first view of ~10 rows fits.
-    lines.push(`  compound=true fontname="Helvetica" fontsize=11 newrank=true ranksep=0.3 rankdir=${options.rankdir ?? 'TB'}`);
-    lines.push('  node [fontname="Helvetica" fontsize=10 height=0.3 margin="0.08,0.04"]');
-    lines.push('  edge [arrowsize=0.6 color="#555555" fontname="Helvetica" fontsize=8]');
+    lines.push(`  graph ${attrs({ ...DOT_GRAPH, rankdir: options.rankdir ?? 'TB' })}`);
+    lines.push(`  node ${attrs(DOT_NODE)}`);
+    lines.push(`  edge ${attrs(DOT_EDGE)}`);
   };
 
   const boxLine = (child: number, indent: string) => {
@@ -120,9 +88,9 @@ function dotWriter(view: View, options: DotOptions) {
       label: `${markers ? '▸ ' : ''}${cg.repeat || cg.name}${size}${where}`,
       shape: 'box3d',
       style: 'filled',
-      fillcolor: GROUP_FILL[cg.kind] ?? '#EEF3FB',
+      fillcolor: GROUP_FILL[cg.kind] ?? BOX_FILL,
       ...(cg.kind === 'repeat' ? REPEAT_BOX : {}),
-      ...(cg.kind === 'phase' ? PHASE_BOX : {})
+      ...(cg.kind === 'phase' ? PHASE : {})
     };
     if (cg.parent !== null && graph.groups[cg.parent].kind === 'repeat') {
       // As render/dot.py: the layers of an open fold in one straight column.
@@ -150,11 +118,9 @@ function dotWriter(view: View, options: DotOptions) {
         class: `jaxviz-cluster jaxviz-group-${cg.kind}`,
         label,
         style: cg.kind === 'repeat' ? REPEAT_CLUSTER_STYLE : 'rounded,filled',
-        fillcolor: GROUP_FILL[cg.kind] ?? '#F8F8F8',
-        color: '#9AA5B1',
-        fontsize: '10',
-        labeljust: 'l',
-        ...(cg.kind === 'phase' ? PHASE_CLUSTER : {})
+        fillcolor: GROUP_FILL[cg.kind] ?? CLUSTER_FILL,
+        ...CLUSTER,
+        ...(cg.kind === 'phase' ? PHASE : {})
       })}`
     );
     emitGroup(child, indent + '  ');
@@ -202,7 +168,7 @@ function dotWriter(view: View, options: DotOptions) {
     if (view.edges.length > MAX_LABELLED_EDGES) {
       // As render/dot.py: straight edges in dense views (spline routing is most of the cost).
       const splines = view.edges.length > MAX_CURVED_EDGES ? 'line' : 'polyline';
-      lines.push(`  graph [nslimit=2 nslimit1=2 mclimit=0.5 splines=${splines}]`);
+      lines.push(`  graph ${attrs({ ...DOT_DENSE, splines })}`);
     }
   };
   /** An edge's line; `src`/`dst`: the DOT names of its ends when they are not the items. */
@@ -218,7 +184,7 @@ function dotWriter(view: View, options: DotOptions) {
     }
     lines.push(`  ${quote(src)} -> ${quote(dst)} ${attrs(a)}`);
   };
-  return { graph, legend, lines, header, emitGroup, cluster, labelled, layoutLimits, edgeLine };
+  return { graph, lines, header, emitGroup, cluster, labelled, layoutLimits, edgeLine };
 }
 
 export function viewToDot(view: View, options: DotOptions = {}): string {
@@ -237,9 +203,6 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
     ends.forEach(item => lines.push(`  ${quote(item)} -> ${anchor} [style=invis]`));
     starts.forEach(item => lines.push(`  ${anchor} -> ${quote(item)} [style=invis]`));
   });
-  if (options.legend) {
-    emitLegend(lines, w.graph, w.legend);
-  }
   lines.push('}');
   return lines.join('\n') + '\n';
 }
@@ -288,7 +251,9 @@ export function groupToDot(
       );
       // Flat edges keep the stand-ins in this order across their rank.
       for (let i = 0; i + 1 < outside.length && order[side]; i++) {
-        lines.push(`    ${quote(stubName(outside[i], side))} -> ${quote(stubName(outside[i + 1], side))} [style=invis]`);
+        lines.push(
+          `    ${quote(stubName(outside[i], side))} -> ${quote(stubName(outside[i + 1], side))} [style=invis]`
+        );
       }
       lines.push('  }');
     }
@@ -310,8 +275,21 @@ export function groupToDot(
 /** Primitives that run sub-programs: a literal operand (a scan's initial carry 0.0) next
  * to their name reads as a version ("scan 0.0"); it stays in the tooltip. */
 const HIGHER_ORDER = new Set([
-  'scan', 'while', 'cond', 'pjit', 'jit', 'closed_call', 'core_call', 'remat', 'checkpoint',
-  'custom_jvp_call', 'custom_vjp_call', 'custom_vjp_call_jaxpr', 'shard_map', 'xla_call', 'xla_pmap'
+  'scan',
+  'while',
+  'cond',
+  'pjit',
+  'jit',
+  'closed_call',
+  'core_call',
+  'remat',
+  'checkpoint',
+  'custom_jvp_call',
+  'custom_vjp_call',
+  'custom_vjp_call_jaxpr',
+  'shard_map',
+  'xla_call',
+  'xla_pmap'
 ]);
 
 /** An equation's label: its primitive, with its literal operands for plain operations
@@ -321,7 +299,7 @@ export function eqnLabel(n: { label: string; primitive: string | null; literals:
   return `${n.label}${lits}`;
 }
 
-function nodeAttrs(graph: GraphJSON, nid: number, legend: { [kind: string]: LegendEntry }): { [key: string]: string } {
+function nodeAttrs(graph: GraphJSON, nid: number, legend: { [kind: string]: LegendSpec }): { [key: string]: string } {
   const n = graph.nodes[nid];
   const where = n.source ? `\n${shortSource(n.source)}` : '';
   const base = { id: nodeItem(nid), class: `jaxviz-${n.kind}` };
@@ -355,7 +333,8 @@ function nodeAttrs(graph: GraphJSON, nid: number, legend: { [kind: string]: Lege
   };
 }
 
-/** The legend kinds a graph uses (as the kernel's renderer chooses them). */
+/** The legend kinds a graph uses (as the kernel's renderer chooses them), for the
+ * view's HTML legend: the legend drawn in DOT is the kernel's, in its static drawing. */
 export function legendKinds(graph: GraphJSON): string[] {
   const kinds = new Set<string>(['output']);
   for (const n of graph.nodes) {
@@ -372,21 +351,5 @@ export function legendKinds(graph: GraphJSON): string[] {
   if (graph.groups.some(g => g.kind === 'repeat')) {
     kinds.add('repeat');
   }
-  return ['traced', 'static', 'constant', 'captured', 'output', 'weak', 'repeat'].filter(k => kinds.has(k));
-}
-
-function emitLegend(lines: string[], graph: GraphJSON, legend: { [kind: string]: LegendEntry }): void {
-  lines.push('  subgraph "cluster_legend" {');
-  lines.push(`    graph ${attrs({ id: 'cluster_legend', label: 'legend', fontsize: '9', style: 'dashed', color: '#BBBBBB' })}`);
-  for (const kind of legendKinds(graph)) {
-    const spec = legend[kind];
-    const a: { [key: string]: string } =
-      kind === 'weak'
-        ? { label: '- - weak type - -', shape: 'plaintext', fontcolor: spec.color }
-        : kind === 'repeat'
-          ? { label: '×N identical layers', shape: spec.shape, style: 'filled', fillcolor: spec.color, ...REPEAT_BOX }
-          : { label: kind, shape: spec.shape, style: 'filled', fillcolor: spec.color };
-    lines.push(`    ${quote(`legend_${kind}`)} ${attrs({ ...a, id: `legend_${kind}`, fontsize: '8', tooltip: spec.label })}`);
-  }
-  lines.push('  }');
+  return LEGEND_ORDER.filter(k => kinds.has(k));
 }

@@ -1,6 +1,14 @@
 /** Small text helpers shared by the graph view, DOT and the panel. */
 
 import { Aval, GraphGroup, GraphNode, SourceLoc } from './model';
+import {
+  HEAT_DARK_TEXT,
+  HEAT_DECADES,
+  HEAT_LIGHT_TEXT,
+  HEAT_LIGHT_TEXT_ABOVE,
+  HEAT_MIN_FLOPS,
+  HEAT_STOPS
+} from './visual';
 
 /** As `SourceLoc.short()` in Python: "cell line 3", "In[5] line 2" or "file.py:12". */
 export function shortSource(s: SourceLoc | null | undefined): string {
@@ -28,7 +36,10 @@ export interface TooltipLine {
   mono?: boolean;
 }
 
-export function nodeTooltip(n: GraphNode, inputInfo?: { kind: string; value: string | null; source: string | null }): {
+export function nodeTooltip(
+  n: GraphNode,
+  inputInfo?: { kind: string; value: string | null; source: string | null }
+): {
   title: string;
   lines: TooltipLine[];
 } {
@@ -230,10 +241,8 @@ export function costLabel(flops?: number, nbytes?: number): string {
   return `${fmtCount(flops ?? 0, 'FLOP')} · ${fmtCostBytes(nbytes ?? 0)}`;
 }
 
-export const HEAT_STOPS = ['#FFFFE5', '#FFF7BC', '#FEE391', '#FEC44F', '#FE9929', '#EC7014', '#CC4C02', '#8C2D04'];
-const HEAT_DECADES = 3;
-/** As costs.HEAT_MIN_FLOPS: a cheaper program is not shaded by share. */
-export const HEAT_MIN_FLOPS = 1e6;
+// The heat scale (stops, decades, HEAT_MIN_FLOPS: a cheaper program is not shaded by
+// share) is jaxviz/visual.json's, as costs.py's.
 
 export function heatLevel(fraction: number): number {
   if (fraction <= 0) {
@@ -266,10 +275,7 @@ export interface Heat {
 }
 
 /** How a group shows its estimated cost (null when none was computed). */
-export function groupHeat(
-  groups: { flops?: number; bytes?: number }[],
-  gid: number
-): Heat | null {
+export function groupHeat(groups: { flops?: number; bytes?: number }[], gid: number): Heat | null {
   const g = groups[gid];
   const total = groups[0]?.flops ?? 0;
   if (!total || !(g.flops || g.bytes)) {
@@ -282,7 +288,7 @@ export function groupHeat(
     text: `${costLabel(g.flops, g.bytes)} · ${pct}`,
     share,
     fill: heatColor(level),
-    font: level > 0.8 ? '#FFFFFF' : '#111111'
+    font: level > HEAT_LIGHT_TEXT_ABOVE ? HEAT_LIGHT_TEXT : HEAT_DARK_TEXT
   };
 }
 

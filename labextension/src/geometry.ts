@@ -91,7 +91,12 @@ export function keepInPlace(
  * `viewport`: below right of the pointer, flipped to the left or above when it would
  * cross the viewport's right or bottom edge, and clamped inside it.
  */
-export function placeTooltip(at: { x: number; y: number }, size: Size, viewport: Size, gap = 14): { x: number; y: number } {
+export function placeTooltip(
+  at: { x: number; y: number },
+  size: Size,
+  viewport: Size,
+  gap = 14
+): { x: number; y: number } {
   let x = at.x + gap;
   let y = at.y + gap;
   if (x + size.w > viewport.w - 4) {

@@ -12,12 +12,13 @@ import type { Message } from '@lumino/messaging';
 import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
-import { GROUP_FILL, groupToDot, legendKinds, legendOf, viewToDot } from './dot';
+import { groupToDot, legendKinds, legendOf, viewToDot } from './dot';
 import { TooltipLine, avalDetail, groupTooltip, heatColor, nodeTooltip, repeatText } from './format';
 import { PT_TO_PX, fitAll, firstView, keepInPlace, maxCanvasHeight, placeTooltip, prefersSideways } from './geometry';
 import { parseSvg } from './layout';
 import { layoutMode, layoutText } from './layoutsvg';
 import { GraphModel } from './graphmodel';
+import { GROUP_FILL } from './visual';
 import { closeGroup, drawingText, parseDrawing, portOrder, spliceGroup } from './splicesvg';
 import { ProgramPayload, inflatePayload, payloadProblem } from './model';
 import { initialExpansion } from './persist';

@@ -7,7 +7,9 @@ function spawnChunk(): WorkerLike {
   // Written out literally so that webpack 5 emits the worker as its own chunk, loaded from
   // the extension's static folder (its public path is found at run time: `publicPath: 'auto'`).
   // A stable chunk name in dev and production builds (tests and CSP rules can find it).
-  return new Worker(/* webpackChunkName: "jaxviz_layout_worker" */ new URL('./layout.worker.js', import.meta.url)) as unknown as WorkerLike;
+  return new Worker(
+    /* webpackChunkName: "jaxviz_layout_worker" */ new URL('./layout.worker.js', import.meta.url)
+  ) as unknown as WorkerLike;
 }
 
 let spawn: () => WorkerLike = spawnChunk;

@@ -100,12 +100,19 @@ export function refitPoint(box: Rect, next: Rect, p: Pt): Pt {
 
 /** Whether `r` lies within `box`. */
 export function within(r: Rect, box: Rect, eps = 0.5): boolean {
-  return r.x >= box.x - eps && r.y >= box.y - eps && r.x + r.w <= box.x + box.w + eps && r.y + r.h <= box.y + box.h + eps;
+  return (
+    r.x >= box.x - eps && r.y >= box.y - eps && r.x + r.w <= box.x + box.w + eps && r.y + r.h <= box.y + box.h + eps
+  );
 }
 
 /** The bounding box of rectangles. */
 export function union(rects: Rect[]): Rect {
-  return bboxOf(rects.flatMap(r => [{ x: r.x, y: r.y }, { x: r.x + r.w, y: r.y + r.h }]));
+  return bboxOf(
+    rects.flatMap(r => [
+      { x: r.x, y: r.y },
+      { x: r.x + r.w, y: r.y + r.h }
+    ])
+  );
 }
 
 export function shifted(p: Pt, d: Pt): Pt {

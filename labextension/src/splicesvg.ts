@@ -54,7 +54,9 @@ function shapePoints(g: Element): Pt[] {
 
 /** Every coordinate of an element's shapes through `f`. */
 function mapShapes(g: Element, f: (p: Pt) => Pt): void {
-  g.querySelectorAll('polygon, polyline').forEach(e => e.setAttribute('points', mapCoords(e.getAttribute('points') ?? '', f)));
+  g.querySelectorAll('polygon, polyline').forEach(e =>
+    e.setAttribute('points', mapCoords(e.getAttribute('points') ?? '', f))
+  );
   g.querySelectorAll('path').forEach(e => e.setAttribute('d', mapCoords(e.getAttribute('d') ?? '', f)));
   g.querySelectorAll('ellipse').forEach(e => mapAt(e, 'cx', 'cy', f));
 }
@@ -84,9 +86,11 @@ function stretchEdge(edge: Element, s: Stretch, tail: Pt | null, head: Pt | null
     path.setAttribute('d', formatPath(tail && head ? clearOf(grown, moved) : moved));
   }
   // The arrowhead touches the head item; the label is a point of the edge's course.
-  edge.querySelectorAll('polygon').forEach(p =>
-    p.setAttribute('points', mapCoords(p.getAttribute('points') ?? '', head ? by(head) : q => stretchPoint(s, q)))
-  );
+  edge
+    .querySelectorAll('polygon')
+    .forEach(p =>
+      p.setAttribute('points', mapCoords(p.getAttribute('points') ?? '', head ? by(head) : q => stretchPoint(s, q)))
+    );
   edge.querySelectorAll('text').forEach(t => mapAt(t, 'x', 'y', q => stretchPoint(s, q)));
 }
 
@@ -279,9 +283,9 @@ export function closeGroup(base: Document, fresh: Document, item: string, rankdi
       const before = outside[Math.max(0, outside.length - 2)];
       const head = arrowHead(from, portOn(at, from, 'in', rankdir), { x: from.x - before.x, y: from.y - before.y });
       setPath(edge, extendTo(outside, midpoint(head[0], head[2]))); // the line stops at the arrow's base
-      edge.querySelectorAll('polygon').forEach((p, k) =>
-        k === 0 ? p.setAttribute('points', head.map(q => `${q.x},${q.y}`).join(' ')) : p.remove()
-      );
+      edge
+        .querySelectorAll('polygon')
+        .forEach((p, k) => (k === 0 ? p.setAttribute('points', head.map(q => `${q.x},${q.y}`).join(' ')) : p.remove()));
     } else {
       // Out: from the box, straight to where the edge leaves the old group, then on.
       const outside = outsidePrefix([...path].reverse(), rect).reverse();
@@ -305,7 +309,10 @@ function growCanvas(doc: Document, s: Stretch): void {
   const svg = doc.documentElement;
   const background = doc.querySelector('g.graph > polygon');
   if (background) {
-    background.setAttribute('points', mapCoords(background.getAttribute('points') ?? '', p => stretchPoint(s, p)));
+    background.setAttribute(
+      'points',
+      mapCoords(background.getAttribute('points') ?? '', p => stretchPoint(s, p))
+    );
   }
   const [x, y, w, h] = (svg.getAttribute('viewBox') ?? '0 0 0 0').split(/[\s,]+/).map(Number);
   const width = w + s.x.grow;

@@ -72,7 +72,8 @@ ${VSCODE_DARK_BODY} .jp-jaxviz-graph {
 /** JupyterLab's theme variables the graph's CSS reads, for pages that have none (VS Code,
  * Colab, a plain page). `:where` gives them no weight: a page's own theme (JupyterLab,
  * Notebook 7, nbconvert's lab template) wins. */
-const DEFAULTS = `
+const DEFAULTS =
+  `
 :where(:root) {
   --jp-ui-font-family: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif;
   --jp-code-font-family: SFMono-Regular, Menlo, Consolas, 'Liberation Mono', monospace;

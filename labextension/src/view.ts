@@ -409,7 +409,10 @@ export function phaseOrder(view: View): [ItemId[], ItemId[]][] {
   for (const gid of [...view.expanded].sort((a, b) => a - b)) {
     const phases = graph.groups[gid].groups.filter(c => graph.groups[c].kind === 'phase');
     for (let i = 0; i + 1 < phases.length; i++) {
-      out.push([phaseEnds(view, itemsBelow(view, phases[i]), true), phaseEnds(view, itemsBelow(view, phases[i + 1]), false)]);
+      out.push([
+        phaseEnds(view, itemsBelow(view, phases[i]), true),
+        phaseEnds(view, itemsBelow(view, phases[i + 1]), false)
+      ]);
     }
   }
   return out;

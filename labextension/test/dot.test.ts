@@ -25,26 +25,33 @@ describe('viewToDot', () => {
     const idx = new GraphIndex(smallGraph());
     const dot = viewToDot(buildView(idx, [0]));
     assert.match(dot, /^digraph "f" \{/);
-    assert.match(dot, /"g1" \[id="g1" class="jaxviz-group jaxviz-group-call" label="▸ layer 1\/1\\n2 eqns\\nnb.py:7" shape="box3d"/);
-    assert.match(dot, /"n0" \[id="n0" class="jaxviz-input jaxviz-input-traced" label="x\\nf32\[2,3\]" shape="invhouse" style="filled" fillcolor="#4C9BE8"\]/);
+    assert.match(
+      dot,
+      /"g1" \[id="g1" class="jaxviz-group jaxviz-group-call" label="▸ layer 1\/1\\n2 eqns\\nnb.py:7" shape="box3d"/
+    );
+    assert.match(
+      dot,
+      /"n0" \[id="n0" class="jaxviz-input jaxviz-input-traced" label="x\\nf32\[2,3\]" shape="invhouse" style="filled" fillcolor="#4C9BE8"\]/
+    );
     assert.match(dot, /"n2" \[.*fillcolor="#D9534F"/, 'captured inputs are red');
     assert.match(dot, /"n3" \[.*shape="house".*fillcolor="#5CB85C"/);
     assert.match(dot, /"g2" -> "n3" \[id="e_g2_n3" class="jaxviz-edge" label="2 values"\]/);
     assert.doesNotMatch(dot, /cluster_g/);
 
     const open = viewToDot(buildView(idx, [0, 1, 2]));
-    assert.match(open, /subgraph "cluster_g1" \{\n {4}graph \[id="cluster_g1"[^\]]*label="▾ layer 1\/1 \(2 eqns\) · nb.py:7"/);
+    assert.match(
+      open,
+      /subgraph "cluster_g1" \{\n {4}graph \[id="cluster_g1"[^\]]*label="▾ layer 1\/1 \(2 eqns\) · nb.py:7"/
+    );
     assert.match(open, /"n4" \[id="n4" class="jaxviz-eqn" label="dot_general\\ncell line 2"/);
     assert.match(open, /"n7"|"g3"/);
     assert.match(open, /"n6" -> "g3" \[.*style="dashed" color="#9B59B6"/, 'weak edges are dashed purple');
   });
 
-  it('leaves labels off when there are many edges, and can emit a legend', () => {
+  it('leaves labels off when there are many edges, and names the legend kinds a graph uses', () => {
     const idx = new GraphIndex(smallGraph());
     const view = buildView(idx, [0]);
     assert.doesNotMatch(viewToDot(view, { edgeLabels: false }), /label="f32/);
-    const withLegend = viewToDot(view, { legend: true });
-    assert.match(withLegend, /subgraph "cluster_legend"/);
     assert.deepEqual(legendKinds(smallGraph()), ['traced', 'static', 'captured', 'output', 'weak']);
   });
 
@@ -53,12 +60,10 @@ describe('viewToDot', () => {
     const idx = new GraphIndex(smallGraph());
     for (const expanded of [[0], [0, 2], [0, 1, 2, 3]]) {
       const view = buildView(idx, expanded);
-      const result = graphviz.render(viewToDot(view, { legend: true }), { format: 'svg' });
+      const result = graphviz.render(viewToDot(view), { format: 'svg' });
       assert.equal(result.status, 'success', JSON.stringify(result.errors));
       const svg = result.output!;
-      const all = ids(svg, 'node');
-      assert.ok(all.includes('legend_traced') && all.includes('legend_weak'));
-      const nodes = all.filter(i => !i.startsWith('legend_'));
+      const nodes = ids(svg, 'node');
       const want = expanded.length === 1 ? ['g1', 'g2', 'n0', 'n1', 'n2', 'n3'] : null;
       if (want) {
         assert.deepEqual(nodes, want);

@@ -58,7 +58,17 @@ export function smallGraph(): GraphJSON {
       { src: 6, dst: 3, aval: f32([2, 3]), var: 'Var(id=5):float32[2,3]' }
     ],
     groups: [
-      { id: 0, name: 'f', kind: 'root', parent: null, groups: [1, 2], nodes: [0, 1, 2, 3], n_eqns: 4, source: null, repeat: null },
+      {
+        id: 0,
+        name: 'f',
+        kind: 'root',
+        parent: null,
+        groups: [1, 2],
+        nodes: [0, 1, 2, 3],
+        n_eqns: 4,
+        source: null,
+        repeat: null
+      },
       {
         id: 1,
         name: 'layer',
@@ -145,11 +155,31 @@ export function repeatGraph(): GraphJSON {
     nodes,
     edges,
     groups: [
-      { id: 0, name: 'f', kind: 'root', parent: null, groups: [4], nodes: [x, out], n_eqns: 6, source: null, repeat: null },
+      {
+        id: 0,
+        name: 'f',
+        kind: 'root',
+        parent: null,
+        groups: [4],
+        nodes: [x, out],
+        n_eqns: 6,
+        source: null,
+        repeat: null
+      },
       layer(1),
       layer(2),
       layer(3),
-      { id: 4, name: 'layer ×3', kind: 'repeat', parent: 0, groups: [1, 2, 3], nodes: [], n_eqns: 6, source: site, repeat: null }
+      {
+        id: 4,
+        name: 'layer ×3',
+        kind: 'repeat',
+        parent: 0,
+        groups: [1, 2, 3],
+        nodes: [],
+        n_eqns: 6,
+        source: site,
+        repeat: null
+      }
     ]
   };
 }

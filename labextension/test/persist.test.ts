@@ -16,8 +16,18 @@ describe('expansion state kept in the output metadata', () => {
       expanded: [0, 3],
       groups: 4
     });
-    for (const bad of [undefined, null, 'x', [], {}, meta(null), meta([0, 2]), meta({ expanded: [0] }),
-      meta({ expanded: 'all', groups: 4 }), meta({ expanded: [0], groups: '4' })]) {
+    for (const bad of [
+      undefined,
+      null,
+      'x',
+      [],
+      {},
+      meta(null),
+      meta([0, 2]),
+      meta({ expanded: [0] }),
+      meta({ expanded: 'all', groups: 4 }),
+      meta({ expanded: [0], groups: '4' })
+    ]) {
       assert.equal(storedExpansion(bad), null, JSON.stringify(bad));
     }
   });
@@ -65,11 +75,14 @@ describe('expansion state kept in the output metadata', () => {
     assert.equal(metadataWithExpansion({}, idx, [0], new Set([0])), null);
     assert.equal(metadataWithExpansion(undefined, idx, [0], new Set([0])), null);
     // a malformed entry is replaced; other keys of it kept
-    assert.deepEqual(metadataWithExpansion(meta({ isolated: false, expanded: 'x' }), idx, [0], new Set([1]))?.[MIME_TYPE], {
-      isolated: false,
-      expanded: [0, 1],
-      groups: 4
-    });
+    assert.deepEqual(
+      metadataWithExpansion(meta({ isolated: false, expanded: 'x' }), idx, [0], new Set([1]))?.[MIME_TYPE],
+      {
+        isolated: false,
+        expanded: [0, 1],
+        groups: 4
+      }
+    );
     // what is written reads back as the same state
     const back = initialExpansion(idx, [0], metadataWithExpansion({}, idx, [0], new Set([3])));
     assert.equal(expansionKey(back.expanded), '0,2,3');

@@ -66,8 +66,8 @@ describe('rank direction', () => {
   });
   it('is written into the DOT', () => {
     const idx = new GraphIndex(smallGraph());
-    assert.match(viewToDot(buildView(idx, [0]), { rankdir: 'LR' }), /rankdir=LR/);
-    assert.match(viewToDot(buildView(idx, [0])), /rankdir=TB/);
+    assert.match(viewToDot(buildView(idx, [0]), { rankdir: 'LR' }), /rankdir="LR"/);
+    assert.match(viewToDot(buildView(idx, [0])), /rankdir="TB"/);
   });
 });
 

@@ -118,9 +118,14 @@ describe('the stretch', () => {
 
 describe('SVG coordinates', () => {
   it('maps every x,y pair of a points or path attribute and keeps the rest', () => {
-    assert.equal(mapCoords('M43,-120.07C43,-113.45 43,-104.57 43,-96.43', p => ({ x: p.x + 1, y: p.y * 2 })),
-      'M44,-240.14C44,-226.9 44,-209.14 44,-192.86');
-    assert.deepEqual(coordsOf('1e1,-2 3,4.5'), [{ x: 10, y: -2 }, { x: 3, y: 4.5 }]);
+    assert.equal(
+      mapCoords('M43,-120.07C43,-113.45 43,-104.57 43,-96.43', p => ({ x: p.x + 1, y: p.y * 2 })),
+      'M44,-240.14C44,-226.9 44,-209.14 44,-192.86'
+    );
+    assert.deepEqual(coordsOf('1e1,-2 3,4.5'), [
+      { x: 10, y: -2 },
+      { x: 3, y: 4.5 }
+    ]);
     assert.deepEqual(bboxOf(coordsOf('1,2 5,-3 2,8')), { x: 1, y: -3, w: 4, h: 11 });
     const d = 'M1,2C3,4 5,6 7,8';
     assert.equal(formatPath(parsePath(d)), d);
@@ -206,9 +211,17 @@ describe('edge paths', () => {
     assert.equal((around.length - 1) % 3, 0);
     assert.deepEqual(around[0], cut[0]);
     assert.deepEqual(around[around.length - 1], cut[3]);
-    assert.ok(trace(around, 64).every(p => !inside({ x: 101, y: -299, w: 278, h: 238 }, p)), 'clear of the group');
+    assert.ok(
+      trace(around, 64).every(p => !inside({ x: 101, y: -299, w: 278, h: 238 }, p)),
+      'clear of the group'
+    );
     assert.deepEqual(around[3], { x: 500, y: -400 }, 'across above it, then down beside it');
-    const clear = [{ x: 50, y: -400 }, { x: 50, y: -380 }, { x: 60, y: -200 }, { x: 60, y: -180 }];
+    const clear = [
+      { x: 50, y: -400 },
+      { x: 50, y: -380 },
+      { x: 60, y: -200 },
+      { x: 60, y: -180 }
+    ];
     assert.deepEqual(clearOf(grown, clear), clear, 'a curve that clears it stays');
   });
 
@@ -258,7 +271,10 @@ describe('edge paths', () => {
     // Smooth across the join: the control points either side of it in one line.
     const [b, j, a] = [joined[2], joined[3], joined[4]];
     const cross = (j.x - b.x) * (a.y - j.y) - (j.y - b.y) * (a.x - j.x);
-    assert.ok(Math.abs(cross) < 1e-6 && (j.x - b.x) * (a.x - j.x) + (j.y - b.y) * (a.y - j.y) > 0, 'no corner at the join');
+    assert.ok(
+      Math.abs(cross) < 1e-6 && (j.x - b.x) * (a.x - j.x) + (j.y - b.y) * (a.y - j.y) > 0,
+      'no corner at the join'
+    );
     const pts = trace(joined, 64);
     for (let i = 1; i < pts.length; i++) {
       assert.ok(Math.hypot(pts[i].x - pts[i - 1].x, pts[i].y - pts[i - 1].y) < 20, 'no jump along the path');
@@ -346,7 +362,6 @@ describe('drawings kept', () => {
     assert.equal(store.get([0]), 'a');
   });
 });
-
 
 describe('closing a group in place', () => {
   const rect = { x: 100, y: 100, w: 200, h: 100 };

@@ -56,10 +56,7 @@ describe('buildView', () => {
     const view = buildView(idx, [0]);
     assert.deepEqual(visibleItems(view), { nodes: [0, 1, 2, 3], groups: [1, 2] });
     assert.equal(visibleCount(view), 6);
-    assert.deepEqual(
-      edgeSet(view.edges),
-      new Set(['n0>g1:1', 'n2>g1:1', 'g1>g2:1', 'g2>n3:2'])
-    );
+    assert.deepEqual(edgeSet(view.edges), new Set(['n0>g1:1', 'n2>g1:1', 'g1>g2:1', 'g2>n3:2']));
     // The same value consumed twice inside g2 (n6 and n7) is one value on g1>g2.
     const g1g2 = view.edges.find(e => e.src === 'g1' && e.dst === 'g2')!;
     assert.equal(edgeLabel(g1g2), 'f32[2,3]');
@@ -94,22 +91,59 @@ describe('buildView', () => {
     // 2000 groups of 50 equations each, chained.
     const nodes: GraphNode[] = [];
     const edges: GraphEdge[] = [];
-    const groups: GraphGroup[] = [{ id: 0, name: 'big', kind: 'root', parent: null, groups: [], nodes: [], n_eqns: 0, source: null, repeat: null }];
+    const groups: GraphGroup[] = [
+      { id: 0, name: 'big', kind: 'root', parent: null, groups: [], nodes: [], n_eqns: 0, source: null, repeat: null }
+    ];
     let prev = -1;
     for (let gi = 1; gi <= 2000; gi++) {
-      groups.push({ id: gi, name: `block`, kind: 'call', parent: 0, groups: [], nodes: [], n_eqns: 50, source: null, repeat: null });
+      groups.push({
+        id: gi,
+        name: `block`,
+        kind: 'call',
+        parent: 0,
+        groups: [],
+        nodes: [],
+        n_eqns: 50,
+        source: null,
+        repeat: null
+      });
       groups[0].groups.push(gi);
       for (let k = 0; k < 50; k++) {
         const id = nodes.length;
-        nodes.push({ id, kind: 'eqn', label: 'add', group: gi, primitive: 'add', input_kind: null, params: {}, outputs: [], literals: [], source: null });
+        nodes.push({
+          id,
+          kind: 'eqn',
+          label: 'add',
+          group: gi,
+          primitive: 'add',
+          input_kind: null,
+          params: {},
+          outputs: [],
+          literals: [],
+          source: null
+        });
         groups[gi].nodes.push(id);
         if (prev >= 0) {
-          edges.push({ src: prev, dst: id, aval: { shape: [], dtype: 'float32', weak_type: false, text: 'f32[]' }, var: `Var(id=${id})` });
+          edges.push({
+            src: prev,
+            dst: id,
+            aval: { shape: [], dtype: 'float32', weak_type: false, text: 'f32[]' },
+            var: `Var(id=${id})`
+          });
         }
         prev = id;
       }
     }
-    const graph = { schema: 'jaxviz.graph' as const, version: 1, name: 'big', legend: {}, root: 0, nodes, edges, groups };
+    const graph = {
+      schema: 'jaxviz.graph' as const,
+      version: 1,
+      name: 'big',
+      legend: {},
+      root: 0,
+      nodes,
+      edges,
+      groups
+    };
     const t0 = Date.now();
     const idx = new GraphIndex(graph);
     const collapsed = buildView(idx, [0]);
