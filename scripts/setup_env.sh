@@ -38,8 +38,9 @@ if command -v npm >/dev/null 2>&1; then
   fi
   viewer=jaxviz/static/viewer.js  # the standalone viewer, built by the same `npm run build`
   if [ ! -f "$out/install.json" ] || [ ! -f "$viewer" ] \
-     || [ -n "$(find "$ext/src" "$ext/style" "$ext/package.json" "$ext/tsconfig.json" "$ext/build-viewer.mjs" -newer "$out/install.json" -print -quit)" ] \
-     || [ -n "$(find "$ext/src" "$ext/style" "$ext/build-viewer.mjs" -newer "$viewer" -print -quit)" ]; then
+     || [ -n "$(find "$ext/src" "$ext/style" "$ext/package.json" "$ext/tsconfig.json" "$ext/build-viewer.mjs" \
+                "$ext/build-schema.mjs" jaxviz/schema jaxviz/visual.json -newer "$out/install.json" -print -quit)" ] \
+     || [ -n "$(find "$ext/src" "$ext/style" "$ext/build-viewer.mjs" jaxviz/visual.json -newer "$viewer" -print -quit)" ]; then
     echo "jaxviz: building the JupyterLab extension"
     log=$(cd "$ext" && PATH="$PWD/../.venv/bin:$PATH" npm run build 2>&1) || { echo "$log"; exit 1; }
   fi

@@ -18,7 +18,7 @@ import { PT_TO_PX, fitAll, firstView, keepInPlace, maxCanvasHeight, placeTooltip
 import { parseSvg } from './layout';
 import { layoutMode, layoutText } from './layoutsvg';
 import { GraphModel } from './graphmodel';
-import { GROUP_FILL } from './visual';
+import { GROUP_FILL, LEGEND } from './visual';
 import { closeGroup, drawingText, parseDrawing, portOrder, spliceGroup } from './splicesvg';
 import { ProgramPayload, inflatePayload, payloadProblem } from './model';
 import { initialExpansion } from './persist';
@@ -1073,14 +1073,8 @@ export class GraphView extends Widget {
         }
         swatches.push(swatch);
       }
-      const text =
-        kind === 'weak'
-          ? 'weak type'
-          : kind === 'repeat'
-            ? '×N identical layers'
-            : heated
-              ? 'group (shaded by its share of FLOPs)'
-              : kind;
+      // The legend's words are visual.json's (a kind the file does not know: its name).
+      const text = heated ? 'group (shaded by its share of FLOPs)' : (LEGEND[kind]?.text ?? kind);
       item.append(...swatches, el('span', 'jp-jaxviz-legend-label', text));
       this.legendEl.appendChild(item);
     }
