@@ -237,6 +237,22 @@ const SAMPLES = 32;
  * before it first leaves), cut exactly at the rect's border. The whole path when it
  * never crosses.
  */
+/** Where the cubic `c` crosses `rect`'s border between `out` (a parameter outside it) and
+ * `inn` (one inside), by bisection: [the last parameter found outside, the first inside]. */
+function border(c: Pt[], rect: Rect, out: number, inn: number): [number, number] {
+  let lo = out;
+  let hi = inn;
+  for (let i = 0; i < 30; i++) {
+    const mid = (lo + hi) / 2;
+    if (inside(rect, bezierAt(c, mid))) {
+      hi = mid;
+    } else {
+      lo = mid;
+    }
+  }
+  return [lo, hi];
+}
+
 export function clipToRect(points: Pt[], rect: Rect, end: 'head' | 'tail'): Pt[] {
   const path = end === 'head' ? points : [...points].reverse();
   const segments = (path.length - 1) / 3;
@@ -245,17 +261,7 @@ export function clipToRect(points: Pt[], rect: Rect, end: 'head' | 'tail'): Pt[]
     // From the segment's end back to its start: the last sample outside the rect.
     for (let k = SAMPLES - 1; k >= 0; k--) {
       if (!inside(rect, bezierAt(c, k / SAMPLES))) {
-        let lo = k / SAMPLES; // outside
-        let hi = (k + 1) / SAMPLES; // inside
-        for (let i = 0; i < 30; i++) {
-          const mid = (lo + hi) / 2;
-          if (inside(rect, bezierAt(c, mid))) {
-            hi = mid;
-          } else {
-            lo = mid;
-          }
-        }
-        const after = splitBezier(c, hi)[1];
+        const after = splitBezier(c, border(c, rect, k / SAMPLES, (k + 1) / SAMPLES)[1])[1];
         const kept = [...after, ...path.slice(3 * s + 4)];
         return end === 'head' ? kept : kept.reverse();
       }
@@ -450,17 +456,7 @@ export function outsidePrefix(points: Pt[], rect: Rect): Pt[] {
     const c = points.slice(3 * s, 3 * s + 4);
     for (let k = 1; k <= SAMPLES; k++) {
       if (inside(rect, bezierAt(c, k / SAMPLES))) {
-        let lo = (k - 1) / SAMPLES; // outside
-        let hi = k / SAMPLES; // inside
-        for (let i = 0; i < 30; i++) {
-          const mid = (lo + hi) / 2;
-          if (inside(rect, bezierAt(c, mid))) {
-            hi = mid;
-          } else {
-            lo = mid;
-          }
-        }
-        return [...points.slice(0, 3 * s), ...splitBezier(c, lo)[0]];
+        return [...points.slice(0, 3 * s), ...splitBezier(c, border(c, rect, (k - 1) / SAMPLES, k / SAMPLES)[0])[0]];
       }
     }
   }
