@@ -173,6 +173,20 @@ def command(page, label: str, item: str | re.Pattern | None = None) -> None:
     raise AssertionError(f"could not run {label!r} from the command palette")
 
 
+# A small program with three calls of a user function, shared by the browser tests.
+MLP_SOURCE = (
+    "import jax, jax.numpy as jnp\n"
+    "def layer(x, w):\n"
+    "    return jnp.tanh(x @ w)\n"
+    "def mlp(x, ws):\n"
+    "    for w in ws:\n"
+    "        x = layer(x, w)\n"
+    "    return (x ** 2).mean()\n"
+    "x = jnp.ones((2, 4))\n"
+    "ws = [jnp.ones((4, 4)) * 0.1 for _ in range(3)]"
+)
+
+
 # ---------------------------------------------------------------------- colours
 def rgba(css: str) -> tuple[float, float, float, float]:
     """A computed colour (rgb(), rgba(), or color(srgb ...) for color-mix results)."""

@@ -24,6 +24,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from browser_lab import (
+    MLP_SOURCE,
     ROOT,
     browser_marks,
     command,
@@ -46,16 +47,7 @@ pytestmark = [*browser_marks(timeout=300),
                                  reason="the standalone viewer is not built (npm run build)")]
 
 CELLS = [
-    "%load_ext jaxviz\n"
-    "import jax, jax.numpy as jnp\n"
-    "def layer(x, w):\n"
-    "    return jnp.tanh(x @ w)\n"
-    "def mlp(x, ws):\n"
-    "    for w in ws:\n"
-    "        x = layer(x, w)\n"
-    "    return (x ** 2).mean()\n"
-    "x = jnp.ones((2, 4))\n"
-    "ws = [jnp.ones((4, 4)) * 0.1 for _ in range(3)]",
+    "%load_ext jaxviz\n" + MLP_SOURCE,
     # 1: the session's first graph output: it carries the viewer
     "%%jaxpr --expand 0\nloss = mlp(x, ws)",
     # 2: a later one: the loader only

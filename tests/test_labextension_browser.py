@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from browser_lab import (
+    MLP_SOURCE,
     ROOT,
     browser_marks,
     command,
@@ -39,16 +40,7 @@ pytestmark = browser_marks(timeout=240)
 CELLS = [
     "%load_ext jaxviz",
     # 1: a program with three calls of a user function
-    "import json\n"
-    "import jax, jax.numpy as jnp\n"
-    "def layer(x, w):\n"
-    "    return jnp.tanh(x @ w)\n"
-    "def mlp(x, ws):\n"
-    "    for w in ws:\n"
-    "        x = layer(x, w)\n"
-    "    return (x ** 2).mean()\n"
-    "x = jnp.ones((2, 4))\n"
-    "ws = [jnp.ones((4, 4)) * 0.1 for _ in range(3)]",
+    "import json\n" + MLP_SOURCE,
     # 2: the %%jaxpr cell, top level collapsed
     "%%jaxpr --expand 0 -o prog\nloss = mlp(x, ws)",
     # 3: what the kernel's own Graph.view shows, for the browser to match

@@ -14,15 +14,13 @@ again carries it again, so that clearing its old output does not take the viewer
 
 from __future__ import annotations
 
-import base64
 import functools
-import gzip
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from .payload import compressed_graph
+from .payload import compressed_graph, gzip_base64
 
 VIEWER_PATH = Path(__file__).resolve().parent.parent / "static" / "viewer.js"
 
@@ -53,14 +51,9 @@ def viewer_source() -> str | None:
 
 @functools.cache
 def viewer_payload() -> str | None:
-    """The viewer as it travels in an output: gzip, then base64 (no character in it
-    needs escaping in HTML or in the notebook's JSON)."""
+    """The viewer as it travels in an output (``gzip_base64``: 0.08 s, once a session)."""
     source = viewer_source()
-    if source is None:
-        return None
-    # level 6: 0.4 % bigger than 9, and 0.08 s instead of 0.24 s on the first graph of a session
-    packed = gzip.compress(source.encode("utf-8"), compresslevel=6, mtime=0)
-    return base64.b64encode(packed).decode("ascii")
+    return None if source is None else gzip_base64(source)
 
 
 class ViewerPlacement:

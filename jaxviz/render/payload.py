@@ -30,10 +30,17 @@ def encode_graph(graph: Any) -> tuple[Any, str | None]:
     return compressed_graph(text), None
 
 
+def gzip_base64(text: str) -> str:
+    """``text`` as it travels in an output: gzip (level 6: 0.4 % bigger than 9, three times
+    faster; no timestamp, so equal inputs give equal outputs), then base64 (nothing in it
+    needs escaping in HTML or in the notebook's JSON); the browser's DecompressionStream
+    inflates it."""
+    return base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0)).decode("ascii")
+
+
 def compressed_graph(text: str) -> dict[str, Any]:
     """A graph's JSON text as it travels compressed (the browser inflates it)."""
-    data = base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0)).decode("ascii")
-    return {"encoding": "gzip+base64", "data": data, "bytes": len(text)}
+    return {"encoding": "gzip+base64", "data": gzip_base64(text), "bytes": len(text)}
 
 
 def decode_graph(shipped: Any) -> Any:

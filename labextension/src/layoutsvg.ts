@@ -1,7 +1,7 @@
 /** The page's one layout pipeline: an LRU cache in front of a Web Worker running Graphviz,
  * or, where no worker can run, Graphviz on the main thread. */
 
-import { LayoutCache, LayoutMode, WorkerLayout, WorkerLike, parseSvg, renderOnThisThread } from './layout';
+import { LayoutCache, LayoutMode, WorkerLayout, WorkerLike, renderOnThisThread } from './layout';
 
 function spawnChunk(): WorkerLike {
   // Written out literally so that webpack 5 emits the worker as its own chunk, loaded from
@@ -23,10 +23,6 @@ export function setWorkerSpawn(spawner: () => WorkerLike): void {
 export const layouter = new WorkerLayout(() => spawn(), renderOnThisThread);
 
 const cache = new LayoutCache(dot => layouter.render(dot));
-
-export async function layoutSvg(dot: string): Promise<SVGSVGElement> {
-  return parseSvg(await cache.svg(dot));
-}
 
 /** Where the last layout ran ('worker' or 'main'), undefined before the first. */
 export function layoutMode(): LayoutMode | undefined {
