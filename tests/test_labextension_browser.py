@@ -190,7 +190,6 @@ def set_theme(page, name: str) -> None:
 
 
 def test_graph_and_panel_in_jupyterlab(lab, browser):
-    t_start = time.monotonic()
     write_notebook(lab.root / "jaxviz_test.ipynb", CELLS)
     write_notebook(lab.root / "other.ipynb", ["1 + 1"])
     context = browser.new_context(viewport={"width": 1500, "height": 1000}, accept_downloads=True)
@@ -480,7 +479,6 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         context.close()
     ours = [e for e in console_errors if "jaxviz" in e.lower()]
     assert not ours, ours
-    assert time.monotonic() - t_start < 180
 
 
 def test_layout_falls_back_to_the_main_thread(lab, browser):

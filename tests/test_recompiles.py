@@ -676,8 +676,7 @@ def test_stale_container_is_copied_again_only_when_it_changed(monkeypatch):
         assert stale.name == "cfg" and "1]" in stale.current
 
 
-def test_stale_check_is_cheap_with_100_functions():
-    import time
+def test_stale_check_finds_each_changed_global_of_100_functions():
 
     ns = {"jax": jax}
     src = "\n".join(f"g{i} = {i}\ndef h{i}(x):\n    return x + g{i}\n" for i in range(100))
@@ -689,11 +688,8 @@ def test_stale_check_is_cheap_with_100_functions():
         for i in range(0, 100, 10):
             ns[f"g{i}"] = -1
         log.check()
-        t0 = time.perf_counter()
         found = log.check()
-        elapsed = time.perf_counter() - t0
-    assert len(found) == 10
-    assert elapsed < 0.05, elapsed  # generous here; the benchmark holds it to 5 ms
+    assert len(found) == 10  # bench_watch.py holds the check's time to 5 ms
 
 
 def test_stale_globals_through_a_real_ipython_shell(capfd):
