@@ -43,5 +43,5 @@ def program() -> Case:
     initial_state = hmc.init({"loc": jnp.array(1.0), "log_scale": jnp.array(0.5)})
     # HMCState: position 2, logdensity, logdensity_grad 2: stacked over the samples
     args = (jax.random.PRNGKey(1), hmc.step, initial_state, 10)
-    return Case(inference_loop, args, outputs=5, loops=("one_step",), calls=("hmc",), captured=("observed",),
+    return Case(inference_loop, args, outputs=5, folds=(("one_step", 10),), loops=("one_step",), calls=("hmc",), captured=("observed",),
                 reference=lambda: jax.make_jaxpr(inference_loop, static_argnums=(1, 3))(*args))

@@ -7,7 +7,6 @@ Imitates the Pallas quickstart, https://docs.jax.dev/en/latest/pallas/quickstart
 """
 
 import jax
-import jax.numpy as jnp
 from jax.experimental import pallas as pl
 
 from . import Case

@@ -171,5 +171,5 @@ def program() -> Case:
     out = jax.eval_shape(train_jit, rng)
     n = len(jax.tree_util.tree_leaves(out))
     # outputs read from the returned structure's shapes (eval_shape: no run needed)
-    return Case(train_jit, (rng,), outputs=n, loops=("_update_step", "_env_step", "_update_epoch",
+    return Case(train_jit, (rng,), outputs=n, folds=(("_update_step", CONFIG["NUM_UPDATES"]),), loops=("_update_step", "_env_step", "_update_epoch",
                                                      "_update_minbatch", "_get_advantages"))

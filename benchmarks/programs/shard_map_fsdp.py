@@ -20,15 +20,13 @@ DEVICES = 8
 LAYERS, WIDTH, BATCH = 3, 16, 32
 
 
-def predict(params, inputs):
-    for W, b in params:
-        outputs = jnp.dot(inputs, W) + b
-        inputs = jax.nn.relu(outputs)
-    return outputs
-
-
 def gather(x):
     return jax.lax.all_gather(x, "batch", tiled=True)
+
+
+def dense_layer(W, b, inputs):
+    W, b = gather(W), gather(b)
+    return jax.nn.relu(jnp.dot(inputs, W) + b)
 
 
 def make_step(mesh):
@@ -36,10 +34,8 @@ def make_step(mesh):
     def loss_fsdp(params, batch):
         inputs, targets = batch
         for W, b in params:
-            W, b = gather(W), gather(b)
-            outputs = jnp.dot(inputs, W) + b
-            inputs = jax.nn.relu(outputs)
-        local_loss = jnp.sum((outputs - targets) ** 2)
+            inputs = dense_layer(W, b, inputs)
+        local_loss = jnp.sum((inputs - targets) ** 2)
         return jax.lax.psum(local_loss, "batch") / BATCH
 
     @jax.jit
@@ -58,4 +54,5 @@ def program() -> Case:
     params = [(jax.device_put(jax.random.normal(k, (WIDTH, WIDTH)) / 4, sharded),
                jax.device_put(jnp.zeros(WIDTH), sharded)) for k in keys]
     batch = (jax.device_put(jnp.ones((BATCH, WIDTH)), sharded), jax.device_put(jnp.zeros((BATCH, WIDTH)), sharded))
-    return Case(make_step(mesh), (params, batch), outputs=2 * LAYERS + 1, calls=("loss_fsdp",))
+    return Case(make_step(mesh), (params, batch), outputs=2 * LAYERS + 1, calls=("loss_fsdp",),
+                folds=(("dense_layer", LAYERS),))
