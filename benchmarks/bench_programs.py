@@ -93,17 +93,17 @@ def body_of_call(closed: Any) -> Any:
     return jaxpr
 
 
-def function_name(eqn: Any) -> str | None:
-    """The user-facing name of the function an equation runs, as JAX's trace records it
-    (a scan's body, a custom_vjp's function), if it has one."""
+def function_names(eqn: Any) -> list[str]:
+    """The names of the functions an equation runs, as JAX's trace records them (a jit's
+    name, a scan's body, a while loop's condition and body, a custom_vjp's function)."""
     if isinstance(eqn.params.get("name"), str):
-        return eqn.params["name"]
+        return [eqn.params["name"]]
+    names = []
     for sub in sub_jaxprs(eqn.params):
-        info = getattr(sub, "debug_info", None)
-        name = getattr(info, "func_name", None)
+        name = getattr(getattr(sub, "debug_info", None), "func_name", None)
         if name and name not in ANONYMOUS:
-            return name
-    return None
+            names.append(name)
+    return names
 
 
 # ---------------------------------------------------------------------- the first view
@@ -195,9 +195,10 @@ def check_loops(program: Any, case: programs.Case) -> Result:
         index = order.get(g.holder) if g.holder is not None and g.kind == "eqn" else None
         if index is None or index >= len(eqns) or eqns[index].primitive.name != graph.nodes[g.holder].primitive:
             continue
-        fname = function_name(eqns[index])
-        if fname and fname not in g.name and fname not in (g.repeat or ""):
-            bare.append(f"{g.name!r} runs {fname}")
+        names = function_names(eqns[index])
+        label = f"{g.name} {g.repeat or ''}"
+        if names and not any(name.lstrip("_") in label for name in names):
+            bare.append(f"{g.name!r} runs {' / '.join(names)}")
     if not case.loops and not bare:
         return None, ""
     ok = not missing and not bare
@@ -221,7 +222,7 @@ def check_consts(program: Any, case: programs.Case) -> Result:
 def check_captured(program: Any, case: programs.Case) -> Result:
     if not case.captured:
         return None, ""
-    labels = [n.label for n in program.graph.nodes if n.kind in ("const", "input")]
+    labels = [n.label for n in program.graph.nodes if n.input_kind == "captured"]
     missing = [name for name in case.captured
                if not any(re.match(rf"{re.escape(name)}(\b|$|[\[.( =])", label) for label in labels)]
     return not missing, f"not drawn: {missing}" if missing else "named"
@@ -337,6 +338,7 @@ def main() -> None:
     if elsewhere:
         devices = max(programs.devices_needed(n) for n in elsewhere)
         scores.update(score_elsewhere(elsewhere, opts.repeats, devices))
+    print(f"jaxviz from {os.path.dirname(os.path.abspath(jaxviz.__file__))}")
     print_table({n: scores[n] for n in names}, opts.verbose)
 
 
