@@ -423,18 +423,31 @@ def collective_group(graph: Any, call_groups: dict[int, list[int]], op_name: str
     says ``transpose``), else the innermost ``jax.named_scope`` the graph has a group of,
     else the root."""
     backward = "transpose(" in op_name
-    for number in reversed(call_numbers(op_name)):
-        gids = call_groups.get(number)
-        if gids:
-            for gid in gids:
-                if (_phase_of(graph, gid) == "backward") == backward:
-                    return gid
-            return gids[0]
+    numbers = call_numbers(op_name)
+    if "/(" in op_name:  # XLA fused several operations: "prefix/(op-name:op-name:…)"
+        found = [g for n in dict.fromkeys(numbers) if (g := _call_group(graph, call_groups, n, backward)) is not None]
+        return common_group(graph, found) if found else 0
+    for number in reversed(numbers):
+        gid = _call_group(graph, call_groups, number, backward)
+        if gid is not None:
+            return gid
     names = {g.name: g.id for g in graph.groups if g.kind == "scope"}
     for part in reversed(scope_path(op_name)):
         if part in names:
             return names[part]
     return 0
+
+
+def _call_group(graph: Any, call_groups: dict[int, list[int]], number: int, backward: bool) -> int | None:
+    """The group of call ``number``: the one in the backward pass or the other, as asked,
+    when the call has one in each."""
+    gids = call_groups.get(number)
+    if not gids:
+        return None
+    for gid in gids:
+        if (_phase_of(graph, gid) == "backward") == backward:
+            return gid
+    return gids[0]
 
 
 def _phase_of(graph: Any, gid: int) -> str | None:
