@@ -32,6 +32,7 @@ import numpy as np
 
 from .text import fmt_bytes
 from .visual import COLLECTIVE_PRIMITIVES as COLLECTIVES
+
 # JAX's internal names of collectives, as the user calls them.
 USER_NAME = {"psum_invariant": "psum", "psum2": "psum", "reduce_scatter": "psum_scatter",
              "all_gather_invariant": "all_gather"}
@@ -107,7 +108,7 @@ def find_mesh(closed: Any, shardings: Iterable[Any] = ()) -> Any:
     else of its sharded types, of its ``shard_map`` / ``sharding_constraint`` / ``reshard``
     equations (sub-jaxprs too); None when there is none."""
     for s in shardings:
-        mesh = getattr(s, "mesh", None)
+        mesh: Any = getattr(s, "mesh", None)
         if _is_mesh(mesh) and math.prod(mesh.axis_sizes) > 1:
             return mesh
     jaxpr = getattr(closed, "jaxpr", closed)
@@ -406,7 +407,7 @@ def eqn_label(eqn: Any) -> str | None:
 def aval_sharding_text(aval: Any) -> str | None:
     """The sharding a type says, on a mesh with explicit axes (``P('data', None)``,
     ``replicated``); None elsewhere (where the compiler chooses)."""
-    sharding = getattr(aval, "sharding", None)
+    sharding: Any = getattr(aval, "sharding", None)
     mesh = getattr(sharding, "mesh", None)
     if not _is_mesh(mesh) or "explicit" not in axis_types_text(mesh).values():
         return None
