@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jax
-import numpy as np
 
 from .text import fmt_bytes
 from .visual import COLLECTIVE_PRIMITIVES as COLLECTIVES
@@ -148,13 +147,12 @@ def mesh_text(mesh: Any) -> str:
         kinds = " (" + ", ".join(f"{n} {t}" for n, t in types.items()) + ")"
     else:
         kinds = ""
-    devices = getattr(mesh, "devices", None)
-    if isinstance(devices, np.ndarray) and devices.size:
-        kind = devices.flat[0].device_kind
+    if isinstance(mesh, jax.sharding.Mesh) and mesh.devices.size:  # an AbstractMesh has no devices
+        kind = mesh.devices.flat[0].device_kind
     else:
-        kind = getattr(mesh, "device_kind", None) or "device"
+        kind = getattr(mesh, "device_kind", None)
     count = math.prod(mesh.axis_sizes)
-    return f"mesh {axes}{kinds} · {count} {kind} device{'s' if count != 1 else ''}"
+    return f"mesh {axes}{kinds} · {count} {kind + ' ' if kind else ''}device{'s' if count != 1 else ''}"
 
 
 # ---------------------------------------------------------------------- equations
