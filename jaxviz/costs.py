@@ -423,11 +423,14 @@ def collective_group(graph: Any, call_groups: dict[int, list[int]], op_name: str
     says ``transpose``), else the innermost ``jax.named_scope`` the graph has a group of,
     else the root."""
     backward = "transpose(" in op_name
-    numbers = call_numbers(op_name)
-    if "/(" in op_name:  # XLA fused several operations: "prefix/(op-name:op-name:…)"
-        found = [g for n in dict.fromkeys(numbers) if (g := _call_group(graph, call_groups, n, backward)) is not None]
-        return common_group(graph, found) if found else 0
-    for number in reversed(numbers):
+    prefix, fused, parts = op_name.partition("/(")
+    if fused:  # XLA fused several operations: "prefix/(op-name:op-name:…)": the group they share
+        found = [g for n in dict.fromkeys(call_numbers(parts))
+                 if (g := _call_group(graph, call_groups, n, backward)) is not None]
+        if found:
+            return common_group(graph, found)
+        op_name = prefix
+    for number in reversed(call_numbers(op_name)):
         gid = _call_group(graph, call_groups, number, backward)
         if gid is not None:
             return gid

@@ -18,7 +18,6 @@ from zoo import ZOO
 
 import jaxviz
 from jaxviz.costs import annotate_collectives, group_heat
-from jaxviz.sharding import CollectiveCounts, HloCollective
 from jaxviz.render.dot import (
     cluster_attrs,
     cluster_label,
@@ -27,6 +26,7 @@ from jaxviz.render.dot import (
     node_attrs,
     program_dot,
 )
+from jaxviz.sharding import CollectiveCounts, HloCollective
 
 ROOT = Path(__file__).resolve().parents[1]
 EXT = ROOT / "labextension"

@@ -115,8 +115,10 @@ def node_attrs(graph: Graph, nid: int) -> dict[str, str]:
         # A scan's initial carry 0.0 beside its name reads as a version: tooltip only.
         holds = graph.groups[n.group].holder == nid
         lits = f" {', '.join(n.literals)}" if n.literals and not holds else ""
-        fill = LEGEND["collective" if n.primitive in COLLECTIVE_PRIMITIVES else "eqn"]["color"]
-        attrs.update(label=f"{n.label}{lits}{where}", shape="box", style="rounded,filled", fillcolor=fill)
+        collective = n.primitive in COLLECTIVE_PRIMITIVES  # a communication node keeps its colour in any theme
+        attrs.update(label=f"{n.label}{lits}{where}", shape="box", style="rounded,filled",
+                     fillcolor=LEGEND["collective" if collective else "eqn"]["color"],
+                     **{"class": "jaxviz-collective"} if collective else {})
     elif n.kind == "output":
         attrs.update(label=f"{n.label}\n{n.outputs[0].text if n.outputs else ''}{placed}",
                      shape=LEGEND["output"]["shape"], style="filled", fillcolor=LEGEND["output"]["color"])

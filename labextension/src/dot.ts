@@ -330,6 +330,8 @@ function nodeAttrs(graph: GraphJSON, nid: number, legend: { [kind: string]: Lege
     const collective = n.primitive !== null && COLLECTIVE_PRIMITIVES.has(n.primitive) && legend.collective;
     return {
       ...base,
+      // not themed as the other equations (base.css): a communication node keeps its colour
+      class: collective ? 'jaxviz-collective' : base.class,
       label: `${eqnLabel(n)}${where}`,
       shape: 'box',
       style: 'rounded,filled',
