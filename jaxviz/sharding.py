@@ -10,7 +10,7 @@
   (``mesh data=4 × model=2 (explicit) · 8 cpu devices``).
 - ``collective_label(eqn)`` / ``shard_map_label(eqn)``: a collective equation (``psum``,
   ``all_gather``, ``ppermute``…) with its mesh axis and the bytes it moves per call, a
-  ``shard_map`` named after the function it maps, with its specs.
+  ``shard_map`` named after the function it maps, with its mesh axes and specs.
 - ``hlo_collectives(text)``: the collectives in a compiled executable's HLO text
   (``compiled.as_text()``), what the SPMD partitioner inserted included, each with its
   kind, its size and the op-name it came from (which carries jaxviz's call scopes).
@@ -195,20 +195,16 @@ def specs_text(specs: Any) -> str:
 
 
 def shard_map_label(eqn: Any) -> str:
-    """``shard_map ffn (in: P('data'), P(None, 'model') → out: P('data'))``."""
+    """``shard_map ffn (data: 4, model: 2; in: P('data'), P(None, 'model') → out:
+    P('data'))``: the function it maps, its mesh axes and its specs."""
     fn = function_name(eqn.params.get("jaxpr"))
     head = f"shard_map {fn}" if fn else "shard_map"
+    parts = [", ".join(f"{n}: {s}" for n, s in zip(mesh.axis_names, mesh.axis_sizes))
+             for mesh in list(_meshes_in(eqn.params))[:1]]
     ins, outs = eqn.params.get("in_specs"), eqn.params.get("out_specs")
-    if ins is None and outs is None:
-        return head
-    return f"{head} (in: {specs_text(ins)} → out: {specs_text(outs)})"
-
-
-def mesh_param_text(params: dict[str, Any]) -> str | None:
-    """``data=4 × model=2``: a shard_map's mesh axes, for its tooltip."""
-    for mesh in _meshes_in(params):
-        return " × ".join(f"{n}={s}" for n, s in zip(mesh.axis_names, mesh.axis_sizes))
-    return None
+    if ins is not None or outs is not None:
+        parts.append(f"in: {specs_text(ins)} → out: {specs_text(outs)}")
+    return f"{head} ({'; '.join(parts)})" if parts else head
 
 
 def constraint_label(eqn: Any) -> str | None:

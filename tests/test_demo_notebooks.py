@@ -384,7 +384,7 @@ def test_06_sharding():
 
     ffn = payload(cell(nb, "%jaxpr --expand all -o ffn_program sharded_ffn("))
     names = [g["name"] for g in ffn["graph"]["groups"]]
-    assert "shard_map ffn (in: P('data', None), P(None, 'model'), P('model', None) → out: P('data', None))" in names
+    assert "shard_map ffn (data: 4, model: 2; in: P('data', None), P(None, 'model'), P('model', None) → out: P('data', None))" in names
     labels = [n["label"] for n in ffn["graph"]["nodes"]]
     assert "psum · model · 1.25 KiB" in labels and "psum · data · 4 B" in labels  # pmean: a psum, then a division
 

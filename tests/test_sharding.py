@@ -200,7 +200,7 @@ def test_auto_axes_input_specs_and_the_compilers_choice(eight):
 # ---------------------------------------------------------------------- shard_map
 def test_shard_map_is_named_with_its_specs_and_draws_each_collective(eight):
     out = eight["shard_map"]
-    name = "shard_map ffn (in: P('data', None), P(None, 'model') → out: P('data'), replicated)"
+    name = "shard_map ffn (data: 4, model: 2; in: P('data', None), P(None, 'model') → out: P('data'), replicated)"
     assert ("eqn", name) in [tuple(g) for g in out["groups"]]
     labels = [n["label"] for n in out["nodes"] if n["primitive"] in COLLECTIVE_PRIMITIVES]
     # f32[4,16] per device: 256 bytes sent by each into every collective but the last
