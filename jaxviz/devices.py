@@ -474,8 +474,9 @@ class RunReport:
             rows.append(("mesh", self.mesh))
         if self.collectives is not None and (self.collectives.items or self.n_devices > 1):
             lines = self.collectives.rows() or ["none"]
+            loops = " (a loop body's counted once)" if self.loops and self.collectives.items else ""
             rows.append(("collectives", " · ".join(lines) + (
-                f" (total {fmt_bytes(self.collectives.bytes)} per device and run, from the compiled HLO)"
+                f" (total {fmt_bytes(self.collectives.bytes)} per device and run, from the compiled HLO{loops})"
                 if self.collectives.items else "")))
         times = [f"{label} {fmt_seconds(self.timings[k])}" for k, label in TIMING_LABELS if k in self.timings]
         if self.runs:

@@ -124,6 +124,20 @@ out["train"] = {"report": report.to_json(), "text": report.text(), "summary": re
                            "temp": mem.temp_size_in_bytes},
                 "shard_bytes": sum(a.addressable_shards[0].data.nbytes for a in [*ws, xb])}
 
+# layers scanned over (nnx.scan, flax's nn.scan, a lax.scan by hand): the collectives of
+# the loop body are in the HLO once
+def scanned_loss(stack, x):
+    def layer(h, w):
+        return jnp.tanh(h @ w), None
+    return (jax.lax.scan(layer, x, stack)[0] ** 2).mean()
+
+
+stack = jax.device_put(jnp.stack([jnp.eye(64) * 0.5] * 4), NamedSharding(auto, P()))
+scan_step = jax.grad(scanned_loss)
+report = jaxviz.profile(scan_step, stack, xb, repeats=0)
+out["scan"] = {"report": report.to_json(), "text": report.text(),
+               "hlo": HLO_KIND.findall(jax.jit(scan_step).lower(stack, xb).compile().as_text())}
+
 # the same in a notebook cell: the collectives land on the user's groups
 ip = InteractiveShell.instance()
 ip.run_line_magic("load_ext", "jaxviz")
@@ -221,7 +235,7 @@ def hlo_counts(kinds):
 
 
 def test_profile_counts_the_collectives_of_the_compiled_hlo(eight):
-    for case in ("shard_map", "train"):
+    for case in ("shard_map", "train", "scan"):
         out = eight[case]
         assert out["hlo"], case  # each program communicates
         assert out["report"]["collectives"]["counts"] == hlo_counts(out["hlo"]), case
@@ -230,6 +244,12 @@ def test_profile_counts_the_collectives_of_the_compiled_hlo(eight):
     # sizes of the results on one device: f32[4,16], f32[16,16] gathered, f32[4,8] scattered
     sizes = {(c["kind"], c["bytes"]) for c in counts["items"]}
     assert {("all-gather", 1024), ("reduce-scatter", 128), ("collective-permute", 256)} <= sizes
+
+
+def test_collectives_in_a_loop_body_are_counted_once_and_said_so(eight):
+    out = eight["scan"]
+    assert "all-reduce" in out["hlo"]
+    assert "from the compiled HLO (a loop body's counted once)" in out["text"]
 
 
 def test_inserted_collectives_in_the_report_and_summary(eight):
