@@ -1458,12 +1458,182 @@ print(f"achieved {achieved / 1e9:.1f} GFLOP/s on {mlp_report.device} ({mlp_repor
 """),
 ]
 
+# --------------------------------------------------------------------------- 06
+NB06 = [
+    md("""
+# 06 · Sharding: which axis each array is split on, and what XLA sends between devices
+
+A program that runs on several devices is one program, **partitioned**: each array is
+split over a *mesh* of devices along named axes (`data`, `model`), each device computes
+its part, and wherever a result needs data that another device holds, the compiled
+program **communicates**: an all-reduce sums partial results, an all-gather puts the
+pieces of an array back together. Those collectives are usually why a sharded step is
+slower than it should be, and they are invisible in your code: the SPMD partitioner
+inserts them.
+
+jaxviz shows them on your own graph:
+
+* every input and output shows its sharding (`P('data', None)`, `replicated`), and with
+  **explicit** mesh axes every edge keeps JAX's sharded type (`f32[128@data,784]`: the
+  first dimension split over the `data` axis);
+* the summary names the mesh (axes, sizes, devices) and the collectives of the compiled
+  program, counted and sized from XLA's own HLO, on the groups of your code they came from;
+* `shard_map` is a box named after the function it maps, with its specs, and the
+  collectives you write inside it (`psum`, `all_gather`, `ppermute`, …) are drawn as
+  communication nodes with their axis and the bytes they move.
+
+This notebook runs on **eight virtual CPU devices**: XLA reads
+`--xla_force_host_platform_device_count` once, when JAX starts its CPU backend, so the
+first cell sets it before JAX is imported.
+"""),
+    code("""
+import os
+
+# Eight CPU devices (set before JAX starts; a GPU, if any, is left alone: the mesh below is
+# made of CPU devices).
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8 " + os.environ.get("XLA_FLAGS", "")
+"""),
+    code("""
+%load_ext jaxviz
+import re
+
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+
+import jaxviz
+
+cpus = jax.devices("cpu")
+print("devices", len(cpus))
+"""),
+    md("""
+## 1. A mesh with explicit axes
+
+Eight devices as a 4 × 2 mesh: four along `data` (each holds a quarter of the batch), two
+along `model` (each holds half of the hidden units). With **explicit** axes
+(`AxisType.Explicit`) the sharding is part of each array's type, which JAX checks and
+propagates as it traces: `jax.typeof(x)` says `f32[128@data,784]`.
+"""),
+    code("""
+mesh = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Explicit,) * 2, devices=cpus)
+jax.set_mesh(mesh)  # PartitionSpecs now name this mesh's axes
+
+def dense(w, b, x, out=None):
+    return jnp.dot(x, w, out_sharding=out) + b
+
+def loss_fn(params, x, y):
+    (w1, b1), (w2, b2) = params
+    h = jax.nn.relu(dense(w1, b1, x))  # [batch@data, hidden@model]
+    logits = dense(w2, b2, h, out=P("data", None))  # the hidden split is summed away
+    return jnp.mean((logits - y) ** 2)
+
+@jax.jit
+def train_step(params, x, y):
+    loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+    params = jax.tree.map(lambda p, g: p - 0.1 * g, params, grads)
+    return params, loss
+
+k1, k2, k3 = jax.random.split(jax.random.key(0), 3)
+params = [(jax.device_put(jax.random.normal(k1, (784, 512)) / 28, P(None, "model")),
+           jax.device_put(jnp.zeros(512), P("model"))),
+          (jax.device_put(jax.random.normal(k2, (512, 10)) / 22, P("model", None)),
+           jax.device_put(jnp.zeros(10), P()))]
+x = jax.device_put(jax.random.normal(k3, (128, 784)), P("data", None))
+y = jax.device_put(jnp.zeros((128, 10)), P("data", None))
+print("x:", jax.typeof(x), "· w1:", jax.typeof(params[0][0]))
+"""),
+    md("""
+## 2. The train step, with its shardings
+
+Each input carries its `PartitionSpec` under its type; each edge the sharded type JAX
+traced (`f32[128@data,512@model]` is the hidden layer: split by batch *and* by hidden
+unit). The summary names the mesh and what the compiled step communicates.
+"""),
+    code("""
+%%jaxpr -o step_program
+params, loss = train_step(params, x, y)
+"""),
+    md("""
+## 3. What XLA inserted
+
+Your code has no collective in it, yet the compiled step has some: the gradient of a
+weight that every device holds whole (`b2`), computed from a quarter of the batch on each
+device, must be summed over the `data` axis, and the second layer's product of two
+`model`-split operands over `model`. The **Run** section counts them per kind with the
+bytes each moves (per device and step, read from the compiled HLO), and gives the memory
+each device needs (arguments, outputs, temporaries from XLA's memory analysis). The
+groups of the graph that the collectives came from carry a `⇄` line and a teal outline,
+beside their FLOP heat.
+"""),
+    code("""
+report = step_program.run_report
+print(report.text())
+"""),
+    md("""
+The same count, straight from the compiled program's HLO text (what `jaxviz.profile`
+reads too):
+"""),
+    code("""
+compiled = train_step.lower(params, x, y).compile()
+kinds = re.findall(r"= .*? (all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\(",
+                   compiled.as_text())
+print("HLO collectives:", {k: kinds.count(k) for k in sorted(set(kinds))})
+print("jaxviz counted: ", dict(sorted(report.collectives.counts.items())))
+"""),
+    md("""
+## 4. `shard_map`: collectives you write yourself
+
+Inside `jax.shard_map` each device runs your function on its own block, and moving data
+is up to you. The box is named after the function with its specs, and each collective is
+a communication node (teal) with its axis and the bytes each device sends into it.
+"""),
+    code("""
+def ffn(x, w1, w2):
+    h = jax.nn.relu(x @ w1)                        # my rows of the batch × my hidden units
+    partial = h @ w2                               # my hidden units' share of the output
+    out = jax.lax.psum(partial, "model")           # summed over the model axis
+    norm = jax.lax.pmean(jnp.mean(out ** 2), "data")  # a batch statistic over the data axis
+    return out / jnp.sqrt(norm)
+
+sharded_ffn = jax.shard_map(ffn, in_specs=(P("data", None), P(None, "model"), P("model", None)),
+                            out_specs=P("data", None))
+"""),
+    code("""
+%jaxpr --expand all -o ffn_program sharded_ffn(x, params[0][0], params[1][0])
+"""),
+    md("""
+## 5. A resharding recompile
+
+The compiled step is specialised to its inputs' shardings. Passing the batch replicated
+(every device holds all of it) instead of split over `data` compiles the step again, and
+jaxviz's recompile notice says which input moved and how. The new program communicates
+differently: the first layer's gradient is no longer summed over `data` (each device saw
+the whole batch), so the step moves a few KiB instead of hundreds, at the price of every
+device doing the whole batch's work.
+"""),
+    code("""
+params, loss = train_step(params, x, y)
+x_replicated = jax.reshard(x, P())
+params, loss = train_step(params, x_replicated, y)
+"""),
+    code("""
+%jaxviz recompiles train_step
+"""),
+    code("""
+for name, batch in (("x split over data", x), ("x replicated", x_replicated)):
+    r = jaxviz.profile(train_step, params, batch, y, repeats=2)
+    print(f"{name:18} {r.collectives.text()}")
+"""),
+]
+
+
 NOTEBOOKS = {
     "01_tour.ipynb": NB01,
     "02_jit_pitfalls.ipynb": NB02,
     "03_training_mlp.ipynb": NB03,
     "04_flax_optax.ipynb": NB04,
     "05_accelerators.ipynb": NB05,
+    "06_sharding.ipynb": NB06,
 }
 
 

@@ -27,7 +27,15 @@ import jax
 from . import _jax_internals as internals
 from .adapters import flax_nnx
 from .calls import CELL_FUNCTION, compile_instrumented, restore_plain_code
-from .devices import RunReport, default_device, describe_device, place, resolve_device, time_runs
+from .devices import (
+    RunReport,
+    attach_report,
+    default_device,
+    describe_device,
+    place,
+    resolve_device,
+    time_runs,
+)
 from .jaxprs import fresh_function, is_array, is_python_scalar, is_traceable_tree, path_text, short
 from .program import InputInfo, Program, traced_inputs
 from .tracing import build_program, stage
@@ -181,8 +189,7 @@ class CellProgram:
         self.program.timings["compile"] = t2 - t1
         report = RunReport.from_compiled(self.program.name, self.compiled, self.device or default_device(),
                                          self.program.costs(), requested=self.device)
-        self.program.run_report = report
-        self.program.device = f"{report.device} ({report.device_kind})"
+        attach_report(self.program, report)
         return self.compiled
 
     def _report_runs(self, repeats: int) -> None:

@@ -17,6 +17,10 @@ count is not known at trace time; the result says so in ``notes``).
 ``program_costs(closed_jaxpr)`` walks the equations in the order ``GraphBuilder`` visits
 them; ``annotate(graph, costs)`` copies the figures onto the graph's equation nodes and
 sums them per group (``Node.flops``/``Node.bytes``, ``Group.flops``/``Group.bytes``).
+
+``annotate_collectives(graph, call_groups, counts)`` does the same for what a compiled
+executable's collectives move, each put on the group its HLO op-name names
+(``Group.collectives``/``Group.comm_bytes``): the communication beside the FLOPs.
 """
 
 from __future__ import annotations
@@ -29,8 +33,10 @@ from typing import Any
 import jax.extend.core as jcore
 
 from .jaxprs import sub_jaxprs
+from .sharding import CollectiveCounts, call_numbers, scope_path
 from .text import fmt_bytes, fmt_flops
 from .visual import (
+    COMM_MARK,
     HEAT_DARK_TEXT,
     HEAT_DECADES,
     HEAT_LIGHT_TEXT,
@@ -408,3 +414,101 @@ def group_heat(graph: Any, gid: int) -> Heat | None:
     level = heat_level(share) if total >= HEAT_MIN_FLOPS else 0.0  # nothing costs much
     pct = f"{share:.0%}" if share >= 0.01 else ("<1%" if share > 0 else "0%")
     return Heat(f"{cost_label(g.flops, g.bytes)} · {pct}", share, heat_color(level), heat_text_color(level))
+
+
+# ---------------------------------------------------------------------- communication
+def collective_group(graph: Any, call_groups: dict[int, list[int]], op_name: str) -> int:
+    """The group a compiled collective came from, read from its HLO op-name: the innermost
+    of jaxviz's call scopes in it (``jv17:block``; in the backward pass when the op-name
+    says ``transpose``), else the innermost ``jax.named_scope`` the graph has a group of,
+    else the root."""
+    backward = "transpose(" in op_name
+    prefix, fused, parts = op_name.partition("/(")
+    if fused:  # XLA fused several operations: "prefix/(op-name:op-name:…)": the group they share
+        found = [g for n in dict.fromkeys(call_numbers(parts))
+                 if (g := _call_group(graph, call_groups, n, backward)) is not None]
+        if found:
+            return common_group(graph, found)
+        op_name = prefix
+    for number in reversed(call_numbers(op_name)):
+        gid = _call_group(graph, call_groups, number, backward)
+        if gid is not None:
+            return gid
+    names = {g.name: g.id for g in graph.groups if g.kind == "scope"}
+    for part in reversed(scope_path(op_name)):
+        if part in names:
+            return names[part]
+    return 0
+
+
+def _call_group(graph: Any, call_groups: dict[int, list[int]], number: int, backward: bool) -> int | None:
+    """The group of call ``number``: the one in the backward pass or the other, as asked,
+    when the call has one in each."""
+    gids = call_groups.get(number)
+    if not gids:
+        return None
+    for gid in gids:
+        if (_phase_of(graph, gid) == "backward") == backward:
+            return gid
+    return gids[0]
+
+
+def _phase_of(graph: Any, gid: int) -> str | None:
+    g: int | None = gid
+    while g is not None:
+        if graph.groups[g].kind == "phase":
+            return graph.groups[g].name
+        g = graph.groups[g].parent
+    return None
+
+
+def _ancestors(graph: Any, gid: int) -> list[int]:
+    """The root first, ``gid`` last."""
+    chain = []
+    g: int | None = gid
+    while g is not None:
+        chain.append(g)
+        g = graph.groups[g].parent
+    return chain[::-1]
+
+
+def common_group(graph: Any, gids: list[int]) -> int:
+    """The innermost group holding all of ``gids``."""
+    chains = [_ancestors(graph, g) for g in gids]
+    common = 0
+    for level in zip(*chains):
+        if len(set(level)) > 1:
+            break
+        common = level[0]
+    return common
+
+
+def annotate_collectives(graph: Any, call_groups: dict[int, list[int]], counts: CollectiveCounts) -> None:
+    """Put each compiled collective on the group it came from and sum them up the tree
+    (``Group.collectives``, ``Group.comm_bytes``); name, per kind, the innermost group
+    holding all of that kind (``counts.places``)."""
+    for g in graph.groups:
+        g.collectives, g.comm_bytes = 0, 0.0
+    where = [collective_group(graph, call_groups, c.op_name) for c in counts.items]
+    for gid, c in zip(where, counts.items):
+        for a in _ancestors(graph, gid):
+            graph.groups[a].collectives += 1
+            graph.groups[a].comm_bytes += c.bytes
+    counts.places = {}
+    for kind in {c.kind for c in counts.items}:
+        place = common_group(graph, [g for g, c in zip(where, counts.items) if c.kind == kind])
+        if place != 0:
+            counts.places[kind] = graph.groups[place].name
+
+
+def comm_label(graph: Any, gid: int) -> str | None:
+    """``⇄ 3 collectives · 1.2 MiB · 40%``: what a group's compiled collectives move (per
+    device and run), and its share of the program's; None when it moves nothing."""
+    g = graph.groups[gid]
+    total = graph.groups[0].comm_bytes
+    if not g.collectives:
+        return None
+    share = g.comm_bytes / total if total else 0.0
+    pct = f"{share:.0%}" if share >= 0.01 else "<1%"
+    noun = "collective" if g.collectives == 1 else "collectives"
+    return f"{COMM_MARK} {g.collectives} {noun} · {fmt_bytes(g.comm_bytes)} · {pct}"

@@ -11,6 +11,10 @@
   jaxviz's own per-equation estimate beside them, and the achieved FLOP/s and bytes/s.
   Renders in notebooks (HTML) and terminals (rich).
 - ``profile(fn, *args, device=None, repeats=5)``: all of that for one function call.
+- On several devices, the report also names the mesh, counts and sizes the collectives of
+  the compiled HLO (those the SPMD partitioner inserted too: ``executable_collectives``),
+  and gives memory per device; ``attach_report(program, report)`` puts them on the
+  program's graph (the communication heat, the shardings the compiler chose).
 """
 
 from __future__ import annotations
@@ -27,7 +31,16 @@ import numpy as np
 from rich.table import Table
 
 from . import _jax_internals as internals
-from .costs import Cost, ProgramCosts, program_costs
+from .costs import Cost, ProgramCosts, annotate_collectives, program_costs
+from .program import Program
+from .sharding import (
+    CollectiveCounts,
+    compiled_shardings,
+    hlo_collectives,
+    mesh_text,
+    scope_places,
+    sharding_text,
+)
 from .text import esc, fmt_bytes, fmt_count, fmt_flops, fmt_seconds
 from .tracing import normalize_static_argnums
 
@@ -306,6 +319,43 @@ def executable_device(compiled: Any, fallback: Any) -> Any:
     return fallback
 
 
+def executable_collectives(compiled: Any) -> CollectiveCounts | None:
+    """The collectives of a compiled executable's HLO, those the SPMD partitioner inserted
+    included; per kind, the scopes all of its op-names share. None where it has no text."""
+    try:
+        text = compiled.as_text()
+    except Exception:
+        return None
+    if not isinstance(text, str):
+        return None
+    counts = CollectiveCounts(hlo_collectives(text))
+    counts.places = scope_places(counts)
+    return counts
+
+
+def attach_report(program: Program, report: RunReport) -> None:
+    """Make ``report`` the program's run: its device in the summary, the collectives on
+    the groups they came from (the communication heat), and the shardings the compiler
+    chose on the inputs and outputs that had none of their own, marked as chosen."""
+    program.run_report = report
+    program.device = f"{report.device} ({report.device_kind})"
+    if report.mesh and not program.mesh:
+        program.mesh = report.mesh
+    if report.collectives is not None:
+        annotate_collectives(program.graph, program.call_groups, report.collectives)
+    graph = program.graph
+    inputs = [n for n in graph.nodes if n.kind == "input" and n.outputs]
+    for node, text in zip(inputs, report.input_shardings):
+        if text and "sharding" not in node.params:
+            node.params["sharding"] = f"{text} (chosen)"
+    position = {name: i for i, name in enumerate(program.output_names)}
+    for node in graph.nodes:
+        i = position.get(node.label.split(" = ")[0]) if node.kind == "output" else None
+        if i is not None and i < len(report.output_shardings) and report.output_shardings[i] \
+                and "sharding" not in node.params:
+            node.params["sharding"] = f"{report.output_shardings[i]} (chosen)"
+
+
 # ---------------------------------------------------------------------- the report
 TIMING_LABELS = (("trace", "trace"), ("lower", "lower"), ("compile", "compile"),
                  ("run", "first run"), ("steady", "steady state"))
@@ -326,6 +376,13 @@ class RunReport:
     memory: dict[str, int] | None = None  # memory_analysis()
     estimate: Cost | None = None  # jaxviz's per-equation estimate
     loops: int = 0  # scan/while equations: XLA counts their bodies once
+    # The collectives in the compiled HLO (the SPMD partitioner's included) and the
+    # shardings the executable takes and gives (flat, in argument and result order).
+    collectives: CollectiveCounts | None = None
+    input_shardings: list[str | None] = field(default_factory=list)
+    output_shardings: list[str | None] = field(default_factory=list)
+    mesh: str = ""
+    n_devices: int = 1
     notes: list[str] = field(default_factory=list)
     result: Any = field(default=None, repr=False, compare=False)  # the outputs (profile())
 
@@ -338,6 +395,13 @@ class RunReport:
         dev = executable_device(compiled, device)
         report = cls(name, device_label(dev), dev.device_kind, dev.platform,
                      timings=dict(timings or {}), xla=xla_cost(compiled), memory=xla_memory(compiled))
+        report.collectives = executable_collectives(compiled)
+        ins, outs = compiled_shardings(compiled)
+        report.input_shardings = [sharding_text(x) for x in ins]
+        report.output_shardings = [sharding_text(x) for x in outs]
+        report.n_devices = max((len(getattr(x, "device_set", ())) for x in [*ins, *outs]), default=1)
+        report.mesh = mesh_text(next((x.mesh for x in [*ins, *outs] if getattr(x, "mesh", None) is not None
+                                      and len(x.device_set) > 1), None))
         if costs is not None:
             report.estimate = costs.total
             report.loops = sum(1 for p in costs.primitives if p in ("scan", "while"))
@@ -356,11 +420,12 @@ class RunReport:
 
     @property
     def flops(self) -> float | None:
-        """FLOPs of one run: XLA's count, or jaxviz's estimate when the program loops
-        (XLA counts a loop body once) or the backend gives no count."""
+        """FLOPs of one run on all its devices: XLA's count (of one device's program, times
+        the devices), or jaxviz's estimate when the program loops (XLA counts a loop body
+        once) or the backend gives no count."""
         xla = (self.xla or {}).get("flops")
         if xla is not None and not (self.loops and self.estimate):
-            return xla
+            return xla * self.n_devices
         return self.estimate.flops if self.estimate else xla
 
     @property
@@ -389,7 +454,8 @@ class RunReport:
 
     # ----------------------------------------------------------------- text
     def summary(self) -> str:
-        parts = [f"ran on {self.device} ({self.device_kind})"]
+        where = self.mesh or f"{self.device} ({self.device_kind})"
+        parts = [f"ran on {where}"]
         for key in ("compile", "run", "steady"):
             if key in self.timings:
                 parts.append(f"{dict(TIMING_LABELS)[key]} {fmt_seconds(self.timings[key])}")
@@ -397,11 +463,21 @@ class RunReport:
             parts.append(fmt_flops(self.flops))
         if self.flops_per_second:
             parts.append(fmt_count(self.flops_per_second, "FLOP/s"))
+        if self.collectives is not None and self.collectives.items:
+            parts.append(self.collectives.text())
         return " · ".join(parts)
 
     def rows(self) -> list[tuple[str, str]]:
         """The "Run" section: (label, value) lines."""
         rows = [("device", f"{self.device} · {self.device_kind} · platform {self.platform}")]
+        if self.mesh:
+            rows.append(("mesh", self.mesh))
+        if self.collectives is not None and (self.collectives.items or self.n_devices > 1):
+            lines = self.collectives.rows() or ["none"]
+            loops = " (a loop body's counted once)" if self.loops and self.collectives.items else ""
+            rows.append(("collectives", " · ".join(lines) + (
+                f" (total {fmt_bytes(self.collectives.bytes)} per device and run, from the compiled HLO{loops})"
+                if self.collectives.items else "")))
         times = [f"{label} {fmt_seconds(self.timings[k])}" for k, label in TIMING_LABELS if k in self.timings]
         if self.runs:
             times[-1] += (f" (median of {len(self.runs)}, min {fmt_seconds(min(self.runs))},"
@@ -415,21 +491,24 @@ class RunReport:
                 line.append(f"{fmt_count(xla['transcendentals'])} transcendentals")
             if "bytes accessed" in xla:
                 line.append(f"{fmt_bytes(xla['bytes accessed'])} accessed")
-            rows.append(("XLA cost", " · ".join(line)))
+            rows.append(("XLA cost" + (" per device" if self.n_devices > 1 else ""), " · ".join(line)))
         if self.estimate is not None:
             est = self.estimate
             line = f"{fmt_flops(est.flops)} · {fmt_count(est.transcendentals)} transcendentals · " \
                    f"{fmt_bytes(est.bytes)} read+written unfused"
-            if xla.get("flops"):
-                line += f" · {est.flops / xla['flops']:.3f} × XLA's count"
+            if xla.get("flops"):  # XLA counts what one device runs
+                line += f" · {est.flops / (xla['flops'] * self.n_devices):.3f} × XLA's count"
+                if self.n_devices > 1:
+                    line += f" on {self.n_devices} devices"
                 if self.loops:
                     line += " (XLA counts each loop body once)"
             rows.append(("estimate", line))
         if self.memory:
             names = (("argument", "arguments"), ("output", "outputs"), ("temp", "temporaries"),
                      ("generated_code", "generated code"), ("alias", "aliased"), ("peak", "peak"))
-            rows.append(("memory", " · ".join(f"{label} {fmt_bytes(self.memory[k])}"
-                                              for k, label in names if k in self.memory)))
+            per = " per device" if self.n_devices > 1 else ""
+            rows.append((f"memory{per}", " · ".join(f"{label} {fmt_bytes(self.memory[k])}"
+                                                    for k, label in names if k in self.memory)))
         achieved = []
         if self.flops_per_second:
             achieved.append(fmt_count(self.flops_per_second, "FLOP/s"))
@@ -479,7 +558,9 @@ class RunReport:
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "device": self.device, "device_kind": self.device_kind,
                 "platform": self.platform, "timings": dict(self.timings), "runs": list(self.runs),
-                "xla": self.xla, "memory": self.memory,
+                "xla": self.xla, "memory": self.memory, "mesh": self.mesh, "n_devices": self.n_devices,
+                "collectives": self.collectives.to_json() if self.collectives is not None else None,
+                "input_shardings": list(self.input_shardings), "output_shardings": list(self.output_shardings),
                 "estimate": self.estimate.to_json() if self.estimate else None,
                 "flops": self.flops, "flops_source": self.flops_source,
                 "flops_per_second": self.flops_per_second, "bytes_per_second": self.bytes_per_second,

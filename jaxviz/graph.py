@@ -24,7 +24,7 @@ JSON schema (``Graph.to_json``, MIME type ``application/vnd.jaxviz+json``), vers
       "groups": [{"id": int, "name": str, "kind": str, "parent": int|null,
                   "groups": [int], "nodes": [int], "n_eqns": int,
                   "source": source|null, "repeat": str|null, "flops": float, "bytes": float,
-                  "holder": int|null}],
+                  "holder": int|null, "collectives": int, "comm_bytes": float}],
       "root": 0
     }
 
@@ -67,11 +67,17 @@ class Aval:
     shape: tuple[int, ...]
     dtype: str
     weak_type: bool = False
+    # Per dimension, the mesh axes an explicit sharding splits it on ("data", "(data,model)",
+    # "" for none; jaxviz.sharding.dim_axes); () when nothing is split.
+    sharding: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:
-        """Short form as in jaxpr text, e.g. ``f32[3,4]``; weak types get a ``~``."""
-        return f"{'~' if self.weak_type else ''}{short_dtype(self.dtype)}[{','.join(map(str, self.shape))}]"
+        """Short form as in jaxpr text, e.g. ``f32[3,4]``, ``f32[16@data,784]`` for explicit
+        sharding; weak types get a ``~``."""
+        dims = [f"{d}@{a}" if a else str(d) for d, a in zip(self.shape, self.sharding)] \
+            if self.sharding else map(str, self.shape)
+        return f"{'~' if self.weak_type else ''}{short_dtype(self.dtype)}[{','.join(dims)}]"
 
     def to_json(self) -> dict[str, Any]:
         return _aval_json(self)
@@ -169,6 +175,10 @@ class Group:
     # The node of the one equation whose sub-jaxprs this group holds (a scan, relu's
     # custom_jvp_call, ``where`` shown as the user's call), its first node; else None.
     holder: int | None = None
+    # What the compiled program's collectives inside it move (jaxviz.costs.annotate_collectives):
+    # how many, and the bytes of their results on one device.
+    collectives: int = 0
+    comm_bytes: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -176,6 +186,7 @@ class Group:
             "groups": self.groups, "nodes": self.nodes, "n_eqns": self.n_eqns,
             "source": self.source.to_json() if self.source else None, "repeat": self.repeat,
             "flops": self.flops, "bytes": self.bytes, "holder": self.holder,
+            "collectives": self.collectives, "comm_bytes": self.comm_bytes,
         }
 
 

@@ -1,7 +1,7 @@
 """Helpers over jaxprs and the values traced into them: avals, the sub-jaxprs an
 equation holds, short texts of values, key paths, flat leaves. Shared by tracing, costs,
 errors, recompiles, cells and the adapters. A leaf module: of jaxviz it imports only the
-graph model's ``Aval``."""
+graph model's ``Aval`` and the sharding texts' ``dim_axes``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import jax.extend.core as jcore
 import numpy as np
 
 from .graph import Aval
+from .sharding import dim_axes
 
 
 # ---------------------------------------------------------------------- avals
@@ -22,7 +23,7 @@ def make_aval(aval: Any) -> Aval:
     model's ``Aval``; an unknown (symbolic) dimension reads -1."""
     shape = tuple(int(d) if isinstance(d, (int, np.integer)) else -1 for d in getattr(aval, "shape", ()))
     dtype = str(getattr(aval, "dtype", type(aval).__name__))
-    return Aval(shape, dtype, bool(getattr(aval, "weak_type", False)))
+    return Aval(shape, dtype, bool(getattr(aval, "weak_type", False)), dim_axes(aval))
 
 
 _AVALS: dict[Any, Aval] = {}

@@ -7,9 +7,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import jax
+
 from .costs import ProgramCosts, annotate, program_costs
 from .graph import Aval, Graph
 from .jaxprs import flat_avals
+from .sharding import value_sharding
 from .text import fmt_count, fmt_flops, fmt_seconds
 
 INPUT_KINDS = ("traced", "static", "constant", "captured")
@@ -44,6 +47,7 @@ class InputInfo:
     aval: Aval | None = None  # None for static/non-array values
     value: str | None = None  # short repr of the value for static/constant/captured
     source: str | None = None  # "global" | "closure" | "argument" | "cell variable"
+    sharding: str | None = None  # P('data', None) or "replicated" (jaxviz.sharding); None: one device
 
     @property
     def weak_type(self) -> bool:
@@ -55,8 +59,11 @@ class InputInfo:
 
 
 def traced_inputs(name: str, value: Any, source: str) -> list[InputInfo]:
-    """Each leaf of ``value`` as a traced input named by its key path (``params['w']``)."""
-    return [InputInfo(leaf, "traced", aval, None, source) for leaf, aval in flat_avals(name, value)]
+    """Each leaf of ``value`` as a traced input named by its key path (``params['w']``),
+    with its sharding when it is spread over devices."""
+    leaves = jax.tree_util.tree_leaves(value)
+    return [InputInfo(leaf_name, "traced", aval, None, source, value_sharding(leaf))
+            for (leaf_name, aval), leaf in zip(flat_avals(name, value), leaves)]
 
 
 @dataclass
@@ -76,6 +83,8 @@ class Program:
     notes: list[str] = field(default_factory=list)  # one-line remarks shown in the summary
     run_report: Any = None  # jaxviz.devices.RunReport once the program ran (the "Run" section)
     call_scopes: str = ""  # how user calls were recorded while tracing: "code" or "hook" (jaxviz.calls)
+    mesh: str = ""  # the device mesh it runs on, in words (jaxviz.sharding.mesh_text); "" for none
+    call_groups: dict[int, list[int]] = field(default_factory=dict)  # call scope number → its groups
     _costs: ProgramCosts | None = field(default=None, repr=False)  # see costs()
 
     # ----------------------------------------------------------------- facts
@@ -111,6 +120,8 @@ class Program:
         parts = [f"{self.name}: {self.eqn_count} equations", f"inputs: {inputs or 'none'}"]
         if self.device:
             parts.append(f"device: {self.device}")
+        if self.mesh:
+            parts.append(self.mesh)
         for key in ("trace", "lower", "compile", "run", "steady"):
             if key in self.timings:
                 parts.append(f"{key} {fmt_seconds(self.timings[key])}")
@@ -118,6 +129,8 @@ class Program:
         if report is not None and report.flops:
             rate = f" ({fmt_count(report.flops_per_second, 'FLOP/s')})" if report.flops_per_second else ""
             parts.append(f"{fmt_flops(report.flops)}{rate}")
+        if report is not None and getattr(report, "collectives", None) is not None and report.collectives.items:
+            parts.append(report.collectives.text())
         return " · ".join(parts + [f"note: {note}" for note in self.notes])
 
     def text(self) -> str:

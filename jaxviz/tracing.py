@@ -24,7 +24,7 @@ import jax.extend.core as jcore
 import numpy as np
 
 from . import _jax_internals as internals
-from . import adapters, calls, phases
+from . import adapters, calls, phases, sharding
 from .adapters import optax as optax_adapter
 from .adapters.base import (
     UnsplittableArgument,
@@ -82,6 +82,9 @@ USER_WORD_OF_SCOPE = {"rematted_computation": "recomputed forward"}
 
 
 def _eqn_label(eqn: Any) -> str:
+    across_devices = sharding.eqn_label(eqn)  # a collective, a shard_map, a resharding step
+    if across_devices is not None:
+        return across_devices
     name: str = USER_WORD_OF_PRIMITIVE.get(eqn.primitive.name) or eqn.primitive.name
     fname = eqn.params.get("name")
     helper = library_helper_name(eqn)
@@ -188,13 +191,17 @@ class GraphBuilder:
         in_groups = self._pytree_groups(input_names, "inputs")
         for var, name in zip(closed.jaxpr.invars, input_names):
             info = by_name.get(name)
+            placed = (info.sharding if info else None) or sharding.aval_sharding_text(var.aval)
             env[var] = g.add_node("input", name, in_groups.get(name, 0),
-                                  input_kind=info.kind if info else "traced", outputs=[aval_of_var(var)])
+                                  input_kind=info.kind if info else "traced", outputs=[aval_of_var(var)],
+                                  params={"sharding": placed} if placed else {})
         self._add_eqns(closed.jaxpr.eqns, 0, env, base_path=[])
         out_groups = self._pytree_groups(output_names, "outputs")
         for var, names in _outputs_by_value(closed.jaxpr.outvars, output_names):
             aval = aval_of_var(var)
-            out = g.add_node("output", " = ".join(names), out_groups.get(names[0], 0), outputs=[aval])
+            placed = sharding.aval_sharding_text(var.aval)
+            out = g.add_node("output", " = ".join(names), out_groups.get(names[0], 0), outputs=[aval],
+                             params={"sharding": placed} if placed else {})
             if not isinstance(var, jcore.Literal) and var in env:
                 g.add_edge(env[var], out, aval, self._var_name(var))
         phases.shape_phases(g, self.outside_phases, optax_adapter.transformation_of)
@@ -620,6 +627,7 @@ class Staged:
     trace_seconds: float
     scopes: str = "code"  # how user calls were recorded: "code" or "hook" (jaxviz.calls)
     reused: list[str] = field(default_factory=list)  # callees JAX had cached
+    in_shardings: list[Any] = field(default_factory=list)  # of the array arguments (the mesh)
 
 
 def stage(make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str, Any],
@@ -635,8 +643,9 @@ def stage(make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str,
             traced = make_jitted().trace(*args, **kwargs)
         if recorder.complete(traced.jaxpr):
             break
+    placed = [leaf.sharding for leaf in jax.tree_util.tree_leaves((args, kwargs)) if isinstance(leaf, jax.Array)]
     return Staged(traced, recorder.calls, printed.getvalue(), time.perf_counter() - t0, recorder.mode,
-                  recorder.reused(traced.jaxpr))
+                  recorder.reused(traced.jaxpr), placed)
 
 
 def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_names: list[str],
@@ -649,7 +658,10 @@ def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_name
     builder.captured = [(info, value) for info, value in captured if is_array(value)]
     graph = builder.build(closed, inputs, input_names, output_names, const_names)
     program = Program(name, closed, inputs, output_names, graph, source=source,
-                      trace_output=staged.trace_output, call_scopes=staged.scopes)
+                      trace_output=staged.trace_output, call_scopes=staged.scopes,
+                      mesh=sharding.mesh_text(sharding.find_mesh(closed, staged.in_shardings)))
+    for gid, number in builder.activation.items():
+        program.call_groups.setdefault(number, []).append(gid)
     program.timings["trace"] = staged.trace_seconds
     program.timings["graph"] = time.perf_counter() - t0
     if staged.reused:
@@ -714,7 +726,8 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
 
 
 def _adapted_inputs(plan: adapters.Plan) -> list[InputInfo]:
-    traced = [InputInfo(name, "traced", aval_of_value(leaf), None, "argument") for name, leaf in
+    traced = [InputInfo(name, "traced", aval_of_value(leaf), None, "argument", sharding.value_sharding(leaf))
+              for name, leaf in
               zip(plan.input_names or (), jax.tree_util.tree_leaves((plan.args, plan.kwargs)))]
     return traced + [InputInfo(name, "static", None, short(value, 40), "argument")
                      for name, value in plan.static]

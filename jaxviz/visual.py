@@ -58,3 +58,11 @@ MARK_STYLE: dict[str, dict[str, str]] = VISUAL["marks"]
 PATH_COLOR: str = VISUAL["path"]["color"]  # a highlighted path (the inputs a refused traced value came from)
 PATH_END_FILL: str = VISUAL["path"]["end_fill"]
 
+
+# A group whose compiled collectives move data: its box's outline (the fill stays the
+# FLOP heat) and the mark before its communication line.
+COMM_STYLE: dict[str, str] = {k: VISUAL["communication"][k] for k in ("color", "penwidth")}
+COMM_MARK: str = VISUAL["communication"]["mark"]
+# The primitives that move data between devices: drawn as communication nodes (the
+# legend's "collective"). pmean is a psum then a division; pvary only retypes a value.
+COLLECTIVE_PRIMITIVES: frozenset[str] = frozenset(VISUAL["communication"]["primitives"])

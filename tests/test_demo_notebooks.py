@@ -26,7 +26,7 @@ from jaxviz.render.payload import decode_graph
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo_notebooks"
 NOTEBOOKS = sorted(p.name for p in DEMO_DIR.glob("[0-9][0-9]_*.ipynb"))
 EXPECTED = ["01_tour.ipynb", "02_jit_pitfalls.ipynb", "03_training_mlp.ipynb",
-            "04_flax_optax.ipynb", "05_accelerators.ipynb"]
+            "04_flax_optax.ipynb", "05_accelerators.ipynb", "06_sharding.ipynb"]
 RAISES = "raises-exception"
 _executed: dict[str, Any] = {}
 
@@ -355,3 +355,41 @@ def test_05_accelerators():
     dense = [g for g in heat["graph"]["groups"] if g["name"] == "dense"]
     assert [g["repeat"] for g in dense] == ["dense 1/3", "dense 2/3", "dense 3/3"]
     assert number_after("achieved", text(cell(nb, "achieved = mlp_report.flops_per_second"))) > 0
+
+
+# ---------------------------------------------------------------------- 06 sharding
+def test_06_sharding():
+    nb = executed("06_sharding.ipynb")
+    assert "devices 8" in text(cell(nb, 'cpus = jax.devices("cpu")'))
+    assert "x: float32[128@data,784]" in text(cell(nb, "def train_step("))
+
+    step = payload(cell(nb, "%%jaxpr -o step_program"))
+    graph = step["graph"]
+    placed = {n["label"]: (n["params"].get("sharding"), n["outputs"][0]["text"])
+              for n in graph["nodes"] if n["kind"] == "input"}
+    # which axis each input is split on: its spec under its sharded type
+    assert placed["x"] == ("P('data', None)", "f32[128@data,784]")
+    assert placed["params[0][0]"] == ("P(None, 'model')", "f32[784,512@model]")
+    assert placed["params[1][1]"] == ("replicated", "f32[10]")
+    assert "f32[128@data,512@model]" in {e["aval"]["text"] for e in graph["edges"]}
+    assert "mesh data=4 × model=2 (explicit) · 8 cpu devices" in step["summary"]
+    assert re.search(r"\d+ all-reduces? .*per device and run", step["summary"])
+    assert any(g.get("collectives") for g in graph["groups"] if g["name"] == "dense")  # on the user's layer
+
+    run = text(cell(nb, "report = step_program.run_report"))
+    assert re.search(r"collectives +\d+ all-reduce", run) and re.search(r"memory per device +arguments", run)
+    counted = text(cell(nb, "compiled = train_step.lower(params, x, y).compile()"))
+    hlo, ours = re.search(r"HLO collectives: (\{.*\})\njaxviz counted: +(\{.*\})", counted).groups()
+    assert hlo == ours and "all-reduce" in hlo
+
+    ffn = payload(cell(nb, "%jaxpr --expand all -o ffn_program sharded_ffn("))
+    names = [g["name"] for g in ffn["graph"]["groups"]]
+    assert "shard_map ffn (data: 4, model: 2; in: P('data', None), P(None, 'model'), P('model', None) → out: P('data', None))" in names
+    labels = [n["label"] for n in ffn["graph"]["nodes"]]
+    assert "psum · model · 1.25 KiB" in labels and "psum · data · 4 B" in labels  # pmean: a psum, then a division
+
+    recompiles = text(cell(nb, "%jaxviz recompiles train_step"))
+    assert "P('data', None) over mesh {'data': 4, 'model': 2} → P(None, None)" in recompiles
+    split, replicated = re.findall(r"^x (?:split over data|replicated) +(.*): ([0-9.]+ \w+) per device and run$",
+                                   text(cell(nb, '("x replicated", x_replicated)')), re.M)
+    assert split[1].endswith("KiB") and float(split[1].split()[0]) > 100 * float(replicated[1].split()[0])

@@ -95,6 +95,24 @@ def test_profile_reports_times_costs_memory():
     assert "XLA cost" in console.export_text()
 
 
+def test_one_device_report_says_nothing_of_meshes_or_collectives():
+    """One device: no collectives in the HLO, no mesh, memory not "per device", the FLOPs
+    XLA's own count; the program's summary unchanged."""
+    report = profile(mlp, *ARGS, repeats=0)
+    assert report.collectives is not None and report.collectives.items == []
+    assert report.n_devices == 1 and report.mesh == ""
+    assert report.input_shardings == [None, None, None]  # one device: nothing is split
+    assert report.flops == report.xla["flops"]
+    labels = [k for k, _ in report.rows()]
+    assert "collectives" not in labels and "mesh" not in labels and "memory" in labels
+    assert "collective" not in report.summary() and "mesh" not in report.summary()
+    program = jaxviz.trace(mlp, *ARGS)
+    devices.attach_report(program, report)
+    assert program.device and program.mesh == "" and "all-" not in program.summary()
+    assert not any(n.params.get("sharding") for n in program.graph.nodes)
+    assert all(g.collectives == 0 for g in program.graph.groups)
+
+
 def test_profile_static_arguments_and_jitted_functions():
     def scaled(x, n, *, k):
         return x * n * k

@@ -11,11 +11,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import jax
+import jax.numpy as jnp
 import pytest
 from zoo import ZOO
 
 import jaxviz
-from jaxviz.costs import group_heat
+from jaxviz.costs import annotate_collectives, group_heat
 from jaxviz.render.dot import (
     cluster_attrs,
     cluster_label,
@@ -24,6 +26,7 @@ from jaxviz.render.dot import (
     node_attrs,
     program_dot,
 )
+from jaxviz.sharding import CollectiveCounts, HloCollective
 
 ROOT = Path(__file__).resolve().parents[1]
 EXT = ROOT / "labextension"
@@ -73,11 +76,40 @@ def _case(name, program) -> dict:
             "legend_kinds": legend_kinds(graph)}
 
 
+def _sharded_program():
+    """A shard_map with collectives on a one-device mesh with explicit axes (the sharded
+    types and specs), and a compiled collective put on a call of the user's, as a compile
+    on several devices would (``devices.attach_report``): the communication nodes, specs
+    and communication line the browser draws as the kernel does."""
+    mesh = jax.make_mesh((1,), ("data",), axis_types=(jax.sharding.AxisType.Explicit,), devices=jax.devices()[:1])
+
+    def norm(h):
+        return h / jax.lax.psum(jnp.sum(h * h), "data")
+
+    def block(x, w):
+        h = jnp.tanh(x @ w)
+        return jax.lax.all_gather(norm(h), "data", tiled=True)
+
+    def step(x, w):
+        spec = jax.sharding.PartitionSpec("data", None)
+        return jax.shard_map(block, mesh=mesh, in_specs=(spec, jax.sharding.PartitionSpec()), out_specs=spec)(x, w)
+
+    with jax.set_mesh(mesh):
+        x = jax.device_put(jnp.ones((8, 4)), jax.sharding.PartitionSpec("data", None))
+        program = jaxviz.trace(step, x, jnp.ones((4, 4)))
+    number = min(program.call_groups)  # the first call: block
+    counts = CollectiveCounts([HloCollective("all-reduce", 4096, f"jit(step)/jv{number}:block/dot_general")])
+    annotate_collectives(program.graph, program.call_groups, counts)
+    assert program.graph.groups[0].collectives == 1
+    return program
+
+
 @pytest.fixture(scope="module")
 def parity_fixtures(tmp_path_factory) -> Path:
     cases = []
     for name, (fn, args, kwargs) in ZOO.items():
         cases.append(_case(name, jaxviz.trace(fn, *args, **kwargs)))
+    cases.append(_case("shard_map with collectives", _sharded_program()))
     path = tmp_path_factory.mktemp("parity") / "cases.json"
     path.write_text(json.dumps(cases))
     return path

@@ -20,7 +20,7 @@ from IPython.display import display
 from .. import errors
 from ..calls import ipython_cell_name
 from ..cells import NothingToTrace, analyse, new_cell_filename, stage_cell
-from ..devices import profile, resolve_device
+from ..devices import attach_report, profile, resolve_device
 from ..jaxprs import is_traceable_tree
 from ..tracing import trace
 from . import bridge, exceptions, recompiles
@@ -150,11 +150,10 @@ class JaxvizMagics(Magics):
             raise
         program.expand = expand
         if args.device or args.time:  # run it too: where, and what it cost
-            program.run_report = profile(fn, *call_args, device=_device(args),
-                                         repeats=max(args.repeat, 1) if args.time else 0,
-                                         static_argnames=tuple(static), **call_kwargs)
-            program.device = f"{program.run_report.device} ({program.run_report.device_kind})"
-            program.timings.update(program.run_report.timings)
+            report = profile(fn, *call_args, device=_device(args), repeats=max(args.repeat, 1) if args.time else 0,
+                             static_argnames=tuple(static), **call_kwargs)
+            attach_report(program, report)
+            program.timings.update(report.timings)
         if args.var:
             ns[args.var] = program
         self._publish(program)

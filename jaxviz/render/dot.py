@@ -16,12 +16,14 @@ from typing import Any
 
 import graphviz
 
-from ..costs import cost_label, group_heat
+from ..costs import comm_label, cost_label, group_heat
 from ..graph import Graph, Item, View, repeat_text, size_text
 from ..visual import (
     BOX_FILL,
     CLUSTER,
     CLUSTER_FILL,
+    COLLECTIVE_PRIMITIVES,
+    COMM_STYLE,
     DOT_DENSE,
     DOT_EDGE,
     DOT_GRAPH,
@@ -108,19 +110,22 @@ def node_attrs(graph: Graph, nid: int) -> dict[str, str]:
     if n.flops or n.bytes:
         tooltip.append(f"cost (estimate): {cost_label(n.flops, n.bytes)}")
     attrs = {"id": f"n{nid}", "class": f"jaxviz-{n.kind}", "tooltip": "\n".join(tooltip)}
+    placed = f"\n{n.params['sharding']}" if n.params.get("sharding") else ""  # an input's or output's sharding
     if n.kind == "eqn":
         # A scan's initial carry 0.0 beside its name reads as a version: tooltip only.
         holds = graph.groups[n.group].holder == nid
         lits = f" {', '.join(n.literals)}" if n.literals and not holds else ""
+        collective = n.primitive in COLLECTIVE_PRIMITIVES  # a communication node keeps its colour in any theme
         attrs.update(label=f"{n.label}{lits}{where}", shape="box", style="rounded,filled",
-                     fillcolor=LEGEND["eqn"]["color"])
+                     fillcolor=LEGEND["collective" if collective else "eqn"]["color"],
+                     **{"class": "jaxviz-collective"} if collective else {})
     elif n.kind == "output":
-        attrs.update(label=f"{n.label}\n{n.outputs[0].text if n.outputs else ''}",
+        attrs.update(label=f"{n.label}\n{n.outputs[0].text if n.outputs else ''}{placed}",
                      shape=LEGEND["output"]["shape"], style="filled", fillcolor=LEGEND["output"]["color"])
     else:
         kind = n.input_kind or "traced"
         aval = f"\n{n.outputs[0].text}" if n.outputs else ""
-        attrs.update(label=f"{n.label}{aval}", shape=LEGEND[kind]["shape"], style="filled",
+        attrs.update(label=f"{n.label}{aval}{placed}", shape=LEGEND[kind]["shape"], style="filled",
                      fillcolor=LEGEND[kind]["color"])
     return attrs
 
@@ -146,6 +151,10 @@ def group_box_attrs(graph: Graph, gid: int, ins: list[str], outs: list[str]) -> 
     if heat is not None:
         attrs.update(label=f"{label}\n{heat.text}", fillcolor=heat.fill, fontcolor=heat.font,
                      tooltip=f"{tooltip}\ncost (estimate): {heat.text} of the program's FLOPs")
+    comm = comm_label(graph, gid)  # what its compiled collectives move: the outline, beside the fill
+    if comm is not None:
+        attrs.update(COMM_STYLE, label=f"{attrs['label']}\n{comm}",
+                     tooltip=f"{attrs['tooltip']}\ncommunication (compiled HLO): {comm}")
     return attrs
 
 
@@ -264,6 +273,8 @@ def _subgraph(dot: graphviz.Digraph, name: str) -> AbstractContextManager[graphv
 def legend_kinds(graph: Graph) -> list[str]:
     """The legend entries a graph needs, in order (as ``legendKinds`` in the browser)."""
     kinds = {n.input_kind for n in graph.nodes if n.input_kind} | {"output"}
+    if any(n.primitive in COLLECTIVE_PRIMITIVES for n in graph.nodes):
+        kinds.add("collective")
     if any(e.aval.weak_type for e in graph.edges[:5000]):
         kinds.add("weak")
     if any(g.kind == "repeat" for g in graph.groups):

@@ -6,11 +6,14 @@
  */
 
 import { GraphJSON } from './model';
-import { groupHeat, shortSource, sizeText } from './format';
+import { fmtCostBytes, groupHeat, shortSource, sizeText } from './format';
 import {
   BOX_FILL,
   CLUSTER,
   CLUSTER_FILL,
+  COLLECTIVE_PRIMITIVES,
+  COMM_MARK,
+  COMM_STYLE,
   DOT_DENSE,
   DOT_EDGE,
   DOT_GRAPH,
@@ -101,6 +104,11 @@ function dotWriter(view: View, options: DotOptions) {
       a.label += `\n${heat.text}`;
       a.fillcolor = heat.fill;
       a.fontcolor = heat.font;
+    }
+    const comm = commLabel(graph.groups, child); // as render/dot.py: the outline, beside the fill
+    if (comm) {
+      a.label += `\n${comm}`;
+      Object.assign(a, COMM_STYLE);
     }
     lines.push(`${indent}${quote(item)} ${attrs(a)}`);
   };
@@ -292,6 +300,20 @@ const HIGHER_ORDER = new Set([
   'xla_pmap'
 ]);
 
+/** ``⇄ 3 collectives · 1.2 MiB · 40%``: what a group's compiled collectives move, and its
+ * share of the program's (as costs.comm_label); null when it moves nothing. */
+export function commLabel(groups: { collectives?: number; comm_bytes?: number }[], gid: number): string | null {
+  const g = groups[gid];
+  if (!g.collectives) {
+    return null;
+  }
+  const total = groups[0]?.comm_bytes ?? 0;
+  const share = total ? (g.comm_bytes ?? 0) / total : 0;
+  const pct = share >= 0.01 ? `${Math.round(share * 100)}%` : '<1%';
+  const noun = g.collectives === 1 ? 'collective' : 'collectives';
+  return `${COMM_MARK} ${g.collectives} ${noun} · ${fmtCostBytes(g.comm_bytes ?? 0)} · ${pct}`;
+}
+
 /** An equation's label: its primitive, with its literal operands for plain operations
  * ("mul 2.0"). */
 export function eqnLabel(n: { label: string; primitive: string | null; literals: string[] }): string {
@@ -303,19 +325,23 @@ function nodeAttrs(graph: GraphJSON, nid: number, legend: { [kind: string]: Lege
   const n = graph.nodes[nid];
   const where = n.source ? `\n${shortSource(n.source)}` : '';
   const base = { id: nodeItem(nid), class: `jaxviz-${n.kind}` };
+  const placed = n.params.sharding ? `\n${n.params.sharding}` : ''; // an input's or output's sharding
   if (n.kind === 'eqn') {
+    const collective = n.primitive !== null && COLLECTIVE_PRIMITIVES.has(n.primitive) && legend.collective;
     return {
       ...base,
+      // not themed as the other equations (base.css): a communication node keeps its colour
+      class: collective ? 'jaxviz-collective' : base.class,
       label: `${eqnLabel(n)}${where}`,
       shape: 'box',
       style: 'rounded,filled',
-      fillcolor: legend.eqn.color
+      fillcolor: collective ? legend.collective.color : legend.eqn.color
     };
   }
   if (n.kind === 'output') {
     return {
       ...base,
-      label: `${n.label}\n${n.outputs.length ? n.outputs[0].text : ''}`,
+      label: `${n.label}\n${n.outputs.length ? n.outputs[0].text : ''}${placed}`,
       shape: legend.output.shape,
       style: 'filled',
       fillcolor: legend.output.color
@@ -326,7 +352,7 @@ function nodeAttrs(graph: GraphJSON, nid: number, legend: { [kind: string]: Lege
   return {
     ...base,
     class: `jaxviz-${n.kind} jaxviz-input-${kind}`,
-    label: `${n.label}${aval}`,
+    label: `${n.label}${aval}${placed}`,
     shape: legend[kind].shape,
     style: 'filled',
     fillcolor: legend[kind].color
@@ -340,6 +366,9 @@ export function legendKinds(graph: GraphJSON): string[] {
   for (const n of graph.nodes) {
     if (n.input_kind) {
       kinds.add(n.input_kind);
+    }
+    if (n.primitive !== null && COLLECTIVE_PRIMITIVES.has(n.primitive)) {
+      kinds.add('collective');
     }
   }
   for (const e of graph.edges.slice(0, 5000)) {

@@ -143,6 +143,11 @@ export function groupTooltip(
   if (cost) {
     lines.push({ key: 'cost (estimate)', text: cost });
   }
+  if (g.collectives) {
+    const noun = g.collectives === 1 ? 'collective' : 'collectives';
+    const text = `${g.collectives} ${noun} · ${fmtCostBytes(g.comm_bytes ?? 0)} per device and run`;
+    lines.push({ key: 'communication (compiled HLO)', text });
+  }
   lines.push({ text: repeat ? 'click to expand: one box per layer' : 'click to expand' });
   return { title: g.repeat || g.name, lines };
 }

@@ -2056,7 +2056,7 @@ validate75.errors = vErrors;
 return errors === 0;
 }
 
-const schema34 = {"title":"GraphGroup","type":"object","required":["id","name","kind","parent","groups","nodes","n_eqns","source","repeat"],"properties":{"id":{"type":"integer"},"name":{"type":"string"},"kind":{"type":"string"},"parent":{"type":["integer","null"]},"groups":{"type":"array","items":{"type":"integer"}},"nodes":{"type":"array","items":{"type":"integer"}},"n_eqns":{"type":"integer"},"source":{"oneOf":[{"$ref":"#/definitions/SourceLoc"},{"type":"null"}]},"repeat":{"type":["string","null"]},"flops":{"type":"number"},"bytes":{"type":"number"}}};
+const schema34 = {"title":"GraphGroup","type":"object","required":["id","name","kind","parent","groups","nodes","n_eqns","source","repeat"],"properties":{"id":{"type":"integer"},"name":{"type":"string"},"kind":{"type":"string"},"parent":{"type":["integer","null"]},"groups":{"type":"array","items":{"type":"integer"}},"nodes":{"type":"array","items":{"type":"integer"}},"n_eqns":{"type":"integer"},"source":{"oneOf":[{"$ref":"#/definitions/SourceLoc"},{"type":"null"}]},"repeat":{"type":["string","null"]},"flops":{"type":"number"},"bytes":{"type":"number"},"collectives":{"type":"integer","description":"Collectives of the compiled program inside it (jaxviz.costs.annotate_collectives)."},"comm_bytes":{"type":"number","description":"The bytes their results hold on one device."}}};
 
 function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2298,6 +2298,34 @@ var valid0 = _errs28 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.collectives !== undefined){
+let data13 = data.collectives;
+const _errs30 = errors;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+validate78.errors = [{instancePath:instancePath+"/collectives",schemaPath:"#/properties/collectives/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+var valid0 = _errs30 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.comm_bytes !== undefined){
+let data14 = data.comm_bytes;
+const _errs32 = errors;
+if(!((typeof data14 == "number") && (isFinite(data14)))){
+validate78.errors = [{instancePath:instancePath+"/comm_bytes",schemaPath:"#/properties/comm_bytes/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+var valid0 = _errs32 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }

@@ -244,6 +244,14 @@ export interface GraphGroup {
   repeat: string | null;
   flops?: number;
   bytes?: number;
+  /**
+   * Collectives of the compiled program inside it (jaxviz.costs.annotate_collectives).
+   */
+  collectives?: number;
+  /**
+   * The bytes their results hold on one device.
+   */
+  comm_bytes?: number;
 }
 /**
  * A graph as it travels when big: the same JSON, gzipped and base64-encoded.

@@ -60,3 +60,10 @@ export const HEAT_MIN_FLOPS: number = visual.heat.min_flops;
 export const HEAT_LIGHT_TEXT_ABOVE: number = visual.heat.light_text_above;
 export const HEAT_LIGHT_TEXT: string = visual.heat.light_text;
 export const HEAT_DARK_TEXT: string = visual.heat.dark_text;
+
+/** A group whose compiled collectives move data: its box's outline (the fill stays the
+ * FLOP heat) and the mark before its communication line; the primitives drawn as
+ * communication nodes (the legend's "collective"). */
+export const COMM_STYLE: DotAttrs = { color: visual.communication.color, penwidth: visual.communication.penwidth };
+export const COMM_MARK: string = visual.communication.mark;
+export const COLLECTIVE_PRIMITIVES: ReadonlySet<string> = new Set(visual.communication.primitives);
