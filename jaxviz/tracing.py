@@ -82,6 +82,9 @@ USER_WORD_OF_SCOPE = {"rematted_computation": "recomputed forward"}
 
 
 def _eqn_label(eqn: Any) -> str:
+    mapped = _mapped_label(eqn)
+    if mapped is not None:
+        return mapped
     name: str = USER_WORD_OF_PRIMITIVE.get(eqn.primitive.name) or eqn.primitive.name
     fname = eqn.params.get("name")
     helper = library_helper_name(eqn)
@@ -90,6 +93,28 @@ def _eqn_label(eqn: Any) -> str:
     if isinstance(fname, str) and fname and fname != name:
         return f"{name}: {fname}"
     return name
+
+
+def _mapped_label(eqn: Any) -> str | None:
+    """``pmap train_step (batch: 8)`` for the equation a ``jax.pmap`` call stages,
+    ``shard_map step (data: 4, model: 2)`` for a ``shard_map``; else None."""
+    pmap = internals.pmap_call(eqn, _is_user_code) if eqn.primitive.name in ("jit", "pjit", "xla_pmap") else None
+    if pmap is not None:
+        return " ".join(["pmap", *([pmap.function] if pmap.function else []), _axes_text(pmap.axes)])
+    axes = internals.mesh_axes(eqn)
+    if axes is None:
+        return None
+    function = internals.traced_function_name(eqn.params.get("jaxpr"))
+    shown = [function] if function and not function.startswith("_") else []
+    return " ".join(["shard_map", *shown, _axes_text(axes)])
+
+
+def _is_user_code(code: Any) -> bool:
+    return is_user_file(code.co_filename)
+
+
+def _axes_text(axes: Sequence[tuple[str, int]]) -> str:
+    return "(" + ", ".join(f"{name}: {size}" for name, size in axes) + ")"
 
 
 # Where JAX's small jitted helpers live: ``jnp.where`` is a ``jit`` named ``_where``.

@@ -2,7 +2,11 @@
 (their bound arguments become named inputs), jit-like wrappers that expose the function
 they wrap (``jax.jit``, or any object with ``__wrapped__`` and ``lower``: tracing is what
 jaxviz does, so the wrapper adds nothing but its static arguments), and decorators built
-with ``functools.wraps`` (traced as they run, named after the function they wrap)."""
+with ``functools.wraps`` (traced as they run, named after the function they wrap).
+
+A transformation with tracing rules of its own is never unwrapped, even when it looks
+jit-like: ``jax.pmap`` has ``__wrapped__`` and ``lower`` too, but it binds its axis name
+(``lax.psum(x, 'batch')`` needs it) and maps over devices, so it is traced as itself."""
 
 from __future__ import annotations
 
@@ -21,8 +25,13 @@ Adapt = Callable[[Any, tuple, dict], "Plan | None"]
 
 def is_jit_like(fn: Any) -> bool:
     """A jit-like wrapper: exposes what it wraps and can be lowered (``jax.jit``,
-    ``eqx.filter_jit``, ``nnx.jit``, a user's own)."""
-    return callable(fn) and hasattr(fn, "__wrapped__") and hasattr(fn, "lower")
+    ``eqx.filter_jit``, ``nnx.jit``, a user's own), and adds no tracing rule of its own."""
+    return callable(fn) and hasattr(fn, "__wrapped__") and hasattr(fn, "lower") and not has_own_rules(fn)
+
+
+def has_own_rules(fn: Any) -> bool:
+    """A transformation that looks jit-like but traces by rules of its own (``jax.pmap``)."""
+    return internals.is_pmap(fn)
 
 
 def adapt_partial(fn: Any, args: tuple, kwargs: dict, adapt: Adapt) -> Plan | None:
