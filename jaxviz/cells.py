@@ -165,9 +165,12 @@ class CellProgram:
         for i, value in zip(self.side["dynamic"], outs):
             leaves[i] = value
         rest = outs[len(self.side["dynamic"]):]
-        for node, state_def, count in self.side["write_back"]:
-            flax_nnx.write_state(node, jax.tree_util.tree_unflatten(state_def, rest[:count]))
-            rest = rest[count:]
+        for node, state_def, changed in self.side["write_back"]:  # the rest of its state is as it was
+            state_leaves = jax.tree_util.tree_leaves(flax_nnx.state_of(node)[0])
+            for k, value in zip(changed, rest):
+                state_leaves[k] = value
+            flax_nnx.write_state(node, jax.tree_util.tree_unflatten(state_def, state_leaves))
+            rest = rest[len(changed):]
         return jax.tree_util.tree_unflatten(self.side["treedef"], leaves)
 
     def compile(self) -> Any:
@@ -231,6 +234,8 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
 
     def staged_fn(*args: Any) -> list[Any]:
         merged = [split[n].merge(a) if n in split else a for n, a in zip(traced, args)]
+        before = {n: jax.tree_util.tree_leaves(flax_nnx.state_of(arg)[0]) for n, arg in zip(traced, merged)
+                  if flax_nnx.is_graph_node(namespace[n])}  # NNX Variables change in place
         local = cell_fn(*merged)
         result = {k: local[k] for k in local if k in outputs}
         flat, treedef = jax.tree_util.tree_flatten_with_path(result)
@@ -238,13 +243,16 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
         side.update(treedef=treedef, leaves=[leaf for _, leaf in flat], dynamic=dynamic,
                     names=[_output_name(flat[i][0]) for i in dynamic], write_back=[])
         updated = []
-        for n, arg in zip(traced, merged):  # NNX modules the cell updated in place, as nnx.jit does
-            if flax_nnx.is_graph_node(namespace[n]):
+        for n, arg in zip(traced, merged):  # NNX modules the cell updated in place (not inside a jax.jit)
+            if n in before:
                 state, names = flax_nnx.state_of(arg)
                 leaves, state_def = jax.tree_util.tree_flatten(state)
-                side["write_back"].append((namespace[n], state_def, len(leaves)))
-                side["names"] += [n + name for name in names]
-                updated += leaves
+                changed = [k for k, leaf in enumerate(leaves) if leaf is not before[n][k]] \
+                    if len(leaves) == len(before[n]) else list(range(len(leaves)))
+                if changed:
+                    side["write_back"].append((namespace[n], state_def, changed))
+                    side["names"] += [n + names[k] for k in changed]
+                    updated += [leaves[k] for k in changed]
         return [flat[i][1] for i in dynamic] + updated
 
     staged_fn.__name__ = name

@@ -76,6 +76,9 @@ class Program:
     notes: list[str] = field(default_factory=list)  # one-line remarks shown in the summary
     run_report: Any = None  # jaxviz.devices.RunReport once the program ran (the "Run" section)
     call_scopes: str = ""  # how user calls were recorded while tracing: "code" or "hook" (jaxviz.calls)
+    # Values the traced function computes as new state but the real call drops (an NNX
+    # optimizer updated inside a plain jax.jit): drawn as lost, not among output_names.
+    lost_outputs: list[str] = field(default_factory=list)
     _costs: ProgramCosts | None = field(default=None, repr=False)  # see costs()
 
     # ----------------------------------------------------------------- facts

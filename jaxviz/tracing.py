@@ -12,8 +12,10 @@ import contextlib
 import functools
 import inspect
 import io
+import os
 import re
 import sys
+import sysconfig
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +34,7 @@ from .adapters.base import (
     output_leaf_names,
     positional_names,
 )
-from .calls import CallInfo, is_user_file, make_source
+from .calls import CallInfo, display_function, is_user_file, make_source
 from .graph import Graph, SourceLoc
 from .jaxprs import (
     aval_of_value,
@@ -113,6 +115,23 @@ def _is_user_code(code: Any) -> bool:
     return is_user_file(code.co_filename)
 
 
+_SITE_DIRS = tuple({os.path.join(p, "") for p in (sysconfig.get_path("purelib"), sysconfig.get_path("platlib")) if p})
+
+
+def _is_library_file(file: str) -> bool:
+    """An installed library's code, not JAX's."""
+    return file.startswith(_SITE_DIRS) and not internals.is_jax_file(file)
+
+
+@functools.lru_cache(maxsize=256)
+def _package_of(file: str) -> str:
+    """``numpyro`` for ``…/site-packages/numpyro/infer/hmc_util.py``."""
+    for site in _SITE_DIRS:
+        if file.startswith(site):
+            return file[len(site):].split(os.sep, 1)[0].removesuffix(".py")
+    return os.path.basename(file)
+
+
 def _axes_text(axes: Sequence[tuple[str, int]]) -> str:
     return "(" + ", ".join(f"{name}: {size}" for name, size in axes) + ")"
 
@@ -184,6 +203,8 @@ class GraphBuilder:
     def __init__(self, name: str, calls: dict[str, CallInfo], cell_file: str | None) -> None:
         self.graph = Graph(name)
         self.captured: list[tuple[InputInfo, Any]] = []  # captured arrays, to name sub-jaxpr consts
+        self.lost_outputs: set[str] = set()  # outputs the real call drops (state updated inside jax.jit)
+        self._unnamed_consts: set[int] = set()  # const nodes named after their first use (_name_const)
         self.calls = calls
         self.cell_file = cell_file
         self.activation: dict[int, int] = {}  # call group → activation number (call order)
@@ -209,6 +230,8 @@ class GraphBuilder:
             label = info.name if info else f"const {aval_of_var(var).text}"
             kind = info.kind if info else "constant"
             env[var] = g.add_node("const", label, 0, input_kind=kind, outputs=[aval_of_var(var)])
+            if info is None:
+                self._unnamed_consts.add(env[var])
         by_name = {i.name: i for i in inputs}
         in_groups = self._pytree_groups(input_names, "inputs")
         for var, name in zip(closed.jaxpr.invars, input_names):
@@ -219,7 +242,9 @@ class GraphBuilder:
         out_groups = self._pytree_groups(output_names, "outputs")
         for var, names in _outputs_by_value(closed.jaxpr.outvars, output_names):
             aval = aval_of_var(var)
-            out = g.add_node("output", " = ".join(names), out_groups.get(names[0], 0), outputs=[aval])
+            lost = names[0] in self.lost_outputs
+            out = g.add_node("output", " = ".join(names) + (" (lost)" if lost else ""), out_groups.get(names[0], 0),
+                             input_kind="lost" if lost else None, outputs=[aval])
             if not isinstance(var, jcore.Literal) and var in env:
                 g.add_edge(env[var], out, aval, self._var_name(var))
         phases.shape_phases(g, self.outside_phases, optax_adapter.transformation_of)
@@ -239,7 +264,8 @@ class GraphBuilder:
         placed: dict[str, int] = {}
         for root, members in by_root.items():
             if len(members) >= PYTREE_GROUP_MIN:
-                gid = self.graph.add_group(f"{root} ({len(members)} arrays)", kind, 0)
+                lost = "lost, " if kind == "outputs" and all(m in self.lost_outputs for m in members) else ""
+                gid = self.graph.add_group(f"{root} ({lost}{len(members)} arrays)", kind, 0)
                 self._split_pytree(gid, root, members, kind, placed)
         return placed
 
@@ -447,6 +473,10 @@ class GraphBuilder:
             literals=literals, source=source,
         )
         operands = [v for v in eqn.invars if not isinstance(v, jcore.Literal)]
+        if self._unnamed_consts:
+            for var in operands:
+                if env.get(var) in self._unnamed_consts:
+                    self._name_const(env[var], eqn, source)
         bound: set[Any] = set()  # operands wired straight into a sub-jaxpr's inputs
         for label, sub, consts in subs:
             sub_group = group if len(subs) == 1 else g.add_group(label, "jaxpr", group)
@@ -469,10 +499,15 @@ class GraphBuilder:
         sub_env: dict[Any, int] = {}
         named = _match_consts(consts, self.captured) if self.captured and consts else {}
         for i, var in enumerate(sub.constvars):
+            if len(consts) != len(sub.constvars):  # an open jaxpr (linear_solve's): the equation supplies them
+                sub_env[var] = node
+                continue
             info = named.get(i)  # a captured global a sub-jaxpr closed over
             sub_env[var] = self.graph.add_node(
                 "const", info.name if info else f"const {aval_of_var(var).text}", group,
                 input_kind=info.kind if info else "constant", outputs=[aval_of_var(var)])
+            if info is None:
+                self._unnamed_consts.add(sub_env[var])
         outer = list(eqn.invars)[-len(sub.invars):] if sub.invars else []
         aligned = len(outer) == len(sub.invars) and all(
             _same_type(o, i) for o, i in zip(outer, sub.invars))
@@ -487,6 +522,24 @@ class GraphBuilder:
                     continue
             sub_env[var] = node
         return sub_env
+
+    def _name_const(self, nid: int, eqn: Any, source: SourceLoc | None) -> None:
+        """An array constant no global or closure cell holds is named after what made it,
+        as its first use says: the library function that used it (``optimistix:
+        implicit_jvp``), else the user's line (``line 12: x * np.arange(7)``)."""
+        self._unnamed_consts.discard(nid)
+        node = self.graph.nodes[nid]
+        frames = internals.user_frames(eqn)  # innermost first; outside JAX and jaxviz
+        inner = next((f for f in frames if is_user_file(f.file)), None)
+        libraries = [f for f in frames[: frames.index(inner) if inner else None] if _is_library_file(f.file)]
+        if libraries:  # the library doing the work (most of the frames; wrappers such as
+            # equinox's filter_jit are few), at its innermost function
+            packages = [_package_of(f.file) for f in libraries]
+            package = max(reversed(packages), key=packages.count)
+            maker = next(f for f in libraries if _package_of(f.file) == package)
+            node.label = f"{package}: {display_function(maker.function)}"
+        elif source is not None:
+            node.label = f"line {source.cell_line or source.line}: {short(source.text or source.function, 30)}"
 
     def _mark_repeats(self) -> None:
         """Sibling groups of the same name get "name 3/12" so repeated layers read as such,
@@ -551,16 +604,40 @@ def captured_values(fn: Callable[..., Any], roots: Iterable[Any] = (),
         visited.add(id(f))
         for source, mapping in (("closure", _nonlocals(f)), ("global", _globals_read(f))):
             for name, value in mapping.items():
-                if is_array(value) or is_python_scalar(value):
-                    if name not in seen_names:
+                if name not in seen_names:
+                    found = _captured_leaves(name, value, source)
+                    if found:
                         seen_names.add(name)
-                        aval = aval_of_value(value) if is_array(value) else None
-                        out.append((InputInfo(name, "captured", aval, short(value, 40), source), value))
-                elif inspect.isfunction(value) or inspect.ismethod(value):
+                        out += found
+                if inspect.isfunction(value) or inspect.ismethod(value):
                     todo.append(value)
                 elif callable(value) and not isinstance(value, type):  # a model object
                     todo += calls.user_functions([value], limit=500)
     return out
+
+
+CAPTURED_LEAVES_MAX = 10_000  # a global holding more (a dataset as a list of arrays) is not walked
+
+
+def _captured_leaves(name: str, value: Any, source: str) -> list[tuple[InputInfo, Any]]:
+    """The arrays and Python numbers in a captured value, each named by the value's name and
+    its path: ``LR``, ``y0[0]``, ``CONFIG['lr']``, ``model.layers[0].weight``. Code
+    (functions, classes, modules) holds none."""
+    if is_array(value) or is_python_scalar(value):
+        leaves: list[tuple[str, Any]] = [(name, value)]
+    elif inspect.isroutine(value) or inspect.isclass(value) or inspect.ismodule(value):
+        return []
+    else:
+        try:
+            flat = jax.tree_util.tree_flatten_with_path(value)[0]
+        except Exception:  # a value whose flattening fails is not data we can name
+            return []
+        if len(flat) > CAPTURED_LEAVES_MAX or (len(flat) == 1 and flat[0][1] is value):
+            return []  # too big to list, or not a container
+        names = adapters.captured_leaf_names(name, value) or [name + path_text(p) for p, _ in flat]
+        leaves = [(n, leaf) for n, (_, leaf) in zip(names, flat)]
+    return [(InputInfo(n, "captured", aval_of_value(leaf) if is_array(leaf) else None, short(leaf, 40), source), leaf)
+            for n, leaf in leaves if is_array(leaf) or is_python_scalar(leaf)]
 
 
 def _nonlocals(f: Any) -> dict[str, Any]:
@@ -666,15 +743,20 @@ def stage(make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str,
 
 def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_names: list[str],
                   output_names: list[str], captured: list[tuple[InputInfo, Any]],
-                  cell_file: str | None = None, source: str | None = None) -> Program:
+                  cell_file: str | None = None, source: str | None = None,
+                  lost_outputs: Sequence[str] = ()) -> Program:
+    """``lost_outputs``: names among ``output_names`` of values the traced function returns
+    but the real call drops (drawn as lost; not outputs of the Program)."""
     closed = staged.traced.jaxpr
     const_names = _match_consts(closed.consts, captured)
     t0 = time.perf_counter()
     builder = GraphBuilder(name, staged.calls, cell_file)
     builder.captured = [(info, value) for info, value in captured if is_array(value)]
+    builder.lost_outputs = set(lost_outputs)
     graph = builder.build(closed, inputs, input_names, output_names, const_names)
-    program = Program(name, closed, inputs, output_names, graph, source=source,
-                      trace_output=staged.trace_output, call_scopes=staged.scopes)
+    program = Program(name, closed, inputs, [n for n in output_names if n not in builder.lost_outputs], graph,
+                      source=source, trace_output=staged.trace_output, call_scopes=staged.scopes,
+                      lost_outputs=list(lost_outputs))
     program.timings["trace"] = staged.trace_seconds
     program.timings["graph"] = time.perf_counter() - t0
     if staged.reused:
@@ -730,7 +812,8 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
             hook(exc)
         raise
     out_names = (plan.output_names or _output_names)(staged.traced.out_info)
-    program = build_program(plan.name, staged, inputs, input_names, out_names, captured)
+    program = build_program(plan.name, staged, inputs, input_names, out_names, captured,
+                            lost_outputs=plan.lost_outputs)
     program.notes += plan.notes
     if auto:
         program.notes.append(f"{', '.join(auto.values())} not arrays: traced as static arguments "

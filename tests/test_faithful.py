@@ -13,8 +13,19 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
+import jax
+import jax.numpy as jnp
+import numpy as np
 import pytest
+
+import jaxviz
+from jaxviz.cells import stage_cell
+
+nnx = pytest.importorskip("flax.nnx")
+optax = pytest.importorskip("optax")
+optx = pytest.importorskip("optimistix")
 
 HERE = Path(__file__).parent
 
@@ -63,3 +74,144 @@ def test_equinox_filter_pmap_and_shard_map_keep_their_rules(eight_devices):
     assert "pmap averaged (d: 8)" in out["eqx_groups"]
     assert "shard_map sharded_matmul (data: 4, model: 2)" in out["shard_map_groups"]
     assert "shard_map sharded_matmul (data: 4, model: 2)" in out["jit_shard_map_groups"]
+
+
+# ---------------------------------------------------------------------- NNX under plain jax.jit
+# In the style of Flax's MNIST tutorial (https://flax.readthedocs.io/en/latest/mnist_tutorial.html),
+# with the bug of https://github.com/google/flax/discussions/4290-style questions: the step is
+# decorated with plain ``jax.jit``, which takes the Modules as pytrees and writes nothing back.
+def nnx_programs():
+    class CNN(nnx.Module):
+        def __init__(self, *, rngs: nnx.Rngs):
+            self.conv1 = nnx.Conv(1, 4, kernel_size=(3, 3), rngs=rngs)
+            self.linear1 = nnx.Linear(4 * 4 * 4, 16, rngs=rngs)
+            self.linear2 = nnx.Linear(16, 10, rngs=rngs)
+
+        def __call__(self, x):
+            x = nnx.avg_pool(nnx.relu(self.conv1(x)), window_shape=(2, 2), strides=(2, 2))
+            x = x.reshape(x.shape[0], -1)
+            return self.linear2(nnx.relu(self.linear1(x)))
+
+    def loss_fn(model, batch):
+        logits = model(batch["image"])
+        loss = optax.softmax_cross_entropy_with_integer_labels(logits, batch["label"]).mean()
+        return loss, logits
+
+    def train_step(model, optimizer, batch):
+        grad_fn = nnx.value_and_grad(loss_fn, has_aux=True)
+        (loss, logits), grads = grad_fn(model, batch)
+        optimizer.update(model, grads)
+        return loss, jnp.mean(logits.argmax(-1) == batch["label"]), optimizer.step[...]
+
+    def fresh():
+        model = CNN(rngs=nnx.Rngs(0))
+        return model, nnx.Optimizer(model, optax.adamw(1e-3), wrt=nnx.Param)
+
+    batch = {"image": jnp.ones((2, 8, 8, 1)), "label": jnp.array([1, 2])}
+    return train_step, fresh, batch
+
+
+def test_nnx_state_updated_inside_plain_jit_is_drawn_as_lost():
+    train_step, fresh, batch = nnx_programs()
+
+    model, optimizer = fresh()
+    step = jax.jit(train_step)
+    program = jaxviz.trace(step, model, optimizer, batch)
+    returned = step(model, optimizer, batch)
+    assert int(optimizer.step[...]) == 0  # JAX computed the update and dropped it
+    assert len(program.output_names) == len(jax.tree_util.tree_leaves(returned)) == 3
+    lost = [n for n in program.graph.nodes if n.kind == "output" and n.input_kind == "lost"]
+    assert "optimizer.opt_state[0].mu.linear1.kernel (lost)" in [n.label for n in lost]
+    assert "model.conv1.kernel (lost)" in [n.label for n in lost]
+    fed = {e.dst for e in program.graph.edges}
+    assert all(n.id in fed for n in lost)  # wired from what computed them
+    assert "`model` and `optimizer` are updated inside `jax.jit` but never returned: their new state " \
+        "is lost; use `nnx.jit` or return them" in program.summary()
+    assert "lost" in program.to_dot(expand="all")
+
+
+def test_nnx_jit_twin_writes_the_state_back():
+    train_step, fresh, batch = nnx_programs()
+
+    model, optimizer = fresh()
+    step = nnx.jit(train_step)
+    program = jaxviz.trace(step, model, optimizer, batch)
+    assert not program.lost_outputs and "lost" not in program.summary()
+    assert "optimizer.opt_state[0].mu.linear1.kernel" in program.output_names
+    step(model, optimizer, batch)
+    assert int(optimizer.step[...]) == 1
+
+
+def test_a_cell_writes_back_only_what_really_changed():
+    train_step, fresh, batch = nnx_programs()
+
+    for wrap, steps in ((jax.jit, 0), (nnx.jit, 1)):
+        model, optimizer = fresh()
+        ns = {"step": wrap(train_step), "model": model, "optimizer": optimizer, "batch": batch}
+        staged = stage_cell("loss, accuracy, count = step(model, optimizer, batch)", ns)
+        staged.run()
+        assert int(optimizer.step[...]) == steps
+        written = [n for n in staged.program.output_names if n.startswith(("model", "optimizer"))]
+        assert bool(written) == bool(steps), written
+
+
+# ---------------------------------------------------------------------- captured values, named constants
+class Schedule(NamedTuple):
+    warmup: float
+    scale: jax.Array
+
+
+def const_labels(program):
+    return {n.label: n.input_kind for n in program.graph.nodes if n.kind == "const"}
+
+
+# In the style of optimistix's root-finding example (https://docs.kidger.site/optimistix/api/root_find/):
+# the initial guess is a tuple of arrays, a global the solve reads.
+def root_fn(y, args):
+    a, b = y
+    return jnp.tanh(jnp.sum(b)) - a * args, a**2 - jnp.sinh(b + 1)
+
+
+Y0 = (jnp.array(0.5), jnp.zeros((2, 2)))
+
+
+def solve(scale):
+    solver = optx.Newton(rtol=1e-8, atol=1e-8)
+    return optx.root_find(root_fn, solver, Y0, args=scale, throw=False).value
+
+
+def test_arrays_in_a_global_tuple_are_captured_under_its_name_and_path():
+    program = jaxviz.trace(solve, jnp.array(1.0))
+    labels = const_labels(program)
+    assert labels.get("Y0[0]") == "captured" and labels.get("Y0[1]") == "captured"
+    assert {i.name for i in program.inputs_of_kind("captured")} >= {"Y0[0]", "Y0[1]"}
+    assert not [label for label in labels if label.startswith("const ")]  # every array constant is named
+
+
+def test_a_closure_config_dict_is_captured_leaf_by_leaf():
+    """``make_step(config)`` returns a step closing over a dict of Python numbers and
+    arrays (and a NamedTuple inside it), as hyper-parameters often travel."""
+    def make_step(config):
+        def step(w, x):
+            grads = jax.grad(lambda w: jnp.sum((x @ w) ** 2))(w)
+            return w * config["decay"] - config["lr"] * grads * config["schedule"].scale
+
+        return step
+
+    config = {"lr": 0.1, "decay": jnp.full((3,), 0.99), "schedule": Schedule(0.2, jnp.ones(3))}
+    program = jaxviz.trace(make_step(config), jnp.ones(3), jnp.ones((2, 3)))
+    captured = {i.name: i for i in program.inputs_of_kind("captured")}
+    assert captured["config['lr']"].value == "0.1" and captured["config['lr']"].source == "closure"
+    assert captured["config['decay']"].aval is not None and captured["config['schedule'].scale"].aval is not None
+    labels = const_labels(program)
+    assert labels.get("config['decay']") == "captured" and labels.get("config['schedule'].scale") == "captured"
+    assert not [label for label in labels if label.startswith("const ")]
+
+
+def test_an_array_no_name_holds_is_named_after_what_made_it():
+    def weighted(v):
+        return v * np.arange(3.0)
+
+    labels = const_labels(jaxviz.trace(weighted, jnp.ones(3)))
+    line = weighted.__code__.co_firstlineno + 1
+    assert list(labels) == [f"line {line}: return v * np.arange(3.0)"], labels
