@@ -78,6 +78,10 @@ def _display_params(params: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+# A function with differentiation rules of its own (``jax.custom_vjp``, ``jax.custom_jvp``):
+# the equation that calls it is drawn under the function's name.
+CUSTOM_RULE_CALLS = frozenset({"custom_vjp_call", "custom_jvp_call", "custom_vjp_call_jaxpr"})
+
 # Primitives and scopes JAX names after its own machinery, in the words the user wrote.
 USER_WORD_OF_PRIMITIVE = {"remat2": "checkpoint", "remat": "checkpoint"}
 USER_WORD_OF_SCOPE = {"rematted_computation": "recomputed forward"}
@@ -87,6 +91,10 @@ def _eqn_label(eqn: Any) -> str:
     mapped = _mapped_label(eqn)
     if mapped is not None:
         return mapped
+    if eqn.primitive.name in CUSTOM_RULE_CALLS:  # named after the function it wraps (``mha``)
+        wrapped = internals.traced_function_name(eqn.params.get("call_jaxpr"))
+        if wrapped and wrapped != "<lambda>":
+            return wrapped
     name: str = USER_WORD_OF_PRIMITIVE.get(eqn.primitive.name) or eqn.primitive.name
     fname = eqn.params.get("name")
     helper = library_helper_name(eqn)
@@ -419,8 +427,9 @@ class GraphBuilder:
             return self.graph.add_group(name, "scope", parent)
         call = self.calls.get(name) or calls.known_call(name)
         outer = self.graph.groups[parent]
-        if call is not None and outer.kind == "scope" and outer.name == call.function:
-            # A Flax module's own scope around its __call__: one group, not "MLP > MLP".
+        if call is not None and outer.kind in ("scope", "eqn") and outer.name == call.function:
+            # A Flax module's own scope around its __call__, a custom_vjp's equation around
+            # the function it wraps: one group, not "MLP > MLP".
             if outer.source is None:
                 outer.source = call.call_site
             return parent

@@ -8,6 +8,7 @@
 
 Programs over 8 host devices run in a subprocess (``pmap_programs.py``)."""
 
+import functools
 import json
 import os
 import subprocess
@@ -26,6 +27,8 @@ from jaxviz.cells import stage_cell
 nnx = pytest.importorskip("flax.nnx")
 optax = pytest.importorskip("optax")
 optx = pytest.importorskip("optimistix")
+eqx = pytest.importorskip("equinox")
+hk = pytest.importorskip("haiku")
 
 HERE = Path(__file__).parent
 
@@ -215,3 +218,84 @@ def test_an_array_no_name_holds_is_named_after_what_made_it():
     labels = const_labels(jaxviz.trace(weighted, jnp.ones(3)))
     line = weighted.__code__.co_firstlineno + 1
     assert list(labels) == [f"line {line}: return v * np.arange(3.0)"], labels
+
+
+# ---------------------------------------------------------------------- other stateful frameworks
+class NormedLinear(eqx.Module):
+    """Equinox's stateful-layer example (https://docs.kidger.site/equinox/examples/stateful/)."""
+
+    linear: eqx.nn.Linear
+    norm: eqx.nn.BatchNorm
+
+    def __init__(self, key):
+        self.linear = eqx.nn.Linear(3, 4, key=key)
+        self.norm = eqx.nn.BatchNorm(4, axis_name="batch", mode="batch")
+
+    def __call__(self, x, state):
+        return self.norm(self.linear(x), state)
+
+
+def test_equinox_state_is_an_output_only_where_returned():
+    model, state = eqx.nn.make_with_state(NormedLinear)(jax.random.key(0))
+    x = jnp.ones((5, 3))
+
+    @eqx.filter_jit
+    def step(model, state, x):
+        y, state = jax.vmap(model, axis_name="batch", in_axes=(0, None), out_axes=(0, None))(x, state)
+        return y.sum(), state
+
+    @eqx.filter_jit
+    def evaluate(model, state, x):
+        return step(model, state, x)[0]
+
+    for fn in (step, evaluate):
+        program = jaxviz.trace(fn, model, state, x)
+        real = eqx.filter(fn(model, state, x), eqx.is_array)
+        assert len(program.output_names) == len(jax.tree_util.tree_leaves(real))
+        assert not program.lost_outputs
+
+
+def test_haiku_state_of_a_jitted_apply_with_static_arguments():
+    """``jax.jit(f.apply, static_argnums=4)`` copies Haiku's attributes onto the jit: it is
+    unwrapped as a jit (its static ``is_training`` held static), not taken for ``apply``."""
+    def forward(x, is_training):
+        return hk.BatchNorm(True, True, 0.9)(hk.Linear(4)(x), is_training)
+
+    transformed = hk.transform_with_state(forward)
+    x = jnp.ones((5, 3))
+    params, state = transformed.init(jax.random.key(0), x, True)
+    apply = jax.jit(transformed.apply, static_argnums=4)
+    program = jaxviz.trace(apply, params, state, None, x, True)
+    assert len(program.output_names) == len(jax.tree_util.tree_leaves(apply(params, state, None, x, True)))
+    assert program.input("is_training").kind == "static"
+
+
+# ---------------------------------------------------------------------- custom rules
+def test_custom_vjp_and_custom_jvp_calls_are_named_after_their_function():
+    """As Pallas' flash attention wraps its kernel: ``functools.partial(jax.custom_vjp,
+    nondiff_argnums=...)`` on ``mha``; and a ``jax.custom_jvp`` softplus."""
+    @functools.partial(jax.custom_vjp, nondiff_argnums=[2])
+    def mha(q, k, causal):
+        return jnp.tanh(q @ k.T) * (2.0 if causal else 1.0)
+
+    def mha_forward(q, k, causal):
+        return mha(q, k, causal), (q, k)
+
+    def mha_backward(causal, residuals, g):
+        q, k = residuals
+        return g @ k, g.T @ q
+
+    mha.defvjp(mha_forward, mha_backward)
+
+    @jax.custom_jvp
+    def softplus(x):
+        return jnp.log1p(jnp.exp(x))
+
+    softplus.defjvp(lambda primals, tangents: (softplus(primals[0]), tangents[0] * jax.nn.sigmoid(primals[0])))
+
+    def loss(q, k):
+        return mha(q, k, True).sum() + softplus(q).sum()
+
+    groups = [(g.name, g.kind) for g in jaxviz.trace(loss, jnp.ones((2, 2)), jnp.ones((2, 2))).graph.groups]
+    assert ("mha", "eqn") in groups and ("softplus", "eqn") in groups
+    assert not [name for name, _ in groups if name.startswith("custom_")]
