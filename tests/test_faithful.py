@@ -299,3 +299,30 @@ def test_custom_vjp_and_custom_jvp_calls_are_named_after_their_function():
     groups = [(g.name, g.kind) for g in jaxviz.trace(loss, jnp.ones((2, 2)), jnp.ones((2, 2))).graph.groups]
     assert ("mha", "eqn") in groups and ("softplus", "eqn") in groups
     assert not [name for name, _ in groups if name.startswith("custom_")]
+
+
+class StepCounter(nnx.Module):
+    """A layer that counts its calls in a ``BatchStat``, as BatchNorm keeps its statistics."""
+
+    def __init__(self):
+        self.calls = nnx.BatchStat(jnp.zeros(()))
+        self.scale = nnx.Param(jnp.ones(3))
+
+    def __call__(self, x):
+        self.calls[...] = self.calls[...] + 1
+        return x * self.scale[...]
+
+
+def test_nnx_state_under_other_jax_transforms_is_not_written_back():
+    """``jax.vmap`` takes the Module as a pytree too: what it updates inside is dropped."""
+    def apply(model, x):
+        return model(x)
+
+    counter, x = StepCounter(), jnp.ones((2, 3))
+    vmapped = jax.vmap(apply, in_axes=(None, 0))
+    program = jaxviz.trace(vmapped, counter, x)
+    vmapped(counter, x)
+    assert int(counter.calls[...]) == 0
+    assert program.output_names == ["out"]
+    plain = jaxviz.trace(apply, counter, x)  # called without a transformation: updated in place, for real
+    assert plain.output_names == ["out", "model.calls", "model.scale"]

@@ -33,7 +33,7 @@ def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan | None:
     if nnx is None:
         return None
     target = fn.__wrapped__ if is_jit_like(fn) else fn
-    dropped_by = _dropping_jit(nnx, fn)
+    dropped_by = _dropping_transform(nnx, fn)
     arg_names = positional_names(target, len(args))
     nodes = {i: a for i, a in enumerate(args) if nnx.graph.is_graph_node(a)}
     nodes.update({k: v for k, v in kwargs.items() if nnx.graph.is_graph_node(v)})
@@ -80,16 +80,23 @@ def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan | None:
                 roots=[target, *args, *kwargs.values()], lost_outputs=lost, notes=notes)
 
 
-def _dropping_jit(nnx: Any, fn: Any) -> str | None:
-    """How the user would name ``fn`` when it is a jit that does not write NNX state back
-    (``jax.jit``, ``eqx.filter_jit``); None for ``nnx.jit`` and anything not jit-like."""
-    if not is_jit_like(fn) or isinstance(fn, _nnx_jit_type(nnx)):
-        return None
-    if internals.jit_static_args(fn) is not None:
-        return "jax.jit"
-    if type(fn).__module__.startswith("equinox"):
-        return "eqx.filter_jit"
-    return type(fn).__name__
+def _dropping_transform(nnx: Any, fn: Any) -> str | None:
+    """How the user would name ``fn`` when it is a JAX transformation that takes NNX Modules
+    as pytrees and writes nothing back (``jax.jit``, ``eqx.filter_jit``, ``jax.vmap``,
+    ``jax.pmap``); None for ``nnx.jit``, NNX's other transforms, and plain functions (whose
+    in-place updates are real)."""
+    if is_jit_like(fn):
+        if isinstance(fn, _nnx_jit_type(nnx)):
+            return None
+        if internals.jit_static_args(fn) is not None:
+            return "jax.jit"
+        return "eqx.filter_jit" if type(fn).__module__.startswith("equinox") else type(fn).__name__
+    if internals.is_pmap(fn):
+        return "jax.pmap"
+    code = getattr(fn, "__code__", None)
+    if hasattr(fn, "__wrapped__") and code is not None and internals.is_jax_file(code.co_filename):
+        return f"jax.{code.co_name.removesuffix('_f')}"  # vmap_f: jax.vmap, grad_f: jax.grad
+    return None
 
 
 @functools.cache
