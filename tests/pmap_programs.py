@@ -126,6 +126,10 @@ def main():
     r = ip.run_cell("%jaxpr --quiet -o line_program p_train_step(state, batch)")
     out["line_error"] = repr(r.error_in_exec)
     out["line_groups"] = group_names(ip.user_ns["line_program"]) if "line_program" in ip.user_ns else []
+    r = ip.run_cell("%jaxpr --time --repeat 1 --quiet -o timed p_train_step(state, batch)")
+    out["timed_error"] = repr(r.error_in_exec)
+    timed = ip.user_ns.get("timed")
+    out["timed_results_equal"] = timed is not None and leaves_equal(timed.run_report.result, expected)
     r = ip.run_cell("%%jaxpr --quiet -o cell_program\nnew_state, metrics = p_train_step(state, batch)\n")
     out["cell_error"] = repr(r.error_in_exec)
     out["cell_groups"] = group_names(ip.user_ns["cell_program"]) if "cell_program" in ip.user_ns else []

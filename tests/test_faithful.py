@@ -64,6 +64,7 @@ def test_pmap_from_the_magics_runs_as_a_plain_call(eight_devices):
     assert out["line_error"] == "None" and "pmap train_step (batch: 8)" in out["line_groups"]
     assert out["cell_error"] == "None" and "pmap train_step (batch: 8)" in out["cell_groups"]
     assert out["cell_results_equal"] and out["cell_sharding_equal"]
+    assert out["timed_error"] == "None" and out["timed_results_equal"]  # %jaxpr --time runs the pmap
 
 
 def test_pmap_collectives_are_equations_inside_its_group(eight_devices):
