@@ -237,9 +237,19 @@ def mesh_axes(eqn: Any) -> tuple[tuple[str, int], ...] | None:
 
 def traced_function_name(jaxpr: Any) -> str | None:
     """The name of the Python function a (sub-)jaxpr was traced from (its debug info)."""
+    found = traced_function(jaxpr)
+    return found[0] if found else None
+
+
+def traced_function(jaxpr: Any) -> tuple[str, str] | None:
+    """(name, file) of the Python function a (sub-)jaxpr was traced from: its debug info's
+    ``"mha at /path/flash.py:12"``; None when it does not say."""
     info = getattr(jaxpr, "debug_info", None)
     source = getattr(info, "func_src_info", None)
-    return source.partition(" ")[0] or None if isinstance(source, str) else None
+    if not isinstance(source, str) or not source:
+        return None
+    name, _, where = source.partition(" at ")
+    return (name, where.rpartition(":")[0]) if name else None
 
 
 def _mapped_function(jaxpr: Any, is_user_code: Callable[[Any], bool]) -> str | None:

@@ -30,7 +30,7 @@ from .calls import CELL_FUNCTION, compile_instrumented, restore_plain_code
 from .devices import RunReport, default_device, describe_device, place, resolve_device, time_runs
 from .jaxprs import fresh_function, is_array, is_python_scalar, is_traceable_tree, path_text, short
 from .program import InputInfo, Program, traced_inputs
-from .tracing import build_program, stage
+from .tracing import build_program, captured_values, stage
 
 LAST_VALUE = "__jaxviz_last__"
 _counter = itertools.count(1)
@@ -267,10 +267,21 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
     side["staged"] = staged
     side["leaves"] = [restore_plain_code(leaf) for leaf in side["leaves"]]  # what gets bound
     input_names = [i.name for i in inputs if i.kind == "traced"]
-    program = build_program(name, staged, inputs, input_names, side["names"], [], cell_file=filename,
-                            source=source)
+    captured = _captured_by_callees(cell_fn, analysis, namespace)
+    own = {i.name for i in inputs}  # a global the cell reads too is its input: one entry
+    listed = [info for info, _ in captured if info.name not in own]
+    program = build_program(name, staged, inputs + listed, input_names, side["names"], captured,
+                            cell_file=filename, source=source)
     program.device = describe_device(device if device is not None else default_device())
     return CellProgram(program, args=args, side=side, analysis=analysis, device=device)
+
+
+def _captured_by_callees(cell_fn: Any, analysis: CellAnalysis, namespace: dict[str, Any]
+                         ) -> list[tuple[InputInfo, Any]]:
+    """Globals and closure cells the functions the cell calls read (``Y0`` inside
+    ``solve``): baked in as constants, named after them."""
+    roots = [namespace[n] for n in analysis.loaded if n in namespace and callable(namespace[n])]
+    return captured_values(cell_fn, roots=roots)
 
 
 class LeakedTracerError(ValueError):

@@ -92,9 +92,10 @@ def _eqn_label(eqn: Any) -> str:
     if mapped is not None:
         return mapped
     if eqn.primitive.name in CUSTOM_RULE_CALLS:  # named after the function it wraps (``mha``)
-        wrapped = internals.traced_function_name(eqn.params.get("call_jaxpr"))
-        if wrapped and wrapped != "<lambda>":
-            return wrapped
+        wrapped = internals.traced_function(eqn.params.get("call_jaxpr"))
+        # the user's function or JAX's (``relu``); not a library's inner wrapper (``fn_wrapper``)
+        if wrapped and wrapped[0] != "<lambda>" and (is_user_file(wrapped[1]) or internals.is_jax_file(wrapped[1])):
+            return wrapped[0]
     name: str = USER_WORD_OF_PRIMITIVE.get(eqn.primitive.name) or eqn.primitive.name
     fname = eqn.params.get("name")
     helper = library_helper_name(eqn)
@@ -641,12 +642,36 @@ def _captured_leaves(name: str, value: Any, source: str) -> list[tuple[InputInfo
             flat = jax.tree_util.tree_flatten_with_path(value)[0]
         except Exception:  # a value whose flattening fails is not data we can name
             return []
-        if len(flat) > CAPTURED_LEAVES_MAX or (len(flat) == 1 and flat[0][1] is value):
-            return []  # too big to list, or not a container
+        if len(flat) == 1 and flat[0][1] is value:  # not a container: an object's arrays
+            return attribute_arrays(name, value, source)
+        if len(flat) > CAPTURED_LEAVES_MAX:
+            return []
         names = adapters.captured_leaf_names(name, value) or [name + path_text(p) for p, _ in flat]
         leaves = [(n, leaf) for n, (_, leaf) in zip(names, flat)]
     return [(InputInfo(n, "captured", aval_of_value(leaf) if is_array(leaf) else None, short(leaf, 40), source), leaf)
             for n, leaf in leaves if is_array(leaf) or is_python_scalar(leaf)]
+
+
+def attribute_arrays(name: str, obj: Any, source: str) -> list[tuple[InputInfo, Any]]:
+    """The arrays an object (not a pytree: a model class of the user's own) holds in its
+    attributes, one level deep, as ``model.w``, ``model.cfg['b']``: a method reading
+    ``self.w`` bakes them in."""
+    attributes = getattr(obj, "__dict__", None)
+    if not isinstance(attributes, dict) or inspect.isroutine(obj) or inspect.isclass(obj) or inspect.ismodule(obj):
+        return []
+    found: list[tuple[InputInfo, Any]] = []
+    for attr, value in list(attributes.items())[:CAPTURED_LEAVES_MAX]:
+        if attr.startswith("__") or inspect.isroutine(value) or not (is_array(value) or _holds_arrays(value)):
+            continue
+        found += [(info, leaf) for info, leaf in _captured_leaves(f"{name}.{attr}", value, source) if is_array(leaf)]
+    return found
+
+
+def _holds_arrays(value: Any) -> bool:
+    try:
+        return any(is_array(x) for x in jax.tree_util.tree_leaves(value)[:CAPTURED_LEAVES_MAX])
+    except Exception:  # a value whose flattening fails holds nothing we can name
+        return False
 
 
 def _nonlocals(f: Any) -> dict[str, Any]:
@@ -810,6 +835,7 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
                        static_argnames=static_argnames)
 
     captured = captured_values(plan.user_function, roots=[*plan.roots, *plan.args, *plan.kwargs.values()])
+    captured += _held_by_static_objects(plan, inputs, static_argnums, static_argnames)
     inputs += [info for info, _ in captured]
     code = getattr(inspect.unwrap(plan.user_function), "__code__", None)
     skip = {*plan.transparent, *([code] if code else [])}
@@ -828,6 +854,19 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
         program.notes.append(f"{', '.join(auto.values())} not arrays: traced as static arguments "
                              "(jax.jit needs static_argnums/static_argnames for them)")
     return program
+
+
+def _held_by_static_objects(plan: adapters.Plan, inputs: list[InputInfo], static_argnums: Sequence[int],
+                            static_argnames: Sequence[str]) -> list[tuple[InputInfo, Any]]:
+    """Arrays held by the objects a trace bakes in: a static argument (``model.w``) and the
+    callable itself when it is an object (``self.w``)."""
+    static = {i.name for i in inputs if i.kind == "static"}
+    names = plan.arg_names or positional_names(plan.user_function, len(plan.args))
+    objects = [(names[i], plan.args[i]) for i in static_argnums if i < len(plan.args) and names[i] in static]
+    objects += [(k, plan.kwargs[k]) for k in static_argnames if k in plan.kwargs]
+    if not inspect.isroutine(plan.function) and not isinstance(plan.function, functools.partial):
+        objects.append(("self", plan.function))
+    return [found for name, value in objects for found in attribute_arrays(name, value, "attribute")]
 
 
 def _adapted_inputs(plan: adapters.Plan) -> list[InputInfo]:

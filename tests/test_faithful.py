@@ -192,6 +192,13 @@ def test_arrays_in_a_global_tuple_are_captured_under_its_name_and_path():
     assert not [label for label in labels if label.startswith("const ")]  # every array constant is named
 
 
+def test_a_cell_calling_the_solve_names_the_global_it_reads():
+    program = stage_cell("root = solve(scale)", {"solve": solve, "scale": jnp.array(1.0)}).program
+    labels = const_labels(program)
+    assert labels.get("Y0[0]") == "captured" and labels.get("Y0[1]") == "captured"
+    assert {i.name for i in program.inputs_of_kind("captured")} >= {"Y0[0]", "Y0[1]"}
+
+
 def test_a_closure_config_dict_is_captured_leaf_by_leaf():
     """``make_step(config)`` returns a step closing over a dict of Python numbers and
     arrays (and a NamedTuple inside it), as hyper-parameters often travel."""
@@ -327,3 +334,26 @@ def test_nnx_state_under_other_jax_transforms_is_not_written_back():
     assert program.output_names == ["out"]
     plain = jaxviz.trace(apply, counter, x)  # called without a transformation: updated in place, for real
     assert plain.output_names == ["out", "model.calls", "model.scale"]
+
+
+class Affine:
+    """A model class of the user's own (not a pytree), holding its arrays as attributes."""
+
+    def __init__(self):
+        self.weight = jnp.ones((3, 2))
+        self.extra = {"bias": jnp.zeros(2)}
+
+    def __call__(self, x):
+        return x @ self.weight + self.extra["bias"]
+
+
+def test_arrays_held_by_an_object_are_named_by_attribute():
+    affine = Affine()
+    labels = const_labels(jaxviz.trace(affine, jnp.ones(3)))
+    assert labels == {"self.weight": "captured", "self.extra['bias']": "captured"}
+
+    def predict(model, x):
+        return model(x)
+
+    labels = const_labels(jaxviz.trace(predict, affine, jnp.ones(3)))  # a static argument
+    assert labels == {"model.weight": "captured", "model.extra['bias']": "captured"}

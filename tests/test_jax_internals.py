@@ -480,3 +480,5 @@ def test_mesh_axes_and_traced_function_name_of_a_shard_map():
     assert internals.traced_function_name(eqn.params["jaxpr"]) == "local_sum"
     assert internals.mesh_axes(jax.make_jaxpr(jnp.sin)(1.0).eqns[0]) is None
     assert internals.traced_function_name(None) is None
+    name, file = internals.traced_function(eqn.params["jaxpr"])
+    assert (name, file) == ("local_sum", __file__)
