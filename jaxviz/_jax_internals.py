@@ -191,13 +191,16 @@ def jit_static_args(jitted: Any) -> tuple[tuple[int, ...], tuple[str, ...]] | No
 _PMAP_FILE = _pmap_module.__file__
 
 
+_PMAP_UNNAMED_AXIS = "_internal_pmap_axis_name"  # what pmap names an axis the user did not
+
+
 @dataclass(frozen=True, slots=True)
 class PmapCall:
     """A pmap as staged in a jaxpr: the mapped function's name (None when no equation
-    inside says) and its axes ``((name, size), ...)``."""
+    inside says) and its axes ``((name, size), ...)`` (name None: the user gave none)."""
 
     function: str | None
-    axes: tuple[tuple[str, int], ...]
+    axes: tuple[tuple[str | None, int], ...]
 
 
 def is_pmap(fn: Any) -> bool:
@@ -226,13 +229,14 @@ def pmap_call(eqn: Any, is_user_code: Callable[[Any], bool] = lambda code: True)
     return PmapCall(_mapped_function(maps[0].params["jaxpr"], is_user_code), mesh_axes(maps[0]) or ())
 
 
-def mesh_axes(eqn: Any) -> tuple[tuple[str, int], ...] | None:
-    """A ``shard_map`` equation's mesh axes ``((name, size), ...)``, else None."""
+def mesh_axes(eqn: Any) -> tuple[tuple[str | None, int], ...] | None:
+    """A ``shard_map`` equation's mesh axes ``((name, size), ...)`` (name None: a pmap's
+    axis the user did not name), else None."""
     mesh = eqn.params.get("mesh") if eqn.primitive.name == "shard_map" else None
     shape = getattr(mesh, "shape", None)
     if shape is None:
         return None
-    return tuple((str(name), int(size)) for name, size in shape.items())
+    return tuple((None if name == _PMAP_UNNAMED_AXIS else str(name), int(size)) for name, size in shape.items())
 
 
 def traced_function_name(jaxpr: Any) -> str | None:

@@ -141,8 +141,9 @@ def _package_of(file: str) -> str:
     return os.path.basename(file)
 
 
-def _axes_text(axes: Sequence[tuple[str, int]]) -> str:
-    return "(" + ", ".join(f"{name}: {size}" for name, size in axes) + ")"
+def _axes_text(axes: Sequence[tuple[str | None, int]]) -> str:
+    """``(batch: 8)``; an axis the user did not name: ``(8 devices)``."""
+    return "(" + ", ".join(f"{name}: {size}" if name else f"{size} devices" for name, size in axes) + ")"
 
 
 # Where JAX's small jitted helpers live: ``jnp.where`` is a ``jit`` named ``_where``.

@@ -147,6 +147,16 @@ def main():
     out["exchange_groups"] = group_names(program)
     out["exchange_prims"] = primitives_in(program, "pmap exchange (i: 8)")
 
+    # A Python number for static_broadcasted_argnums reaches the pmap as the user passed it;
+    # an axis the user did not name is not shown by JAX's internal name.
+    def scaled_sum(x, scale):
+        return lax.psum(x * scale, "i")
+
+    program = jaxviz.trace(jax.pmap(scaled_sum, axis_name="i", static_broadcasted_argnums=1), x, 3)
+    out["static_groups"] = group_names(program)
+    out["static_kind"] = program.input("scale").kind
+    out["unnamed_groups"] = group_names(jaxviz.trace(jax.pmap(lambda v: v * 2), x))
+
     # Equinox's pmap: traced by its own rules too.
     model = eqx.nn.Linear(2, 2, key=jax.random.key(1))
     models = eqx.filter_vmap(lambda k: eqx.nn.Linear(2, 2, key=k))(jax.random.split(jax.random.key(1), 8))

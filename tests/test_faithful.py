@@ -73,6 +73,13 @@ def test_pmap_collectives_are_equations_inside_its_group(eight_devices):
     assert "pmap exchange (i: 8)" in eight_devices["exchange_groups"]
 
 
+def test_pmap_static_arguments_and_unnamed_axes(eight_devices):
+    out = eight_devices
+    assert "pmap scaled_sum (i: 8)" in out["static_groups"] and out["static_kind"] == "static"
+    assert "pmap <lambda> (8 devices)" in out["unnamed_groups"]
+    assert not [name for name in out["unnamed_groups"] if "_internal" in name]
+
+
 def test_equinox_filter_pmap_and_shard_map_keep_their_rules(eight_devices):
     out = eight_devices
     assert "pmap averaged (d: 8)" in out["eqx_groups"]

@@ -463,6 +463,8 @@ def test_pmap_is_recognised_and_its_staged_call_read():
     closed = jax.make_jaxpr(pmapped)(jnp.ones((1, 3)))
     calls = [internals.pmap_call(e) for e in closed.eqns]
     assert [c for c in calls if c is not None] == [internals.PmapCall("scaled", (("i", 1),))]
+    unnamed = jax.make_jaxpr(jax.pmap(lambda x: x * 2))(jnp.ones((1, 3)))
+    assert [c.axes for c in map(internals.pmap_call, unnamed.eqns) if c] == [((None, 1),)]
     unmapped = jax.make_jaxpr(jax.jit(lambda x: x / 2))(jnp.ones(3))
     assert internals.pmap_call(unmapped.eqns[0]) is None
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from .. import _jax_internals as internals
 from ..calls import is_user_file
+from ..jaxprs import is_python_scalar
 from .base import Plan, function_name
 
 Adapt = Callable[[Any, tuple, dict], "Plan | None"]
@@ -67,8 +68,12 @@ def adapt_function(fn: Any, args: tuple, kwargs: dict) -> Plan:
         if code is not None and is_user_file(code.co_filename):  # library wrappers get no scope anyway
             transparent.add(code)
         layer = layer.__wrapped__
-    return Plan(fn, args, kwargs, user_function=inner if inspect.isfunction(inner) else fn,
+    plan = Plan(fn, args, kwargs, user_function=inner if inspect.isfunction(inner) else fn,
                 name=function_name(fn), transparent=transparent)
+    if has_own_rules(fn):  # it gets the Python numbers the user passed (pmap's static_broadcasted_argnums)
+        plan.static_argnums = tuple(i for i, a in enumerate(args) if is_python_scalar(a))
+        plan.static_argnames = tuple(k for k, v in kwargs.items() if is_python_scalar(v))
+    return plan
 
 
 # ---------------------------------------------------------------------- recompiles
