@@ -10,6 +10,7 @@ BatchNorm synchronised over the ``batch`` axis, ``lax.pmean`` of the gradients a
 
 import functools
 import json
+from typing import Any
 
 import equinox as eqx
 import flax.jax_utils
@@ -105,7 +106,7 @@ def leaves_equal(a, b):
 
 
 def main():
-    out = {"devices": jax.local_device_count()}
+    out: dict[str, Any] = {"devices": jax.local_device_count()}
     state = make_state()
     rng = np.random.default_rng(0)
     batch = {"image": jnp.asarray(rng.normal(size=(8, 2, 8, 8, 3)), jnp.float32),
