@@ -141,6 +141,21 @@ def test_nnx_state_updated_inside_plain_jit_is_drawn_as_lost():
     assert "lost" in program.to_dot(expand="all")
 
 
+def test_nnx_state_returned_from_plain_jit_is_not_lost():
+    """The other fix the summary suggests: return what was updated."""
+    train_step, fresh, batch = nnx_programs()
+
+    def returning_step(model, optimizer, batch):
+        loss = train_step(model, optimizer, batch)[0]
+        return loss, model, optimizer
+
+    model, optimizer = fresh()
+    step = jax.jit(returning_step)
+    program = jaxviz.trace(step, model, optimizer, batch)
+    assert not program.lost_outputs and "lost" not in program.summary()
+    assert len(program.output_names) == len(jax.tree_util.tree_leaves(step(model, optimizer, batch)))
+
+
 def test_nnx_jit_twin_writes_the_state_back():
     train_step, fresh, batch = nnx_programs()
 
