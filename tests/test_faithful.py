@@ -379,3 +379,15 @@ def test_arrays_held_by_an_object_are_named_by_attribute():
 
     labels = const_labels(jaxviz.trace(predict, affine, jnp.ones(3)))  # a static argument
     assert labels == {"model.weight": "captured", "model.extra['bias']": "captured"}
+
+
+def test_a_constant_named_by_its_line_is_the_same_constant_when_the_line_moves():
+    def weighted(v):
+        return v * np.arange(3.0)
+
+    def weighted_again(v):
+        v = v + 0.0  # one line more: the constant's line moves
+        return v * np.arange(3.0)
+
+    changes = jaxviz.diff(jaxviz.trace(weighted, jnp.ones(3)), jaxviz.trace(weighted_again, jnp.ones(3)))
+    assert [c.node.kind for c in [*changes.added, *changes.removed, *changes.changed]] == ["eqn"]  # the add
