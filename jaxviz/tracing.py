@@ -12,8 +12,10 @@ import contextlib
 import functools
 import inspect
 import io
+import os
 import re
 import sys
+import sysconfig
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +34,7 @@ from .adapters.base import (
     output_leaf_names,
     positional_names,
 )
-from .calls import CallInfo, is_user_file, make_source
+from .calls import CallInfo, display_function, is_user_file, make_source
 from .graph import Graph, SourceLoc
 from .jaxprs import (
     aval_of_value,
@@ -76,15 +78,27 @@ def _display_params(params: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+# A function with differentiation rules of its own (``jax.custom_vjp``, ``jax.custom_jvp``):
+# the equation that calls it is drawn under the function's name.
+CUSTOM_RULE_CALLS = frozenset({"custom_vjp_call", "custom_jvp_call", "custom_vjp_call_jaxpr"})
+
 # Primitives and scopes JAX names after its own machinery, in the words the user wrote.
 USER_WORD_OF_PRIMITIVE = {"remat2": "checkpoint", "remat": "checkpoint"}
 USER_WORD_OF_SCOPE = {"rematted_computation": "recomputed forward"}
 
 
 def _eqn_label(eqn: Any) -> str:
-    across_devices = sharding.eqn_label(eqn)  # a collective, a shard_map, a resharding step
+    mapped = _mapped_label(eqn)  # pmap, shard_map
+    if mapped is not None:
+        return mapped
+    across_devices = sharding.eqn_label(eqn)  # a collective, a resharding step
     if across_devices is not None:
         return across_devices
+    if eqn.primitive.name in CUSTOM_RULE_CALLS:  # named after the function it wraps (``mha``)
+        wrapped = internals.traced_function(eqn.params.get("call_jaxpr"))
+        # the user's function or JAX's (``relu``); not a library's inner wrapper (``fn_wrapper``)
+        if wrapped and wrapped[0] != "<lambda>" and (is_user_file(wrapped[1]) or internals.is_jax_file(wrapped[1])):
+            return wrapped[0]
     name: str = USER_WORD_OF_PRIMITIVE.get(eqn.primitive.name) or eqn.primitive.name
     fname = eqn.params.get("name")
     helper = library_helper_name(eqn)
@@ -93,6 +107,49 @@ def _eqn_label(eqn: Any) -> str:
     if isinstance(fname, str) and fname and fname != name:
         return f"{name}: {fname}"
     return name
+
+
+def _mapped_label(eqn: Any) -> str | None:
+    """``pmap train_step (batch: 8)`` for the equation a ``jax.pmap`` call stages,
+    ``shard_map step (data: 4, model: 2)`` for a ``shard_map``; else None."""
+    pmap = internals.pmap_call(eqn, _is_user_code) if eqn.primitive.name in ("jit", "pjit", "xla_pmap") else None
+    if pmap is not None:
+        return " ".join(["pmap", *([pmap.function] if pmap.function else []), _axes_text(pmap.axes)])
+    axes = internals.mesh_axes(eqn)
+    if axes is None:
+        return None
+    function = internals.traced_function_name(eqn.params.get("jaxpr"))
+    shown = [function] if function and not function.startswith("_") else []
+    specs = sharding.shard_map_specs(eqn)
+    return " ".join(["shard_map", *shown, _axes_text(axes, specs)])
+
+
+def _is_user_code(code: Any) -> bool:
+    return is_user_file(code.co_filename)
+
+
+_SITE_DIRS = tuple({os.path.join(p, "") for p in (sysconfig.get_path("purelib"), sysconfig.get_path("platlib")) if p})
+
+
+def _is_library_file(file: str) -> bool:
+    """An installed library's code, not JAX's."""
+    return file.startswith(_SITE_DIRS) and not internals.is_jax_file(file)
+
+
+@functools.lru_cache(maxsize=256)
+def _package_of(file: str) -> str:
+    """``numpyro`` for ``…/site-packages/numpyro/infer/hmc_util.py``."""
+    for site in _SITE_DIRS:
+        if file.startswith(site):
+            return file[len(site):].split(os.sep, 1)[0].removesuffix(".py")
+    return os.path.basename(file)
+
+
+def _axes_text(axes: Sequence[tuple[str | None, int]], specs: str = "") -> str:
+    """``(batch: 8)``; an axis the user did not name: ``(8 devices)``; then the specs, if any
+    (``(data: 4; in: P('data') → out: P('data'))``)."""
+    named = ", ".join(f"{name}: {size}" if name else f"{size} devices" for name, size in axes)
+    return f"({named}; {specs})" if specs else f"({named})"
 
 
 # Where JAX's small jitted helpers live: ``jnp.where`` is a ``jit`` named ``_where``.
@@ -162,6 +219,8 @@ class GraphBuilder:
     def __init__(self, name: str, calls: dict[str, CallInfo], cell_file: str | None) -> None:
         self.graph = Graph(name)
         self.captured: list[tuple[InputInfo, Any]] = []  # captured arrays, to name sub-jaxpr consts
+        self.lost_outputs: set[str] = set()  # outputs the real call drops (state updated inside jax.jit)
+        self._unnamed_consts: set[int] = set()  # const nodes named after their first use (_name_const)
         self.calls = calls
         self.cell_file = cell_file
         self.activation: dict[int, int] = {}  # call group → activation number (call order)
@@ -187,6 +246,8 @@ class GraphBuilder:
             label = info.name if info else f"const {aval_of_var(var).text}"
             kind = info.kind if info else "constant"
             env[var] = g.add_node("const", label, 0, input_kind=kind, outputs=[aval_of_var(var)])
+            if info is None:
+                self._unnamed_consts.add(env[var])
         by_name = {i.name: i for i in inputs}
         in_groups = self._pytree_groups(input_names, "inputs")
         for var, name in zip(closed.jaxpr.invars, input_names):
@@ -199,8 +260,10 @@ class GraphBuilder:
         out_groups = self._pytree_groups(output_names, "outputs")
         for var, names in _outputs_by_value(closed.jaxpr.outvars, output_names):
             aval = aval_of_var(var)
+            lost = names[0] in self.lost_outputs
             placed = sharding.aval_sharding_text(var.aval)
-            out = g.add_node("output", " = ".join(names), out_groups.get(names[0], 0), outputs=[aval],
+            out = g.add_node("output", " = ".join(names) + (" (lost)" if lost else ""), out_groups.get(names[0], 0),
+                             input_kind="lost" if lost else None, outputs=[aval],
                              params={"sharding": placed} if placed else {})
             if not isinstance(var, jcore.Literal) and var in env:
                 g.add_edge(env[var], out, aval, self._var_name(var))
@@ -221,7 +284,8 @@ class GraphBuilder:
         placed: dict[str, int] = {}
         for root, members in by_root.items():
             if len(members) >= PYTREE_GROUP_MIN:
-                gid = self.graph.add_group(f"{root} ({len(members)} arrays)", kind, 0)
+                lost = "lost, " if kind == "outputs" and all(m in self.lost_outputs for m in members) else ""
+                gid = self.graph.add_group(f"{root} ({lost}{len(members)} arrays)", kind, 0)
                 self._split_pytree(gid, root, members, kind, placed)
         return placed
 
@@ -375,8 +439,9 @@ class GraphBuilder:
             return self.graph.add_group(name, "scope", parent)
         call = self.calls.get(name) or calls.known_call(name)
         outer = self.graph.groups[parent]
-        if call is not None and outer.kind == "scope" and outer.name == call.function:
-            # A Flax module's own scope around its __call__: one group, not "MLP > MLP".
+        if call is not None and outer.kind in ("scope", "eqn") and outer.name == call.function:
+            # A Flax module's own scope around its __call__, a custom_vjp's equation around
+            # the function it wraps: one group, not "MLP > MLP".
             if outer.source is None:
                 outer.source = call.call_site
             return parent
@@ -429,6 +494,10 @@ class GraphBuilder:
             literals=literals, source=source,
         )
         operands = [v for v in eqn.invars if not isinstance(v, jcore.Literal)]
+        if self._unnamed_consts:
+            for var in operands:
+                if env.get(var) in self._unnamed_consts:
+                    self._name_const(env[var], eqn, source)
         bound: set[Any] = set()  # operands wired straight into a sub-jaxpr's inputs
         for label, sub, consts in subs:
             sub_group = group if len(subs) == 1 else g.add_group(label, "jaxpr", group)
@@ -451,10 +520,15 @@ class GraphBuilder:
         sub_env: dict[Any, int] = {}
         named = _match_consts(consts, self.captured) if self.captured and consts else {}
         for i, var in enumerate(sub.constvars):
+            if len(consts) != len(sub.constvars):  # an open jaxpr (linear_solve's): the equation supplies them
+                sub_env[var] = node
+                continue
             info = named.get(i)  # a captured global a sub-jaxpr closed over
             sub_env[var] = self.graph.add_node(
                 "const", info.name if info else f"const {aval_of_var(var).text}", group,
                 input_kind=info.kind if info else "constant", outputs=[aval_of_var(var)])
+            if info is None:
+                self._unnamed_consts.add(sub_env[var])
         outer = list(eqn.invars)[-len(sub.invars):] if sub.invars else []
         aligned = len(outer) == len(sub.invars) and all(
             _same_type(o, i) for o, i in zip(outer, sub.invars))
@@ -469,6 +543,24 @@ class GraphBuilder:
                     continue
             sub_env[var] = node
         return sub_env
+
+    def _name_const(self, nid: int, eqn: Any, source: SourceLoc | None) -> None:
+        """An array constant no global or closure cell holds is named after what made it,
+        as its first use says: the library function that used it (``optimistix:
+        implicit_jvp``), else the user's line (``line 12: x * np.arange(7)``)."""
+        self._unnamed_consts.discard(nid)
+        node = self.graph.nodes[nid]
+        frames = internals.user_frames(eqn)  # innermost first; outside JAX and jaxviz
+        inner = next((f for f in frames if is_user_file(f.file)), None)
+        libraries = [f for f in frames[: frames.index(inner) if inner else None] if _is_library_file(f.file)]
+        if libraries:  # the library doing the work (most of the frames; wrappers such as
+            # equinox's filter_jit are few), at its innermost function
+            packages = [_package_of(f.file) for f in libraries]
+            package = max(reversed(packages), key=packages.count)
+            maker = next(f for f in libraries if _package_of(f.file) == package)
+            node.label = f"{package}: {display_function(maker.function)}"
+        elif source is not None:
+            node.label = f"line {source.cell_line or source.line}: {short(source.text or source.function, 30)}"
 
     def _mark_repeats(self) -> None:
         """Sibling groups of the same name get "name 3/12" so repeated layers read as such,
@@ -533,16 +625,64 @@ def captured_values(fn: Callable[..., Any], roots: Iterable[Any] = (),
         visited.add(id(f))
         for source, mapping in (("closure", _nonlocals(f)), ("global", _globals_read(f))):
             for name, value in mapping.items():
-                if is_array(value) or is_python_scalar(value):
-                    if name not in seen_names:
+                if name not in seen_names:
+                    found = _captured_leaves(name, value, source)
+                    if found:
                         seen_names.add(name)
-                        aval = aval_of_value(value) if is_array(value) else None
-                        out.append((InputInfo(name, "captured", aval, short(value, 40), source), value))
-                elif inspect.isfunction(value) or inspect.ismethod(value):
+                        out += found
+                if inspect.isfunction(value) or inspect.ismethod(value):
                     todo.append(value)
                 elif callable(value) and not isinstance(value, type):  # a model object
                     todo += calls.user_functions([value], limit=500)
     return out
+
+
+CAPTURED_LEAVES_MAX = 10_000  # a global holding more (a dataset as a list of arrays) is not walked
+
+
+def _captured_leaves(name: str, value: Any, source: str) -> list[tuple[InputInfo, Any]]:
+    """The arrays and Python numbers in a captured value, each named by the value's name and
+    its path: ``LR``, ``y0[0]``, ``CONFIG['lr']``, ``model.layers[0].weight``. Code
+    (functions, classes, modules) holds none."""
+    if is_array(value) or is_python_scalar(value):
+        leaves: list[tuple[str, Any]] = [(name, value)]
+    elif inspect.isroutine(value) or inspect.isclass(value) or inspect.ismodule(value):
+        return []
+    else:
+        try:
+            flat = jax.tree_util.tree_flatten_with_path(value)[0]
+        except Exception:  # a value whose flattening fails is not data we can name
+            return []
+        if len(flat) == 1 and flat[0][1] is value:  # not a container: an object's arrays
+            return attribute_arrays(name, value, source)
+        if len(flat) > CAPTURED_LEAVES_MAX:
+            return []
+        names = adapters.captured_leaf_names(name, value) or [name + path_text(p) for p, _ in flat]
+        leaves = [(n, leaf) for n, (_, leaf) in zip(names, flat)]
+    return [(InputInfo(n, "captured", aval_of_value(leaf) if is_array(leaf) else None, short(leaf, 40), source), leaf)
+            for n, leaf in leaves if is_array(leaf) or is_python_scalar(leaf)]
+
+
+def attribute_arrays(name: str, obj: Any, source: str) -> list[tuple[InputInfo, Any]]:
+    """The arrays an object (not a pytree: a model class of the user's own) holds in its
+    attributes, one level deep, as ``model.w``, ``model.cfg['b']``: a method reading
+    ``self.w`` bakes them in."""
+    attributes = getattr(obj, "__dict__", None)
+    if not isinstance(attributes, dict) or inspect.isroutine(obj) or inspect.isclass(obj) or inspect.ismodule(obj):
+        return []
+    found: list[tuple[InputInfo, Any]] = []
+    for attr, value in list(attributes.items())[:CAPTURED_LEAVES_MAX]:
+        if attr.startswith("__") or inspect.isroutine(value) or not (is_array(value) or _holds_arrays(value)):
+            continue
+        found += [(info, leaf) for info, leaf in _captured_leaves(f"{name}.{attr}", value, source) if is_array(leaf)]
+    return found
+
+
+def _holds_arrays(value: Any) -> bool:
+    try:
+        return any(is_array(x) for x in jax.tree_util.tree_leaves(value)[:CAPTURED_LEAVES_MAX])
+    except Exception:  # a value whose flattening fails holds nothing we can name
+        return False
 
 
 def _nonlocals(f: Any) -> dict[str, Any]:
@@ -650,15 +790,20 @@ def stage(make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str,
 
 def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_names: list[str],
                   output_names: list[str], captured: list[tuple[InputInfo, Any]],
-                  cell_file: str | None = None, source: str | None = None) -> Program:
+                  cell_file: str | None = None, source: str | None = None,
+                  lost_outputs: Sequence[str] = ()) -> Program:
+    """``lost_outputs``: names among ``output_names`` of values the traced function returns
+    but the real call drops (drawn as lost; not outputs of the Program)."""
     closed = staged.traced.jaxpr
     const_names = _match_consts(closed.consts, captured)
     t0 = time.perf_counter()
     builder = GraphBuilder(name, staged.calls, cell_file)
     builder.captured = [(info, value) for info, value in captured if is_array(value)]
+    builder.lost_outputs = set(lost_outputs)
     graph = builder.build(closed, inputs, input_names, output_names, const_names)
-    program = Program(name, closed, inputs, output_names, graph, source=source,
-                      trace_output=staged.trace_output, call_scopes=staged.scopes,
+    program = Program(name, closed, inputs, [n for n in output_names if n not in builder.lost_outputs], graph,
+                      source=source, trace_output=staged.trace_output, call_scopes=staged.scopes,
+                      lost_outputs=list(lost_outputs),
                       mesh=sharding.mesh_text(sharding.find_mesh(closed, staged.in_shardings)))
     for gid, number in builder.activation.items():
         program.call_groups.setdefault(number, []).append(gid)
@@ -706,6 +851,7 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
                        static_argnames=static_argnames)
 
     captured = captured_values(plan.user_function, roots=[*plan.roots, *plan.args, *plan.kwargs.values()])
+    captured += _held_by_static_objects(plan, inputs, static_argnums, static_argnames)
     inputs += [info for info, _ in captured]
     code = getattr(inspect.unwrap(plan.user_function), "__code__", None)
     skip = {*plan.transparent, *([code] if code else [])}
@@ -717,12 +863,26 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
             hook(exc)
         raise
     out_names = (plan.output_names or _output_names)(staged.traced.out_info)
-    program = build_program(plan.name, staged, inputs, input_names, out_names, captured)
+    program = build_program(plan.name, staged, inputs, input_names, out_names, captured,
+                            lost_outputs=plan.lost_outputs)
     program.notes += plan.notes
     if auto:
         program.notes.append(f"{', '.join(auto.values())} not arrays: traced as static arguments "
                              "(jax.jit needs static_argnums/static_argnames for them)")
     return program
+
+
+def _held_by_static_objects(plan: adapters.Plan, inputs: list[InputInfo], static_argnums: Sequence[int],
+                            static_argnames: Sequence[str]) -> list[tuple[InputInfo, Any]]:
+    """Arrays held by the objects a trace bakes in: a static argument (``model.w``) and the
+    callable itself when it is an object (``self.w``)."""
+    static = {i.name for i in inputs if i.kind == "static"}
+    names = plan.arg_names or positional_names(plan.user_function, len(plan.args))
+    objects = [(names[i], plan.args[i]) for i in static_argnums if i < len(plan.args) and names[i] in static]
+    objects += [(k, plan.kwargs[k]) for k in static_argnames if k in plan.kwargs]
+    if not inspect.isroutine(plan.function) and not isinstance(plan.function, functools.partial):
+        objects.append(("self", plan.function))
+    return [found for name, value in objects for found in attribute_arrays(name, value, "attribute")]
 
 
 def _adapted_inputs(plan: adapters.Plan) -> list[InputInfo]:

@@ -449,3 +449,38 @@ def test_current_jit_call_reads_the_donated_arguments():
     plain = _calls_seen_by_monitoring(lambda: jax.jit(fresh())(x + 1, jnp.ones(3)))
     (call,) = [c for s, n, c in plain if s == "trace" and n == "donates_internals"]
     assert call.donate_argnums == () and call.donate_argnames == ()
+
+
+def test_pmap_is_recognised_and_its_staged_call_read():
+    """``jax.pmap`` (a jit of a shard_map from JAX 0.8) is told from ``jax.jit``, and the
+    equation it stages gives its axis and the mapped function's name."""
+    def scaled(x):
+        return x / jax.lax.psum(x, "i")
+
+    pmapped = jax.pmap(scaled, axis_name="i")
+    assert internals.is_pmap(pmapped)
+    assert not internals.is_pmap(jax.jit(scaled)) and not internals.is_pmap(scaled)
+    closed = jax.make_jaxpr(pmapped)(jnp.ones((1, 3)))
+    calls = [internals.pmap_call(e) for e in closed.eqns]
+    assert [c for c in calls if c is not None] == [internals.PmapCall("scaled", (("i", 1),))]
+    unnamed = jax.make_jaxpr(jax.pmap(lambda x: x * 2))(jnp.ones((1, 3)))
+    assert [c.axes for c in map(internals.pmap_call, unnamed.eqns) if c] == [((None, 1),)]
+    unmapped = jax.make_jaxpr(jax.jit(lambda x: x / 2))(jnp.ones(3))
+    assert internals.pmap_call(unmapped.eqns[0]) is None
+
+
+def test_mesh_axes_and_traced_function_name_of_a_shard_map():
+    mesh = jax.make_mesh((1,), ("data",), axis_types=(jax.sharding.AxisType.Auto,))
+
+    def local_sum(x):
+        return jax.lax.psum(x, "data")
+
+    spec = jax.sharding.PartitionSpec("data")
+    closed = jax.make_jaxpr(jax.shard_map(local_sum, mesh=mesh, in_specs=spec, out_specs=spec))(jnp.ones(4))
+    (eqn,) = [e for e in closed.eqns if e.primitive.name == "shard_map"]
+    assert internals.mesh_axes(eqn) == (("data", 1),)
+    assert internals.traced_function_name(eqn.params["jaxpr"]) == "local_sum"
+    assert internals.mesh_axes(jax.make_jaxpr(jnp.sin)(1.0).eqns[0]) is None
+    assert internals.traced_function_name(None) is None
+    name, file = internals.traced_function(eqn.params["jaxpr"])
+    assert (name, file) == ("local_sum", __file__)

@@ -120,8 +120,10 @@ def node_attrs(graph: Graph, nid: int) -> dict[str, str]:
                      fillcolor=LEGEND["collective" if collective else "eqn"]["color"],
                      **{"class": "jaxviz-collective"} if collective else {})
     elif n.kind == "output":
-        attrs.update(label=f"{n.label}\n{n.outputs[0].text if n.outputs else ''}{placed}",
-                     shape=LEGEND["output"]["shape"], style="filled", fillcolor=LEGEND["output"]["color"])
+        look = LEGEND["lost" if n.input_kind == "lost" else "output"]  # lost: computed, dropped
+        attrs.update(label=f"{n.label}
+{n.outputs[0].text if n.outputs else ''}{placed}",
+                     shape=look["shape"], style=look.get("style", "filled"), fillcolor=look["color"])
     else:
         kind = n.input_kind or "traced"
         aval = f"\n{n.outputs[0].text}" if n.outputs else ""
@@ -290,7 +292,8 @@ def _emit_legend(dot: graphviz.Digraph, graph: Graph, marks: Marks | None = None
             if kind == "weak":  # a dashed edge, drawn in text
                 look = {"label": f"- - {spec['text']} - -", "shape": "plaintext", "fontcolor": spec["color"]}
             else:
-                look = {"label": spec["text"], "shape": spec["shape"], "style": "filled", "fillcolor": spec["color"],
+                look = {"label": spec["text"], "shape": spec["shape"], "style": spec.get("style", "filled"),
+                        "fillcolor": spec["color"],
                         **(REPEAT_BOX if kind == "repeat" else {})}
             leg.node(f"legend_{kind}", **look, fontsize=LEGEND_FONTSIZE, tooltip=spec["label"])
         shown = set(marks.status.values()) if marks is not None else set()
