@@ -121,8 +121,7 @@ def node_attrs(graph: Graph, nid: int) -> dict[str, str]:
                      **{"class": "jaxviz-collective"} if collective else {})
     elif n.kind == "output":
         look = LEGEND["lost" if n.input_kind == "lost" else "output"]  # lost: computed, dropped
-        attrs.update(label=f"{n.label}
-{n.outputs[0].text if n.outputs else ''}{placed}",
+        attrs.update(label=f"{n.label}\n{n.outputs[0].text if n.outputs else ''}{placed}",
                      shape=look["shape"], style=look.get("style", "filled"), fillcolor=look["color"])
     else:
         kind = n.input_kind or "traced"
