@@ -120,7 +120,8 @@ def _mapped_label(eqn: Any) -> str | None:
         return None
     function = internals.traced_function_name(eqn.params.get("jaxpr"))
     shown = [function] if function and not function.startswith("_") else []
-    specs = sharding.shard_map_specs(eqn)
+    # A pmap's own shard_map splits on an axis JAX names internally: its specs say nothing.
+    specs = sharding.shard_map_specs(eqn) if all(name for name, _ in axes) else ""
     return " ".join(["shard_map", *shown, _axes_text(axes, specs)])
 
 
