@@ -132,6 +132,22 @@ def traceback_code_stacks(closed: Any) -> list[tuple[Any, ...]]:
     return [_traced_part(tb.raw_frames()[0]) for tb in tracebacks]
 
 
+def code_stack(eqn: Any) -> tuple[Any, ...]:
+    """The code objects of the Python frames (library frames too, innermost first) on the
+    stack when ``eqn`` was recorded, from the function JAX was tracing inward; () when
+    JAX kept no traceback."""
+    traceback = getattr(eqn.source_info, "traceback", None)
+    if traceback is None:
+        return ()
+    return _traced_part(traceback.raw_frames()[0])
+
+
+def traceback_of(eqn: Any) -> Any:
+    """The equation's traceback object (hashed and compared by content: a key for
+    caching what is read from it), or None."""
+    return getattr(eqn.source_info, "traceback", None)
+
+
 # JAX calls each function it traces from ``WrappedFun.call_wrapped``. From JAX 0.9 an
 # equation's traceback stops at the traced function; up to 0.8 it runs on through JAX's
 # tracing frames out to the program's entry: there, cut it where JAX made the call.

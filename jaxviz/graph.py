@@ -183,8 +183,17 @@ class Group:
 # eqn and whatever else is a layer of the user's program).
 NOT_FOLDED = frozenset({"root", "inputs", "outputs", "jaxpr", "transform", "phase", "repeat"})
 REPEAT_MIN = 3  # shortest run of identical sibling groups that is folded
-AUTO_BUDGET = 45  # items (boxes and nodes) in the first view: readable at a legible zoom
-AUTO_RANKS = 11  # rows of boxes in the first view: legible (>= 10 px) without scrolling
+AUTO_BUDGET = 80  # items (boxes and nodes) in the first view: what two screens read well
+# The first view fits about two screens (3,000 pt each way as dot lays it out, the
+# legend included): within this estimate of its size, which leaves room for the legend
+# and for what the estimate misses.
+AUTO_RANKS = 36  # rows (about 55 pt each)
+AUTO_WIDTH_PT = 2400
+PT_PER_CHAR = 5.6  # 10 pt Helvetica, on average
+LABEL_MARGIN_PT = 8
+MIN_ITEM_PT = 54  # dot's smallest node (0.75 in)
+ITEM_GAP_PT = 18  # nodesep
+CLUSTER_MARGIN_PT = 16
 CLUSTER_LABEL_RANKS = 0.5  # an open group's label and margins, in rows
 BOX_RANKS = 1.5  # a closed group's box: name, size, source and cost lines
 AUTO_MIN_ITEMS = 8  # a first view with fewer opens its biggest box, up to AUTO_MAX_ITEMS
@@ -197,33 +206,60 @@ PHASE_TIERS = {"forward": 0, "backward": 1, "update": 2}  # what the first view 
 EQUATION_TIER = 3
 
 
-def _longest_path(weight: dict[Item, float], successors: dict[Item, list[Item]]) -> float:
-    """The heaviest path through items (weights per item), following ``successors``;
-    an edge closing a cycle (groups can feed each other both ways) is ignored."""
-    best: dict[Item, float] = {}
-    for start in weight:
-        if start in best:
+def _text_width(text: str) -> float:
+    """About how wide ``dot`` draws a label line (10 pt Helvetica, with margins)."""
+    return len(text) * PT_PER_CHAR + 2 * LABEL_MARGIN_PT
+
+
+def _layers(height: dict[Item, float], successors: dict[Item, list[Item]]) -> dict[Item, float]:
+    """Where each item starts, in rows: after the heaviest path of items leading to it
+    (a top-to-bottom layout's ranks); an edge closing a cycle (groups can feed each other
+    both ways) is ignored."""
+    predecessors: dict[Item, list[Item]] = {}
+    for a, bs in successors.items():
+        for b in bs:
+            if a in height and b in height:
+                predecessors.setdefault(b, []).append(a)
+    start: dict[Item, float] = {}
+    for first in height:
+        if first in start:
             continue
-        stack: list[tuple[Item, int]] = [(start, 0)]
-        on_path = {start}
+        stack: list[tuple[Item, int]] = [(first, 0)]
+        on_path = {first}
         while stack:
             item, i = stack[-1]
-            nxt = successors.get(item, ())
-            if i < len(nxt):
+            before = predecessors.get(item, ())
+            if i < len(before):
                 stack[-1] = (item, i + 1)
-                child = nxt[i]
-                if child in weight and child not in best and child not in on_path:
-                    stack.append((child, 0))
-                    on_path.add(child)
+                prev = before[i]
+                if prev not in start and prev not in on_path:
+                    stack.append((prev, 0))
+                    on_path.add(prev)
                 continue
             stack.pop()
             on_path.discard(item)
-            tail = max((best.get(c, 0.0) for c in nxt if c in weight and c not in on_path), default=0.0)
-            best[item] = weight[item] + tail
-    return max(best.values(), default=0.0)
+            start[item] = max((start[p] + height[p] for p in before if p in start), default=0.0)
+    return start
+
+
+def _widest_row(start: dict[Item, float], height: dict[Item, float], width: dict[Item, float]) -> float:
+    """The widest row of a layout where each item spans rows [start, start + height):
+    the most width standing side by side at one height (a sweep over the spans)."""
+    events = sorted([(start[i], 1, width[i]) for i in start] + [(start[i] + height[i], 0, width[i]) for i in start])
+    best = current = 0.0
+    for _, opening, w in events:
+        current += w + ITEM_GAP_PT if opening else -(w + ITEM_GAP_PT)
+        best = max(best, current)
+    return best
 
 
 _NUMBERED = re.compile(r"(?:[\s_\-.]*\d+|\[\d+\])$")  # h_0, Dense3, layer-2, blocks[5]
+
+
+def name_stem(name: str) -> str:
+    """``Dense`` for ``Dense_0``, ``blocks`` for ``blocks[5]``: a layer's name without its
+    number."""
+    return _NUMBERED.sub("", name)
 
 
 def common_name(names: list[str]) -> str:
@@ -553,8 +589,8 @@ class Graph:
             if visible + cost > budget:
                 continue
             expanded.add(gid)
-            if self.layout_ranks(expanded) > AUTO_RANKS and cost > 0:
-                expanded.discard(gid)  # too tall to read without scrolling
+            if cost > 0 and not self._fits(expanded):
+                expanded.discard(gid)  # more than about two screens
                 continue
             visible += cost
             self._push_openable(heap, gid, tier=min(tier, EQUATION_TIER - 1))
@@ -567,6 +603,10 @@ class Graph:
                     break
         return frozenset(expanded)
 
+    def _fits(self, expanded: set[int]) -> bool:
+        width, rows = self.layout_extent(expanded)
+        return width <= AUTO_WIDTH_PT and rows <= AUTO_RANKS
+
     def _closed_boxes(self, expanded: set[int] | frozenset[int]) -> list[int]:
         return [c for g in expanded for c in self.groups[g].groups
                 if c not in expanded and self.groups[c].kind not in ("inputs", "outputs")]
@@ -576,16 +616,32 @@ class Graph:
         the longest chain of items, an open group counting as its own longest chain plus
         a row for its label. Read from the edge buckets of the open groups only (not the
         edges), so a first view can try many expansions cheaply."""
-        memo: dict[int, float] = {}
+        return self.layout_extent(expanded)[1]
+
+    def layout_extent(self, expanded: set[int] | frozenset[int]) -> tuple[float, float]:
+        """(width in pt, height in rows) of a top-to-bottom layout of the view, estimated
+        as ``layout_ranks`` is: items placed in rows by their longest chain, the width
+        the widest row (labels at about ``PT_PER_CHAR``), an open group as big as what it
+        shows plus its margins."""
+        memo: dict[int, tuple[float, float]] = {}
         for gid in sorted(expanded, key=lambda g: -self.groups[g].depth):
-            memo[gid] = self._group_ranks(gid, expanded, memo)
+            memo[gid] = self._group_extent(gid, expanded, memo)
         return memo[0]
 
-    def _group_ranks(self, gid: int, expanded: set[int] | frozenset[int], memo: dict[int, float]) -> float:
+    def _group_extent(self, gid: int, expanded: set[int] | frozenset[int],
+                      memo: dict[int, tuple[float, float]]) -> tuple[float, float]:
         g = self.groups[gid]
-        weight: dict[Item, float] = {("n", n): 1.0 for n in g.nodes}
+        height: dict[Item, float] = {}
+        width: dict[Item, float] = {}
+        for n in g.nodes:
+            height[("n", n)], width[("n", n)] = 1.0, self._node_width(n)
         for c in g.groups:
-            weight[("g", c)] = memo[c] + CLUSTER_LABEL_RANKS if c in expanded else BOX_RANKS
+            if c in expanded:
+                inner_width, inner_rows = memo[c]
+                height[("g", c)] = inner_rows + CLUSTER_LABEL_RANKS
+                width[("g", c)] = max(inner_width, _text_width(self.groups[c].name) + 60) + CLUSTER_MARGIN_PT
+            else:
+                height[("g", c)], width[("g", c)] = BOX_RANKS, self._box_width(c)
         successors: dict[Item, list[Item]] = {}
         for a, b in self._buckets[gid]:
             if a != b:
@@ -593,7 +649,19 @@ class Graph:
         phases = [("g", c) for c in g.groups if self.groups[c].kind == "phase"]
         for a, b in zip(phases, phases[1:]):  # drawn stacked (View.phase_order)
             successors.setdefault(a, []).append(b)
-        return _longest_path(weight, successors)
+        start = _layers(height, successors)
+        rows = max((start[i] + height[i] for i in start), default=0.0)
+        return _widest_row(start, height, width), rows
+
+    def _node_width(self, nid: int) -> float:
+        n = self.nodes[nid]
+        aval = n.outputs[0].text if n.outputs else ""
+        return max(MIN_ITEM_PT, _text_width(n.label), _text_width(aval))
+
+    def _box_width(self, gid: int) -> float:
+        g = self.groups[gid]
+        lines = [g.repeat or g.name, g.source.short() if g.source else "", size_text(self, gid)]
+        return max(MIN_ITEM_PT, *map(_text_width, lines))
 
     def _items(self, gid: int) -> int:
         g = self.groups[gid]

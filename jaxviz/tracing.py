@@ -33,7 +33,7 @@ from .adapters.base import (
     positional_names,
 )
 from .calls import CallInfo, is_user_file, make_source
-from .graph import Graph, SourceLoc
+from .graph import Graph, SourceLoc, name_stem
 from .jaxprs import (
     aval_of_value,
     aval_of_var,
@@ -53,7 +53,8 @@ _PATH_STEP = re.compile(r"\[[^\]]*\]|\.\w+")  # one key of a leaf's path: ['w'],
 LINE_GROUP_MIN = 4  # this many consecutive equations from one line become a group (a box: one row)
 LINE_ALONE_MAX = 30  # a program that is one line of more equations than this is one box
 LOOP_ROUND_MIN = 3  # a line's run splits into loop rounds of at least this many equations
-LOOP_ROUNDS_MAX = 64  # and of at most this many rounds (an unrolled chain stays one group)
+LOOP_ROUNDS_MAX = 64
+LIBRARY_DEPTH = 6  # library calls nested deeper than this are shown as their caller  # and of at most this many rounds (an unrolled chain stays one group)
 
 # Called with an exception ``trace`` raised while staging, before it propagates:
 # ``jaxviz.errors`` adds a tracer error's explanation as a note (so that the model
@@ -170,6 +171,8 @@ class GraphBuilder:
         self.outside_phases: dict[int, Any] = {}  # node id → equation, outside fwd/bwd
         self.sites: dict[int, Any] = {}  # node id → the user frame (line and column) it came from
         self._last_frame: Any = None
+        self._library_paths: dict[Any, list[tuple[str, str]]] = {}  # per traceback
+        self.library_nodes: set[int] = set()  # equations recorded inside a library call
 
     def build(self, closed: Any, inputs: list[InputInfo], input_names: list[str],
               output_names: list[str], const_names: dict[int, InputInfo]) -> Graph:
@@ -198,6 +201,7 @@ class GraphBuilder:
             if not isinstance(var, jcore.Literal) and var in env:
                 g.add_edge(env[var], out, aval, self._var_name(var))
         phases.shape_phases(g, self.outside_phases, optax_adapter.transformation_of)
+        self._fold_leaves()
         self._mark_repeats()
         self._group_long_lines()
         return g.finish()
@@ -237,6 +241,38 @@ class GraphBuilder:
             child = self.graph.add_group(f"{prefix}{key} ({len(sub)} arrays)", kind, gid)
             self._split_pytree(child, prefix + key, sub, kind, placed)
 
+    def _fold_leaves(self) -> None:
+        """More than a few sibling leaves of one kind that no pytree group holds (an
+        Equinox model's static fields, captured Python constants, a sampler's unnamed
+        constants) become one box of that kind, which opens by their key paths: a row of
+        42 leaves would set the first view's width."""
+        g = self.graph
+        for group in list(g.groups):
+            by_kind: dict[str, list[int]] = {}
+            for nid in group.nodes:
+                kind = _leaf_kind(g.nodes[nid])
+                if kind is not None:
+                    by_kind.setdefault(kind, []).append(nid)
+            for kind, nids in by_kind.items():
+                if len(nids) >= PYTREE_GROUP_MIN:
+                    self._fold_leaf_group(group.id, kind, nids)
+
+    def _fold_leaf_group(self, parent: int, kind: str, nids: list[int]) -> None:
+        g = self.graph
+        names = {nid: g.nodes[nid].label.partition(" = ")[0] for nid in nids}
+        roots = {_pytree_root(n) for n in names.values()}
+        root = f"{roots.pop()} " if len(roots) == 1 and kind in ("statics", "captured") else ""
+        gid = g.add_group(f"{root}{kind} ({len(nids)})", "inputs", parent)
+        placed: dict[str, int] = {}
+        if root:
+            self._split_pytree(gid, root.strip(), sorted(set(names.values())), "inputs", placed)
+        moved = set(nids)
+        g.groups[parent].nodes = [n for n in g.groups[parent].nodes if n not in moved]
+        for nid in nids:
+            target = placed.get(names[nid], gid)
+            g.nodes[nid].group = target
+            g.groups[target].nodes.append(nid)
+
     def _group_long_lines(self) -> None:
         """Long runs of equations from one source line (a ``tree_map`` over all the
         parameters, say) become one group named after the line; a line run again and
@@ -251,7 +287,8 @@ class GraphBuilder:
             alone = len(group.groups) == sum(g.groups[c].holder is not None for c in group.groups)
             for nid in members:
                 node = g.nodes[nid]
-                key = (node.source.file, node.source.line) if node.kind == "eqn" and node.source else None
+                key = (node.source.file, node.source.line) \
+                    if node.kind == "eqn" and node.source and nid not in self.library_nodes else None
                 if key is not None and key == last:
                     runs[-1].append(nid)
                 else:
@@ -328,9 +365,13 @@ class GraphBuilder:
                   base_path: list[tuple[str, str]]) -> None:
         open_groups: list[tuple[tuple[str, str], int]] = []
         for eqn in eqns:
-            path = _scope_path(eqn)
-            if path[: len(base_path)] == base_path:
-                path = path[len(base_path):]
+            path = _scope_path(eqn) + self._library_path(eqn)
+            # A sub-jaxpr's equations carry the path of the equation holding it (or of
+            # the part of it its own caller shares, a library calling back user code).
+            shared = 0
+            while shared < min(len(path), len(base_path)) and path[shared] == base_path[shared]:
+                shared += 1
+            path = path[shared:]
             common = 0
             while (common < len(open_groups) and common < len(path)
                    and open_groups[common][0] == path[common]):
@@ -341,11 +382,47 @@ class GraphBuilder:
                 open_groups.append((key, self._group_for(key, parent)))
             group = open_groups[-1][1] if open_groups else base
             first_node = len(self.graph.nodes)
-            full_path = base_path + path
+            full_path = base_path[:shared] + path
             self._add_eqn(eqn, group, env, path=full_path)
+            self._name_call_sites(open_groups, first_node)
+            if full_path and full_path[-1][0] == "library":
+                # Its user line is the library call's: the call's group says it already.
+                self.library_nodes.add(first_node)
             self.sites[first_node] = self._last_frame
             if all(kind != "phase" for kind, _ in full_path):  # where an update may be
                 self.outside_phases[first_node] = eqn
+
+    def _library_path(self, eqn: Any) -> list[tuple[str, str]]:
+        """The library calls below the innermost user frame of the equation's traceback,
+        outermost first, as group keys (``("library", "HMC.sample")``): read from the
+        traceback JAX keeps, so no library function is touched. At most ``LIBRARY_DEPTH``
+        levels; a name repeated by recursion counts once."""
+        traceback = internals.traceback_of(eqn)
+        found = self._library_paths.get(traceback)
+        if found is not None:
+            return found
+        names: list[str] = []
+        for code in internals.code_stack(eqn):  # innermost first
+            if self._is_user_code(code):
+                break
+            name = calls.library_call_name(code)
+            if name is not None and (not names or names[-1] != name):
+                names.append(name)
+        found = [("library", n) for n in reversed(names[-LIBRARY_DEPTH:])]
+        self._library_paths[traceback] = found
+        return found
+
+    def _name_call_sites(self, open_groups: list[tuple[tuple[str, str], int]], node: int) -> None:
+        """A library call's group is located at the user line that made it (its first
+        equation's)."""
+        source = self.graph.nodes[node].source
+        for key, gid in reversed(open_groups):
+            if key[0] != "library":
+                break
+            group = self.graph.groups[gid]
+            if group.source is not None:
+                break
+            group.source = source
 
     def _group_for(self, key: tuple[str, str], parent: int) -> int:
         """The group for a name-stack key under ``parent``. A phase or a call is one group
@@ -363,6 +440,11 @@ class GraphBuilder:
         kind, name = key
         if kind in ("transform", "phase"):
             return self.graph.add_group(name, kind, parent)
+        if kind == "library":
+            outer = self.graph.groups[parent]
+            if outer.kind == "scope" and name_stem(outer.name) == name.rpartition(".")[2]:
+                return parent  # a Flax module's own scope (``Dense_0``) around its call
+            return self.graph.add_group(name, "call", parent)
         number = calls.activation_number(name)
         if number is None:
             return self.graph.add_group(name, "scope", parent)
@@ -493,12 +575,24 @@ def _outputs_by_value(outvars: Sequence[Any], names: list[str]) -> list[tuple[An
     return order
 
 
+def _leaf_kind(node: Any) -> str | None:
+    """Which box a leaf folds into with its like: ``statics``, ``captured``,
+    ``constants``; None for what is not such a leaf."""
+    if node.kind == "input" and node.input_kind == "static":
+        return "statics"
+    if node.kind == "const":
+        return "captured" if node.input_kind == "captured" else "constants"
+    return None
+
+
+_ROOT = re.compile(r"out\[\d+\]|[^.\[]+")
+
+
 def _pytree_root(name: str) -> str:
-    """``params['w'][0]`` → ``params``; ``out[1]['b']`` → ``out[1]``."""
-    head, bracket, _ = name.partition("[")
-    if head == "out" and bracket:
-        return name[: name.index("]") + 1]
-    return head
+    """``params['w'][0]`` → ``params``; ``state.z`` → ``state``; ``out[1]['b']`` →
+    ``out[1]``."""
+    m = _ROOT.match(name)
+    return m.group() if m else name
 
 
 def _same_type(a: Any, b: Any) -> bool:

@@ -449,3 +449,17 @@ def test_current_jit_call_reads_the_donated_arguments():
     plain = _calls_seen_by_monitoring(lambda: jax.jit(fresh())(x + 1, jnp.ones(3)))
     (call,) = [c for s, n, c in plain if s == "trace" and n == "donates_internals"]
     assert call.donate_argnums == () and call.donate_argnames == ()
+
+
+def test_code_stack_has_library_frames_innermost_first():
+    def f(x):
+        return jax.nn.softmax(x)
+
+    eqns = jax.make_jaxpr(f)(jnp.ones(3)).jaxpr.eqns
+    stack = internals.code_stack(eqns[0])
+    assert stack and all(isinstance(c, type(f.__code__)) for c in stack), \
+        "JAX changed Traceback.raw_frames (expected code objects)"
+    assert stack[-1] is f.__code__, "the traced function is the outermost frame"
+    assert any("jax" in c.co_filename and c.co_name == "softmax" for c in stack), \
+        "library frames (jax.nn.softmax) missing from the traceback"
+    assert internals.traceback_of(eqns[0]) == internals.traceback_of(eqns[0])
