@@ -132,14 +132,17 @@ def traceback_code_stacks(closed: Any) -> list[tuple[Any, ...]]:
     return [_traced_part(tb.raw_frames()[0]) for tb in tracebacks]
 
 
-def code_stack(eqn: Any) -> tuple[Any, ...]:
-    """The code objects of the Python frames (library frames too, innermost first) on the
-    stack when ``eqn`` was recorded, from the function JAX was tracing inward; () when
-    JAX kept no traceback."""
+def code_stack(eqn: Any) -> tuple[tuple[Any, int], ...]:
+    """(code object, bytecode offset) of each Python frame (library frames too, innermost
+    first) on the stack when ``eqn`` was recorded, from the function JAX was tracing
+    inward: the offset tells two calls of one function from one caller apart. () when JAX
+    kept no traceback."""
     traceback = getattr(eqn.source_info, "traceback", None)
     if traceback is None:
         return ()
-    return _traced_part(traceback.raw_frames()[0])
+    codes, lastis = traceback.raw_frames()
+    kept = _traced_part(codes)
+    return tuple(zip(kept, lastis[: len(kept)]))
 
 
 def traceback_of(eqn: Any) -> Any:

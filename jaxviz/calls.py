@@ -193,9 +193,9 @@ def library_call_name(code: Any) -> str | None:
     parts = [p for p in getattr(code, "co_qualname", code.co_name).split(".") if p != "<locals>"]
     if parts[-1] == "__call__":
         parts.pop()
-    elif parts[-1] in PLUMBING_FUNCTIONS:
+    elif parts[-1] in PLUMBING_FUNCTIONS or "wrap" in parts[-1]:
         return None
-    if not parts or any(p.startswith("_") or p in _ANONYMOUS for p in parts):
+    if not parts or any(p.startswith("_") or p in _ANONYMOUS or "wrap" in p for p in parts):
         return None
     if parts[0][:1].isupper():  # a method: its class says where it comes from
         return ".".join(parts)

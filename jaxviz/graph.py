@@ -30,7 +30,9 @@ JSON schema (``Graph.to_json``, MIME type ``application/vnd.jaxviz+json``), vers
 
 where ``aval`` is ``{"shape": [int], "dtype": str, "weak_type": bool, "text": str}``.
 Group kinds: ``root``, ``inputs``/``outputs`` (the leaves of one pytree argument or
-result), ``line`` (many equations from one source line), ``call`` (a call of a user function), ``transform`` (jvp /
+result), ``line`` (many equations from one source line), ``call`` (a call of a user function),
+``library`` (a call of an installed library's function, read from the equations'
+tracebacks: ``HMC.sample``, ``mctx.gumbel_muzero_policy``), ``transform`` (jvp /
 transpose / vmap ...), ``scope`` (a ``jax.named_scope`` or a Flax module), ``eqn`` (an
 equation holding sub-jaxprs, e.g. ``scan``; its own node is a member) and ``jaxpr`` (one
 sub-jaxpr of such an equation, e.g. ``branch 1`` of a ``cond``; a group's ``holder`` is the
@@ -193,15 +195,17 @@ PT_PER_CHAR = 5.6  # 10 pt Helvetica, on average
 LABEL_MARGIN_PT = 8
 MIN_ITEM_PT = 54  # dot's smallest node (0.75 in)
 ITEM_GAP_PT = 18  # nodesep
+EDGE_PT = 40  # an edge's route and label, across the rows it spans
 CLUSTER_MARGIN_PT = 16
 CLUSTER_LABEL_RANKS = 0.5  # an open group's label and margins, in rows
 BOX_RANKS = 1.5  # a closed group's box: name, size, source and cost lines
 AUTO_MIN_ITEMS = 8  # a first view with fewer opens its biggest box, up to AUTO_MAX_ITEMS
 AUTO_MAX_ITEMS = 90
 # How much opening a group of each kind tells in the first view (0: never opened there).
-AUTO_OPEN_RANK = {"inputs": 0, "outputs": 0, "phase": 4, "call": 3, "scope": 3, "transform": 3,
+AUTO_OPEN_RANK = {"inputs": 0, "outputs": 0, "phase": 4, "call": 3, "library": 2, "scope": 3, "transform": 3,
                   "repeat": 0, "eqn": 1, "jaxpr": 1, "line": 0}
 AUTO_OPEN_MIN_EQNS = 4  # boxes this small stay closed in the first view
+FLAT_NODES_MIN = 8  # a box of this many loose equations (and few boxes) opens last
 PHASE_TIERS = {"forward": 0, "backward": 1, "update": 2}  # what the first view opens first
 EQUATION_TIER = 3
 
@@ -242,10 +246,17 @@ def _layers(height: dict[Item, float], successors: dict[Item, list[Item]]) -> di
     return start
 
 
-def _widest_row(start: dict[Item, float], height: dict[Item, float], width: dict[Item, float]) -> float:
+def _widest_row(start: dict[Item, float], height: dict[Item, float], width: dict[Item, float],
+                edges: list[tuple[Item, Item]]) -> float:
     """The widest row of a layout where each item spans rows [start, start + height):
-    the most width standing side by side at one height (a sweep over the spans)."""
-    events = sorted([(start[i], 1, width[i]) for i in start] + [(start[i] + height[i], 0, width[i]) for i in start])
+    the most width standing side by side at one height (a sweep over the spans). An edge
+    takes room in the rows it crosses too (dot routes it through them, its label beside)."""
+    spans = [(start[i], start[i] + height[i], width[i]) for i in start]
+    for a, b in edges:
+        if a in start and b in start:
+            top, bottom = start[a] + height[a] - 0.5, start[b] + 0.5
+            spans.append((min(top, bottom), max(top, bottom), EDGE_PT))
+    events = sorted([(s, 1, w) for s, _, w in spans] + [(e, 0, w) for _, e, w in spans])
     best = current = 0.0
     for _, opening, w in events:
         current += w + ITEM_GAP_PT if opening else -(w + ITEM_GAP_PT)
@@ -390,6 +401,7 @@ class Graph:
     def finish(self) -> Graph:
         """Fold repeated layers into ``repeat`` groups, count equations per group, bucket
         edges. Linear in the size of the graph."""
+        self._drop_unreachable()
         self._fold_repeats()
         groups = self.groups
         top_down = list(self.descendants(0))  # every group before its descendants
@@ -408,6 +420,22 @@ class Graph:
             self._buckets[lca].setdefault((a, b), []).append(i)
         self._finished = True
         return self
+
+    def _drop_unreachable(self) -> None:
+        """Groups a builder emptied and detached (merged into another) leave the tree;
+        the rest keep their order, renumbered."""
+        reachable = set(self.descendants(0))
+        if len(reachable) == len(self.groups):
+            return
+        kept = [g for g in self.groups if g.id in reachable]
+        new_id = {g.id: i for i, g in enumerate(kept)}
+        for g in kept:
+            g.id = new_id[g.id]
+            g.parent = None if g.parent is None else new_id[g.parent]
+            g.groups = [new_id[c] for c in g.groups]
+        for n in self.nodes:
+            n.group = new_id[n.group]
+        self.groups = kept
 
     def bottom_up(self) -> list[int]:
         """Group ids, each after all of its descendants (children before parents: ids do
@@ -651,7 +679,8 @@ class Graph:
             successors.setdefault(a, []).append(b)
         start = _layers(height, successors)
         rows = max((start[i] + height[i] for i in start), default=0.0)
-        return _widest_row(start, height, width), rows
+        edges = [pair for pair in self._buckets[gid] if pair[0] != pair[1]]
+        return _widest_row(start, height, width, edges), rows
 
     def _node_width(self, nid: int) -> float:
         n = self.nodes[nid]
@@ -679,7 +708,9 @@ class Graph:
                 continue
             wrapper = not g.nodes and len(g.groups) == 1  # opening it costs nothing
             own = PHASE_TIERS.get(g.name, tier) if g.kind == "phase" else tier
-            heapq.heappush(heap, (EQUATION_TIER if rank == 1 else own, 0 if wrapper else g.depth,
+            # A box of loose equations (a library's layer norm) tells less than structure.
+            flat = len(g.nodes) >= FLAT_NODES_MIN and len(g.groups) * 4 <= len(g.nodes)
+            heapq.heappush(heap, (EQUATION_TIER if rank == 1 or flat else own, 0 if wrapper else g.depth,
                                   -rank, -g.n_eqns, c))
 
     def view(self, expand: int | str | Iterable[int] | None = None) -> View:

@@ -47,13 +47,14 @@ from .jaxprs import (
 )
 from .program import InputInfo, Program, traced_inputs
 
-PYTREE_GROUP_MIN = 5  # an argument with this many leaves is drawn as one group
+PYTREE_GROUP_MIN = 4  # an argument with this many leaves is drawn as one group
 PYTREE_SPLIT_MIN = 16  # and one with more is split by its keys into groups within it
 _PATH_STEP = re.compile(r"\[[^\]]*\]|\.\w+")  # one key of a leaf's path: ['w'], [3], .kernel
 LINE_GROUP_MIN = 4  # this many consecutive equations from one line become a group (a box: one row)
 LINE_ALONE_MAX = 30  # a program that is one line of more equations than this is one box
 LOOP_ROUND_MIN = 3  # a line's run splits into loop rounds of at least this many equations
 LOOP_ROUNDS_MAX = 64
+LOOP_PRIMITIVES = frozenset({"scan", "while"})
 LIBRARY_DEPTH = 6  # library calls nested deeper than this are shown as their caller  # and of at most this many rounds (an unrolled chain stays one group)
 
 # Called with an exception ``trace`` raised while staging, before it propagates:
@@ -202,6 +203,8 @@ class GraphBuilder:
                 g.add_edge(env[var], out, aval, self._var_name(var))
         phases.shape_phases(g, self.outside_phases, optax_adapter.transformation_of)
         self._fold_leaves()
+        self._merge_jitted_calls()
+        self._name_loops()
         self._mark_repeats()
         self._group_long_lines()
         return g.finish()
@@ -240,6 +243,62 @@ class GraphBuilder:
                 continue
             child = self.graph.add_group(f"{prefix}{key} ({len(sub)} arrays)", kind, gid)
             self._split_pytree(child, prefix + key, sub, kind, placed)
+
+    def _merge_jitted_calls(self) -> None:
+        """A user function under ``jax.jit`` is one group, the call's (``sgd``), holding
+        the ``jit`` equation's node: not a ``jit: sgd`` group around a ``sgd`` group."""
+        g = self.graph
+        for group in list(g.groups):
+            if group.holder is None or group.kind != "eqn" or group.nodes != [group.holder] \
+                    or len(group.groups) != 1:
+                continue
+            call = g.groups[group.groups[0]]
+            if call.kind != "call" or g.nodes[group.holder].params.get("name") != call.name:
+                continue
+            group.name, group.kind, group.source = call.name, "call", call.source or group.source
+            group.nodes += call.nodes
+            group.groups = call.groups
+            for nid in call.nodes:
+                g.nodes[nid].group = group.id
+            for c in call.groups:
+                g.groups[c].parent = group.id
+            call.nodes, call.groups, call.parent = [], [], None
+
+    def _name_loops(self) -> None:
+        """A loop's group is named after the function it runs, with its trip count:
+        ``_update_step ×100 (scan)``, ``DotReluDot ×4 (scan)`` for layers stacked and run
+        by ``nnx.scan``; a loop whose body is no named call keeps its primitive's name."""
+        g = self.graph
+        for group in list(g.groups):
+            if group.kind != "eqn" or group.holder is None:
+                continue
+            holder = g.nodes[group.holder]
+            if holder.primitive not in LOOP_PRIMITIVES:
+                continue
+            body = self._loop_body(group)
+            if body is None:
+                continue
+            length = holder.params.get("length")
+            count = f" ×{length}" if length is not None else ""
+            group.name = f"{g.groups[body].name}{count} ({holder.primitive})"
+
+    def _loop_body(self, loop: Any) -> int | None:
+        """The call group that holds most of a loop's equations (in its body's jaxpr
+        group, for a ``while``), or None."""
+        g = self.graph
+        candidates = list(loop.groups)
+        candidates += [c for j in loop.groups if g.groups[j].kind == "jaxpr" for c in g.groups[j].groups]
+        calls_ = [c for c in candidates if g.groups[c].kind in ("call", "library") and g.groups[c].holder is None]
+        if not calls_:
+            return None
+        sizes = {c: len(phases.nodes_below(g, c)) for c in calls_}
+        best = max(calls_, key=sizes.__getitem__)
+        if sizes[best] * 2 < len(phases.nodes_below(g, loop.id)):
+            return None
+        inner = g.groups[best]
+        while not inner.nodes and len(inner.groups) == 1 and g.groups[inner.groups[0]].kind in ("call", "library"):
+            inner = g.groups[inner.groups[0]]  # a step function that only calls the layer
+        return inner.id
 
     def _fold_leaves(self) -> None:
         """More than a few sibling leaves of one kind that no pytree group holds (an
@@ -402,12 +461,15 @@ class GraphBuilder:
         if found is not None:
             return found
         names: list[str] = []
-        for code in internals.code_stack(eqn):  # innermost first
+        stack = internals.code_stack(eqn)
+        for i, (code, _) in enumerate(stack):  # innermost first
             if self._is_user_code(code):
                 break
             name = calls.library_call_name(code)
-            if name is not None and (not names or names[-1] != name):
-                names.append(name)
+            if name is not None and (not names or names[-1].partition("@")[0] != name):
+                # the calling frame's position: two call sites of one function are two calls
+                caller = stack[i + 1] if i + 1 < len(stack) else (None, 0)
+                names.append(f"{name}@{id(caller[0])}:{caller[1]}")
         found = [("library", n) for n in reversed(names[-LIBRARY_DEPTH:])]
         self._library_paths[traceback] = found
         return found
@@ -428,7 +490,8 @@ class GraphBuilder:
         """The group for a name-stack key under ``parent``. A phase or a call is one group
         however its equations interleave with others (JAX emits the backward pass of one
         layer in pieces), so it is reused; other scopes open anew after an interruption."""
-        reusable = key[0] == "phase" or calls.activation_number(key[1]) is not None
+        # A library call is one group too: its key holds its call site.
+        reusable = key[0] in ("phase", "library") or calls.activation_number(key[1]) is not None
         if not reusable:
             return self._open_group(key, parent)
         gid = self._keyed.get((parent, key))
@@ -441,10 +504,11 @@ class GraphBuilder:
         if kind in ("transform", "phase"):
             return self.graph.add_group(name, kind, parent)
         if kind == "library":
+            name = name.partition("@")[0]
             outer = self.graph.groups[parent]
             if outer.kind == "scope" and name_stem(outer.name) == name.rpartition(".")[2]:
                 return parent  # a Flax module's own scope (``Dense_0``) around its call
-            return self.graph.add_group(name, "call", parent)
+            return self.graph.add_group(name, "library", parent)
         number = calls.activation_number(name)
         if number is None:
             return self.graph.add_group(name, "scope", parent)

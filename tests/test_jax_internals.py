@@ -456,9 +456,11 @@ def test_code_stack_has_library_frames_innermost_first():
         return jax.nn.softmax(x)
 
     eqns = jax.make_jaxpr(f)(jnp.ones(3)).jaxpr.eqns
-    stack = internals.code_stack(eqns[0])
+    pairs = internals.code_stack(eqns[0])
+    stack = [code for code, _ in pairs]
     assert stack and all(isinstance(c, type(f.__code__)) for c in stack), \
         "JAX changed Traceback.raw_frames (expected code objects)"
+    assert all(isinstance(offset, int) for _, offset in pairs), "raw_frames' offsets are ints"
     assert stack[-1] is f.__code__, "the traced function is the outermost frame"
     assert any("jax" in c.co_filename and c.co_name == "softmax" for c in stack), \
         "library frames (jax.nn.softmax) missing from the traceback"
