@@ -353,10 +353,12 @@ class View:
         return items
 
     def _ends(self, items: set[Item], last: bool) -> list[Item]:
-        """The items with no edge out of (``last``) or into them from the others."""
+        """The items with no edge out of (``last``) or into them from the others; all of
+        them when each has one (two boxes feeding each other: a user's line around a
+        library call)."""
         linked = {e.src if last else e.dst for e in self.edges
                   if e.src in items and e.dst in items and e.src != e.dst}
-        return sorted(items - linked)
+        return sorted(items - linked) or sorted(items)
 
     def visible_counts(self) -> tuple[int, int]:
         """(visible nodes, visible collapsed groups)."""

@@ -36,7 +36,8 @@ def test_flax_model_apply():
 def test_sub_jaxprs_are_groups():
     fn, args, kwargs = ZOO["scan"]
     graph = jaxviz.trace(fn, *args, **kwargs).graph
-    scan = next(g for g in graph.groups if g.kind == "eqn" and g.name == "scan")
+    # named after the function it runs, with its trip count
+    scan = next(g for g in graph.groups if g.kind == "eqn" and g.name == "body ×8 (scan)")
     scan_node = next(n for n in scan.nodes if graph.nodes[n].primitive == "scan")
     assert graph.nodes[scan_node].group == scan.id
     body_nodes = [n for g in graph.descendants(scan.id) for n in graph.groups[g].nodes]
