@@ -134,15 +134,15 @@ def traceback_code_stacks(closed: Any) -> list[tuple[Any, ...]]:
 
 def code_stack(eqn: Any) -> tuple[tuple[Any, int], ...]:
     """(code object, bytecode offset) of each Python frame (library frames too, innermost
-    first) on the stack when ``eqn`` was recorded, from the function JAX was tracing
-    inward: the offset tells two calls of one function from one caller apart. () when JAX
-    kept no traceback."""
+    first) on the stack when ``eqn`` was recorded: the offset tells two calls of one
+    function from one caller apart. Not cut where JAX called a function it traced: a
+    ``vmap`` inside a library's call is traced within that call. () when JAX kept no
+    traceback."""
     traceback = getattr(eqn.source_info, "traceback", None)
     if traceback is None:
         return ()
     codes, lastis = traceback.raw_frames()
-    kept = _traced_part(codes)
-    return tuple(zip(kept, lastis[: len(kept)]))
+    return tuple(zip(codes, lastis))
 
 
 def traceback_of(eqn: Any) -> Any:

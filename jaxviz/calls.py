@@ -197,6 +197,8 @@ def library_call_name(code: Any) -> str | None:
         return None
     if not parts or any(p.startswith("_") or p in _ANONYMOUS or "wrap" in p for p in parts):
         return None
+    if len(parts) > 1 and parts[-1].endswith("_fn"):  # optax's ``adam(...).update_fn``
+        parts[-1] = parts[-1].removesuffix("_fn")
     if parts[0][:1].isupper():  # a method: its class says where it comes from
         return ".".join(parts)
     return ".".join([package, *parts])

@@ -360,6 +360,17 @@ class View:
                   if e.src in items and e.dst in items and e.src != e.dst}
         return sorted(items - linked) or sorted(items)
 
+    def chain(self, gid: int) -> list[int]:
+        """An open group and the open groups it only wraps (``forward`` › ``loss_fn`` ›
+        ``GPT``: no node and a single child each), outermost first: drawn as one cluster
+        titled by their path."""
+        chain = [gid]
+        g = self.graph.groups[gid]
+        while not g.nodes and len(g.groups) == 1 and g.kind != "repeat" and g.groups[0] in self.expanded:
+            g = self.graph.groups[g.groups[0]]
+            chain.append(g.id)
+        return chain
+
     def visible_counts(self) -> tuple[int, int]:
         """(visible nodes, visible collapsed groups)."""
         n_nodes = n_groups = 0

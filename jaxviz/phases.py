@@ -134,11 +134,28 @@ def _group_update(graph: Graph, update: Group, outside_phases: dict[int, Any],
     keys = _subtree_keys(graph, update, flow)
     if len(by_transform) < 2:  # one transformation (or none known): subtrees right away
         _group_subtrees(graph, update, keys)
-        return
-    for name, (nodes, groups) in by_transform.items():
-        gid = graph.add_group(name, "call", update.id)
-        _move(graph, graph.groups[gid], nodes, groups)
-        _group_subtrees(graph, graph.groups[gid], keys)
+    else:
+        for name, (nodes, groups) in by_transform.items():
+            gid = graph.add_group(name, "call", update.id)
+            _move(graph, graph.groups[gid], nodes, groups)
+            _group_subtrees(graph, graph.groups[gid], keys)
+    _name_loose_updates(graph, update, keys)
+
+
+def _name_loose_updates(graph: Graph, update: Group, keys: dict[int, str | None]) -> None:
+    """An update equation of one parameter that no group named after it holds (SGD's
+    ``p - lr * g``, an equation or two per parameter) says which parameter it updates."""
+    if len({k for k in keys.values() if k}) < 2:
+        return  # one parameter: saying so on every equation tells nothing
+    stack: list[tuple[int, frozenset[str]]] = [(update.id, frozenset())]
+    while stack:
+        gid, named = stack.pop()
+        group = graph.groups[gid]
+        for n in group.nodes:
+            key = keys.get(n)
+            if key and key not in named and graph.nodes[n].kind == "eqn":
+                graph.nodes[n].label = f"{graph.nodes[n].label} · {key}"
+        stack.extend((c, named | {graph.groups[c].name}) for c in group.groups)
 
 
 def _dissolve_library_calls(graph: Graph, update: Group, outside_phases: dict[int, Any],
@@ -239,12 +256,7 @@ def _group_subtrees(graph: Graph, group: Group, keys: dict[int, str | None]) -> 
     if len(by_key) < 2:
         return  # one subtree: a box would hide nothing
     if sum(len(n) + len(g) for n, g in by_key.values()) < SUBTREE_MIN_MEMBERS * len(by_key):
-        # An equation or two each (SGD's ``p - lr * g``): no boxes, but each says which
-        # parameter it updates.
-        for key, (nodes, _) in by_key.items():
-            for n in nodes:
-                graph.nodes[n].label = f"{graph.nodes[n].label} · {key}"
-        return
+        return  # an equation or two each: boxes would hide nothing
     for key, (nodes, groups) in by_key.items():
         gid = graph.add_group(key, "scope", group.id)
         _move(graph, graph.groups[gid], nodes, groups)

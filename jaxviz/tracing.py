@@ -234,6 +234,10 @@ class GraphBuilder:
         for name in members:
             key = _PATH_STEP.match(name, len(prefix))
             by_key.setdefault(key.group() if key else "", []).append(name)
+        if len(by_key) == 1 and "" not in by_key and len(members) > PYTREE_SPLIT_MIN:
+            # one key below this one (``model.blocks``): split below it
+            self._split_pytree(gid, prefix + next(iter(by_key)), members, kind, placed)
+            return
         if len(members) <= PYTREE_SPLIT_MIN or len(by_key) < 2 or "" in by_key:
             placed.update(dict.fromkeys(members, gid))
             return
@@ -424,7 +428,7 @@ class GraphBuilder:
                   base_path: list[tuple[str, str]]) -> None:
         open_groups: list[tuple[tuple[str, str], int]] = []
         for eqn in eqns:
-            path = _scope_path(eqn) + self._library_path(eqn)
+            path = self._eqn_path(eqn)
             # A sub-jaxpr's equations carry the path of the equation holding it (or of
             # the part of it its own caller shares, a library calling back user code).
             shared = 0
@@ -451,6 +455,20 @@ class GraphBuilder:
             if all(kind != "phase" for kind, _ in full_path):  # where an update may be
                 self.outside_phases[first_node] = eqn
 
+    def _eqn_path(self, eqn: Any) -> list[tuple[str, str]]:
+        """The equation's group keys: its name stack's, then its library calls'. A
+        transformation the name stack ends with (``vmap``), under library calls, is
+        taken as applied by the library to its innermost call (mctx's search vmaps its
+        ``update``): the name stack does not say where among them it was applied."""
+        scope = _scope_path(eqn)
+        library = self._library_path(eqn)
+        split = len(scope)
+        while split and scope[split - 1][0] == "transform":
+            split -= 1
+        if split == len(scope) or not library:
+            return scope + library
+        return scope[:split] + library[:-1] + scope[split:] + library[-1:]
+
     def _library_path(self, eqn: Any) -> list[tuple[str, str]]:
         """The library calls below the innermost user frame of the equation's traceback,
         outermost first, as group keys (``("library", "HMC.sample")``): read from the
@@ -463,8 +481,8 @@ class GraphBuilder:
         names: list[str] = []
         stack = internals.code_stack(eqn)
         for i, (code, _) in enumerate(stack):  # innermost first
-            if self._is_user_code(code):
-                break
+            if self._is_user_code(code) or code.co_filename.startswith(calls.PACKAGE_DIR):
+                break  # the user's code, or jaxviz's tracing it (JAX < 0.9 keeps the whole stack)
             name = calls.library_call_name(code)
             if name is not None and (not names or names[-1].partition("@")[0] != name):
                 # the calling frame's position: two call sites of one function are two calls
