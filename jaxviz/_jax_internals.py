@@ -145,6 +145,18 @@ def code_stack(eqn: Any) -> tuple[tuple[Any, int], ...]:
     return tuple(zip(codes, lastis))
 
 
+_UNNAMED_FUNCTIONS = frozenset({"<lambda>", "<unnamed function>", "<unnamed wrapped function>"})
+
+
+def jaxpr_function_name(jaxpr: Any) -> str | None:
+    """The name of the Python function JAX traced into ``jaxpr`` (a scan's body, a
+    custom_vjp's function, a pallas kernel), from its debug info; None when JAX kept none
+    or the function has no name of its own (a lambda)."""
+    info = getattr(jaxpr, "debug_info", None)
+    name = getattr(info, "func_name", None)
+    return name if isinstance(name, str) and name and name not in _UNNAMED_FUNCTIONS else None
+
+
 def traceback_of(eqn: Any) -> Any:
     """The equation's traceback object (hashed and compared by content: a key for
     caching what is read from it), or None."""

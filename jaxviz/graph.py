@@ -185,12 +185,13 @@ class Group:
 # eqn and whatever else is a layer of the user's program).
 NOT_FOLDED = frozenset({"root", "inputs", "outputs", "jaxpr", "transform", "phase", "repeat"})
 REPEAT_MIN = 3  # shortest run of identical sibling groups that is folded
+PERIOD_MAX = 6  # longest sequence of siblings that, repeated, is folded as one layer
 AUTO_BUDGET = 80  # items (boxes and nodes) in the first view: what two screens read well
 # The first view fits about two screens (3,000 pt each way as dot lays it out, the
 # legend included): within this estimate of its size, which leaves room for the legend
 # and for what the estimate misses.
 AUTO_RANKS = 36  # rows (about 55 pt each)
-AUTO_WIDTH_PT = 2400
+AUTO_WIDTH_PT = 1800
 PT_PER_CHAR = 5.6  # 10 pt Helvetica, on average
 LABEL_MARGIN_PT = 8
 MIN_ITEM_PT = 54  # dot's smallest node (0.75 in)
@@ -465,6 +466,7 @@ class Graph:
         memo: dict[int, int] = {}
         interned: dict[tuple[Any, ...], int] = {}
         runs: list[tuple[int, list[list[int]]]] = []  # (parent, its runs)
+        periods: list[tuple[int, list[tuple[list[int], int]]]] = []  # (parent, [(run, period)])
         for parent in self.groups:
             kids = parent.groups
             if parent.kind == "repeat" or len(kids) < REPEAT_MIN:
@@ -482,6 +484,11 @@ class Graph:
                 found.append(run)
             if found:
                 runs.append((parent.id, found))
+            else:
+                periods.append((parent.id, self._periodic_runs(kids, memo, interned)))
+        for pid, found_periods in periods:
+            if found_periods:
+                runs.append((pid, [self._add_period_groups(pid, run, k) for run, k in found_periods]))
         for pid, found in runs:
             parent = self.groups[pid]
             first_of = {run[0]: run for run in found}
@@ -495,6 +502,50 @@ class Graph:
                     children.append(c)
             parent.groups = children
 
+    def _periodic_runs(self, kids: list[int], memo: dict[int, int],
+                       interned: dict[tuple[Any, ...], int]) -> list[tuple[list[int], int]]:
+        """Runs of a sequence of ``k`` siblings repeated ``REPEAT_MIN`` or more times (a
+        layer written inline in a loop: ``layer_norm``, ``multi_head_attention``,
+        ``layer_norm``, ``dense_block``, four times), as (the siblings, k)."""
+        sigs = [None if self.groups[c].kind in NOT_FOLDED else
+                (self.groups[c].kind, self._signature(c, memo, interned)) for c in kids]
+        found: list[tuple[list[int], int]] = []
+        i = 0
+        while i < len(kids):
+            best = 0
+            for k in range(2, PERIOD_MAX + 1):
+                if None in sigs[i:i + k]:
+                    break
+                reps = 1
+                while sigs[i + reps * k:i + (reps + 1) * k] == sigs[i:i + k]:
+                    reps += 1
+                if reps >= REPEAT_MIN:
+                    best = k
+                    found.append((kids[i:i + reps * k], k))
+                    i += reps * k
+                    break
+            if not best:
+                i += 1
+        return found
+
+    def _add_period_groups(self, parent: int, run: list[int], k: int) -> list[int]:
+        """Wrap each period of a periodic run in a group named after its layers; the
+        new groups, in order, fold as one run."""
+        wrapped = []
+        for start in range(0, len(run), k):
+            members = run[start:start + k]
+            names = dict.fromkeys(name_stem(self.groups[c].name) or self.groups[c].name for c in members)
+            gid = len(self.groups)
+            self.groups.append(Group(gid, " + ".join(names), "scope", parent, 0, groups=list(members)))
+            for c in members:
+                self.groups[c].parent = gid
+            wrapped.append(gid)
+        first = set(run)
+        kids = self.groups[parent].groups
+        at = kids.index(run[0])
+        self.groups[parent].groups = kids[:at] + wrapped + [c for c in kids[at:] if c not in first]
+        return wrapped
+
     def _same_layer(self, a: int, b: int, memo: dict[int, int], interned: dict[tuple[Any, ...], int]) -> bool:
         return self.groups[a].kind == self.groups[b].kind \
             and self._signature(a, memo, interned) == self._signature(b, memo, interned)
@@ -507,6 +558,12 @@ class Graph:
             for m in members)
         gid = len(self.groups)
         name = common_name([m.name for m in members])
+        if all(not name_stem(m.name) for m in members):
+            # numbered only (Flax modules named "0" … "5"): named after what each wraps
+            inner = {self.groups[m.groups[0]].name if len(m.groups) == 1 and not m.nodes else None
+                     for m in members}
+            if len(inner) == 1 and None not in inner:
+                name = inner.pop()
         self.groups.append(Group(gid, f"{name} ×{len(run)}", "repeat", parent, 0, groups=list(run),
                                  source=first.source if same_site else None))
         for m in members:
@@ -676,11 +733,18 @@ class Graph:
         width: dict[Item, float] = {}
         for n in g.nodes:
             height[("n", n)], width[("n", n)] = 1.0, self._node_width(n)
+        crossing: dict[Item, int] = {}  # values an open group takes in or hands out
+        for a, b in self._buckets[gid]:
+            if a != b:
+                crossing[a] = crossing.get(a, 0) + 1
+                crossing[b] = crossing.get(b, 0) + 1
         for c in g.groups:
             if c in expanded:
                 inner_width, inner_rows = memo[c]
                 height[("g", c)] = inner_rows + CLUSTER_LABEL_RANKS
-                width[("g", c)] = max(inner_width, _text_width(self.groups[c].name) + 60) + CLUSTER_MARGIN_PT
+                # each value crossing its border is routed inside it too, beside its items
+                width[("g", c)] = max(inner_width + crossing.get(("g", c), 0) * EDGE_PT,
+                                      _text_width(self.groups[c].name) + 60) + CLUSTER_MARGIN_PT
             else:
                 height[("g", c)], width[("g", c)] = BOX_RANKS, self._box_width(c)
         successors: dict[Item, list[Item]] = {}
@@ -716,15 +780,20 @@ class Graph:
         p = self.groups[parent]
         for c in p.groups:
             g = self.groups[c]
-            rank = 1 if g.holder is not None else AUTO_OPEN_RANK.get(g.kind, 2)
+            # An equation's box tells little, unless named after the function it runs (a
+            # loop's step: the story of a training loop).
+            named = g.holder is not None and g.name != self.nodes[g.holder].primitive
+            rank = 1 if g.holder is not None and not named else AUTO_OPEN_RANK.get(g.kind, 2)
             if rank == 0 or g.n_eqns <= AUTO_OPEN_MIN_EQNS:
                 continue
             wrapper = not g.nodes and len(g.groups) == 1  # opening it costs nothing
             own = PHASE_TIERS.get(g.name, tier) if g.kind == "phase" else tier
-            # A box of loose equations (a library's layer norm) tells less than structure.
+            # A box of loose equations (a library's layer norm) tells less than structure,
+            # and a library's inner calls less than the call the user made.
             flat = len(g.nodes) >= FLAT_NODES_MIN and len(g.groups) * 4 <= len(g.nodes)
-            heapq.heappush(heap, (EQUATION_TIER if rank == 1 or flat else own, 0 if wrapper else g.depth,
-                                  -rank, -g.n_eqns, c))
+            inner = g.kind == "library" and p.kind == "library"
+            heapq.heappush(heap, (EQUATION_TIER if rank == 1 or flat or inner else own,
+                                  0 if wrapper else g.depth, -rank, -g.n_eqns, c))
 
     def view(self, expand: int | str | Iterable[int] | None = None) -> View:
         """The visible items and aggregated edges for an expansion state."""

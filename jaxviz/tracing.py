@@ -174,6 +174,7 @@ class GraphBuilder:
         self._last_frame: Any = None
         self._library_paths: dict[Any, list[tuple[str, str]]] = {}  # per traceback
         self.library_nodes: set[int] = set()  # equations recorded inside a library call
+        self.functions_run: dict[int, list[str]] = {}  # eqn group → the functions JAX traced into it
 
     def build(self, closed: Any, inputs: list[InputInfo], input_names: list[str],
               output_names: list[str], const_names: dict[int, InputInfo]) -> Graph:
@@ -249,17 +250,20 @@ class GraphBuilder:
             self._split_pytree(child, prefix + key, sub, kind, placed)
 
     def _merge_jitted_calls(self) -> None:
-        """A user function under ``jax.jit`` is one group, the call's (``sgd``), holding
-        the ``jit`` equation's node: not a ``jit: sgd`` group around a ``sgd`` group."""
+        """A function under ``jax.jit`` is one group, the call's (``sgd``,
+        ``Environment.reset``), holding the ``jit`` equation's node: not a ``jit: sgd``
+        group around a ``sgd`` group."""
         g = self.graph
         for group in list(g.groups):
             if group.holder is None or group.kind != "eqn" or group.nodes != [group.holder] \
                     or len(group.groups) != 1:
                 continue
             call = g.groups[group.groups[0]]
-            if call.kind != "call" or g.nodes[group.holder].params.get("name") != call.name:
+            jitted = g.nodes[group.holder].params.get("name")
+            if not (call.kind == "call" and call.name == jitted
+                    or call.kind == "library" and call.name.rpartition(".")[2] == jitted):
                 continue
-            group.name, group.kind, group.source = call.name, "call", call.source or group.source
+            group.name, group.kind, group.source = call.name, call.kind, call.source or group.source
             group.nodes += call.nodes
             group.groups = call.groups
             for nid in call.nodes:
@@ -269,22 +273,28 @@ class GraphBuilder:
             call.nodes, call.groups, call.parent = [], [], None
 
     def _name_loops(self) -> None:
-        """A loop's group is named after the function it runs, with its trip count:
-        ``_update_step ×100 (scan)``, ``DotReluDot ×4 (scan)`` for layers stacked and run
-        by ``nnx.scan``; a loop whose body is no named call keeps its primitive's name."""
+        """A box holding sub-jaxprs is named after the functions JAX traced into them:
+        ``relu (custom_jvp_call)``, ``mha (custom_vjp_call)``; a loop after the function
+        it runs, with its trip count: ``_update_step ×100 (scan)``, and for layers stacked
+        and run by ``nnx.scan``, after the layer its step calls: ``DotReluDot ×4 (scan:
+        forward)``."""
         g = self.graph
         for group in list(g.groups):
             if group.kind != "eqn" or group.holder is None:
                 continue
             holder = g.nodes[group.holder]
-            if holder.primitive not in LOOP_PRIMITIVES:
+            if group.name != holder.primitive and group.name != _eqn_label_word(holder.primitive):
+                continue  # already named (a jit's function)
+            recorded = self.functions_run.get(group.id, [])
+            body = self._loop_body(group) if holder.primitive in LOOP_PRIMITIVES else None
+            shown = g.groups[body].name if body is not None else (recorded[-1] if recorded else None)
+            if shown is None:
                 continue
-            body = self._loop_body(group)
-            if body is None:
-                continue
+            others = [n for n in recorded if n != shown]
             length = holder.params.get("length")
             count = f" ×{length}" if length is not None else ""
-            group.name = f"{g.groups[body].name}{count} ({holder.primitive})"
+            word = _eqn_label_word(holder.primitive)
+            group.name = f"{shown}{count} ({word}: {', '.join(others)})" if others else f"{shown}{count} ({word})"
 
     def _loop_body(self, loop: Any) -> int | None:
         """The call group that holds most of a loop's equations (in its body's jaxpr
@@ -400,9 +410,12 @@ class GraphBuilder:
             last = site
         if not 3 <= len(rounds) <= LOOP_ROUNDS_MAX or min(map(len, rounds)) < LOOP_ROUND_MIN:
             return [run]
-        # A loop runs the same operations each round (the first and last may differ: no
-        # gradient into the loop's input, say); a line that merely revisits a column does not.
-        if len({frozenset(self.sites.get(n) for n in r) for r in rounds}) > 3:
+        # Rounds that compute the same (one box folds them: ``line 5 ×5``) stay apart, so
+        # each round is wired to the next; rounds that differ (a comprehension over
+        # layers of different sizes) would be the line cut into pieces.
+        g = self.graph
+        shapes = {tuple((g.nodes[n].primitive, tuple(g.nodes[n].outputs)) for n in r) for r in rounds}
+        if len(shapes) > 1:
             return [run]
         return rounds
 
@@ -580,6 +593,8 @@ class GraphBuilder:
                 params["name"] = helper
             group = g.add_group(label, "eqn" if helper is None else "call", group, source=source)
             g.groups[group].holder = len(g.nodes)  # the equation's node, added next
+            names = [internals.jaxpr_function_name(sub) for _, sub, _ in subs]
+            self.functions_run[group] = list(dict.fromkeys(n for n in names if n))
         node = g.add_node(
             "eqn", label, group, primitive=eqn.primitive.name,
             params=params, outputs=[aval_of_var(v) for v in eqn.outvars],
@@ -655,6 +670,11 @@ def _outputs_by_value(outvars: Sequence[Any], names: list[str]) -> list[tuple[An
             by_var[key] = [name]
             order.append((var, by_var[key]))
     return order
+
+
+def _eqn_label_word(primitive: str | None) -> str:
+    """The word an equation's box shows for its primitive (``checkpoint`` for remat)."""
+    return USER_WORD_OF_PRIMITIVE.get(primitive or "", primitive or "")
 
 
 def _leaf_kind(node: Any) -> str | None:

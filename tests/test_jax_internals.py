@@ -465,3 +465,16 @@ def test_code_stack_has_library_frames_innermost_first():
     assert any("jax" in c.co_filename and c.co_name == "softmax" for c in stack), \
         "library frames (jax.nn.softmax) missing from the traceback"
     assert internals.traceback_of(eqns[0]) == internals.traceback_of(eqns[0])
+
+
+def test_jaxpr_function_name_reads_the_traced_function_s_name():
+    def body(carry, x):
+        return carry + x, None
+
+    eqn = jax.make_jaxpr(lambda xs: jax.lax.scan(body, 0.0, xs))(jnp.ones(3)).jaxpr.eqns[0]
+    assert internals.jaxpr_function_name(eqn.params["jaxpr"].jaxpr) == "body", \
+        "JAX changed Jaxpr.debug_info.func_name"
+    eqn = jax.make_jaxpr(jax.nn.relu)(1.0).jaxpr.eqns[0]
+    assert internals.jaxpr_function_name(eqn.params["call_jaxpr"].jaxpr) == "relu"
+    eqn = jax.make_jaxpr(lambda x: jax.lax.while_loop(lambda v: v < 3, lambda v: v + 1, x))(1.0).jaxpr.eqns[0]
+    assert internals.jaxpr_function_name(eqn.params["body_jaxpr"].jaxpr) is None  # a lambda
