@@ -21,11 +21,11 @@ import numpyro
 import numpyro.distributions as dist
 import optax
 import pytest
-from benchmarks import models
 from flax import nnx
 from numpyro.infer import NUTS
 
 import jaxviz
+from benchmarks import models
 from jaxviz.render.dot import program_dot
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz")
@@ -250,15 +250,17 @@ def test_numpyro_sample_step_is_one_library_call_not_pieces_of_a_line():
 
 def recurrent_fn(params, rng_key, action, embedding):
     """Imitates mctx's examples/policy_improvement_demo.py (a toy environment model)."""
-    out = mctx.RecurrentFnOutput(reward=jnp.zeros(2), discount=jnp.ones(2),
-                                 prior_logits=jnp.zeros((2, 4)), value=jnp.zeros(2))
+    # mctx's outputs are chex dataclasses, whose fields pyright does not see
+    out = mctx.RecurrentFnOutput(reward=jnp.zeros(2), discount=jnp.ones(2),  # pyright: ignore[reportCallIssue]
+                                 prior_logits=jnp.zeros((2, 4)),  # pyright: ignore[reportCallIssue]
+                                 value=jnp.zeros(2))  # pyright: ignore[reportCallIssue]
     return out, embedding + 1.0
 
 
 def test_mctx_search_is_named_after_the_policy():
     def search(rng_key):
-        root = mctx.RootFnOutput(prior_logits=jnp.zeros((2, 4)), value=jnp.zeros(2),
-                                 embedding=jnp.zeros((2, 3)))
+        root = mctx.RootFnOutput(prior_logits=jnp.zeros((2, 4)), value=jnp.zeros(2),  # pyright: ignore[reportCallIssue]
+                                 embedding=jnp.zeros((2, 3)))  # pyright: ignore[reportCallIssue]
         return mctx.gumbel_muzero_policy(params=(), rng_key=rng_key, root=root, recurrent_fn=recurrent_fn,
                                          num_simulations=8, max_depth=4)
 
@@ -353,7 +355,8 @@ def test_a_jitted_call_is_one_group_not_a_group_around_itself():
     (call,) = [g for g in graph.groups if g.name == "sgd"]
     assert not [g for g in graph.groups if g.name == "jit: sgd"]
     assert not [c for c in call.groups if graph.groups[c].name == "sgd"]
-    assert graph.nodes[call.holder].label == "jit: sgd" and call.holder in call.nodes
+    assert call.holder is not None and call.holder in call.nodes
+    assert graph.nodes[call.holder].label == "jit: sgd"
 
 
 def test_sgd_update_names_the_parameter_each_equation_updates():

@@ -240,7 +240,7 @@ def test_checkpointed_layers_sit_in_the_backward_pass_once():
     below = [graph.groups[g] for g in graph.descendants(loss.id) if g != loss.id]
     assert "checkpointed_loss" not in [g.name for g in below]
     remats = [g for g in below if g.kind == "eqn"]
-    assert len(remats) == 4 and {g.name for g in remats} == {"checkpoint"}
+    assert len(remats) == 4 and {g.name for g in remats} == {"block (checkpoint)"}
     for remat in remats:
         names = [c.name for c in children(graph, remat.id)]
         assert names == ["recomputed forward", "block"], names
