@@ -675,8 +675,8 @@ class Graph:
         ``loss_fn``) opens for free.
         Never opened: the leaves of an argument, folds (their layers are all alike: opening
         one is the user's choice), a line's equations, and small boxes. The view
-        must also stay within ``AUTO_RANKS`` rows (``layout_ranks``), so that it reads at a
-        legible size without scrolling."""
+        must also fit about two screens: ``AUTO_WIDTH_PT`` wide and ``AUTO_RANKS`` rows
+        as ``layout_extent`` estimates them."""
         expanded = {0}
         visible = self._items(0)
         heap: list[tuple[int, int, int, int, int]] = []
