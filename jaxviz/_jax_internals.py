@@ -134,6 +134,37 @@ def traceback_code_stacks(closed: Any) -> list[tuple[Any, ...]]:
     return [_traced_part(tb.raw_frames()[0]) for tb in tracebacks]
 
 
+def code_stack(eqn: Any) -> tuple[tuple[Any, int], ...]:
+    """(code object, bytecode offset) of each Python frame (library frames too, innermost
+    first) on the stack when ``eqn`` was recorded: the offset tells two calls of one
+    function from one caller apart. Not cut where JAX called a function it traced: a
+    ``vmap`` inside a library's call is traced within that call. () when JAX kept no
+    traceback."""
+    traceback = getattr(eqn.source_info, "traceback", None)
+    if traceback is None:
+        return ()
+    codes, lastis = traceback.raw_frames()
+    return tuple(zip(codes, lastis))
+
+
+_UNNAMED_FUNCTIONS = frozenset({"<lambda>", "<unnamed function>", "<unnamed wrapped function>"})
+
+
+def jaxpr_function_name(jaxpr: Any) -> str | None:
+    """The name of the Python function JAX traced into ``jaxpr`` (a scan's body, a
+    custom_vjp's function, a pallas kernel), from its debug info; None when JAX kept none
+    or the function has no name of its own (a lambda)."""
+    info = getattr(jaxpr, "debug_info", None)
+    name = getattr(info, "func_name", None)
+    return name if isinstance(name, str) and name and name not in _UNNAMED_FUNCTIONS else None
+
+
+def traceback_of(eqn: Any) -> Any:
+    """The equation's traceback object (hashed and compared by content: a key for
+    caching what is read from it), or None."""
+    return getattr(eqn.source_info, "traceback", None)
+
+
 # JAX calls each function it traces from ``WrappedFun.call_wrapped``. From JAX 0.9 an
 # equation's traceback stops at the traced function; up to 0.8 it runs on through JAX's
 # tracing frames out to the program's entry: there, cut it where JAX made the call.

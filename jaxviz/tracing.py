@@ -35,7 +35,7 @@ from .adapters.base import (
     positional_names,
 )
 from .calls import CallInfo, display_function, is_user_file, make_source
-from .graph import Graph, SourceLoc
+from .graph import Graph, SourceLoc, name_stem
 from .jaxprs import (
     aval_of_value,
     aval_of_var,
@@ -49,13 +49,15 @@ from .jaxprs import (
 )
 from .program import InputInfo, Program, traced_inputs
 
-PYTREE_GROUP_MIN = 5  # an argument with this many leaves is drawn as one group
+PYTREE_GROUP_MIN = 4  # an argument with this many leaves is drawn as one group
 PYTREE_SPLIT_MIN = 16  # and one with more is split by its keys into groups within it
 _PATH_STEP = re.compile(r"\[[^\]]*\]|\.\w+")  # one key of a leaf's path: ['w'], [3], .kernel
 LINE_GROUP_MIN = 4  # this many consecutive equations from one line become a group (a box: one row)
 LINE_ALONE_MAX = 30  # a program that is one line of more equations than this is one box
 LOOP_ROUND_MIN = 3  # a line's run splits into loop rounds of at least this many equations
-LOOP_ROUNDS_MAX = 64  # and of at most this many rounds (an unrolled chain stays one group)
+LOOP_ROUNDS_MAX = 64
+LOOP_PRIMITIVES = frozenset({"scan", "while"})
+LIBRARY_DEPTH = 6  # library calls nested deeper than this are shown as their caller  # and of at most this many rounds (an unrolled chain stays one group)
 
 # Called with an exception ``trace`` raised while staging, before it propagates:
 # ``jaxviz.errors`` adds a tracer error's explanation as a note (so that the model
@@ -233,6 +235,9 @@ class GraphBuilder:
         self.outside_phases: dict[int, Any] = {}  # node id → equation, outside fwd/bwd
         self.sites: dict[int, Any] = {}  # node id → the user frame (line and column) it came from
         self._last_frame: Any = None
+        self._library_paths: dict[Any, list[tuple[str, str]]] = {}  # per traceback
+        self.library_nodes: set[int] = set()  # equations recorded inside a library call
+        self.functions_run: dict[int, list[str]] = {}  # eqn group → the functions JAX traced into it
 
     def build(self, closed: Any, inputs: list[InputInfo], input_names: list[str],
               output_names: list[str], const_names: dict[int, InputInfo]) -> Graph:
@@ -269,6 +274,9 @@ class GraphBuilder:
             if not isinstance(var, jcore.Literal) and var in env:
                 g.add_edge(env[var], out, aval, self._var_name(var))
         phases.shape_phases(g, self.outside_phases, optax_adapter.transformation_of)
+        self._fold_leaves()
+        self._merge_jitted_calls()
+        self._name_loops()
         self._mark_repeats()
         self._group_long_lines()
         return g.finish()
@@ -299,6 +307,10 @@ class GraphBuilder:
         for name in members:
             key = _PATH_STEP.match(name, len(prefix))
             by_key.setdefault(key.group() if key else "", []).append(name)
+        if len(by_key) == 1 and "" not in by_key and len(members) > PYTREE_SPLIT_MIN:
+            # one key below this one (``model.blocks``): split below it
+            self._split_pytree(gid, prefix + next(iter(by_key)), members, kind, placed)
+            return
         if len(members) <= PYTREE_SPLIT_MIN or len(by_key) < 2 or "" in by_key:
             placed.update(dict.fromkeys(members, gid))
             return
@@ -308,6 +320,103 @@ class GraphBuilder:
                 continue
             child = self.graph.add_group(f"{prefix}{key} ({len(sub)} arrays)", kind, gid)
             self._split_pytree(child, prefix + key, sub, kind, placed)
+
+    def _merge_jitted_calls(self) -> None:
+        """A function under ``jax.jit`` is one group, the call's (``sgd``,
+        ``Environment.reset``), holding the ``jit`` equation's node: not a ``jit: sgd``
+        group around a ``sgd`` group."""
+        g = self.graph
+        for group in list(g.groups):
+            if group.holder is None or group.kind != "eqn" or group.nodes != [group.holder] \
+                    or len(group.groups) != 1:
+                continue
+            call = g.groups[group.groups[0]]
+            jitted = g.nodes[group.holder].params.get("name")
+            if not (call.kind == "call" and call.name == jitted
+                    or call.kind == "library" and call.name.rpartition(".")[2] == jitted):
+                continue
+            group.name, group.kind, group.source = call.name, call.kind, call.source or group.source
+            group.nodes += call.nodes
+            group.groups = call.groups
+            for nid in call.nodes:
+                g.nodes[nid].group = group.id
+            for c in call.groups:
+                g.groups[c].parent = group.id
+            call.nodes, call.groups, call.parent = [], [], None
+
+    def _name_loops(self) -> None:
+        """A box holding sub-jaxprs is named after the functions JAX traced into them:
+        ``relu (custom_jvp_call)``, ``mha (custom_vjp_call)``; a loop after the function
+        it runs, with its trip count: ``_update_step ×100 (scan)``, and for layers stacked
+        and run by ``nnx.scan``, after the layer its step calls: ``DotReluDot ×4 (scan:
+        forward)``."""
+        g = self.graph
+        for group in list(g.groups):
+            if group.kind != "eqn" or group.holder is None:
+                continue
+            holder = g.nodes[group.holder]
+            if group.name != holder.primitive and group.name != _eqn_label_word(holder.primitive):
+                continue  # already named (a jit's function)
+            recorded = self.functions_run.get(group.id, [])
+            body = self._loop_body(group) if holder.primitive in LOOP_PRIMITIVES else None
+            shown = g.groups[body].name if body is not None else (recorded[-1] if recorded else None)
+            if shown is None:
+                continue
+            others = [n for n in recorded if n != shown]
+            length = holder.params.get("length")
+            count = f" ×{length}" if length is not None else ""
+            word = _eqn_label_word(holder.primitive)
+            group.name = f"{shown}{count} ({word}: {', '.join(others)})" if others else f"{shown}{count} ({word})"
+
+    def _loop_body(self, loop: Any) -> int | None:
+        """The call group that holds most of a loop's equations (in its body's jaxpr
+        group, for a ``while``), or None."""
+        g = self.graph
+        candidates = list(loop.groups)
+        candidates += [c for j in loop.groups if g.groups[j].kind == "jaxpr" for c in g.groups[j].groups]
+        calls_ = [c for c in candidates if g.groups[c].kind in ("call", "library") and g.groups[c].holder is None]
+        if not calls_:
+            return None
+        sizes = {c: len(phases.nodes_below(g, c)) for c in calls_}
+        best = max(calls_, key=sizes.__getitem__)
+        if sizes[best] * 2 < len(phases.nodes_below(g, loop.id)):
+            return None
+        inner = g.groups[best]
+        while not inner.nodes and len(inner.groups) == 1 and g.groups[inner.groups[0]].kind in ("call", "library"):
+            inner = g.groups[inner.groups[0]]  # a step function that only calls the layer
+        return inner.id
+
+    def _fold_leaves(self) -> None:
+        """More than a few sibling leaves of one kind that no pytree group holds (an
+        Equinox model's static fields, captured Python constants, a sampler's unnamed
+        constants) become one box of that kind, which opens by their key paths: a row of
+        42 leaves would set the first view's width."""
+        g = self.graph
+        for group in list(g.groups):
+            by_kind: dict[str, list[int]] = {}
+            for nid in group.nodes:
+                kind = _leaf_kind(g.nodes[nid])
+                if kind is not None:
+                    by_kind.setdefault(kind, []).append(nid)
+            for kind, nids in by_kind.items():
+                if len(nids) >= PYTREE_GROUP_MIN:
+                    self._fold_leaf_group(group.id, kind, nids)
+
+    def _fold_leaf_group(self, parent: int, kind: str, nids: list[int]) -> None:
+        g = self.graph
+        names = {nid: g.nodes[nid].label.partition(" = ")[0] for nid in nids}
+        roots = {_pytree_root(n) for n in names.values()}
+        root = f"{roots.pop()} " if len(roots) == 1 and kind in ("statics", "captured") else ""
+        gid = g.add_group(f"{root}{kind} ({len(nids)})", "inputs", parent)
+        placed: dict[str, int] = {}
+        if root:
+            self._split_pytree(gid, root.strip(), sorted(set(names.values())), "inputs", placed)
+        moved = set(nids)
+        g.groups[parent].nodes = [n for n in g.groups[parent].nodes if n not in moved]
+        for nid in nids:
+            target = placed.get(names[nid], gid)
+            g.nodes[nid].group = target
+            g.groups[target].nodes.append(nid)
 
     def _group_long_lines(self) -> None:
         """Long runs of equations from one source line (a ``tree_map`` over all the
@@ -323,7 +432,8 @@ class GraphBuilder:
             alone = len(group.groups) == sum(g.groups[c].holder is not None for c in group.groups)
             for nid in members:
                 node = g.nodes[nid]
-                key = (node.source.file, node.source.line) if node.kind == "eqn" and node.source else None
+                key = (node.source.file, node.source.line) \
+                    if node.kind == "eqn" and node.source and nid not in self.library_nodes else None
                 if key is not None and key == last:
                     runs[-1].append(nid)
                 else:
@@ -372,9 +482,12 @@ class GraphBuilder:
             last = site
         if not 3 <= len(rounds) <= LOOP_ROUNDS_MAX or min(map(len, rounds)) < LOOP_ROUND_MIN:
             return [run]
-        # A loop runs the same operations each round (the first and last may differ: no
-        # gradient into the loop's input, say); a line that merely revisits a column does not.
-        if len({frozenset(self.sites.get(n) for n in r) for r in rounds}) > 3:
+        # Rounds that compute the same (one box folds them: ``line 5 ×5``) stay apart, so
+        # each round is wired to the next; rounds that differ (a comprehension over
+        # layers of different sizes) would be the line cut into pieces.
+        g = self.graph
+        shapes = {tuple((g.nodes[n].primitive, tuple(g.nodes[n].outputs)) for n in r) for r in rounds}
+        if len(shapes) > 1:
             return [run]
         return rounds
 
@@ -400,9 +513,13 @@ class GraphBuilder:
                   base_path: list[tuple[str, str]]) -> None:
         open_groups: list[tuple[tuple[str, str], int]] = []
         for eqn in eqns:
-            path = _scope_path(eqn)
-            if path[: len(base_path)] == base_path:
-                path = path[len(base_path):]
+            path = self._eqn_path(eqn)
+            # A sub-jaxpr's equations carry the path of the equation holding it (or of
+            # the part of it its own caller shares, a library calling back user code).
+            shared = 0
+            while shared < min(len(path), len(base_path)) and path[shared] == base_path[shared]:
+                shared += 1
+            path = path[shared:]
             common = 0
             while (common < len(open_groups) and common < len(path)
                    and open_groups[common][0] == path[common]):
@@ -413,17 +530,71 @@ class GraphBuilder:
                 open_groups.append((key, self._group_for(key, parent)))
             group = open_groups[-1][1] if open_groups else base
             first_node = len(self.graph.nodes)
-            full_path = base_path + path
+            full_path = base_path[:shared] + path
             self._add_eqn(eqn, group, env, path=full_path)
+            self._name_call_sites(open_groups, first_node)
+            if full_path and full_path[-1][0] == "library":
+                # Its user line is the library call's: the call's group says it already.
+                self.library_nodes.add(first_node)
             self.sites[first_node] = self._last_frame
             if all(kind != "phase" for kind, _ in full_path):  # where an update may be
                 self.outside_phases[first_node] = eqn
+
+    def _eqn_path(self, eqn: Any) -> list[tuple[str, str]]:
+        """The equation's group keys: its name stack's, then its library calls'. A
+        transformation the name stack ends with (``vmap``), under library calls, is
+        taken as applied by the library to its innermost call (mctx's search vmaps its
+        ``update``): the name stack does not say where among them it was applied."""
+        scope = _scope_path(eqn)
+        library = self._library_path(eqn)
+        split = len(scope)
+        while split and scope[split - 1][0] == "transform":
+            split -= 1
+        if split == len(scope) or not library:
+            return scope + library
+        return scope[:split] + library[:-1] + scope[split:] + library[-1:]
+
+    def _library_path(self, eqn: Any) -> list[tuple[str, str]]:
+        """The library calls below the innermost user frame of the equation's traceback,
+        outermost first, as group keys (``("library", "HMC.sample")``): read from the
+        traceback JAX keeps, so no library function is touched. At most ``LIBRARY_DEPTH``
+        levels; a name repeated by recursion counts once."""
+        traceback = internals.traceback_of(eqn)
+        found = self._library_paths.get(traceback)
+        if found is not None:
+            return found
+        names: list[str] = []
+        stack = internals.code_stack(eqn)
+        for i, (code, _) in enumerate(stack):  # innermost first
+            if self._is_user_code(code) or code.co_filename.startswith(calls.PACKAGE_DIR):
+                break  # the user's code, or jaxviz's tracing it (JAX < 0.9 keeps the whole stack)
+            name = calls.library_call_name(code)
+            if name is not None and (not names or names[-1].partition("@")[0] != name):
+                # the calling frame's position: two call sites of one function are two calls
+                caller = stack[i + 1] if i + 1 < len(stack) else (None, 0)
+                names.append(f"{name}@{id(caller[0])}:{caller[1]}")
+        found = [("library", n) for n in reversed(names[-LIBRARY_DEPTH:])]
+        self._library_paths[traceback] = found
+        return found
+
+    def _name_call_sites(self, open_groups: list[tuple[tuple[str, str], int]], node: int) -> None:
+        """A library call's group is located at the user line that made it (its first
+        equation's)."""
+        source = self.graph.nodes[node].source
+        for key, gid in reversed(open_groups):
+            if key[0] != "library":
+                break
+            group = self.graph.groups[gid]
+            if group.source is not None:
+                break
+            group.source = source
 
     def _group_for(self, key: tuple[str, str], parent: int) -> int:
         """The group for a name-stack key under ``parent``. A phase or a call is one group
         however its equations interleave with others (JAX emits the backward pass of one
         layer in pieces), so it is reused; other scopes open anew after an interruption."""
-        reusable = key[0] == "phase" or calls.activation_number(key[1]) is not None
+        # A library call is one group too: its key holds its call site.
+        reusable = key[0] in ("phase", "library") or calls.activation_number(key[1]) is not None
         if not reusable:
             return self._open_group(key, parent)
         gid = self._keyed.get((parent, key))
@@ -435,6 +606,12 @@ class GraphBuilder:
         kind, name = key
         if kind in ("transform", "phase"):
             return self.graph.add_group(name, kind, parent)
+        if kind == "library":
+            name = name.partition("@")[0]
+            outer = self.graph.groups[parent]
+            if outer.kind == "scope" and name_stem(outer.name) == name.rpartition(".")[2]:
+                return parent  # a Flax module's own scope (``Dense_0``) around its call
+            return self.graph.add_group(name, "library", parent)
         number = calls.activation_number(name)
         if number is None:
             return self.graph.add_group(name, "scope", parent)
@@ -489,6 +666,8 @@ class GraphBuilder:
                 params["name"] = helper
             group = g.add_group(label, "eqn" if helper is None else "call", group, source=source)
             g.groups[group].holder = len(g.nodes)  # the equation's node, added next
+            names = [internals.jaxpr_function_name(sub) for _, sub, _ in subs]
+            self.functions_run[group] = list(dict.fromkeys(n for n in names if n))
         node = g.add_node(
             "eqn", label, group, primitive=eqn.primitive.name,
             params=params, outputs=[aval_of_var(v) for v in eqn.outvars],
@@ -593,12 +772,29 @@ def _outputs_by_value(outvars: Sequence[Any], names: list[str]) -> list[tuple[An
     return order
 
 
+def _eqn_label_word(primitive: str | None) -> str:
+    """The word an equation's box shows for its primitive (``checkpoint`` for remat)."""
+    return USER_WORD_OF_PRIMITIVE.get(primitive or "", primitive or "")
+
+
+def _leaf_kind(node: Any) -> str | None:
+    """Which box a leaf folds into with its like: ``statics``, ``captured``,
+    ``constants``; None for what is not such a leaf."""
+    if node.kind == "input" and node.input_kind == "static":
+        return "statics"
+    if node.kind == "const":
+        return "captured" if node.input_kind == "captured" else "constants"
+    return None
+
+
+_ROOT = re.compile(r"out\[\d+\]|[^.\[]+")
+
+
 def _pytree_root(name: str) -> str:
-    """``params['w'][0]`` → ``params``; ``out[1]['b']`` → ``out[1]``."""
-    head, bracket, _ = name.partition("[")
-    if head == "out" and bracket:
-        return name[: name.index("]") + 1]
-    return head
+    """``params['w'][0]`` → ``params``; ``state.z`` → ``state``; ``out[1]['b']`` →
+    ``out[1]``."""
+    m = _ROOT.match(name)
+    return m.group() if m else name
 
 
 def _same_type(a: Any, b: Any) -> bool:

@@ -484,3 +484,32 @@ def test_mesh_axes_and_traced_function_name_of_a_shard_map():
     assert internals.traced_function_name(None) is None
     name, file = internals.traced_function(eqn.params["jaxpr"])
     assert (name, file) == ("local_sum", __file__)
+
+
+def test_code_stack_has_library_frames_innermost_first():
+    def f(x):
+        return jax.nn.softmax(x)
+
+    eqns = jax.make_jaxpr(f)(jnp.ones(3)).jaxpr.eqns
+    pairs = internals.code_stack(eqns[0])
+    stack = [code for code, _ in pairs]
+    assert stack and all(isinstance(c, type(f.__code__)) for c in stack), \
+        "JAX changed Traceback.raw_frames (expected code objects)"
+    assert all(isinstance(offset, int) for _, offset in pairs), "raw_frames' offsets are ints"
+    assert stack[-1] is f.__code__, "the traced function is the outermost frame"
+    assert any("jax" in c.co_filename and c.co_name == "softmax" for c in stack), \
+        "library frames (jax.nn.softmax) missing from the traceback"
+    assert internals.traceback_of(eqns[0]) == internals.traceback_of(eqns[0])
+
+
+def test_jaxpr_function_name_reads_the_traced_function_s_name():
+    def body(carry, x):
+        return carry + x, None
+
+    eqn = jax.make_jaxpr(lambda xs: jax.lax.scan(body, 0.0, xs))(jnp.ones(3)).jaxpr.eqns[0]
+    assert internals.jaxpr_function_name(eqn.params["jaxpr"].jaxpr) == "body", \
+        "JAX changed Jaxpr.debug_info.func_name"
+    eqn = jax.make_jaxpr(jax.nn.relu)(1.0).jaxpr.eqns[0]
+    assert internals.jaxpr_function_name(eqn.params["call_jaxpr"].jaxpr) == "relu"
+    eqn = jax.make_jaxpr(lambda x: jax.lax.while_loop(lambda v: v < 3, lambda v: v + 1, x))(1.0).jaxpr.eqns[0]
+    assert internals.jaxpr_function_name(eqn.params["body_jaxpr"].jaxpr) is None  # a lambda

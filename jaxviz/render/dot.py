@@ -166,6 +166,13 @@ def cluster_label(graph: Graph, gid: int) -> str:
     return f"{g.repeat or g.name} ({size_text(graph, gid)}){where}"
 
 
+def chain_label(graph: Graph, chain: list[int]) -> str:
+    """The title of open groups that only wrap one another, drawn as one cluster:
+    ``forward › loss_fn › GPT (584 eqns) · cell line 5``."""
+    path = " › ".join(graph.groups[g].repeat or graph.groups[g].name for g in chain[:-1])
+    return f"{path} › {cluster_label(graph, chain[-1])}" if path else cluster_label(graph, chain[-1])
+
+
 def cluster_attrs(graph: Graph, gid: int) -> dict[str, str]:
     """DOT attributes of an expanded group's cluster."""
     kind = graph.groups[gid].kind
@@ -231,14 +238,16 @@ def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: di
         if gid == 0 and child not in view.expanded and graph.groups[child].kind in ("inputs", "outputs"):
             edge_groups["source" if graph.groups[child].kind == "inputs" else "sink"].append(child)
         elif child in view.expanded:
+            chain = view.chain(child)
             with _subgraph(dot, f"cluster_g{child}") as sub:
                 attrs = cluster_attrs(graph, child)
+                attrs["label"] = chain_label(graph, chain)
                 if marks is not None and ("g", child) in marks.status:  # outline only: the
                     fill = attrs["fillcolor"]  # members are filled
                     attrs = _mark(attrs, ("g", child), marks, cluster=True)
                     attrs["fillcolor"] = fill
                 sub.attr(**attrs)
-                _emit_group(sub, view, child, ins, outs, marks)
+                _emit_group(sub, view, chain[-1], ins, outs, marks)
         else:
             item = ("g", child)
             dot.node(item_id(item), **_mark(group_box_attrs(graph, child, ins.get(item, []), outs.get(item, [])),
