@@ -273,3 +273,50 @@ def _assignment(frame: Any, name: str) -> tuple[str, int, bool] | None:
         return None
     line = max(before) if before else min(lines)
     return file, line, _loops_around(scope, line)
+
+
+# ---------------------------------------------------------------------- built where
+def _holds(value: Any, target: Any, depth: int) -> bool:
+    """Whether ``value`` is ``target`` or holds it (an attribute, an item), ``depth``
+    levels down."""
+    if value is target:
+        return True
+    if depth <= 0 or isinstance(value, (str, bytes, int, float, type)) or callable(value) \
+            and not hasattr(value, "__dict__"):
+        return False
+    try:
+        if isinstance(value, (tuple, list)):
+            inner = list(value)[:32]
+        elif isinstance(value, dict):
+            inner = list(value.values())[:32]
+        else:
+            state = getattr(value, "__dict__", None)
+            inner = list(state.values())[:32] if isinstance(state, dict) else []
+    except Exception:  # an object with an odd __getattr__
+        return False
+    return any(_holds(v, target, depth - 1) for v in inner)
+
+
+def built_at(target: Any, frame: Any, is_user_frame: Callable[[Any], bool]
+             ) -> tuple[str, int, bool] | None:
+    """(file, line, inside a loop) of the assignment, in the user's code at or above
+    ``frame``, of the variable that holds ``target`` (itself, or an object holding it):
+    where the user built a new object that JAX compares by identity."""
+    first = None
+    for _ in range(6):
+        while frame is not None and not is_user_frame(frame):
+            frame = frame.f_back
+        if frame is None:
+            break
+        for depth in (0, 1, 2):
+            name = next((k for k, v in list(frame.f_locals.items())
+                         if not k.startswith("_") and _holds(v, target, depth)), None)
+            if name is not None:
+                return _assignment(frame, name)
+        if first is None:
+            first = frame
+        frame = frame.f_back
+    if first is None:
+        return None
+    # held by no variable: built in the expression of the call itself
+    return first.f_code.co_filename, first.f_lineno, _in_loop(first, first.f_lineno)

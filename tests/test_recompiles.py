@@ -197,8 +197,9 @@ def test_static_field_of_a_train_state_replaced(train_state):
     (c,) = log.events[1].causes
     assert (c.kind, c.path, c.detail, c.owner) == ("pytree_structure", "s.tx", "static_field", "TrainState")
     assert c.before != c.after
-    assert c.before.startswith("GradientTransformationExtraArgs(init=<function init_fn at 0x")
-    assert str(c).startswith("static field `s.tx` of TrainState changed GradientTransformation")
+    # the two print alike but for addresses: the cause says why they differ instead
+    assert c.compared == "made_again" and "0x" not in str(c)
+    assert str(c).startswith("static field `s.tx` of TrainState: a new `GradientTransformation")
     assert c.to_json()["detail"] == "static_field"
     suggestion = log.events[1].suggestion
     assert "`s.tx` is a static field of TrainState" in suggestion and "compile key" in suggestion
@@ -260,7 +261,7 @@ def test_structure_changes_inside_containers_and_custom_nodes():
     ], got
     assert "`s['c'].n` is a static field of Cfg" in log.events[1].suggestion
     assert "`s[1]` changed its entries ['a'] → ['b']" in str(log.events[5])
-    assert "another kind of container (None → tuple ())" in log.events[7].suggestion
+    assert "`s[1]` is None at one call and tuple () at the other" in log.events[7].suggestion
 
 def test_new_function_object():
     with jaxviz.watch() as log:
@@ -900,7 +901,8 @@ def test_static_config_equal_but_hashed_by_identity():
     assert causes(changed) == [("static_value", "cfg", "Config(depth=2)", "Options(depth=2)")]
     c = identity.causes[0]
     assert (c.kind, c.path, c.detail, c.owner) == ("static_value", "cfg", "identity", "Options")
-    assert "Options has no __eq__" in str(c) and "frozen=True" in identity.suggestion
+    assert "a new `Options` object, compared by identity (it defines no `__eq__`)" in str(c)
+    assert "frozen=True" in identity.suggestion
 
 
 def test_functools_partial_built_inside_the_loop():
@@ -1170,7 +1172,7 @@ def test_optax_optimizer_made_again_as_a_static_argument():
     c = again.causes[0]
     assert (c.kind, c.path, c.detail) == ("static_value", "tx", "made_again")
     assert c.owner.startswith("GradientTransformation")
-    assert "Create it once, before the loop" in again.suggestion
+    assert "Build it once, outside the loop" in again.suggestion
     assert "optax.inject_hyperparams" in again.suggestion
 
 

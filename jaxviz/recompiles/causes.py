@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jax
 
 from ..adapters import equinox, flax_nnx
-from ..calls import original_code
+from . import values
 from .signature import (
     MISSING,
     ArgSig,
@@ -20,7 +20,6 @@ from .signature import (
     is_committed,
     json_safe,
     placement_words,
-    plain_static,
     same_value,
     short_repr,
     site_at,
@@ -48,6 +47,16 @@ class Cause:
     detail: str | None = None
     owner: str | None = None
     note: str | None = None
+    # for a static value or field: the rule that told it apart (``values.compare``: "hash",
+    # "identity", "made_again", "part", "unequal"), the part inside the value that
+    # differs, the value's type, why in words, and where the new object was built
+    compared: str | None = None
+    part: str = ""
+    value_type: str | None = None
+    why: str | None = None
+    built: str | None = None
+    # the new value itself, until ``locate_new_objects`` has found where it was built
+    subject: Any = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         p, b, a = f"`{self.path}`", self.before, self.after
@@ -63,23 +72,16 @@ class Cause:
             what = {True: "a Python scalar (weakly typed)", False: "a typed array/scalar"}
             return f"{p} was {what.get(b, b)} and is now {what.get(a, a)}"
         if k == "static_value":
-            if self.detail == "hash":
-                return (f"static argument {p} is equal to the compiled value ({short_repr(a)}) "
-                        f"but hashes differently: {self.owner} hashes by identity")
-            if self.detail == "made_again":
-                return (f"static argument {p} is a new {self.owner} made again (new function "
-                        "objects with the same code): it never equals the compiled one")
-            if self.detail == "identity":
-                return (f"static argument {p} is a new {self.owner} object ({short_repr(a)}); "
-                        f"{self.owner} has no __eq__, so it never equals the compiled one")
-            return f"static argument {p} changed {short_repr(b)} → {short_repr(a)}"
+            return self._static_text(f"static argument {p}")
         if k == "pytree_structure":
+            if self.detail == "node" and (b == "None" or a == "None"):
+                return f"{p}: {b} → {a}"
             if b is None:
                 return f"{p} is new (the pytree gained it: {a})"
             if a is None:
                 return f"{p} is gone (the pytree lost it: was {b})"
             if self.detail == "static_field":
-                return f"static field {p} of {self.owner} changed {b} → {a}"
+                return self._static_text(f"static field {p} of {self.owner}")
             if self.detail == "static_data":
                 return f"the static (auxiliary) data of {p}, a {self.owner} node, changed {b} → {a}"
             if self.detail == "children":
@@ -116,6 +118,27 @@ class Cause:
         return (f"no difference found for {p} since an earlier compile (compared {COMPARED}): "
                 "was JAX's cache cleared, or full?")
 
+    def _static_text(self, head: str) -> str:
+        """A static value's change, by the rule that told the two apart."""
+        b, a, how = self.before, self.after, self.compared
+        built = f", built at {self.built}" if self.built else ""
+        what = self.value_type or ""
+        what = what if "`" in what else f"`{what}`"
+        part = f" (its part `{self.part.lstrip('.')}`)" if self.part and how != "part" else ""
+        if how == "hash":
+            return (f"{head} is equal to the compiled value ({short_repr(a)}) but hashes "
+                    f"differently: {self.why}")
+        if how == "identity":
+            return f"{head}{part}: a new {what} object, compared by identity ({self.why}){built}"
+        if how == "made_again":
+            return f"{head}{part}: a new {what} made again ({self.why}){built}"
+        if how == "part":
+            why = f" ({self.why})" if self.why else ""
+            return f"{head}: {self.part.lstrip('.')} {_text(b)} → {_text(a)}{why}"
+        if how == "unequal":
+            return f"{head}: {_text(b)} → {_text(a)}, printed alike but unequal: {self.why}"
+        return f"{head} changed {short_repr(b)} → {short_repr(a)}"
+
     def to_json(self) -> dict[str, Any]:
         out = {"kind": self.kind, "path": self.path, "before": json_safe(self.before),
                "after": json_safe(self.after), "axis": self.axis, "text": str(self)}
@@ -123,12 +146,19 @@ class Cause:
             out.update(detail=self.detail, owner=self.owner)
         if self.note is not None:
             out["note"] = self.note
+        if self.compared is not None:
+            out.update(compared=self.compared, part=self.part, value_type=self.value_type,
+                       why=self.why, built=self.built)
         return out
 
 
 # What a signature holds (the unknown cause says it all matched).
 COMPARED = ("the function object, each argument's shape, dtype, weak type, static value "
             "(== and hash), pytree structure, placement and donation, and JAX's config")
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else short_repr(value)
 
 
 def _shape(s: Any) -> str:
@@ -272,9 +302,10 @@ def _library_static_fields(node_type: Any, aux: Any) -> list[tuple[str, Any]] | 
 
 
 def _first_node_difference(ta: Any, oa: Any, tb: Any, ob: Any, path: str, depth: int = 0
-                           ) -> tuple[str, str, Any, Any, str | None] | None:
-    """(path, detail, before, after, owner) at the first node where two treedefs differ:
-    node type, number or keys of children, then auxiliary (static) data, depth first."""
+                           ) -> tuple[str, str, Any, Any, str | None] | Cause | None:
+    """The first node where two treedefs differ, depth first: (path, detail, before,
+    after, owner) for another node type or other children, a ``Cause`` for changed
+    auxiliary (static) data."""
     na, nb = ta.node_data(), tb.node_data()
     if na is None and nb is None:
         return None
@@ -288,20 +319,7 @@ def _first_node_difference(ta: Any, oa: Any, tb: Any, ob: Any, path: str, depth:
     if len(ca) != len(cb) or names_a != names_b:
         return path, "children", _entries_text(names_a), _entries_text(names_b), None
     if not same_value(aux_a, aux_b):
-        owner = _type_name(node_type)
-        if _same_code(aux_a, aux_b):  # jax.tree_util.Partial over a closure made again
-            return path, "new_function", aux_a, aux_b, owner
-        named_a, named_b = _library_static_fields(node_type, aux_a), _library_static_fields(node_type, aux_b)
-        if named_a is not None and named_b is not None and [n for n, _ in named_a] == [n for n, _ in named_b]:
-            for (fname, va), (_, vb) in zip(named_a, named_b):
-                if not same_value(va, vb):
-                    return (path + "." + fname, "static_field", *_pair_texts(va, vb), owner)
-        fields = _static_field_names(node_type, aux_a, kb or [])
-        if fields is not None and isinstance(aux_b, tuple) and len(aux_b) == len(fields):
-            for fname, va, vb in zip(fields, aux_a, aux_b):
-                if not same_value(va, vb):
-                    return (path + "." + fname, "static_field", *_pair_texts(va, vb), owner)
-        return (path, "static_data", *_pair_texts(aux_a, aux_b), owner)
+        return _aux_cause(path, node_type, aux_a, aux_b, kb)
     if depth > 200:
         return None
     for i, (sa, sb) in enumerate(zip(ca, cb)):
@@ -310,6 +328,54 @@ def _first_node_difference(ta: Any, oa: Any, tb: Any, ob: Any, path: str, depth:
         if found is not None:
             return found
     return None
+
+
+def _aux_cause(path: str, node_type: Any, aux_a: Any, aux_b: Any,
+               keys: list[tuple[str, Any, Any]] | None) -> Cause:
+    """A node's auxiliary (static) data changed: the static field that did, by name
+    (a registered dataclass, an ``nnx.Module``, an ``eqx.Module``), compared as JAX does."""
+    owner = _type_name(node_type)
+    if values.same_code(aux_a, aux_b):  # jax.tree_util.Partial over a closure made again
+        return _function_in_tree_cause(path, aux_b, owner)
+    named_a, named_b = _library_static_fields(node_type, aux_a), _library_static_fields(node_type, aux_b)
+    if named_a is None or named_b is None or [n for n, _ in named_a] != [n for n, _ in named_b]:
+        fields = _static_field_names(node_type, aux_a, keys or [])
+        named_a = named_b = None
+        if fields is not None and isinstance(aux_b, tuple) and len(aux_b) == len(fields):
+            named_a, named_b = list(zip(fields, aux_a)), list(zip(fields, aux_b))
+    for (fname, va), (_, vb) in zip(named_a or (), named_b or ()):
+        if not same_value(va, vb) or _hash(va) != _hash(vb):
+            return _value_cause("pytree_structure", f"{path}.{fname}", va, vb, "static_field", owner)
+    return _value_cause("pytree_structure", path, aux_a, aux_b, "static_data", owner)
+
+
+def _value_cause(kind: str, path: str, before: Any, after: Any, detail: str | None = None,
+                 owner: str | None = None) -> Cause:
+    """A static value (an argument, a field, auxiliary data) that missed, told apart by
+    the rule JAX's lookup broke (``values.compare``)."""
+    change = values.compare(before, after)
+    if kind == "static_value" and change.compared in ("hash", "identity", "made_again"):
+        detail, owner = change.compared, type(after).__name__
+    subject = after if change.compared in ("identity", "made_again") else None
+    b, a = change.before, change.after
+    plain_container = isinstance(after, (tuple, list, dict)) and not hasattr(after, "_fields")
+    if kind == "pytree_structure" and (change.compared is None or (
+            change.compared == "part" and plain_container)):
+        b, a = _pair_texts(before, after)
+        change = dataclasses.replace(change, compared=None, part="")
+    return Cause(kind, path, b, a, detail=detail, owner=owner, compared=change.compared,
+                 part=change.part, value_type=change.owner, why=change.why,
+                 subject=_part_of(subject, change.part))
+
+
+def _part_of(value: Any, part: str) -> Any:
+    """The object at ``part`` (``.tx``, ``['opt']``) inside ``value``."""
+    if value is None or not part:
+        return value
+    for label, inner in values.parts(value) or ():
+        if part.startswith(label):
+            return _part_of(inner, part[len(label):])
+    return value
 
 
 def _structure_cause(name: str, old: Any, new: Any) -> Cause:
@@ -322,17 +388,10 @@ def _structure_cause(name: str, old: Any, new: Any) -> Cause:
             found = None
     if found is None:
         return Cause("pytree_structure", name, _short_structure(old), _short_structure(new))
+    if isinstance(found, Cause):
+        return dataclasses.replace(found, path=name + found.path)
     path, detail, before, after, owner = found
-    if detail == "new_function":
-        return _function_in_tree_cause(name + path, after, owner)
     return Cause("pytree_structure", name + path, before, after, detail=detail, owner=owner)
-
-
-def _same_code(a: Any, b: Any) -> bool:
-    """Two distinct Python functions with the same code: one made again."""
-    ca, cb = getattr(a, "__code__", None), getattr(b, "__code__", None)
-    return a is not b and ca is not None and cb is not None and \
-        original_code(ca) is original_code(cb)
 
 
 def _function_in_tree_cause(path: str, fun: Any, owner: str | None) -> Cause:
@@ -371,11 +430,9 @@ def diff(old: Signature, new: Signature) -> list[Cause]:
         if prev.passed != arg.passed:
             causes.append(Cause("arg_count", arg.name, prev.passed, arg.passed))
         if prev.static or arg.static:
-            if prev.static != arg.static or not same_value(prev.value, arg.value):
+            if prev.static != arg.static or not same_value(prev.value, arg.value) \
+                    or _hash(prev.value) != _hash(arg.value):
                 causes.append(_static_cause(arg.name, prev.value, arg.value))
-            elif _hash(prev.value) != _hash(arg.value):
-                causes.append(Cause("static_value", arg.name, plain_static(prev.value), plain_static(arg.value),
-                                    detail="hash", owner=type(arg.value).__name__))
             continue
         if prev.donated != arg.donated:
             causes.append(Cause("donation", arg.name, prev.donated, arg.donated))
@@ -395,11 +452,8 @@ def _diff_statics(name: str, before: tuple[tuple[str, Any], ...],
         prev = old.get(path, MISSING)
         if prev is MISSING:
             continue
-        if not same_value(prev, value):
+        if not same_value(prev, value) or _hash(prev) != _hash(value):
             causes.append(_static_cause(name + path, prev, value))
-        elif _hash(prev) != _hash(value):
-            causes.append(Cause("static_value", name + path, plain_static(prev), plain_static(value),
-                                detail="hash", owner=type(value).__name__))
     return causes
 
 
@@ -410,29 +464,42 @@ def _hash(value: Any) -> int | None:
         return None
 
 
-def _made_again(a: Any, b: Any, depth: int = 2) -> bool:
-    """``b`` is ``a`` made again: the same code in new function objects (a closure, or a
-    tuple of them such as an optax GradientTransformation), equal in everything else."""
-    if _same_code(a, b):
-        return True
-    if depth and type(a) is type(b) and isinstance(a, tuple) and len(a) == len(b) and a:
-        pairs = [(x, y) for x, y in zip(a, b) if not same_value(x, y)]
-        return bool(pairs) and all(_made_again(x, y, depth - 1) for x, y in pairs)
-    return False
-
-
 def _static_cause(name: str, before: Any, after: Any) -> Cause:
-    """A static value that changed; a new object of a class without ``__eq__`` (compared
-    by identity) is told apart from a real change of value."""
-    cls = type(after)
-    if type(before) is cls and _made_again(before, after):
-        return Cause("static_value", name, plain_static(before), plain_static(after), detail="made_again",
-                     owner=cls.__name__)
-    if (type(before) is cls and cls.__eq__ is object.__eq__ and before is not after
-            and not inspect.isroutine(after) and short_repr(before) == short_repr(after)):
-        return Cause("static_value", name, plain_static(before), plain_static(after), detail="identity",
-                     owner=cls.__name__)
-    return Cause("static_value", name, plain_static(before), plain_static(after))
+    return _value_cause("static_value", name, before, after)
+
+
+def _none_paths(treedef: Any) -> list[str]:
+    """The paths of the ``None`` nodes of a structure (an optional argument left out)."""
+    rebuilt = _rebuild(treedef) if treedef is not None else MISSING
+    if rebuilt is MISSING:
+        return []
+    try:
+        flat, _ = jax.tree_util.tree_flatten_with_path(rebuilt, is_leaf=lambda x: x is None)
+    except Exception:
+        return []
+    return [jax.tree_util.keystr(p) for p, v in flat if v is None]
+
+
+def _none_swaps(name: str, paths: list[str], nones: list[str], leaves: dict[str, Any],
+                how: str) -> list[Cause]:
+    """Leaves the pytree gained (or lost): where the other side held ``None`` there, one
+    ``None → value`` cause per ``None`` (``alpha: None → ~f32[]``); else the leaf is new
+    (or gone)."""
+    causes: list[Cause] = []
+    swapped: dict[str, list[str]] = {}
+    for p in paths:
+        prefix = next((n for n in nones if p == n or p.startswith((n + "[", n + "."))), None)
+        if prefix is None:
+            text = leaves[p].text
+            causes.append(Cause("pytree_structure", name + p, *((None, text) if how == "gained"
+                                                                   else (text, None))))
+        else:
+            swapped.setdefault(prefix, []).append(p)
+    for prefix, inside in swapped.items():
+        value = leaves[inside[0]].text if inside == [prefix] else f"a pytree of {len(inside)} leaves"
+        before, after = ("None", value) if how == "gained" else (value, "None")
+        causes.insert(0, Cause("pytree_structure", name + prefix, before, after, detail="node"))
+    return causes
 
 
 def _diff_traced(name: str, prev: ArgSig, arg: ArgSig) -> list[Cause]:
@@ -444,10 +511,8 @@ def _diff_traced(name: str, prev: ArgSig, arg: ArgSig) -> list[Cause]:
         after = dict(arg.leaves)
         gained = [p for p in after if p not in before]
         lost = [p for p in before if p not in after]
-        for p in gained:
-            causes.append(Cause("pytree_structure", name + p, None, after[p].text))
-        for p in lost:
-            causes.append(Cause("pytree_structure", name + p, before[p].text, None))
+        causes += _none_swaps(name, gained, _none_paths(prev.structure), after, "gained")
+        causes += _none_swaps(name, lost, _none_paths(arg.structure), before, "lost")
         if not gained and not lost:  # same leaf paths: other containers, static data, ...
             causes.append(_structure_cause(name, prev.structure, arg.structure))
     for path, leaf in arg.leaves:

@@ -33,8 +33,9 @@ def suggest_fix(event: CompileEvent, history: ObjectHistory | None) -> str | Non
         c = by_kind["context"][0]
         return (f"`{c.path}` is part of the cache key and changed ({c.before!r} → {c.after!r}). "
                 "Set configuration once at start-up rather than around calls.")
-    if "static_value" in by_kind and by_kind["static_value"][0].detail:
-        return _suggest_static_identity(by_kind["static_value"][0])
+    identity = [c for c in causes if c.compared in ("identity", "made_again", "hash")]
+    if identity and identity[0].kind == "static_value":
+        return _suggest_static_identity(identity[0])
     if "static_value" in by_kind:
         c = by_kind["static_value"][0]
         seen = len(history.static_values.get(c.path, ())) if history else 0
@@ -47,6 +48,11 @@ def suggest_fix(event: CompileEvent, history: ObjectHistory | None) -> str | Non
         c = by_kind["pytree_structure"][0]
         if c.detail in ("static_field", "static_data"):
             return _suggest_static_data(c, event.signature)
+        if c.detail == "node" and "None" in (c.before, c.after):
+            return (f"`{c.path}` is None at one call and {c.after if c.before == 'None' else c.before} "
+                    "at the other: None is an empty pytree, so each is its own program. Pass it "
+                    "the same way every call (always a value, e.g. `jnp.zeros(())` with a flag, "
+                    "or always None), or make it a static argument if it is a mode switch.")
         if c.detail == "node":
             return (f"`{c.path}` arrived as another kind of container ({c.before} → {c.after}): a "
                     "different pytree structure is a different program. Pass the same container "
@@ -105,27 +111,29 @@ def suggest_fix(event: CompileEvent, history: ObjectHistory | None) -> str | Non
 
 def _suggest_static_identity(c: Cause) -> str:
     """A static value that is a new object each call, found equal or not by identity."""
-    cls = c.owner or ""
-    if c.detail == "made_again":
+    cls = c.value_type or c.owner or "object"
+    where = f" (built at {c.built})" if c.built else ""
+    if c.compared == "made_again":
         optax = (" For optax, build the optimizer once; to change a hyperparameter, use "
                  "`optax.inject_hyperparams(optax.adam)(learning_rate=...)` and change "
-                 "`opt_state.hyperparams['learning_rate']`." if cls.startswith("GradientTransformation")
+                 "`opt_state.hyperparams['learning_rate']`." if "GradientTransformation" in cls
                  else "")
-        return (f"`{c.path}` is a {cls} made again (e.g. `optax.adam(...)` or a closure called "
-                "again in the loop): its functions are new objects, so JAX never finds it in "
-                f"its cache. Create it once, before the loop, and pass that same object.{optax}")
-    if c.detail == "hash":
+        return (f"`{c.path}` is a new {cls} made again{where} (e.g. `optax.adam(...)` or a "
+                "closure called again in the loop): its functions are new objects, compared by "
+                "identity, so JAX never finds it in its cache. Build it once, outside the loop, "
+                f"and pass that same object.{optax}")
+    if c.compared == "hash":
         why = (f"`{c.path}` is equal (==) to the value compiled before, but {cls}'s __hash__ "
                "is by identity (object.__hash__), and JAX finds static values by hash: every "
                f"new {cls} object compiles again.")
     else:
-        why = (f"`{c.path}` is a new {cls} object each call, and {cls} has no __eq__: it is "
+        why = (f"`{c.path}` is a new {cls} object{where}, and {cls} has no __eq__: it is "
                "compared by identity, so it never matches the compiled one.")
-    return (f"{why} Give {cls} value equality and a matching hash: make it "
+    return (f"{why} Build it once, outside the loop, and pass the same object; or give "
+            f"{cls} value equality and a matching hash: make it "
             f"`@dataclasses.dataclass(frozen=True)` (or a NamedTuple), or define "
-            f"`__eq__` and `__hash__` from the same fields, e.g. "
-            f"`def __hash__(self): return hash(dataclasses.astuple(self))`; or create the "
-            f"{cls} once and pass the same object.")
+            f"`__eq__` and `__hash__` from the same fields; or make it a field compared by "
+            f"value (a pytree leaf, or a static field holding plain values).")
 
 
 def _suggest_new_object(c: Cause, name: str) -> str:
@@ -161,12 +169,15 @@ def _suggest_static_data(c: Cause, sig: Signature | None) -> str:
             if c.detail == "static_field"
             else f"`{c.path}` is a {c.owner} whose static (auxiliary) pytree data changed")
     text = f"{what}: it is part of the compile key (compared with ==), so each new value compiles a new program"
-    if any(m in f"{c.before}{c.after}" for m in ("(object 0x", "<function ", " object at 0x")):
-        text += (", and so does a new object that is not equal to the old one (a re-created "
-                 "optax transformation, a new closure or lambda)")
+    if c.compared in ("identity", "made_again"):
+        where = f", built at {c.built}" if c.built else ""
+        text += (f", and this one is a new {c.value_type} object{where}, compared by identity "
+                 "(a re-created optax transformation, a new closure or lambda, a class with "
+                 "no `__eq__`): build it once, outside the loop, or give its class `__eq__` "
+                 "and `__hash__`")
     text += (". Keep it fixed across steps (create it once and reuse the same object); if the "
              "value has to change, move it into the arrays")
-    if "GradientTransformation" in f"{c.before}{c.after}":
+    if "GradientTransformation" in f"{c.before}{c.after}{c.value_type}":
         arg = _arg_of(sig, c.path)
         hyper = [p for p, _ in (arg.leaves if arg is not None else ()) if ".hyperparams[" in p]
         if hyper and arg is not None:
