@@ -25,6 +25,7 @@ from jax._src import linear_util as _lu
 from jax._src import monitoring as _monitoring
 from jax._src import pjit as _pjit
 from jax._src import source_info_util as _siu
+from jax._src import util as _util
 from jax._src import xla_bridge as _xla_bridge
 from jax._src.interpreters import partial_eval as _pe
 from jax.core import Tracer
@@ -601,3 +602,71 @@ def backends_initialized() -> bool | None:
     ``jax.devices()`` before that would start them, and on a GPU take its memory."""
     initialized = getattr(_xla_bridge, "backends_are_initialized", None)
     return bool(initialized()) if callable(initialized) else None
+
+
+# ---------------------------------------------------------------------- transformations
+def transform_name(fun: Any) -> str | None:
+    """``"grad"`` for what ``jax.grad(f)`` returned (``"vmap"``, ``"value_and_grad"``, …),
+    or None: JAX names its transformations' inner functions ``grad_f``, ``vmap_f``, …, and
+    wraps them in its traceback filter, which holds them in its closure."""
+    for _ in range(3):
+        code = getattr(fun, "__code__", None)
+        if code is None or not is_jax_file(code.co_filename):
+            return None
+        if code.co_name.endswith("_f") and code.co_name != "_f":
+            return code.co_name[:-2]
+        cells = getattr(fun, "__closure__", None) or ()
+        inner = [c.cell_contents for c in cells if callable(_cell(c))]
+        fun = next((f for f in inner if getattr(f, "__code__", None) is not None), None)
+    return None
+
+
+def _cell(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return None
+
+
+# ---------------------------------------------------------------------- cache clearing
+class _CacheClearNotice:
+    """Registered with JAX's own cache registry (``util.register_cache``), which
+    ``jax.clear_caches()`` empties cache by cache: its ``cache_clear`` is JAX telling us,
+    from the user's call (its caller's frames lead to the user's line). Nothing of JAX
+    is replaced."""
+
+    def __init__(self, callback: Callable[[Any], None]) -> None:
+        self.callback = callback
+
+    def cache_clear(self) -> None:
+        try:
+            self.callback(sys._getframe(1))
+        except Exception:  # never break jax.clear_caches()
+            pass
+
+    def cache_info(self) -> None:
+        return None
+
+    def cache_keys(self) -> tuple[()]:
+        return ()
+
+
+_CLEAR_NOTICES: list[_CacheClearNotice] = []  # JAX's registry holds them weakly
+
+
+def on_caches_cleared(callback: Callable[[Any], None]) -> None:
+    """``callback(frame)`` each time ``jax.clear_caches()`` runs (``frame``: JAX's, below
+    the user's call)."""
+    notice = _CacheClearNotice(callback)
+    _CLEAR_NOTICES.append(notice)
+    _util.register_cache(notice, "jaxviz: notices jax.clear_caches()")
+
+
+def jit_cache_size(jitted: Any) -> int | None:
+    """How many compiled entries a ``jax.jit`` function holds now (0 after its
+    ``clear_cache()``), or None when it is not one."""
+    size = getattr(jitted, "_cache_size", None)
+    try:
+        return int(size()) if callable(size) else None
+    except Exception:
+        return None

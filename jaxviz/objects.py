@@ -20,6 +20,8 @@ from typing import Any
 
 import jax
 
+from . import _jax_internals as internals
+
 
 def _ref(value: Any) -> Callable[[], Any]:
     """A weak reference when the object takes one; otherwise a strong one."""
@@ -145,6 +147,8 @@ def describe_new(fun: Any, previous: tuple[tuple[str, Held], ...] | None, caller
         note = (f"a new {what} of `{base}` (`{base}` itself is the same function)" if same_func
                 else f"a new {what} of `{base}`")
         kind = outer
+    elif (wrapper := _new_wrapper(now, previous)) is not None:
+        kind, note = "transform", wrapper
     else:
         code = getattr(inner, "__code__", None)
         qualname = getattr(inner, "__qualname__", base)
@@ -176,6 +180,27 @@ def describe_new(fun: Any, previous: tuple[tuple[str, Held], ...] | None, caller
             created = site[:2] if site else (caller.f_code.co_filename, caller.f_lineno)
             in_loop = site[2] if site else _in_loop(caller, caller.f_lineno)
     return NewObject(kind, name, note, created, in_loop)
+
+
+def _new_wrapper(now: tuple[tuple[str, Held], ...],
+                 previous: tuple[tuple[str, Held], ...] | None) -> str | None:
+    """When the innermost function is the one compiled before and only a layer wrapping
+    it is new (``jax.jit(jax.grad(loss))`` in a loop: ``jax.grad`` returns a new function
+    each time), that layer, in words."""
+    if not previous or len(previous) != len(now) or len(now) < 2 or now[-1] != previous[-1]:
+        return None
+    new = [i for i, (a, b) in enumerate(zip(now, previous)) if a != b]
+    if not new:
+        return None
+    layer = now[new[-1]][1].ref()
+    inner = _function_name(now[new[-1] + 1][1].ref())
+    transform = internals.transform_name(layer)
+    if transform is not None:
+        made = f"`jax.{transform}({inner})`"
+        by = f"`jax.{transform}` returns a new function at each call"
+    else:
+        made, by = f"`{_function_name(layer)}` wrapping `{inner}`", "its wrapper was made again"
+    return f"a new {made} ({by}; `{inner}` itself is the same function)"
 
 
 def _name_in_frame(frame: Any, targets: list[Any]) -> str | None:

@@ -12,7 +12,10 @@ from typing import Any
 import jax
 
 from ..adapters import equinox, flax_nnx
-from . import values
+from .. import _jax_internals as internals
+from .. import objects
+from ..calls import is_user_file
+from . import clears, values
 from .signature import (
     MISSING,
     ArgSig,
@@ -112,6 +115,17 @@ class Cause:
             return f"config {self.path} changed {b!r} → {a!r}"
         if k == "previous_error":
             return f"the previous trace of {p} failed ({b}) and was not cached"
+        if k == "cache_cleared":
+            where = f" at {self.owner}" if self.owner else ""
+            if self.detail == "clear_caches":
+                return (f"`jax.clear_caches()` ran{where} after `{b}` compiled this same key: "
+                        "JAX's caches were emptied (nothing in the call changed)")
+            return (f"{p} emptied the cache of `{b}` after it compiled this same key "
+                    "(nothing in the call changed)")
+        if k == "evicted":
+            return (f"`{p}` compiled this same key before, and JAX's cache of `{p}` no longer "
+                    f"holds it ({a} entries now): it was evicted (nothing in the call changed; "
+                    f"compared {COMPARED})")
         if self.detail == "unreadable":
             return (f"jaxviz could not read the arguments of this call of {p} ({self.before}), "
                     "so it could not compare them with the compiled ones")
@@ -538,3 +552,65 @@ def _diff_traced(name: str, prev: ArgSig, arg: ArgSig) -> list[Cause]:
         elif is_committed(pa) != is_committed(pb):
             causes.append(Cause("commitment", full, placement_words(pa), placement_words(pb)))
     return causes
+
+
+# ---------------------------------------------------------------------- equal keys
+def explain_equal(name: str, compiled: Signature, sig: Signature,
+                  call: internals.JitCall | None, known: int) -> Cause:
+    """A call whose key equals one compiled before: what emptied the cache in between
+    (``jax.clear_caches()``, and where; the function's own ``clear_cache()``; an
+    eviction), or, when nothing says, the list of what was compared. ``known``: how many
+    compiles of this function jaxviz saw since the last ``jax.clear_caches()``."""
+    if sig.cleared != compiled.cleared:
+        where = clears.last_clear()
+        return Cause("cache_cleared", "jax.clear_caches()", name, None, detail="clear_caches",
+                     owner=str(site_at(*where)) if where else None)
+    jitted, var = _jitted_object(call)
+    size = internals.jit_cache_size(jitted) if jitted is not None else None
+    held = size - 1 if size else None  # the entry being compiled now is counted already
+    if held == 0:
+        return Cause("cache_cleared", f"{var}.clear_cache()", name, 0, detail="clear_cache")
+    if held is not None and held < known:
+        return Cause("evicted", var or name, None, held)
+    return Cause("unknown", name)
+
+
+def _jitted_object(call: internals.JitCall | None) -> tuple[Any, str | None]:
+    """The ``jax.jit`` object the user called, and the user's name for it."""
+    if call is None or call.caller is None:
+        return None, None
+    frame = call.caller
+    for scope in (frame.f_locals, frame.f_globals):
+        for key, value in list(scope.items()):
+            if key.startswith("_") or not callable(value):
+                continue
+            try:
+                if getattr(value, "__wrapped__", None) is call.fun and hasattr(value, "_cache_size"):
+                    return value, key
+            except Exception:  # an object with an odd __getattr__
+                continue
+    return None, None
+
+
+def locate_new_objects(causes: list[Cause], call: internals.JitCall | None) -> list[Cause]:
+    """Where the user built each new object that JAX compares by identity (the line that
+    assigned the variable holding it); the objects themselves are not kept."""
+    out = []
+    for c in causes:
+        if c.subject is None:
+            out.append(c)
+            continue
+        found = None
+        if call is not None:
+            try:
+                found = objects.built_at(c.subject, call.caller, _is_user_frame)
+            except Exception:  # never break the user's compile over a description
+                found = None
+        built = f"{site_at(found[0], found[1])}{', inside a loop' if found[2] else ''}" \
+            if found else c.built
+        out.append(dataclasses.replace(c, built=built, subject=None))
+    return out
+
+
+def _is_user_frame(frame: Any) -> bool:
+    return is_user_file(frame.f_code.co_filename)

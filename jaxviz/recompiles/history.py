@@ -3,15 +3,13 @@ causes of a new compile against it."""
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from collections import OrderedDict, deque
 from typing import Any
 
 from .. import _jax_internals as internals
 from .. import objects
-from ..calls import is_user_file
-from .causes import Cause, diff
+from .causes import Cause, diff, explain_equal, locate_new_objects
 from .signature import FunctionInfo, Signature, Site, ipython_cell, short_repr, site_at
 
 
@@ -102,6 +100,10 @@ def explain_compile(fh: FunctionHistory, obj: ObjectHistory, previous: ObjectHis
             return [Cause("previous_error", name, obj.last_error[1], None)]
         last = obj.last_error[0]
     assert last is not None
+    again = next((old for old in reversed(obj.signatures) if not diff(old, sig)), None)
+    if again is not None:  # this very key compiled before: what emptied the cache?
+        known = sum(1 for old in obj.signatures if old.cleared == sig.cleared)
+        return [explain_equal(name, again, sig, call, known)]
     causes = diff(last, sig)
     if not causes:
         return [Cause("unknown", name)]
@@ -113,30 +115,6 @@ def explain_compile(fh: FunctionHistory, obj: ObjectHistory, previous: ObjectHis
         if alt and alt_keys < keys and (best is None or len(alt) < len(best)):
             best = alt
     return locate_new_objects(best or causes, call)
-
-
-def locate_new_objects(causes: list[Cause], call: internals.JitCall | None) -> list[Cause]:
-    """Where the user built each new object that JAX compares by identity (the line that
-    assigned the variable holding it); the objects themselves are not kept."""
-    out = []
-    for c in causes:
-        if c.subject is None:
-            out.append(c)
-            continue
-        found = None
-        if call is not None:
-            try:
-                found = objects.built_at(c.subject, call.caller, _is_user_frame)
-            except Exception:  # never break the user's compile over a description
-                found = None
-        built = f"{site_at(found[0], found[1])}{', inside a loop' if found[2] else ''}" \
-            if found else c.built
-        out.append(dataclasses.replace(c, built=built, subject=None))
-    return out
-
-
-def _is_user_frame(frame: Any) -> bool:
-    return is_user_file(frame.f_code.co_filename)
 
 
 def _new_object_cause(name: str, previous: ObjectHistory, obj: ObjectHistory,

@@ -12,7 +12,7 @@ import re
 import reprlib
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 import jax
@@ -23,13 +23,14 @@ from ..adapters import haiku
 from ..calls import ipython_cell_name, is_user_file, original_code
 from ..graph import Aval
 from ..jaxprs import make_aval
+from . import clears
 
 SCHEMA = "jaxviz.compiles"
 SCHEMA_VERSION = 1
 CAUSE_KINDS = (
     "first_call", "shape", "dtype", "weak_type", "static_value", "pytree_structure",
     "new_function_object", "arg_count", "sharding", "device", "commitment", "donation",
-    "context", "previous_error", "unknown",
+    "context", "previous_error", "cache_cleared", "evicted", "unknown",
 )
 
 
@@ -185,9 +186,6 @@ def _forwards_to(frame: Any, fun: Any) -> bool:
 
 
 # ====================================================================== functions
-_TRANSFORM_SUFFIX = "_f"  # jax.grad(f) is a function named grad_f, wrapping f
-
-
 def unwrap_chain(fun: Any) -> list[Any]:
     """``fun`` and what it wraps: partials, bound methods, functools.wraps chains."""
     chain = []
@@ -239,8 +237,9 @@ def describe_function(fun: Any) -> tuple[Any, FunctionInfo, Any]:
             suffix = f".{transformed[1]}"
         code = original_code(code)  # a function jaxviz is tracing keeps its identity
         inner = f
-        if internals.is_jax_file(code.co_filename) and code.co_name.endswith(_TRANSFORM_SUFFIX):
-            transforms.append(code.co_name[: -len(_TRANSFORM_SUFFIX)])
+        transform = internals.transform_name(f)
+        if transform is not None:
+            transforms.append(transform)
         cell = ipython_cell(code.co_filename)
         # Re-running a notebook cell makes a new file name for the same source: key cells
         # by code, so that "same code, new function object" is recognised.
@@ -380,6 +379,9 @@ class Signature:
 
     args: tuple[ArgSig, ...]
     context: tuple[tuple[str, Any], ...]
+    # how many times jax.clear_caches() had run when this call compiled: not part of
+    # JAX's key, it tells why an equal key compiled again
+    cleared: int = field(default=0, compare=False)
 
     def describe(self) -> dict[str, str]:
         out = {a.name: a.text() for a in self.args}
@@ -460,7 +462,7 @@ def signature_of(call: internals.JitCall,
             treedef, leaves = None, (("", _leaf_of(value)),)
         args.append(ArgSig(name, False, passed, None, treedef, leaves,
                            _donated(call, index, name, passed), statics))
-    return Signature(tuple(args), context_snapshot())
+    return Signature(tuple(args), context_snapshot(), clears.generation())
 
 
 def context_snapshot() -> tuple[tuple[str, Any], ...]:

@@ -27,6 +27,16 @@ def suggest_fix(event: CompileEvent, history: ObjectHistory | None) -> str | Non
                 "inside a loop or a re-run cell): JAX's cache belongs to the function object, "
                 "so every new object compiles again. Create the jitted function once, outside "
                 "the loop, and reuse it.")
+    if "cache_cleared" in by_kind:
+        c = by_kind["cache_cleared"][0]
+        what = "every function" if c.detail == "clear_caches" else "the function"
+        return (f"`{c.path}` emptied the cache, so {what} compiles again at its next "
+                "call. Clear caches only where compiling again is what you want (between "
+                "tasks, to free memory), not inside a loop.")
+    if "evicted" in by_kind:
+        return ("JAX's cache of this function was full and dropped the entry: too many "
+                "distinct keys (shapes, static values) for one function. Keep the keys few "
+                "(pad shapes, fewer static values).")
     if "previous_error" in by_kind:
         return None
     if "context" in by_kind:
@@ -148,6 +158,8 @@ def _suggest_new_object(c: Cause, name: str) -> str:
         "method": (f"Jit the method once on one object and reuse it; or jit the unbound "
                    f"function and pass the object as an argument (`jax.jit(type(obj).{name})"
                    "(obj, x)`, the object a pytree such as an eqx.Module, or static and hashable)."),
+        "transform": ("Build the transformed function once, outside the loop (`g = "
+                      "jax.jit(jax.grad(loss))` before it), and call that object every time."),
         "method_object": (f"Jit the bound method once (`{name} = jax.jit(obj.{name})` before "
                           "the loop) and call that object every time."),
         "closure": (f"`{name}` is made by each call of its enclosing function: define it once "
