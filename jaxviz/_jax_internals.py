@@ -28,6 +28,11 @@ from jax._src import source_info_util as _siu
 from jax._src import util as _util
 from jax._src import xla_bridge as _xla_bridge
 from jax._src.interpreters import partial_eval as _pe
+
+try:  # from JAX 0.9, pmap is a jit of a shard_map, in its own module
+    from jax._src import pmap as _pmap_module
+except ImportError:
+    _pmap_module = None
 from jax.core import Tracer
 from jax.extend.core import JaxprEqn, Literal
 
@@ -528,6 +533,7 @@ class JitCall:
     caller: Any  # the first frame outside JAX above the call (a frame object; don't keep it)
     donate_argnums: tuple[int, ...] = ()  # resolved by JAX (donate_argnames included)
     donate_argnames: tuple[str, ...] = ()
+    transform: str = "jit"  # or "pmap": a jit JAX made for the user's pmap call
 
 
 def _jit_info_fields(ji: Any) -> tuple[tuple[int, ...], tuple[str, ...], Any]:
@@ -544,6 +550,56 @@ def _outside_jax(frame: Any) -> Any:
     return frame
 
 
+def _pmap_codes() -> tuple[Any, Any]:
+    """The code of ``jax.pmap``'s call wrapper (``wrapped(*args, **kwargs)``) and of its
+    ``infer_params``: from JAX 0.9 ``pmap`` is a ``jit`` of a ``shard_map`` of JAX's own
+    ``_fun``, called from ``wrapped`` with the user's arguments."""
+    if _pmap_module is None:
+        return None, None
+    consts = inspect.unwrap(_pmap_module.pmap).__code__.co_consts
+    codes = {c.co_name: c for c in consts if inspect.iscode(c)}
+    return codes.get("wrapped"), codes.get("infer_params")
+
+
+_PMAP_WRAPPED_CODE, _PMAP_INFER_PARAMS_CODE = _pmap_codes()
+
+
+def _pmap_call(frame: Any, jit_args: Any) -> JitCall | None:
+    """The user's ``pmap`` call, when ``frame`` (JAX's, above a jit call given
+    ``jit_args``) is the jit that ``pmap`` made: the user's function and arguments, its
+    ``static_broadcasted_argnums`` static. (Other jits run inside pmap's, e.g. to shard
+    its inputs: not that one.)"""
+    while frame is not None and is_jax_file(frame.f_code.co_filename):
+        if frame.f_code is _PMAP_WRAPPED_CODE:
+            break
+        frame = frame.f_back
+    else:
+        return None
+    try:
+        flat = frame.f_locals.get("dyn_args_flat")
+        if flat is None or len(flat) != len(jit_args) or any(a is not b for a, b in zip(flat, jit_args)):
+            return None
+        return _pmap_call_of(frame)
+    except (AttributeError, KeyError, TypeError, ValueError):  # another JAX: no pmap call
+        return None
+
+
+def _pmap_call_of(frame: Any) -> JitCall:
+    infer = frame.f_locals["infer_params"]
+    cells = dict(zip(_PMAP_INFER_PARAMS_CODE.co_freevars, infer.__closure__))
+    wrapped_fun = cells["wrapped_fun"].cell_contents
+    fun = getattr(wrapped_fun, "f", None)
+    statics = tuple(cells["static_broadcasted_tuple"].cell_contents)
+    donated = tuple(cells["donate_tuple"].cell_contents)
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        sig = None
+    loc = frame.f_locals
+    return JitCall(fun, infer, tuple(loc["args"]), dict(loc["kwargs"]), statics, (), sig, False,
+                   _outside_jax(frame.f_back), donated, (), transform="pmap")
+
+
 def current_jit_call(max_depth: int = 80) -> JitCall | None:
     """From inside a ``jax.monitoring`` callback: the jit call being traced (the trace
     event) or lowered/compiled (the lower and compile events of a call), or None (e.g. AOT
@@ -556,6 +612,11 @@ def current_jit_call(max_depth: int = 80) -> JitCall | None:
     depth = 0
     while frame is not None and depth < max_depth:
         code = frame.f_code
+        if code is _INFER_PARAMS_CODE or code is _RUN_PYTHON_PJIT_CODE:
+            found = (_pmap_call(frame.f_back, frame.f_locals.get("args", ()))
+                     if _PMAP_WRAPPED_CODE is not None else None)
+            if found is not None:
+                return found
         if code is _INFER_PARAMS_CODE:
             loc = frame.f_locals
             nums, names, sig = _jit_info_fields(loc["ji"])
@@ -670,3 +731,27 @@ def jit_cache_size(jitted: Any) -> int | None:
         return int(size()) if callable(size) else None
     except Exception:
         return None
+
+
+# A jitted function called under an eager transformation (``vmap``, ``grad`` outside
+# ``jit``) gets tracers; JAX compiles the transformed program for the values under them.
+_TRANSFORM_OF_TRACER = {"BatchTracer": "vmap", "JVPTracer": "jvp", "LinearizeTracer": "jvp"}
+
+
+def eager_transform(tracer: Any) -> tuple[tuple[str, ...], Any] | None:
+    """(the transformations, outermost first, and the value the compiled program is
+    given) for a tracer of eager ``vmap``/``jvp`` (a vmapped array's full batch, the
+    primal of a jvp), or None when the tracer is staged into a trace (``jit``)."""
+    kinds: list[str] = []
+    for _ in range(32):
+        if not isinstance(tracer, Tracer):
+            return tuple(kinds), tracer
+        kind = _TRANSFORM_OF_TRACER.get(type(tracer).__name__)
+        if kind is None:
+            return None
+        inner = next((getattr(tracer, a) for a in ("val", "primal") if hasattr(tracer, a)), None)
+        if inner is None:
+            return None
+        kinds.append(kind)
+        tracer = inner
+    return None

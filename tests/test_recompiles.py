@@ -475,10 +475,17 @@ def test_grad_of_a_jitted_function_outside_jit():
     def sq(x):
         return jnp.sum(x ** 2)
 
+    f = jax.jit(sq)
     with jaxviz.watch() as log:
-        jax.grad(jax.jit(sq))(jnp.ones(3))
-    assert log.events and all(e.kind == "compile" and not e.causes for e in log.events)
-    assert "transformation" in str(log.events[0])
+        jax.grad(f)(jnp.ones(3))
+        jax.grad(f)(jnp.ones(4))
+    # the jvp program is compiled for the call's primal values, and explained like jit's
+    first, again = [e for e in log.events if e.causes]
+    assert first.first_compile and first.signature.describe()["x"] == "f32[3]"
+    assert [(c.kind, c.path, c.before, c.after) for c in again.causes] == [
+        ("shape", "x", (3,), (4,))]
+    # its transposition runs without the call: compiled without a new trace, said so
+    assert all("transformation" in str(e) for e in log.events if not e.causes)
 
 
 def test_jax_internal_compiles_are_not_reported():

@@ -11,9 +11,9 @@ from typing import Any
 
 import jax
 
-from ..adapters import equinox, flax_nnx
 from .. import _jax_internals as internals
 from .. import objects
+from ..adapters import equinox, flax_nnx
 from ..calls import is_user_file
 from . import clears, values
 from .signature import (
@@ -111,6 +111,9 @@ class Cause:
         if k == "donation":
             return (f"{p} is donated now (donate_argnums) and was not at the compiled call" if a
                     else f"{p} was donated (donate_argnums) at the compiled call and is not now")
+        if k == "context" and self.path == "transform":
+            return (f"it is called under {a or 'no transformation'} (was "
+                    f"{b or 'called directly'}): each transformation compiles its own program")
         if k == "context":
             return f"config {self.path} changed {b!r} → {a!r}"
         if k == "previous_error":
@@ -428,8 +431,10 @@ def _function_in_tree_cause(path: str, fun: Any, owner: str | None) -> Cause:
 def diff(old: Signature, new: Signature) -> list[Cause]:
     """Every difference between two call signatures, as causes, in argument order."""
     causes: list[Cause] = []
-    for (name, a), (name2, b) in zip(old.context, new.context):
-        if name == name2 and not same_value(a, b):
+    before, after = dict(old.context), dict(new.context)
+    for name in dict.fromkeys([*before, *after]):
+        a, b = before.get(name), after.get(name)
+        if not same_value(a, b):
             causes.append(Cause("context", name, a, b))
     olds = {a.name: a for a in old.args}
     news = {a.name: a for a in new.args}

@@ -220,8 +220,9 @@ class FunctionInfo:
                 "defined": self.defined.to_json() if self.defined else None}
 
 
-def describe_function(fun: Any) -> tuple[Any, FunctionInfo, Any]:
-    """(identity key, FunctionInfo, the innermost Python function or None)."""
+def describe_function(fun: Any, transform: str = "jit") -> tuple[Any, FunctionInfo, Any]:
+    """(identity key, FunctionInfo, the innermost Python function or None) of ``fun``
+    compiled by ``transform`` (``jit``, or ``pmap``: named ``pmap(f)``)."""
     chain = unwrap_chain(fun)
     transforms: list[str] = []
     key: list[Any] = []
@@ -237,9 +238,9 @@ def describe_function(fun: Any) -> tuple[Any, FunctionInfo, Any]:
             suffix = f".{transformed[1]}"
         code = original_code(code)  # a function jaxviz is tracing keeps its identity
         inner = f
-        transform = internals.transform_name(f)
-        if transform is not None:
-            transforms.append(transform)
+        made_by = internals.transform_name(f)
+        if made_by is not None:
+            transforms.append(made_by)
         cell = ipython_cell(code.co_filename)
         # Re-running a notebook cell makes a new file name for the same source: key cells
         # by code, so that "same code, new function object" is recognised.
@@ -257,6 +258,9 @@ def describe_function(fun: Any) -> tuple[Any, FunctionInfo, Any]:
     name = base + suffix
     for t in transforms:
         name = f"{t}({name})"
+    if transform != "jit":
+        name = f"{transform}({name})"
+        key.append(transform)
     return tuple(key), FunctionInfo(name, qualname, defined), inner
 
 
@@ -340,6 +344,9 @@ def placement_words(placement: str | None) -> str:
 
 
 def _leaf_of(value: Any) -> Leaf:
+    if internals.is_tracer(value):  # under eager vmap/grad: what the compiled program gets
+        under = internals.eager_transform(value)
+        value = under[1] if under is not None else value
     try:
         out = make_aval(jax.typeof(value))
     except Exception:
@@ -462,7 +469,36 @@ def signature_of(call: internals.JitCall,
             treedef, leaves = None, (("", _leaf_of(value)),)
         args.append(ArgSig(name, False, passed, None, treedef, leaves,
                            _donated(call, index, name, passed), statics))
-    return Signature(tuple(args), context_snapshot(), clears.generation())
+    return Signature(tuple(args), context_snapshot() + transforms_of(call), clears.generation())
+
+
+def transforms_of(call: internals.JitCall) -> tuple[tuple[str, Any], ...]:
+    """The eager transformations the call is made under (``vmap``, ``jvp``: each compiles
+    its own program), as a part of the key's trace context; () for a plain call."""
+    try:
+        leaves = jax.tree_util.tree_leaves((call.args, call.kwargs))
+    except Exception:
+        return ()
+    kinds: set[tuple[str, ...]] = set()
+    for leaf in leaves:
+        if internals.is_tracer(leaf):
+            under = internals.eager_transform(leaf)
+            if under is not None:
+                kinds.add(under[0])
+    if not kinds:
+        return ()
+    return (("transform", " of ".join(max(kinds, key=len))),)
+
+
+def is_eager_transform(call: internals.JitCall) -> bool:
+    """Whether every tracer among the call's arguments is an eager transformation's
+    (vmap, grad outside jit): JAX compiles the transformed program for this call."""
+    try:
+        leaves = jax.tree_util.tree_leaves((call.args, call.kwargs))
+    except Exception:
+        return False
+    tracers = [v for v in leaves if internals.is_tracer(v)]
+    return bool(tracers) and all(internals.eager_transform(v) is not None for v in tracers)
 
 
 def context_snapshot() -> tuple[tuple[str, Any], ...]:
