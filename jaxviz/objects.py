@@ -21,6 +21,7 @@ from typing import Any
 import jax
 
 from . import _jax_internals as internals
+from .calls import is_user_file
 
 
 def _ref(value: Any) -> Callable[[], Any]:
@@ -148,7 +149,7 @@ def describe_new(fun: Any, previous: tuple[tuple[str, Held], ...] | None, caller
                 else f"a new {what} of `{base}`")
         kind = outer
     elif (wrapper := _new_wrapper(now, previous)) is not None:
-        kind, note = "transform", wrapper
+        kind, (base, note) = "transform", wrapper
     else:
         code = getattr(inner, "__code__", None)
         qualname = getattr(inner, "__qualname__", base)
@@ -171,22 +172,24 @@ def describe_new(fun: Any, previous: tuple[tuple[str, Held], ...] | None, caller
             anchor = _name_in_frame(caller, [fun.__self__]) or found
             if anchor and anchor != found:
                 note += f" `{anchor}`"
-        if kind == "closure" and inner is not None and getattr(inner, "__code__", None):
-            code = inner.__code__
+        code = getattr(inner, "__code__", None) if kind == "closure" else None
+        if code is not None and is_user_file(code.co_filename):
             created = (code.co_filename, code.co_firstlineno)
             in_loop = False
-        else:
-            site = _assignment(caller, anchor) if anchor else None
+        else:  # made by a call: the line that assigned it (``tx = optax.sgd(lr)``)
+            site = _assignment(caller, anchor.split(".")[0]) if anchor else None
             created = site[:2] if site else (caller.f_code.co_filename, caller.f_lineno)
             in_loop = site[2] if site else _in_loop(caller, caller.f_lineno)
+    if kind == "transform" and name == base:  # no variable holds it: named as written
+        note = note.replace(f"a new `{base}` ", "a new function ", 1)
     return NewObject(kind, name, note, created, in_loop)
 
 
 def _new_wrapper(now: tuple[tuple[str, Held], ...],
-                 previous: tuple[tuple[str, Held], ...] | None) -> str | None:
+                 previous: tuple[tuple[str, Held], ...] | None) -> tuple[str, str] | None:
     """When the innermost function is the one compiled before and only a layer wrapping
     it is new (``jax.jit(jax.grad(loss))`` in a loop: ``jax.grad`` returns a new function
-    each time), that layer, in words."""
+    each time), that layer: its name as written (``jax.grad(loss)``) and in words."""
     if not previous or len(previous) != len(now) or len(now) < 2 or now[-1] != previous[-1]:
         return None
     new = [i for i, (a, b) in enumerate(zip(now, previous)) if a != b]
@@ -196,11 +199,13 @@ def _new_wrapper(now: tuple[tuple[str, Held], ...],
     inner = _function_name(now[new[-1] + 1][1].ref())
     transform = internals.transform_name(layer)
     if transform is not None:
-        made = f"`jax.{transform}({inner})`"
+        made = f"jax.{transform}({inner})"
         by = f"`jax.{transform}` returns a new function at each call"
+        words = f"`{made}`"
     else:
-        made, by = f"`{_function_name(layer)}` wrapping `{inner}`", "its wrapper was made again"
-    return f"a new {made} ({by}; `{inner}` itself is the same function)"
+        made, by = _function_name(layer), "its wrapper was made again"
+        words = f"`{made}` wrapping `{inner}`"
+    return made, f"a new {words} ({by}; `{inner}` itself is the same function)"
 
 
 def _name_in_frame(frame: Any, targets: list[Any]) -> str | None:
@@ -221,7 +226,26 @@ def _name_in_frame(frame: Any, targets: list[Any]) -> str | None:
                 continue
             if wrapped is not None and any(wrapped is t for t in targets):
                 return key
+    for scope in scopes:  # an attribute of a variable: `tx.update`
+        for key, value in list(scope.items()):
+            if key.startswith("_") or isinstance(value, type):
+                continue
+            attr = _attribute_holding(value, targets)
+            if attr is not None:
+                return f"{key}.{attr}"
     return None
+
+
+def _attribute_holding(value: Any, targets: list[Any]) -> str | None:
+    """The field of a namedtuple, or public attribute of an object, that is a target."""
+    try:
+        fields = getattr(value, "_fields", None) if isinstance(value, tuple) else None
+        items = zip(fields, value) if fields is not None else \
+            (getattr(value, "__dict__", None) or {}).items()
+        return next((k for k, v in items if not k.startswith("_")
+                     and any(v is t for t in targets)), None)
+    except Exception:  # an object with an odd __getattr__
+        return None
 
 
 def _tree(file: str) -> ast.AST | None:

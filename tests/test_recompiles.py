@@ -311,7 +311,7 @@ def test_varargs_and_kwargs_names():
     with jaxviz.watch() as log:
         f(jnp.ones(2), jnp.ones(2), a=jnp.ones(2))
         f(jnp.ones(2), jnp.ones(3), a=jnp.ones(3))
-    assert causes(log.events[1]) == [("shape", "xs[1]", (2,), (3,)), ("shape", "kw['a']", (2,), (3,))]
+    assert causes(log.events[1]) == [("shape", "xs[1]", (2,), (3,)), ("shape", "a", (2,), (3,))]
 
 
 def test_context_x64():

@@ -19,6 +19,7 @@ from . import clears, values
 from .signature import (
     MISSING,
     ArgSig,
+    Leaf,
     Signature,
     is_committed,
     json_safe,
@@ -369,17 +370,23 @@ def _aux_cause(path: str, node_type: Any, aux_a: Any, aux_b: Any,
 def _value_cause(kind: str, path: str, before: Any, after: Any, detail: str | None = None,
                  owner: str | None = None) -> Cause:
     """A static value (an argument, a field, auxiliary data) that missed, told apart by
-    the rule JAX's lookup broke (``values.compare``)."""
+    the rule JAX's lookup broke (``values.compare``); a field of it that differs is named
+    by its path, as the user writes it."""
     change = values.compare(before, after)
+    if detail == "static_data" and change.compared in (None, "part"):
+        return Cause(kind, path, *_pair_texts(before, after), detail=detail, owner=owner)
+    part = change.part if change.part_is_path else ""
+    if part:
+        path = path + part
+        before, after = _part_of(before, part), _part_of(after, part)
+        change = dataclasses.replace(change, part="", compared=None if change.compared == "part"
+                                     else change.compared)
     if kind == "static_value" and change.compared in ("hash", "identity", "made_again"):
         detail, owner = change.compared, type(after).__name__
-    subject = after if change.compared in ("identity", "made_again") else None
     b, a = change.before, change.after
-    plain_container = isinstance(after, (tuple, list, dict)) and not hasattr(after, "_fields")
-    if kind == "pytree_structure" and (change.compared is None or (
-            change.compared == "part" and plain_container)):
+    if kind == "pytree_structure" and change.compared is None:
         b, a = _pair_texts(before, after)
-        change = dataclasses.replace(change, compared=None, part="")
+    subject = after if change.compared in ("identity", "made_again") else None
     return Cause(kind, path, b, a, detail=detail, owner=owner, compared=change.compared,
                  part=change.part, value_type=change.owner, why=change.why,
                  subject=_part_of(subject, change.part))
@@ -429,8 +436,12 @@ def _function_in_tree_cause(path: str, fun: Any, owner: str | None) -> Cause:
 
 
 def diff(old: Signature, new: Signature) -> list[Cause]:
-    """Every difference between two call signatures, as causes, in argument order."""
+    """Every difference between two call signatures, as causes: first those of the
+    user's call into a library that jitted the function (``x`` of ``mcmc.run(key, x, y)``),
+    then the key's own, in argument order."""
     causes: list[Cause] = []
+    if old.entry is not None and new.entry is not None and old.entry[0] == new.entry[0]:
+        causes += diff(old.entry[1], new.entry[1])
     before, after = dict(old.context), dict(new.context)
     for name in dict.fromkeys([*before, *after]):
         a, b = before.get(name), after.get(name)
@@ -485,6 +496,13 @@ def _hash(value: Any) -> int | None:
 
 def _static_cause(name: str, before: Any, after: Any) -> Cause:
     return _value_cause("static_value", name, before, after)
+
+
+def _sharding_words(leaf: Leaf) -> str:
+    """How a leaf is sharded: its placement as the user put it, else its type's."""
+    if is_committed(leaf.placement):
+        return leaf.placement.removeprefix("device ")
+    return leaf.typed_sharding or "no mesh (one device)"
 
 
 def _none_paths(treedef: Any) -> list[str]:
@@ -551,7 +569,9 @@ def _diff_traced(name: str, prev: ArgSig, arg: ArgSig) -> list[Cause]:
         elif a.weak_type != b.weak_type:
             causes.append(Cause("weak_type", full, a.weak_type, b.weak_type))
         pa, pb = old.placement, leaf.placement
-        if is_committed(pa) and is_committed(pb) and pa != pb:
+        if old.typed_sharding != leaf.typed_sharding:  # the aval's own sharding
+            causes.append(Cause("sharding", full, _sharding_words(old), _sharding_words(leaf)))
+        elif is_committed(pa) and is_committed(pb) and pa != pb:
             kind = "device" if pa.startswith("device ") and pb.startswith("device ") else "sharding"
             causes.append(Cause(kind, full, pa.removeprefix("device "), pb.removeprefix("device ")))
         elif is_committed(pa) != is_committed(pb):

@@ -31,6 +31,7 @@ class ValueChange:
     owner: str | None = None
     part: str = ""
     why: str | None = None
+    part_is_path: bool = True  # a field or item the user names (not a mesh's devices)
 
 
 def compares_by_identity(value: Any) -> bool:
@@ -83,7 +84,7 @@ def parts(value: Any) -> list[tuple[str, Any]] | None:
         return [(f"[{k!r}]", v) for k, v in value.items()] if len(value) <= 64 else None
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return [(f".{f.name}", getattr(value, f.name, None)) for f in dataclasses.fields(value)]
-    if _is_mesh(value):
+    if is_mesh(value):
         return [(".devices", _tuples(np.asarray(value.device_ids).tolist())),
                 (".axis_names", tuple(value.axis_names)),
                 (".axis_types", tuple(str(t) for t in getattr(value, "axis_types", ())))]
@@ -93,7 +94,7 @@ def parts(value: Any) -> list[tuple[str, Any]] | None:
     return None
 
 
-def _is_mesh(value: Any) -> bool:
+def is_mesh(value: Any) -> bool:
     """A ``jax.sharding.Mesh`` (recognised by what it exposes: device ids and axis names)."""
     return type(value).__module__.startswith("jax") and hasattr(value, "device_ids") \
         and hasattr(value, "axis_names")
@@ -172,7 +173,7 @@ def _by_part(a: Any, b: Any) -> ValueChange | None:
     same = [k.lstrip(".") for k, _ in pb if k != label][:3]
     why = f"same {', '.join(same)}" if same and len(pb) <= 4 else None
     return ValueChange("part", inner.before, inner.after, type(b).__name__, label + inner.part,
-                       why=why)
+                       why=why, part_is_path=not is_mesh(b))
 
 
 def _by_identity(a: Any, b: Any) -> ValueChange | None:
