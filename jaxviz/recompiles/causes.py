@@ -139,6 +139,11 @@ class Cause:
     def _static_text(self, head: str) -> str:
         """A static value's change, by the rule that told the two apart."""
         b, a, how = self.before, self.after, self.compared
+        if self.detail == "became_static":
+            return (f"{self.path and f'`{self.path}`'}: {b} → {a}, a Python {self.owner} that the "
+                    "jit-like wrapper holds static (not an array): each value compiles its own program")
+        if self.detail == "became_traced":
+            return f"`{self.path}`: {b} → {a}, an array now, traced (was held static)"
         built = f", built at {self.built}" if self.built else ""
         what = self.value_type or ""
         what = what if "`" in what else f"`{what}`"
@@ -468,7 +473,26 @@ def diff(old: Signature, new: Signature) -> list[Cause]:
             causes.append(Cause("donation", arg.name, prev.donated, arg.donated))
         causes += _diff_traced(arg.name, prev, arg)
         if prev.statics or arg.statics:
+            causes += _moved(arg.name, prev, arg)
             causes += _diff_statics(arg.name, prev.statics, arg.statics)
+    return causes
+
+
+def _moved(name: str, prev: ArgSig, arg: ArgSig) -> list[Cause]:
+    """Leaves that went from traced to held static by a jit-like wrapper, or back (an
+    array, then a Python number, under ``eqx.filter_jit``): the value is now part of the
+    key, or no longer."""
+    traced_before, traced_now = dict(prev.leaves), dict(arg.leaves)
+    static_before, static_now = dict(prev.statics), dict(arg.statics)
+    causes = []
+    for path, value in static_now.items():
+        if path in traced_before:
+            causes.append(Cause("static_value", name + path, traced_before[path].text, short_repr(value),
+                                detail="became_static", owner=type(value).__name__))
+    for path, leaf in traced_now.items():
+        if path in static_before:
+            causes.append(Cause("static_value", name + path, short_repr(static_before[path]), leaf.text,
+                                detail="became_traced"))
     return causes
 
 

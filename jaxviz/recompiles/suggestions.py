@@ -46,6 +46,13 @@ def suggest_fix(event: CompileEvent, history: ObjectHistory | None) -> str | Non
     identity = [c for c in causes if c.compared in ("identity", "made_again", "hash")]
     if identity and identity[0].kind == "static_value":
         return _suggest_static_identity(identity[0])
+    moved = [c for c in by_kind.get("static_value", ()) if c.detail == "became_static"]
+    if moved:
+        c = moved[0]
+        return (f"`{c.path}` was an array and is now a Python {c.owner}: the jit-like wrapper "
+                "(eqx.filter_jit) traces arrays and holds everything else static, compiled per "
+                f"value. Pass an array every call, e.g. `jnp.asarray({c.path.split('.')[0]}, "
+                "jnp.float32)`.")
     if "static_value" in by_kind:
         c = by_kind["static_value"][0]
         seen = len(history.static_values.get(c.path, ())) if history else 0

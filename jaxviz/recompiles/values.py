@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -212,4 +213,8 @@ def text(value: Any) -> str:
         return f"<function {_function_name(value)}>"
     if type(value).__name__ == "PjitFunction":
         return f"<jax.jit {_function_name(getattr(value, '__wrapped__', value))}>"
-    return short_repr(value)
+    return _ADDRESS.sub("", short_repr(value))
+
+
+# an address says nothing to the user (reprlib may have cut the text before it: "...at 0x")
+_ADDRESS = re.compile(r"(?:\s+(?:object\s+)?|(?<=\.\.\.))at 0x[0-9a-fA-F]+")
