@@ -749,6 +749,8 @@ def eager_transform(tracer: Any) -> tuple[tuple[str, ...], Any] | None:
         kind = _TRANSFORM_OF_TRACER.get(type(tracer).__name__)
         if kind is None:
             return None
+        if type(getattr(tracer, "tangent", None)).__name__ == "BatchTracer":
+            kind = "jvp with batched tangents"  # jacfwd: another program than jvp's
         inner = next((getattr(tracer, a) for a in ("val", "primal") if hasattr(tracer, a)), None)
         if inner is None:
             return None

@@ -441,41 +441,84 @@ def _function_in_tree_cause(path: str, fun: Any, owner: str | None) -> Cause:
 
 
 def diff(old: Signature, new: Signature) -> list[Cause]:
-    """Every difference between two call signatures, as causes: first those of the
-    user's call into a library that jitted the function (``x`` of ``mcmc.run(key, x, y)``),
-    then the key's own, in argument order."""
+    """Every difference between two call signatures, as causes: each component of JAX's
+    key compared by its own function (``COMPONENTS``), in order of severity, each in the
+    user's words."""
     causes: list[Cause] = []
-    if old.entry is not None and new.entry is not None and old.entry[0] == new.entry[0]:
-        causes += diff(old.entry[1], new.entry[1])
+    for component in COMPONENTS:
+        causes += component(old, new)
+    return causes
+
+
+def _library_call(old: Signature, new: Signature) -> list[Cause]:
+    """The user's call into a library that jitted the function (``x`` of
+    ``mcmc.run(key, x, y)``): what the user changed, before the library's own key."""
+    if old.entry is None or new.entry is None or old.entry[0] != new.entry[0]:
+        return []
+    return diff(old.entry[1], new.entry[1])
+
+
+def _trace_context(old: Signature, new: Signature) -> list[Cause]:
+    """Config in the key, the mesh context, the eager transformations the call is under."""
     before, after = dict(old.context), dict(new.context)
-    for name in dict.fromkeys([*before, *after]):
-        a, b = before.get(name), after.get(name)
-        if not same_value(a, b):
-            causes.append(Cause("context", name, a, b))
-    olds = {a.name: a for a in old.args}
-    news = {a.name: a for a in new.args}
-    for arg in old.args:
-        if arg.name not in news:
-            causes.append(Cause("arg_count", arg.name, arg.text(), None))
+    return [Cause("context", name, before.get(name), after.get(name))
+            for name in dict.fromkeys([*before, *after])
+            if not same_value(before.get(name), after.get(name))]
+
+
+def _arguments_passed(old: Signature, new: Signature) -> list[Cause]:
+    """Arguments no longer passed, newly passed, or passed another way (by keyword)."""
+    olds, news = {a.name: a for a in old.args}, {a.name: a for a in new.args}
+    causes = [Cause("arg_count", a.name, a.text(), None) for a in old.args if a.name not in news]
     for arg in new.args:
         prev = olds.get(arg.name)
         if prev is None:
             causes.append(Cause("arg_count", arg.name, None, arg.text()))
-            continue
-        if prev.passed != arg.passed:
+        elif prev.passed != arg.passed:
             causes.append(Cause("arg_count", arg.name, prev.passed, arg.passed))
-        if prev.static or arg.static:
-            if prev.static != arg.static or not same_value(prev.value, arg.value) \
-                    or _hash(prev.value) != _hash(arg.value):
-                causes.append(_static_cause(arg.name, prev.value, arg.value))
-            continue
-        if prev.donated != arg.donated:
-            causes.append(Cause("donation", arg.name, prev.donated, arg.donated))
-        causes += _diff_traced(arg.name, prev, arg)
-        if prev.statics or arg.statics:
+    return causes
+
+
+def _pairs(old: Signature, new: Signature) -> list[tuple[ArgSig, ArgSig]]:
+    olds = {a.name: a for a in old.args}
+    return [(olds[a.name], a) for a in new.args if a.name in olds]
+
+
+def _static_arguments(old: Signature, new: Signature) -> list[Cause]:
+    """Static arguments, found by hash then ``==`` (``values.compare``)."""
+    return [_static_cause(arg.name, prev.value, arg.value) for prev, arg in _pairs(old, new)
+            if (prev.static or arg.static) and (
+                prev.static != arg.static or not same_value(prev.value, arg.value)
+                or _hash(prev.value) != _hash(arg.value))]
+
+
+def _donation(old: Signature, new: Signature) -> list[Cause]:
+    return [Cause("donation", arg.name, prev.donated, arg.donated) for prev, arg in _pairs(old, new)
+            if not (prev.static or arg.static) and prev.donated != arg.donated]
+
+
+def _traced_arguments(old: Signature, new: Signature) -> list[Cause]:
+    """Traced arguments: pytree structure, then each leaf's aval (shape, dtype, weak type,
+    the type's sharding) and placement (device, commitment)."""
+    causes: list[Cause] = []
+    for prev, arg in _pairs(old, new):
+        if not (prev.static or arg.static):
+            causes += _diff_traced(arg.name, prev, arg)
+    return causes
+
+
+def _held_static(old: Signature, new: Signature) -> list[Cause]:
+    """Leaves a jit-like wrapper holds static (``eqx.filter_jit``: every non-array)."""
+    causes: list[Cause] = []
+    for prev, arg in _pairs(old, new):
+        if not (prev.static or arg.static) and (prev.statics or arg.statics):
             causes += _moved(arg.name, prev, arg)
             causes += _diff_statics(arg.name, prev.statics, arg.statics)
     return causes
+
+
+COMPONENTS = (_library_call, _trace_context, _arguments_passed, _static_arguments, _donation,
+              _traced_arguments, _held_static)
 
 
 def _moved(name: str, prev: ArgSig, arg: ArgSig) -> list[Cause]:
@@ -614,7 +657,8 @@ def explain_equal(name: str, compiled: Signature, sig: Signature,
         where = clears.last_clear()
         return Cause("cache_cleared", "jax.clear_caches()", name, None, detail="clear_caches",
                      owner=str(site_at(*where)) if where else None)
-    jitted, var = _jitted_object(call)
+    transformed = any(name == "transform" for name, _ in sig.context)  # not jit's own cache
+    jitted, var = _jitted_object(call) if not transformed else (None, None)
     size = internals.jit_cache_size(jitted) if jitted is not None else None
     held = size - 1 if size else None  # the entry being compiled now is counted already
     if held == 0:
