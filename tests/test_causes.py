@@ -355,8 +355,31 @@ def test_numpyro_mcmc_on_more_data_blames_the_models_data():
         mcmc.run(jax.random.PRNGKey(0), *data(50))
         mcmc.run(jax.random.PRNGKey(1), *data(60))
     event = only(log, "_fori_collect_loop")[-1]
-    assert [(c.kind, c.path, c.before, c.after) for c in event.causes[:2]] == [
+    # the user's data, in the model's names; numpyro's internal key says the same change
+    assert [(c.kind, c.path, c.before, c.after) for c in event.causes] == [
         ("shape", "x", (50,), (60,)), ("shape", "y", (50,), (60,))]
+
+
+# https://github.com/pyro-ppl/numpyro/issues/869 (``jit(svi.update)`` on a smaller last batch)
+def test_numpyro_jitted_svi_update_names_the_models_data():
+    numpyro = pytest.importorskip("numpyro")
+    dist = numpyro.distributions
+    from numpyro.infer import SVI, Trace_ELBO
+    from numpyro.infer.autoguide import AutoNormal
+
+    def regression(x, y=None):
+        w = numpyro.sample("w", dist.Normal(0.0, 1.0))
+        numpyro.sample("y", dist.Normal(w * x, 1.0), obs=y)
+
+    x, y = jnp.linspace(0.0, 1.0, 40), jnp.linspace(0.0, 2.0, 40)
+    svi = SVI(regression, AutoNormal(regression), numpyro.optim.Adam(1e-2), Trace_ELBO())
+    svi_state = svi.init(jax.random.PRNGKey(0), x[:32], y[:32])
+    update = jax.jit(svi.update)
+    with jaxviz.watch() as log:
+        for start in range(0, 40, 32):
+            svi_state, _ = update(svi_state, x[start:start + 32], y[start:start + 32])
+    c, _ = last_cause(log, "update")
+    assert (c.kind, c.path, c.before, c.after) == ("shape", "x", (32,), (8,))
 
 
 def test_the_sharding_in_an_arrays_type_is_compared():

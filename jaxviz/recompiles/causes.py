@@ -447,6 +447,10 @@ def diff(old: Signature, new: Signature) -> list[Cause]:
     causes: list[Cause] = []
     for component in COMPONENTS:
         causes += component(old, new)
+        if causes and component is _library_call:
+            # what the user changed in their call explains the library's key, which says
+            # the same change in the library's internal names: those are left out
+            return causes + _trace_context(old, new)
     return causes
 
 

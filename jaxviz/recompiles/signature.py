@@ -444,9 +444,16 @@ def _arg_names(call: internals.JitCall) -> tuple[list[tuple[str, Any, bool, str]
     nums = set(call.static_argnums)
     n = len(call.args)
     out = []
+    # a library method that passes its *args on to a model (numpyro's svi.update): the
+    # model's names for them
+    data_names = numpyro.model_data_names(getattr(call.fun, "__self__", None),
+                                          call.args[len(positional):], call.kwargs) \
+        if var_pos is not None and len(call.args) >= len(positional) else None
     for i, value in enumerate(call.args):
         if i < len(positional):
             name = positional[i].name
+        elif data_names is not None:
+            name = data_names[i - len(positional)]
         elif var_pos is not None:
             name = f"{var_pos}[{i - len(positional)}]"
         else:
