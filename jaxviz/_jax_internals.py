@@ -589,6 +589,8 @@ def _pmap_call_of(frame: Any) -> JitCall:
     cells = dict(zip(_PMAP_INFER_PARAMS_CODE.co_freevars, infer.__closure__))
     wrapped_fun = cells["wrapped_fun"].cell_contents
     fun = getattr(wrapped_fun, "f", None)
+    if not callable(fun):
+        raise TypeError("pmap's wrapped function holds no callable")
     statics = tuple(cells["static_broadcasted_tuple"].cell_contents)
     donated = tuple(cells["donate_tuple"].cell_contents)
     try:
@@ -728,9 +730,10 @@ def jit_cache_size(jitted: Any) -> int | None:
     ``clear_cache()``), or None when it is not one."""
     size = getattr(jitted, "_cache_size", None)
     try:
-        return int(size()) if callable(size) else None
+        value = size() if callable(size) else None
     except Exception:
         return None
+    return value if isinstance(value, int) else None
 
 
 # A jitted function called under an eager transformation (``vmap``, ``grad`` outside

@@ -7,12 +7,13 @@ checks the cause's kind and the user's path, and that a before → after never r
 same on both sides."""
 
 import functools
-import inspect
 import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -37,7 +38,7 @@ def last_cause(log, name):
 
 def here() -> int:
     """The caller's line number."""
-    return inspect.currentframe().f_back.f_lineno
+    return sys._getframe(1).f_lineno
 
 
 def assert_reads_apart(cause):
@@ -115,7 +116,7 @@ def test_optax_optimizer_rebuilt_in_a_flax_struct_static_field():
     @flax_struct.dataclass
     class DiscriminatorState:
         params: jax.Array
-        tx: optax.GradientTransformation = flax_struct.field(pytree_node=False)
+        tx: Any = flax_struct.field(pytree_node=False)  # an optax.GradientTransformation
 
     @jax.jit
     def train_step(dis_opt, grads):
@@ -172,7 +173,7 @@ def test_equinox_module_holding_a_jitted_function_rebuilt():
 
     class Model(eqx.Module):
         weight: jax.Array
-        forward: callable
+        forward: Callable
 
     @eqx.filter_jit
     def step(model, x):
@@ -278,7 +279,7 @@ def test_weak_type_through_an_equinox_method_names_the_users_argument():
     eqx = pytest.importorskip("equinox")
 
     class Policy(eqx.Module):
-        linear: eqx.nn.Linear
+        linear: Any  # an eqx.nn.Linear
 
         @eqx.filter_jit
         def predict(self, x, temperature):
@@ -426,7 +427,7 @@ def test_a_functions_own_clear_cache():
     key = jax.random.key(0)
     with jaxviz.watch() as log:
         sample(key)
-        sample.clear_cache()
+        sample.clear_cache()  # pyright: ignore[reportAttributeAccessIssue]  (not in jax's stubs)
         sample(key)
     c, _ = last_cause(log, "sample")
     assert (c.kind, c.path) == ("cache_cleared", "sample.clear_cache()")

@@ -362,7 +362,7 @@ def _leaf_of(value: Any) -> Leaf:
 def _typed_sharding(aval: Any) -> str | None:
     sharding = getattr(aval, "sharding", None)
     mesh = getattr(sharding, "mesh", None)
-    if mesh is None or getattr(mesh, "empty", True):
+    if sharding is None or mesh is None or getattr(mesh, "empty", True):
         return None
     try:
         return f"{sharding.spec} over mesh {dict(mesh.shape)}"

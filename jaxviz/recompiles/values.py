@@ -83,12 +83,12 @@ def parts(value: Any) -> list[tuple[str, Any]] | None:
         return [(f"[{i}]", v) for i, v in enumerate(value)] if len(value) <= 64 else None
     if isinstance(value, dict):
         return [(f"[{k!r}]", v) for k, v in value.items()] if len(value) <= 64 else None
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return [(f".{f.name}", getattr(value, f.name, None)) for f in dataclasses.fields(value)]
     if is_mesh(value):
         return [(".devices", _tuples(np.asarray(value.device_ids).tolist())),
                 (".axis_names", tuple(value.axis_names)),
                 (".axis_types", tuple(str(t) for t in getattr(value, "axis_types", ())))]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [(f".{f.name}", getattr(value, f.name, None)) for f in dataclasses.fields(value)]
     state = getattr(value, "__dict__", None)
     if isinstance(state, dict) and not inspect.isroutine(value) and not isinstance(value, type):
         return [(f".{k}", v) for k, v in state.items() if not k.startswith("_")][:32]
