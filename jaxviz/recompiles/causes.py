@@ -133,8 +133,8 @@ class Cause:
         if self.detail == "unreadable":
             return (f"jaxviz could not read the arguments of this call of {p} ({self.before}), "
                     "so it could not compare them with the compiled ones")
-        return (f"no difference found for {p} since an earlier compile (compared {COMPARED}): "
-                "was JAX's cache cleared, or full?")
+        return (f"no difference found for {p} since an earlier compile (compared {COMPARED}); "
+                "jax.clear_caches() did not run since, and JAX's cache of it could not be read")
 
     def _static_text(self, head: str) -> str:
         """A static value's change, by the rule that told the two apart."""
@@ -177,7 +177,9 @@ class Cause:
 
 # What a signature holds (the unknown cause says it all matched).
 COMPARED = ("the function object, each argument's shape, dtype, weak type, static value "
-            "(== and hash), pytree structure, placement and donation, and JAX's config")
+            "(== and hash), pytree structure, placement and donation, and JAX's config, "
+            "the type's sharding, the transformations it runs under, and the user's call "
+            "into a library that jitted it")
 
 
 def _text(value: Any) -> str:

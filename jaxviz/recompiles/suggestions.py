@@ -121,8 +121,10 @@ def suggest_fix(event: CompileEvent, history: ObjectHistory | None) -> str | Non
                 f"same kind every call, e.g. always `jnp.asarray({arg}, jnp.{leaf.aval.dtype if leaf else 'float32'})`.")
     if "unknown" in by_kind:
         return ("jaxviz found this call equal to an earlier compile in everything it compares "
-                f"({COMPARED}): the cache was probably cleared (jax.clear_caches(), "
-                "f.clear_cache()) or evicted.")
+                f"({COMPARED}) and saw no jax.clear_caches() in between: the entry was "
+                "probably evicted, or the function's cache cleared where jaxviz could not read "
+                "it. Run with `jax.config.update('jax_explain_cache_misses', True)` to see "
+                "JAX's own key.")
     return None
 
 
