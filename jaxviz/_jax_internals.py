@@ -25,10 +25,15 @@ from jax._src import dispatch as _dispatch
 from jax._src import linear_util as _lu
 from jax._src import monitoring as _monitoring
 from jax._src import pjit as _pjit
-from jax._src import pmap as _pmap_module
 from jax._src import source_info_util as _siu
+from jax._src import util as _util
 from jax._src import xla_bridge as _xla_bridge
 from jax._src.interpreters import partial_eval as _pe
+
+try:  # from JAX 0.9, pmap is a jit of a shard_map, in its own module
+    from jax._src import pmap as _pmap_module
+except ImportError:
+    _pmap_module = None
 from jax.core import Tracer
 from jax.extend.core import JaxprEqn, Literal
 
@@ -219,7 +224,7 @@ def jit_static_args(jitted: Any) -> tuple[tuple[int, ...], tuple[str, ...]] | No
 # named ``_fun`` (defined there) holding one ``shard_map`` over a one-axis mesh; its
 # ``lower`` makes it look jit-like. Before, it was a C++ ``PmapFunction`` staging an
 # ``xla_pmap`` equation.
-_PMAP_FILE = _pmap_module.__file__
+_PMAP_FILE = _pmap_module.__file__ if _pmap_module is not None else "<no pmap module>"
 
 
 _PMAP_UNNAMED_AXIS = "_internal_pmap_axis_name"  # what pmap names an axis the user did not
@@ -653,6 +658,7 @@ class JitCall:
     caller: Any  # the first frame outside JAX above the call (a frame object; don't keep it)
     donate_argnums: tuple[int, ...] = ()  # resolved by JAX (donate_argnames included)
     donate_argnames: tuple[str, ...] = ()
+    transform: str = "jit"  # or "pmap": a jit JAX made for the user's pmap call
 
 
 def _jit_info_fields(ji: Any) -> tuple[tuple[int, ...], tuple[str, ...], Any]:
@@ -669,6 +675,58 @@ def _outside_jax(frame: Any) -> Any:
     return frame
 
 
+def _pmap_codes() -> tuple[Any, Any]:
+    """The code of ``jax.pmap``'s call wrapper (``wrapped(*args, **kwargs)``) and of its
+    ``infer_params``: from JAX 0.9 ``pmap`` is a ``jit`` of a ``shard_map`` of JAX's own
+    ``_fun``, called from ``wrapped`` with the user's arguments."""
+    if _pmap_module is None:
+        return None, None
+    consts = inspect.unwrap(_pmap_module.pmap).__code__.co_consts
+    codes = {c.co_name: c for c in consts if inspect.iscode(c)}
+    return codes.get("wrapped"), codes.get("infer_params")
+
+
+_PMAP_WRAPPED_CODE, _PMAP_INFER_PARAMS_CODE = _pmap_codes()
+
+
+def _pmap_call(frame: Any, jit_args: Any) -> JitCall | None:
+    """The user's ``pmap`` call, when ``frame`` (JAX's, above a jit call given
+    ``jit_args``) is the jit that ``pmap`` made: the user's function and arguments, its
+    ``static_broadcasted_argnums`` static. (Other jits run inside pmap's, e.g. to shard
+    its inputs: not that one.)"""
+    while frame is not None and is_jax_file(frame.f_code.co_filename):
+        if frame.f_code is _PMAP_WRAPPED_CODE:
+            break
+        frame = frame.f_back
+    else:
+        return None
+    try:
+        flat = frame.f_locals.get("dyn_args_flat")
+        if flat is None or len(flat) != len(jit_args) or any(a is not b for a, b in zip(flat, jit_args)):
+            return None
+        return _pmap_call_of(frame)
+    except (AttributeError, KeyError, TypeError, ValueError):  # another JAX: no pmap call
+        return None
+
+
+def _pmap_call_of(frame: Any) -> JitCall:
+    infer = frame.f_locals["infer_params"]
+    cells = dict(zip(_PMAP_INFER_PARAMS_CODE.co_freevars, infer.__closure__))
+    wrapped_fun = cells["wrapped_fun"].cell_contents
+    fun = getattr(wrapped_fun, "f", None)
+    if not callable(fun):
+        raise TypeError("pmap's wrapped function holds no callable")
+    statics = tuple(cells["static_broadcasted_tuple"].cell_contents)
+    donated = tuple(cells["donate_tuple"].cell_contents)
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        sig = None
+    loc = frame.f_locals
+    return JitCall(fun, infer, tuple(loc["args"]), dict(loc["kwargs"]), statics, (), sig, False,
+                   _outside_jax(frame.f_back), donated, (), transform="pmap")
+
+
 def current_jit_call(max_depth: int = 80) -> JitCall | None:
     """From inside a ``jax.monitoring`` callback: the jit call being traced (the trace
     event) or lowered/compiled (the lower and compile events of a call), or None (e.g. AOT
@@ -681,6 +739,11 @@ def current_jit_call(max_depth: int = 80) -> JitCall | None:
     depth = 0
     while frame is not None and depth < max_depth:
         code = frame.f_code
+        if code is _INFER_PARAMS_CODE or code is _RUN_PYTHON_PJIT_CODE:
+            found = (_pmap_call(frame.f_back, frame.f_locals.get("args", ()))
+                     if _PMAP_WRAPPED_CODE is not None else None)
+            if found is not None:
+                return found
         if code is _INFER_PARAMS_CODE:
             loc = frame.f_locals
             nums, names, sig = _jit_info_fields(loc["ji"])
@@ -727,3 +790,98 @@ def backends_initialized() -> bool | None:
     ``jax.devices()`` before that would start them, and on a GPU take its memory."""
     initialized = getattr(_xla_bridge, "backends_are_initialized", None)
     return bool(initialized()) if callable(initialized) else None
+
+
+# ---------------------------------------------------------------------- transformations
+def transform_name(fun: Any) -> str | None:
+    """``"grad"`` for what ``jax.grad(f)`` returned (``"vmap"``, ``"value_and_grad"``, …),
+    or None: JAX names its transformations' inner functions ``grad_f``, ``vmap_f``, …, and
+    wraps them in its traceback filter, which holds them in its closure."""
+    for _ in range(3):
+        code = getattr(fun, "__code__", None)
+        if code is None or not is_jax_file(code.co_filename):
+            return None
+        if code.co_name.endswith("_f") and code.co_name != "_f":
+            return code.co_name[:-2]
+        cells = getattr(fun, "__closure__", None) or ()
+        inner = [c.cell_contents for c in cells if callable(_cell(c))]
+        fun = next((f for f in inner if getattr(f, "__code__", None) is not None), None)
+    return None
+
+
+def _cell(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return None
+
+
+# ---------------------------------------------------------------------- cache clearing
+class _CacheClearNotice:
+    """Registered with JAX's own cache registry (``util.register_cache``), which
+    ``jax.clear_caches()`` empties cache by cache: its ``cache_clear`` is JAX telling us,
+    from the user's call (its caller's frames lead to the user's line). Nothing of JAX
+    is replaced."""
+
+    def __init__(self, callback: Callable[[Any], None]) -> None:
+        self.callback = callback
+
+    def cache_clear(self) -> None:
+        try:
+            self.callback(sys._getframe(1))
+        except Exception:  # never break jax.clear_caches()
+            pass
+
+    def cache_info(self) -> None:
+        return None
+
+    def cache_keys(self) -> tuple[()]:
+        return ()
+
+
+_CLEAR_NOTICES: list[_CacheClearNotice] = []  # JAX's registry holds them weakly
+
+
+def on_caches_cleared(callback: Callable[[Any], None]) -> None:
+    """``callback(frame)`` each time ``jax.clear_caches()`` runs (``frame``: JAX's, below
+    the user's call)."""
+    notice = _CacheClearNotice(callback)
+    _CLEAR_NOTICES.append(notice)
+    _util.register_cache(notice, "jaxviz: notices jax.clear_caches()")
+
+
+def jit_cache_size(jitted: Any) -> int | None:
+    """How many compiled entries a ``jax.jit`` function holds now (0 after its
+    ``clear_cache()``), or None when it is not one."""
+    size = getattr(jitted, "_cache_size", None)
+    try:
+        value = size() if callable(size) else None
+    except Exception:
+        return None
+    return value if isinstance(value, int) else None
+
+
+# A jitted function called under an eager transformation (``vmap``, ``grad`` outside
+# ``jit``) gets tracers; JAX compiles the transformed program for the values under them.
+_TRANSFORM_OF_TRACER = {"BatchTracer": "vmap", "JVPTracer": "jvp", "LinearizeTracer": "jvp"}
+
+
+def eager_transform(tracer: Any) -> tuple[tuple[str, ...], Any] | None:
+    """(the transformations, outermost first, and the value the compiled program is
+    given) for a tracer of eager ``vmap``/``jvp`` (a vmapped array's full batch, the
+    primal of a jvp), or None when the tracer is staged into a trace (``jit``)."""
+    kinds: list[str] = []
+    for _ in range(32):
+        if not isinstance(tracer, Tracer):
+            return tuple(kinds), tracer
+        kind = _TRANSFORM_OF_TRACER.get(type(tracer).__name__)
+        if kind is None:
+            return None
+        if type(getattr(tracer, "tangent", None)).__name__ == "BatchTracer":
+            kind = "jvp with batched tangents"  # jacfwd: another program than jvp's
+        inner = next((getattr(tracer, a) for a in ("val", "primal") if hasattr(tracer, a)), None)
+        if inner is None:
+            return None
+        kinds.append(kind)
+        tracer = inner
+    return None

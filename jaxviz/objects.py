@@ -20,6 +20,9 @@ from typing import Any
 
 import jax
 
+from . import _jax_internals as internals
+from .calls import is_user_file
+
 
 def _ref(value: Any) -> Callable[[], Any]:
     """A weak reference when the object takes one; otherwise a strong one."""
@@ -145,6 +148,8 @@ def describe_new(fun: Any, previous: tuple[tuple[str, Held], ...] | None, caller
         note = (f"a new {what} of `{base}` (`{base}` itself is the same function)" if same_func
                 else f"a new {what} of `{base}`")
         kind = outer
+    elif (wrapper := _new_wrapper(now, previous)) is not None:
+        kind, (base, note) = "transform", wrapper
     else:
         code = getattr(inner, "__code__", None)
         qualname = getattr(inner, "__qualname__", base)
@@ -167,15 +172,40 @@ def describe_new(fun: Any, previous: tuple[tuple[str, Held], ...] | None, caller
             anchor = _name_in_frame(caller, [fun.__self__]) or found
             if anchor and anchor != found:
                 note += f" `{anchor}`"
-        if kind == "closure" and inner is not None and getattr(inner, "__code__", None):
-            code = inner.__code__
+        code = getattr(inner, "__code__", None) if kind == "closure" else None
+        if code is not None and is_user_file(code.co_filename):
             created = (code.co_filename, code.co_firstlineno)
             in_loop = False
-        else:
-            site = _assignment(caller, anchor) if anchor else None
+        else:  # made by a call: the line that assigned it (``tx = optax.sgd(lr)``)
+            site = _assignment(caller, anchor.split(".")[0]) if anchor else None
             created = site[:2] if site else (caller.f_code.co_filename, caller.f_lineno)
             in_loop = site[2] if site else _in_loop(caller, caller.f_lineno)
+    if kind == "transform" and name == base:  # no variable holds it: named as written
+        note = note.replace(f"a new `{base}` ", "a new function ", 1)
     return NewObject(kind, name, note, created, in_loop)
+
+
+def _new_wrapper(now: tuple[tuple[str, Held], ...],
+                 previous: tuple[tuple[str, Held], ...] | None) -> tuple[str, str] | None:
+    """When the innermost function is the one compiled before and only a layer wrapping
+    it is new (``jax.jit(jax.grad(loss))`` in a loop: ``jax.grad`` returns a new function
+    each time), that layer: its name as written (``jax.grad(loss)``) and in words."""
+    if not previous or len(previous) != len(now) or len(now) < 2 or now[-1] != previous[-1]:
+        return None
+    new = [i for i, (a, b) in enumerate(zip(now, previous)) if a != b]
+    if not new:
+        return None
+    layer = now[new[-1]][1].ref()
+    inner = _function_name(now[new[-1] + 1][1].ref())
+    transform = internals.transform_name(layer)
+    if transform is not None:
+        made = f"jax.{transform}({inner})"
+        by = f"`jax.{transform}` returns a new function at each call"
+        words = f"`{made}`"
+    else:
+        made, by = _function_name(layer), "its wrapper was made again"
+        words = f"`{made}` wrapping `{inner}`"
+    return made, f"a new {words} ({by}; `{inner}` itself is the same function)"
 
 
 def _name_in_frame(frame: Any, targets: list[Any]) -> str | None:
@@ -196,7 +226,26 @@ def _name_in_frame(frame: Any, targets: list[Any]) -> str | None:
                 continue
             if wrapped is not None and any(wrapped is t for t in targets):
                 return key
+    for scope in scopes:  # an attribute of a variable: `tx.update`
+        for key, value in list(scope.items()):
+            if key.startswith("_") or isinstance(value, type):
+                continue
+            attr = _attribute_holding(value, targets)
+            if attr is not None:
+                return f"{key}.{attr}"
     return None
+
+
+def _attribute_holding(value: Any, targets: list[Any]) -> str | None:
+    """The field of a namedtuple, or public attribute of an object, that is a target."""
+    try:
+        fields = getattr(value, "_fields", None) if isinstance(value, tuple) else None
+        items = zip(fields, value) if fields is not None else \
+            (getattr(value, "__dict__", None) or {}).items()
+        return next((k for k, v in items if not k.startswith("_")
+                     and any(v is t for t in targets)), None)
+    except Exception:  # an object with an odd __getattr__
+        return None
 
 
 def _tree(file: str) -> ast.AST | None:
@@ -273,3 +322,50 @@ def _assignment(frame: Any, name: str) -> tuple[str, int, bool] | None:
         return None
     line = max(before) if before else min(lines)
     return file, line, _loops_around(scope, line)
+
+
+# ---------------------------------------------------------------------- built where
+def _holds(value: Any, target: Any, depth: int) -> bool:
+    """Whether ``value`` is ``target`` or holds it (an attribute, an item), ``depth``
+    levels down."""
+    if value is target:
+        return True
+    if depth <= 0 or isinstance(value, (str, bytes, int, float, type)) or callable(value) \
+            and not hasattr(value, "__dict__"):
+        return False
+    try:
+        if isinstance(value, (tuple, list)):
+            inner = list(value)[:32]
+        elif isinstance(value, dict):
+            inner = list(value.values())[:32]
+        else:
+            state = getattr(value, "__dict__", None)
+            inner = list(state.values())[:32] if isinstance(state, dict) else []
+    except Exception:  # an object with an odd __getattr__
+        return False
+    return any(_holds(v, target, depth - 1) for v in inner)
+
+
+def built_at(target: Any, frame: Any, is_user_frame: Callable[[Any], bool]
+             ) -> tuple[str, int, bool] | None:
+    """(file, line, inside a loop) of the assignment, in the user's code at or above
+    ``frame``, of the variable that holds ``target`` (itself, or an object holding it):
+    where the user built a new object that JAX compares by identity."""
+    first = None
+    for _ in range(6):
+        while frame is not None and not is_user_frame(frame):
+            frame = frame.f_back
+        if frame is None:
+            break
+        for depth in (0, 1, 2):
+            name = next((k for k, v in list(frame.f_locals.items())
+                         if not k.startswith("_") and _holds(v, target, depth)), None)
+            if name is not None:
+                return _assignment(frame, name)
+        if first is None:
+            first = frame
+        frame = frame.f_back
+    if first is None:
+        return None
+    # held by no variable: built in the expression of the call itself
+    return first.f_code.co_filename, first.f_lineno, _in_loop(first, first.f_lineno)

@@ -513,3 +513,73 @@ def test_jaxpr_function_name_reads_the_traced_function_s_name():
     assert internals.jaxpr_function_name(eqn.params["call_jaxpr"].jaxpr) == "relu"
     eqn = jax.make_jaxpr(lambda x: jax.lax.while_loop(lambda v: v < 3, lambda v: v + 1, x))(1.0).jaxpr.eqns[0]
     assert internals.jaxpr_function_name(eqn.params["body_jaxpr"].jaxpr) is None  # a lambda
+
+
+def test_current_jit_call_of_a_pmap_is_the_users_call():
+    def denoise_internals(latents, guidance_scale):
+        return latents * guidance_scale
+
+    pmapped = jax.pmap(denoise_internals, static_broadcasted_argnums=1)
+    latents = jnp.ones((jax.local_device_count(), 2))
+    seen = _calls_seen_by_monitoring(lambda: pmapped(latents, 7.5))
+    calls = [c for _, _, c in seen if c is not None and c.transform == "pmap"]
+    assert calls, ("current_jit_call() found no pmap call: JAX changed jax._src.pmap (pmap's "
+                   f"wrapped/infer_params closures, or dyn_args_flat): {seen}")
+    call = calls[0]
+    assert call.fun is denoise_internals and call.args[0] is latents and call.args[1] == 7.5
+    assert call.static_argnums == (1,)
+
+
+def test_transform_name_of_what_jax_transformations_return():
+    def loss(w):
+        return jnp.sum(w ** 2)
+
+    assert internals.transform_name(jax.grad(loss)) == "grad", (
+        "jax.grad's result no longer reads as 'grad': JAX renamed its inner grad_f or its "
+        "traceback wrapper")
+    assert internals.transform_name(jax.value_and_grad(loss)) == "value_and_grad"
+    assert internals.transform_name(loss) is None
+
+
+def test_eager_transform_sees_vmap_and_jvp_tracers():
+    seen = []
+
+    @jax.jit
+    def f(x):
+        return x * 2
+
+    def record(call):
+        leaves = jax.tree_util.tree_leaves(call.args)
+        seen.extend(internals.eager_transform(v) for v in leaves if internals.is_tracer(v))
+
+    def run():
+        jax.vmap(f)(jnp.ones((5, 3)))
+        jax.grad(lambda x: f(x).sum())(jnp.ones(4))
+
+    for _, _, call in _calls_seen_by_monitoring(run):
+        if call is not None:
+            record(call)
+    found = {kinds: value.shape for kinds, value in filter(None, seen)}
+    assert found.get(("vmap",)) == (5, 3), (
+        f"a vmapped tracer no longer unwraps to the batch (BatchTracer.val): {seen}")
+    assert found.get(("jvp",)) == (4,), f"a jvp tracer no longer unwraps to its primal: {seen}"
+    plain = jnp.ones(3)
+    assert internals.eager_transform(plain) == ((), plain)
+
+
+def test_caches_cleared_notice_and_jit_cache_size():
+    heard = []
+    internals.on_caches_cleared(lambda frame: heard.append(frame.f_code.co_name))
+
+    @jax.jit
+    def g(x):
+        return x + 1
+
+    g(jnp.ones(2))
+    assert internals.jit_cache_size(g) == 1, "PjitFunction._cache_size() changed"
+    g.clear_cache()
+    assert internals.jit_cache_size(g) == 0
+    jax.clear_caches()
+    assert heard, ("jax.clear_caches() no longer clears caches registered with "
+                   "jax._src.util.register_cache")
+    assert internals.jit_cache_size(lambda x: x) is None

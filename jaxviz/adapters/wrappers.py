@@ -100,16 +100,21 @@ def user_call(caller: Any, is_user_frame: Callable[[Any], bool]) -> UserCall | N
     code called. When it is ``__call__(self, *args, **kwargs)`` of a jit-like object
     (``is_jit_like``) and the arguments bind to the function it wraps, that function and
     those arguments are what the user called."""
-    entry, frame = None, caller
+    between, frame = [], caller
     for _ in range(40):
         if frame is None:
             return None
         if is_user_frame(frame):
             break
-        entry, frame = frame, frame.f_back
+        between.append(frame)
+        frame = frame.f_back
     else:
         return None
-    if entry is None or entry.f_code.co_name != "__call__":
+    # the first jit-like __call__ below the user's frame (a method's wrapper binds the
+    # instance first: eqx's filter_jit method is called through a Partial)
+    entry = next((f for f in reversed(between) if f.f_code.co_name == "__call__"
+                  and is_jit_like(f.f_locals.get("self"))), None)
+    if entry is None:
         return None
     local = entry.f_locals
     owner, args, kwargs = local.get("self"), local.get("args"), local.get("kwargs", {})

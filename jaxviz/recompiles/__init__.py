@@ -7,9 +7,13 @@ lowering and backend compile through ``jax.monitoring`` (public), and those happ
 on cache misses; a hit runs in C++ and never reaches Python. On a trace we read the
 arguments of the call being traced from JAX's own frames (the one private detail, in
 ``_jax_internals.current_jit_call``), describe them (``signature``: argument names, pytree
-paths, avals, static values, relevant config) and diff them with the previous compile of
-the same function (``history``, ``causes``), with a fix (``suggestions``). Nothing wraps
-the jitted function. ``listeners`` owns JAX's monitoring listeners and feeds every active
+paths, avals, static values, relevant config, the eager transformations it runs under)
+and diff them with the previous compile of the same function (``history``, ``causes``:
+one small function per component of JAX's key, in order of severity; static values by
+JAX's own rules, hash then ``==``, in ``values``), with a fix (``suggestions``). A key
+equal to one compiled before is explained by what emptied the cache (``clears``: JAX
+tells its registered caches when ``jax.clear_caches()`` runs). Nothing wraps the jitted
+function. ``listeners`` owns JAX's monitoring listeners and feeds every active
 ``watch``; ``stale`` checks the globals a compile read. The rendering is in
 ``jaxviz.render.recompiles``, the notebook glue in ``jaxviz.ipython.recompiles``.
 

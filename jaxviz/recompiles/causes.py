@@ -6,21 +6,24 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jax
 
+from .. import _jax_internals as internals
+from .. import objects
 from ..adapters import equinox, flax_nnx
-from ..calls import original_code
+from ..calls import is_user_file
+from . import clears, values
 from .signature import (
     MISSING,
     ArgSig,
+    Leaf,
     Signature,
     is_committed,
     json_safe,
     placement_words,
-    plain_static,
     same_value,
     short_repr,
     site_at,
@@ -48,6 +51,16 @@ class Cause:
     detail: str | None = None
     owner: str | None = None
     note: str | None = None
+    # for a static value or field: the rule that told it apart (``values.compare``: "hash",
+    # "identity", "made_again", "part", "unequal"), the part inside the value that
+    # differs, the value's type, why in words, and where the new object was built
+    compared: str | None = None
+    part: str = ""
+    value_type: str | None = None
+    why: str | None = None
+    built: str | None = None
+    # the new value itself, until ``locate_new_objects`` has found where it was built
+    subject: Any = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         p, b, a = f"`{self.path}`", self.before, self.after
@@ -63,23 +76,16 @@ class Cause:
             what = {True: "a Python scalar (weakly typed)", False: "a typed array/scalar"}
             return f"{p} was {what.get(b, b)} and is now {what.get(a, a)}"
         if k == "static_value":
-            if self.detail == "hash":
-                return (f"static argument {p} is equal to the compiled value ({short_repr(a)}) "
-                        f"but hashes differently: {self.owner} hashes by identity")
-            if self.detail == "made_again":
-                return (f"static argument {p} is a new {self.owner} made again (new function "
-                        "objects with the same code): it never equals the compiled one")
-            if self.detail == "identity":
-                return (f"static argument {p} is a new {self.owner} object ({short_repr(a)}); "
-                        f"{self.owner} has no __eq__, so it never equals the compiled one")
-            return f"static argument {p} changed {short_repr(b)} → {short_repr(a)}"
+            return self._static_text(f"static argument {p}")
         if k == "pytree_structure":
+            if self.detail == "node" and (b == "None" or a == "None"):
+                return f"{p}: {b} → {a}"
             if b is None:
                 return f"{p} is new (the pytree gained it: {a})"
             if a is None:
                 return f"{p} is gone (the pytree lost it: was {b})"
             if self.detail == "static_field":
-                return f"static field {p} of {self.owner} changed {b} → {a}"
+                return self._static_text(f"static field {p} of {self.owner}")
             if self.detail == "static_data":
                 return f"the static (auxiliary) data of {p}, a {self.owner} node, changed {b} → {a}"
             if self.detail == "children":
@@ -106,15 +112,55 @@ class Cause:
         if k == "donation":
             return (f"{p} is donated now (donate_argnums) and was not at the compiled call" if a
                     else f"{p} was donated (donate_argnums) at the compiled call and is not now")
+        if k == "context" and self.path == "transform":
+            return (f"it is called under {a or 'no transformation'} (was "
+                    f"{b or 'called directly'}): each transformation compiles its own program")
         if k == "context":
             return f"config {self.path} changed {b!r} → {a!r}"
         if k == "previous_error":
             return f"the previous trace of {p} failed ({b}) and was not cached"
+        if k == "cache_cleared":
+            where = f" at {self.owner}" if self.owner else ""
+            if self.detail == "clear_caches":
+                return (f"`jax.clear_caches()` ran{where} after `{b}` compiled this same key: "
+                        "JAX's caches were emptied (nothing in the call changed)")
+            return (f"{p} emptied the cache of `{b}` after it compiled this same key "
+                    "(nothing in the call changed)")
+        if k == "evicted":
+            return (f"`{p}` compiled this same key before, and JAX's cache of `{p}` no longer "
+                    f"holds it ({a} entries now): it was evicted (nothing in the call changed; "
+                    f"compared {COMPARED})")
         if self.detail == "unreadable":
             return (f"jaxviz could not read the arguments of this call of {p} ({self.before}), "
                     "so it could not compare them with the compiled ones")
-        return (f"no difference found for {p} since an earlier compile (compared {COMPARED}): "
-                "was JAX's cache cleared, or full?")
+        return (f"no difference found for {p} since an earlier compile (compared {COMPARED}); "
+                "jax.clear_caches() did not run since, and JAX's cache of it could not be read")
+
+    def _static_text(self, head: str) -> str:
+        """A static value's change, by the rule that told the two apart."""
+        b, a, how = self.before, self.after, self.compared
+        if self.detail == "became_static":
+            return (f"{self.path and f'`{self.path}`'}: {b} → {a}, a Python {self.owner} that the "
+                    "jit-like wrapper holds static (not an array): each value compiles its own program")
+        if self.detail == "became_traced":
+            return f"`{self.path}`: {b} → {a}, an array now, traced (was held static)"
+        built = f", built at {self.built}" if self.built else ""
+        what = self.value_type or ""
+        what = what if "`" in what else f"`{what}`"
+        part = f" (its part `{self.part.lstrip('.')}`)" if self.part and how != "part" else ""
+        if how == "hash":
+            return (f"{head} is equal to the compiled value ({short_repr(a)}) but hashes "
+                    f"differently: {self.why}")
+        if how == "identity":
+            return f"{head}{part}: a new {what} object, compared by identity ({self.why}){built}"
+        if how == "made_again":
+            return f"{head}{part}: a new {what} made again ({self.why}){built}"
+        if how == "part":
+            why = f" ({self.why})" if self.why else ""
+            return f"{head}: {self.part.lstrip('.')} {_text(b)} → {_text(a)}{why}"
+        if how == "unequal":
+            return f"{head}: {_text(b)} → {_text(a)}, printed alike but unequal: {self.why}"
+        return f"{head} changed {short_repr(b)} → {short_repr(a)}"
 
     def to_json(self) -> dict[str, Any]:
         out = {"kind": self.kind, "path": self.path, "before": json_safe(self.before),
@@ -123,12 +169,21 @@ class Cause:
             out.update(detail=self.detail, owner=self.owner)
         if self.note is not None:
             out["note"] = self.note
+        if self.compared is not None:
+            out.update(compared=self.compared, part=self.part, value_type=self.value_type,
+                       why=self.why, built=self.built)
         return out
 
 
 # What a signature holds (the unknown cause says it all matched).
 COMPARED = ("the function object, each argument's shape, dtype, weak type, static value "
-            "(== and hash), pytree structure, placement and donation, and JAX's config")
+            "(== and hash), pytree structure, placement and donation, and JAX's config, "
+            "the type's sharding, the transformations it runs under, and the user's call "
+            "into a library that jitted it")
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else short_repr(value)
 
 
 def _shape(s: Any) -> str:
@@ -272,9 +327,10 @@ def _library_static_fields(node_type: Any, aux: Any) -> list[tuple[str, Any]] | 
 
 
 def _first_node_difference(ta: Any, oa: Any, tb: Any, ob: Any, path: str, depth: int = 0
-                           ) -> tuple[str, str, Any, Any, str | None] | None:
-    """(path, detail, before, after, owner) at the first node where two treedefs differ:
-    node type, number or keys of children, then auxiliary (static) data, depth first."""
+                           ) -> tuple[str, str, Any, Any, str | None] | Cause | None:
+    """The first node where two treedefs differ, depth first: (path, detail, before,
+    after, owner) for another node type or other children, a ``Cause`` for changed
+    auxiliary (static) data."""
     na, nb = ta.node_data(), tb.node_data()
     if na is None and nb is None:
         return None
@@ -288,20 +344,7 @@ def _first_node_difference(ta: Any, oa: Any, tb: Any, ob: Any, path: str, depth:
     if len(ca) != len(cb) or names_a != names_b:
         return path, "children", _entries_text(names_a), _entries_text(names_b), None
     if not same_value(aux_a, aux_b):
-        owner = _type_name(node_type)
-        if _same_code(aux_a, aux_b):  # jax.tree_util.Partial over a closure made again
-            return path, "new_function", aux_a, aux_b, owner
-        named_a, named_b = _library_static_fields(node_type, aux_a), _library_static_fields(node_type, aux_b)
-        if named_a is not None and named_b is not None and [n for n, _ in named_a] == [n for n, _ in named_b]:
-            for (fname, va), (_, vb) in zip(named_a, named_b):
-                if not same_value(va, vb):
-                    return (path + "." + fname, "static_field", *_pair_texts(va, vb), owner)
-        fields = _static_field_names(node_type, aux_a, kb or [])
-        if fields is not None and isinstance(aux_b, tuple) and len(aux_b) == len(fields):
-            for fname, va, vb in zip(fields, aux_a, aux_b):
-                if not same_value(va, vb):
-                    return (path + "." + fname, "static_field", *_pair_texts(va, vb), owner)
-        return (path, "static_data", *_pair_texts(aux_a, aux_b), owner)
+        return _aux_cause(path, node_type, aux_a, aux_b, kb)
     if depth > 200:
         return None
     for i, (sa, sb) in enumerate(zip(ca, cb)):
@@ -310,6 +353,60 @@ def _first_node_difference(ta: Any, oa: Any, tb: Any, ob: Any, path: str, depth:
         if found is not None:
             return found
     return None
+
+
+def _aux_cause(path: str, node_type: Any, aux_a: Any, aux_b: Any,
+               keys: list[tuple[str, Any, Any]] | None) -> Cause:
+    """A node's auxiliary (static) data changed: the static field that did, by name
+    (a registered dataclass, an ``nnx.Module``, an ``eqx.Module``), compared as JAX does."""
+    owner = _type_name(node_type)
+    if values.same_code(aux_a, aux_b):  # jax.tree_util.Partial over a closure made again
+        return _function_in_tree_cause(path, aux_b, owner)
+    named_a, named_b = _library_static_fields(node_type, aux_a), _library_static_fields(node_type, aux_b)
+    if named_a is None or named_b is None or [n for n, _ in named_a] != [n for n, _ in named_b]:
+        fields = _static_field_names(node_type, aux_a, keys or [])
+        named_a = named_b = None
+        if fields is not None and isinstance(aux_b, tuple) and len(aux_b) == len(fields):
+            named_a, named_b = list(zip(fields, aux_a)), list(zip(fields, aux_b))
+    for (fname, va), (_, vb) in zip(named_a or (), named_b or ()):
+        if not same_value(va, vb) or _hash(va) != _hash(vb):
+            return _value_cause("pytree_structure", f"{path}.{fname}", va, vb, "static_field", owner)
+    return _value_cause("pytree_structure", path, aux_a, aux_b, "static_data", owner)
+
+
+def _value_cause(kind: str, path: str, before: Any, after: Any, detail: str | None = None,
+                 owner: str | None = None) -> Cause:
+    """A static value (an argument, a field, auxiliary data) that missed, told apart by
+    the rule JAX's lookup broke (``values.compare``); a field of it that differs is named
+    by its path, as the user writes it."""
+    change = values.compare(before, after)
+    if detail == "static_data" and change.compared in (None, "part"):
+        return Cause(kind, path, *_pair_texts(before, after), detail=detail, owner=owner)
+    part = change.part if change.part_is_path else ""
+    if part:
+        path = path + part
+        before, after = _part_of(before, part), _part_of(after, part)
+        change = dataclasses.replace(change, part="", compared=None if change.compared == "part"
+                                     else change.compared)
+    if kind == "static_value" and change.compared in ("hash", "identity", "made_again"):
+        detail, owner = change.compared, type(after).__name__
+    b, a = change.before, change.after
+    if kind == "pytree_structure" and change.compared is None:
+        b, a = _pair_texts(before, after)
+    subject = after if change.compared in ("identity", "made_again") else None
+    return Cause(kind, path, b, a, detail=detail, owner=owner, compared=change.compared,
+                 part=change.part, value_type=change.owner, why=change.why,
+                 subject=_part_of(subject, change.part))
+
+
+def _part_of(value: Any, part: str) -> Any:
+    """The object at ``part`` (``.tx``, ``['opt']``) inside ``value``."""
+    if value is None or not part:
+        return value
+    for label, inner in values.parts(value) or ():
+        if part.startswith(label):
+            return _part_of(inner, part[len(label):])
+    return value
 
 
 def _structure_cause(name: str, old: Any, new: Any) -> Cause:
@@ -322,17 +419,10 @@ def _structure_cause(name: str, old: Any, new: Any) -> Cause:
             found = None
     if found is None:
         return Cause("pytree_structure", name, _short_structure(old), _short_structure(new))
+    if isinstance(found, Cause):
+        return dataclasses.replace(found, path=name + found.path)
     path, detail, before, after, owner = found
-    if detail == "new_function":
-        return _function_in_tree_cause(name + path, after, owner)
     return Cause("pytree_structure", name + path, before, after, detail=detail, owner=owner)
-
-
-def _same_code(a: Any, b: Any) -> bool:
-    """Two distinct Python functions with the same code: one made again."""
-    ca, cb = getattr(a, "__code__", None), getattr(b, "__code__", None)
-    return a is not b and ca is not None and cb is not None and \
-        original_code(ca) is original_code(cb)
 
 
 def _function_in_tree_cause(path: str, fun: Any, owner: str | None) -> Cause:
@@ -353,35 +443,105 @@ def _function_in_tree_cause(path: str, fun: Any, owner: str | None) -> Cause:
 
 
 def diff(old: Signature, new: Signature) -> list[Cause]:
-    """Every difference between two call signatures, as causes, in argument order."""
+    """Every difference between two call signatures, as causes: each component of JAX's
+    key compared by its own function (``COMPONENTS``), in order of severity, each in the
+    user's words."""
     causes: list[Cause] = []
-    for (name, a), (name2, b) in zip(old.context, new.context):
-        if name == name2 and not same_value(a, b):
-            causes.append(Cause("context", name, a, b))
-    olds = {a.name: a for a in old.args}
-    news = {a.name: a for a in new.args}
-    for arg in old.args:
-        if arg.name not in news:
-            causes.append(Cause("arg_count", arg.name, arg.text(), None))
+    for component in COMPONENTS:
+        causes += component(old, new)
+        if causes and component is _library_call:
+            # what the user changed in their call explains the library's key, which says
+            # the same change in the library's internal names: those are left out
+            return causes + _trace_context(old, new)
+    return causes
+
+
+def _library_call(old: Signature, new: Signature) -> list[Cause]:
+    """The user's call into a library that jitted the function (``x`` of
+    ``mcmc.run(key, x, y)``): what the user changed, before the library's own key."""
+    if old.entry is None or new.entry is None or old.entry[0] != new.entry[0]:
+        return []
+    return diff(old.entry[1], new.entry[1])
+
+
+def _trace_context(old: Signature, new: Signature) -> list[Cause]:
+    """Config in the key, the mesh context, the eager transformations the call is under."""
+    before, after = dict(old.context), dict(new.context)
+    return [Cause("context", name, before.get(name), after.get(name))
+            for name in dict.fromkeys([*before, *after])
+            if not same_value(before.get(name), after.get(name))]
+
+
+def _arguments_passed(old: Signature, new: Signature) -> list[Cause]:
+    """Arguments no longer passed, newly passed, or passed another way (by keyword)."""
+    olds, news = {a.name: a for a in old.args}, {a.name: a for a in new.args}
+    causes = [Cause("arg_count", a.name, a.text(), None) for a in old.args if a.name not in news]
     for arg in new.args:
         prev = olds.get(arg.name)
         if prev is None:
             causes.append(Cause("arg_count", arg.name, None, arg.text()))
-            continue
-        if prev.passed != arg.passed:
+        elif prev.passed != arg.passed:
             causes.append(Cause("arg_count", arg.name, prev.passed, arg.passed))
-        if prev.static or arg.static:
-            if prev.static != arg.static or not same_value(prev.value, arg.value):
-                causes.append(_static_cause(arg.name, prev.value, arg.value))
-            elif _hash(prev.value) != _hash(arg.value):
-                causes.append(Cause("static_value", arg.name, plain_static(prev.value), plain_static(arg.value),
-                                    detail="hash", owner=type(arg.value).__name__))
-            continue
-        if prev.donated != arg.donated:
-            causes.append(Cause("donation", arg.name, prev.donated, arg.donated))
-        causes += _diff_traced(arg.name, prev, arg)
-        if prev.statics or arg.statics:
+    return causes
+
+
+def _pairs(old: Signature, new: Signature) -> list[tuple[ArgSig, ArgSig]]:
+    olds = {a.name: a for a in old.args}
+    return [(olds[a.name], a) for a in new.args if a.name in olds]
+
+
+def _static_arguments(old: Signature, new: Signature) -> list[Cause]:
+    """Static arguments, found by hash then ``==`` (``values.compare``)."""
+    return [_static_cause(arg.name, prev.value, arg.value) for prev, arg in _pairs(old, new)
+            if (prev.static or arg.static) and (
+                prev.static != arg.static or not same_value(prev.value, arg.value)
+                or _hash(prev.value) != _hash(arg.value))]
+
+
+def _donation(old: Signature, new: Signature) -> list[Cause]:
+    return [Cause("donation", arg.name, prev.donated, arg.donated) for prev, arg in _pairs(old, new)
+            if not (prev.static or arg.static) and prev.donated != arg.donated]
+
+
+def _traced_arguments(old: Signature, new: Signature) -> list[Cause]:
+    """Traced arguments: pytree structure, then each leaf's aval (shape, dtype, weak type,
+    the type's sharding) and placement (device, commitment)."""
+    causes: list[Cause] = []
+    for prev, arg in _pairs(old, new):
+        if not (prev.static or arg.static):
+            causes += _diff_traced(arg.name, prev, arg)
+    return causes
+
+
+def _held_static(old: Signature, new: Signature) -> list[Cause]:
+    """Leaves a jit-like wrapper holds static (``eqx.filter_jit``: every non-array)."""
+    causes: list[Cause] = []
+    for prev, arg in _pairs(old, new):
+        if not (prev.static or arg.static) and (prev.statics or arg.statics):
+            causes += _moved(arg.name, prev, arg)
             causes += _diff_statics(arg.name, prev.statics, arg.statics)
+    return causes
+
+
+COMPONENTS = (_library_call, _trace_context, _arguments_passed, _static_arguments, _donation,
+              _traced_arguments, _held_static)
+
+
+def _moved(name: str, prev: ArgSig, arg: ArgSig) -> list[Cause]:
+    """Leaves that went from traced to held static by a jit-like wrapper, or back (an
+    array, then a Python number, under ``eqx.filter_jit``): the value is now part of the
+    key, or no longer."""
+    traced_before, traced_now = dict(prev.leaves), dict(arg.leaves)
+    static_before, static_now = dict(prev.statics), dict(arg.statics)
+    causes = []
+    for path, value in static_now.items():
+        if path in traced_before:
+            causes.append(Cause("static_value", name + path, traced_before[path].text, short_repr(value),
+                                detail="became_static", owner=type(value).__name__))
+    for path, leaf in traced_now.items():
+        if path in static_before:
+            causes.append(Cause("static_value", name + path, short_repr(static_before[path]), leaf.text,
+                                detail="became_traced"))
     return causes
 
 
@@ -395,11 +555,8 @@ def _diff_statics(name: str, before: tuple[tuple[str, Any], ...],
         prev = old.get(path, MISSING)
         if prev is MISSING:
             continue
-        if not same_value(prev, value):
+        if not same_value(prev, value) or _hash(prev) != _hash(value):
             causes.append(_static_cause(name + path, prev, value))
-        elif _hash(prev) != _hash(value):
-            causes.append(Cause("static_value", name + path, plain_static(prev), plain_static(value),
-                                detail="hash", owner=type(value).__name__))
     return causes
 
 
@@ -410,29 +567,49 @@ def _hash(value: Any) -> int | None:
         return None
 
 
-def _made_again(a: Any, b: Any, depth: int = 2) -> bool:
-    """``b`` is ``a`` made again: the same code in new function objects (a closure, or a
-    tuple of them such as an optax GradientTransformation), equal in everything else."""
-    if _same_code(a, b):
-        return True
-    if depth and type(a) is type(b) and isinstance(a, tuple) and len(a) == len(b) and a:
-        pairs = [(x, y) for x, y in zip(a, b) if not same_value(x, y)]
-        return bool(pairs) and all(_made_again(x, y, depth - 1) for x, y in pairs)
-    return False
-
-
 def _static_cause(name: str, before: Any, after: Any) -> Cause:
-    """A static value that changed; a new object of a class without ``__eq__`` (compared
-    by identity) is told apart from a real change of value."""
-    cls = type(after)
-    if type(before) is cls and _made_again(before, after):
-        return Cause("static_value", name, plain_static(before), plain_static(after), detail="made_again",
-                     owner=cls.__name__)
-    if (type(before) is cls and cls.__eq__ is object.__eq__ and before is not after
-            and not inspect.isroutine(after) and short_repr(before) == short_repr(after)):
-        return Cause("static_value", name, plain_static(before), plain_static(after), detail="identity",
-                     owner=cls.__name__)
-    return Cause("static_value", name, plain_static(before), plain_static(after))
+    return _value_cause("static_value", name, before, after)
+
+
+def _sharding_words(leaf: Leaf) -> str:
+    """How a leaf is sharded: its placement as the user put it, else its type's."""
+    if is_committed(leaf.placement):
+        return leaf.placement.removeprefix("device ")
+    return leaf.typed_sharding or "no mesh (one device)"
+
+
+def _none_paths(treedef: Any) -> list[str]:
+    """The paths of the ``None`` nodes of a structure (an optional argument left out)."""
+    rebuilt = _rebuild(treedef) if treedef is not None else MISSING
+    if rebuilt is MISSING:
+        return []
+    try:
+        flat, _ = jax.tree_util.tree_flatten_with_path(rebuilt, is_leaf=lambda x: x is None)
+    except Exception:
+        return []
+    return [jax.tree_util.keystr(p) for p, v in flat if v is None]
+
+
+def _none_swaps(name: str, paths: list[str], nones: list[str], leaves: dict[str, Any],
+                how: str) -> list[Cause]:
+    """Leaves the pytree gained (or lost): where the other side held ``None`` there, one
+    ``None → value`` cause per ``None`` (``alpha: None → ~f32[]``); else the leaf is new
+    (or gone)."""
+    causes: list[Cause] = []
+    swapped: dict[str, list[str]] = {}
+    for p in paths:
+        prefix = next((n for n in nones if p == n or p.startswith((n + "[", n + "."))), None)
+        if prefix is None:
+            text = leaves[p].text
+            causes.append(Cause("pytree_structure", name + p, *((None, text) if how == "gained"
+                                                                   else (text, None))))
+        else:
+            swapped.setdefault(prefix, []).append(p)
+    for prefix, inside in swapped.items():
+        value = leaves[inside[0]].text if inside == [prefix] else f"a pytree of {len(inside)} leaves"
+        before, after = ("None", value) if how == "gained" else (value, "None")
+        causes.insert(0, Cause("pytree_structure", name + prefix, before, after, detail="node"))
+    return causes
 
 
 def _diff_traced(name: str, prev: ArgSig, arg: ArgSig) -> list[Cause]:
@@ -444,10 +621,8 @@ def _diff_traced(name: str, prev: ArgSig, arg: ArgSig) -> list[Cause]:
         after = dict(arg.leaves)
         gained = [p for p in after if p not in before]
         lost = [p for p in before if p not in after]
-        for p in gained:
-            causes.append(Cause("pytree_structure", name + p, None, after[p].text))
-        for p in lost:
-            causes.append(Cause("pytree_structure", name + p, before[p].text, None))
+        causes += _none_swaps(name, gained, _none_paths(prev.structure), after, "gained")
+        causes += _none_swaps(name, lost, _none_paths(arg.structure), before, "lost")
         if not gained and not lost:  # same leaf paths: other containers, static data, ...
             causes.append(_structure_cause(name, prev.structure, arg.structure))
     for path, leaf in arg.leaves:
@@ -467,9 +642,74 @@ def _diff_traced(name: str, prev: ArgSig, arg: ArgSig) -> list[Cause]:
         elif a.weak_type != b.weak_type:
             causes.append(Cause("weak_type", full, a.weak_type, b.weak_type))
         pa, pb = old.placement, leaf.placement
-        if is_committed(pa) and is_committed(pb) and pa != pb:
+        if old.typed_sharding != leaf.typed_sharding:  # the aval's own sharding
+            causes.append(Cause("sharding", full, _sharding_words(old), _sharding_words(leaf)))
+        elif is_committed(pa) and is_committed(pb) and pa != pb:
             kind = "device" if pa.startswith("device ") and pb.startswith("device ") else "sharding"
             causes.append(Cause(kind, full, pa.removeprefix("device "), pb.removeprefix("device ")))
         elif is_committed(pa) != is_committed(pb):
             causes.append(Cause("commitment", full, placement_words(pa), placement_words(pb)))
     return causes
+
+
+# ---------------------------------------------------------------------- equal keys
+def explain_equal(name: str, compiled: Signature, sig: Signature,
+                  call: internals.JitCall | None, known: int) -> Cause:
+    """A call whose key equals one compiled before: what emptied the cache in between
+    (``jax.clear_caches()``, and where; the function's own ``clear_cache()``; an
+    eviction), or, when nothing says, the list of what was compared. ``known``: how many
+    compiles of this function jaxviz saw since the last ``jax.clear_caches()``."""
+    if sig.cleared != compiled.cleared:
+        where = clears.last_clear()
+        return Cause("cache_cleared", "jax.clear_caches()", name, None, detail="clear_caches",
+                     owner=str(site_at(*where)) if where else None)
+    transformed = any(name == "transform" for name, _ in sig.context)  # not jit's own cache
+    jitted, var = _jitted_object(call) if not transformed else (None, None)
+    size = internals.jit_cache_size(jitted) if jitted is not None else None
+    held = size - 1 if size else None  # the entry being compiled now is counted already
+    if held == 0:
+        return Cause("cache_cleared", f"{var}.clear_cache()", name, 0, detail="clear_cache")
+    if held is not None and held < known:
+        return Cause("evicted", var or name, None, held)
+    return Cause("unknown", name)
+
+
+def _jitted_object(call: internals.JitCall | None) -> tuple[Any, str | None]:
+    """The ``jax.jit`` object the user called, and the user's name for it."""
+    if call is None or call.caller is None:
+        return None, None
+    frame = call.caller
+    for scope in (frame.f_locals, frame.f_globals):
+        for key, value in list(scope.items()):
+            if key.startswith("_") or not callable(value):
+                continue
+            try:
+                if getattr(value, "__wrapped__", None) is call.fun and hasattr(value, "_cache_size"):
+                    return value, key
+            except Exception:  # an object with an odd __getattr__
+                continue
+    return None, None
+
+
+def locate_new_objects(causes: list[Cause], call: internals.JitCall | None) -> list[Cause]:
+    """Where the user built each new object that JAX compares by identity (the line that
+    assigned the variable holding it); the objects themselves are not kept."""
+    out = []
+    for c in causes:
+        if c.subject is None:
+            out.append(c)
+            continue
+        found = None
+        if call is not None:
+            try:
+                found = objects.built_at(c.subject, call.caller, _is_user_frame)
+            except Exception:  # never break the user's compile over a description
+                found = None
+        built = f"{site_at(found[0], found[1])}{', inside a loop' if found[2] else ''}" \
+            if found else c.built
+        out.append(dataclasses.replace(c, built=built, subject=None))
+    return out
+
+
+def _is_user_frame(frame: Any) -> bool:
+    return is_user_file(frame.f_code.co_filename)

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import _jax_internals as internals
 from .. import objects
-from .causes import Cause, diff
+from .causes import Cause, diff, explain_equal, locate_new_objects
 from .signature import FunctionInfo, Signature, Site, ipython_cell, short_repr, site_at
 
 
@@ -100,6 +100,10 @@ def explain_compile(fh: FunctionHistory, obj: ObjectHistory, previous: ObjectHis
             return [Cause("previous_error", name, obj.last_error[1], None)]
         last = obj.last_error[0]
     assert last is not None
+    again = next((old for old in reversed(obj.signatures) if not diff(old, sig)), None)
+    if again is not None:  # this very key compiled before: what emptied the cache?
+        known = sum(1 for old in obj.signatures if old.cleared == sig.cleared)
+        return [explain_equal(name, again, sig, call, known)]
     causes = diff(last, sig)
     if not causes:
         return [Cause("unknown", name)]
@@ -110,7 +114,7 @@ def explain_compile(fh: FunctionHistory, obj: ObjectHistory, previous: ObjectHis
         alt_keys = {(c.kind, c.path) for c in alt}
         if alt and alt_keys < keys and (best is None or len(alt) < len(best)):
             best = alt
-    return best or causes
+    return locate_new_objects(best or causes, call)
 
 
 def _new_object_cause(name: str, previous: ObjectHistory, obj: ObjectHistory,

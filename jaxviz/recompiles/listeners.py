@@ -24,6 +24,7 @@ from .signature import (
     FunctionInfo,
     Signature,
     describe_function,
+    is_eager_transform,
     is_internal,
     signature_of,
     site_of_frame,
@@ -203,9 +204,9 @@ class _Dispatcher:
             info = FunctionInfo(jax_name, jax_name, None)
             return untraced(function_history(("<compile>", jax_name), info), info, _NO_TRACE)
         call, is_static_leaf = _through_wrapper(call)
-        key, info, _ = describe_function(call.fun)
+        key, info, _ = describe_function(call.fun, call.transform)
         fh = function_history(key, info)
-        if _has_tracers(call):  # jitted function called under grad/vmap outside jit
+        if _has_tracers(call) and not is_eager_transform(call):  # staged into another trace
             return untraced(fh, info, _UNDER_TRANSFORM)
         obj, previous = fh.object_for(call.fun, (call.static_argnums, call.static_argnames))
         try:

@@ -4,6 +4,7 @@ dtype, weak type, placement, static value) and the config in effect (``Signature
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import linecache
@@ -12,24 +13,25 @@ import re
 import reprlib
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 import jax
 import numpy as np
 
 from .. import _jax_internals as internals
-from ..adapters import haiku
+from ..adapters import haiku, numpyro
 from ..calls import ipython_cell_name, is_user_file, original_code
 from ..graph import Aval
 from ..jaxprs import make_aval
+from . import clears
 
 SCHEMA = "jaxviz.compiles"
 SCHEMA_VERSION = 1
 CAUSE_KINDS = (
     "first_call", "shape", "dtype", "weak_type", "static_value", "pytree_structure",
     "new_function_object", "arg_count", "sharding", "device", "commitment", "donation",
-    "context", "previous_error", "unknown",
+    "context", "previous_error", "cache_cleared", "evicted", "unknown",
 )
 
 
@@ -185,9 +187,6 @@ def _forwards_to(frame: Any, fun: Any) -> bool:
 
 
 # ====================================================================== functions
-_TRANSFORM_SUFFIX = "_f"  # jax.grad(f) is a function named grad_f, wrapping f
-
-
 def unwrap_chain(fun: Any) -> list[Any]:
     """``fun`` and what it wraps: partials, bound methods, functools.wraps chains."""
     chain = []
@@ -222,8 +221,9 @@ class FunctionInfo:
                 "defined": self.defined.to_json() if self.defined else None}
 
 
-def describe_function(fun: Any) -> tuple[Any, FunctionInfo, Any]:
-    """(identity key, FunctionInfo, the innermost Python function or None)."""
+def describe_function(fun: Any, transform: str = "jit") -> tuple[Any, FunctionInfo, Any]:
+    """(identity key, FunctionInfo, the innermost Python function or None) of ``fun``
+    compiled by ``transform`` (``jit``, or ``pmap``: named ``pmap(f)``)."""
     chain = unwrap_chain(fun)
     transforms: list[str] = []
     key: list[Any] = []
@@ -239,8 +239,9 @@ def describe_function(fun: Any) -> tuple[Any, FunctionInfo, Any]:
             suffix = f".{transformed[1]}"
         code = original_code(code)  # a function jaxviz is tracing keeps its identity
         inner = f
-        if internals.is_jax_file(code.co_filename) and code.co_name.endswith(_TRANSFORM_SUFFIX):
-            transforms.append(code.co_name[: -len(_TRANSFORM_SUFFIX)])
+        made_by = internals.transform_name(f)
+        if made_by is not None:
+            transforms.append(made_by)
         cell = ipython_cell(code.co_filename)
         # Re-running a notebook cell makes a new file name for the same source: key cells
         # by code, so that "same code, new function object" is recognised.
@@ -258,6 +259,9 @@ def describe_function(fun: Any) -> tuple[Any, FunctionInfo, Any]:
     name = base + suffix
     for t in transforms:
         name = f"{t}({name})"
+    if transform != "jit":
+        name = f"{transform}({name})"
+        key.append(transform)
     return tuple(key), FunctionInfo(name, qualname, defined), inner
 
 
@@ -279,6 +283,9 @@ class Leaf:
     # "device cpu:1" or a sharding's text when committed; "numpy" for a host array; None
     # for an uncommitted jax.Array (numpy arrays are uncommitted too: same executable)
     placement: str | None = None
+    # the sharding in the value's type (``jax.typeof(x).sharding``) when it is over a
+    # mesh: part of the aval JAX traces for, unlike the placement
+    typed_sharding: str | None = None
 
     @property
     def text(self) -> str:
@@ -341,11 +348,26 @@ def placement_words(placement: str | None) -> str:
 
 
 def _leaf_of(value: Any) -> Leaf:
+    if internals.is_tracer(value):  # under eager vmap/grad: what the compiled program gets
+        under = internals.eager_transform(value)
+        value = under[1] if under is not None else value
     try:
-        out = make_aval(jax.typeof(value))
+        typed = jax.typeof(value)
+        out = make_aval(typed)
     except Exception:
-        out = make_aval(value)
-    return _intern(Leaf(out, _placement(value)))
+        typed, out = None, make_aval(value)
+    return _intern(Leaf(out, _placement(value), _typed_sharding(typed)))
+
+
+def _typed_sharding(aval: Any) -> str | None:
+    sharding = getattr(aval, "sharding", None)
+    mesh = getattr(sharding, "mesh", None)
+    if sharding is None or mesh is None or getattr(mesh, "empty", True):
+        return None
+    try:
+        return f"{sharding.spec} over mesh {dict(mesh.shape)}"
+    except Exception:
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -380,6 +402,12 @@ class Signature:
 
     args: tuple[ArgSig, ...]
     context: tuple[tuple[str, Any], ...]
+    # how many times jax.clear_caches() had run when this call compiled: not part of
+    # JAX's key, it tells why an equal key compiled again
+    cleared: int = field(default=0, compare=False)
+    # for a function jitted inside a library: the user's call into the library (its name
+    # and the arguments, named as the user's variables), the part of the key the user set
+    entry: tuple[str, Signature] | None = field(default=None, compare=False)
 
     def describe(self) -> dict[str, str]:
         out = {a.name: a.text() for a in self.args}
@@ -413,21 +441,26 @@ def _arg_names(call: internals.JitCall) -> tuple[list[tuple[str, Any, bool, str]
         params = list(sig.parameters.values())
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     var_pos = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), None)
-    var_kw = next((p.name for p in params if p.kind == p.VAR_KEYWORD), None)
-    named = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
     nums = set(call.static_argnums)
     n = len(call.args)
     out = []
+    # a library method that passes its *args on to a model (numpyro's svi.update): the
+    # model's names for them
+    data_names = numpyro.model_data_names(getattr(call.fun, "__self__", None),
+                                          call.args[len(positional):], call.kwargs) \
+        if var_pos is not None and len(call.args) >= len(positional) else None
     for i, value in enumerate(call.args):
         if i < len(positional):
             name = positional[i].name
+        elif data_names is not None:
+            name = data_names[i - len(positional)]
         elif var_pos is not None:
             name = f"{var_pos}[{i - len(positional)}]"
         else:
             name = f"arg{i}"
         out.append((name, value, i in nums or (i - n) in nums, "positional"))
     for key, value in call.kwargs.items():
-        name = key if key in named or var_kw is None else f"{var_kw}[{key!r}]"
+        name = key  # as the user wrote it, whether a parameter or gathered by **kwargs
         out.append((name, value, key in call.static_argnames, "keyword"))
     return out, n
 
@@ -450,17 +483,99 @@ def signature_of(call: internals.JitCall,
             continue
         statics: tuple[tuple[str, Any], ...] = ()
         try:
-            flat, treedef = jax.tree_util.tree_flatten_with_path(value)
+            whole = None if is_static_leaf is None else functools.partial(_all_static, is_static_leaf)
+            flat, treedef = jax.tree_util.tree_flatten_with_path(value, is_leaf=whole)
             if is_static_leaf is not None:
                 statics = tuple((sys.intern(jax.tree_util.keystr(p)), v) for p, v in flat
-                                if is_static_leaf(v))
-                flat = [(p, v) for p, v in flat if not is_static_leaf(v)]
+                                if _all_static(is_static_leaf, v))
+                flat = [(p, v) for p, v in flat if not _all_static(is_static_leaf, v)]
             leaves = tuple((sys.intern(jax.tree_util.keystr(p)), _leaf_of(v)) for p, v in flat)
         except Exception:  # an odd object JAX will reject anyway
             treedef, leaves = None, (("", _leaf_of(value)),)
         args.append(ArgSig(name, False, passed, None, treedef, leaves,
                            _donated(call, index, name, passed), statics))
-    return Signature(tuple(args), context_snapshot())
+    return Signature(tuple(args), context_snapshot() + transforms_of(call), clears.generation(),
+                     library_entry(call) if is_static_leaf is None else None)
+
+
+def library_entry(call: internals.JitCall) -> tuple[str, Signature] | None:
+    """When the jitted function is called from inside a library (numpyro's MCMC runs
+    its own jitted loop), the user's call into that library: the library function's name
+    and its arguments as a signature, named by the user's variables that hold them
+    (``x``, ``y`` of ``mcmc.run(key, x, y)``). Only arrays and structure are kept."""
+    frame, entry = call.caller, None
+    while frame is not None and not is_user_file(frame.f_code.co_filename):
+        entry, frame = frame, frame.f_back
+    if entry is None or frame is None:
+        return None
+    named = _entry_arguments(entry, frame)
+    if not named:
+        return None
+    inner = internals.JitCall(None, None, (), dict(named), (), (), None, False, None)  # type: ignore[arg-type]
+    sig = signature_of(inner, lambda v: not isinstance(v, (jax.Array, np.ndarray, np.generic)))
+    args = tuple(dataclasses.replace(a, statics=()) for a in sig.args)
+    return entry.f_code.co_qualname, Signature(args, ())
+
+
+def _entry_arguments(entry: Any, user: Any) -> list[tuple[str, Any]]:
+    """(name, value) of the arguments a library function was called with, each named
+    by the user's variable holding it where one does."""
+    info = inspect.getargvalues(entry)
+    values = [(n, info.locals[n]) for n in info.args if n != "self" and n in info.locals]
+    if info.varargs and isinstance(info.locals.get(info.varargs), tuple):
+        values += [(f"{info.varargs}[{i}]", v) for i, v in enumerate(info.locals[info.varargs])]
+    if info.keywords and isinstance(info.locals.get(info.keywords), dict):
+        values += list(info.locals[info.keywords].items())
+    mine = [(k, v) for k, v in user.f_locals.items() if not k.startswith("_")]
+    library = numpyro.model_argument_names(entry) or {}
+    out = []
+    for name, value in values:
+        name = library.get(name, name)
+        if value is None or isinstance(value, (bool, int, float, str)):
+            out.append((name, value))  # not told apart by identity
+            continue
+        out.append((next((k for k, v in mine if v is value), name), value))
+    return out
+
+
+def transforms_of(call: internals.JitCall) -> tuple[tuple[str, Any], ...]:
+    """The eager transformations the call is made under (``vmap``, ``jvp``: each compiles
+    its own program), as a part of the key's trace context; () for a plain call."""
+    try:
+        leaves = jax.tree_util.tree_leaves((call.args, call.kwargs))
+    except Exception:
+        return ()
+    kinds: set[tuple[str, ...]] = set()
+    for leaf in leaves:
+        if internals.is_tracer(leaf):
+            under = internals.eager_transform(leaf)
+            if under is not None:
+                kinds.add(under[0])
+    if not kinds:
+        return ()
+    return (("transform", " of ".join(max(kinds, key=len))),)
+
+
+def is_eager_transform(call: internals.JitCall) -> bool:
+    """Whether every tracer among the call's arguments is an eager transformation's
+    (vmap, grad outside jit): JAX compiles the transformed program for this call."""
+    try:
+        leaves = jax.tree_util.tree_leaves((call.args, call.kwargs))
+    except Exception:
+        return False
+    tracers = [v for v in leaves if internals.is_tracer(v)]
+    return bool(tracers) and all(internals.eager_transform(v) is not None for v in tracers)
+
+
+def _all_static(is_static_leaf: Callable[[Any], bool], node: Any) -> bool:
+    """A subtree that holds leaves and only static ones (an optimizer, a dropout layer,
+    under ``eqx.filter_jit``): compared as one value, so that a new optimizer reads as one
+    new object, not one cause per function inside it."""
+    try:
+        leaves = jax.tree_util.tree_leaves(node)
+    except Exception:
+        return False
+    return bool(leaves) and all(is_static_leaf(v) for v in leaves)
 
 
 def context_snapshot() -> tuple[tuple[str, Any], ...]:

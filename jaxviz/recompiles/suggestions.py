@@ -27,14 +27,32 @@ def suggest_fix(event: CompileEvent, history: ObjectHistory | None) -> str | Non
                 "inside a loop or a re-run cell): JAX's cache belongs to the function object, "
                 "so every new object compiles again. Create the jitted function once, outside "
                 "the loop, and reuse it.")
+    if "cache_cleared" in by_kind:
+        c = by_kind["cache_cleared"][0]
+        what = "every function" if c.detail == "clear_caches" else "the function"
+        return (f"`{c.path}` emptied the cache, so {what} compiles again at its next "
+                "call. Clear caches only where compiling again is what you want (between "
+                "tasks, to free memory), not inside a loop.")
+    if "evicted" in by_kind:
+        return ("JAX's cache of this function was full and dropped the entry: too many "
+                "distinct keys (shapes, static values) for one function. Keep the keys few "
+                "(pad shapes, fewer static values).")
     if "previous_error" in by_kind:
         return None
     if "context" in by_kind:
         c = by_kind["context"][0]
         return (f"`{c.path}` is part of the cache key and changed ({c.before!r} → {c.after!r}). "
                 "Set configuration once at start-up rather than around calls.")
-    if "static_value" in by_kind and by_kind["static_value"][0].detail:
-        return _suggest_static_identity(by_kind["static_value"][0])
+    identity = [c for c in causes if c.compared in ("identity", "made_again", "hash")]
+    if identity and identity[0].kind == "static_value":
+        return _suggest_static_identity(identity[0])
+    moved = [c for c in by_kind.get("static_value", ()) if c.detail == "became_static"]
+    if moved:
+        c = moved[0]
+        return (f"`{c.path}` was an array and is now a Python {c.owner}: the jit-like wrapper "
+                "(eqx.filter_jit) traces arrays and holds everything else static, compiled per "
+                f"value. Pass an array every call, e.g. `jnp.asarray({c.path.split('.')[0]}, "
+                "jnp.float32)`.")
     if "static_value" in by_kind:
         c = by_kind["static_value"][0]
         seen = len(history.static_values.get(c.path, ())) if history else 0
@@ -47,6 +65,11 @@ def suggest_fix(event: CompileEvent, history: ObjectHistory | None) -> str | Non
         c = by_kind["pytree_structure"][0]
         if c.detail in ("static_field", "static_data"):
             return _suggest_static_data(c, event.signature)
+        if c.detail == "node" and "None" in (c.before, c.after):
+            return (f"`{c.path}` is None at one call and {c.after if c.before == 'None' else c.before} "
+                    "at the other: None is an empty pytree, so each is its own program. Pass it "
+                    "the same way every call (always a value, e.g. `jnp.zeros(())` with a flag, "
+                    "or always None), or make it a static argument if it is a mode switch.")
         if c.detail == "node":
             return (f"`{c.path}` arrived as another kind of container ({c.before} → {c.after}): a "
                     "different pytree structure is a different program. Pass the same container "
@@ -98,34 +121,38 @@ def suggest_fix(event: CompileEvent, history: ObjectHistory | None) -> str | Non
                 f"same kind every call, e.g. always `jnp.asarray({arg}, jnp.{leaf.aval.dtype if leaf else 'float32'})`.")
     if "unknown" in by_kind:
         return ("jaxviz found this call equal to an earlier compile in everything it compares "
-                f"({COMPARED}): the cache was probably cleared (jax.clear_caches(), "
-                "f.clear_cache()) or evicted.")
+                f"({COMPARED}) and saw no jax.clear_caches() in between: the entry was "
+                "probably evicted, or the function's cache cleared where jaxviz could not read "
+                "it. Run with `jax.config.update('jax_explain_cache_misses', True)` to see "
+                "JAX's own key.")
     return None
 
 
 def _suggest_static_identity(c: Cause) -> str:
     """A static value that is a new object each call, found equal or not by identity."""
-    cls = c.owner or ""
-    if c.detail == "made_again":
+    cls = c.value_type or c.owner or "object"
+    where = f" (built at {c.built})" if c.built else ""
+    if c.compared == "made_again":
         optax = (" For optax, build the optimizer once; to change a hyperparameter, use "
                  "`optax.inject_hyperparams(optax.adam)(learning_rate=...)` and change "
-                 "`opt_state.hyperparams['learning_rate']`." if cls.startswith("GradientTransformation")
+                 "`opt_state.hyperparams['learning_rate']`." if "GradientTransformation" in cls
                  else "")
-        return (f"`{c.path}` is a {cls} made again (e.g. `optax.adam(...)` or a closure called "
-                "again in the loop): its functions are new objects, so JAX never finds it in "
-                f"its cache. Create it once, before the loop, and pass that same object.{optax}")
-    if c.detail == "hash":
+        return (f"`{c.path}` is a new {cls} made again{where} (e.g. `optax.adam(...)` or a "
+                "closure called again in the loop): its functions are new objects, compared by "
+                "identity, so JAX never finds it in its cache. Build it once, outside the loop, "
+                f"and pass that same object.{optax}")
+    if c.compared == "hash":
         why = (f"`{c.path}` is equal (==) to the value compiled before, but {cls}'s __hash__ "
                "is by identity (object.__hash__), and JAX finds static values by hash: every "
                f"new {cls} object compiles again.")
     else:
-        why = (f"`{c.path}` is a new {cls} object each call, and {cls} has no __eq__: it is "
+        why = (f"`{c.path}` is a new {cls} object{where}, and {cls} has no __eq__: it is "
                "compared by identity, so it never matches the compiled one.")
-    return (f"{why} Give {cls} value equality and a matching hash: make it "
+    return (f"{why} Build it once, outside the loop, and pass the same object; or give "
+            f"{cls} value equality and a matching hash: make it "
             f"`@dataclasses.dataclass(frozen=True)` (or a NamedTuple), or define "
-            f"`__eq__` and `__hash__` from the same fields, e.g. "
-            f"`def __hash__(self): return hash(dataclasses.astuple(self))`; or create the "
-            f"{cls} once and pass the same object.")
+            f"`__eq__` and `__hash__` from the same fields; or make it a field compared by "
+            f"value (a pytree leaf, or a static field holding plain values).")
 
 
 def _suggest_new_object(c: Cause, name: str) -> str:
@@ -140,6 +167,8 @@ def _suggest_new_object(c: Cause, name: str) -> str:
         "method": (f"Jit the method once on one object and reuse it; or jit the unbound "
                    f"function and pass the object as an argument (`jax.jit(type(obj).{name})"
                    "(obj, x)`, the object a pytree such as an eqx.Module, or static and hashable)."),
+        "transform": ("Build the transformed function once, outside the loop (`g = "
+                      "jax.jit(jax.grad(loss))` before it), and call that object every time."),
         "method_object": (f"Jit the bound method once (`{name} = jax.jit(obj.{name})` before "
                           "the loop) and call that object every time."),
         "closure": (f"`{name}` is made by each call of its enclosing function: define it once "
@@ -161,12 +190,15 @@ def _suggest_static_data(c: Cause, sig: Signature | None) -> str:
             if c.detail == "static_field"
             else f"`{c.path}` is a {c.owner} whose static (auxiliary) pytree data changed")
     text = f"{what}: it is part of the compile key (compared with ==), so each new value compiles a new program"
-    if any(m in f"{c.before}{c.after}" for m in ("(object 0x", "<function ", " object at 0x")):
-        text += (", and so does a new object that is not equal to the old one (a re-created "
-                 "optax transformation, a new closure or lambda)")
+    if c.compared in ("identity", "made_again"):
+        where = f", built at {c.built}" if c.built else ""
+        text += (f", and this one is a new {c.value_type} object{where}, compared by identity "
+                 "(a re-created optax transformation, a new closure or lambda, a class with "
+                 "no `__eq__`): build it once, outside the loop, or give its class `__eq__` "
+                 "and `__hash__`")
     text += (". Keep it fixed across steps (create it once and reuse the same object); if the "
              "value has to change, move it into the arrays")
-    if "GradientTransformation" in f"{c.before}{c.after}":
+    if "GradientTransformation" in f"{c.before}{c.after}{c.value_type}":
         arg = _arg_of(sig, c.path)
         hyper = [p for p, _ in (arg.leaves if arg is not None else ()) if ".hyperparams[" in p]
         if hyper and arg is not None:
