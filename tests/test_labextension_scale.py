@@ -154,7 +154,8 @@ def test_a_click_closes_a_group_and_a_click_on_its_box_opens_it(page):
     page.wait_for_function("([g, id]) => g.dataset.jaxvizExpanded.split(',').includes(id)",
                            arg=[g.element_handle(), str(gid)], timeout=60_000)
     settled(g)
-    assert int(g.evaluate("g => g.dataset.jaxvizItems")) == before
+    # Open again, its own subgroups closed (closing it closed them): between the two.
+    assert closed < int(g.evaluate("g => g.dataset.jaxvizItems")) <= before
     save_shot(page, ARTIFACTS, "reopened-group")
 
 

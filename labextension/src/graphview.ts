@@ -546,9 +546,11 @@ export class GraphView extends Widget {
     const hooks = drawn.element as unknown as {
       jaxvizRect: (id: string) => DOMRect | null;
       jaxvizTextHeights: () => number[];
+      jaxvizDrawMs: () => number;
     };
     hooks.jaxvizRect = id => this.scenePageRect(id);
     hooks.jaxvizTextHeights = () => drawn.textHeights();
+    hooks.jaxvizDrawMs = () => drawn.drawMs / Math.max(1, drawn.frames);
     drawn.setTransform(this.model.transform);
   }
 
