@@ -59,6 +59,8 @@ const SVG_NS = 'http://www.w3.org/2000/svg';
 const HEAT_SAMPLES = [0.1, 0.5, 0.9];
 /** How a drawing came to be, for the status line. */
 const ARRANGED = { layout: 'layout', splice: 'opened in place', close: 'closed in place', restore: 'as before' };
+/** Boxes in view whose opening is laid out ahead, while nothing else runs. */
+const PREFETCH_BOXES = 8;
 /** How long items glide from their old to their new place after a re-layout. */
 const MOVE_MS = 220;
 
@@ -447,9 +449,41 @@ export class GraphView extends Widget {
         'click ▸ boxes to expand, ▾ labels to collapse · drag to pan · ctrl+wheel to zoom · Fit shows all'
     );
     this.laidOut();
+    this.prefetchOpenings(index, text, token);
     if (!opts.initial && !this.isDisposed) {
       this.expansionChanged(view.expanded);
     }
+  }
+
+  /** Lay out ahead, one at a time in the worker, what opening each box in view would
+   * splice into this drawing (the same DOT as `openInPlace` writes, so the layout cache
+   * answers the click): a click then only splices. Stops when the view changes. */
+  private prefetchOpenings(index: GraphIndex, text: string, token: number): void {
+    const svg = this.svg;
+    if (!svg) {
+      return;
+    }
+    const c = this.canvas.getBoundingClientRect();
+    const boxes = [...svg.querySelectorAll<SVGGElement>('g.node.jaxviz-group')]
+      .filter(g => !/jaxviz-group-(inputs|outputs)/.test(g.getAttribute('class') ?? ''))
+      .filter(g => {
+        const r = g.getBoundingClientRect();
+        return r.right > c.left && r.left < c.right && r.bottom > c.top && r.top < c.bottom;
+      })
+      .slice(0, PREFETCH_BOXES)
+      .map(g => parseItem(g.id).id);
+    const rankdir = this.model.rankdir;
+    const run = async () => {
+      const drawing = parseDrawing(text);
+      for (const gid of boxes) {
+        if (token !== this.renderToken || this.isDisposed) {
+          return;
+        }
+        const order = portOrder(drawing, groupItem(gid), rankdir);
+        await layoutText(groupToDot(buildView(index, index.expand(this.expanded, gid)), gid, { rankdir }, order));
+      }
+    };
+    window.setTimeout(() => void run().catch(() => undefined), 0);
   }
 
   /** Show a view too big for Graphviz: the layered layout (in the worker, with a progress
@@ -653,6 +687,13 @@ export class GraphView extends Widget {
     svg.dataset.ptHeight = String(h);
     svg.setAttribute('width', `${this.svgSize.w}px`);
     svg.setAttribute('height', `${this.svgSize.h}px`);
+    // Inline, so that no page's rule scales the drawing (nbconvert's and Colab's
+    // `.jp-RenderedHTMLCommon svg {max-width: 100%; height: auto}` shrank its text to 6 px):
+    // the zoom is ours alone.
+    svg.style.width = `${this.svgSize.w}px`;
+    svg.style.height = `${this.svgSize.h}px`;
+    svg.style.maxWidth = 'none';
+    svg.style.maxHeight = 'none';
     svg.classList.add('jp-jaxviz-svg');
     // A box's fill (its kind's colour or its cost heat) as a variable, so that the theme
     // can tint it (see base.css) as it tints the legend's swatches.
