@@ -9,6 +9,7 @@ them). Screenshots go to ``artifacts/labextension-scale/``.
 from __future__ import annotations
 
 import statistics
+import sys
 
 import pytest
 from browser_lab import (
@@ -21,6 +22,13 @@ from browser_lab import (
     save_shot,
     write_notebook,
 )
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import models  # noqa: E402
+
+import jaxviz  # noqa: E402
+from jaxviz.render.embed import graph_output_html  # noqa: E402
+from jaxviz.render.payload import program_payload  # noqa: E402
 
 ARTIFACTS = ROOT / "artifacts" / "labextension-scale"
 CHROMIUM = chromium_path()
@@ -166,3 +174,42 @@ def test_fit_shows_it_all_with_labels_hidden(page):
     save_shot(page, ARTIFACTS, "train-step-80-blocks-fit")
     assert inked_share(g) > 0.001
     assert g.evaluate(HEIGHTS_JS) == []  # far too small to read: not drawn
+
+
+# An exported page's own rule for SVG in HTML outputs (nbconvert's lab template, and
+# JupyterLab's CSS wherever an output is rendered as HTML): it would scale a wide drawing
+# down to the output's width, its text with it.
+EXPORT_PAGE = """<!doctype html><html><head><meta charset="utf-8"><style>
+.jp-RenderedHTMLCommon svg {{ max-width: 100%; height: auto; }}
+</style></head><body><div class="jp-RenderedHTMLCommon" style="width: 760px">{output}</div></body></html>"""
+
+SVG_TEXT_HEIGHTS_JS = """() => { const c = document.querySelector('.jp-jaxviz-canvas').getBoundingClientRect();
+  return [...document.querySelectorAll('svg.jp-jaxviz-svg text')]
+    .filter(t => t.getAttribute('visibility') !== 'hidden' && t.textContent.trim())
+    .map(t => t.getBoundingClientRect())
+    .filter(r => r.top + r.height / 2 > c.top && r.top + r.height / 2 < c.bottom
+                 && r.left + r.width / 2 > c.left && r.left + r.width / 2 < c.right)
+    .map(r => r.height); }"""
+
+
+def test_an_exported_page_does_not_shrink_the_text(browser, tmp_path):
+    """A 12-block train step's output as an exported page shows it (the page's CSS caps SVG
+    at the output's width): its first view's text stays legible."""
+    program = jaxviz.trace(models.train_step, models.init_params(12), models.tokens())
+    path = tmp_path / "exported.html"
+    output = graph_output_html("<p>static drawing</p>", program_payload(program), viewer=True)
+    path.write_text(EXPORT_PAGE.format(output=output), encoding="utf-8")
+    page = browser.new_page(viewport=VIEWPORT)
+    try:
+        page.goto(path.as_uri())
+        page.locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=60_000)
+        page.wait_for_timeout(500)
+        save_shot(page, ARTIFACTS, "exported-train-step-12-blocks")
+        drawing = page.locator("svg.jp-jaxviz-svg").bounding_box()
+        canvas = page.locator(".jp-jaxviz-canvas").bounding_box()
+        assert drawing["width"] > canvas["width"], (drawing, canvas)  # wider than the output: it pans
+        heights = page.evaluate(SVG_TEXT_HEIGHTS_JS)
+        assert len(heights) >= 10, heights
+        assert statistics.median(heights) >= 9, statistics.median(heights)
+    finally:
+        page.close()

@@ -34,6 +34,8 @@ export class SceneCanvas {
   /** Item index by id, open group index by `cluster_g<id>`. */
   private readonly itemIndex: Map<string, number>;
   private readonly clusterIndex: Map<string, number>;
+  /** Each edge's ends (x0, y0, x1, y1), computed once: a frame reads them without allocating. */
+  private readonly ends: Float64Array;
   /** Items by fill colour (drawn one path per colour). */
   private readonly byFill = new Map<string, number[]>();
   /** Frames drawn and the time they took (ms), for the benchmark. */
@@ -48,6 +50,12 @@ export class SceneCanvas {
     this.element.className = 'jp-jaxviz-scene';
     this.itemIndex = new Map(scene.items.map((id, k) => [id, k]));
     this.clusterIndex = new Map(scene.clusters.map((gid, c) => [`cluster_g${gid}`, c]));
+    this.ends = new Float64Array(4 * scene.edgeSrc.length);
+    for (let e = 0; e < scene.edgeSrc.length; e++) {
+      if (scene.edgeSrc[e] >= 0 && scene.edgeDst[e] >= 0) {
+        this.ends.set(this.edgeEnds(e), 4 * e);
+      }
+    }
     scene.itemLooks.forEach((l, k) => {
       const list = this.byFill.get(l.fill) ?? [];
       list.push(k);
@@ -214,15 +222,23 @@ export class SceneCanvas {
         if (edgeWeak[e] !== weak || edgeSrc[e] < 0 || edgeDst[e] < 0) {
           continue;
         }
-        const [x0, y0, x1, y1] = this.edgeEnds(e);
+        const x0 = this.ends[4 * e];
+        const y0 = this.ends[4 * e + 1];
+        const x1 = this.ends[4 * e + 2];
+        const y1 = this.ends[4 * e + 3];
         if (Math.max(x0, x1) < view.x0 || Math.min(x0, x1) > view.x1) {
           continue;
         }
         if (Math.max(y0, y1) < view.y0 || Math.min(y0, y1) > view.y1) {
           continue;
         }
-        ctx.moveTo(x0, y0);
-        if (curved) {
+        const long = Math.abs(x1 - x0) > 3 * (view.x1 - view.x0) || Math.abs(y1 - y0) > 3 * (view.y1 - view.y0);
+        if (long) {
+          // Straight and cut to the view: a curve or dash pattern thousands of screens
+          // long costs the rasteriser its whole length.
+          clippedLine(ctx, x0, y0, x1, y1, view);
+        } else if (curved) {
+          ctx.moveTo(x0, y0);
           const tb = this.scene.layout.rankdir === 'TB';
           const m = tb ? (y1 - y0) / 2 : (x1 - x0) / 2;
           if (tb) {
@@ -231,6 +247,7 @@ export class SceneCanvas {
             ctx.bezierCurveTo(x0 + m, y0, x1 - m, y1, x1, y1);
           }
         } else {
+          ctx.moveTo(x0, y0);
           ctx.lineTo(x1, y1);
         }
         if (arrows) {
@@ -283,11 +300,13 @@ export class SceneCanvas {
     const labelled: number[] = [];
     for (const [fill, list] of this.byFill) {
       ctx.beginPath();
+      const { itemX, itemY } = this.layout;
+      const { itemW, itemH } = this.scene.layout;
       for (const k of list) {
-        const r = this.itemRect(k);
-        if (!seen(r.x, r.y, r.w, r.h)) {
+        if (!seen(itemX[k], itemY[k], itemW[k], itemH[k])) {
           continue;
         }
+        const r = this.itemRect(k);
         shapePath(ctx, looks[k], r);
         if (looks[k].fontPx * scale >= MIN_LABEL_PX) {
           labelled.push(k);
@@ -368,18 +387,23 @@ export class SceneCanvas {
       }
     }
     const near = 5 / scale;
+    const tb = this.scene.layout.rankdir === 'TB';
     for (let e = 0; e < this.scene.edgeSrc.length; e++) {
       if (this.scene.edgeSrc[e] < 0 || this.scene.edgeDst[e] < 0) {
         continue;
       }
-      const [x0, y0, x1, y1] = this.edgeEnds(e);
+      const [x0, y0, x1, y1] = this.ends.subarray(4 * e, 4 * e + 4);
       if (x < Math.min(x0, x1) - near || x > Math.max(x0, x1) + near) {
         continue;
       }
       if (y < Math.min(y0, y1) - near || y > Math.max(y0, y1) + near) {
         continue;
       }
-      if (curveDistance(x, y, x0, y0, x1, y1, this.scene.layout.rankdir === 'TB') <= near) {
+      const long =
+        Math.abs(x1 - x0) > (3 * this.element.clientWidth) / scale ||
+        Math.abs(y1 - y0) > (3 * this.element.clientHeight) / scale;
+      const d = long ? segmentDistance(x, y, x0, y0, x1, y1) : curveDistance(x, y, x0, y0, x1, y1, tb);
+      if (d <= near) {
         return { kind: 'edge', index: e };
       }
     }
@@ -429,6 +453,51 @@ function shapePath(ctx: CanvasRenderingContext2D, l: Look, r: { x: number; y: nu
   } else {
     ctx.rect(x, y, w, h);
   }
+}
+
+/** The part of the segment (x0, y0)–(x1, y1) inside the view (Liang–Barsky), added to the
+ * current path. */
+function clippedLine(
+  ctx: CanvasRenderingContext2D,
+  x0: number,
+  y0: number,
+  x1: number,
+  y1: number,
+  view: { x0: number; y0: number; x1: number; y1: number }
+): void {
+  const dx = x1 - x0;
+  const dy = y1 - y0;
+  let t0 = 0;
+  let t1 = 1;
+  const sides: [number, number][] = [
+    [-dx, x0 - view.x0],
+    [dx, view.x1 - x0],
+    [-dy, y0 - view.y0],
+    [dy, view.y1 - y0]
+  ];
+  for (const [p, q] of sides) {
+    if (p === 0) {
+      if (q < 0) {
+        return;
+      }
+    } else if (p < 0) {
+      t0 = Math.max(t0, q / p);
+    } else {
+      t1 = Math.min(t1, q / p);
+    }
+  }
+  if (t0 < t1) {
+    ctx.moveTo(x0 + t0 * dx, y0 + t0 * dy);
+    ctx.lineTo(x0 + t1 * dx, y0 + t1 * dy);
+  }
+}
+
+/** Distance from a point to a straight segment. */
+function segmentDistance(x: number, y: number, x0: number, y0: number, x1: number, y1: number): number {
+  const dx = x1 - x0;
+  const dy = y1 - y0;
+  const t = Math.max(0, Math.min(1, ((x - x0) * dx + (y - y0) * dy) / (dx * dx + dy * dy || 1)));
+  return Math.hypot(x0 + t * dx - x, y0 + t * dy - y);
 }
 
 /** Distance from a point to an edge drawn from (x0, y0) to (x1, y1), sampled along it. */
