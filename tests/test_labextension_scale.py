@@ -181,7 +181,7 @@ def test_fit_shows_it_all_with_labels_hidden(page):
 # down to the output's width, its text with it.
 EXPORT_PAGE = """<!doctype html><html><head><meta charset="utf-8"><style>
 .jp-RenderedHTMLCommon svg {{ max-width: 100%; height: auto; }}
-</style></head><body><div class="jp-RenderedHTMLCommon" style="width: 760px">{output}</div></body></html>"""
+</style></head><body><div class="jp-RenderedHTMLCommon" style="width: 480px">{output}</div></body></html>"""
 
 SVG_TEXT_HEIGHTS_JS = """() => { const c = document.querySelector('.jp-jaxviz-canvas').getBoundingClientRect();
   return [...document.querySelectorAll('svg.jp-jaxviz-svg text')]
@@ -192,24 +192,24 @@ SVG_TEXT_HEIGHTS_JS = """() => { const c = document.querySelector('.jp-jaxviz-ca
     .map(r => r.height); }"""
 
 
-def test_an_exported_page_does_not_shrink_the_text(browser, tmp_path):
+def test_an_exported_page_does_not_shrink_the_text(page, tmp_path):
     """A 12-block train step's output as an exported page shows it (the page's CSS caps SVG
     at the output's width): its first view's text stays legible."""
     program = jaxviz.trace(models.train_step, models.init_params(12), models.tokens())
     path = tmp_path / "exported.html"
     output = graph_output_html("<p>static drawing</p>", program_payload(program), viewer=True)
     path.write_text(EXPORT_PAGE.format(output=output), encoding="utf-8")
-    page = browser.new_page(viewport=VIEWPORT)
+    exported = page.context.new_page()  # the module's browser (one Playwright per module)
     try:
-        page.goto(path.as_uri())
-        page.locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=60_000)
-        page.wait_for_timeout(500)
-        save_shot(page, ARTIFACTS, "exported-train-step-12-blocks")
-        drawing = page.locator("svg.jp-jaxviz-svg").bounding_box()
-        canvas = page.locator(".jp-jaxviz-canvas").bounding_box()
+        exported.goto(path.as_uri())
+        exported.locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=60_000)
+        exported.wait_for_timeout(500)
+        save_shot(exported, ARTIFACTS, "exported-train-step-12-blocks")
+        drawing = exported.locator("svg.jp-jaxviz-svg").bounding_box()
+        canvas = exported.locator(".jp-jaxviz-canvas").bounding_box()
         assert drawing["width"] > canvas["width"], (drawing, canvas)  # wider than the output: it pans
-        heights = page.evaluate(SVG_TEXT_HEIGHTS_JS)
+        heights = exported.evaluate(SVG_TEXT_HEIGHTS_JS)
         assert len(heights) >= 10, heights
         assert statistics.median(heights) >= 9, statistics.median(heights)
     finally:
-        page.close()
+        exported.close()

@@ -849,7 +849,7 @@ export class GraphView extends Widget {
       const scaleAtMax = Math.min(1, (width - 16) / w, (maxH - 16) / h);
       this.canvas.style.height = `${Math.max(80, Math.min(maxH, h * scaleAtMax + 16))}px`;
     }
-    const fitted = fitAll(this.svgSize, { w: width, h: this.canvas.clientHeight || maxH });
+    const fitted = fitAll(this.svgSize, { w: width, h: this.canvas.clientHeight || maxH }, this.scene ? 0 : 0.02);
     this.model.setTransform({ scale: fitted.scale, tx: fitted.tx, ty: fitted.ty });
   }
 
