@@ -258,7 +258,10 @@ export class SceneCanvas {
       ctx.strokeStyle = color;
       ctx.lineWidth = Math.max(0.8, 0.6 / scale);
       ctx.setLineDash(weak ? [4, 3] : []);
+      // Zoomed far out, thousands of edges would bury the boxes: fainter as they shrink.
+      ctx.globalAlpha = Math.min(1, Math.max(0.15, scale * 2));
       ctx.stroke();
+      ctx.globalAlpha = 1;
       ctx.setLineDash([]);
       ctx.beginPath();
       const tb = this.scene.layout.rankdir === 'TB';
