@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from browser_lab import (  # noqa: E402
+from browser_lab import (  # noqa: E402  # pyright: ignore[reportMissingImports]
     CHROMIUM_ARGS,
     chromium_path,
     command,
@@ -191,7 +191,7 @@ def bench_open_in_place(page, cell: int, what: str, boxes: int = 3) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Browser benchmark: big views in a real JupyterLab")
     parser.add_argument("--blocks", type=int, nargs="+", default=[10, 39, 78])
     args = parser.parse_args()
     cells = ["%load_ext jaxviz",
@@ -212,7 +212,7 @@ def main() -> None:
                 page.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=60_000)
                 for i in range(len(cells)):
                     run_cell(page, i, timeout=300_000)
-                print(f"Chromium {page.context.browser.version}, headless, software rendering; "
+                print(f"Chromium {browser.version}, headless, software rendering; "
                       f"{os.cpu_count()} cores")
                 for k, blocks in enumerate(args.blocks):
                     bench_size(page, 3 + k, blocks)

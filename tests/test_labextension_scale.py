@@ -24,7 +24,7 @@ from browser_lab import (
 )
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-import models  # noqa: E402
+import models  # noqa: E402  # pyright: ignore[reportMissingImports]
 
 import jaxviz  # noqa: E402
 from jaxviz.render.embed import graph_output_html  # noqa: E402
@@ -32,7 +32,6 @@ from jaxviz.render.payload import program_payload  # noqa: E402
 
 ARTIFACTS = ROOT / "artifacts" / "labextension-scale"
 CHROMIUM = chromium_path()
-VIEWPORT = {"width": 1600, "height": 1000}
 BLOCKS = 80  # 80 blocks with every group open: about 20,500 visible items
 
 pytestmark = browser_marks(timeout=240)
@@ -57,7 +56,7 @@ def page(lab):
     write_notebook(lab.root / "scale.ipynb", CELLS)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context(viewport=VIEWPORT)
+        context = browser.new_context(viewport={"width": 1600, "height": 1000})
         pg = context.new_page()
         errors: list[str] = []
         pg.on("pageerror", lambda e: errors.append(str(e)))
