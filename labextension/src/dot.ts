@@ -80,57 +80,14 @@ function dotWriter(view: View, options: DotOptions) {
     lines.push(`  edge ${attrs(DOT_EDGE)}`);
   };
 
-  const boxLine = (child: number, indent: string) => {
-    const cg = graph.groups[child];
-    const item = groupItem(child);
-    const where = cg.source ? `\n${shortSource(cg.source)}` : '';
-    const size = cg.kind === 'inputs' || cg.kind === 'outputs' ? '' : `\n${sizeText(graph.groups, child)}`;
-    const a: { [key: string]: string } = {
-      id: item,
-      class: `jaxviz-group jaxviz-group-${cg.kind}`,
-      label: `${markers ? '▸ ' : ''}${cg.repeat || cg.name}${size}${where}`,
-      shape: 'box3d',
-      style: 'filled',
-      fillcolor: GROUP_FILL[cg.kind] ?? BOX_FILL,
-      ...(cg.kind === 'repeat' ? REPEAT_BOX : {}),
-      ...(cg.kind === 'phase' ? PHASE : {})
-    };
-    if (cg.parent !== null && graph.groups[cg.parent].kind === 'repeat') {
-      // As render/dot.py: the layers of an open fold in one straight column.
-      a.group = `repeat_g${cg.parent}`;
-    }
-    const heat = groupHeat(graph.groups, child);
-    if (heat) {
-      a.label += `\n${heat.text}`;
-      a.fillcolor = heat.fill;
-      a.fontcolor = heat.font;
-    }
-    const comm = commLabel(graph.groups, child); // as render/dot.py: the outline, beside the fill
-    if (comm) {
-      a.label += `\n${comm}`;
-      Object.assign(a, COMM_STYLE);
-    }
-    lines.push(`${indent}${quote(item)} ${attrs(a)}`);
-  };
+  const boxLine = (child: number, indent: string) =>
+    lines.push(`${indent}${quote(groupItem(child))} ${attrs(boxAttrs(graph, child, markers))}`);
   const nodeLine = (nid: number, indent: string) =>
     lines.push(`${indent}${quote(nodeItem(nid))} ${attrs(nodeAttrs(graph, nid, legend))}`);
 
   const cluster = (child: number, indent: string) => {
-    const cg = graph.groups[child];
-    const where = cg.source ? ` · ${shortSource(cg.source)}` : '';
-    const label = `${markers ? '▾ ' : ''}${cg.repeat || cg.name} (${sizeText(graph.groups, child)})${where}`;
     lines.push(`${indent}subgraph ${quote(`cluster_g${child}`)} {`);
-    lines.push(
-      `${indent}  graph ${attrs({
-        id: `cluster_g${child}`,
-        class: `jaxviz-cluster jaxviz-group-${cg.kind}`,
-        label,
-        style: cg.kind === 'repeat' ? REPEAT_CLUSTER_STYLE : 'rounded,filled',
-        fillcolor: GROUP_FILL[cg.kind] ?? CLUSTER_FILL,
-        ...CLUSTER,
-        ...(cg.kind === 'phase' ? PHASE : {})
-      })}`
-    );
+    lines.push(`${indent}  graph ${attrs(clusterAttrs(graph, child, markers))}`);
     emitGroup(child, indent + '  ');
     lines.push(`${indent}}`);
   };
@@ -321,7 +278,60 @@ export function eqnLabel(n: { label: string; primitive: string | null; literals:
   return `${n.label}${lits}`;
 }
 
-function nodeAttrs(graph: GraphJSON, nid: number, legend: { [kind: string]: LegendSpec }): { [key: string]: string } {
+/** A collapsed group's box: its DOT attributes (the canvas draws with the same). */
+export function boxAttrs(graph: GraphJSON, child: number, markers = true): { [key: string]: string } {
+  const cg = graph.groups[child];
+  const where = cg.source ? `\n${shortSource(cg.source)}` : '';
+  const size = cg.kind === 'inputs' || cg.kind === 'outputs' ? '' : `\n${sizeText(graph.groups, child)}`;
+  const a: { [key: string]: string } = {
+    id: groupItem(child),
+    class: `jaxviz-group jaxviz-group-${cg.kind}`,
+    label: `${markers ? '▸ ' : ''}${cg.repeat || cg.name}${size}${where}`,
+    shape: 'box3d',
+    style: 'filled',
+    fillcolor: GROUP_FILL[cg.kind] ?? BOX_FILL,
+    ...(cg.kind === 'repeat' ? REPEAT_BOX : {}),
+    ...(cg.kind === 'phase' ? PHASE : {})
+  };
+  if (cg.parent !== null && graph.groups[cg.parent].kind === 'repeat') {
+    // As render/dot.py: the layers of an open fold in one straight column.
+    a.group = `repeat_g${cg.parent}`;
+  }
+  const heat = groupHeat(graph.groups, child);
+  if (heat) {
+    a.label += `\n${heat.text}`;
+    a.fillcolor = heat.fill;
+    a.fontcolor = heat.font;
+  }
+  const comm = commLabel(graph.groups, child); // as render/dot.py: the outline, beside the fill
+  if (comm) {
+    a.label += `\n${comm}`;
+    Object.assign(a, COMM_STYLE);
+  }
+  return a;
+}
+
+/** An expanded group's cluster: its DOT graph attributes (the canvas draws with the same). */
+export function clusterAttrs(graph: GraphJSON, child: number, markers = true): { [key: string]: string } {
+  const cg = graph.groups[child];
+  const where = cg.source ? ` · ${shortSource(cg.source)}` : '';
+  return {
+    id: `cluster_g${child}`,
+    class: `jaxviz-cluster jaxviz-group-${cg.kind}`,
+    label: `${markers ? '▾ ' : ''}${cg.repeat || cg.name} (${sizeText(graph.groups, child)})${where}`,
+    style: cg.kind === 'repeat' ? REPEAT_CLUSTER_STYLE : 'rounded,filled',
+    fillcolor: GROUP_FILL[cg.kind] ?? CLUSTER_FILL,
+    ...CLUSTER,
+    ...(cg.kind === 'phase' ? PHASE : {})
+  };
+}
+
+/** A node's DOT attributes (the canvas draws with the same). */
+export function nodeAttrs(
+  graph: GraphJSON,
+  nid: number,
+  legend: { [kind: string]: LegendSpec }
+): { [key: string]: string } {
   const n = graph.nodes[nid];
   const where = n.source ? `\n${shortSource(n.source)}` : '';
   const base = { id: nodeItem(nid), class: `jaxviz-${n.kind}` };
@@ -339,12 +349,13 @@ function nodeAttrs(graph: GraphJSON, nid: number, legend: { [kind: string]: Lege
     };
   }
   if (n.kind === 'output') {
+    const look = legend[n.input_kind === 'lost' ? 'lost' : 'output']; // lost: computed, dropped
     return {
       ...base,
       label: `${n.label}\n${n.outputs.length ? n.outputs[0].text : ''}${placed}`,
-      shape: legend.output.shape,
-      style: 'filled',
-      fillcolor: legend.output.color
+      shape: look.shape,
+      style: 'style' in look ? String(look.style) : 'filled',
+      fillcolor: look.color
     };
   }
   const kind = n.input_kind && legend[n.input_kind] ? n.input_kind : 'traced';

@@ -54,9 +54,10 @@ export function prefersSideways(svg: Size, canvasWidth: number, maxHeight: numbe
   return svg.h * scale > 1.5 * maxHeight && svg.w * scale < 0.5 * canvasWidth;
 }
 
-/** The zoom and offset that show all of the drawing in a canvas of `canvas` px. */
-export function fitAll(svg: Size, canvas: Size): { scale: number; tx: number; ty: number } {
-  const scale = Math.max(0.02, Math.min(1, (canvas.w - 2 * PAD) / svg.w, (canvas.h - 2 * PAD) / svg.h));
+/** The zoom and offset that show all of the drawing in a canvas of `canvas` px (not below
+ * `minScale`: an SVG drawing that small is all blur; a canvas scene draws marks instead). */
+export function fitAll(svg: Size, canvas: Size, minScale = 0.02): { scale: number; tx: number; ty: number } {
+  const scale = Math.max(minScale, Math.min(1, (canvas.w - 2 * PAD) / svg.w, (canvas.h - 2 * PAD) / svg.h));
   return {
     scale,
     tx: Math.max(PAD, (canvas.w - svg.w * scale) / 2),

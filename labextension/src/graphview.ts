@@ -14,9 +14,21 @@ import { Widget } from '@lumino/widgets';
 
 import { groupToDot, legendKinds, legendOf, viewToDot } from './dot';
 import { TooltipLine, avalDetail, groupTooltip, heatColor, nodeTooltip, repeatText } from './format';
-import { PT_TO_PX, fitAll, firstView, keepInPlace, maxCanvasHeight, placeTooltip, prefersSideways } from './geometry';
+import {
+  PAD,
+  PT_TO_PX,
+  fitAll,
+  firstView,
+  keepInPlace,
+  maxCanvasHeight,
+  placeTooltip,
+  prefersSideways
+} from './geometry';
 import { parseSvg } from './layout';
-import { layoutMode, layoutText } from './layoutsvg';
+import { layouter, layoutMode, layoutText } from './layoutsvg';
+import { LayeredOutput } from './layered';
+import { Scene, sceneOf } from './scene';
+import { SceneCanvas } from './scenecanvas';
 import { GraphModel } from './graphmodel';
 import { GROUP_FILL, LEGEND } from './visual';
 import { closeGroup, drawingText, parseDrawing, portOrder, spliceGroup } from './splicesvg';
@@ -25,6 +37,7 @@ import { initialExpansion } from './persist';
 import {
   GraphIndex,
   ItemId,
+  View,
   VisibleEdge,
   buildView,
   edgeIsWeak,
@@ -35,12 +48,19 @@ import {
 } from './view';
 
 /** Views with more visible items than this are not laid out (collapse instead). */
-export const MAX_LAYOUT_ITEMS = 2500;
+export const MAX_LAYOUT_ITEMS = 100000;
+/** Views with more visible items than this are laid out by the layered layout and drawn
+ * on a canvas (`layered.ts`, `scenecanvas.ts`); up to it, by Graphviz as SVG, whose
+ * drawings are tidier but whose time grows faster than the items (see
+ * `benchmarks/bench_browser.py`). */
+export const GRAPHVIZ_MAX_ITEMS = 500;
 const SVG_NS = 'http://www.w3.org/2000/svg';
 /** Heat levels shown in the legend's swatch of cost-shaded groups. */
 const HEAT_SAMPLES = [0.1, 0.5, 0.9];
 /** How a drawing came to be, for the status line. */
 const ARRANGED = { layout: 'layout', splice: 'opened in place', close: 'closed in place', restore: 'as before' };
+/** Boxes in view whose opening is laid out ahead, while nothing else runs. */
+const PREFETCH_BOXES = 8;
 /** How long items glide from their old to their new place after a re-layout. */
 const MOVE_MS = 220;
 
@@ -97,6 +117,9 @@ export class GraphView extends Widget {
   /** What is shown: the program, its open groups, kept drawings, search, zoom and pan. */
   readonly model = new GraphModel();
   private svg: SVGSVGElement | null = null;
+  /** The canvas drawing of a view too big for Graphviz (then `svg` is null). */
+  private scene: SceneCanvas | null = null;
+  private readonly progressEl: HTMLDivElement;
   private svgSize = { w: 0, h: 0 }; // px at scale 1
   private renderToken = 0;
   private searchTimer = 0;
@@ -178,6 +201,10 @@ export class GraphView extends Widget {
     this.tooltip = el('div', 'jp-jaxviz-tooltip');
     this.tooltip.style.display = 'none';
     this.statusEl = el('div', 'jp-jaxviz-status');
+    this.progressEl = el('div', 'jp-jaxviz-progress');
+    this.progressEl.appendChild(el('div', 'jp-jaxviz-progress-bar'));
+    this.canvas.appendChild(this.progressEl);
+    new ResizeObserver(() => this.scene?.setTransform(this.model.transform)).observe(this.canvas);
     // The tooltip lives on the page's body, fixed to the viewport: no output or canvas
     // edge cuts it off.
     node.append(this.header, this.toolbar, this.legendEl, this.canvas, this.statusEl);
@@ -306,6 +333,9 @@ export class GraphView extends Widget {
       return;
     }
     const token = ++this.renderToken;
+    if (count > GRAPHVIZ_MAX_ITEMS) {
+      return this.showScene(view, count, token, opts);
+    }
     const drawings = this.model.drawings;
     let dot = viewToDot(view, { rankdir: this.model.rankdir });
     this.node.classList.add('jp-jaxviz-busy');
@@ -419,9 +449,170 @@ export class GraphView extends Widget {
         'click ▸ boxes to expand, ▾ labels to collapse · drag to pan · ctrl+wheel to zoom · Fit shows all'
     );
     this.laidOut();
+    this.prefetchOpenings(index, text, token);
     if (!opts.initial && !this.isDisposed) {
       this.expansionChanged(view.expanded);
     }
+  }
+
+  /** Lay out ahead, one at a time in the worker, what opening each box in view would
+   * splice into this drawing (the same DOT as `openInPlace` writes, so the layout cache
+   * answers the click): a click then only splices. Stops when the view changes. */
+  private prefetchOpenings(index: GraphIndex, text: string, token: number): void {
+    const svg = this.svg;
+    if (!svg) {
+      return;
+    }
+    const c = this.canvas.getBoundingClientRect();
+    const boxes = [...svg.querySelectorAll<SVGGElement>('g.node.jaxviz-group')]
+      .filter(g => !/jaxviz-group-(inputs|outputs)/.test(g.getAttribute('class') ?? ''))
+      .filter(g => {
+        const r = g.getBoundingClientRect();
+        return r.right > c.left && r.left < c.right && r.bottom > c.top && r.top < c.bottom;
+      })
+      .slice(0, PREFETCH_BOXES)
+      .map(g => parseItem(g.id).id);
+    const rankdir = this.model.rankdir;
+    const run = async () => {
+      const drawing = parseDrawing(text);
+      for (const gid of boxes) {
+        if (token !== this.renderToken || this.isDisposed) {
+          return;
+        }
+        const order = portOrder(drawing, groupItem(gid), rankdir);
+        await layoutText(groupToDot(buildView(index, index.expand(this.expanded, gid)), gid, { rankdir }, order));
+      }
+    };
+    window.setTimeout(() => void run().catch(() => undefined), 0);
+  }
+
+  /** Show a view too big for Graphviz: the layered layout (in the worker, with a progress
+   * bar), drawn on a canvas; the same zoom, pan, clicks and tooltips as a drawing. */
+  private async showScene(
+    view: View,
+    count: number,
+    token: number,
+    opts: { fit?: boolean; anchor?: { item: string; x: number; y: number }; initial?: boolean }
+  ): Promise<void> {
+    const t0 = performance.now();
+    this.node.classList.add('jp-jaxviz-busy');
+    this.setStatus(`laying out ${count} items…`);
+    const progress = (share: number) => {
+      if (token === this.renderToken) {
+        this.showProgress(share);
+        this.setStatus(`laying out ${count} items… ${Math.round(share * 100)} %`);
+      }
+    };
+    progress(0);
+    let scene: Scene;
+    let layout: LayeredOutput;
+    try {
+      scene = sceneOf(view, this.model.rankdir);
+      layout = await layouter.layered(scene.layout, progress);
+      if (opts.initial && this.model.rankdir === 'TB' && token === this.renderToken) {
+        const size = { w: layout.width, h: layout.height };
+        const first = firstView(size, this.canvasWidth(), this.maxCanvasHeight());
+        if (prefersSideways(size, this.canvasWidth(), this.maxCanvasHeight(), first.scale)) {
+          this.model.drawSideways();
+          scene = sceneOf(view, 'LR');
+          layout = await layouter.layered(scene.layout, progress);
+        }
+      }
+    } catch (err) {
+      if (token === this.renderToken) {
+        this.node.classList.remove('jp-jaxviz-busy');
+        this.showProgress(null);
+        this.setStatus(`The layout failed: ${(err as Error).message ?? err}`, true);
+      }
+      return;
+    }
+    if (token !== this.renderToken) {
+      return;
+    }
+    const ms = performance.now() - t0;
+    // The DOT of a view this big is written when exported (it takes longer than the layout).
+    this.model.show(view, '');
+    this.installScene(scene, layout);
+    this.showProgress(null);
+    this.node.classList.remove('jp-jaxviz-busy');
+    this.node.dataset.jaxvizExpanded = this.expandedGroups.join(',');
+    this.node.dataset.jaxvizItems = String(count);
+    this.node.dataset.jaxvizLayout = layoutMode() ?? 'worker';
+    this.node.dataset.jaxvizRankdir = this.model.rankdir;
+    this.node.dataset.jaxvizArranged = 'layout';
+    this.node.dataset.jaxvizLayoutMs = ms.toFixed(1);
+    if (opts.initial || !this.svgShown) {
+      this.showFirstView();
+    } else if (opts.fit) {
+      this.fit();
+    } else if (opts.anchor) {
+      this.keepAnchor(opts.anchor);
+    } else {
+      this.growCanvas();
+      this.applyTransform();
+      if (!this.drawingInView()) {
+        this.showFirstView();
+      }
+    }
+    this.svgShown = true;
+    this.applySearch();
+    this.setStatus(
+      `${statusText(view)} · layered layout ${ms.toFixed(0)} ms (canvas) · ` +
+        'click ▸ boxes to expand, ▾ labels to collapse · drag to pan · ctrl+wheel to zoom · Fit shows all'
+    );
+    this.laidOut();
+    if (!opts.initial && !this.isDisposed) {
+      this.expansionChanged(view.expanded);
+    }
+  }
+
+  /** Put a laid-out scene on the canvas in place of a drawing. */
+  private installScene(scene: Scene, layout: LayeredOutput): void {
+    this.dropScene();
+    this.stage.replaceChildren();
+    this.svg = null;
+    const drawn = new SceneCanvas(scene, layout);
+    this.scene = drawn;
+    this.svgSize = { w: Math.max(1, layout.width), h: Math.max(1, layout.height) };
+    this.canvas.insertBefore(drawn.element, this.progressEl);
+    this.node.dataset.jaxvizRenderer = 'canvas';
+    // For tests and automation: where an item is on the page, and the text shown.
+    const hooks = drawn.element as unknown as {
+      jaxvizRect: (id: string) => DOMRect | null;
+      jaxvizTextHeights: () => number[];
+      jaxvizDrawMs: () => number;
+    };
+    hooks.jaxvizRect = id => this.scenePageRect(id);
+    hooks.jaxvizTextHeights = () => drawn.textHeights();
+    hooks.jaxvizDrawMs = () => drawn.drawMs / Math.max(1, drawn.frames);
+    drawn.setTransform(this.model.transform);
+  }
+
+  private dropScene(): void {
+    this.scene?.dispose();
+    this.scene = null;
+    this.node.dataset.jaxvizRenderer = 'svg';
+  }
+
+  /** Where an item (`n…`, `g…`) or open group (`cluster_g…`) of the scene is on the page. */
+  private scenePageRect(id: string): DOMRect | null {
+    const scene = this.scene;
+    if (!scene) {
+      return null;
+    }
+    const r = scene.rectOf(id);
+    if (!r) {
+      return null;
+    }
+    const c = this.canvas.getBoundingClientRect();
+    const { scale, tx, ty } = this.model.transform;
+    return new DOMRect(c.left + tx + r.x * scale, c.top + ty + r.y * scale, r.w * scale, r.h * scale);
+  }
+
+  private showProgress(share: number | null): void {
+    this.progressEl.style.display = share === null ? 'none' : 'block';
+    const bar = this.progressEl.firstElementChild as HTMLDivElement;
+    bar.style.width = `${Math.round((share ?? 0) * 100)}%`;
   }
 
   /** Open the groups `base.open` in the drawing `base.text`, in place: each box drawn
@@ -496,6 +687,13 @@ export class GraphView extends Widget {
     svg.dataset.ptHeight = String(h);
     svg.setAttribute('width', `${this.svgSize.w}px`);
     svg.setAttribute('height', `${this.svgSize.h}px`);
+    // Inline, so that no page's rule scales the drawing (nbconvert's and Colab's
+    // `.jp-RenderedHTMLCommon svg {max-width: 100%; height: auto}` shrank its text to 6 px):
+    // the zoom is ours alone.
+    svg.style.width = `${this.svgSize.w}px`;
+    svg.style.height = `${this.svgSize.h}px`;
+    svg.style.maxWidth = 'none';
+    svg.style.maxHeight = 'none';
     svg.classList.add('jp-jaxviz-svg');
     // A box's fill (its kind's colour or its cost heat) as a variable, so that the theme
     // can tint it (see base.css) as it tints the legend's swatches.
@@ -533,6 +731,7 @@ export class GraphView extends Widget {
       });
     });
     top.appendChild(labels);
+    this.dropScene();
     this.stage.replaceChildren(svg);
     this.svg = svg;
   }
@@ -543,6 +742,7 @@ export class GraphView extends Widget {
   private applyTransform(): void {
     const { scale, tx, ty } = this.model.transform;
     this.stage.style.transform = `translate(${tx}px, ${ty}px) scale(${scale})`;
+    this.scene?.setTransform(this.model.transform);
     this.node.dataset.jaxvizScale = scale.toFixed(3);
   }
 
@@ -569,7 +769,32 @@ export class GraphView extends Widget {
       this.canvas.style.height = `${first.canvasHeight}px`;
     }
     this.model.setTransform({ scale: first.scale, tx: first.tx, ty: first.ty });
-    this.focusStructure();
+    if (this.scene) {
+      this.focusScene();
+    } else {
+      this.focusStructure();
+    }
+  }
+
+  /** A scene bigger than the canvas starts at the program's first equation or box (the
+   * topmost item that is not an input or output; the leftmost of those), centred across. */
+  private focusScene(): void {
+    const scene = this.scene;
+    const { scale } = this.model.transform;
+    const width = this.canvasWidth();
+    if (!scene || (this.svgSize.w * scale <= width && this.svgSize.h * scale <= this.maxCanvasHeight())) {
+      return;
+    }
+    const first = scene.firstItem();
+    if (first < 0) {
+      return;
+    }
+    const r = scene.itemRect(first);
+    const tx = width / 2 - (r.x + r.w / 2) * scale;
+    this.model.setTransform({
+      tx: Math.min(PAD, Math.max(width - PAD - this.svgSize.w * scale, tx)),
+      ty: Math.min(PAD, 4 * PAD - r.y * scale)
+    });
   }
 
   /** When the drawing is wider than the canvas, pan so that the program's own groups
@@ -624,7 +849,7 @@ export class GraphView extends Widget {
       const scaleAtMax = Math.min(1, (width - 16) / w, (maxH - 16) / h);
       this.canvas.style.height = `${Math.max(80, Math.min(maxH, h * scaleAtMax + 16))}px`;
     }
-    const fitted = fitAll(this.svgSize, { w: width, h: this.canvas.clientHeight || maxH });
+    const fitted = fitAll(this.svgSize, { w: width, h: this.canvas.clientHeight || maxH }, this.scene ? 0 : 0.02);
     this.model.setTransform({ scale: fitted.scale, tx: fitted.tx, ty: fitted.ty });
   }
 
@@ -653,9 +878,11 @@ export class GraphView extends Widget {
   private keepAnchor(anchor: { item: string; x: number; y: number }): void {
     this.growCanvas();
     this.applyTransform();
-    const target = this.svg?.getElementById(anchor.item) as SVGGraphicsElement | null;
+    const target = this.scene
+      ? this.scenePageRect(anchor.item)
+      : (this.svg?.getElementById(anchor.item) as SVGGraphicsElement | null)?.getBoundingClientRect();
     if (target) {
-      const r = target.getBoundingClientRect();
+      const r = target;
       const { tx, ty } = this.model.transform;
       this.model.setTransform(keepInPlace({ tx, ty }, { x: r.left, y: r.top }, anchor));
     }
@@ -665,13 +892,20 @@ export class GraphView extends Widget {
    * nearly all of the canvas. */
   private drawingInView(): boolean {
     const c = this.canvas.getBoundingClientRect();
-    const s = this.svg?.getBoundingClientRect();
+    const s = this.scene ? this.sceneRect() : this.svg?.getBoundingClientRect();
     if (!s) {
       return false;
     }
     const w = Math.min(c.right, s.right) - Math.max(c.left, s.left);
     const h = Math.min(c.bottom, s.bottom) - Math.max(c.top, s.top);
     return w >= 0.9 * Math.min(s.width, c.width) && h >= 0.9 * Math.min(s.height, c.height);
+  }
+
+  /** Where the whole scene is on the page. */
+  private sceneRect(): DOMRect {
+    const c = this.canvas.getBoundingClientRect();
+    const { scale, tx, ty } = this.model.transform;
+    return new DOMRect(c.left + tx, c.top + ty, this.svgSize.w * scale, this.svgSize.h * scale);
   }
 
   /** Page positions of the drawn items (nodes, boxes, open groups), by id. */
@@ -792,6 +1026,10 @@ export class GraphView extends Widget {
     if (!index || !target) {
       return;
     }
+    if (this.scene) {
+      this.onSceneClick(index, ev);
+      return;
+    }
     const nodeEl = target.closest('g.node');
     if (nodeEl && nodeEl.id.startsWith('g')) {
       const gid = parseItem(nodeEl.id).id;
@@ -815,6 +1053,30 @@ export class GraphView extends Widget {
     }
   }
 
+  /** A click on the canvas: a box opens, an open group's label closes it. */
+  private onSceneClick(index: GraphIndex, ev: MouseEvent): void {
+    const hit = this.sceneHit(ev);
+    if (hit?.kind === 'item' && hit.id.startsWith('g')) {
+      const gid = parseItem(hit.id).id;
+      const r = this.scenePageRect(hit.id)!;
+      this.hideTooltip();
+      void this.setExpanded(index.expand(this.expanded, gid), {
+        anchor: { item: `cluster_g${gid}`, x: r.left, y: r.top }
+      });
+    } else if (hit?.kind === 'label') {
+      const r = this.scenePageRect(`cluster_g${hit.gid}`)!;
+      this.hideTooltip();
+      void this.setExpanded(index.collapse(this.expanded, hit.gid), {
+        anchor: { item: `g${hit.gid}`, x: r.left, y: r.top }
+      });
+    }
+  }
+
+  private sceneHit(ev: MouseEvent) {
+    const c = this.canvas.getBoundingClientRect();
+    return this.scene?.hit(ev.clientX - c.left, ev.clientY - c.top) ?? null;
+  }
+
   private async expandLevel(): Promise<void> {
     const index = this.index;
     if (!index) {
@@ -836,6 +1098,10 @@ export class GraphView extends Widget {
     if (this.drag?.moved || !this.index) {
       return;
     }
+    if (this.scene) {
+      this.onSceneHover(ev);
+      return;
+    }
     const target = ev.target as Element | null;
     const nodeEl = target?.closest('g.node');
     const edgeEl = nodeEl ? null : target?.closest('g.edge');
@@ -846,11 +1112,39 @@ export class GraphView extends Widget {
     } else if (edgeEl) {
       content = this.edgeTooltip(edgeEl.id);
     } else if (clusterId) {
-      const groups = this.index.graph.groups;
-      const g = groups[Number(clusterId.slice('cluster_g'.length))];
-      const kind = g.kind === 'repeat' ? `repeat: ${repeatText(groups, g.id)}` : g.kind;
-      content = { title: g.repeat || g.name, lines: [{ key: 'kind', text: kind }, { text: 'click to collapse' }] };
+      content = this.clusterTooltip(Number(clusterId.slice('cluster_g'.length)));
     }
+    this.tooltipOrNone(content, ev);
+  }
+
+  private onSceneHover(ev: MouseEvent): void {
+    const hit = this.sceneHit(ev);
+    const scene = this.scene!;
+    let content: { title: string; lines: TooltipLine[] } | null = null;
+    if (hit?.kind === 'item') {
+      content = this.itemTooltip(hit.id);
+    } else if (hit?.kind === 'label') {
+      content = this.clusterTooltip(hit.gid);
+    } else if (hit?.kind === 'edge') {
+      const src = scene.scene.items[scene.scene.edgeSrc[hit.index]];
+      const dst = scene.scene.items[scene.scene.edgeDst[hit.index]];
+      content = this.edgeTooltip(`e_${src}_${dst}`);
+    }
+    this.canvas.classList.toggle(
+      'jp-jaxviz-pointing',
+      hit?.kind === 'item' ? hit.id[0] === 'g' : hit?.kind === 'label'
+    );
+    this.tooltipOrNone(content, ev);
+  }
+
+  private clusterTooltip(gid: number): { title: string; lines: TooltipLine[] } {
+    const groups = this.index!.graph.groups;
+    const g = groups[gid];
+    const kind = g.kind === 'repeat' ? `repeat: ${repeatText(groups, g.id)}` : g.kind;
+    return { title: g.repeat || g.name, lines: [{ key: 'kind', text: kind }, { text: 'click to collapse' }] };
+  }
+
+  private tooltipOrNone(content: { title: string; lines: TooltipLine[] } | null, ev: MouseEvent): void {
     if (!content) {
       this.hideTooltip();
       return;
@@ -941,12 +1235,13 @@ export class GraphView extends Widget {
   private applySearch(): void {
     const svg = this.svg;
     const index = this.index;
-    if (!svg || !index) {
+    if ((!svg && !this.scene) || !index) {
       return;
     }
-    svg.querySelectorAll('.jaxviz-match').forEach(e => e.classList.remove('jaxviz-match'));
+    svg?.querySelectorAll('.jaxviz-match').forEach(e => e.classList.remove('jaxviz-match'));
     const q = this.model.query.trim();
     if (!q) {
+      this.scene?.setMatches(new Set());
       this.matchInfo.textContent = '';
       this.node.classList.remove('jp-jaxviz-searching');
       return;
@@ -963,8 +1258,9 @@ export class GraphView extends Widget {
       items.add(item);
     }
     for (const item of items) {
-      svg.getElementById(item)?.classList.add('jaxviz-match');
+      svg?.getElementById(item)?.classList.add('jaxviz-match');
     }
+    this.scene?.setMatches(new Set([...items].map(item => this.scene!.indexOf(item)).filter(k => k >= 0)));
     const n = matches.length;
     this.matchInfo.textContent =
       n === 0
@@ -984,7 +1280,12 @@ export class GraphView extends Widget {
     let anchor: { item: string; x: number; y: number } | undefined;
     for (const nid of matches.slice(0, 200)) {
       const shown = index.visibleItemOf(nid, this.expanded);
-      const r = shown[0] === 'g' ? this.svg?.getElementById(shown)?.getBoundingClientRect() : undefined;
+      const r =
+        shown[0] !== 'g'
+          ? undefined
+          : this.scene
+            ? this.scenePageRect(shown)
+            : this.svg?.getElementById(shown)?.getBoundingClientRect();
       // The topmost box that opens stays where it is, as when clicked.
       if (r && (!anchor || r.top < anchor.y || (r.top === anchor.y && r.left < anchor.x))) {
         anchor = { item: `cluster_${shown}`, x: r.left, y: r.top };
@@ -1035,7 +1336,9 @@ export class GraphView extends Widget {
   }
 
   exportDot(): void {
-    this.download(this.model.dot, 'text/vnd.graphviz', 'dot');
+    const view = this.model.view;
+    const dot = this.model.dot || (view ? viewToDot(view, { rankdir: this.model.rankdir }) : '');
+    this.download(dot, 'text/vnd.graphviz', 'dot');
   }
 
   // ------------------------------------------------------------------ misc
@@ -1107,6 +1410,7 @@ export class GraphView extends Widget {
     this.legendEl.replaceChildren();
     this.stage.replaceChildren();
     this.svg = null;
+    this.dropScene();
     this.setStatus(text, true);
   }
 }

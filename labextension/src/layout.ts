@@ -2,6 +2,8 @@
 
 import type { Viz } from '@viz-js/viz';
 
+import { LayeredInput, LayeredOutput, layered } from './layered';
+
 let vizPromise: Promise<Viz> | null = null;
 
 /** The one Graphviz instance, loaded on first use (the module is large). */
@@ -55,11 +57,16 @@ export class LayoutCache {
 /** What the page and the layout worker say to each other. */
 export interface LayoutRequest {
   id: number;
-  dot: string;
+  /** Graphviz DOT to lay out, or a view for the layered layout (`layered.ts`). */
+  dot?: string;
+  layered?: LayeredInput;
 }
 export interface LayoutReply {
   id: number;
   svg?: string;
+  layered?: LayeredOutput;
+  /** A layered layout under way: the share done (0..1); the answer comes later. */
+  progress?: number;
   error?: string;
   /** The worker cannot lay out at all (Graphviz did not load): use the main thread. */
   fatal?: boolean;
@@ -91,7 +98,7 @@ export class WorkerLayout {
   private nextId = 1;
   private readonly pending = new Map<
     number,
-    { dot: string; resolve: (svg: string) => void; reject: (err: Error) => void }
+    { resolve: (reply: LayoutReply) => void; reject: (err: Error) => void; progress?: (share: number) => void }
   >();
   /** Where the most recent layout ran (undefined before the first). */
   lastMode: LayoutMode | undefined;
@@ -114,29 +121,54 @@ export class WorkerLayout {
   }
 
   async render(dot: string): Promise<string> {
-    const worker = this.ensureWorker();
-    if (!worker) {
-      return this.onMain(dot);
-    }
     try {
-      const svg = await new Promise<string>((resolve, reject) => {
-        const id = this.nextId++;
-        this.pending.set(id, { dot, resolve, reject });
-        try {
-          worker.postMessage({ id, dot });
-        } catch (err) {
-          this.giveUp(`postMessage failed: ${(err as Error).message ?? err}`);
-        }
-      });
+      const reply = await this.ask({ id: 0, dot });
+      if (typeof reply.svg !== 'string') {
+        throw new Error(reply.error ?? 'the layout worker returned nothing');
+      }
       this.workerLayouts++;
       this.lastMode = 'worker';
-      return svg;
+      return reply.svg;
     } catch (err) {
       if (err instanceof WorkerUnusable) {
         return this.onMain(dot);
       }
       throw err;
     }
+  }
+
+  /** The layered layout of a view (`layered.ts`), in the worker (on this thread where no
+   * worker runs); `progress` hears the share done as it goes. */
+  async layered(input: LayeredInput, progress?: (share: number) => void): Promise<LayeredOutput> {
+    try {
+      const reply = await this.ask({ id: 0, layered: input }, progress);
+      if (!reply.layered) {
+        throw new Error(reply.error ?? 'the layout worker returned nothing');
+      }
+      return reply.layered;
+    } catch (err) {
+      if (err instanceof WorkerUnusable) {
+        return layered(input, (done, total) => progress?.(done / total));
+      }
+      throw err;
+    }
+  }
+
+  /** Send a request to the worker; its answer (WorkerUnusable: there is no worker). */
+  private ask(request: LayoutRequest, progress?: (share: number) => void): Promise<LayoutReply> {
+    const worker = this.ensureWorker();
+    if (!worker) {
+      return Promise.reject(new WorkerUnusable('no worker'));
+    }
+    return new Promise<LayoutReply>((resolve, reject) => {
+      const id = this.nextId++;
+      this.pending.set(id, { resolve, reject, progress });
+      try {
+        worker.postMessage({ ...request, id });
+      } catch (err) {
+        this.giveUp(`postMessage failed: ${(err as Error).message ?? err}`);
+      }
+    });
   }
 
   private async onMain(dot: string): Promise<string> {
@@ -178,9 +210,13 @@ export class WorkerLayout {
     if (!request) {
       return;
     }
+    if (reply.progress !== undefined && !reply.layered) {
+      request.progress?.(reply.progress);
+      return;
+    }
     this.pending.delete(reply.id);
-    if (typeof reply.svg === 'string') {
-      request.resolve(reply.svg);
+    if (typeof reply.svg === 'string' || reply.layered) {
+      request.resolve(reply);
     } else {
       request.reject(new Error(reply.error ?? 'the layout worker returned nothing'));
     }

@@ -7,6 +7,7 @@
 import type { Viz } from '@viz-js/viz';
 
 import type { LayoutReply, LayoutRequest } from './layout';
+import { layered } from './layered';
 
 export interface WorkerScope {
   onmessage: ((ev: { data: LayoutRequest }) => void) | null;
@@ -23,6 +24,10 @@ export function serveLayouts(scope: WorkerScope): void {
   };
   scope.onmessage = async ev => {
     const { id, dot } = ev.data;
+    if (ev.data.layered) {
+      answerLayered(scope, id, ev.data);
+      return;
+    }
     let instance: Viz;
     try {
       instance = await viz();
@@ -31,9 +36,26 @@ export function serveLayouts(scope: WorkerScope): void {
       return;
     }
     try {
-      scope.postMessage({ id, svg: instance.renderString(dot, { engine: 'dot', format: 'svg' }) });
+      scope.postMessage({ id, svg: instance.renderString(dot ?? '', { engine: 'dot', format: 'svg' }) });
     } catch (err) {
       scope.postMessage({ id, error: (err as Error).message ?? String(err) });
     }
   };
+}
+
+/** The layered layout needs no Graphviz: answered at once, with progress on the way (at
+ * most every 5 %). */
+function answerLayered(scope: WorkerScope, id: number, request: LayoutRequest): void {
+  let told = 0;
+  try {
+    const out = layered(request.layered!, (done, total) => {
+      if (done / total - told >= 0.05) {
+        told = done / total;
+        scope.postMessage({ id, progress: told });
+      }
+    });
+    scope.postMessage({ id, layered: out });
+  } catch (err) {
+    scope.postMessage({ id, error: (err as Error).message ?? String(err) });
+  }
 }

@@ -139,11 +139,11 @@ function upgradeOne(out: HTMLElement, views: GraphView[]): boolean {
     staticPart.style.display = 'none';
   }
   void view.setPayload(payload).then(() => {
-    if (view.node.querySelector('svg')) {
+    if (view.node.querySelector('svg.jp-jaxviz-svg, canvas.jp-jaxviz-scene')) {
       out.dataset.jaxvizUpgraded = 'done';
       return;
     }
-    // Graphviz did not run here: the kernel's drawing is better than an empty canvas.
+    // Nothing could be laid out here: the kernel's drawing is better than an empty canvas.
     out.dataset.jaxvizUpgraded = 'failed';
     if (staticPart) {
       staticPart.style.display = '';

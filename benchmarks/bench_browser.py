@@ -1,0 +1,228 @@
+"""Browser benchmark: big views in a real JupyterLab (Debian's Chromium, headless, via
+Playwright), from real programs: the transformer train step of ``models.py`` traced with
+every group open (``%%jaxpr --expand all --no-run``) at L = 10, 39 and 78 blocks: about
+2.5k, 10k and 20k visible items. Prints, for each:
+  - the layout time (the layered layout in the worker, as the view reports it) and the
+    time from asking to paint for a fresh layout (Tidy layout: the same view again);
+  - the frame time while panning (mouse drags, frames counted by requestAnimationFrame)
+    and the canvas's own draw time per frame;
+and the time from click to paint of opening a group in place, in a small program's first
+view (Graphviz, spliced in place) and in the 10k view (the layered layout again).
+Figures, not assertions: one run, best of several where a step repeats.
+
+Usage: .venv/bin/python benchmarks/bench_browser.py [--blocks 10 39 78]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from browser_lab import (  # noqa: E402  # pyright: ignore[reportMissingImports]
+    CHROMIUM_ARGS,
+    chromium_path,
+    command,
+    run_cell,
+    start_lab,
+    write_notebook,
+)
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+SMALL = "%%jaxpr --no-run\n_ = models.train_step(p2, toks)"
+
+# Milliseconds from a click (on the element at a page point, or on a button) until the view
+# shows a new state, painted: the state changes (its open groups, layout time or how it was
+# arranged), the view is not busy, then a frame is drawn after it. Measured in the page.
+CLICK_TO_PAINT_JS = """([g, where]) => new Promise(resolve => {
+  const state = () => g.dataset.jaxvizExpanded + '|' + g.dataset.jaxvizLayoutMs + '|' + g.dataset.jaxvizArranged
+    + '|' + g.querySelector('.jp-jaxviz-status').textContent;
+  const before = state();
+  const target = typeof where === 'string' ? g.querySelector(where) : document.elementFromPoint(where[0], where[1]);
+  const t0 = performance.now();
+  setTimeout(() => resolve(-1), 60000);  // nothing changed: the click hit nothing
+  if (typeof where === 'string') target.click();
+  else target.dispatchEvent(new MouseEvent('click', {clientX: where[0], clientY: where[1], bubbles: true, button: 0}));
+  const check = () => {
+    if (state() !== before && !g.classList.contains('jp-jaxviz-busy'))
+      requestAnimationFrame(() => setTimeout(() => resolve(performance.now() - t0), 0));
+    else requestAnimationFrame(check);
+  };
+  check();
+})"""
+
+# Frames while the page pans the view: drag events at 60 per second for `ms`.
+PAN_JS = """([g, ms]) => new Promise(resolve => {
+  const canvas = g.querySelector('.jp-jaxviz-canvas');
+  const scene = g.querySelector('canvas.jp-jaxviz-scene');
+  const r = canvas.getBoundingClientRect();
+  const x0 = r.left + r.width / 2, y0 = r.top + r.height / 2;
+  const ev = (type, x, y, buttons) => canvas.dispatchEvent(new PointerEvent(type,
+      {clientX: x, clientY: y, buttons, button: 0, bubbles: true, pointerId: 1}));
+  const drawn0 = scene ? Number(scene.dataset.frames || 0) : 0;
+  const stamps = [];
+  ev('pointerdown', x0, y0, 1);
+  const t0 = performance.now();
+  const step = now => {
+    stamps.push(now);
+    const t = (now - t0) / ms;
+    ev('pointermove', x0 + 300 * Math.sin(6.28 * t), y0 + 200 * Math.sin(3.14 * t), 1);
+    if (now - t0 < ms) requestAnimationFrame(step);
+    else { ev('pointerup', x0, y0, 0);
+      const gaps = stamps.slice(1).map((s, i) => s - stamps[i]).sort((a, b) => a - b);
+      resolve({frames: stamps.length, median: gaps[gaps.length >> 1], p90: gaps[Math.floor(gaps.length * 0.9)],
+               drawn: scene ? Number(scene.dataset.frames) - drawn0 : 0}); }
+  };
+  requestAnimationFrame(step);
+})"""
+
+
+def graph(page, cell: int):
+    return page.locator(".jp-Notebook .jp-Cell").nth(cell).locator(".jp-jaxviz-output")
+
+
+def settle(g) -> None:
+    g.page.wait_for_function("g => g.dataset.jaxvizItems && !g.classList.contains('jp-jaxviz-busy')",
+                             arg=g.element_handle(), timeout=300_000)
+    g.page.wait_for_timeout(300)
+
+
+def fresh_layout_ms(g) -> float:
+    """Ask for the same view afresh (Tidy layout): ms from the click to the paint."""
+    return g.page.evaluate(CLICK_TO_PAINT_JS, [g.element_handle(), "button.jp-jaxviz-tidy"])
+
+
+def click_to_paint_ms(g, x: float, y: float) -> float:
+    """ms from a click at (x, y) to the first paint of the new state."""
+    return g.page.evaluate(CLICK_TO_PAINT_JS, [g.element_handle(), [x, y]])
+
+
+def bench_size(page, cell: int, blocks: int) -> None:
+    """Layout time (first and fresh ones), frame time while panning, draw time per frame."""
+    g = graph(page, cell)
+    settle(g)
+    g.scroll_into_view_if_needed()
+    items = int(g.evaluate("g => g.dataset.jaxvizItems"))
+    renderer = g.evaluate("g => g.dataset.jaxvizRenderer")
+    layouts = [float(g.evaluate("g => g.dataset.jaxvizLayoutMs"))]
+    paints = []
+    for _ in range(2):
+        paints.append(fresh_layout_ms(g))
+        layouts.append(float(g.evaluate("g => g.dataset.jaxvizLayoutMs")))
+    pans = [page.evaluate(PAN_JS, [g.element_handle(), 2500]) for _ in range(2)]
+    pan = min(pans, key=lambda p: p["median"])
+    draw = g.evaluate("""g => { const s = g.querySelector('canvas.jp-jaxviz-scene');
+      return s ? s.jaxvizDrawMs() : -1; }""")
+    print(f"L = {blocks:3d}: {items:6,d} items ({renderer}): layout {min(layouts):7.0f} ms in the worker "
+          f"(ask to paint {min(paints):7.0f} ms) · panning: frame {pan['median']:5.1f} ms median, "
+          f"{pan['p90']:5.1f} ms p90 ({1000 / pan['median']:3.0f} fps), canvas draw {draw:5.1f} ms/frame")
+
+
+def boxes_in_view(g) -> list[tuple[str, float, float]]:
+    """Collapsed group boxes in view (not inputs/outputs): id and centre, SVG or canvas."""
+    return g.evaluate("""g => {
+      const c = g.querySelector('.jp-jaxviz-canvas').getBoundingClientRect();
+      const inView = r => r.left > c.left && r.right < c.right && r.top > c.top && r.bottom < c.bottom;
+      const out = [];
+      for (const e of g.querySelectorAll('svg.jp-jaxviz-svg g.node.jaxviz-group')) {
+        if (/jaxviz-group-(inputs|outputs)/.test(e.className.baseVal)) continue;
+        const r = e.getBoundingClientRect();
+        if (inView(r)) out.push([e.id, r.left + r.width / 2, r.top + r.height / 2]);
+      }
+      const s = g.querySelector('canvas.jp-jaxviz-scene');
+      for (let k = 0; s && k < 30000 && out.length < 8; k++) { const r = s.jaxvizRect('g' + k);
+        if (r && inView(r)) out.push(['g' + k, r.left + r.width / 2, r.top + r.height / 2]); }
+      return out; }""")
+
+
+def label_of(g, item: str) -> tuple[float, float]:
+    """Where to click to close the open group that `item` (a box) became."""
+    return g.evaluate("""(g, id) => {
+      const e = g.querySelector(`.jaxviz-cluster-label[data-cluster="cluster_${id}"]`);
+      if (e) { const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; }
+      const r = g.querySelector('canvas.jp-jaxviz-scene').jaxvizRect(`cluster_${id}`);
+      return [r.left + 12, r.top + 8]; }""", item)
+
+
+def close_one_group(g) -> None:
+    """Close an open group whose label is in view (a view with every group open has no box)."""
+    canvas = g.locator(".jp-jaxviz-canvas").bounding_box()
+    for gid in g.evaluate("g => g.dataset.jaxvizExpanded").split(","):
+        r = g.evaluate("(g, id) => { const r = g.querySelector('canvas.jp-jaxviz-scene').jaxvizRect(id);"
+                       " return r && [r.left, r.top, r.width]; }", f"cluster_g{gid}")
+        if r and canvas["x"] < r[0] < canvas["x"] + canvas["width"] - 100 \
+                and canvas["y"] < r[1] < canvas["y"] + canvas["height"] - 40 and r[2] > 120:
+            if click_to_paint_ms(g, r[0] + 12, r[1] + 8) >= 0:
+                settle(g)
+                return
+            print(f"  (a click on the label of group {gid} changed nothing)")
+
+
+def bench_open_in_place(page, cell: int, what: str, boxes: int = 3) -> None:
+    """Open boxes of the first view one after another (each closed again before the next,
+    which brings back the kept drawing): ms from click to paint of each opening."""
+    g = graph(page, cell)
+    settle(g)
+    g.scroll_into_view_if_needed()
+    times, how = [], set()
+    if g.evaluate("g => g.dataset.jaxvizRenderer") == "canvas":
+        close_one_group(g)
+    for item, x, y in boxes_in_view(g)[:boxes]:
+        took = click_to_paint_ms(g, x, y)
+        if took < 0:
+            print(f"  (a click on {item} changed nothing)")
+            continue
+        times.append(took)
+        how.add(g.evaluate("g => g.dataset.jaxvizArranged"))
+        settle(g)
+        click_to_paint_ms(g, *label_of(g, item))
+        settle(g)
+    if times:
+        print(f"open in place, {what}: click to paint {min(times):6.0f} ms best of {len(times)} "
+              f"(median {statistics.median(times):.0f} ms; arranged: {', '.join(sorted(how))})")
+    else:
+        print(f"open in place, {what}: no box in view")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Browser benchmark: big views in a real JupyterLab")
+    parser.add_argument("--blocks", type=int, nargs="+", default=[10, 39, 78])
+    args = parser.parse_args()
+    cells = ["%load_ext jaxviz",
+             f"import sys\nsys.path.insert(0, {str(ROOT / 'benchmarks')!r})\nimport models\ntoks = models.tokens()\n"
+             + "".join(f"p{b} = models.init_params({b})\n" for b in [2, *args.blocks]),
+             SMALL]
+    cells += [f"%%jaxpr --expand all --no-run\n_ = models.train_step(p{b}, toks)" for b in args.blocks]
+    with tempfile.TemporaryDirectory() as tmp:
+        lab = start_lab(Path(tmp))
+        try:
+            write_notebook(lab.root / "bench.ipynb", cells)
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
+                page = browser.new_context(viewport={"width": 1600, "height": 1000}).new_page()
+                page.goto(lab.page_url("bench.ipynb"), timeout=90_000)
+                page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
+                command(page, "jaxviz: Show panel")
+                page.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=60_000)
+                for i in range(len(cells)):
+                    run_cell(page, i, timeout=300_000)
+                print(f"Chromium {browser.version}, headless, software rendering; "
+                      f"{os.cpu_count()} cores")
+                for k, blocks in enumerate(args.blocks):
+                    bench_size(page, 3 + k, blocks)
+                bench_open_in_place(page, 2, "a 2-block train step's first view (Graphviz, SVG)")
+                if len(args.blocks) > 1:
+                    bench_open_in_place(page, 4, f"the {args.blocks[1]}-block view (layered, canvas)")
+                browser.close()
+        finally:
+            lab.stop()
+
+
+if __name__ == "__main__":
+    main()

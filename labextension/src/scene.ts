@@ -1,0 +1,156 @@
+/**
+ * A view as a scene for the canvas: its items, open groups and edges with the looks that
+ * the DOT gives them (the same attribute functions, `dot.ts`: the same labels, colours
+ * and shapes at every size), sized as Graphviz would size them, and the structure that the
+ * layered layout (`layered.ts`) needs. No DOM: built on the page, laid out in the worker.
+ */
+
+import { GraphJSON } from './model';
+import { boxAttrs, clusterAttrs, legendOf, nodeAttrs } from './dot';
+import { PT_TO_PX } from './geometry';
+import { LayeredInput } from './layered';
+import { DOT_EDGE, DOT_NODE } from './visual';
+import { ItemId, View, edgeIsWeak, groupItem, nodeItem, visibleItems } from './view';
+
+/** How an item or an open group is drawn. */
+export interface Look {
+  lines: string[];
+  fill: string;
+  font: string;
+  /** Outline colour and width (px at zoom 1). */
+  stroke: string;
+  lineWidth: number;
+  /** Font size, px at zoom 1. */
+  fontPx: number;
+  shape: string;
+  rounded: boolean;
+  dashed: boolean;
+  peripheries: number;
+}
+
+export interface Scene {
+  /** `n<id>` / `g<id>` of each item; `cluster_g<id>` of each open group. */
+  items: ItemId[];
+  itemLooks: Look[];
+  /** Each item's kind: a node's (`eqn`, `input`, …) or a box's group kind. */
+  itemKinds: string[];
+  clusters: number[];
+  clusterLooks: Look[];
+  /** Edges between items (indices), and whether each is weakly typed. */
+  edgeSrc: Int32Array;
+  edgeDst: Int32Array;
+  edgeWeak: Uint8Array;
+  /** Indices into the view's edges, per scene edge. */
+  layout: LayeredInput;
+}
+
+const NODE_FONT_PX = parseFloat(DOT_NODE.fontsize) * PT_TO_PX;
+const NODE_MIN_H = parseFloat(DOT_NODE.height) * 72 * PT_TO_PX;
+const [MARGIN_X, MARGIN_Y] = DOT_NODE.margin.split(',').map(m => parseFloat(m) * 72 * PT_TO_PX);
+/** Helvetica's mean advance per character (em): the widths are estimates, text that would
+ * overflow is narrowed when drawn. */
+const CHAR_EM = 0.58;
+export const LINE_HEIGHT = 1.2;
+export const EDGE_COLOR = DOT_EDGE.color;
+
+function look(a: { [key: string]: string }, fontPx: number): Look {
+  const style = a.style ?? '';
+  return {
+    lines: (a.label ?? '').split('\n'),
+    fill: a.fillcolor ?? '#ffffff',
+    font: a.fontcolor ?? '#111111',
+    stroke: a.color ?? '#000000',
+    lineWidth: parseFloat(a.penwidth ?? '1') * PT_TO_PX * 0.75,
+    fontPx: a.fontsize ? parseFloat(a.fontsize) * PT_TO_PX : fontPx,
+    shape: a.shape ?? 'box',
+    rounded: style.includes('rounded'),
+    dashed: style.includes('dashed'),
+    peripheries: parseInt(a.peripheries ?? '1', 10)
+  };
+}
+
+/** A text's width (px) at `fontPx`, as estimated for layout. */
+export function textWidth(text: string, fontPx: number): number {
+  return text.length * CHAR_EM * fontPx;
+}
+
+function itemSize(l: Look): { w: number; h: number } {
+  const width = Math.max(...l.lines.map(t => textWidth(t, l.fontPx)));
+  const extra = l.shape === 'box3d' ? 4 : l.shape.includes('house') ? l.fontPx : 0;
+  return {
+    w: Math.max(NODE_MIN_H * 1.5, width + 2 * MARGIN_X + extra),
+    h: Math.max(NODE_MIN_H, l.lines.length * l.fontPx * LINE_HEIGHT + 2 * MARGIN_Y + extra)
+  };
+}
+
+/** The scene of a view: the items in DOT order, the open groups parents first. */
+export function sceneOf(view: View, rankdir: 'TB' | 'LR'): Scene {
+  const graph: GraphJSON = view.index.graph;
+  const legend = legendOf(graph);
+  const root = graph.root ?? 0;
+  const { nodes, groups } = visibleItems(view);
+  const items: ItemId[] = [...groups.map(groupItem), ...nodes.map(nodeItem)];
+  const itemLooks = [
+    ...groups.map(g => look(boxAttrs(graph, g), NODE_FONT_PX)),
+    ...nodes.map(n => look(nodeAttrs(graph, n, legend), NODE_FONT_PX))
+  ];
+  const itemKinds = [...groups.map(g => graph.groups[g].kind), ...nodes.map(n => graph.nodes[n].kind)];
+  const clusters: number[] = [];
+  const stack = [root];
+  while (stack.length) {
+    const gid = stack.pop()!;
+    if (gid !== root) {
+      clusters.push(gid);
+    }
+    const kids = graph.groups[gid].groups.filter(c => view.expanded.has(c));
+    stack.push(...kids.reverse());
+  }
+  const clusterIndex = new Map(clusters.map((g, k) => [g, k]));
+  const clusterLooks = clusters.map(g => look(clusterAttrs(graph, g), NODE_FONT_PX));
+  const holder = (gid: number | null) => (gid === null || gid === root ? -1 : (clusterIndex.get(gid) ?? -1));
+  const itemIndex = new Map(items.map((id, k) => [id, k]));
+  const n = items.length;
+  const layout: LayeredInput = {
+    itemW: new Float64Array(n),
+    itemH: new Float64Array(n),
+    itemParent: new Int32Array(n),
+    itemRank: new Uint8Array(n),
+    clusterParent: Int32Array.from(clusters, g => holder(graph.groups[g].parent)),
+    labelW: Float64Array.from(clusterLooks, l => textWidth(l.lines[0], l.fontPx)),
+    labelH: Float64Array.from(clusterLooks, l => l.fontPx * LINE_HEIGHT),
+    edgeSrc: new Int32Array(view.edges.length),
+    edgeDst: new Int32Array(view.edges.length),
+    rankdir
+  };
+  items.forEach((id, k) => {
+    const size = itemSize(itemLooks[k]);
+    layout.itemW[k] = size.w;
+    layout.itemH[k] = size.h;
+    const isGroup = id[0] === 'g';
+    const num = Number(id.slice(1));
+    const parent = isGroup ? graph.groups[num].parent : graph.nodes[num].group;
+    layout.itemParent[k] = holder(parent);
+    if (parent === root) {
+      const kind = isGroup ? graph.groups[num].kind : graph.nodes[num].kind;
+      layout.itemRank[k] =
+        kind === 'inputs' || kind === 'input' || kind === 'const' ? 1 : kind.startsWith('output') ? 2 : 0;
+    }
+  });
+  const edgeWeak = new Uint8Array(view.edges.length);
+  view.edges.forEach((e, k) => {
+    layout.edgeSrc[k] = itemIndex.get(e.src) ?? -1;
+    layout.edgeDst[k] = itemIndex.get(e.dst) ?? -1;
+    edgeWeak[k] = edgeIsWeak(e) ? 1 : 0;
+  });
+  return {
+    items,
+    itemLooks,
+    itemKinds,
+    clusters,
+    clusterLooks,
+    edgeSrc: layout.edgeSrc,
+    edgeDst: layout.edgeDst,
+    edgeWeak,
+    layout
+  };
+}

@@ -1,0 +1,144 @@
+import { strict as assert } from 'node:assert';
+import { describe, it } from 'node:test';
+
+import { boxAttrs, clusterAttrs, legendOf, nodeAttrs } from '../src/dot';
+import { CLUSTER_PAD, LayeredInput, LayeredOutput, assignLayers, layered } from '../src/layered';
+import { sceneOf } from '../src/scene';
+import { GraphIndex, buildView, visibleCount } from '../src/view';
+import { repeatGraph, smallGraph } from './fixtures';
+
+type Box = { x: number; y: number; w: number; h: number };
+
+function itemBox(input: LayeredInput, out: LayeredOutput, k: number): Box {
+  return { x: out.itemX[k], y: out.itemY[k], w: input.itemW[k], h: input.itemH[k] };
+}
+
+function clusterBox(out: LayeredOutput, c: number): Box {
+  return { x: out.clusterX[c], y: out.clusterY[c], w: out.clusterW[c], h: out.clusterH[c] };
+}
+
+const overlap = (a: Box, b: Box) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+const inside = (a: Box, b: Box) => a.x >= b.x && a.y >= b.y && a.x + a.w <= b.x + b.w && a.y + a.h <= b.y + b.h;
+
+/** A chain of `n` items in `groups` nested clusters of `n / groups` each, with skip edges. */
+function chain(n: number, groups: number): LayeredInput {
+  const per = n / groups;
+  const edges: [number, number][] = [];
+  for (let i = 0; i + 1 < n; i++) {
+    edges.push([i, i + 1]);
+    if (i + 3 < n && i % 5 === 0) {
+      edges.push([i, i + 3]);
+    }
+  }
+  return {
+    itemW: new Float64Array(n).fill(60),
+    itemH: new Float64Array(n).fill(20),
+    itemParent: Int32Array.from({ length: n }, (_, i) => Math.floor(i / per)),
+    itemRank: new Uint8Array(n),
+    clusterParent: new Int32Array(groups).fill(-1),
+    labelW: new Float64Array(groups).fill(40),
+    labelH: new Float64Array(groups).fill(14),
+    edgeSrc: Int32Array.from(edges, e => e[0]),
+    edgeDst: Int32Array.from(edges, e => e[1]),
+    rankdir: 'TB'
+  };
+}
+
+describe('layered layout', () => {
+  it('layers by longest path, a cycle broken, forced ranks first and last', () => {
+    // 0 → 1 → 2 → 0 (a cycle), 3 free, 4 an input (rank 1), 5 an output (rank 2)
+    const succ = [[1], [2], [0], [], [0], []];
+    const layer = assignLayers(6, succ, [0, 0, 0, 0, 1, 2]);
+    assert.equal(layer[4], 0);
+    assert.ok(layer[0] < layer[1] && layer[1] < layer[2]);
+    assert.equal(layer[5], Math.max(...layer));
+    assert.ok(layer[3] >= 1);
+  });
+
+  it('places every item inside its cluster, downstream of its inputs, without overlaps', () => {
+    const input = chain(60, 3);
+    const out = layered(input);
+    for (let e = 0; e < input.edgeSrc.length; e++) {
+      const a = itemBox(input, out, input.edgeSrc[e]);
+      const b = itemBox(input, out, input.edgeDst[e]);
+      if (input.itemParent[input.edgeSrc[e]] === input.itemParent[input.edgeDst[e]]) {
+        assert.ok(b.y >= a.y + a.h, `edge ${e} points up`);
+      }
+    }
+    for (let k = 0; k < 60; k++) {
+      const c = clusterBox(out, input.itemParent[k]);
+      assert.ok(inside(itemBox(input, out, k), c), `item ${k} outside its cluster`);
+      assert.ok(out.itemY[k] >= c.y + CLUSTER_PAD + input.labelH[input.itemParent[k]], 'under the label');
+      for (let j = k + 1; j < 60; j++) {
+        assert.ok(!overlap(itemBox(input, out, k), itemBox(input, out, j)), `items ${k} and ${j} overlap`);
+      }
+    }
+    for (let c = 0; c < 3; c++) {
+      for (let d = c + 1; d < 3; d++) {
+        assert.ok(!overlap(clusterBox(out, c), clusterBox(out, d)), `clusters ${c} and ${d} overlap`);
+      }
+    }
+    // The clusters follow one another along the edges between them.
+    assert.ok(out.clusterY[1] > out.clusterY[0] && out.clusterY[2] > out.clusterY[1]);
+  });
+
+  it('is stable: the same view is drawn the same way; left to right swaps the axes', () => {
+    const a = layered(chain(40, 4));
+    const b = layered(chain(40, 4));
+    assert.deepEqual([...a.itemX], [...b.itemX]);
+    assert.deepEqual([...a.itemY], [...b.itemY]);
+    const lr = layered({ ...chain(40, 4), rankdir: 'LR' });
+    assert.ok(lr.width > lr.height && a.height > a.width);
+  });
+
+  it('grows about linearly with the items', () => {
+    // Work, not time: 10x the items lay out to 10x the extent along the ranks, as a chain.
+    const small = layered(chain(500, 5));
+    const big = layered(chain(5000, 50));
+    assert.ok(big.height > 8 * small.height && big.height < 12 * small.height);
+  });
+
+  it('tells its progress, one cluster at a time', () => {
+    const told: number[] = [];
+    layered(chain(40, 4), (done, total) => told.push(done / total));
+    assert.equal(told.length, 5);
+    assert.equal(told[told.length - 1], 1);
+  });
+});
+
+describe('scene', () => {
+  it('draws a view with the DOT’s labels and colours, items in their open groups', () => {
+    const graph = smallGraph();
+    const index = new GraphIndex(graph);
+    const view = buildView(index, [0, 2]);
+    const scene = sceneOf(view, 'TB');
+    assert.equal(scene.items.length, visibleCount(view));
+    assert.deepEqual(scene.clusters, [2]);
+    const legend = legendOf(graph);
+    scene.items.forEach((id, k) => {
+      const num = Number(id.slice(1));
+      const attrs = id[0] === 'g' ? boxAttrs(graph, num) : nodeAttrs(graph, num, legend);
+      assert.equal(scene.itemLooks[k].fill, attrs.fillcolor);
+      assert.deepEqual(scene.itemLooks[k].lines, attrs.label.split('\n'));
+      const holder = id[0] === 'g' ? graph.groups[num].parent : graph.nodes[num].group;
+      assert.equal(scene.layout.itemParent[k], holder === 0 ? -1 : scene.clusters.indexOf(holder!));
+    });
+    assert.equal(scene.clusterLooks[0].lines[0], clusterAttrs(graph, 2).label);
+    assert.equal(scene.edgeSrc.length, view.edges.length);
+    assert.ok([...scene.edgeSrc, ...scene.edgeDst].every(k => k >= 0));
+  });
+
+  it('lays out a folded repeat opened with every layer, nested clusters holding their items', () => {
+    const graph = repeatGraph();
+    const index = new GraphIndex(graph);
+    const view = buildView(index, index.expandToDepth(10));
+    const scene = sceneOf(view, 'TB');
+    const out = layered(scene.layout);
+    scene.clusters.forEach((gid, c) => {
+      const parent = scene.layout.clusterParent[c];
+      if (parent >= 0) {
+        assert.ok(inside(clusterBox(out, c), clusterBox(out, parent)), `cluster_g${gid} outside its parent`);
+      }
+    });
+  });
+});

@@ -1,0 +1,214 @@
+"""A view of 20,000 items in a real JupyterLab (Chromium at 1600×1000): an 80-block
+transformer train step (``benchmarks/models.py``) with every group open is laid out by the
+layered layout in the worker and drawn on a canvas; its first view is legible, a tooltip
+shows where the pointer rests, a click on an open group's label closes it and a click on
+the box opens it again. No times are asserted (``benchmarks/bench_browser.py`` measures
+them). Screenshots go to ``artifacts/labextension-scale/``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+
+import pytest
+from browser_lab import (
+    CHROMIUM_ARGS,
+    ROOT,
+    browser_marks,
+    chromium_path,
+    command,
+    run_cell,
+    save_shot,
+    write_notebook,
+)
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import models  # noqa: E402  # pyright: ignore[reportMissingImports]
+
+import jaxviz  # noqa: E402
+from jaxviz.render.embed import graph_output_html  # noqa: E402
+from jaxviz.render.payload import program_payload  # noqa: E402
+
+ARTIFACTS = ROOT / "artifacts" / "labextension-scale"
+CHROMIUM = chromium_path()
+BLOCKS = 80  # 80 blocks with every group open: about 20,500 visible items
+
+pytestmark = browser_marks(timeout=240)
+
+CELLS = [
+    "%load_ext jaxviz",
+    f"import sys\nsys.path.insert(0, {str(ROOT / 'benchmarks')!r})\n"
+    f"import models\nparams, toks = models.init_params({BLOCKS}), models.tokens()",
+    "%%jaxpr --expand all --no-run\nnew_params, loss = models.train_step(params, toks)",
+]
+
+# Page rectangle of a scene item or open group (`cluster_g<id>`), and the labels drawn.
+RECT_JS = "(g, id) => { const r = g.querySelector('canvas.jp-jaxviz-scene').jaxvizRect(id);" \
+          " return r && [r.left, r.top, r.width, r.height]; }"
+HEIGHTS_JS = "g => g.querySelector('canvas.jp-jaxviz-scene').jaxvizTextHeights()"
+
+
+@pytest.fixture(scope="module")
+def page(lab):
+    from playwright.sync_api import sync_playwright
+
+    write_notebook(lab.root / "scale.ipynb", CELLS)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        context = browser.new_context(viewport={"width": 1600, "height": 1000})
+        pg = context.new_page()
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        try:
+            pg.goto(lab.page_url("scale.ipynb"), timeout=90_000)
+            pg.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
+            command(pg, "jaxviz: Show panel")  # it asks the kernel: the kernel is ready once answered
+            pg.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=60_000)
+            for i in range(len(CELLS)):
+                run_cell(pg, i, timeout=150_000)
+            settled(graph(pg))
+            yield pg
+        except Exception:
+            save_shot(pg, ARTIFACTS, "failure-setup")
+            raise
+        finally:
+            context.close()
+            browser.close()
+        assert not [e for e in errors if "jaxviz" in e.lower()], errors
+
+
+def graph(page):
+    return page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".jp-jaxviz-output")
+
+
+def settled(g) -> None:
+    g.page.wait_for_function(
+        "g => g.dataset.jaxvizItems && !g.classList.contains('jp-jaxviz-busy')",
+        arg=g.element_handle(), timeout=120_000)
+    g.page.wait_for_timeout(300)  # a frame drawn
+
+
+def inked_share(g) -> float:
+    """The share of the canvas's pixels that are drawn on (not transparent)."""
+    return g.evaluate("""g => { const c = g.querySelector('canvas.jp-jaxviz-scene');
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+      return n / (d.length / 4); }""")
+
+
+def visible_cluster(g, want_box: bool = False) -> tuple[int, list[float]]:
+    """An open group (not the root's inputs/outputs) whose label is in the canvas."""
+    canvas = g.locator(".jp-jaxviz-canvas").bounding_box()
+    for gid in g.evaluate("g => g.dataset.jaxvizExpanded").split(","):
+        r = g.evaluate(RECT_JS, f"cluster_g{gid}")
+        if r and canvas["x"] + 4 < r[0] < canvas["x"] + canvas["width"] - 80 \
+                and canvas["y"] + 4 < r[1] < canvas["y"] + canvas["height"] - 40 and r[2] > 120:
+            return int(gid), r
+    raise AssertionError("no open group's label in view")
+
+
+def test_a_20k_item_view_renders_on_canvas_at_a_legible_size(page):
+    g = graph(page)
+    g.scroll_into_view_if_needed()
+    items = int(g.evaluate("g => g.dataset.jaxvizItems"))
+    save_shot(page, ARTIFACTS, "train-step-80-blocks-first-view")
+    assert items >= 20_000, items
+    assert g.evaluate("g => g.dataset.jaxvizRenderer") == "canvas"
+    assert g.locator("svg.jp-jaxviz-svg").count() == 0
+    assert inked_share(g) > 0.05  # drawn, not blank
+    heights = g.evaluate(HEIGHTS_JS)
+    assert len(heights) >= 10, len(heights)
+    print(f"median text height {statistics.median(heights):.1f} px over {len(heights)} lines")
+    assert statistics.median(heights) >= 9
+
+
+def test_a_tooltip_shows_over_an_item(page):
+    g = graph(page)
+    g.scroll_into_view_if_needed()
+    gid, _ = visible_cluster(g)
+    group_nodes = g.evaluate("""g => { const c = g.querySelector('.jp-jaxviz-canvas').getBoundingClientRect();
+      const s = g.querySelector('canvas.jp-jaxviz-scene');
+      for (let n = 0; n < 30000; n++) { const r = s.jaxvizRect('n' + n);
+        if (r && r.left > c.left + 4 && r.right < c.right - 4 && r.top > c.top + 4 && r.bottom < c.bottom - 4)
+          return [n, r.left + r.width / 2, r.top + r.height / 2]; } return null; }""")
+    assert group_nodes, f"no item in view (near group {gid})"
+    n, x, y = group_nodes
+    page.mouse.move(x, y)
+    tip = page.locator(".jp-jaxviz-tooltip")
+    tip.wait_for(state="visible", timeout=5000)
+    save_shot(page, ARTIFACTS, "tooltip")
+    assert tip.locator(".jp-jaxviz-tooltip-title").inner_text().strip(), tip.inner_text()
+
+
+def test_a_click_closes_a_group_and_a_click_on_its_box_opens_it(page):
+    g = graph(page)
+    g.scroll_into_view_if_needed()
+    gid, r = visible_cluster(g)
+    before = int(g.evaluate("g => g.dataset.jaxvizItems"))
+    page.mouse.click(r[0] + 12, r[1] + 8)  # the label: click to collapse
+    page.wait_for_function("([g, id]) => !g.dataset.jaxvizExpanded.split(',').includes(id)",
+                           arg=[g.element_handle(), str(gid)], timeout=60_000)
+    settled(g)
+    closed = int(g.evaluate("g => g.dataset.jaxvizItems"))
+    assert closed < before
+    box = g.evaluate(RECT_JS, f"g{gid}")
+    assert box, f"the closed group g{gid} is not drawn as a box"
+    # It is drawn where the open group was (the click's anchor stays put).
+    assert abs(box[0] - r[0]) < 2 and abs(box[1] - r[1]) < 2, (box, r)
+    save_shot(page, ARTIFACTS, "closed-group")
+    page.mouse.click(box[0] + box[2] / 2, box[1] + box[3] / 2)  # the box: click to open
+    page.wait_for_function("([g, id]) => g.dataset.jaxvizExpanded.split(',').includes(id)",
+                           arg=[g.element_handle(), str(gid)], timeout=60_000)
+    settled(g)
+    # Open again, its own subgroups closed (closing it closed them): between the two.
+    assert closed < int(g.evaluate("g => g.dataset.jaxvizItems")) <= before
+    save_shot(page, ARTIFACTS, "reopened-group")
+
+
+def test_fit_shows_it_all_with_labels_hidden(page):
+    g = graph(page)
+    g.locator("button.jp-jaxviz-fit").click()
+    page.wait_for_timeout(400)
+    save_shot(page, ARTIFACTS, "train-step-80-blocks-fit")
+    assert inked_share(g) > 0.001
+    assert g.evaluate(HEIGHTS_JS) == []  # far too small to read: not drawn
+
+
+# An exported page's own rule for SVG in HTML outputs (nbconvert's lab template, and
+# JupyterLab's CSS wherever an output is rendered as HTML): it would scale a wide drawing
+# down to the output's width, its text with it.
+EXPORT_PAGE = """<!doctype html><html><head><meta charset="utf-8"><style>
+.jp-RenderedHTMLCommon svg {{ max-width: 100%; height: auto; }}
+</style></head><body><div class="jp-RenderedHTMLCommon" style="width: 480px">{output}</div></body></html>"""
+
+SVG_TEXT_HEIGHTS_JS = """() => { const c = document.querySelector('.jp-jaxviz-canvas').getBoundingClientRect();
+  return [...document.querySelectorAll('svg.jp-jaxviz-svg text')]
+    .filter(t => t.getAttribute('visibility') !== 'hidden' && t.textContent.trim())
+    .map(t => t.getBoundingClientRect())
+    .filter(r => r.top + r.height / 2 > c.top && r.top + r.height / 2 < c.bottom
+                 && r.left + r.width / 2 > c.left && r.left + r.width / 2 < c.right)
+    .map(r => r.height); }"""
+
+
+def test_an_exported_page_does_not_shrink_the_text(page, tmp_path):
+    """A 12-block train step's output as an exported page shows it (the page's CSS caps SVG
+    at the output's width): its first view's text stays legible."""
+    program = jaxviz.trace(models.train_step, models.init_params(12), models.tokens())
+    path = tmp_path / "exported.html"
+    output = graph_output_html("<p>static drawing</p>", program_payload(program), viewer=True)
+    path.write_text(EXPORT_PAGE.format(output=output), encoding="utf-8")
+    exported = page.context.new_page()  # the module's browser (one Playwright per module)
+    try:
+        exported.goto(path.as_uri())
+        exported.locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=60_000)
+        exported.wait_for_timeout(500)
+        save_shot(exported, ARTIFACTS, "exported-train-step-12-blocks")
+        drawing = exported.locator("svg.jp-jaxviz-svg").bounding_box()
+        canvas = exported.locator(".jp-jaxviz-canvas").bounding_box()
+        assert drawing["width"] > canvas["width"], (drawing, canvas)  # wider than the output: it pans
+        heights = exported.evaluate(SVG_TEXT_HEIGHTS_JS)
+        assert len(heights) >= 10, heights
+        assert statistics.median(heights) >= 9, statistics.median(heights)
+    finally:
+        exported.close()
