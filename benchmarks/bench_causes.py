@@ -40,7 +40,8 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_"
                            f"device_count={DEVICE_COUNT}").strip()
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+# appended, so that a PYTHONPATH naming another checkout's jaxviz comes first
+sys.path.append(os.path.join(os.path.dirname(__file__), ".."))
 
 import jax  # noqa: E402
 
@@ -60,6 +61,14 @@ KIND_WORDS = {
     "arg_count": ("pytree", "argument"),
 }
 ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+WRAPPED = re.compile(r"^[\w.]+\((.+)\)$")  # grad(loss), pmap(step): a transformation's name
+
+
+def base_name(name: str) -> str:
+    """``loss`` for ``grad(loss)`` or ``pmap(jit(loss))``: the function the user wrote."""
+    while match := WRAPPED.match(name):
+        name = match.group(1)
+    return name
 
 
 def compiled_name(h: History) -> str:
@@ -125,7 +134,7 @@ def run_history(h: History, capture: _Capture) -> Run:
     finally:
         jax.config.update("jax_explain_cache_misses", False)
         jax.monitoring.unregister_event_duration_listener(counter)
-    events = [e for e in log.events if e.function.name == h.function]
+    events = [e for e in log.events if base_name(e.function.name) == h.function]
     marks = counter.marks
     texts = capture.records[marks[-2]:marks[-1]] if len(marks) > 1 else capture.records[:]
     return Run(len(marks), events, texts, error)

@@ -99,3 +99,19 @@ def matmul_precision_context() -> None:
     project(jnp.ones((2, 2)), jnp.ones((2, 2)))
     with jax.default_matmul_precision("highest"):
         project(jnp.ones((2, 2)), jnp.ones((2, 2)))
+
+
+# https://github.com/uwplasma/vmex/pull/325 (the same committed call compiled once per
+# ``jax.default_device`` context)
+@history("default_device context around a committed call", "block_lane", "context",
+         "jax_default_device", url="https://github.com/uwplasma/vmex/pull/325",
+         says=("None",), devices=2)
+def default_device_context() -> None:
+    @jax.jit
+    def block_lane(carry):
+        return carry * 0.5 + 1.0
+
+    carry = jax.device_put(jnp.ones(4), jax.devices()[0])
+    block_lane(carry)  # the construction solve: no default device
+    with jax.default_device(jax.devices()[1]):  # a trial solve inside a device context
+        block_lane(carry)

@@ -39,7 +39,7 @@ def train_flag() -> None:
 
 # https://github.com/google/flax/issues/3003 (a Linen module passed as a static argument)
 @history("linen module as a static argument, another dropout rate", "train_step",
-         "static_value", "model", url="https://github.com/google/flax/issues/3003",
+         "static_value", "model.dropout_rate", url="https://github.com/google/flax/issues/3003",
          says=("0.1", "0.2"), requires="flax")
 def module_as_static_argument() -> None:
     @functools.partial(jax.jit, static_argnums=0)

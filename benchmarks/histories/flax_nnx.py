@@ -94,3 +94,27 @@ def activation_object() -> None:
 
     for seed in range(2):  # stability across initialisations: a new model per run
         forward(MLP(Swish(), nnx.Rngs(seed)), jnp.ones((2, 4)))
+
+
+# https://github.com/google/flax/pull/4316 (the MNIST tutorial: ``model.eval()`` before the
+# jitted ``pred_step``, which the training loop already compiled in train mode)
+@history("nnx model.eval() before the same jitted step", "pred_step", "pytree_structure",
+         "model.dropout.deterministic", url="https://github.com/google/flax/pull/4316",
+         says=("False", "True"), requires="flax")
+def eval_mode() -> None:
+    class CNN(nnx.Module):
+        def __init__(self, rngs):
+            self.linear = nnx.Linear(8, 4, rngs=rngs)
+            self.dropout = nnx.Dropout(0.1, rngs=rngs)
+
+        def __call__(self, x):
+            return self.dropout(self.linear(x))
+
+    @nnx.jit
+    def pred_step(model, x):
+        return model(x).argmax(axis=1)
+
+    model = CNN(nnx.Rngs(0))
+    pred_step(model, jnp.ones((2, 8)))  # called during training (a metrics pass)
+    model.eval()  # Switch to evaluation mode.
+    pred_step(model, jnp.ones((2, 8)))

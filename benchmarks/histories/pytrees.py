@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -64,3 +66,22 @@ def tree_partial_closure() -> None:
 
     for _ in range(2):
         apply_loss(jax.tree_util.Partial(make_loss(2.0)), jnp.ones(3))
+
+
+# https://github.com/jax-ml/jax/pull/24700 (register_dataclass: a field marked static)
+@history("register_dataclass static field changed", "apply_op", "pytree_structure", "s.op",
+         url="https://github.com/jax-ml/jax/pull/24700", says=("add", "mul"))
+def dataclass_static_field() -> None:
+    @jax.tree_util.register_dataclass
+    @dataclasses.dataclass
+    class MyStruct:
+        x: jax.Array
+        y: jax.Array
+        op: str = dataclasses.field(metadata={"static": True})
+
+    @jax.jit
+    def apply_op(s):
+        return s.x + s.y if s.op == "add" else s.x * s.y
+
+    apply_op(MyStruct(jnp.ones(3), jnp.arange(3.0), "add"))
+    apply_op(MyStruct(jnp.ones(3), jnp.arange(3.0), "mul"))
