@@ -13,9 +13,10 @@ Both are scored strictly, on that last compile:
   (addresses masked: two objects that print alike are no explanation). A compile jaxviz
   saw no event for is wrong.
 - JAX's explainer (``jax_explain_cache_misses``, its log captured between the previous
-  cache miss of the function and this one) is right when what it logged names the path (as a
-  whole word) and says a word of the kind ("shape" for a shape, "static" for a static
-  value, ...).
+  cache miss of the function and this one, keeping the explanations that name the function
+  where there are any) is right when what it logged names the path (as a
+  whole word) and says a word of the kind, in any case ("shape" for a shape, "static" for a
+  static value, ...).
 
 Cache misses are found through JAX's own monitoring (a trace, or a backend compile with
 no trace before it, by the program's name), so a compile jaxviz misses still counts. The device histories run on
@@ -137,7 +138,14 @@ def run_history(h: History, capture: _Capture) -> Run:
     events = [e for e in log.events if base_name(e.function.name) == h.function]
     marks = counter.marks
     texts = capture.records[marks[-2]:marks[-1]] if len(marks) > 1 else capture.records[:]
-    return Run(len(marks), events, texts, error)
+    return Run(len(marks), events, _about(texts, h.function), error)
+
+
+def _about(texts: list[str], function: str) -> list[str]:
+    """JAX's explanations of ``function``'s own miss, not those of functions it calls
+    (each names its function: "for f defined at", "never seen function: f id=")."""
+    own = [t for t in texts if f"for {function} defined" in t or f"function: {function} id=" in t]
+    return own or texts
 
 
 def _reads_the_same(before: object, after: object) -> bool:
@@ -172,7 +180,7 @@ def jaxviz_right(run: Run, h: History) -> bool:
 def jax_right(run: Run, h: History) -> bool:
     text = "\n".join(run.jax_texts)
     named = re.search(r"(?<![\w.])" + re.escape(h.path) + r"(?!\w)", text)
-    return bool(named) and any(w in text for w in KIND_WORDS.get(h.kind, ()))
+    return bool(named) and any(w in text.lower() for w in KIND_WORDS.get(h.kind, ()))
 
 
 def jaxviz_text(run: Run) -> str:

@@ -21,8 +21,9 @@ from .record import HISTORIES, History, history
 MODULES = ("plain_jit", "static_args", "pytrees", "function_identity", "devices", "donation",
            "cache_clearing", "pmap_vmap", "equinox_histories", "flax_nnx", "flax_linen",
            "haiku_histories", "optax_histories", "numpyro_histories", "blackjax_histories",
-           "diffrax_histories")
-LIBRARIES = ("equinox", "flax", "haiku", "optax", "numpyro", "blackjax", "diffrax")
+           "diffrax_histories", "optimistix_histories", "mctx_histories")
+LIBRARIES = ("equinox", "flax", "haiku", "optax", "numpyro", "blackjax", "diffrax", "optimistix",
+             "mctx")
 SKIPPED: dict[str, str] = {}  # module → the import error that left it out
 for _module in MODULES:
     try:

@@ -133,3 +133,17 @@ def weak_type_through_method() -> None:
     policy.predict(jnp.ones(4), temperature)
     temperature = temperature * jnp.float32(0.9)  # annealed: now a typed f32
     policy.predict(jnp.ones(4), temperature)
+
+
+# https://github.com/patrick-kidger/equinox/issues/903 (segment sums: ``num_segments``, a Python
+# int, is static under filter_jit; a batch with another count recompiles)
+@history("filter_jit: num_segments per batch", "pool", "static_value", "num_segments",
+         url="https://github.com/patrick-kidger/equinox/issues/903", says=("3", "4"),
+         requires="equinox")
+def num_segments_per_batch() -> None:
+    @eqx.filter_jit
+    def pool(features, segment_ids, num_segments):
+        return jax.ops.segment_sum(features, segment_ids, num_segments=num_segments)
+
+    pool(jnp.ones((6, 2)), jnp.array([0, 0, 1, 1, 2, 2]), 3)
+    pool(jnp.ones((6, 2)), jnp.array([0, 1, 1, 2, 3, 3]), 4)

@@ -72,9 +72,9 @@ def shrinking_input() -> None:
         jit_f(jnp.ones((size, size)))
 
 
-# https://github.com/jax-ml/jax/pull/19129 (example 2: the same dict passed by keyword)
+# https://github.com/jax-ml/jax/pull/595 ("f(1, 2) then f(1, y=2) does not hit the cache")
 @history("positional, then by keyword", "combine", "arg_count", "y",
-         url="https://github.com/jax-ml/jax/pull/19129")
+         url="https://github.com/jax-ml/jax/pull/595")
 def positional_then_keyword() -> None:
     @jax.jit
     def combine(x, y):

@@ -37,3 +37,16 @@ def jit_under_vmap() -> None:
 
     jax.vmap(apply_m)(jnp.ones((10, 5)))
     jax.vmap(apply_m)(jnp.ones((20, 5)))
+
+
+# https://github.com/jax-ml/jax/issues/19654 (``jax.grad(loss)`` called eagerly over jitted parts)
+@history("jit under grad, parameters resized", "loss", "shape", "w",
+         url="https://github.com/jax-ml/jax/issues/19654", says=("(3,)", "(5,)"))
+def jit_under_grad() -> None:
+    @jax.jit
+    def loss(w):
+        return jnp.sum(w ** 2)
+
+    loss_grad = jax.grad(loss)
+    loss_grad(jnp.ones(3))
+    loss_grad(jnp.ones(5))  # a model grown by two parameters

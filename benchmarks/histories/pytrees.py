@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -85,3 +86,22 @@ def dataclass_static_field() -> None:
 
     apply_op(MyStruct(jnp.ones(3), jnp.arange(3.0), "add"))
     apply_op(MyStruct(jnp.ones(3), jnp.arange(3.0), "mul"))
+
+
+# https://github.com/jax-ml/jax/issues/4274 ("deeply structured pytrees: I can't figure out what
+# is forcing recompilation"): an optimizer state whose momentum starts as None
+@history("state field None, then an array", "step", "pytree_structure", "state.momentum",
+         url="https://github.com/jax-ml/jax/issues/4274", says=("None", "f32[3]"))
+def state_field_none_then_array() -> None:
+    class State(NamedTuple):
+        params: jax.Array
+        momentum: jax.Array | None
+
+    @jax.jit
+    def step(state, grads):
+        momentum = grads if state.momentum is None else 0.9 * state.momentum + grads
+        return State(state.params - 0.1 * momentum, momentum)
+
+    state = State(jnp.ones(3), None)
+    state = step(state, jnp.ones(3))  # the first step creates the momentum
+    step(state, jnp.ones(3))
