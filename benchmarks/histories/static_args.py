@@ -1,0 +1,80 @@
+"""Static arguments: values compared with ``==`` and ``hash``, or by identity."""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+
+from .record import history
+
+
+# https://github.com/tenstorrent/tt-xla/issues/364 (a static ``train`` flag switched)
+@history("static mode flag", "forward", "static_value", "training",
+         url="https://github.com/tenstorrent/tt-xla/issues/364", says=("True", "False"))
+def mode_flag() -> None:
+    @functools.partial(jax.jit, static_argnames="training")
+    def forward(x, training):
+        return x * 0.5 if training else x
+
+    forward(jnp.ones(3), training=True)
+    forward(jnp.ones(3), training=False)
+
+
+# https://github.com/jax-ml/jax/issues/5033 (objects hashed by their identity)
+@history("config hashed by identity", "forward", "static_value", "cfg",
+         url="https://github.com/jax-ml/jax/issues/5033", says=("identity",))
+def config_hashed_by_identity() -> None:
+    class Config:
+        def __init__(self, depth):
+            self.depth = depth
+
+        def __eq__(self, other):
+            return isinstance(other, Config) and other.depth == self.depth
+
+        __hash__ = object.__hash__
+
+    @functools.partial(jax.jit, static_argnames="cfg")
+    def forward(x, cfg):
+        return x * cfg.depth
+
+    for _ in range(2):
+        forward(jnp.ones(3), cfg=Config(2))
+
+
+# https://github.com/jax-ml/jax/issues/4712 (equal but not identical static arguments)
+@history("static callable with __hash__, no __eq__", "apply", "static_value", "activation",
+         url="https://github.com/jax-ml/jax/issues/4712", says=("identity",))
+def callable_hash_without_eq() -> None:
+    class Swish:
+        """A callable that hashes by its parameter but keeps object's identity ``==``."""
+
+        def __init__(self, beta):
+            self.beta = beta
+
+        def __call__(self, x):
+            return x * jax.nn.sigmoid(self.beta * x)
+
+        def __hash__(self):
+            return hash(("Swish", self.beta))
+
+    @functools.partial(jax.jit, static_argnums=1)
+    def apply(x, activation):
+        return activation(x)
+
+    for _ in range(2):
+        apply(jnp.ones(3), Swish(1.0))
+
+
+# https://github.com/cgiovanetti/LINX/issues/13 (a static int changes: "now 3 and before 4")
+@history("static integer order", "polylog", "static_value", "order",
+         url="https://github.com/cgiovanetti/LINX/issues/13", says=("4", "3"))
+def static_order() -> None:
+    @functools.partial(jax.jit, static_argnums=1)
+    def polylog(z, order):
+        k = jnp.arange(1, 20, dtype=jnp.float32)
+        return jnp.sum(z ** k / k ** order)
+
+    polylog(jnp.float32(0.5), 4)
+    polylog(jnp.float32(0.5), 3)
