@@ -220,26 +220,28 @@ def constraint_label(eqn: Any) -> str | None:
 
 # ---------------------------------------------------------------------- compiled HLO
 HLO_KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
-# ``%x = f32[4,16]{1,0} all-reduce(...)``, async forms (``all-gather-start``) counted once
-# (at their start), tuples of results summed.
+# ``%x = f32[4,16]{1,0} all-reduce(...)``; async forms (``all-gather-start``) counted once,
+# at their start (a collective XLA wraps in an ``async-start`` is its own line inside the
+# wrapped computation, counted there).
 _HLO_LINE = re.compile(
     r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*(?P<type>.+?)\s+(?P<kind>" + "|".join(HLO_KINDS)
-    + r")(?:-start)?\(")
+    + r")(?P<start>-start)?\(")
 _HLO_ARRAY = re.compile(r"\b(?P<dtype>[a-z]+\d*)\[(?P<dims>[\d,]*)\]")
 _OP_NAME = re.compile(r'op_name="(?P<name>[^"]*)"')
 _HLO_BITS = {"pred": 8, "s4": 4, "u4": 4}
 
 
-def _hlo_bytes(type_text: str) -> int:
-    """Bytes of an HLO result type (``f32[4,16]{1,0}``, a tuple of them)."""
-    total = 0
+def _hlo_bytes(type_text: str, largest: bool = False) -> int:
+    """Bytes of an HLO result type (``f32[4,16]{1,0}``): a tuple's arrays summed (the
+    results of combined collectives), or its largest (``largest``: an async start's tuple
+    holds its operand beside its result, and a permute's also two u32 contexts)."""
+    sizes = []
     for m in _HLO_ARRAY.finditer(type_text):
         dtype = m.group("dtype")
         digits = re.sub(r"\D", "", dtype)
         bits = _HLO_BITS.get(dtype, int(digits) if digits else 0)
-        n = math.prod(int(d) for d in m.group("dims").split(",") if d)
-        total += n * bits // 8
-    return total
+        sizes.append(math.prod(int(d) for d in m.group("dims").split(",") if d) * bits // 8)
+    return max(sizes, default=0) if largest else sum(sizes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,7 +260,9 @@ def hlo_collectives(text: str) -> list[HloCollective]:
         if m is None:
             continue
         op = _OP_NAME.search(line)
-        found.append(HloCollective(m.group("kind"), _hlo_bytes(m.group("type")), op.group("name") if op else ""))
+        kind = m.group("kind")
+        largest = m.group("start") is not None and kind in ("all-gather", "collective-permute")
+        found.append(HloCollective(kind, _hlo_bytes(m.group("type"), largest), op.group("name") if op else ""))
     return found
 
 

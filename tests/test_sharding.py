@@ -321,15 +321,18 @@ def test_hlo_collectives_parse_sync_async_and_tuples():
         '  %agd = f32[8]{0} all-gather-done(%ags)',
         '  ROOT %a2a = (bf16[1,16]{1,0}, bf16[1,16]{1,0}) all-to-all(%c, %d), metadata={op_name="jit(f)/x"}',
         '  %cp = pred[10]{0} collective-permute(%e), source_target_pairs={{0,1}}',
+        '  %cps = (f32[4]{0}, f32[4]{0}, u32[], u32[]) collective-permute-start(%f), source_target_pairs={{0,1}}',
+        '  %cpd = f32[4]{0} collective-permute-done(%cps)',
         '  %add = f32[4] add(%p, %q), metadata={op_name="jit(f)/all-reduce"}',
     ])
     found = sharding.hlo_collectives(text)
-    assert [(c.kind, c.bytes) for c in found] == [("all-reduce", 256), ("all-gather", 40), ("all-to-all", 64),
-                                                  ("collective-permute", 10)]
+    # an async all-gather's tuple holds its operand and its result: the result is what it moves
+    assert [(c.kind, c.bytes) for c in found] == [("all-reduce", 256), ("all-gather", 32), ("all-to-all", 64),
+                                                  ("collective-permute", 10), ("collective-permute", 16)]
     assert found[0].op_name == "jit(f)/jv3:block/dot_general"
     assert sharding.call_numbers(found[0].op_name) == [3]
     counts = sharding.CollectiveCounts(found)
-    assert counts.text() == "1 all-reduce, 1 all-gather, 1 all-to-all, 1 collective-permute: 370 B per device and run"
+    assert counts.text() == "1 all-reduce, 1 all-gather, 1 all-to-all, 2 collective-permutes: 378 B per device and run"
     counts.places = sharding.scope_places(counts)
     assert counts.places["all-reduce"] == "block"
 
