@@ -345,14 +345,16 @@ def attach_report(program: Program, report: RunReport) -> None:
         annotate_collectives(program.graph, program.call_groups, report.collectives)
     graph = program.graph
     inputs = [n for n in graph.nodes if n.kind == "input" and n.outputs]
-    for node, text in zip(inputs, report.input_shardings):
-        if text and "sharding" not in node.params:
-            node.params["sharding"] = f"{text} (chosen)"
+    if len(inputs) == len(report.input_shardings):  # else the executable was traced otherwise
+        for node, text in zip(inputs, report.input_shardings):
+            if text and "sharding" not in node.params:
+                node.params["sharding"] = f"{text} (chosen)"
+    if len(program.output_names) != len(report.output_shardings):
+        return
     position = {name: i for i, name in enumerate(program.output_names)}
     for node in graph.nodes:
         i = position.get(node.label.split(" = ")[0]) if node.kind == "output" else None
-        if i is not None and i < len(report.output_shardings) and report.output_shardings[i] \
-                and "sharding" not in node.params:
+        if i is not None and report.output_shardings[i] and "sharding" not in node.params:
             node.params["sharding"] = f"{report.output_shardings[i]} (chosen)"
 
 
