@@ -33,7 +33,7 @@ from typing import Any
 import jax.extend.core as jcore
 
 from .jaxprs import sub_jaxprs
-from .sharding import CollectiveCounts, call_numbers, scope_path
+from .sharding import CollectiveCounts, call_numbers, scope_name, scope_path
 from .text import fmt_bytes, fmt_flops
 from .visual import (
     COMM_MARK,
@@ -429,15 +429,28 @@ def collective_group(graph: Any, call_groups: dict[int, list[int]], op_name: str
                  if (g := _call_group(graph, call_groups, n, backward)) is not None]
         if found:
             return common_group(graph, found)
-        op_name = prefix
+        op_name = f"{prefix}/fusion"  # the scopes around the fusion, then a stand-in primitive
     for number in reversed(call_numbers(op_name)):
         gid = _call_group(graph, call_groups, number, backward)
         if gid is not None:
             return gid
-    names = {g.name: g.id for g in graph.groups if g.kind == "scope"}
+    return _group_by_name(graph, op_name, backward)
+
+
+def _group_by_name(graph: Any, op_name: str, backward: bool) -> int:
+    """The innermost scope of the op-name (a ``jax.named_scope``, or a call of another
+    trace of the same program: ``jaxviz.profile``'s) that names groups of the graph, in
+    the pass the op-name says: the group they share (``block ×3`` for three ``block``s);
+    else the root."""
+    by_name: dict[str, list[int]] = {}
+    for g in graph.groups:
+        if g.kind in ("call", "scope"):
+            by_name.setdefault(g.name, []).append(g.id)
     for part in reversed(scope_path(op_name)):
-        if part in names:
-            return names[part]
+        found = by_name.get(scope_name(part), [])
+        in_pass = [g for g in found if (_phase_of(graph, g) == "backward") == backward] or found
+        if in_pass:
+            return common_group(graph, in_pass)
     return 0
 
 

@@ -32,6 +32,7 @@ from rich.table import Table
 
 from . import _jax_internals as internals
 from .costs import Cost, ProgramCosts, annotate_collectives, program_costs
+from .jaxprs import fresh_function
 from .program import Program
 from .sharding import (
     CollectiveCounts,
@@ -42,7 +43,7 @@ from .sharding import (
     sharding_text,
 )
 from .text import esc, fmt_bytes, fmt_count, fmt_flops, fmt_seconds
-from .tracing import normalize_static_argnums
+from .tracing import normalize_static_argnums, stage
 
 PLATFORMS = ("gpu", "tpu", "cpu")  # probed in this order; the default backend comes first
 ALIASES = {"cuda": "gpu", "rocm": "gpu", "nvidia": "gpu", "amd": "gpu"}
@@ -607,7 +608,7 @@ def profile(fn: Callable[..., Any], *args: Any, device: Any = None, repeats: int
     timings: dict[str, float] = {}
     with jax.default_device(dev):
         t0 = time.perf_counter()
-        traced = jitted.trace(*args, **kwargs)
+        traced = _trace_with_calls(fn, jitted, args, kwargs, nums, names)
         t1 = time.perf_counter()
         lowered = traced.lower()
         t2 = time.perf_counter()
@@ -624,6 +625,21 @@ def profile(fn: Callable[..., Any], *args: Any, device: Any = None, repeats: int
     report.add_runs(samples)
     report.result = result
     return report
+
+
+def _trace_with_calls(fn: Any, jitted: Any, args: tuple, kwargs: dict, nums: tuple[int, ...],
+                      names: tuple[str, ...]) -> Any:
+    """``jitted.trace(*args, **kwargs)`` as jaxviz traces (``tracing.stage``): each call of
+    a user function a named scope, so that the compiled HLO's op-names say which call each
+    collective came from (``CollectiveCounts.places``)."""
+    if jitted is fn:  # the user's own jit (its static arguments apply)
+        def make() -> Any:
+            return fn
+    else:
+        def make() -> Any:
+            return jax.jit(fresh_function(fn), static_argnums=nums, static_argnames=names)
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    return stage(make, args, kwargs, skip=[code] if code is not None else [], roots=[fn]).traced
 
 
 def _static_positions(fn: Any, n_args: int, nums: tuple[int, ...], names: tuple[str, ...]) -> set[int]:

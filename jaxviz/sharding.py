@@ -292,8 +292,8 @@ class CollectiveCounts:
         return sum(c.bytes for c in self.items if c.kind == kind)
 
     def text(self) -> str:
-        """``14 all-reduces, 3.1 MiB per step; 2 all-gathers in `block ×12```: every kind
-        with its count, and where all of one kind sit in one group, which."""
+        """``14 all-reduces; 2 all-gathers in `block ×12` · 3.1 MiB per device and run``:
+        every kind with its count, and where all of one kind sit in one group, which."""
         if not self.items:
             return "no collectives"
         parts = []
@@ -303,7 +303,7 @@ class CollectiveCounts:
                 continue
             place = f" in `{self.places[kind]}`" if kind in self.places else ""
             parts.append(f"{plural(kind, n)}{place}")
-        return f"{', '.join(parts)}: {fmt_bytes(self.bytes)} per device and run"
+        return f"{'; '.join(parts)} · {fmt_bytes(self.bytes)} per device and run"
 
     def rows(self) -> list[str]:
         """One line per kind: ``2 all-gathers · 1.2 MiB in `block ×12```."""
@@ -325,7 +325,7 @@ def scope_places(counts: CollectiveCounts) -> dict[str, str]:
     an executable without a graph: jaxviz's call scopes read as their function's name."""
     places = {}
     for kind in {c.kind for c in counts.items}:
-        paths = [[name for p in scope_path(c.op_name) if (name := _scope_name(p))] for c in counts.items if c.kind == kind]
+        paths = [[name for p in scope_path(c.op_name) if (name := scope_name(p))] for c in counts.items if c.kind == kind]
         common = []
         for level in zip(*paths):
             if len(set(level)) > 1:
@@ -343,7 +343,7 @@ CALL_SCOPE = re.compile(r"jv(\d+):")
 _TRANSFORM = re.compile(r"^\w+\((.*)\)$")
 
 
-def _scope_name(part: str) -> str:
+def scope_name(part: str) -> str:
     """One op-name scope in the user's words: ``transpose(jvp(jv3:block))`` → ``block``,
     ``jvp()`` → ``""``."""
     while (m := _TRANSFORM.match(part)) is not None:

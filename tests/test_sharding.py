@@ -116,6 +116,10 @@ def train_step(ws, x):
 ws = [jax.device_put(jnp.eye(64) * 0.5, NamedSharding(auto, P())) for _ in range(3)]
 xb = jax.device_put(jnp.ones((32, 64)), NamedSharding(auto, P("data", None)))
 report = jaxviz.profile(train_step, ws, xb, repeats=1)
+traced = jaxviz.trace(train_step, ws, xb)  # traced apart: its groups found by the calls' names
+attach_report(traced, report)
+out["traced_apart"] = {"summary": traced.summary(),
+                       "groups": [(g.kind, g.name, g.collectives) for g in traced.graph.groups]}
 compiled = jax.jit(train_step).lower(ws, xb).compile()
 mem = compiled.memory_analysis()
 out["train"] = {"report": report.to_json(), "text": report.text(), "summary": report.summary(),
@@ -291,6 +295,17 @@ def test_collectives_land_on_the_users_groups(eight):
     assert [i["sharding"] for i in out["inputs"]] == ["replicated"] * 3 + ["P('data', None)"]
 
 
+def test_profile_names_the_users_calls_and_a_program_traced_apart_finds_them(eight):
+    # jaxviz.profile traces with the user's calls as scopes: its report says where
+    assert eight["train"]["report"]["collectives"]["places"] == {"all-reduce": "loss_fn"}
+    assert "1 all-reduce · 48 KiB in `loss_fn`" in eight["train"]["text"]
+    # a program traced apart (%jaxpr --time) finds its groups by the calls' names
+    out = eight["traced_apart"]
+    assert [(kind, name) for kind, name, n in out["groups"] if n] == [
+        ("root", "train_step"), ("phase", "backward"), ("call", "loss_fn")]
+    assert "1 all-reduce in `loss_fn` · 48 KiB per device and run" in out["summary"]
+
+
 @pytest.mark.xfail(reason="pmap is traced as pmap by the `faithful` branch (issue 20); here "
                    "JAX's NameError: unbound axis name", strict=False)
 def test_pmap_with_pmean(eight):
@@ -332,7 +347,7 @@ def test_hlo_collectives_parse_sync_async_and_tuples():
     assert found[0].op_name == "jit(f)/jv3:block/dot_general"
     assert sharding.call_numbers(found[0].op_name) == [3]
     counts = sharding.CollectiveCounts(found)
-    assert counts.text() == "1 all-reduce, 1 all-gather, 1 all-to-all, 2 collective-permutes: 378 B per device and run"
+    assert counts.text() == "1 all-reduce; 1 all-gather; 1 all-to-all; 2 collective-permutes · 378 B per device and run"
     counts.places = sharding.scope_places(counts)
     assert counts.places["all-reduce"] == "block"
 
