@@ -589,7 +589,9 @@ def profile(fn: Callable[..., Any], *args: Any, device: Any = None, repeats: int
     stage, then ``repeats`` more runs for the steady state. ``report.result`` holds the
     outputs of the first run.
 
-    ``fn`` may be plain or ``jax.jit``-ed (its own static arguments apply).
+    ``fn`` may be plain or ``jax.jit``-ed (its own static arguments apply). It is traced
+    as jaxviz traces (each call of a user function a named scope: what the collectives'
+    places are read from), so the trace time includes that recording.
     """
     dev = resolve_device(device)
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
