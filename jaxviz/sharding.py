@@ -166,10 +166,11 @@ def _nbytes(aval: Any) -> int:
 def collective_axes(params: dict[str, Any]) -> str:
     """The mesh axes a collective runs over: ``data``, ``(data,model)``."""
     axes = params.get("axes", params.get("axis_name"))
-    if isinstance(axes, (tuple, list)):
-        names = [str(a) for a in axes if not isinstance(a, int)]
-        return names[0] if len(names) == 1 else f"({','.join(names)})"
-    return "" if axes is None else str(axes)
+    axes = axes if isinstance(axes, (tuple, list)) else () if axes is None else (axes,)
+    names = ["unnamed axis" if is_jax_name(a) else str(a) for a in axes if not isinstance(a, int)]
+    if len(names) <= 1:
+        return "".join(names)
+    return f"({','.join(names)})"
 
 
 def collective_label(eqn: Any) -> str:
@@ -198,13 +199,21 @@ def shard_map_label(eqn: Any) -> str:
     """``shard_map ffn (data: 4, model: 2; in: P('data'), P(None, 'model') → out:
     P('data'))``: the function it maps, its mesh axes and its specs."""
     fn = function_name(eqn.params.get("jaxpr"))
-    head = f"shard_map {fn}" if fn else "shard_map"
-    parts = [", ".join(f"{n}: {s}" for n, s in zip(mesh.axis_names, mesh.axis_sizes))
-             for mesh in list(_meshes_in(eqn.params))[:1]]
+    head = f"shard_map {fn}" if fn and not is_jax_name(fn) else "shard_map"  # not pmap's own _fun
+    meshes = list(_meshes_in(eqn.params))[:1]
+    parts = [", ".join(f"{size} devices" if is_jax_name(name) else f"{name}: {size}"
+                       for name, size in zip(mesh.axis_names, mesh.axis_sizes)) for mesh in meshes]
     ins, outs = eqn.params.get("in_specs"), eqn.params.get("out_specs")
-    if ins is not None or outs is not None:
+    named = not any(is_jax_name(n) for mesh in meshes for n in mesh.axis_names)  # else specs only restate it
+    if named and (ins is not None or outs is not None):
         parts.append(f"in: {specs_text(ins)} → out: {specs_text(outs)}")
     return f"{head} ({'; '.join(parts)})" if parts else head
+
+
+def is_jax_name(name: Any) -> bool:
+    """A name JAX made up, not the user (``_fun``, an unnamed pmap's
+    ``_internal_pmap_axis_name``)."""
+    return isinstance(name, str) and name.startswith("_")
 
 
 def constraint_label(eqn: Any) -> str | None:

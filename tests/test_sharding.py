@@ -154,7 +154,12 @@ out["cell"] = {"error": repr(r.error_in_exec), "summary": prog.summary(),
                "groups": [(g.kind, g.name, g.collectives, g.comm_bytes, g.parent) for g in prog.graph.groups],
                "dot": prog.to_dot(expand=0), "inputs": nodes(prog)[:4]}
 
-# pmap with pmean
+# pmap with pmean, and a pmap whose axis the user did not name
+try:
+    unnamed = jaxviz.trace(jax.pmap(lambda v: v * 2), jnp.ones((8, 3)))
+    out["pmap_unnamed"] = [g.name for g in unnamed.graph.groups]
+except Exception as exc:
+    out["pmap_unnamed"] = [f"{type(exc).__name__}: {exc}"[:300]]
 try:
     pm = jaxviz.trace(jax.pmap(lambda v: jax.lax.pmean(v * 2, "i"), axis_name="i"), jnp.ones((8, 3)))
     out["pmap"] = {"groups": [(g.kind, g.name) for g in pm.graph.groups], "nodes": nodes(pm), "error": None}
@@ -309,6 +314,7 @@ def test_profile_names_the_users_calls_and_a_program_traced_apart_finds_them(eig
 @pytest.mark.xfail(reason="pmap is traced as pmap by the `faithful` branch (issue 20); here "
                    "JAX's NameError: unbound axis name", strict=False)
 def test_pmap_with_pmean(eight):
+    assert not [name for name in eight["pmap_unnamed"] if "_internal" in name or "_fun" in name]
     out = eight["pmap"]
     assert out["error"] is None, out["error"]
     assert any("pmap" in name for _, name in out["groups"])
@@ -321,6 +327,14 @@ def test_spec_texts():
     assert sharding.spec_text(P(("data", "model"), None)) == "P(('data', 'model'), None)"
     assert sharding.spec_text(P()) == sharding.spec_text(P(None, None)) == "replicated"
     assert sharding.sharding_text(None) is None
+
+
+def test_names_jax_made_up_are_not_shown_as_the_users():
+    assert sharding.collective_axes({"axes": ("data", "model")}) == "(data,model)"
+    assert sharding.collective_axes({"axis_name": "data"}) == "data"
+    assert sharding.collective_axes({"axes": ("_internal_pmap_axis_name",)}) == "unnamed axis"
+    assert sharding.collective_axes({}) == ""
+    assert sharding.is_jax_name("_fun") and not sharding.is_jax_name("ffn")
 
 
 def test_sharded_aval_text():
