@@ -33,7 +33,7 @@ from typing import Any
 import jax.extend.core as jcore
 
 from .jaxprs import sub_jaxprs
-from .sharding import CollectiveCounts, call_numbers, scope_name, scope_path
+from .sharding import CollectiveCounts, call_numbers, fused_op_names, scope_name, scope_path
 from .text import fmt_bytes, fmt_flops
 from .visual import (
     COMM_MARK,
@@ -420,16 +420,13 @@ def group_heat(graph: Any, gid: int) -> Heat | None:
 def collective_group(graph: Any, call_groups: dict[int, list[int]], op_name: str) -> int:
     """The group a compiled collective came from, read from its HLO op-name: the innermost
     of jaxviz's call scopes in it (``jv17:block``; in the backward pass when the op-name
-    says ``transpose``), else the innermost ``jax.named_scope`` the graph has a group of,
-    else the root."""
+    says ``transpose``), else the innermost scope naming groups of the graph, else the
+    root. A collective XLA fused from several operations goes to the group they share."""
+    return common_group(graph, [_op_group(graph, call_groups, name) for name in fused_op_names(op_name)])
+
+
+def _op_group(graph: Any, call_groups: dict[int, list[int]], op_name: str) -> int:
     backward = "transpose(" in op_name
-    prefix, fused, parts = op_name.partition("/(")
-    if fused:  # XLA fused several operations: "prefix/(op-name:op-name:…)": the group they share
-        found = [g for n in dict.fromkeys(call_numbers(parts))
-                 if (g := _call_group(graph, call_groups, n, backward)) is not None]
-        if found:
-            return common_group(graph, found)
-        op_name = f"{prefix}/fusion"  # the scopes around the fusion, then a stand-in primitive
     for number in reversed(call_numbers(op_name)):
         gid = _call_group(graph, call_groups, number, backward)
         if gid is not None:

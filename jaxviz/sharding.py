@@ -334,7 +334,8 @@ def scope_places(counts: CollectiveCounts) -> dict[str, str]:
     an executable without a graph: jaxviz's call scopes read as their function's name."""
     places = {}
     for kind in {c.kind for c in counts.items}:
-        paths = [[name for p in scope_path(c.op_name) if (name := scope_name(p))] for c in counts.items if c.kind == kind]
+        paths = [[name for p in scope_path(op) if (name := scope_name(p))]
+                 for c in counts.items if c.kind == kind for op in fused_op_names(c.op_name)]
         common = []
         for level in zip(*paths):
             if len(set(level)) > 1:
@@ -363,6 +364,26 @@ def scope_name(part: str) -> str:
 def call_numbers(op_name: str) -> list[int]:
     """The user calls an HLO op-name passes through, outermost first."""
     return [int(n) for n in CALL_SCOPE.findall(op_name)]
+
+
+def fused_op_names(op_name: str) -> list[str]:
+    """The op-names an HLO op-name stands for: XLA writes an instruction fused from several
+    operations as ``prefix/(op-name:op-name:…)`` (a ``:`` of a call scope, ``jv3:block``,
+    is no separator)."""
+    prefix, fused, rest = op_name.partition("/(")
+    if not fused or not rest.endswith(")"):
+        return [op_name]
+    inner, parts, depth, start = rest[:-1], [], 0, 0
+    for i, ch in enumerate(inner):
+        depth += (ch == "(") - (ch == ")")
+        if ch == ":" and depth == 0 and not _CALL_TAIL.search(inner, start, i):
+            parts.append(inner[start:i])
+            start = i + 1
+    parts.append(inner[start:])
+    return [f"{prefix}/{part}" for part in parts]
+
+
+_CALL_TAIL = re.compile(r"jv\d+$")
 
 
 def scope_path(op_name: str) -> list[str]:

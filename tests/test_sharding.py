@@ -366,6 +366,18 @@ def test_hlo_collectives_parse_sync_async_and_tuples():
     assert counts.places["all-reduce"] == "block"
 
 
+def test_a_fused_op_name_stands_for_each_operation():
+    fused = ("jit(step)/(transpose(jvp(jv1:loss_fn))/jv2:dense/dot_general:"
+             "transpose(jvp(jv1:loss_fn))/jv3:dense/reduce_sum:jvp(jv1:loss_fn)/reduce_sum)")
+    assert sharding.fused_op_names(fused) == [
+        "jit(step)/transpose(jvp(jv1:loss_fn))/jv2:dense/dot_general",
+        "jit(step)/transpose(jvp(jv1:loss_fn))/jv3:dense/reduce_sum",
+        "jit(step)/jvp(jv1:loss_fn)/reduce_sum"]
+    assert sharding.fused_op_names("jit(f)/jv3:block/dot_general") == ["jit(f)/jv3:block/dot_general"]
+    counts = sharding.CollectiveCounts([sharding.HloCollective("all-reduce", 4, fused)])
+    assert sharding.scope_places(counts) == {"all-reduce": "loss_fn"}
+
+
 def test_scope_names_read_as_the_user_wrote_them():
     assert sharding.scope_path("jit(f)/transpose(jvp(jv3:block))/dot_general") == ["transpose(jvp(jv3:block))"]
     counts = sharding.CollectiveCounts([sharding.HloCollective("all-reduce", 4, "jit(f)/transpose(jvp(jv3:block))/mul"),
