@@ -522,3 +522,15 @@ def comm_label(graph: Any, gid: int) -> str | None:
     pct = f"{share:.0%}" if share >= 0.01 else "<1%"
     noun = "collective" if g.collectives == 1 else "collectives"
     return f"{COMM_MARK} {g.collectives} {noun} · {fmt_bytes(g.comm_bytes)} · {pct}"
+
+
+def own_comm_label(graph: Any, gid: int) -> str | None:
+    """``⇄ 1 collective · 795 KiB``: the compiled collectives an open group holds itself,
+    not inside one of its groups (those say theirs): a collective XLA fused from
+    operations of several groups is on the group they share. None when there are none."""
+    g = graph.groups[gid]
+    n = g.collectives - sum(graph.groups[c].collectives for c in g.groups)
+    if n <= 0:
+        return None
+    nbytes = g.comm_bytes - sum(graph.groups[c].comm_bytes for c in g.groups)
+    return f"{COMM_MARK} {n} {'collective' if n == 1 else 'collectives'} · {fmt_bytes(nbytes)}"

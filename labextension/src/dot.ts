@@ -118,7 +118,8 @@ function dotWriter(view: View, options: DotOptions) {
   const cluster = (child: number, indent: string) => {
     const cg = graph.groups[child];
     const where = cg.source ? ` · ${shortSource(cg.source)}` : '';
-    const label = `${markers ? '▾ ' : ''}${cg.repeat || cg.name} (${sizeText(graph.groups, child)})${where}`;
+    const comm = ownCommLabel(graph.groups, child); // as render/dot.py's cluster_label
+    const label = `${markers ? '▾ ' : ''}${cg.repeat || cg.name} (${sizeText(graph.groups, child)})${where}${comm ? ` · ${comm}` : ''}`;
     lines.push(`${indent}subgraph ${quote(`cluster_g${child}`)} {`);
     lines.push(
       `${indent}  graph ${attrs({
@@ -312,6 +313,22 @@ export function commLabel(groups: { collectives?: number; comm_bytes?: number }[
   const pct = share >= 0.01 ? `${Math.round(share * 100)}%` : '<1%';
   const noun = g.collectives === 1 ? 'collective' : 'collectives';
   return `${COMM_MARK} ${g.collectives} ${noun} · ${fmtCostBytes(g.comm_bytes ?? 0)} · ${pct}`;
+}
+
+/** ``⇄ 1 collective · 795 KiB``: the compiled collectives an open group holds itself, not
+ * inside one of its groups (as costs.own_comm_label); null when there are none. */
+export function ownCommLabel(
+  groups: { collectives?: number; comm_bytes?: number; groups: number[] }[],
+  gid: number
+): string | null {
+  const g = groups[gid];
+  const inner = (key: 'collectives' | 'comm_bytes') => g.groups.reduce((sum, c) => sum + (groups[c][key] ?? 0), 0);
+  const n = (g.collectives ?? 0) - inner('collectives');
+  if (n <= 0) {
+    return null;
+  }
+  const nbytes = (g.comm_bytes ?? 0) - inner('comm_bytes');
+  return `${COMM_MARK} ${n} ${n === 1 ? 'collective' : 'collectives'} · ${fmtCostBytes(nbytes)}`;
 }
 
 /** An equation's label: its primitive, with its literal operands for plain operations
