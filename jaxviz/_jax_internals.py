@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax.errors
+from jax._src import api_util as _api_util
 from jax._src import core as _core
 from jax._src import dispatch as _dispatch
 from jax._src import linear_util as _lu
 from jax._src import monitoring as _monitoring
 from jax._src import pjit as _pjit
+from jax._src import pmap as _pmap_module
 from jax._src import source_info_util as _siu
 from jax._src import xla_bridge as _xla_bridge
 from jax._src.interpreters import partial_eval as _pe
@@ -132,6 +134,37 @@ def traceback_code_stacks(closed: Any) -> list[tuple[Any, ...]]:
     return [_traced_part(tb.raw_frames()[0]) for tb in tracebacks]
 
 
+def code_stack(eqn: Any) -> tuple[tuple[Any, int], ...]:
+    """(code object, bytecode offset) of each Python frame (library frames too, innermost
+    first) on the stack when ``eqn`` was recorded: the offset tells two calls of one
+    function from one caller apart. Not cut where JAX called a function it traced: a
+    ``vmap`` inside a library's call is traced within that call. () when JAX kept no
+    traceback."""
+    traceback = getattr(eqn.source_info, "traceback", None)
+    if traceback is None:
+        return ()
+    codes, lastis = traceback.raw_frames()
+    return tuple(zip(codes, lastis))
+
+
+_UNNAMED_FUNCTIONS = frozenset({"<lambda>", "<unnamed function>", "<unnamed wrapped function>"})
+
+
+def jaxpr_function_name(jaxpr: Any) -> str | None:
+    """The name of the Python function JAX traced into ``jaxpr`` (a scan's body, a
+    custom_vjp's function, a pallas kernel), from its debug info; None when JAX kept none
+    or the function has no name of its own (a lambda)."""
+    info = getattr(jaxpr, "debug_info", None)
+    name = getattr(info, "func_name", None)
+    return name if isinstance(name, str) and name and name not in _UNNAMED_FUNCTIONS else None
+
+
+def traceback_of(eqn: Any) -> Any:
+    """The equation's traceback object (hashed and compared by content: a key for
+    caching what is read from it), or None."""
+    return getattr(eqn.source_info, "traceback", None)
+
+
 # JAX calls each function it traces from ``WrappedFun.call_wrapped``. From JAX 0.9 an
 # equation's traceback stops at the traced function; up to 0.8 it runs on through JAX's
 # tracing frames out to the program's entry: there, cut it where JAX made the call.
@@ -179,6 +212,99 @@ def jit_static_args(jitted: Any) -> tuple[tuple[int, ...], tuple[str, ...]] | No
     if info is None:
         return None
     return tuple(info.static_argnums), tuple(info.static_argnames)
+
+
+# ---------------------------------------------------------------------- pmap
+# From JAX 0.8 ``jax.pmap`` is a function of ``jax/_src/pmap.py`` that stages a ``jit``
+# named ``_fun`` (defined there) holding one ``shard_map`` over a one-axis mesh; its
+# ``lower`` makes it look jit-like. Before, it was a C++ ``PmapFunction`` staging an
+# ``xla_pmap`` equation.
+_PMAP_FILE = _pmap_module.__file__
+
+
+_PMAP_UNNAMED_AXIS = "_internal_pmap_axis_name"  # what pmap names an axis the user did not
+
+
+@dataclass(frozen=True, slots=True)
+class PmapCall:
+    """A pmap as staged in a jaxpr: the mapped function's name (None when no equation
+    inside says) and its axes ``((name, size), ...)`` (name None: the user gave none)."""
+
+    function: str | None
+    axes: tuple[tuple[str | None, int], ...]
+
+
+def is_pmap(fn: Any) -> bool:
+    """``fn`` is what ``jax.pmap`` returned (not a ``jax.jit`` of it)."""
+    code = getattr(fn, "__code__", None)
+    if code is not None and code.co_filename == _PMAP_FILE:
+        return True
+    return type(fn).__name__ == "PmapFunction"  # JAX < 0.8
+
+
+def pmap_call(eqn: Any, is_user_code: Callable[[Any], bool] = lambda code: True) -> PmapCall | None:
+    """The pmap an equation stands for, or None when it is not one. The mapped function
+    is the outermost one passing ``is_user_code`` that pmap called (the user's, past a
+    library's wrapper such as ``eqx.filter_pmap``'s), else the one pmap called."""
+    if eqn.primitive.name == "xla_pmap":  # JAX < 0.8
+        return PmapCall(eqn.params.get("name"), ((str(eqn.params["axis_name"]), int(eqn.params["axis_size"])),))
+    if eqn.primitive.name not in ("jit", "pjit"):
+        return None
+    inner = eqn.params["jaxpr"].jaxpr
+    source = getattr(inner.debug_info, "func_src_info", None) or ""
+    if not (source.startswith("_fun at ") and _PMAP_FILE in source):
+        return None
+    maps = [e for e in inner.eqns if e.primitive.name == "shard_map"]
+    if len(maps) != 1:
+        return None
+    return PmapCall(_mapped_function(maps[0].params["jaxpr"], is_user_code), mesh_axes(maps[0]) or ())
+
+
+def mesh_axes(eqn: Any) -> tuple[tuple[str | None, int], ...] | None:
+    """A ``shard_map`` equation's mesh axes ``((name, size), ...)`` (name None: a pmap's
+    axis the user did not name), else None."""
+    mesh = eqn.params.get("mesh") if eqn.primitive.name == "shard_map" else None
+    shape = getattr(mesh, "shape", None)
+    if shape is None:
+        return None
+    return tuple((None if name == _PMAP_UNNAMED_AXIS else str(name), int(size)) for name, size in shape.items())
+
+
+def traced_function_name(jaxpr: Any) -> str | None:
+    """The name of the Python function a (sub-)jaxpr was traced from (its debug info)."""
+    found = traced_function(jaxpr)
+    return found[0] if found else None
+
+
+def traced_function(jaxpr: Any) -> tuple[str, str] | None:
+    """(name, file) of the Python function a (sub-)jaxpr was traced from: its debug info's
+    ``"mha at /path/flash.py:12"``; None when it does not say."""
+    info = getattr(jaxpr, "debug_info", None)
+    source = getattr(info, "func_src_info", None)
+    if not isinstance(source, str) or not source:
+        return None
+    name, _, where = source.partition(" at ")
+    return (name, where.rpartition(":")[0]) if name else None
+
+
+def _mapped_function(jaxpr: Any, is_user_code: Callable[[Any], bool]) -> str | None:
+    """The function pmap's ``_fun`` called: the frame just inside ``_fun`` (past
+    ``call_wrapped``) in the traceback of an equation it staged."""
+    for eqn in jaxpr.eqns:
+        traceback = getattr(eqn.source_info, "traceback", None)
+        if traceback is None:
+            continue
+        codes = traceback.raw_frames()[0]
+        at = next((i for i, c in enumerate(codes) if c.co_filename == _PMAP_FILE and c.co_name == "_fun"), None)
+        if at is None or at == 0 or codes[at - 1] is not _CALL_WRAPPED_CODE:
+            continue  # pmap's own squeeze of an input, say
+        inside = [c for c in reversed(codes[:at - 1]) if c.co_filename not in _WRAPPING_FILES]
+        user = next((c for c in inside if is_user_code(c)), inside[0] if inside else None)
+        return user.co_name if user is not None else None
+    return None
+
+
+_WRAPPING_FILES = (_lu.__file__, _api_util.__file__)  # argnums_partial and co.
 
 
 # ---------------------------------------------------------------------- tracer errors

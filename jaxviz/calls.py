@@ -171,6 +171,49 @@ def factory_name(code: Any) -> str | None:
     return outer.rpartition(".")[2] or None
 
 
+# Packages whose frames are JAX's machinery or plumbing, never a library call shown.
+MACHINERY_PACKAGES = frozenset({"jax", "jaxlib", "jaxviz", "numpy", "ml_dtypes", "opt_einsum", "scipy",
+                                "typing_extensions", "chex", "jaxtyping", "typeguard", "treescope"})
+# Functions that only pass a call on (decorators' wrappers, comprehension frames).
+PLUMBING_FUNCTIONS = GENERIC_CLOSURES | _ANONYMOUS | {"__call__"}
+_SITE_DIRS = tuple(sorted({p + os.sep for p in (sysconfig.get_path("purelib"), sysconfig.get_path("platlib")) if p},
+                          key=len, reverse=True))
+
+
+@functools.lru_cache(maxsize=8192)
+def library_call_name(code: Any) -> str | None:
+    """What a call of an installed library's function is shown as, or None for a frame
+    that is not one (JAX's own machinery, the standard library, a private helper or a
+    wrapper, which only pass the call on): ``mctx.gumbel_muzero_policy`` for a function,
+    ``HMC.sample`` for a method, ``Linear`` for a module's ``__call__``,
+    ``optax.scale_by_adam.update_fn`` for a closure a factory returned."""
+    package = _site_package(code.co_filename)
+    if package is None or package in MACHINERY_PACKAGES:
+        return None
+    parts = [p for p in getattr(code, "co_qualname", code.co_name).split(".") if p != "<locals>"]
+    if parts[-1] == "__call__":
+        parts.pop()
+    elif parts[-1] in PLUMBING_FUNCTIONS or "wrap" in parts[-1]:
+        return None
+    if not parts or any(p.startswith("_") or p in _ANONYMOUS or "wrap" in p for p in parts):
+        return None
+    if len(parts) > 1 and parts[-1].endswith("_fn"):  # optax's ``adam(...).update_fn``
+        parts[-1] = parts[-1].removesuffix("_fn")
+    if parts[0][:1].isupper():  # a method: its class says where it comes from
+        return ".".join(parts)
+    return ".".join([package, *parts])
+
+
+@functools.lru_cache(maxsize=1024)
+def _site_package(filename: str) -> str | None:
+    """``mctx`` for ``…/site-packages/mctx/_src/policies.py``; None outside site-packages."""
+    for site in _SITE_DIRS:
+        if filename.startswith(site):
+            top = filename[len(site):].split(os.sep, 1)[0]
+            return top.removesuffix(".py")
+    return None
+
+
 def _running_code(code: Any, frame: Any) -> bool:
     while frame is not None:
         if frame.f_code is code:

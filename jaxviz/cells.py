@@ -38,7 +38,7 @@ from .devices import (
 )
 from .jaxprs import fresh_function, is_array, is_python_scalar, is_traceable_tree, path_text, short
 from .program import InputInfo, Program, traced_inputs
-from .tracing import build_program, stage
+from .tracing import build_program, captured_values, stage
 
 LAST_VALUE = "__jaxviz_last__"
 _counter = itertools.count(1)
@@ -173,9 +173,12 @@ class CellProgram:
         for i, value in zip(self.side["dynamic"], outs):
             leaves[i] = value
         rest = outs[len(self.side["dynamic"]):]
-        for node, state_def, count in self.side["write_back"]:
-            flax_nnx.write_state(node, jax.tree_util.tree_unflatten(state_def, rest[:count]))
-            rest = rest[count:]
+        for node, state_def, changed in self.side["write_back"]:  # the rest of its state is as it was
+            state_leaves = jax.tree_util.tree_leaves(flax_nnx.state_of(node)[0])
+            for k, value in zip(changed, rest):
+                state_leaves[k] = value
+            flax_nnx.write_state(node, jax.tree_util.tree_unflatten(state_def, state_leaves))
+            rest = rest[len(changed):]
         return jax.tree_util.tree_unflatten(self.side["treedef"], leaves)
 
     def compile(self) -> Any:
@@ -238,6 +241,8 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
 
     def staged_fn(*args: Any) -> list[Any]:
         merged = [split[n].merge(a) if n in split else a for n, a in zip(traced, args)]
+        before = {n: jax.tree_util.tree_leaves(flax_nnx.state_of(arg)[0]) for n, arg in zip(traced, merged)
+                  if flax_nnx.is_graph_node(namespace[n])}  # NNX Variables change in place
         local = cell_fn(*merged)
         result = {k: local[k] for k in local if k in outputs}
         flat, treedef = jax.tree_util.tree_flatten_with_path(result)
@@ -245,13 +250,16 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
         side.update(treedef=treedef, leaves=[leaf for _, leaf in flat], dynamic=dynamic,
                     names=[_output_name(flat[i][0]) for i in dynamic], write_back=[])
         updated = []
-        for n, arg in zip(traced, merged):  # NNX modules the cell updated in place, as nnx.jit does
-            if flax_nnx.is_graph_node(namespace[n]):
+        for n, arg in zip(traced, merged):  # NNX modules the cell updated in place (not inside a jax.jit)
+            if n in before:
                 state, names = flax_nnx.state_of(arg)
                 leaves, state_def = jax.tree_util.tree_flatten(state)
-                side["write_back"].append((namespace[n], state_def, len(leaves)))
-                side["names"] += [n + name for name in names]
-                updated += leaves
+                changed = [k for k, leaf in enumerate(leaves) if leaf is not before[n][k]] \
+                    if len(leaves) == len(before[n]) else list(range(len(leaves)))
+                if changed:
+                    side["write_back"].append((namespace[n], state_def, changed))
+                    side["names"] += [n + names[k] for k in changed]
+                    updated += [leaves[k] for k in changed]
         return [flat[i][1] for i in dynamic] + updated
 
     staged_fn.__name__ = name
@@ -266,10 +274,21 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
     side["staged"] = staged
     side["leaves"] = [restore_plain_code(leaf) for leaf in side["leaves"]]  # what gets bound
     input_names = [i.name for i in inputs if i.kind == "traced"]
-    program = build_program(name, staged, inputs, input_names, side["names"], [], cell_file=filename,
-                            source=source)
+    captured = _captured_by_callees(cell_fn, analysis, namespace)
+    own = {i.name for i in inputs}  # a global the cell reads too is its input: one entry
+    listed = [info for info, _ in captured if info.name not in own]
+    program = build_program(name, staged, inputs + listed, input_names, side["names"], captured,
+                            cell_file=filename, source=source)
     program.device = describe_device(device if device is not None else default_device())
     return CellProgram(program, args=args, side=side, analysis=analysis, device=device)
+
+
+def _captured_by_callees(cell_fn: Any, analysis: CellAnalysis, namespace: dict[str, Any]
+                         ) -> list[tuple[InputInfo, Any]]:
+    """Globals and closure cells the functions the cell calls read (``Y0`` inside
+    ``solve``): baked in as constants, named after them."""
+    roots = [namespace[n] for n in analysis.loaded if n in namespace and callable(namespace[n])]
+    return captured_values(cell_fn, roots=roots)
 
 
 class LeakedTracerError(ValueError):

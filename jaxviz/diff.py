@@ -198,8 +198,8 @@ def _token_of_node(node: Node) -> tuple[str, str]:
         return ("eqn", node.label)
     if node.kind == "input":  # a static input's label holds its value: "flag = True"
         return ("input", node.label.partition(" = ")[0])
-    if node.kind == "const" and node.label.startswith("const "):
-        return ("const", "const")
+    if node.kind == "const" and node.input_kind == "constant" and node.outputs:
+        return ("const", "const")  # an array no name holds: labelled by what made it (its line may move)
     return (node.kind, node.label)
 
 
@@ -293,7 +293,8 @@ def _shape_derived(old: str, new: str, dims: Mapping[int, set[int]]) -> bool:
 
 def _compare(old: Node, new: Node, dims: Mapping[int, set[int]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     kinds, details = _aval_changes(old.outputs, new.outputs)
-    if old.kind != "eqn" and (old.label != new.label or old.input_kind != new.input_kind):
+    if old.kind != "eqn" and _token_of_node(old) != ("const", "const") \
+            and (old.label != new.label or old.input_kind != new.input_kind):
         kinds.add("value")  # a static input's label is "flag = True": its value is enough
         details.append(f"{_value_of(old)} → {_value_of(new)}")
     for key in sorted(old.params.keys() | new.params.keys()):

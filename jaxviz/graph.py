@@ -30,7 +30,9 @@ JSON schema (``Graph.to_json``, MIME type ``application/vnd.jaxviz+json``), vers
 
 where ``aval`` is ``{"shape": [int], "dtype": str, "weak_type": bool, "text": str}``.
 Group kinds: ``root``, ``inputs``/``outputs`` (the leaves of one pytree argument or
-result), ``line`` (many equations from one source line), ``call`` (a call of a user function), ``transform`` (jvp /
+result), ``line`` (many equations from one source line), ``call`` (a call of a user function),
+``library`` (a call of an installed library's function, read from the equations'
+tracebacks: ``HMC.sample``, ``mctx.gumbel_muzero_policy``), ``transform`` (jvp /
 transpose / vmap ...), ``scope`` (a ``jax.named_scope`` or a Flax module), ``eqn`` (an
 equation holding sub-jaxprs, e.g. ``scan``; its own node is a member) and ``jaxpr`` (one
 sub-jaxpr of such an equation, e.g. ``branch 1`` of a ``cond``; a group's ``holder`` is the
@@ -194,47 +196,93 @@ class Group:
 # eqn and whatever else is a layer of the user's program).
 NOT_FOLDED = frozenset({"root", "inputs", "outputs", "jaxpr", "transform", "phase", "repeat"})
 REPEAT_MIN = 3  # shortest run of identical sibling groups that is folded
-AUTO_BUDGET = 45  # items (boxes and nodes) in the first view: readable at a legible zoom
-AUTO_RANKS = 11  # rows of boxes in the first view: legible (>= 10 px) without scrolling
+PERIOD_MAX = 6  # longest sequence of siblings that, repeated, is folded as one layer
+AUTO_BUDGET = 80  # items (boxes and nodes) in the first view: what two screens read well
+# The first view fits about two screens (3,000 pt each way as dot lays it out, the
+# legend included): within this estimate of its size, which leaves room for the legend
+# and for what the estimate misses.
+AUTO_RANKS = 36  # rows (about 55 pt each)
+AUTO_WIDTH_PT = 1800
+PT_PER_CHAR = 5.6  # 10 pt Helvetica, on average
+LABEL_MARGIN_PT = 8
+MIN_ITEM_PT = 54  # dot's smallest node (0.75 in)
+ITEM_GAP_PT = 18  # nodesep
+EDGE_PT = 40  # an edge's route and label, across the rows it spans
+CLUSTER_MARGIN_PT = 16
 CLUSTER_LABEL_RANKS = 0.5  # an open group's label and margins, in rows
 BOX_RANKS = 1.5  # a closed group's box: name, size, source and cost lines
 AUTO_MIN_ITEMS = 8  # a first view with fewer opens its biggest box, up to AUTO_MAX_ITEMS
 AUTO_MAX_ITEMS = 90
 # How much opening a group of each kind tells in the first view (0: never opened there).
-AUTO_OPEN_RANK = {"inputs": 0, "outputs": 0, "phase": 4, "call": 3, "scope": 3, "transform": 3,
+AUTO_OPEN_RANK = {"inputs": 0, "outputs": 0, "phase": 4, "call": 3, "library": 2, "scope": 3, "transform": 3,
                   "repeat": 0, "eqn": 1, "jaxpr": 1, "line": 0}
 AUTO_OPEN_MIN_EQNS = 4  # boxes this small stay closed in the first view
+FLAT_NODES_MIN = 8  # a box of this many loose equations (and few boxes) opens last
 PHASE_TIERS = {"forward": 0, "backward": 1, "update": 2}  # what the first view opens first
 EQUATION_TIER = 3
 
 
-def _longest_path(weight: dict[Item, float], successors: dict[Item, list[Item]]) -> float:
-    """The heaviest path through items (weights per item), following ``successors``;
-    an edge closing a cycle (groups can feed each other both ways) is ignored."""
-    best: dict[Item, float] = {}
-    for start in weight:
-        if start in best:
+def _text_width(text: str) -> float:
+    """About how wide ``dot`` draws a label line (10 pt Helvetica, with margins)."""
+    return len(text) * PT_PER_CHAR + 2 * LABEL_MARGIN_PT
+
+
+def _layers(height: dict[Item, float], successors: dict[Item, list[Item]]) -> dict[Item, float]:
+    """Where each item starts, in rows: after the heaviest path of items leading to it
+    (a top-to-bottom layout's ranks); an edge closing a cycle (groups can feed each other
+    both ways) is ignored."""
+    predecessors: dict[Item, list[Item]] = {}
+    for a, bs in successors.items():
+        for b in bs:
+            if a in height and b in height:
+                predecessors.setdefault(b, []).append(a)
+    start: dict[Item, float] = {}
+    for first in height:
+        if first in start:
             continue
-        stack: list[tuple[Item, int]] = [(start, 0)]
-        on_path = {start}
+        stack: list[tuple[Item, int]] = [(first, 0)]
+        on_path = {first}
         while stack:
             item, i = stack[-1]
-            nxt = successors.get(item, ())
-            if i < len(nxt):
+            before = predecessors.get(item, ())
+            if i < len(before):
                 stack[-1] = (item, i + 1)
-                child = nxt[i]
-                if child in weight and child not in best and child not in on_path:
-                    stack.append((child, 0))
-                    on_path.add(child)
+                prev = before[i]
+                if prev not in start and prev not in on_path:
+                    stack.append((prev, 0))
+                    on_path.add(prev)
                 continue
             stack.pop()
             on_path.discard(item)
-            tail = max((best.get(c, 0.0) for c in nxt if c in weight and c not in on_path), default=0.0)
-            best[item] = weight[item] + tail
-    return max(best.values(), default=0.0)
+            start[item] = max((start[p] + height[p] for p in before if p in start), default=0.0)
+    return start
+
+
+def _widest_row(start: dict[Item, float], height: dict[Item, float], width: dict[Item, float],
+                edges: list[tuple[Item, Item]]) -> float:
+    """The widest row of a layout where each item spans rows [start, start + height):
+    the most width standing side by side at one height (a sweep over the spans). An edge
+    takes room in the rows it crosses too (dot routes it through them, its label beside)."""
+    spans = [(start[i], start[i] + height[i], width[i]) for i in start]
+    for a, b in edges:
+        if a in start and b in start:
+            top, bottom = start[a] + height[a] - 0.5, start[b] + 0.5
+            spans.append((min(top, bottom), max(top, bottom), EDGE_PT))
+    events = sorted([(s, 1, w) for s, _, w in spans] + [(e, 0, w) for _, e, w in spans])
+    best = current = 0.0
+    for _, opening, w in events:
+        current += w + ITEM_GAP_PT if opening else -(w + ITEM_GAP_PT)
+        best = max(best, current)
+    return best
 
 
 _NUMBERED = re.compile(r"(?:[\s_\-.]*\d+|\[\d+\])$")  # h_0, Dense3, layer-2, blocks[5]
+
+
+def name_stem(name: str) -> str:
+    """``Dense`` for ``Dense_0``, ``blocks`` for ``blocks[5]``: a layer's name without its
+    number."""
+    return _NUMBERED.sub("", name)
 
 
 def common_name(names: list[str]) -> str:
@@ -317,10 +365,23 @@ class View:
         return items
 
     def _ends(self, items: set[Item], last: bool) -> list[Item]:
-        """The items with no edge out of (``last``) or into them from the others."""
+        """The items with no edge out of (``last``) or into them from the others; all of
+        them when each has one (two boxes feeding each other: a user's line around a
+        library call)."""
         linked = {e.src if last else e.dst for e in self.edges
                   if e.src in items and e.dst in items and e.src != e.dst}
-        return sorted(items - linked)
+        return sorted(items - linked) or sorted(items)
+
+    def chain(self, gid: int) -> list[int]:
+        """An open group and the open groups it only wraps (``forward`` › ``loss_fn`` ›
+        ``GPT``: no node and a single child each), outermost first: drawn as one cluster
+        titled by their path."""
+        chain = [gid]
+        g = self.graph.groups[gid]
+        while not g.nodes and len(g.groups) == 1 and g.kind != "repeat" and g.groups[0] in self.expanded:
+            g = self.graph.groups[g.groups[0]]
+            chain.append(g.id)
+        return chain
 
     def visible_counts(self) -> tuple[int, int]:
         """(visible nodes, visible collapsed groups)."""
@@ -365,6 +426,7 @@ class Graph:
     def finish(self) -> Graph:
         """Fold repeated layers into ``repeat`` groups, count equations per group, bucket
         edges. Linear in the size of the graph."""
+        self._drop_unreachable()
         self._fold_repeats()
         groups = self.groups
         top_down = list(self.descendants(0))  # every group before its descendants
@@ -384,6 +446,22 @@ class Graph:
         self._finished = True
         return self
 
+    def _drop_unreachable(self) -> None:
+        """Groups a builder emptied and detached (merged into another) leave the tree;
+        the rest keep their order, renumbered."""
+        reachable = set(self.descendants(0))
+        if len(reachable) == len(self.groups):
+            return
+        kept = [g for g in self.groups if g.id in reachable]
+        new_id = {g.id: i for i, g in enumerate(kept)}
+        for g in kept:
+            g.id = new_id[g.id]
+            g.parent = None if g.parent is None else new_id[g.parent]
+            g.groups = [new_id[c] for c in g.groups]
+        for n in self.nodes:
+            n.group = new_id[n.group]
+        self.groups = kept
+
     def bottom_up(self) -> list[int]:
         """Group ids, each after all of its descendants (children before parents: ids do
         not give that order, repeat groups come last)."""
@@ -399,6 +477,7 @@ class Graph:
         memo: dict[int, int] = {}
         interned: dict[tuple[Any, ...], int] = {}
         runs: list[tuple[int, list[list[int]]]] = []  # (parent, its runs)
+        periods: list[tuple[int, list[tuple[list[int], int]]]] = []  # (parent, [(run, period)])
         for parent in self.groups:
             kids = parent.groups
             if parent.kind == "repeat" or len(kids) < REPEAT_MIN:
@@ -416,6 +495,11 @@ class Graph:
                 found.append(run)
             if found:
                 runs.append((parent.id, found))
+            else:
+                periods.append((parent.id, self._periodic_runs(kids, memo, interned)))
+        for pid, found_periods in periods:
+            if found_periods:
+                runs.append((pid, [self._add_period_groups(pid, run, k) for run, k in found_periods]))
         for pid, found in runs:
             parent = self.groups[pid]
             first_of = {run[0]: run for run in found}
@@ -429,6 +513,50 @@ class Graph:
                     children.append(c)
             parent.groups = children
 
+    def _periodic_runs(self, kids: list[int], memo: dict[int, int],
+                       interned: dict[tuple[Any, ...], int]) -> list[tuple[list[int], int]]:
+        """Runs of a sequence of ``k`` siblings repeated ``REPEAT_MIN`` or more times (a
+        layer written inline in a loop: ``layer_norm``, ``multi_head_attention``,
+        ``layer_norm``, ``dense_block``, four times), as (the siblings, k)."""
+        sigs = [None if self.groups[c].kind in NOT_FOLDED else
+                (self.groups[c].kind, self._signature(c, memo, interned)) for c in kids]
+        found: list[tuple[list[int], int]] = []
+        i = 0
+        while i < len(kids):
+            best = 0
+            for k in range(2, PERIOD_MAX + 1):
+                if None in sigs[i:i + k]:
+                    break
+                reps = 1
+                while sigs[i + reps * k:i + (reps + 1) * k] == sigs[i:i + k]:
+                    reps += 1
+                if reps >= REPEAT_MIN:
+                    best = k
+                    found.append((kids[i:i + reps * k], k))
+                    i += reps * k
+                    break
+            if not best:
+                i += 1
+        return found
+
+    def _add_period_groups(self, parent: int, run: list[int], k: int) -> list[int]:
+        """Wrap each period of a periodic run in a group named after its layers; the
+        new groups, in order, fold as one run."""
+        wrapped = []
+        for start in range(0, len(run), k):
+            members = run[start:start + k]
+            names = dict.fromkeys(name_stem(self.groups[c].name) or self.groups[c].name for c in members)
+            gid = len(self.groups)
+            self.groups.append(Group(gid, " + ".join(names), "scope", parent, 0, groups=list(members)))
+            for c in members:
+                self.groups[c].parent = gid
+            wrapped.append(gid)
+        first = set(run)
+        kids = self.groups[parent].groups
+        at = kids.index(run[0])
+        self.groups[parent].groups = kids[:at] + wrapped + [c for c in kids[at:] if c not in first]
+        return wrapped
+
     def _same_layer(self, a: int, b: int, memo: dict[int, int], interned: dict[tuple[Any, ...], int]) -> bool:
         return self.groups[a].kind == self.groups[b].kind \
             and self._signature(a, memo, interned) == self._signature(b, memo, interned)
@@ -441,6 +569,12 @@ class Graph:
             for m in members)
         gid = len(self.groups)
         name = common_name([m.name for m in members])
+        if all(not name_stem(m.name) for m in members):
+            # numbered only (Flax modules named "0" … "5"): named after what each wraps
+            inner = {self.groups[m.groups[0]].name if len(m.groups) == 1 and not m.nodes else None
+                     for m in members}
+            if len(inner) == 1 and None not in inner:
+                name = inner.pop()
         self.groups.append(Group(gid, f"{name} ×{len(run)}", "repeat", parent, 0, groups=list(run),
                                  source=first.source if same_site else None))
         for m in members:
@@ -552,8 +686,8 @@ class Graph:
         ``loss_fn``) opens for free.
         Never opened: the leaves of an argument, folds (their layers are all alike: opening
         one is the user's choice), a line's equations, and small boxes. The view
-        must also stay within ``AUTO_RANKS`` rows (``layout_ranks``), so that it reads at a
-        legible size without scrolling."""
+        must also fit about two screens: ``AUTO_WIDTH_PT`` wide and ``AUTO_RANKS`` rows
+        as ``layout_extent`` estimates them."""
         expanded = {0}
         visible = self._items(0)
         heap: list[tuple[int, int, int, int, int]] = []
@@ -564,8 +698,8 @@ class Graph:
             if visible + cost > budget:
                 continue
             expanded.add(gid)
-            if self.layout_ranks(expanded) > AUTO_RANKS and cost > 0:
-                expanded.discard(gid)  # too tall to read without scrolling
+            if cost > 0 and not self._fits(expanded):
+                expanded.discard(gid)  # more than about two screens
                 continue
             visible += cost
             self._push_openable(heap, gid, tier=min(tier, EQUATION_TIER - 1))
@@ -578,6 +712,10 @@ class Graph:
                     break
         return frozenset(expanded)
 
+    def _fits(self, expanded: set[int]) -> bool:
+        width, rows = self.layout_extent(expanded)
+        return width <= AUTO_WIDTH_PT and rows <= AUTO_RANKS
+
     def _closed_boxes(self, expanded: set[int] | frozenset[int]) -> list[int]:
         return [c for g in expanded for c in self.groups[g].groups
                 if c not in expanded and self.groups[c].kind not in ("inputs", "outputs")]
@@ -587,16 +725,39 @@ class Graph:
         the longest chain of items, an open group counting as its own longest chain plus
         a row for its label. Read from the edge buckets of the open groups only (not the
         edges), so a first view can try many expansions cheaply."""
-        memo: dict[int, float] = {}
+        return self.layout_extent(expanded)[1]
+
+    def layout_extent(self, expanded: set[int] | frozenset[int]) -> tuple[float, float]:
+        """(width in pt, height in rows) of a top-to-bottom layout of the view, estimated
+        as ``layout_ranks`` is: items placed in rows by their longest chain, the width
+        the widest row (labels at about ``PT_PER_CHAR``), an open group as big as what it
+        shows plus its margins."""
+        memo: dict[int, tuple[float, float]] = {}
         for gid in sorted(expanded, key=lambda g: -self.groups[g].depth):
-            memo[gid] = self._group_ranks(gid, expanded, memo)
+            memo[gid] = self._group_extent(gid, expanded, memo)
         return memo[0]
 
-    def _group_ranks(self, gid: int, expanded: set[int] | frozenset[int], memo: dict[int, float]) -> float:
+    def _group_extent(self, gid: int, expanded: set[int] | frozenset[int],
+                      memo: dict[int, tuple[float, float]]) -> tuple[float, float]:
         g = self.groups[gid]
-        weight: dict[Item, float] = {("n", n): 1.0 for n in g.nodes}
+        height: dict[Item, float] = {}
+        width: dict[Item, float] = {}
+        for n in g.nodes:
+            height[("n", n)], width[("n", n)] = 1.0, self._node_width(n)
+        crossing: dict[Item, int] = {}  # values an open group takes in or hands out
+        for a, b in self._buckets[gid]:
+            if a != b:
+                crossing[a] = crossing.get(a, 0) + 1
+                crossing[b] = crossing.get(b, 0) + 1
         for c in g.groups:
-            weight[("g", c)] = memo[c] + CLUSTER_LABEL_RANKS if c in expanded else BOX_RANKS
+            if c in expanded:
+                inner_width, inner_rows = memo[c]
+                height[("g", c)] = inner_rows + CLUSTER_LABEL_RANKS
+                # each value crossing its border is routed inside it too, beside its items
+                width[("g", c)] = max(inner_width + crossing.get(("g", c), 0) * EDGE_PT,
+                                      _text_width(self.groups[c].name) + 60) + CLUSTER_MARGIN_PT
+            else:
+                height[("g", c)], width[("g", c)] = BOX_RANKS, self._box_width(c)
         successors: dict[Item, list[Item]] = {}
         for a, b in self._buckets[gid]:
             if a != b:
@@ -604,7 +765,20 @@ class Graph:
         phases = [("g", c) for c in g.groups if self.groups[c].kind == "phase"]
         for a, b in zip(phases, phases[1:]):  # drawn stacked (View.phase_order)
             successors.setdefault(a, []).append(b)
-        return _longest_path(weight, successors)
+        start = _layers(height, successors)
+        rows = max((start[i] + height[i] for i in start), default=0.0)
+        edges = [pair for pair in self._buckets[gid] if pair[0] != pair[1]]
+        return _widest_row(start, height, width, edges), rows
+
+    def _node_width(self, nid: int) -> float:
+        n = self.nodes[nid]
+        aval = n.outputs[0].text if n.outputs else ""
+        return max(MIN_ITEM_PT, _text_width(n.label), _text_width(aval))
+
+    def _box_width(self, gid: int) -> float:
+        g = self.groups[gid]
+        lines = [g.repeat or g.name, g.source.short() if g.source else "", size_text(self, gid)]
+        return max(MIN_ITEM_PT, *map(_text_width, lines))
 
     def _items(self, gid: int) -> int:
         g = self.groups[gid]
@@ -617,13 +791,20 @@ class Graph:
         p = self.groups[parent]
         for c in p.groups:
             g = self.groups[c]
-            rank = 1 if g.holder is not None else AUTO_OPEN_RANK.get(g.kind, 2)
+            # An equation's box tells little, unless named after the function it runs (a
+            # loop's step: the story of a training loop).
+            named = g.holder is not None and g.name != self.nodes[g.holder].primitive
+            rank = 1 if g.holder is not None and not named else AUTO_OPEN_RANK.get(g.kind, 2)
             if rank == 0 or g.n_eqns <= AUTO_OPEN_MIN_EQNS:
                 continue
             wrapper = not g.nodes and len(g.groups) == 1  # opening it costs nothing
             own = PHASE_TIERS.get(g.name, tier) if g.kind == "phase" else tier
-            heapq.heappush(heap, (EQUATION_TIER if rank == 1 else own, 0 if wrapper else g.depth,
-                                  -rank, -g.n_eqns, c))
+            # A box of loose equations (a library's layer norm) tells less than structure,
+            # and a library's inner calls less than the call the user made.
+            flat = len(g.nodes) >= FLAT_NODES_MIN and len(g.groups) * 4 <= len(g.nodes)
+            inner = g.kind == "library" and p.kind == "library"
+            heapq.heappush(heap, (EQUATION_TIER if rank == 1 or flat or inner else own,
+                                  0 if wrapper else g.depth, -rank, -g.n_eqns, c))
 
     def view(self, expand: int | str | Iterable[int] | None = None) -> View:
         """The visible items and aggregated edges for an expansion state."""

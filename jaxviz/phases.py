@@ -122,6 +122,7 @@ def _move(graph: Graph, target: Group, nodes: list[int], groups: list[int]) -> N
 def _group_update(graph: Graph, update: Group, outside_phases: dict[int, Any],
                   transform_of: Callable[[Any], str | None], flow: _Flow) -> None:
     """Optimizer transformations first, then parameter subtrees inside each."""
+    _dissolve_library_calls(graph, update, outside_phases, transform_of)
     by_transform: dict[str, tuple[list[int], list[int]]] = {}
     for kind, member in _members(update):
         first = member if kind == "n" else graph.groups[member].holder
@@ -133,11 +134,53 @@ def _group_update(graph: Graph, update: Group, outside_phases: dict[int, Any],
     keys = _subtree_keys(graph, update, flow)
     if len(by_transform) < 2:  # one transformation (or none known): subtrees right away
         _group_subtrees(graph, update, keys)
+    else:
+        for name, (nodes, groups) in by_transform.items():
+            gid = graph.add_group(name, "call", update.id)
+            _move(graph, graph.groups[gid], nodes, groups)
+            _group_subtrees(graph, graph.groups[gid], keys)
+    _name_loose_updates(graph, update, keys)
+
+
+def _name_loose_updates(graph: Graph, update: Group, keys: dict[int, str | None]) -> None:
+    """An update equation of one parameter that no group named after it holds (SGD's
+    ``p - lr * g``, an equation or two per parameter) says which parameter it updates."""
+    if len({k for k in keys.values() if k}) < 2:
+        return  # one parameter: saying so on every equation tells nothing
+    stack: list[tuple[int, frozenset[str]]] = [(update.id, frozenset())]
+    while stack:
+        gid, named = stack.pop()
+        group = graph.groups[gid]
+        for n in group.nodes:
+            key = keys.get(n)
+            if key and key not in named and graph.nodes[n].kind == "eqn":
+                graph.nodes[n].label = f"{graph.nodes[n].label} · {key}"
+        stack.extend((c, named | {graph.groups[c].name}) for c in group.groups)
+
+
+def _dissolve_library_calls(graph: Graph, update: Group, outside_phases: dict[int, Any],
+                            transform_of: Callable[[Any], str | None]) -> None:
+    """The optimizer's own call groups (``TrainState.apply_gradients`` › ``chain`` ›
+    ...) give way to its transformations, which the optimizer's adapter names and which
+    are then split by parameter: their members move up into the update phase."""
+    library = [g for g in graph.descendants(update.id) if graph.groups[g].kind == "library"]
+    known = {transform_of(outside_phases[n]) for g in library for n in graph.groups[g].nodes
+             if n in outside_phases}
+    if len(known - {None}) < 2:
         return
-    for name, (nodes, groups) in by_transform.items():
-        gid = graph.add_group(name, "call", update.id)
-        _move(graph, graph.groups[gid], nodes, groups)
-        _group_subtrees(graph, graph.groups[gid], keys)
+    for gid in library:
+        group = graph.groups[gid]
+        if group.nodes:
+            _move(graph, update, list(group.nodes), [])
+        inner = [c for c in group.groups if graph.groups[c].kind != "library"]
+        if inner:
+            _move(graph, update, [], inner)
+        parent = graph.groups[group.parent] if group.parent is not None else None
+        if parent is not None:
+            parent.groups = [c for c in parent.groups if c != gid]
+        group.groups = []
+        group.parent = None
+    update.nodes.sort()  # program order, which the transformations are grouped in
 
 
 def _members(group: Group) -> list[tuple[str, int]]:
@@ -210,8 +253,10 @@ def _group_subtrees(graph: Graph, group: Group, keys: dict[int, str | None]) -> 
         if key is not None:
             slot = by_key.setdefault(key, ([], []))
             slot[0 if kind == "n" else 1].append(member)
-    if len(by_key) < 2 or sum(len(n) + len(g) for n, g in by_key.values()) < SUBTREE_MIN_MEMBERS * len(by_key):
-        return  # one subtree, or an equation or two each: boxes would hide nothing
+    if len(by_key) < 2:
+        return  # one subtree: a box would hide nothing
+    if sum(len(n) + len(g) for n, g in by_key.values()) < SUBTREE_MIN_MEMBERS * len(by_key):
+        return  # an equation or two each: boxes would hide nothing
     for key, (nodes, groups) in by_key.items():
         gid = graph.add_group(key, "scope", group.id)
         _move(graph, graph.groups[gid], nodes, groups)

@@ -85,6 +85,9 @@ class Program:
     call_scopes: str = ""  # how user calls were recorded while tracing: "code" or "hook" (jaxviz.calls)
     mesh: str = ""  # the device mesh it runs on, in words (jaxviz.sharding.mesh_text); "" for none
     call_groups: dict[int, list[int]] = field(default_factory=dict)  # call scope number → its groups
+    # Values the traced function computes as new state but the real call drops (an NNX
+    # optimizer updated inside a plain jax.jit): drawn as lost, not among output_names.
+    lost_outputs: list[str] = field(default_factory=list)
     _costs: ProgramCosts | None = field(default=None, repr=False)  # see costs()
 
     # ----------------------------------------------------------------- facts

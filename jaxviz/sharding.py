@@ -8,7 +8,7 @@
   JAX's jaxpr prints it.
 - ``find_mesh(closed)`` / ``mesh_text(mesh)``: the mesh a program runs on, in the summary
   (``mesh data=4 × model=2 (explicit) · 8 cpu devices``).
-- ``collective_label(eqn)`` / ``shard_map_label(eqn)``: a collective equation (``psum``,
+- ``collective_label(eqn)`` / ``shard_map_specs(eqn)``: a collective equation (``psum``,
   ``all_gather``, ``ppermute``…) with its mesh axis and the bytes it moves per call, a
   ``shard_map`` named after the function it maps, with its mesh axes and specs.
 - ``hlo_collectives(text)``: the collectives in a compiled executable's HLO text
@@ -181,33 +181,18 @@ def collective_label(eqn: Any) -> str:
     return f"{USER_NAME.get(name, name)} · {collective_axes(eqn.params)} · {fmt_bytes(sent)}"
 
 
-def function_name(jaxpr: Any) -> str | None:
-    """The name of the function a (closed) jaxpr was traced from, if JAX kept it."""
-    debug = getattr(getattr(jaxpr, "jaxpr", jaxpr), "debug_info", None)
-    name = getattr(debug, "func_name", None)
-    if not isinstance(name, str) or not name or name.startswith("<"):
-        return None
-    return name.partition(" ")[0]
-
-
 def specs_text(specs: Any) -> str:
     return ", ".join(spec_text(s) if s is not None else "replicated" for s in specs) \
         if isinstance(specs, (tuple, list)) else spec_text(specs)
 
 
-def shard_map_label(eqn: Any) -> str:
-    """``shard_map ffn (data: 4, model: 2; in: P('data'), P(None, 'model') → out:
-    P('data'))``: the function it maps, its mesh axes and its specs."""
-    fn = function_name(eqn.params.get("jaxpr"))
-    head = f"shard_map {fn}" if fn and not is_jax_name(fn) else "shard_map"  # not pmap's own _fun
-    meshes = list(_meshes_in(eqn.params))[:1]
-    parts = [", ".join(f"{size} devices" if is_jax_name(name) else f"{name}: {size}"
-                       for name, size in zip(mesh.axis_names, mesh.axis_sizes)) for mesh in meshes]
+def shard_map_specs(eqn: Any) -> str:
+    """``in: P('data'), P(None, 'model') → out: P('data')``: a shard_map's specs ("" when
+    it has none)."""
     ins, outs = eqn.params.get("in_specs"), eqn.params.get("out_specs")
-    named = not any(is_jax_name(n) for mesh in meshes for n in mesh.axis_names)  # else specs only restate it
-    if named and (ins is not None or outs is not None):
-        parts.append(f"in: {specs_text(ins)} → out: {specs_text(outs)}")
-    return f"{head} ({'; '.join(parts)})" if parts else head
+    if ins is None and outs is None:
+        return ""
+    return f"in: {specs_text(ins)} → out: {specs_text(outs)}"
 
 
 def is_jax_name(name: Any) -> bool:
@@ -423,12 +408,10 @@ def compiled_shardings(compiled: Any) -> tuple[list[Any], list[Any]]:
 
 def eqn_label(eqn: Any) -> str | None:
     """The label of an equation that moves or places data across devices (a collective,
-    a shard_map, a resharding step); None for the others."""
+    a resharding step); None for the others (``tracing`` names pmap and shard_map)."""
     name = eqn.primitive.name
     if name in COLLECTIVES:
         return collective_label(eqn)
-    if name == "shard_map":
-        return shard_map_label(eqn)
     return constraint_label(eqn)
 
 

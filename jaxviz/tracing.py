@@ -12,8 +12,10 @@ import contextlib
 import functools
 import inspect
 import io
+import os
 import re
 import sys
+import sysconfig
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -32,8 +34,8 @@ from .adapters.base import (
     output_leaf_names,
     positional_names,
 )
-from .calls import CallInfo, is_user_file, make_source
-from .graph import Graph, SourceLoc
+from .calls import CallInfo, display_function, is_user_file, make_source
+from .graph import Graph, SourceLoc, name_stem
 from .jaxprs import (
     aval_of_value,
     aval_of_var,
@@ -47,13 +49,15 @@ from .jaxprs import (
 )
 from .program import InputInfo, Program, traced_inputs
 
-PYTREE_GROUP_MIN = 5  # an argument with this many leaves is drawn as one group
+PYTREE_GROUP_MIN = 4  # an argument with this many leaves is drawn as one group
 PYTREE_SPLIT_MIN = 16  # and one with more is split by its keys into groups within it
 _PATH_STEP = re.compile(r"\[[^\]]*\]|\.\w+")  # one key of a leaf's path: ['w'], [3], .kernel
 LINE_GROUP_MIN = 4  # this many consecutive equations from one line become a group (a box: one row)
 LINE_ALONE_MAX = 30  # a program that is one line of more equations than this is one box
 LOOP_ROUND_MIN = 3  # a line's run splits into loop rounds of at least this many equations
-LOOP_ROUNDS_MAX = 64  # and of at most this many rounds (an unrolled chain stays one group)
+LOOP_ROUNDS_MAX = 64
+LOOP_PRIMITIVES = frozenset({"scan", "while"})
+LIBRARY_DEPTH = 6  # library calls nested deeper than this are shown as their caller  # and of at most this many rounds (an unrolled chain stays one group)
 
 # Called with an exception ``trace`` raised while staging, before it propagates:
 # ``jaxviz.errors`` adds a tracer error's explanation as a note (so that the model
@@ -76,15 +80,27 @@ def _display_params(params: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+# A function with differentiation rules of its own (``jax.custom_vjp``, ``jax.custom_jvp``):
+# the equation that calls it is drawn under the function's name.
+CUSTOM_RULE_CALLS = frozenset({"custom_vjp_call", "custom_jvp_call", "custom_vjp_call_jaxpr"})
+
 # Primitives and scopes JAX names after its own machinery, in the words the user wrote.
 USER_WORD_OF_PRIMITIVE = {"remat2": "checkpoint", "remat": "checkpoint"}
 USER_WORD_OF_SCOPE = {"rematted_computation": "recomputed forward"}
 
 
 def _eqn_label(eqn: Any) -> str:
-    across_devices = sharding.eqn_label(eqn)  # a collective, a shard_map, a resharding step
+    mapped = _mapped_label(eqn)  # pmap, shard_map
+    if mapped is not None:
+        return mapped
+    across_devices = sharding.eqn_label(eqn)  # a collective, a resharding step
     if across_devices is not None:
         return across_devices
+    if eqn.primitive.name in CUSTOM_RULE_CALLS:  # named after the function it wraps (``mha``)
+        wrapped = internals.traced_function(eqn.params.get("call_jaxpr"))
+        # the user's function or JAX's (``relu``); not a library's inner wrapper (``fn_wrapper``)
+        if wrapped and wrapped[0] != "<lambda>" and (is_user_file(wrapped[1]) or internals.is_jax_file(wrapped[1])):
+            return wrapped[0]
     name: str = USER_WORD_OF_PRIMITIVE.get(eqn.primitive.name) or eqn.primitive.name
     fname = eqn.params.get("name")
     helper = library_helper_name(eqn)
@@ -93,6 +109,50 @@ def _eqn_label(eqn: Any) -> str:
     if isinstance(fname, str) and fname and fname != name:
         return f"{name}: {fname}"
     return name
+
+
+def _mapped_label(eqn: Any) -> str | None:
+    """``pmap train_step (batch: 8)`` for the equation a ``jax.pmap`` call stages,
+    ``shard_map step (data: 4, model: 2)`` for a ``shard_map``; else None."""
+    pmap = internals.pmap_call(eqn, _is_user_code) if eqn.primitive.name in ("jit", "pjit", "xla_pmap") else None
+    if pmap is not None:
+        return " ".join(["pmap", *([pmap.function] if pmap.function else []), _axes_text(pmap.axes)])
+    axes = internals.mesh_axes(eqn)
+    if axes is None:
+        return None
+    function = internals.traced_function_name(eqn.params.get("jaxpr"))
+    shown = [function] if function and not function.startswith("_") else []
+    # A pmap's own shard_map splits on an axis JAX names internally: its specs say nothing.
+    specs = sharding.shard_map_specs(eqn) if all(name for name, _ in axes) else ""
+    return " ".join(["shard_map", *shown, _axes_text(axes, specs)])
+
+
+def _is_user_code(code: Any) -> bool:
+    return is_user_file(code.co_filename)
+
+
+_SITE_DIRS = tuple({os.path.join(p, "") for p in (sysconfig.get_path("purelib"), sysconfig.get_path("platlib")) if p})
+
+
+def _is_library_file(file: str) -> bool:
+    """An installed library's code, not JAX's."""
+    return file.startswith(_SITE_DIRS) and not internals.is_jax_file(file)
+
+
+@functools.lru_cache(maxsize=256)
+def _package_of(file: str) -> str:
+    """``numpyro`` for ``…/site-packages/numpyro/infer/hmc_util.py``."""
+    for site in _SITE_DIRS:
+        if file.startswith(site):
+            return file[len(site):].split(os.sep, 1)[0].removesuffix(".py")
+    return os.path.basename(file)
+
+
+def _axes_text(axes: Sequence[tuple[str | None, int]], specs: str = "") -> str:
+    """``(batch: 8)``; an axis the user did not name: ``(8 devices)``; then the specs, if any
+    (``(data: 4; in: P('data') → out: P('data'))``)."""
+    named = ", ".join(f"{name}: {size}" if name else f"{size} devices" for name, size in axes)
+    return f"({named}; {specs})" if specs else f"({named})"
 
 
 # Where JAX's small jitted helpers live: ``jnp.where`` is a ``jit`` named ``_where``.
@@ -162,6 +222,8 @@ class GraphBuilder:
     def __init__(self, name: str, calls: dict[str, CallInfo], cell_file: str | None) -> None:
         self.graph = Graph(name)
         self.captured: list[tuple[InputInfo, Any]] = []  # captured arrays, to name sub-jaxpr consts
+        self.lost_outputs: set[str] = set()  # outputs the real call drops (state updated inside jax.jit)
+        self._unnamed_consts: set[int] = set()  # const nodes named after their first use (_name_const)
         self.calls = calls
         self.cell_file = cell_file
         self.activation: dict[int, int] = {}  # call group → activation number (call order)
@@ -173,6 +235,9 @@ class GraphBuilder:
         self.outside_phases: dict[int, Any] = {}  # node id → equation, outside fwd/bwd
         self.sites: dict[int, Any] = {}  # node id → the user frame (line and column) it came from
         self._last_frame: Any = None
+        self._library_paths: dict[Any, list[tuple[str, str]]] = {}  # per traceback
+        self.library_nodes: set[int] = set()  # equations recorded inside a library call
+        self.functions_run: dict[int, list[str]] = {}  # eqn group → the functions JAX traced into it
 
     def build(self, closed: Any, inputs: list[InputInfo], input_names: list[str],
               output_names: list[str], const_names: dict[int, InputInfo]) -> Graph:
@@ -187,6 +252,8 @@ class GraphBuilder:
             label = info.name if info else f"const {aval_of_var(var).text}"
             kind = info.kind if info else "constant"
             env[var] = g.add_node("const", label, 0, input_kind=kind, outputs=[aval_of_var(var)])
+            if info is None:
+                self._unnamed_consts.add(env[var])
         by_name = {i.name: i for i in inputs}
         in_groups = self._pytree_groups(input_names, "inputs")
         for var, name in zip(closed.jaxpr.invars, input_names):
@@ -199,12 +266,17 @@ class GraphBuilder:
         out_groups = self._pytree_groups(output_names, "outputs")
         for var, names in _outputs_by_value(closed.jaxpr.outvars, output_names):
             aval = aval_of_var(var)
+            lost = names[0] in self.lost_outputs
             placed = sharding.aval_sharding_text(var.aval)
-            out = g.add_node("output", " = ".join(names), out_groups.get(names[0], 0), outputs=[aval],
+            out = g.add_node("output", " = ".join(names) + (" (lost)" if lost else ""), out_groups.get(names[0], 0),
+                             input_kind="lost" if lost else None, outputs=[aval],
                              params={"sharding": placed} if placed else {})
             if not isinstance(var, jcore.Literal) and var in env:
                 g.add_edge(env[var], out, aval, self._var_name(var))
         phases.shape_phases(g, self.outside_phases, optax_adapter.transformation_of)
+        self._fold_leaves()
+        self._merge_jitted_calls()
+        self._name_loops()
         self._mark_repeats()
         self._group_long_lines()
         return g.finish()
@@ -221,7 +293,8 @@ class GraphBuilder:
         placed: dict[str, int] = {}
         for root, members in by_root.items():
             if len(members) >= PYTREE_GROUP_MIN:
-                gid = self.graph.add_group(f"{root} ({len(members)} arrays)", kind, 0)
+                lost = "lost, " if kind == "outputs" and all(m in self.lost_outputs for m in members) else ""
+                gid = self.graph.add_group(f"{root} ({lost}{len(members)} arrays)", kind, 0)
                 self._split_pytree(gid, root, members, kind, placed)
         return placed
 
@@ -234,6 +307,10 @@ class GraphBuilder:
         for name in members:
             key = _PATH_STEP.match(name, len(prefix))
             by_key.setdefault(key.group() if key else "", []).append(name)
+        if len(by_key) == 1 and "" not in by_key and len(members) > PYTREE_SPLIT_MIN:
+            # one key below this one (``model.blocks``): split below it
+            self._split_pytree(gid, prefix + next(iter(by_key)), members, kind, placed)
+            return
         if len(members) <= PYTREE_SPLIT_MIN or len(by_key) < 2 or "" in by_key:
             placed.update(dict.fromkeys(members, gid))
             return
@@ -243,6 +320,103 @@ class GraphBuilder:
                 continue
             child = self.graph.add_group(f"{prefix}{key} ({len(sub)} arrays)", kind, gid)
             self._split_pytree(child, prefix + key, sub, kind, placed)
+
+    def _merge_jitted_calls(self) -> None:
+        """A function under ``jax.jit`` is one group, the call's (``sgd``,
+        ``Environment.reset``), holding the ``jit`` equation's node: not a ``jit: sgd``
+        group around a ``sgd`` group."""
+        g = self.graph
+        for group in list(g.groups):
+            if group.holder is None or group.kind != "eqn" or group.nodes != [group.holder] \
+                    or len(group.groups) != 1:
+                continue
+            call = g.groups[group.groups[0]]
+            jitted = g.nodes[group.holder].params.get("name")
+            if not (call.kind == "call" and call.name == jitted
+                    or call.kind == "library" and call.name.rpartition(".")[2] == jitted):
+                continue
+            group.name, group.kind, group.source = call.name, call.kind, call.source or group.source
+            group.nodes += call.nodes
+            group.groups = call.groups
+            for nid in call.nodes:
+                g.nodes[nid].group = group.id
+            for c in call.groups:
+                g.groups[c].parent = group.id
+            call.nodes, call.groups, call.parent = [], [], None
+
+    def _name_loops(self) -> None:
+        """A box holding sub-jaxprs is named after the functions JAX traced into them:
+        ``relu (custom_jvp_call)``, ``mha (custom_vjp_call)``; a loop after the function
+        it runs, with its trip count: ``_update_step ×100 (scan)``, and for layers stacked
+        and run by ``nnx.scan``, after the layer its step calls: ``DotReluDot ×4 (scan:
+        forward)``."""
+        g = self.graph
+        for group in list(g.groups):
+            if group.kind != "eqn" or group.holder is None:
+                continue
+            holder = g.nodes[group.holder]
+            if group.name != holder.primitive and group.name != _eqn_label_word(holder.primitive):
+                continue  # already named (a jit's function)
+            recorded = self.functions_run.get(group.id, [])
+            body = self._loop_body(group) if holder.primitive in LOOP_PRIMITIVES else None
+            shown = g.groups[body].name if body is not None else (recorded[-1] if recorded else None)
+            if shown is None:
+                continue
+            others = [n for n in recorded if n != shown]
+            length = holder.params.get("length")
+            count = f" ×{length}" if length is not None else ""
+            word = _eqn_label_word(holder.primitive)
+            group.name = f"{shown}{count} ({word}: {', '.join(others)})" if others else f"{shown}{count} ({word})"
+
+    def _loop_body(self, loop: Any) -> int | None:
+        """The call group that holds most of a loop's equations (in its body's jaxpr
+        group, for a ``while``), or None."""
+        g = self.graph
+        candidates = list(loop.groups)
+        candidates += [c for j in loop.groups if g.groups[j].kind == "jaxpr" for c in g.groups[j].groups]
+        calls_ = [c for c in candidates if g.groups[c].kind in ("call", "library") and g.groups[c].holder is None]
+        if not calls_:
+            return None
+        sizes = {c: len(phases.nodes_below(g, c)) for c in calls_}
+        best = max(calls_, key=sizes.__getitem__)
+        if sizes[best] * 2 < len(phases.nodes_below(g, loop.id)):
+            return None
+        inner = g.groups[best]
+        while not inner.nodes and len(inner.groups) == 1 and g.groups[inner.groups[0]].kind in ("call", "library"):
+            inner = g.groups[inner.groups[0]]  # a step function that only calls the layer
+        return inner.id
+
+    def _fold_leaves(self) -> None:
+        """More than a few sibling leaves of one kind that no pytree group holds (an
+        Equinox model's static fields, captured Python constants, a sampler's unnamed
+        constants) become one box of that kind, which opens by their key paths: a row of
+        42 leaves would set the first view's width."""
+        g = self.graph
+        for group in list(g.groups):
+            by_kind: dict[str, list[int]] = {}
+            for nid in group.nodes:
+                kind = _leaf_kind(g.nodes[nid])
+                if kind is not None:
+                    by_kind.setdefault(kind, []).append(nid)
+            for kind, nids in by_kind.items():
+                if len(nids) >= PYTREE_GROUP_MIN:
+                    self._fold_leaf_group(group.id, kind, nids)
+
+    def _fold_leaf_group(self, parent: int, kind: str, nids: list[int]) -> None:
+        g = self.graph
+        names = {nid: g.nodes[nid].label.partition(" = ")[0] for nid in nids}
+        roots = {_pytree_root(n) for n in names.values()}
+        root = f"{roots.pop()} " if len(roots) == 1 and kind in ("statics", "captured") else ""
+        gid = g.add_group(f"{root}{kind} ({len(nids)})", "inputs", parent)
+        placed: dict[str, int] = {}
+        if root:
+            self._split_pytree(gid, root.strip(), sorted(set(names.values())), "inputs", placed)
+        moved = set(nids)
+        g.groups[parent].nodes = [n for n in g.groups[parent].nodes if n not in moved]
+        for nid in nids:
+            target = placed.get(names[nid], gid)
+            g.nodes[nid].group = target
+            g.groups[target].nodes.append(nid)
 
     def _group_long_lines(self) -> None:
         """Long runs of equations from one source line (a ``tree_map`` over all the
@@ -258,7 +432,8 @@ class GraphBuilder:
             alone = len(group.groups) == sum(g.groups[c].holder is not None for c in group.groups)
             for nid in members:
                 node = g.nodes[nid]
-                key = (node.source.file, node.source.line) if node.kind == "eqn" and node.source else None
+                key = (node.source.file, node.source.line) \
+                    if node.kind == "eqn" and node.source and nid not in self.library_nodes else None
                 if key is not None and key == last:
                     runs[-1].append(nid)
                 else:
@@ -307,9 +482,12 @@ class GraphBuilder:
             last = site
         if not 3 <= len(rounds) <= LOOP_ROUNDS_MAX or min(map(len, rounds)) < LOOP_ROUND_MIN:
             return [run]
-        # A loop runs the same operations each round (the first and last may differ: no
-        # gradient into the loop's input, say); a line that merely revisits a column does not.
-        if len({frozenset(self.sites.get(n) for n in r) for r in rounds}) > 3:
+        # Rounds that compute the same (one box folds them: ``line 5 ×5``) stay apart, so
+        # each round is wired to the next; rounds that differ (a comprehension over
+        # layers of different sizes) would be the line cut into pieces.
+        g = self.graph
+        shapes = {tuple((g.nodes[n].primitive, tuple(g.nodes[n].outputs)) for n in r) for r in rounds}
+        if len(shapes) > 1:
             return [run]
         return rounds
 
@@ -335,9 +513,13 @@ class GraphBuilder:
                   base_path: list[tuple[str, str]]) -> None:
         open_groups: list[tuple[tuple[str, str], int]] = []
         for eqn in eqns:
-            path = _scope_path(eqn)
-            if path[: len(base_path)] == base_path:
-                path = path[len(base_path):]
+            path = self._eqn_path(eqn)
+            # A sub-jaxpr's equations carry the path of the equation holding it (or of
+            # the part of it its own caller shares, a library calling back user code).
+            shared = 0
+            while shared < min(len(path), len(base_path)) and path[shared] == base_path[shared]:
+                shared += 1
+            path = path[shared:]
             common = 0
             while (common < len(open_groups) and common < len(path)
                    and open_groups[common][0] == path[common]):
@@ -348,17 +530,71 @@ class GraphBuilder:
                 open_groups.append((key, self._group_for(key, parent)))
             group = open_groups[-1][1] if open_groups else base
             first_node = len(self.graph.nodes)
-            full_path = base_path + path
+            full_path = base_path[:shared] + path
             self._add_eqn(eqn, group, env, path=full_path)
+            self._name_call_sites(open_groups, first_node)
+            if full_path and full_path[-1][0] == "library":
+                # Its user line is the library call's: the call's group says it already.
+                self.library_nodes.add(first_node)
             self.sites[first_node] = self._last_frame
             if all(kind != "phase" for kind, _ in full_path):  # where an update may be
                 self.outside_phases[first_node] = eqn
+
+    def _eqn_path(self, eqn: Any) -> list[tuple[str, str]]:
+        """The equation's group keys: its name stack's, then its library calls'. A
+        transformation the name stack ends with (``vmap``), under library calls, is
+        taken as applied by the library to its innermost call (mctx's search vmaps its
+        ``update``): the name stack does not say where among them it was applied."""
+        scope = _scope_path(eqn)
+        library = self._library_path(eqn)
+        split = len(scope)
+        while split and scope[split - 1][0] == "transform":
+            split -= 1
+        if split == len(scope) or not library:
+            return scope + library
+        return scope[:split] + library[:-1] + scope[split:] + library[-1:]
+
+    def _library_path(self, eqn: Any) -> list[tuple[str, str]]:
+        """The library calls below the innermost user frame of the equation's traceback,
+        outermost first, as group keys (``("library", "HMC.sample")``): read from the
+        traceback JAX keeps, so no library function is touched. At most ``LIBRARY_DEPTH``
+        levels; a name repeated by recursion counts once."""
+        traceback = internals.traceback_of(eqn)
+        found = self._library_paths.get(traceback)
+        if found is not None:
+            return found
+        names: list[str] = []
+        stack = internals.code_stack(eqn)
+        for i, (code, _) in enumerate(stack):  # innermost first
+            if self._is_user_code(code) or code.co_filename.startswith(calls.PACKAGE_DIR):
+                break  # the user's code, or jaxviz's tracing it (JAX < 0.9 keeps the whole stack)
+            name = calls.library_call_name(code)
+            if name is not None and (not names or names[-1].partition("@")[0] != name):
+                # the calling frame's position: two call sites of one function are two calls
+                caller = stack[i + 1] if i + 1 < len(stack) else (None, 0)
+                names.append(f"{name}@{id(caller[0])}:{caller[1]}")
+        found = [("library", n) for n in reversed(names[-LIBRARY_DEPTH:])]
+        self._library_paths[traceback] = found
+        return found
+
+    def _name_call_sites(self, open_groups: list[tuple[tuple[str, str], int]], node: int) -> None:
+        """A library call's group is located at the user line that made it (its first
+        equation's)."""
+        source = self.graph.nodes[node].source
+        for key, gid in reversed(open_groups):
+            if key[0] != "library":
+                break
+            group = self.graph.groups[gid]
+            if group.source is not None:
+                break
+            group.source = source
 
     def _group_for(self, key: tuple[str, str], parent: int) -> int:
         """The group for a name-stack key under ``parent``. A phase or a call is one group
         however its equations interleave with others (JAX emits the backward pass of one
         layer in pieces), so it is reused; other scopes open anew after an interruption."""
-        reusable = key[0] == "phase" or calls.activation_number(key[1]) is not None
+        # A library call is one group too: its key holds its call site.
+        reusable = key[0] in ("phase", "library") or calls.activation_number(key[1]) is not None
         if not reusable:
             return self._open_group(key, parent)
         gid = self._keyed.get((parent, key))
@@ -370,13 +606,20 @@ class GraphBuilder:
         kind, name = key
         if kind in ("transform", "phase"):
             return self.graph.add_group(name, kind, parent)
+        if kind == "library":
+            name = name.partition("@")[0]
+            outer = self.graph.groups[parent]
+            if outer.kind == "scope" and name_stem(outer.name) == name.rpartition(".")[2]:
+                return parent  # a Flax module's own scope (``Dense_0``) around its call
+            return self.graph.add_group(name, "library", parent)
         number = calls.activation_number(name)
         if number is None:
             return self.graph.add_group(name, "scope", parent)
         call = self.calls.get(name) or calls.known_call(name)
         outer = self.graph.groups[parent]
-        if call is not None and outer.kind == "scope" and outer.name == call.function:
-            # A Flax module's own scope around its __call__: one group, not "MLP > MLP".
+        if call is not None and outer.kind in ("scope", "eqn") and outer.name == call.function:
+            # A Flax module's own scope around its __call__, a custom_vjp's equation around
+            # the function it wraps: one group, not "MLP > MLP".
             if outer.source is None:
                 outer.source = call.call_site
             return parent
@@ -423,12 +666,18 @@ class GraphBuilder:
                 params["name"] = helper
             group = g.add_group(label, "eqn" if helper is None else "call", group, source=source)
             g.groups[group].holder = len(g.nodes)  # the equation's node, added next
+            names = [internals.jaxpr_function_name(sub) for _, sub, _ in subs]
+            self.functions_run[group] = list(dict.fromkeys(n for n in names if n))
         node = g.add_node(
             "eqn", label, group, primitive=eqn.primitive.name,
             params=params, outputs=[aval_of_var(v) for v in eqn.outvars],
             literals=literals, source=source,
         )
         operands = [v for v in eqn.invars if not isinstance(v, jcore.Literal)]
+        if self._unnamed_consts:
+            for var in operands:
+                if env.get(var) in self._unnamed_consts:
+                    self._name_const(env[var], eqn, source)
         bound: set[Any] = set()  # operands wired straight into a sub-jaxpr's inputs
         for label, sub, consts in subs:
             sub_group = group if len(subs) == 1 else g.add_group(label, "jaxpr", group)
@@ -451,10 +700,15 @@ class GraphBuilder:
         sub_env: dict[Any, int] = {}
         named = _match_consts(consts, self.captured) if self.captured and consts else {}
         for i, var in enumerate(sub.constvars):
+            if len(consts) != len(sub.constvars):  # an open jaxpr (linear_solve's): the equation supplies them
+                sub_env[var] = node
+                continue
             info = named.get(i)  # a captured global a sub-jaxpr closed over
             sub_env[var] = self.graph.add_node(
                 "const", info.name if info else f"const {aval_of_var(var).text}", group,
                 input_kind=info.kind if info else "constant", outputs=[aval_of_var(var)])
+            if info is None:
+                self._unnamed_consts.add(sub_env[var])
         outer = list(eqn.invars)[-len(sub.invars):] if sub.invars else []
         aligned = len(outer) == len(sub.invars) and all(
             _same_type(o, i) for o, i in zip(outer, sub.invars))
@@ -469,6 +723,24 @@ class GraphBuilder:
                     continue
             sub_env[var] = node
         return sub_env
+
+    def _name_const(self, nid: int, eqn: Any, source: SourceLoc | None) -> None:
+        """An array constant no global or closure cell holds is named after what made it,
+        as its first use says: the library function that used it (``optimistix:
+        implicit_jvp``), else the user's line (``line 12: x * np.arange(7)``)."""
+        self._unnamed_consts.discard(nid)
+        node = self.graph.nodes[nid]
+        frames = internals.user_frames(eqn)  # innermost first; outside JAX and jaxviz
+        inner = next((f for f in frames if is_user_file(f.file)), None)
+        libraries = [f for f in frames[: frames.index(inner) if inner else None] if _is_library_file(f.file)]
+        if libraries:  # the library doing the work (most of the frames; wrappers such as
+            # equinox's filter_jit are few), at its innermost function
+            packages = [_package_of(f.file) for f in libraries]
+            package = max(reversed(packages), key=packages.count)
+            maker = next(f for f in libraries if _package_of(f.file) == package)
+            node.label = f"{package}: {display_function(maker.function)}"
+        elif source is not None:
+            node.label = f"line {source.cell_line or source.line}: {short(source.text or source.function, 30)}"
 
     def _mark_repeats(self) -> None:
         """Sibling groups of the same name get "name 3/12" so repeated layers read as such,
@@ -500,12 +772,29 @@ def _outputs_by_value(outvars: Sequence[Any], names: list[str]) -> list[tuple[An
     return order
 
 
+def _eqn_label_word(primitive: str | None) -> str:
+    """The word an equation's box shows for its primitive (``checkpoint`` for remat)."""
+    return USER_WORD_OF_PRIMITIVE.get(primitive or "", primitive or "")
+
+
+def _leaf_kind(node: Any) -> str | None:
+    """Which box a leaf folds into with its like: ``statics``, ``captured``,
+    ``constants``; None for what is not such a leaf."""
+    if node.kind == "input" and node.input_kind == "static":
+        return "statics"
+    if node.kind == "const":
+        return "captured" if node.input_kind == "captured" else "constants"
+    return None
+
+
+_ROOT = re.compile(r"out\[\d+\]|[^.\[]+")
+
+
 def _pytree_root(name: str) -> str:
-    """``params['w'][0]`` → ``params``; ``out[1]['b']`` → ``out[1]``."""
-    head, bracket, _ = name.partition("[")
-    if head == "out" and bracket:
-        return name[: name.index("]") + 1]
-    return head
+    """``params['w'][0]`` → ``params``; ``state.z`` → ``state``; ``out[1]['b']`` →
+    ``out[1]``."""
+    m = _ROOT.match(name)
+    return m.group() if m else name
 
 
 def _same_type(a: Any, b: Any) -> bool:
@@ -533,16 +822,64 @@ def captured_values(fn: Callable[..., Any], roots: Iterable[Any] = (),
         visited.add(id(f))
         for source, mapping in (("closure", _nonlocals(f)), ("global", _globals_read(f))):
             for name, value in mapping.items():
-                if is_array(value) or is_python_scalar(value):
-                    if name not in seen_names:
+                if name not in seen_names:
+                    found = _captured_leaves(name, value, source)
+                    if found:
                         seen_names.add(name)
-                        aval = aval_of_value(value) if is_array(value) else None
-                        out.append((InputInfo(name, "captured", aval, short(value, 40), source), value))
-                elif inspect.isfunction(value) or inspect.ismethod(value):
+                        out += found
+                if inspect.isfunction(value) or inspect.ismethod(value):
                     todo.append(value)
                 elif callable(value) and not isinstance(value, type):  # a model object
                     todo += calls.user_functions([value], limit=500)
     return out
+
+
+CAPTURED_LEAVES_MAX = 10_000  # a global holding more (a dataset as a list of arrays) is not walked
+
+
+def _captured_leaves(name: str, value: Any, source: str) -> list[tuple[InputInfo, Any]]:
+    """The arrays and Python numbers in a captured value, each named by the value's name and
+    its path: ``LR``, ``y0[0]``, ``CONFIG['lr']``, ``model.layers[0].weight``. Code
+    (functions, classes, modules) holds none."""
+    if is_array(value) or is_python_scalar(value):
+        leaves: list[tuple[str, Any]] = [(name, value)]
+    elif inspect.isroutine(value) or inspect.isclass(value) or inspect.ismodule(value):
+        return []
+    else:
+        try:
+            flat = jax.tree_util.tree_flatten_with_path(value)[0]
+        except Exception:  # a value whose flattening fails is not data we can name
+            return []
+        if len(flat) == 1 and flat[0][1] is value:  # not a container: an object's arrays
+            return attribute_arrays(name, value, source)
+        if len(flat) > CAPTURED_LEAVES_MAX:
+            return []
+        names = adapters.captured_leaf_names(name, value) or [name + path_text(p) for p, _ in flat]
+        leaves = [(n, leaf) for n, (_, leaf) in zip(names, flat)]
+    return [(InputInfo(n, "captured", aval_of_value(leaf) if is_array(leaf) else None, short(leaf, 40), source), leaf)
+            for n, leaf in leaves if is_array(leaf) or is_python_scalar(leaf)]
+
+
+def attribute_arrays(name: str, obj: Any, source: str) -> list[tuple[InputInfo, Any]]:
+    """The arrays an object (not a pytree: a model class of the user's own) holds in its
+    attributes, one level deep, as ``model.w``, ``model.cfg['b']``: a method reading
+    ``self.w`` bakes them in."""
+    attributes = getattr(obj, "__dict__", None)
+    if not isinstance(attributes, dict) or inspect.isroutine(obj) or inspect.isclass(obj) or inspect.ismodule(obj):
+        return []
+    found: list[tuple[InputInfo, Any]] = []
+    for attr, value in list(attributes.items())[:CAPTURED_LEAVES_MAX]:
+        if attr.startswith("__") or inspect.isroutine(value) or not (is_array(value) or _holds_arrays(value)):
+            continue
+        found += [(info, leaf) for info, leaf in _captured_leaves(f"{name}.{attr}", value, source) if is_array(leaf)]
+    return found
+
+
+def _holds_arrays(value: Any) -> bool:
+    try:
+        return any(is_array(x) for x in jax.tree_util.tree_leaves(value)[:CAPTURED_LEAVES_MAX])
+    except Exception:  # a value whose flattening fails holds nothing we can name
+        return False
 
 
 def _nonlocals(f: Any) -> dict[str, Any]:
@@ -650,15 +987,20 @@ def stage(make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str,
 
 def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_names: list[str],
                   output_names: list[str], captured: list[tuple[InputInfo, Any]],
-                  cell_file: str | None = None, source: str | None = None) -> Program:
+                  cell_file: str | None = None, source: str | None = None,
+                  lost_outputs: Sequence[str] = ()) -> Program:
+    """``lost_outputs``: names among ``output_names`` of values the traced function returns
+    but the real call drops (drawn as lost; not outputs of the Program)."""
     closed = staged.traced.jaxpr
     const_names = _match_consts(closed.consts, captured)
     t0 = time.perf_counter()
     builder = GraphBuilder(name, staged.calls, cell_file)
     builder.captured = [(info, value) for info, value in captured if is_array(value)]
+    builder.lost_outputs = set(lost_outputs)
     graph = builder.build(closed, inputs, input_names, output_names, const_names)
-    program = Program(name, closed, inputs, output_names, graph, source=source,
-                      trace_output=staged.trace_output, call_scopes=staged.scopes,
+    program = Program(name, closed, inputs, [n for n in output_names if n not in builder.lost_outputs], graph,
+                      source=source, trace_output=staged.trace_output, call_scopes=staged.scopes,
+                      lost_outputs=list(lost_outputs),
                       mesh=sharding.mesh_text(sharding.find_mesh(closed, staged.in_shardings)))
     for gid, number in builder.activation.items():
         program.call_groups.setdefault(number, []).append(gid)
@@ -706,6 +1048,7 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
                        static_argnames=static_argnames)
 
     captured = captured_values(plan.user_function, roots=[*plan.roots, *plan.args, *plan.kwargs.values()])
+    captured += _held_by_static_objects(plan, inputs, static_argnums, static_argnames)
     inputs += [info for info, _ in captured]
     code = getattr(inspect.unwrap(plan.user_function), "__code__", None)
     skip = {*plan.transparent, *([code] if code else [])}
@@ -717,12 +1060,26 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
             hook(exc)
         raise
     out_names = (plan.output_names or _output_names)(staged.traced.out_info)
-    program = build_program(plan.name, staged, inputs, input_names, out_names, captured)
+    program = build_program(plan.name, staged, inputs, input_names, out_names, captured,
+                            lost_outputs=plan.lost_outputs)
     program.notes += plan.notes
     if auto:
         program.notes.append(f"{', '.join(auto.values())} not arrays: traced as static arguments "
                              "(jax.jit needs static_argnums/static_argnames for them)")
     return program
+
+
+def _held_by_static_objects(plan: adapters.Plan, inputs: list[InputInfo], static_argnums: Sequence[int],
+                            static_argnames: Sequence[str]) -> list[tuple[InputInfo, Any]]:
+    """Arrays held by the objects a trace bakes in: a static argument (``model.w``) and the
+    callable itself when it is an object (``self.w``)."""
+    static = {i.name for i in inputs if i.kind == "static"}
+    names = plan.arg_names or positional_names(plan.user_function, len(plan.args))
+    objects = [(names[i], plan.args[i]) for i in static_argnums if i < len(plan.args) and names[i] in static]
+    objects += [(k, plan.kwargs[k]) for k in static_argnames if k in plan.kwargs]
+    if not inspect.isroutine(plan.function) and not isinstance(plan.function, functools.partial):
+        objects.append(("self", plan.function))
+    return [found for name, value in objects for found in attribute_arrays(name, value, "attribute")]
 
 
 def _adapted_inputs(plan: adapters.Plan) -> list[InputInfo]:

@@ -187,6 +187,23 @@ MLP_SOURCE = (
 )
 
 
+# Heights of the text a person sees in a graph: every SVG text inside the canvas's
+# visible rectangle, as rendered (page px).
+TEXT_HEIGHTS_JS = """
+graph => {
+  const canvas = graph.querySelector('.jp-jaxviz-canvas').getBoundingClientRect();
+  const out = [];
+  for (const t of graph.querySelectorAll('svg.jp-jaxviz-svg text')) {
+    if (t.getAttribute('visibility') === 'hidden' || !t.textContent.trim()) continue;
+    const r = t.getBoundingClientRect();
+    const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
+    if (cx >= canvas.left && cx <= canvas.right && cy >= canvas.top && cy <= canvas.bottom) out.push(r.height);
+  }
+  return out;
+}
+"""
+
+
 # ---------------------------------------------------------------------- colours
 def rgba(css: str) -> tuple[float, float, float, float]:
     """A computed colour (rgb(), rgba(), or color(srgb ...) for color-mix results)."""

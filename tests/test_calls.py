@@ -33,8 +33,11 @@ def trace_with(mode, monkeypatch, fn, *args, **kwargs):
 
 
 def call_groups(program):
-    """The user's calls (not jnp's jitted helpers, shown as calls too: ``jnp.linalg.norm``)."""
-    return sorted(g.name for g in program.graph.groups if g.kind == "call" and g.holder is None)
+    """The user's calls (not jnp's jitted helpers, shown as calls too: ``jnp.linalg.norm``;
+    a user's jitted function is one call group holding its ``jit`` equation)."""
+    graph = program.graph
+    return sorted(g.name for g in graph.groups if g.kind == "call" and (
+        g.holder is None or graph.nodes[g.holder].label == f"jit: {g.name}"))
 
 
 @pytest.mark.parametrize("name", sorted(ZOO))

@@ -449,3 +449,67 @@ def test_current_jit_call_reads_the_donated_arguments():
     plain = _calls_seen_by_monitoring(lambda: jax.jit(fresh())(x + 1, jnp.ones(3)))
     (call,) = [c for s, n, c in plain if s == "trace" and n == "donates_internals"]
     assert call.donate_argnums == () and call.donate_argnames == ()
+
+
+def test_pmap_is_recognised_and_its_staged_call_read():
+    """``jax.pmap`` (a jit of a shard_map from JAX 0.8) is told from ``jax.jit``, and the
+    equation it stages gives its axis and the mapped function's name."""
+    def scaled(x):
+        return x / jax.lax.psum(x, "i")
+
+    pmapped = jax.pmap(scaled, axis_name="i")
+    assert internals.is_pmap(pmapped)
+    assert not internals.is_pmap(jax.jit(scaled)) and not internals.is_pmap(scaled)
+    closed = jax.make_jaxpr(pmapped)(jnp.ones((1, 3)))
+    calls = [internals.pmap_call(e) for e in closed.eqns]
+    assert [c for c in calls if c is not None] == [internals.PmapCall("scaled", (("i", 1),))]
+    unnamed = jax.make_jaxpr(jax.pmap(lambda x: x * 2))(jnp.ones((1, 3)))
+    assert [c.axes for c in map(internals.pmap_call, unnamed.eqns) if c] == [((None, 1),)]
+    unmapped = jax.make_jaxpr(jax.jit(lambda x: x / 2))(jnp.ones(3))
+    assert internals.pmap_call(unmapped.eqns[0]) is None
+
+
+def test_mesh_axes_and_traced_function_name_of_a_shard_map():
+    mesh = jax.make_mesh((1,), ("data",), axis_types=(jax.sharding.AxisType.Auto,))
+
+    def local_sum(x):
+        return jax.lax.psum(x, "data")
+
+    spec = jax.sharding.PartitionSpec("data")
+    closed = jax.make_jaxpr(jax.shard_map(local_sum, mesh=mesh, in_specs=spec, out_specs=spec))(jnp.ones(4))
+    (eqn,) = [e for e in closed.eqns if e.primitive.name == "shard_map"]
+    assert internals.mesh_axes(eqn) == (("data", 1),)
+    assert internals.traced_function_name(eqn.params["jaxpr"]) == "local_sum"
+    assert internals.mesh_axes(jax.make_jaxpr(jnp.sin)(1.0).eqns[0]) is None
+    assert internals.traced_function_name(None) is None
+    name, file = internals.traced_function(eqn.params["jaxpr"])
+    assert (name, file) == ("local_sum", __file__)
+
+
+def test_code_stack_has_library_frames_innermost_first():
+    def f(x):
+        return jax.nn.softmax(x)
+
+    eqns = jax.make_jaxpr(f)(jnp.ones(3)).jaxpr.eqns
+    pairs = internals.code_stack(eqns[0])
+    stack = [code for code, _ in pairs]
+    assert stack and all(isinstance(c, type(f.__code__)) for c in stack), \
+        "JAX changed Traceback.raw_frames (expected code objects)"
+    assert all(isinstance(offset, int) for _, offset in pairs), "raw_frames' offsets are ints"
+    assert stack[-1] is f.__code__, "the traced function is the outermost frame"
+    assert any("jax" in c.co_filename and c.co_name == "softmax" for c in stack), \
+        "library frames (jax.nn.softmax) missing from the traceback"
+    assert internals.traceback_of(eqns[0]) == internals.traceback_of(eqns[0])
+
+
+def test_jaxpr_function_name_reads_the_traced_function_s_name():
+    def body(carry, x):
+        return carry + x, None
+
+    eqn = jax.make_jaxpr(lambda xs: jax.lax.scan(body, 0.0, xs))(jnp.ones(3)).jaxpr.eqns[0]
+    assert internals.jaxpr_function_name(eqn.params["jaxpr"].jaxpr) == "body", \
+        "JAX changed Jaxpr.debug_info.func_name"
+    eqn = jax.make_jaxpr(jax.nn.relu)(1.0).jaxpr.eqns[0]
+    assert internals.jaxpr_function_name(eqn.params["call_jaxpr"].jaxpr) == "relu"
+    eqn = jax.make_jaxpr(lambda x: jax.lax.while_loop(lambda v: v < 3, lambda v: v + 1, x))(1.0).jaxpr.eqns[0]
+    assert internals.jaxpr_function_name(eqn.params["body_jaxpr"].jaxpr) is None  # a lambda

@@ -15,6 +15,7 @@ import pytest
 from browser_lab import (
     CHROMIUM_ARGS,
     ROOT,
+    TEXT_HEIGHTS_JS,
     browser_marks,
     chromium_path,
     command,
@@ -68,22 +69,6 @@ CELLS = [
     "%%jaxpr --expand 1\nv = x[0]\nfor i in range(30):\n    with jax.named_scope(f'step{i}'):\n"
     "        v = jnp.cos(jnp.sin(v) * (i + 1.0)) + v\nt = v.sum()",
 ]
-
-# Heights of the text a person sees in a graph: every SVG text inside the canvas's
-# visible rectangle, as rendered (page px).
-TEXT_HEIGHTS_JS = """
-graph => {
-  const canvas = graph.querySelector('.jp-jaxviz-canvas').getBoundingClientRect();
-  const out = [];
-  for (const t of graph.querySelectorAll('svg.jp-jaxviz-svg text')) {
-    if (t.getAttribute('visibility') === 'hidden' || !t.textContent.trim()) continue;
-    const r = t.getBoundingClientRect();
-    const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
-    if (cx >= canvas.left && cx <= canvas.right && cy >= canvas.top && cy <= canvas.bottom) out.push(r.height);
-  }
-  return out;
-}
-"""
 
 # Page rectangles of the drawn items (nodes, boxes, open groups), by id.
 ITEM_RECTS_JS = """

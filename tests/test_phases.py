@@ -164,12 +164,12 @@ def test_first_view_shows_the_phases_and_the_model_s_layers(tower_step):
 @pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz")
 def test_first_view_rows_estimate_the_layout_height(tower_step):
     """``layout_ranks`` (the first view's height budget, in rows) against the height of
-    dot's own layout: about 55 pt a row, whatever is open."""
+    dot.s own layout: about 35 to 80 pt a row, whatever is open."""
     graph = tower_step.graph
     for expand in (graph.expansion("auto"), graph.expansion(1), graph.expansion(2), graph.expansion(3)):
         laid = _dot_json(view_to_dot(graph.view(expand), legend=False).source)
         height = float(laid["bb"].split(",")[3])
-        assert 40 <= height / graph.layout_ranks(expand) <= 80, (height, graph.layout_ranks(expand))
+        assert 35 <= height / graph.layout_ranks(expand) <= 80, (height, graph.layout_ranks(expand))
 
 
 def test_forward_mode_alone_is_no_phase():
@@ -240,7 +240,7 @@ def test_checkpointed_layers_sit_in_the_backward_pass_once():
     below = [graph.groups[g] for g in graph.descendants(loss.id) if g != loss.id]
     assert "checkpointed_loss" not in [g.name for g in below]
     remats = [g for g in below if g.kind == "eqn"]
-    assert len(remats) == 4 and {g.name for g in remats} == {"checkpoint"}
+    assert len(remats) == 4 and {g.name for g in remats} == {"block (checkpoint)"}
     for remat in remats:
         names = [c.name for c in children(graph, remat.id)]
         assert names == ["recomputed forward", "block"], names

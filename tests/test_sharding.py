@@ -154,7 +154,7 @@ out["cell"] = {"error": repr(r.error_in_exec), "summary": prog.summary(),
                "groups": [(g.kind, g.name, g.collectives, g.comm_bytes, g.parent) for g in prog.graph.groups],
                "dot": prog.to_dot(expand=0), "inputs": nodes(prog)[:4]}
 
-# pmap with pmean, and a pmap whose axis the user did not name
+# pmap with pmean (traced as pmap: a group with its axis), and a pmap whose axis the user did not name
 try:
     unnamed = jaxviz.trace(jax.pmap(lambda v: v * 2), jnp.ones((8, 3)))
     out["pmap_unnamed"] = [g.name for g in unnamed.graph.groups]
@@ -311,14 +311,16 @@ def test_profile_names_the_users_calls_and_a_program_traced_apart_finds_them(eig
     assert "1 all-reduce in `loss_fn` · 48 KiB per device and run" in out["summary"]
 
 
-@pytest.mark.xfail(reason="pmap is traced as pmap by the `faithful` branch (issue 20); here "
-                   "JAX's NameError: unbound axis name", strict=False)
 def test_pmap_with_pmean(eight):
-    assert not [name for name in eight["pmap_unnamed"] if "_internal" in name or "_fun" in name]
     out = eight["pmap"]
     assert out["error"] is None, out["error"]
-    assert any("pmap" in name for _, name in out["groups"])
-    assert any(n["label"].startswith("psum · i · ") for n in out["nodes"])
+    assert "pmap <lambda> (i: 8)" in [name for _, name in out["groups"]]  # a group with its axis
+    # pmean: a psum over the pmapped axis (f32[3] per device), then a division
+    labels = [n["label"] for n in out["nodes"]]
+    assert "psum · i · 12 B" in labels and "div" in labels[labels.index("psum · i · 12 B"):]
+    unnamed = eight["pmap_unnamed"]
+    assert any(name.startswith("pmap ") for name in unnamed), unnamed
+    assert not [name for name in unnamed if "_internal" in name or "_fun" in name]
 
 
 # ---------------------------------------------------------------------- texts (this process)

@@ -14,7 +14,7 @@ from typing import Any
 from . import equinox, flax_linen, flax_nnx, haiku, wrappers
 from .base import Plan, UnsplittableArgument
 
-__all__ = ["CHAIN", "Plan", "UnsplittableArgument", "adapt"]
+__all__ = ["CHAIN", "Plan", "UnsplittableArgument", "adapt", "captured_leaf_names"]
 
 # Library objects first (an eqx filter_jit is also jit-like; nnx.jit is too), then wrappers.
 CHAIN = (equinox.adapt, flax_nnx.adapt, flax_linen.adapt, haiku.adapt)
@@ -31,3 +31,11 @@ def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan:
         if plan is not None:
             return plan
     return wrappers.adapt_function(fn, args, kwargs)
+
+
+def captured_leaf_names(name: str, value: Any) -> list[str] | None:
+    """Names of a captured value's leaves in its library's words (an NNX Module's
+    ``model.linear1.kernel``, without the Variable's ``.value``), or None: by key path."""
+    if flax_nnx.is_graph_node(value):
+        return flax_nnx.node_leaf_names(name, value)
+    return None

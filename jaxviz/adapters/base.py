@@ -34,6 +34,9 @@ class Plan:
     what ``function`` returns (from its output structure), None: ``out``, ``out[1]``...
     ``transparent`` are code objects of wrappers that get no call group (a
     ``functools.wraps`` decorator's ``wrapper``). ``notes`` go to the summary.
+    ``lost_outputs`` names the leaves ``function`` returns that the real call drops (state
+    updated in place inside a ``jax.jit``): drawn as lost, not as outputs; adapters may
+    fill it (and ``notes``) while ``function`` is traced.
     """
 
     function: Callable[..., Any]
@@ -50,6 +53,7 @@ class Plan:
     roots: list[Any] = field(default_factory=list)
     transparent: set[Any] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
+    lost_outputs: list[str] = field(default_factory=list)
 
 
 def function_name(fn: Any) -> str:

@@ -8,6 +8,8 @@ Recognised by ``isinstance(fn, eqx.Module)`` once the user has imported Equinox.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
 import sys
 from typing import Any
 
@@ -29,11 +31,15 @@ def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan | None:
     eqx = sys.modules.get("equinox")
     if eqx is None or not isinstance(fn, eqx.Module):
         return None
-    if is_jit_like(fn):  # filter_jit: what it wraps, split as it splits
+    if is_filter_jit(fn):  # filter_jit: what it wraps, split as it splits
         target = fn.__wrapped__
         user_function = getattr(target, "__func__", target)
         arg_names = positional_names(target, len(args))
         name = function_name(target)
+    elif hasattr(fn, "__wrapped__"):  # filter_pmap, filter_vmap: traced by their own rules
+        target, user_function = fn, inspect.unwrap(fn)
+        arg_names = positional_names(user_function, len(args))
+        name = function_name(user_function)
     else:  # a Module called directly: its __call__, the Module its first argument
         target = user_function = type(fn).__call__
         arg_names = [type(fn).__name__, *positional_names(fn, len(args))]
@@ -77,10 +83,20 @@ def _static_parts(static: Any, arg_names: list[str], kwarg_names: list[str]) -> 
 
 # ---------------------------------------------------------------------- recompiles
 def is_filter_jit(wrapper: Any) -> bool:
-    """An ``eqx.filter_jit`` function (or method), once the user has imported Equinox."""
+    """An ``eqx.filter_jit`` function (or method), once the user has imported Equinox
+    (not an ``eqx.filter_pmap``: a wrapper of the same make, with rules of its own)."""
     eqx = sys.modules.get("equinox")
-    return eqx is not None and isinstance(wrapper, eqx.Module) and \
-        type(wrapper).__module__.startswith("equinox") and hasattr(wrapper, "__wrapped__")
+    return eqx is not None and isinstance(wrapper, _filter_jit_type(eqx)) and is_jit_like(wrapper)
+
+
+@functools.cache
+def _filter_jit_type(eqx: Any) -> type:
+    """The class of what ``eqx.filter_jit`` returns (Equinox does not export it)."""
+    return type(eqx.filter_jit(_identity))
+
+
+def _identity(x: Any) -> Any:
+    return x
 
 
 def is_static_leaf(value: Any) -> bool:

@@ -5,16 +5,23 @@ state with ``nnx.split``, merged back inside with ``nnx.merge``, and their state
 call (``nnx.state``) is returned with the result, so the model and optimizer updates the
 call makes are outputs, as ``nnx.jit`` propagates them. Library layers (``nnx.Linear``)
 are named after the attribute that holds them (``linear1``). Recognised by
-``nnx.graph.is_graph_node`` once the user has imported ``flax.nnx``."""
+``nnx.graph.is_graph_node`` once the user has imported ``flax.nnx``.
+
+A jit that is not NNX's (``jax.jit``, ``eqx.filter_jit``) takes the Modules as pytrees and
+writes nothing back: the updates the call makes inside are computed and dropped. They are
+drawn as lost (``Plan.lost_outputs``), not as outputs, and the summary says which
+argument lost its new state."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from typing import Any
 
 import jax
 
+from .. import _jax_internals as internals
 from ..calls import is_user_file
 from ..jaxprs import key_text
 from .base import Plan, function_name, leaf_names, positional_names
@@ -26,6 +33,7 @@ def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan | None:
     if nnx is None:
         return None
     target = fn.__wrapped__ if is_jit_like(fn) else fn
+    dropped_by = _dropping_transform(nnx, fn)
     arg_names = positional_names(target, len(args))
     nodes = {i: a for i, a in enumerate(args) if nnx.graph.is_graph_node(a)}
     nodes.update({k: v for k, v in kwargs.items() if nnx.graph.is_graph_node(v)})
@@ -46,21 +54,76 @@ def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan | None:
                 full.insert(key, node)
             else:
                 call_kwargs[key] = node
+        before = dict(zip(state_names, jax.tree_util.tree_leaves(state)))  # Variables change in place
         out = target(*full, **call_kwargs)
-        return out, nnx.state(merged)
+        if dropped_by is None:
+            return out, nnx.state(merged)
+        lost_leaves = _lost_state(before, nnx.state(merged), out, node_names)
+        lost[:] = [name for name, _ in lost_leaves]
+        notes[:] = [_lost_note(lost, node_names, dropped_by)] if lost else []
+        return out, [leaf for _, leaf in lost_leaves]
 
     rest_names = [n for i, n in enumerate(arg_names) if i not in nodes]
-    names = _state_names(state, node_names)
+    state_names = _state_names(state, node_names)
+    names = list(state_names)
     names += [n for name, value in zip(rest_names, rest_args) for n in leaf_names(name, value)]
     names += [n for key in sorted(rest_kwargs) for n in leaf_names(key, rest_kwargs[key])]
 
     def output_names(out_info: Any) -> list[str]:
         result, new_state = out_info
-        return leaf_names("out", result) + _state_names(new_state, node_names)
+        return leaf_names("out", result) + (_state_names(new_state, node_names) if dropped_by is None else lost)
 
+    lost: list[str] = []  # filled while tracing: the state a jax.jit computes and drops
+    notes: list[str] = []
     return Plan(merged_call, (state, *rest_args), rest_kwargs, user_function=target,
                 name=function_name(target), input_names=names, output_names=output_names,
-                roots=[target, *args, *kwargs.values()])
+                roots=[target, *args, *kwargs.values()], lost_outputs=lost, notes=notes)
+
+
+def _dropping_transform(nnx: Any, fn: Any) -> str | None:
+    """How the user would name ``fn`` when it is a JAX transformation that takes NNX Modules
+    as pytrees and writes nothing back (``jax.jit``, ``eqx.filter_jit``, ``jax.vmap``,
+    ``jax.pmap``); None for ``nnx.jit``, NNX's other transforms, and plain functions (whose
+    in-place updates are real)."""
+    if is_jit_like(fn):
+        if isinstance(fn, _nnx_jit_type(nnx)):
+            return None
+        if internals.jit_static_args(fn) is not None:
+            return "jax.jit"
+        return "eqx.filter_jit" if type(fn).__module__.startswith("equinox") else type(fn).__name__
+    if internals.is_pmap(fn):
+        return "jax.pmap"
+    code = getattr(fn, "__code__", None)
+    if hasattr(fn, "__wrapped__") and code is not None and internals.is_jax_file(code.co_filename):
+        return f"jax.{code.co_name.removesuffix('_f')}"  # vmap_f: jax.vmap, grad_f: jax.grad
+    return None
+
+
+@functools.cache
+def _nnx_jit_type(nnx: Any) -> type:
+    """The class of what ``nnx.jit`` returns."""
+    return type(nnx.jit(_identity))
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+def _lost_state(before: dict[str, Any], after: Any, returned: Any, node_names: list[str]) -> list[tuple[str, Any]]:
+    """(name, new value) of each state leaf the call changed (``before``: name → value
+    when called) but did not return."""
+    kept = {id(leaf) for leaf in jax.tree_util.tree_leaves(returned)}
+    new = zip(_state_names(after, node_names), jax.tree_util.tree_leaves(after))
+    return [(name, leaf) for name, leaf in new if leaf is not before.get(name) and id(leaf) not in kept]
+
+
+def _lost_note(lost: list[str], node_names: list[str], wrapper: str) -> str:
+    """"`optimizer` is updated inside `jax.jit` but never returned: its new state is lost"."""
+    owners = [n for n in node_names if any(name == n or name.startswith((n + ".", n + "[")) for name in lost)]
+    shown = " and ".join(f"`{n}`" for n in owners)
+    verb, its, it = ("are", "their", "them") if len(owners) > 1 else ("is", "its", "it")
+    return (f"{shown} {verb} updated inside `{wrapper}` but never returned: {its} new state is lost; "
+            f"use `nnx.jit` or return {it}")
 
 
 def is_graph_node(value: Any) -> bool:

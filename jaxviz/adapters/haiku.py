@@ -10,11 +10,12 @@ import sys
 from typing import Any
 
 from .base import Plan, positional_names
+from .wrappers import is_jit_like
 
 
 def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan | None:
-    if "haiku" not in sys.modules or not getattr(fn, "__module__", "").startswith("haiku"):
-        return None
+    if "haiku" not in sys.modules or not getattr(fn, "__module__", "").startswith("haiku") or is_jit_like(fn):
+        return None  # a jax.jit of apply copies its attributes: unwrapped first (its static arguments)
     # Haiku ties the user's function to init/apply as ``_original_fn`` (its own
     # ``get_original_fn`` reads it; not exported): tests/test_frameworks.py checks it.
     original = getattr(fn, "_original_fn", None)

@@ -2,7 +2,11 @@
 (their bound arguments become named inputs), jit-like wrappers that expose the function
 they wrap (``jax.jit``, or any object with ``__wrapped__`` and ``lower``: tracing is what
 jaxviz does, so the wrapper adds nothing but its static arguments), and decorators built
-with ``functools.wraps`` (traced as they run, named after the function they wrap)."""
+with ``functools.wraps`` (traced as they run, named after the function they wrap).
+
+A transformation with tracing rules of its own is never unwrapped, even when it looks
+jit-like: ``jax.pmap`` has ``__wrapped__`` and ``lower`` too, but it binds its axis name
+(``lax.psum(x, 'batch')`` needs it) and maps over devices, so it is traced as itself."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from typing import Any
 
 from .. import _jax_internals as internals
 from ..calls import is_user_file
+from ..jaxprs import is_python_scalar
 from .base import Plan, function_name
 
 Adapt = Callable[[Any, tuple, dict], "Plan | None"]
@@ -21,8 +26,13 @@ Adapt = Callable[[Any, tuple, dict], "Plan | None"]
 
 def is_jit_like(fn: Any) -> bool:
     """A jit-like wrapper: exposes what it wraps and can be lowered (``jax.jit``,
-    ``eqx.filter_jit``, ``nnx.jit``, a user's own)."""
-    return callable(fn) and hasattr(fn, "__wrapped__") and hasattr(fn, "lower")
+    ``eqx.filter_jit``, ``nnx.jit``, a user's own), and adds no tracing rule of its own."""
+    return callable(fn) and hasattr(fn, "__wrapped__") and hasattr(fn, "lower") and not has_own_rules(fn)
+
+
+def has_own_rules(fn: Any) -> bool:
+    """A transformation that looks jit-like but traces by rules of its own (``jax.pmap``)."""
+    return internals.is_pmap(fn)
 
 
 def adapt_partial(fn: Any, args: tuple, kwargs: dict, adapt: Adapt) -> Plan | None:
@@ -58,8 +68,12 @@ def adapt_function(fn: Any, args: tuple, kwargs: dict) -> Plan:
         if code is not None and is_user_file(code.co_filename):  # library wrappers get no scope anyway
             transparent.add(code)
         layer = layer.__wrapped__
-    return Plan(fn, args, kwargs, user_function=inner if inspect.isfunction(inner) else fn,
+    plan = Plan(fn, args, kwargs, user_function=inner if inspect.isfunction(inner) else fn,
                 name=function_name(fn), transparent=transparent)
+    if has_own_rules(fn):  # it gets the Python numbers the user passed (pmap's static_broadcasted_argnums)
+        plan.static_argnums = tuple(i for i, a in enumerate(args) if is_python_scalar(a))
+        plan.static_argnames = tuple(k for k, v in kwargs.items() if is_python_scalar(v))
+    return plan
 
 
 # ---------------------------------------------------------------------- recompiles

@@ -120,8 +120,9 @@ def node_attrs(graph: Graph, nid: int) -> dict[str, str]:
                      fillcolor=LEGEND["collective" if collective else "eqn"]["color"],
                      **{"class": "jaxviz-collective"} if collective else {})
     elif n.kind == "output":
+        look = LEGEND["lost" if n.input_kind == "lost" else "output"]  # lost: computed, dropped
         attrs.update(label=f"{n.label}\n{n.outputs[0].text if n.outputs else ''}{placed}",
-                     shape=LEGEND["output"]["shape"], style="filled", fillcolor=LEGEND["output"]["color"])
+                     shape=look["shape"], style=look.get("style", "filled"), fillcolor=look["color"])
     else:
         kind = n.input_kind or "traced"
         aval = f"\n{n.outputs[0].text}" if n.outputs else ""
@@ -164,6 +165,13 @@ def cluster_label(graph: Graph, gid: int) -> str:
     where = f" · {g.source.short()}" if g.source else ""
     comm = own_comm_label(graph, gid)  # collectives fused from several of its groups' operations
     return f"{g.repeat or g.name} ({size_text(graph, gid)}){where}{f' · {comm}' if comm else ''}"
+
+
+def chain_label(graph: Graph, chain: list[int]) -> str:
+    """The title of open groups that only wrap one another, drawn as one cluster:
+    ``forward › loss_fn › GPT (584 eqns) · cell line 5``."""
+    path = " › ".join(graph.groups[g].repeat or graph.groups[g].name for g in chain[:-1])
+    return f"{path} › {cluster_label(graph, chain[-1])}" if path else cluster_label(graph, chain[-1])
 
 
 def cluster_attrs(graph: Graph, gid: int) -> dict[str, str]:
@@ -231,14 +239,16 @@ def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: di
         if gid == 0 and child not in view.expanded and graph.groups[child].kind in ("inputs", "outputs"):
             edge_groups["source" if graph.groups[child].kind == "inputs" else "sink"].append(child)
         elif child in view.expanded:
+            chain = view.chain(child)
             with _subgraph(dot, f"cluster_g{child}") as sub:
                 attrs = cluster_attrs(graph, child)
+                attrs["label"] = chain_label(graph, chain)
                 if marks is not None and ("g", child) in marks.status:  # outline only: the
                     fill = attrs["fillcolor"]  # members are filled
                     attrs = _mark(attrs, ("g", child), marks, cluster=True)
                     attrs["fillcolor"] = fill
                 sub.attr(**attrs)
-                _emit_group(sub, view, child, ins, outs, marks)
+                _emit_group(sub, view, chain[-1], ins, outs, marks)
         else:
             item = ("g", child)
             dot.node(item_id(item), **_mark(group_box_attrs(graph, child, ins.get(item, []), outs.get(item, [])),
@@ -291,7 +301,8 @@ def _emit_legend(dot: graphviz.Digraph, graph: Graph, marks: Marks | None = None
             if kind == "weak":  # a dashed edge, drawn in text
                 look = {"label": f"- - {spec['text']} - -", "shape": "plaintext", "fontcolor": spec["color"]}
             else:
-                look = {"label": spec["text"], "shape": spec["shape"], "style": "filled", "fillcolor": spec["color"],
+                look = {"label": spec["text"], "shape": spec["shape"], "style": spec.get("style", "filled"),
+                        "fillcolor": spec["color"],
                         **(REPEAT_BOX if kind == "repeat" else {})}
             leg.node(f"legend_{kind}", **look, fontsize=LEGEND_FONTSIZE, tooltip=spec["label"])
         shown = set(marks.status.values()) if marks is not None else set()

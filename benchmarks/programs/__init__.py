@@ -1,0 +1,74 @@
+"""A corpus of real programs, one module per program, each written in the style of its
+library's own examples (the example each imitates is cited at the top of its module).
+
+Every module has ``program() -> Case``: the callable exactly as its user calls it, its
+arguments, and what is true of it, stated from the program itself (never read off
+jaxviz's output): how many arrays the call returns, which repeated layers the first view
+should show folded, which library calls and loops should be named, which globals it
+captures. Sizes are small, so each program traces in seconds on a CPU.
+
+``benchmarks/bench_programs.py`` scores jaxviz on them; ``tests/test_corpus.py`` checks
+that each one imports, traces and (on one device) runs, and that what it states of its
+outputs is what the real call returns.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+
+
+@dataclass
+class Case:
+    fn: Callable[..., Any]  # what the user calls
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    # Arrays the real call hands back (for ``nnx.jit``: the result's and the state it
+    # writes back into its graph-node arguments).
+    outputs: int = 0
+    # Repeated layers the first view shows folded: (function or layer name, count), read
+    # as ``Block ×12``.
+    folds: tuple[tuple[str, int], ...] = ()
+    # Library calls that should be groups named after the library function.
+    calls: tuple[str, ...] = ()
+    # Loops (scan, while, fori_loop) that should be named after the function they run.
+    loops: tuple[str, ...] = ()
+    # Globals the program reads (arrays or pytrees of arrays), listed as captured.
+    captured: tuple[str, ...] = ()
+    # Graph nodes (NNX modules, optimizers) whose state ``nnx.jit`` writes back: part of
+    # ``outputs`` beside the result's arrays.
+    written_back: tuple[Any, ...] = ()
+    # The library's own trace of the same program (default ``jax.make_jaxpr(fn)``).
+    reference: Callable[[], Any] | None = None
+
+    def reference_jaxpr(self) -> Any:
+        if self.reference is not None:
+            return self.reference()
+        return jax.make_jaxpr(self.fn)(*self.args, **self.kwargs)
+
+
+PROGRAMS = (
+    "linen_cnn", "linen_batchnorm_dropout", "linen_scan_lstm",
+    "nnx_mnist", "nnx_scan_layers", "nnx_remat", "nnx_minigpt", "nnx_plain_jit",
+    "equinox_vit", "equinox_diffusion", "equinox_rnn",
+    "haiku_transformer", "optax_adam", "optax_chain_clip", "optax_schedule_free",
+    "numpyro_nuts", "blackjax_nuts_adaptation", "blackjax_hmc_loop", "mctx_gumbel_muzero",
+    "ppo_gymnax", "diffrax_ode", "diffrax_neural_ode", "optimistix_root", "optimistix_lstsq",
+    "pallas_matmul", "pallas_mha", "shard_map_fsdp", "pmap_resnet", "associative_scan",
+    "nanogpt", "mlp_digits", "fori_loop", "while_loop", "cond_switch", "per_example_grads",
+)
+
+
+def load(name: str) -> Case:
+    """The program ``name`` (a module of this package), built afresh."""
+    return importlib.import_module(f"{__name__}.{name}").program()
+
+
+def devices_needed(name: str) -> int:
+    """Host devices a program needs (its module's ``DEVICES``), read without building it:
+    those programs run where XLA_FLAGS=--xla_force_host_platform_device_count=8."""
+    return getattr(importlib.import_module(f"{__name__}.{name}"), "DEVICES", 1)

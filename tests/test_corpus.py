@@ -1,0 +1,79 @@
+"""The corpus of real programs (``benchmarks/programs/``) itself: every program imports and
+traces with ``jaxviz.trace``, and the single-device ones run, returning as many arrays as
+the program states (what ``benchmarks/bench_programs.py`` scores the graph's outputs
+against). Programs that need 8 devices are traced and run in one subprocess with
+``XLA_FLAGS=--xla_force_host_platform_device_count=8``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+from flax import nnx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import programs  # noqa: E402
+
+import jaxviz  # noqa: E402
+
+SINGLE = [n for n in programs.PROGRAMS if programs.devices_needed(n) <= 1]
+SEVERAL = [n for n in programs.PROGRAMS if programs.devices_needed(n) > 1]
+
+
+def arrays_returned(case: programs.Case) -> int:
+    """The arrays the real call hands back, with the state ``nnx.jit`` writes back."""
+    out = case.fn(*case.args, **case.kwargs)
+    result = sum(isinstance(x, (jax.Array, np.ndarray)) for x in jax.tree_util.tree_leaves(out))
+    return result + len(jax.tree_util.tree_leaves(nnx.state(case.written_back))) if case.written_back else result
+
+
+def trace_and_run(name: str) -> str:
+    """'' when ``name`` traces and runs as it states, else what went wrong."""
+    try:
+        case = programs.load(name)
+        program = jaxviz.trace(case.fn, *case.args, **case.kwargs)
+        assert program.eqn_count > 0, f"{name}: no equation traced"
+        returned = arrays_returned(case)
+        assert returned == case.outputs, f"{name} returns {returned} arrays, states {case.outputs}"
+    except Exception:
+        return traceback.format_exc(limit=-4)
+    return ""
+
+
+def test_the_corpus_is_big_enough():
+    assert len(programs.PROGRAMS) >= 30
+    assert len(set(programs.PROGRAMS)) == len(programs.PROGRAMS)
+
+
+@pytest.mark.parametrize("name", SINGLE)
+def test_program_traces_and_runs(name):
+    problem = trace_and_run(name)
+    assert not problem, problem
+
+
+@pytest.fixture(scope="module")
+def several_devices() -> dict[str, str]:
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
+    done = subprocess.run([sys.executable, __file__, *SEVERAL], env=env, capture_output=True, text=True,
+                          timeout=300)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    assert lines, done.stderr[-3000:]
+    return json.loads(lines[-1])
+
+
+@pytest.mark.parametrize("name", SEVERAL)
+def test_program_on_eight_devices_traces_and_runs(several_devices, name):
+    assert not several_devices[name], several_devices[name]
+
+
+if __name__ == "__main__":  # the subprocess of several_devices
+    assert jax.device_count() >= 8, jax.devices()
+    print(json.dumps({name: trace_and_run(name) for name in sys.argv[1:]}))

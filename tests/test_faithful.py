@@ -1,0 +1,393 @@
+"""The graph shows what JAX really does, on any program:
+
+- a transformation with tracing rules of its own (``jax.pmap``, ``eqx.filter_pmap``,
+  ``shard_map``) is traced by those rules, never unwrapped and retraced under plain ``jit``;
+- stateful frameworks' state is an output only where the transformation writes it back;
+- every captured array is named after the global or closure cell it came from (with its
+  path inside a pytree), or after what made it.
+
+Programs over 8 host devices run in a subprocess (``pmap_programs.py``)."""
+
+import functools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxviz
+from jaxviz.cells import stage_cell
+
+nnx = pytest.importorskip("flax.nnx")
+optax = pytest.importorskip("optax")
+optx = pytest.importorskip("optimistix")
+eqx = pytest.importorskip("equinox")
+hk = pytest.importorskip("haiku")
+
+HERE = Path(__file__).parent
+
+
+# ---------------------------------------------------------------------- pmap, shard_map
+@pytest.fixture(scope="module")
+def eight_devices():
+    env = dict(os.environ)
+    env["JAX_PLATFORMS"] = "cpu"
+    # first: XLA stops reading its flags at a token it does not know
+    env["XLA_FLAGS"] = ("--xla_force_host_platform_device_count=8 " + env.get("XLA_FLAGS", "")).strip()
+    proc = subprocess.run([sys.executable, str(HERE / "pmap_programs.py")], env=env, capture_output=True,
+                          text=True, timeout=300)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert lines, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def test_pmap_train_step_is_traced_as_pmap(eight_devices):
+    """A Flax ResNet step under ``jax.pmap`` with ``lax.pmean(grads, 'batch')`` and
+    BatchNorm synchronised over ``batch``: axis names bound (no ``unbound axis name``), one
+    group named after the mapped function with its axis, the collectives inside it."""
+    out = eight_devices
+    assert out["devices"] == 8
+    assert "pmap train_step (batch: 8)" in out["trace_groups"]
+    assert out["trace_prims"].count("psum") >= 20  # 20 gradients and 2 metrics, 4 BatchNorms
+    assert out["trace_outputs"] == out["real_outputs"]
+    assert "pmap train_step (batch: 8)" in out["jit_of_pmap_groups"]  # jax.jit(pmap(...)) too
+
+
+def test_pmap_from_the_magics_runs_as_a_plain_call(eight_devices):
+    out = eight_devices
+    assert out["line_error"] == "None" and "pmap train_step (batch: 8)" in out["line_groups"]
+    assert out["cell_error"] == "None" and "pmap train_step (batch: 8)" in out["cell_groups"]
+    assert out["cell_results_equal"] and out["cell_sharding_equal"]
+    assert out["timed_error"] == "None" and out["timed_results_equal"]  # %jaxpr --time runs the pmap
+
+
+def test_pmap_collectives_are_equations_inside_its_group(eight_devices):
+    prims = eight_devices["exchange_prims"]
+    assert {"all_gather", "ppermute", "psum", "pmax"} <= set(prims)
+    assert "pmap exchange (i: 8)" in eight_devices["exchange_groups"]
+
+
+def test_pmap_static_arguments_and_unnamed_axes(eight_devices):
+    out = eight_devices
+    assert "pmap scaled_sum (i: 8)" in out["static_groups"] and out["static_kind"] == "static"
+    assert "pmap <lambda> (8 devices)" in out["unnamed_groups"]
+    assert not [name for name in out["unnamed_groups"] if "_internal" in name]
+
+
+def test_equinox_filter_pmap_and_shard_map_keep_their_rules(eight_devices):
+    out = eight_devices
+    assert "pmap averaged (d: 8)" in out["eqx_groups"]
+    assert "shard_map sharded_matmul (data: 4, model: 2" in " ".join(out["shard_map_groups"])
+    assert "shard_map sharded_matmul (data: 4, model: 2" in " ".join(out["jit_shard_map_groups"])
+
+
+# ---------------------------------------------------------------------- NNX under plain jax.jit
+# In the style of Flax's MNIST tutorial (https://flax.readthedocs.io/en/latest/mnist_tutorial.html),
+# with the bug of https://github.com/google/flax/discussions/4290-style questions: the step is
+# decorated with plain ``jax.jit``, which takes the Modules as pytrees and writes nothing back.
+def nnx_programs():
+    class CNN(nnx.Module):
+        def __init__(self, *, rngs):
+            self.conv1 = nnx.Conv(1, 4, kernel_size=(3, 3), rngs=rngs)
+            self.linear1 = nnx.Linear(4 * 4 * 4, 16, rngs=rngs)
+            self.linear2 = nnx.Linear(16, 10, rngs=rngs)
+
+        def __call__(self, x):
+            x = nnx.avg_pool(nnx.relu(self.conv1(x)), window_shape=(2, 2), strides=(2, 2))
+            x = x.reshape(x.shape[0], -1)
+            return self.linear2(nnx.relu(self.linear1(x)))
+
+    def loss_fn(model, batch):
+        logits = model(batch["image"])
+        loss = optax.softmax_cross_entropy_with_integer_labels(logits, batch["label"]).mean()
+        return loss, logits
+
+    def train_step(model, optimizer, batch):
+        grad_fn = nnx.value_and_grad(loss_fn, has_aux=True)
+        (loss, logits), grads = grad_fn(model, batch)
+        optimizer.update(model, grads)
+        return loss, jnp.mean(logits.argmax(-1) == batch["label"]), optimizer.step[...]
+
+    def fresh():
+        model = CNN(rngs=nnx.Rngs(0))
+        return model, nnx.Optimizer(model, optax.adamw(1e-3), wrt=nnx.Param)
+
+    batch = {"image": jnp.ones((2, 8, 8, 1)), "label": jnp.array([1, 2])}
+    return train_step, fresh, batch
+
+
+def test_nnx_state_updated_inside_plain_jit_is_drawn_as_lost():
+    train_step, fresh, batch = nnx_programs()
+
+    model, optimizer = fresh()
+    step = jax.jit(train_step)
+    program = jaxviz.trace(step, model, optimizer, batch)
+    returned = step(model, optimizer, batch)
+    assert int(optimizer.step[...]) == 0  # JAX computed the update and dropped it
+    assert len(program.output_names) == len(jax.tree_util.tree_leaves(returned)) == 3
+    lost = [n for n in program.graph.nodes if n.kind == "output" and n.input_kind == "lost"]
+    assert "optimizer.opt_state[0].mu.linear1.kernel (lost)" in [n.label for n in lost]
+    assert "model.conv1.kernel (lost)" in [n.label for n in lost]
+    fed = {e.dst for e in program.graph.edges}
+    assert all(n.id in fed for n in lost)  # wired from what computed them
+    assert "`model` and `optimizer` are updated inside `jax.jit` but never returned: their new state " \
+        "is lost; use `nnx.jit` or return them" in program.summary()
+    assert "lost" in program.to_dot(expand="all")
+
+
+def test_nnx_state_returned_from_plain_jit_is_not_lost():
+    """The other fix the summary suggests: return what was updated."""
+    train_step, fresh, batch = nnx_programs()
+
+    def returning_step(model, optimizer, batch):
+        loss = train_step(model, optimizer, batch)[0]
+        return loss, model, optimizer
+
+    model, optimizer = fresh()
+    step = jax.jit(returning_step)
+    program = jaxviz.trace(step, model, optimizer, batch)
+    assert not program.lost_outputs and "lost" not in program.summary()
+    assert len(program.output_names) == len(jax.tree_util.tree_leaves(step(model, optimizer, batch)))
+
+
+def test_nnx_jit_twin_writes_the_state_back():
+    train_step, fresh, batch = nnx_programs()
+
+    model, optimizer = fresh()
+    step = nnx.jit(train_step)
+    program = jaxviz.trace(step, model, optimizer, batch)
+    assert not program.lost_outputs and "lost" not in program.summary()
+    assert "optimizer.opt_state[0].mu.linear1.kernel" in program.output_names
+    step(model, optimizer, batch)
+    assert int(optimizer.step[...]) == 1
+
+
+def test_a_cell_writes_back_only_what_really_changed():
+    train_step, fresh, batch = nnx_programs()
+
+    for wrap, steps in ((jax.jit, 0), (nnx.jit, 1)):
+        model, optimizer = fresh()
+        ns = {"step": wrap(train_step), "model": model, "optimizer": optimizer, "batch": batch}
+        staged = stage_cell("loss, accuracy, count = step(model, optimizer, batch)", ns)
+        staged.run()
+        assert int(optimizer.step[...]) == steps
+        written = [n for n in staged.program.output_names if n.startswith(("model", "optimizer"))]
+        assert bool(written) == bool(steps), written
+
+
+# ---------------------------------------------------------------------- captured values, named constants
+class Schedule(NamedTuple):
+    warmup: float
+    scale: jax.Array
+
+
+def const_labels(program):
+    return {n.label: n.input_kind for n in program.graph.nodes if n.kind == "const"}
+
+
+# In the style of optimistix's root-finding example (https://docs.kidger.site/optimistix/api/root_find/):
+# the initial guess is a tuple of arrays, a global the solve reads.
+def root_fn(y, args):
+    a, b = y
+    return jnp.tanh(jnp.sum(b)) - a * args, a**2 - jnp.sinh(b + 1)
+
+
+Y0 = (jnp.array(0.5), jnp.zeros((2, 2)))
+
+
+def solve(scale):
+    solver = optx.Newton(rtol=1e-8, atol=1e-8)
+    return optx.root_find(root_fn, solver, Y0, args=scale, throw=False).value
+
+
+def test_arrays_in_a_global_tuple_are_captured_under_its_name_and_path():
+    program = jaxviz.trace(solve, jnp.array(1.0))
+    labels = const_labels(program)
+    assert labels.get("Y0[0]") == "captured" and labels.get("Y0[1]") == "captured"
+    assert {i.name for i in program.inputs_of_kind("captured")} >= {"Y0[0]", "Y0[1]"}
+    assert not [label for label in labels if label.startswith("const ")]  # every array constant is named
+
+
+def test_a_cell_calling_the_solve_names_the_global_it_reads():
+    program = stage_cell("root = solve(scale)", {"solve": solve, "scale": jnp.array(1.0)}).program
+    labels = const_labels(program)
+    assert labels.get("Y0[0]") == "captured" and labels.get("Y0[1]") == "captured"
+    assert {i.name for i in program.inputs_of_kind("captured")} >= {"Y0[0]", "Y0[1]"}
+
+
+def test_a_closure_config_dict_is_captured_leaf_by_leaf():
+    """``make_step(config)`` returns a step closing over a dict of Python numbers and
+    arrays (and a NamedTuple inside it), as hyper-parameters often travel."""
+    def make_step(config):
+        def step(w, x):
+            grads = jax.grad(lambda w: jnp.sum((x @ w) ** 2))(w)
+            return w * config["decay"] - config["lr"] * grads * config["schedule"].scale
+
+        return step
+
+    config = {"lr": 0.1, "decay": jnp.full((3,), 0.99), "schedule": Schedule(0.2, jnp.ones(3))}
+    program = jaxviz.trace(make_step(config), jnp.ones(3), jnp.ones((2, 3)))
+    captured = {i.name: i for i in program.inputs_of_kind("captured")}
+    assert captured["config['lr']"].value == "0.1" and captured["config['lr']"].source == "closure"
+    assert captured["config['decay']"].aval is not None and captured["config['schedule'].scale"].aval is not None
+    labels = const_labels(program)
+    assert labels.get("config['decay']") == "captured" and labels.get("config['schedule'].scale") == "captured"
+    assert not [label for label in labels if label.startswith("const ")]
+
+
+def test_an_array_no_name_holds_is_named_after_what_made_it():
+    def weighted(v):
+        return v * np.arange(3.0)
+
+    labels = const_labels(jaxviz.trace(weighted, jnp.ones(3)))
+    line = weighted.__code__.co_firstlineno + 1
+    assert list(labels) == [f"line {line}: return v * np.arange(3.0)"], labels
+
+
+# ---------------------------------------------------------------------- other stateful frameworks
+class NormedLinear(eqx.Module):
+    """Equinox's stateful-layer example (https://docs.kidger.site/equinox/examples/stateful/)."""
+
+    linear: Any  # eqx.nn.Linear (Equinox is imported by importorskip: not a type here)
+    norm: Any  # eqx.nn.BatchNorm
+
+    def __init__(self, key):
+        self.linear = eqx.nn.Linear(3, 4, key=key)
+        self.norm = eqx.nn.BatchNorm(4, axis_name="batch", mode="batch")
+
+    def __call__(self, x, state):
+        return self.norm(self.linear(x), state)
+
+
+def test_equinox_state_is_an_output_only_where_returned():
+    model, state = eqx.nn.make_with_state(NormedLinear)(jax.random.key(0))
+    x = jnp.ones((5, 3))
+
+    @eqx.filter_jit
+    def step(model, state, x):
+        y, state = jax.vmap(model, axis_name="batch", in_axes=(0, None), out_axes=(0, None))(x, state)
+        return y.sum(), state
+
+    @eqx.filter_jit
+    def evaluate(model, state, x):
+        return step(model, state, x)[0]
+
+    for fn in (step, evaluate):
+        program = jaxviz.trace(fn, model, state, x)
+        real = eqx.filter(fn(model, state, x), eqx.is_array)
+        assert len(program.output_names) == len(jax.tree_util.tree_leaves(real))
+        assert not program.lost_outputs
+
+
+def test_haiku_state_of_a_jitted_apply_with_static_arguments():
+    """``jax.jit(f.apply, static_argnums=4)`` copies Haiku's attributes onto the jit: it is
+    unwrapped as a jit (its static ``is_training`` held static), not taken for ``apply``."""
+    def forward(x, is_training):
+        return hk.BatchNorm(True, True, 0.9)(hk.Linear(4)(x), is_training)
+
+    transformed = hk.transform_with_state(forward)
+    x = jnp.ones((5, 3))
+    params, state = transformed.init(jax.random.key(0), x, True)
+    apply = jax.jit(transformed.apply, static_argnums=4)
+    program = jaxviz.trace(apply, params, state, None, x, True)
+    assert len(program.output_names) == len(jax.tree_util.tree_leaves(apply(params, state, None, x, True)))
+    assert program.input("is_training").kind == "static"
+
+
+# ---------------------------------------------------------------------- custom rules
+def test_custom_vjp_and_custom_jvp_calls_are_named_after_their_function():
+    """As Pallas' flash attention wraps its kernel: ``functools.partial(jax.custom_vjp,
+    nondiff_argnums=...)`` on ``mha``; and a ``jax.custom_jvp`` softplus."""
+    @functools.partial(jax.custom_vjp, nondiff_argnums=[2])
+    def mha(q, k, causal):
+        return jnp.tanh(q @ k.T) * (2.0 if causal else 1.0)
+
+    def mha_forward(q, k, causal):
+        return mha(q, k, causal), (q, k)
+
+    def mha_backward(causal, residuals, g):
+        q, k = residuals
+        return g @ k, g.T @ q
+
+    mha.defvjp(mha_forward, mha_backward)
+
+    @jax.custom_jvp
+    def softplus(x):
+        return jnp.log1p(jnp.exp(x))
+
+    softplus.defjvp(lambda primals, tangents: (softplus(primals[0]), tangents[0] * jax.nn.sigmoid(primals[0])))
+
+    def loss(q, k):
+        return jnp.sum(mha(q, k, True)) + jnp.sum(softplus(q))
+
+    groups = [(g.name, g.kind) for g in jaxviz.trace(loss, jnp.ones((2, 2)), jnp.ones((2, 2))).graph.groups]
+    assert ("mha", "eqn") in groups and ("softplus", "eqn") in groups
+    assert not [name for name, _ in groups if name.startswith("custom_")]
+
+
+class StepCounter(nnx.Module):
+    """A layer that counts its calls in a ``BatchStat``, as BatchNorm keeps its statistics."""
+
+    def __init__(self):
+        self.calls = nnx.BatchStat(jnp.zeros(()))
+        self.scale = nnx.Param(jnp.ones(3))
+
+    def __call__(self, x):
+        self.calls[...] = self.calls[...] + 1
+        return x * self.scale[...]
+
+
+def test_nnx_state_under_other_jax_transforms_is_not_written_back():
+    """``jax.vmap`` takes the Module as a pytree too: what it updates inside is dropped."""
+    def apply(model, x):
+        return model(x)
+
+    counter, x = StepCounter(), jnp.ones((2, 3))
+    vmapped = jax.vmap(apply, in_axes=(None, 0))
+    program = jaxviz.trace(vmapped, counter, x)
+    vmapped(counter, x)
+    assert int(counter.calls[...]) == 0
+    assert program.output_names == ["out"]
+    plain = jaxviz.trace(apply, counter, x)  # called without a transformation: updated in place, for real
+    assert plain.output_names == ["out", "model.calls", "model.scale"]
+
+
+class Affine:
+    """A model class of the user's own (not a pytree), holding its arrays as attributes."""
+
+    def __init__(self):
+        self.weight = jnp.ones((3, 2))
+        self.extra = {"bias": jnp.zeros(2)}
+
+    def __call__(self, x):
+        return x @ self.weight + self.extra["bias"]
+
+
+def test_arrays_held_by_an_object_are_named_by_attribute():
+    affine = Affine()
+    labels = const_labels(jaxviz.trace(affine, jnp.ones(3)))
+    assert labels == {"self.weight": "captured", "self.extra['bias']": "captured"}
+
+    def predict(model, x):
+        return model(x)
+
+    labels = const_labels(jaxviz.trace(predict, affine, jnp.ones(3)))  # a static argument
+    assert labels == {"model.weight": "captured", "model.extra['bias']": "captured"}
+
+
+def test_a_constant_named_by_its_line_is_the_same_constant_when_the_line_moves():
+    def weighted(v):
+        return v * np.arange(3.0)
+
+    def weighted_again(v):
+        v = v + 0.0  # one line more: the constant's line moves
+        return v * np.arange(3.0)
+
+    changes = jaxviz.diff(jaxviz.trace(weighted, jnp.ones(3)), jaxviz.trace(weighted_again, jnp.ones(3)))
+    assert [c.node.kind for c in [*changes.added, *changes.removed, *changes.changed]] == ["eqn"]  # the add

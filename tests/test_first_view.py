@@ -1,0 +1,375 @@
+"""The first view tells the program's story, on programs written in each library's style:
+it fits about two screens as ``dot`` lays it out (legend included) and shows the model's
+repeated layers folded; chains of single groups open through, titled by their path; rows
+of like leaves fold into one box; library calls are groups named after the library
+function; loops are named after the function they run, with their trip count."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from typing import NamedTuple
+
+import equinox as eqx
+import haiku as hk
+import jax
+import jax.numpy as jnp
+import mctx
+import numpyro
+import numpyro.distributions as dist
+import optax
+import pytest
+from flax import nnx
+from numpyro.infer import NUTS
+
+import jaxviz
+from benchmarks import models
+from jaxviz.render.dot import program_dot
+
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz")
+MAX_PT = 3000  # about two screens, each way
+PIECE = re.compile(r"\b\d+/\d+\b")  # "line 36: … 3/6": a line cut into pieces
+
+
+def laid_out_size(program) -> tuple[float, float]:
+    """(width, height) in pt of the first view as ``dot`` lays it out, legend included."""
+    source = program_dot(program).source
+    laid = json.loads(subprocess.run(["dot", "-Tjson"], input=source, capture_output=True, text=True,
+                                     check=True).stdout)
+    _, _, width, height = map(float, laid["bb"].split(","))
+    return width, height
+
+
+def first_view_boxes(program) -> list[str]:
+    """The titles of what the first view shows: its closed boxes and open groups."""
+    graph = program.graph
+    expanded = graph.expansion("auto")
+    shown = [c for g in expanded for c in graph.groups[g].groups] + [g for g in expanded if g]
+    return [graph.groups[c].repeat or graph.groups[c].name for c in shown]
+
+
+def assert_no_pieces(program) -> None:
+    labels = [g.name for g in program.graph.groups if g.kind == "line"]
+    labels += [g.repeat for g in program.graph.groups
+               if g.kind == "line" and g.repeat and program.graph.groups[g.parent].kind != "repeat"]
+    assert not [t for t in labels if PIECE.search(t)], labels
+
+
+# ---------------------------------------------------------------------- rule 1 and 2
+@needs_dot
+def test_transformer_train_step_opens_through_to_its_folded_blocks():
+    """Our own 12-block transformer (benchmarks/models.py): the first view shows
+    ``block ×12`` in the forward pass, through the ``forward › loss_fn`` chain."""
+    program = jaxviz.trace(models.train_step, models.init_params(12), models.tokens())
+    width, height = laid_out_size(program)
+    assert width <= MAX_PT and height <= MAX_PT, (width, height)
+    assert first_view_boxes(program).count("block ×12") >= 1, first_view_boxes(program)
+    source = program_dot(program).source
+    assert "forward › loss_fn (" in source  # the chain is one cluster, titled by its path
+
+
+class HaikuBlock(hk.Module):
+    """Imitates Haiku's examples/transformer/model.py (pre-LN blocks of attention + MLP)."""
+
+    def __call__(self, x):
+        h = hk.LayerNorm(axis=-1, create_scale=True, create_offset=True)(x)
+        x = x + hk.MultiHeadAttention(num_heads=2, key_size=8, w_init=hk.initializers.VarianceScaling())(h, h, h)
+        h = hk.LayerNorm(axis=-1, create_scale=True, create_offset=True)(x)
+        return x + hk.nets.MLP([32, 16])(h)
+
+
+def haiku_forward(tokens):
+    x = hk.Embed(vocab_size=32, embed_dim=16)(tokens)
+    for _ in range(6):
+        x = HaikuBlock()(x)
+    return hk.Linear(32)(x)
+
+
+@needs_dot
+def test_haiku_transformer_train_step_shows_its_blocks_folded():
+    """A Haiku transformer's train step in the style of Haiku's examples/transformer
+    (hk.transform, optax.adam, value_and_grad of the loss)."""
+    model = hk.without_apply_rng(hk.transform(haiku_forward))
+    tokens = jnp.zeros((2, 8), jnp.int32)
+    params = model.init(jax.random.PRNGKey(0), tokens)
+    optimizer = optax.adam(1e-3)
+    opt_state = optimizer.init(params)
+
+    def loss_fn(params, tokens):
+        logits = model.apply(params, tokens)
+        return optax.softmax_cross_entropy_with_integer_labels(logits[:, :-1], tokens[:, 1:]).mean()
+
+    def update(params, opt_state, tokens):
+        loss, grads = jax.value_and_grad(loss_fn)(params, tokens)
+        updates, opt_state = optimizer.update(grads, opt_state)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    program = jaxviz.trace(update, params, opt_state, tokens)
+    width, height = laid_out_size(program)
+    assert width <= MAX_PT and height <= MAX_PT, (width, height)
+    assert any(re.fullmatch(r"haiku_block\S* ×6", t) for t in first_view_boxes(program)), \
+        first_view_boxes(program)
+    assert_no_pieces(program)
+
+
+# ---------------------------------------------------------------------- rule 3
+class AttentionBlock(eqx.Module):
+    """Imitates the Equinox ViT example
+    (https://docs.kidger.site/equinox/examples/vision_transformer/): static dropout rates."""
+
+    norm: eqx.nn.LayerNorm
+    linear: eqx.nn.Linear
+    dropout1: eqx.nn.Dropout
+    dropout2: eqx.nn.Dropout
+
+    def __init__(self, dim, key):
+        self.norm = eqx.nn.LayerNorm(dim)
+        self.linear = eqx.nn.Linear(dim, dim, key=key)
+        self.dropout1 = eqx.nn.Dropout(0.1)
+        self.dropout2 = eqx.nn.Dropout(0.1)
+
+    def __call__(self, x, key):
+        k1, k2 = jax.random.split(key)
+        h = self.dropout1(jax.vmap(self.norm)(x), key=k1)
+        return x + self.dropout2(jax.vmap(self.linear)(h), key=k2)
+
+
+class ViT(eqx.Module):
+    blocks: list[AttentionBlock]
+    head: eqx.nn.Linear
+
+    def __init__(self, key):
+        keys = jax.random.split(key, 7)
+        self.blocks = [AttentionBlock(16, k) for k in keys[:6]]
+        self.head = eqx.nn.Linear(16, 4, key=keys[6])
+
+    def __call__(self, x, key):
+        for block, k in zip(self.blocks, jax.random.split(key, len(self.blocks))):
+            x = block(x, k)
+        return jax.vmap(self.head)(x).mean(0)
+
+
+@needs_dot
+def test_equinox_statics_fold_into_one_box_by_key_path():
+    """The ViT's static fields (each dropout's ``p``, ``inference``…) are one box, opening
+    by key path, not a row of nodes setting the view's width."""
+    model = ViT(jax.random.PRNGKey(0))
+    optimizer = optax.adam(1e-3)
+    opt_state = optimizer.init(eqx.filter(model, eqx.is_array))
+
+    @eqx.filter_jit
+    def step(model, opt_state, x, y, key):
+        def loss(model):
+            return ((model(x, key) - y) ** 2).mean()
+
+        value, grads = eqx.filter_value_and_grad(loss)(model)
+        updates, opt_state = optimizer.update(grads, opt_state, eqx.filter(model, eqx.is_array))
+        return eqx.apply_updates(model, updates), opt_state, value
+
+    program = jaxviz.trace(step, model, opt_state, jnp.ones((5, 16)), jnp.ones(4), jax.random.PRNGKey(1))
+    graph = program.graph
+    statics = [g for g in graph.groups if g.kind == "inputs" and re.fullmatch(r"model statics \(\d+\)", g.name)]
+    assert statics, [g.name for g in graph.groups if g.kind == "inputs"]
+    root_statics = [n for n in graph.groups[0].nodes if graph.nodes[n].input_kind == "static"]
+    assert len(root_statics) < 4, [graph.nodes[n].label for n in root_statics]
+    inside = [graph.groups[c].name for c in statics[0].groups]  # opens by key path
+    assert any(name.startswith("model.blocks") for name in inside), inside
+    width, height = laid_out_size(program)
+    assert width <= MAX_PT and height <= MAX_PT, (width, height)
+
+
+LEARNING_RATE, MOMENTUM, WEIGHT_DECAY, CLIP, WARMUP = 3e-4, 0.9, 1e-4, 1.0, 0.1
+EPS, BETA1, BETA2, SCALE, SHIFT = 1e-8, 0.9, 0.999, 2.0, 0.5
+
+
+def hyper_step(w, g):
+    """Ten captured Python constants, as hand-written optimizers in scripts have them."""
+    g = jnp.clip(g, -CLIP, CLIP) * SCALE + SHIFT * WARMUP
+    m = BETA1 * g + (1 - BETA2) * g * g
+    return w * (1 - WEIGHT_DECAY) - LEARNING_RATE * m / (jnp.sqrt(m * m) + EPS) * MOMENTUM
+
+
+class Metrics(NamedTuple):
+    loss: jax.Array
+    acc: jax.Array
+    grad_norm: jax.Array
+    param_norm: jax.Array
+    lr: jax.Array
+    entropy: jax.Array
+    kl: jax.Array
+    value_loss: jax.Array
+    policy_loss: jax.Array
+    clip_frac: jax.Array
+    explained_var: jax.Array
+    step: jax.Array
+
+
+def metrics_step(x):
+    """Twelve named results, as an RL update returns its metrics."""
+    return Metrics(*(jnp.sum(x * k) for k in range(12)))
+
+
+def test_captured_constants_and_many_outputs_fold():
+    program = jaxviz.trace(hyper_step, jnp.ones(3), jnp.ones(3))
+    names = [g.name for g in program.graph.groups if g.kind == "inputs"]
+    assert "captured (10)" in names, names
+    program = jaxviz.trace(metrics_step, jnp.ones(3))
+    names = [g.name for g in program.graph.groups if g.kind == "outputs"]
+    assert "out (12 arrays)" in names, names
+
+
+# ---------------------------------------------------------------------- rule 4
+def numpyro_model(x, y=None):
+    """Imitates numpyro's examples/baseball.py-style regression, sampled step by step."""
+    w = numpyro.sample("w", dist.Normal(jnp.zeros(8), 1.0))
+    b = numpyro.sample("b", dist.Normal(0.0, 1.0))
+    numpyro.sample("y", dist.Normal(x @ w + b, 1.0), obs=y)
+
+
+def test_numpyro_sample_step_is_one_library_call_not_pieces_of_a_line():
+    x, y = jnp.ones((20, 8)), jnp.ones(20)
+    sampler = NUTS(numpyro_model)
+    state = sampler.init(jax.random.PRNGKey(0), 10, model_args=(x, y))
+
+    def step(state):
+        return sampler.sample(state, (x, y), {})
+
+    program = jaxviz.trace(step, state)
+    graph = program.graph
+    top = [graph.groups[c] for c in graph.groups[0].groups if graph.groups[c].kind not in ("inputs", "outputs")]
+    assert [(g.kind, g.name) for g in top] == [("library", "HMC.sample")]
+    names = {g.name for g in graph.groups if g.kind == "library"}
+    assert {"numpyro.build_tree", "numpyro.hmc.sample_kernel"} <= names, names  # one level at a time
+    assert_no_pieces(program)
+    loose = [graph.nodes[n] for n in graph.groups[0].nodes if graph.nodes[n].kind in ("input", "const")]
+    for kind in ("traced", "static", "captured", "constant"):  # left unfolded: fewer than four of a kind
+        assert sum(n.input_kind == kind for n in loose) < 4, [n.label for n in loose]
+
+
+def recurrent_fn(params, rng_key, action, embedding):
+    """Imitates mctx's examples/policy_improvement_demo.py (a toy environment model)."""
+    # mctx's outputs are chex dataclasses, whose fields pyright does not see
+    out = mctx.RecurrentFnOutput(reward=jnp.zeros(2), discount=jnp.ones(2),  # pyright: ignore[reportCallIssue]
+                                 prior_logits=jnp.zeros((2, 4)),  # pyright: ignore[reportCallIssue]
+                                 value=jnp.zeros(2))  # pyright: ignore[reportCallIssue]
+    return out, embedding + 1.0
+
+
+def test_mctx_search_is_named_after_the_policy():
+    def search(rng_key):
+        root = mctx.RootFnOutput(prior_logits=jnp.zeros((2, 4)), value=jnp.zeros(2),  # pyright: ignore[reportCallIssue]
+                                 embedding=jnp.zeros((2, 3)))  # pyright: ignore[reportCallIssue]
+        return mctx.gumbel_muzero_policy(params=(), rng_key=rng_key, root=root, recurrent_fn=recurrent_fn,
+                                         num_simulations=8, max_depth=4)
+
+    program = jaxviz.trace(search, jax.random.PRNGKey(0))
+    graph = program.graph
+    top = [graph.groups[c] for c in graph.groups[0].groups if graph.groups[c].kind not in ("inputs", "outputs")]
+    assert [g.name for g in top] == ["mctx.gumbel_muzero_policy"]  # everything it does is inside
+    policy = top[0]
+    assert "mctx.search" in [graph.groups[c].name for c in policy.groups]
+    assert_no_pieces(program)
+
+
+def test_optax_update_outside_a_gradient_is_named_after_the_transformation():
+    optimizer = optax.adam(1e-3)
+    params = {"w": jnp.ones((3, 3)), "b": jnp.zeros(3)}
+
+    def apply(grads, opt_state, params):
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state
+
+    program = jaxviz.trace(apply, params, optimizer.init(params), params)
+    names = [g.name for g in program.graph.groups if g.kind == "library"]
+    assert "optax.scale_by_adam.update" in names and "optax.apply_updates" in names, names
+
+
+# ---------------------------------------------------------------------- rule 5
+def _update_step(runner_state, _):
+    """Imitates PureJaxRL's ppo.py: ``jax.lax.scan(_update_step, runner_state, None,
+    config["NUM_UPDATES"])``."""
+    w, obs = runner_state
+    grad = jax.grad(lambda w: ((obs @ w) ** 2).sum())(w)
+    return (w - 0.1 * grad, obs), grad.sum()
+
+
+def test_scan_is_named_after_its_step_with_its_trip_count():
+    def train(w, obs):
+        return jax.lax.scan(_update_step, (w, obs), None, 100)
+
+    program = jaxviz.trace(train, jnp.ones((3, 3)), jnp.ones((2, 3)))
+    assert "_update_step ×100 (scan)" in first_view_boxes(program), first_view_boxes(program)
+
+
+class DotReluDot(nnx.Module):
+    """Imitates Flax's "Scan over layers" guide (nnx.vmap to create, nnx.scan to run)."""
+
+    def __init__(self, dim, rngs):
+        self.linear1 = nnx.Linear(dim, dim, rngs=rngs)
+        self.linear2 = nnx.Linear(dim, dim, rngs=rngs)
+
+    def __call__(self, x):
+        return self.linear2(nnx.relu(self.linear1(x)))
+
+
+def test_nnx_scan_over_stacked_layers_reads_as_the_layers():
+    @nnx.vmap(in_axes=0, out_axes=0)
+    def create(key):
+        return DotReluDot(8, nnx.Rngs(key))
+
+    layers = create(jax.random.split(jax.random.key(0), 4))
+
+    @nnx.jit
+    def forward(layers, x):
+        @nnx.scan(in_axes=(nnx.Carry, 0), out_axes=nnx.Carry)
+        def run(x, layer):
+            return layer(x)
+
+        return run(x, layers)
+
+    program = jaxviz.trace(forward, layers, jnp.ones((2, 8)))
+    assert any(t.startswith("DotReluDot ×4 (scan") for t in first_view_boxes(program)), first_view_boxes(program)
+
+
+# ---------------------------------------------------------------------- rule 6
+def mlp_loss(params, x, y):
+    for w, b in params:
+        x = jnp.tanh(x @ w + b)
+    return ((x - y) ** 2).mean()
+
+
+@jax.jit
+def sgd(params, grads):
+    return jax.tree_util.tree_map(lambda p, g: p - 0.05 * g, params, grads)
+
+
+def test_a_jitted_call_is_one_group_not_a_group_around_itself():
+    def step(params, x, y):
+        loss, grads = jax.value_and_grad(mlp_loss)(params, x, y)
+        return sgd(params, grads), loss
+
+    params = [(jnp.ones((4, 4)), jnp.zeros(4)) for _ in range(4)]
+    graph = jaxviz.trace(step, params, jnp.ones((2, 4)), jnp.ones((2, 4))).graph
+    (call,) = [g for g in graph.groups if g.name == "sgd"]
+    assert not [g for g in graph.groups if g.name == "jit: sgd"]
+    assert not [c for c in call.groups if graph.groups[c].name == "sgd"]
+    assert call.holder is not None and call.holder in call.nodes
+    assert graph.nodes[call.holder].label == "jit: sgd"
+
+
+def test_sgd_update_names_the_parameter_each_equation_updates():
+    """The MLP step of demo 01: ``p - lr * g`` per parameter, via tree_map."""
+    def step(params, x, y):
+        loss, grads = jax.value_and_grad(mlp_loss)(params, x, y)
+        return jax.tree_util.tree_map(lambda p, g: p - 0.05 * g, params, grads), loss
+
+    params = [(jnp.ones((4, 4)), jnp.zeros(4)) for _ in range(4)]
+    graph = jaxviz.trace(step, params, jnp.ones((2, 4)), jnp.ones((2, 4))).graph
+    (update,) = [g for g in graph.groups if g.kind == "phase" and g.name == "update"]
+    labels = [graph.nodes[n].label for g in graph.descendants(update.id) for n in graph.groups[g].nodes
+              if graph.nodes[n].kind == "eqn"]
+    assert len(labels) == 16, labels
+    assert sorted(labels) == sorted(f"{op} · params[{i}][{j}]" for op in ("mul", "sub")
+                                    for i in range(4) for j in range(2)), labels
