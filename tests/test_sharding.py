@@ -10,9 +10,12 @@ import re
 import subprocess
 import sys
 
+import jax
+import jax.numpy as jnp
 import pytest
 from jax.sharding import PartitionSpec as P
 
+import jaxviz
 from jaxviz import sharding
 from jaxviz.graph import Aval
 from jaxviz.visual import COLLECTIVE_PRIMITIVES, COMM_STYLE, LEGEND
@@ -323,7 +326,29 @@ def test_pmap_with_pmean(eight):
     assert not [name for name in unnamed if "_internal" in name or "_fun" in name]
 
 
-# ---------------------------------------------------------------------- texts (this process)
+# ---------------------------------------------------------------------- this process
+def test_call_groups_are_the_groups_of_the_calls():
+    """What collectives are put on by their op-names' call scopes: each scope number's
+    groups are its call's, also where the graph dropped and renumbered groups (a jitted
+    function's equation merged into its call)."""
+    def dense(w, x):
+        return jnp.tanh(x @ w)
+
+    @jax.jit
+    def step(w, x):
+        return dense(w, dense(w, x)).sum()
+
+    def outer(w, x):
+        return jax.grad(step)(w, x)
+
+    program = jaxviz.trace(outer, jnp.ones((4, 4)), jnp.ones((2, 4)))
+    named = {(program.graph.groups[g].name, program.graph.groups[g].kind)
+             for gids in program.call_groups.values() for g in gids}
+    assert ("dense", "call") in named and named <= {("step", "call"), ("dense", "call")}, named
+    assert sum(len(g) for g in program.call_groups.values()) >= 4  # dense twice, forward and backward
+
+
+
 def test_spec_texts():
     assert sharding.spec_text(P("data")) == "P('data')"
     assert sharding.spec_text(P(("data", "model"), None)) == "P(('data', 'model'), None)"
