@@ -33,7 +33,7 @@ from typing import Any
 import jax.extend.core as jcore
 
 from .jaxprs import sub_jaxprs
-from .sharding import CollectiveCounts, call_numbers, scope_path
+from .sharding import CollectiveCounts, call_numbers, fused_op_names, scope_name, scope_path
 from .text import fmt_bytes, fmt_flops
 from .visual import (
     COMM_MARK,
@@ -420,24 +420,34 @@ def group_heat(graph: Any, gid: int) -> Heat | None:
 def collective_group(graph: Any, call_groups: dict[int, list[int]], op_name: str) -> int:
     """The group a compiled collective came from, read from its HLO op-name: the innermost
     of jaxviz's call scopes in it (``jv17:block``; in the backward pass when the op-name
-    says ``transpose``), else the innermost ``jax.named_scope`` the graph has a group of,
-    else the root."""
+    says ``transpose``), else the innermost scope naming groups of the graph, else the
+    root. A collective XLA fused from several operations goes to the group they share."""
+    return common_group(graph, [_op_group(graph, call_groups, name) for name in fused_op_names(op_name)])
+
+
+def _op_group(graph: Any, call_groups: dict[int, list[int]], op_name: str) -> int:
     backward = "transpose(" in op_name
-    prefix, fused, parts = op_name.partition("/(")
-    if fused:  # XLA fused several operations: "prefix/(op-name:op-name:…)": the group they share
-        found = [g for n in dict.fromkeys(call_numbers(parts))
-                 if (g := _call_group(graph, call_groups, n, backward)) is not None]
-        if found:
-            return common_group(graph, found)
-        op_name = prefix
     for number in reversed(call_numbers(op_name)):
         gid = _call_group(graph, call_groups, number, backward)
         if gid is not None:
             return gid
-    names = {g.name: g.id for g in graph.groups if g.kind == "scope"}
+    return _group_by_name(graph, op_name, backward)
+
+
+def _group_by_name(graph: Any, op_name: str, backward: bool) -> int:
+    """The innermost scope of the op-name (a ``jax.named_scope``, or a call of another
+    trace of the same program: ``jaxviz.profile``'s) that names groups of the graph, in
+    the pass the op-name says: the group they share (``block ×3`` for three ``block``s);
+    else the root."""
+    by_name: dict[str, list[int]] = {}
+    for g in graph.groups:
+        if g.kind in ("call", "scope"):
+            by_name.setdefault(g.name, []).append(g.id)
     for part in reversed(scope_path(op_name)):
-        if part in names:
-            return names[part]
+        found = by_name.get(scope_name(part), [])
+        in_pass = [g for g in found if (_phase_of(graph, g) == "backward") == backward] or found
+        if in_pass:
+            return common_group(graph, in_pass)
     return 0
 
 
@@ -512,3 +522,15 @@ def comm_label(graph: Any, gid: int) -> str | None:
     pct = f"{share:.0%}" if share >= 0.01 else "<1%"
     noun = "collective" if g.collectives == 1 else "collectives"
     return f"{COMM_MARK} {g.collectives} {noun} · {fmt_bytes(g.comm_bytes)} · {pct}"
+
+
+def own_comm_label(graph: Any, gid: int) -> str | None:
+    """``⇄ 1 collective · 795 KiB``: the compiled collectives an open group holds itself,
+    not inside one of its groups (those say theirs): a collective XLA fused from
+    operations of several groups is on the group they share. None when there are none."""
+    g = graph.groups[gid]
+    n = g.collectives - sum(graph.groups[c].collectives for c in g.groups)
+    if n <= 0:
+        return None
+    nbytes = g.comm_bytes - sum(graph.groups[c].comm_bytes for c in g.groups)
+    return f"{COMM_MARK} {n} {'collective' if n == 1 else 'collectives'} · {fmt_bytes(nbytes)}"

@@ -32,6 +32,7 @@ from rich.table import Table
 
 from . import _jax_internals as internals
 from .costs import Cost, ProgramCosts, annotate_collectives, program_costs
+from .jaxprs import fresh_function
 from .program import Program
 from .sharding import (
     CollectiveCounts,
@@ -42,7 +43,7 @@ from .sharding import (
     sharding_text,
 )
 from .text import esc, fmt_bytes, fmt_count, fmt_flops, fmt_seconds
-from .tracing import normalize_static_argnums
+from .tracing import normalize_static_argnums, stage
 
 PLATFORMS = ("gpu", "tpu", "cpu")  # probed in this order; the default backend comes first
 ALIASES = {"cuda": "gpu", "rocm": "gpu", "nvidia": "gpu", "amd": "gpu"}
@@ -345,14 +346,16 @@ def attach_report(program: Program, report: RunReport) -> None:
         annotate_collectives(program.graph, program.call_groups, report.collectives)
     graph = program.graph
     inputs = [n for n in graph.nodes if n.kind == "input" and n.outputs]
-    for node, text in zip(inputs, report.input_shardings):
-        if text and "sharding" not in node.params:
-            node.params["sharding"] = f"{text} (chosen)"
+    if len(inputs) == len(report.input_shardings):  # else the executable was traced otherwise
+        for node, text in zip(inputs, report.input_shardings):
+            if text and "sharding" not in node.params:
+                node.params["sharding"] = f"{text} (chosen)"
+    if len(program.output_names) != len(report.output_shardings):
+        return
     position = {name: i for i, name in enumerate(program.output_names)}
     for node in graph.nodes:
         i = position.get(node.label.split(" = ")[0]) if node.kind == "output" else None
-        if i is not None and i < len(report.output_shardings) and report.output_shardings[i] \
-                and "sharding" not in node.params:
+        if i is not None and report.output_shardings[i] and "sharding" not in node.params:
             node.params["sharding"] = f"{report.output_shardings[i]} (chosen)"
 
 
@@ -586,7 +589,9 @@ def profile(fn: Callable[..., Any], *args: Any, device: Any = None, repeats: int
     stage, then ``repeats`` more runs for the steady state. ``report.result`` holds the
     outputs of the first run.
 
-    ``fn`` may be plain or ``jax.jit``-ed (its own static arguments apply).
+    ``fn`` may be plain or ``jax.jit``-ed (its own static arguments apply). It is traced
+    as jaxviz traces (each call of a user function a named scope: what the collectives'
+    places are read from), so the trace time includes that recording.
     """
     dev = resolve_device(device)
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
@@ -605,7 +610,7 @@ def profile(fn: Callable[..., Any], *args: Any, device: Any = None, repeats: int
     timings: dict[str, float] = {}
     with jax.default_device(dev):
         t0 = time.perf_counter()
-        traced = jitted.trace(*args, **kwargs)
+        traced = _trace_with_calls(fn, jitted, args, kwargs, nums, names)
         t1 = time.perf_counter()
         lowered = traced.lower()
         t2 = time.perf_counter()
@@ -622,6 +627,21 @@ def profile(fn: Callable[..., Any], *args: Any, device: Any = None, repeats: int
     report.add_runs(samples)
     report.result = result
     return report
+
+
+def _trace_with_calls(fn: Any, jitted: Any, args: tuple, kwargs: dict, nums: tuple[int, ...],
+                      names: tuple[str, ...]) -> Any:
+    """``jitted.trace(*args, **kwargs)`` as jaxviz traces (``tracing.stage``): each call of
+    a user function a named scope, so that the compiled HLO's op-names say which call each
+    collective came from (``CollectiveCounts.places``)."""
+    if jitted is fn:  # the user's own jit (its static arguments apply)
+        def make() -> Any:
+            return fn
+    else:
+        def make() -> Any:
+            return jax.jit(fresh_function(fn), static_argnums=nums, static_argnames=names)
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    return stage(make, args, kwargs, skip=[code] if code is not None else [], roots=[fn]).traced
 
 
 def _static_positions(fn: Any, n_args: int, nums: tuple[int, ...], names: tuple[str, ...]) -> set[int]:

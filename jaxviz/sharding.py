@@ -166,10 +166,11 @@ def _nbytes(aval: Any) -> int:
 def collective_axes(params: dict[str, Any]) -> str:
     """The mesh axes a collective runs over: ``data``, ``(data,model)``."""
     axes = params.get("axes", params.get("axis_name"))
-    if isinstance(axes, (tuple, list)):
-        names = [str(a) for a in axes if not isinstance(a, int)]
-        return names[0] if len(names) == 1 else f"({','.join(names)})"
-    return "" if axes is None else str(axes)
+    axes = axes if isinstance(axes, (tuple, list)) else () if axes is None else (axes,)
+    names = ["unnamed axis" if is_jax_name(a) else str(a) for a in axes if not isinstance(a, int)]
+    if len(names) <= 1:
+        return "".join(names)
+    return f"({','.join(names)})"
 
 
 def collective_label(eqn: Any) -> str:
@@ -194,6 +195,12 @@ def shard_map_specs(eqn: Any) -> str:
     return f"in: {specs_text(ins)} → out: {specs_text(outs)}"
 
 
+def is_jax_name(name: Any) -> bool:
+    """A name JAX made up, not the user (``_fun``, an unnamed pmap's
+    ``_internal_pmap_axis_name``)."""
+    return isinstance(name, str) and name.startswith("_")
+
+
 def constraint_label(eqn: Any) -> str | None:
     """``sharding_constraint P('data', None)`` / ``reshard P('data', None)``: the spec a
     resharding step asks for (None for other equations)."""
@@ -207,26 +214,28 @@ def constraint_label(eqn: Any) -> str | None:
 
 # ---------------------------------------------------------------------- compiled HLO
 HLO_KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
-# ``%x = f32[4,16]{1,0} all-reduce(...)``, async forms (``all-gather-start``) counted once
-# (at their start), tuples of results summed.
+# ``%x = f32[4,16]{1,0} all-reduce(...)``; async forms (``all-gather-start``) counted once,
+# at their start (a collective XLA wraps in an ``async-start`` is its own line inside the
+# wrapped computation, counted there).
 _HLO_LINE = re.compile(
     r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*(?P<type>.+?)\s+(?P<kind>" + "|".join(HLO_KINDS)
-    + r")(?:-start)?\(")
+    + r")(?P<start>-start)?\(")
 _HLO_ARRAY = re.compile(r"\b(?P<dtype>[a-z]+\d*)\[(?P<dims>[\d,]*)\]")
 _OP_NAME = re.compile(r'op_name="(?P<name>[^"]*)"')
 _HLO_BITS = {"pred": 8, "s4": 4, "u4": 4}
 
 
-def _hlo_bytes(type_text: str) -> int:
-    """Bytes of an HLO result type (``f32[4,16]{1,0}``, a tuple of them)."""
-    total = 0
+def _hlo_bytes(type_text: str, largest: bool = False) -> int:
+    """Bytes of an HLO result type (``f32[4,16]{1,0}``): a tuple's arrays summed (the
+    results of combined collectives), or its largest (``largest``: an async start's tuple
+    holds its operand beside its result, and a permute's also two u32 contexts)."""
+    sizes = []
     for m in _HLO_ARRAY.finditer(type_text):
         dtype = m.group("dtype")
         digits = re.sub(r"\D", "", dtype)
         bits = _HLO_BITS.get(dtype, int(digits) if digits else 0)
-        n = math.prod(int(d) for d in m.group("dims").split(",") if d)
-        total += n * bits // 8
-    return total
+        sizes.append(math.prod(int(d) for d in m.group("dims").split(",") if d) * bits // 8)
+    return max(sizes, default=0) if largest else sum(sizes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,7 +254,9 @@ def hlo_collectives(text: str) -> list[HloCollective]:
         if m is None:
             continue
         op = _OP_NAME.search(line)
-        found.append(HloCollective(m.group("kind"), _hlo_bytes(m.group("type")), op.group("name") if op else ""))
+        kind = m.group("kind")
+        largest = m.group("start") is not None and kind in ("all-gather", "collective-permute")
+        found.append(HloCollective(kind, _hlo_bytes(m.group("type"), largest), op.group("name") if op else ""))
     return found
 
 
@@ -275,8 +286,8 @@ class CollectiveCounts:
         return sum(c.bytes for c in self.items if c.kind == kind)
 
     def text(self) -> str:
-        """``14 all-reduces, 3.1 MiB per step; 2 all-gathers in `block ×12```: every kind
-        with its count, and where all of one kind sit in one group, which."""
+        """``14 all-reduces; 2 all-gathers in `block ×12` · 3.1 MiB per device and run``:
+        every kind with its count, and where all of one kind sit in one group, which."""
         if not self.items:
             return "no collectives"
         parts = []
@@ -286,7 +297,7 @@ class CollectiveCounts:
                 continue
             place = f" in `{self.places[kind]}`" if kind in self.places else ""
             parts.append(f"{plural(kind, n)}{place}")
-        return f"{', '.join(parts)}: {fmt_bytes(self.bytes)} per device and run"
+        return f"{'; '.join(parts)} · {fmt_bytes(self.bytes)} per device and run"
 
     def rows(self) -> list[str]:
         """One line per kind: ``2 all-gathers · 1.2 MiB in `block ×12```."""
@@ -308,7 +319,8 @@ def scope_places(counts: CollectiveCounts) -> dict[str, str]:
     an executable without a graph: jaxviz's call scopes read as their function's name."""
     places = {}
     for kind in {c.kind for c in counts.items}:
-        paths = [[name for p in scope_path(c.op_name) if (name := _scope_name(p))] for c in counts.items if c.kind == kind]
+        paths = [[name for p in scope_path(op) if (name := scope_name(p))]
+                 for c in counts.items if c.kind == kind for op in fused_op_names(c.op_name)]
         common = []
         for level in zip(*paths):
             if len(set(level)) > 1:
@@ -326,7 +338,7 @@ CALL_SCOPE = re.compile(r"jv(\d+):")
 _TRANSFORM = re.compile(r"^\w+\((.*)\)$")
 
 
-def _scope_name(part: str) -> str:
+def scope_name(part: str) -> str:
     """One op-name scope in the user's words: ``transpose(jvp(jv3:block))`` → ``block``,
     ``jvp()`` → ``""``."""
     while (m := _TRANSFORM.match(part)) is not None:
@@ -337,6 +349,26 @@ def _scope_name(part: str) -> str:
 def call_numbers(op_name: str) -> list[int]:
     """The user calls an HLO op-name passes through, outermost first."""
     return [int(n) for n in CALL_SCOPE.findall(op_name)]
+
+
+def fused_op_names(op_name: str) -> list[str]:
+    """The op-names an HLO op-name stands for: XLA writes an instruction fused from several
+    operations as ``prefix/(op-name:op-name:…)`` (a ``:`` of a call scope, ``jv3:block``,
+    is no separator)."""
+    prefix, fused, rest = op_name.partition("/(")
+    if not fused or not rest.endswith(")"):
+        return [op_name]
+    inner, parts, depth, start = rest[:-1], [], 0, 0
+    for i, ch in enumerate(inner):
+        depth += (ch == "(") - (ch == ")")
+        if ch == ":" and depth == 0 and not _CALL_TAIL.search(inner, start, i):
+            parts.append(inner[start:i])
+            start = i + 1
+    parts.append(inner[start:])
+    return [f"{prefix}/{part}" for part in parts]
+
+
+_CALL_TAIL = re.compile(r"jv\d+$")
 
 
 def scope_path(op_name: str) -> list[str]:

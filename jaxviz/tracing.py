@@ -227,6 +227,8 @@ class GraphBuilder:
         self.calls = calls
         self.cell_file = cell_file
         self.activation: dict[int, int] = {}  # call group → activation number (call order)
+        # (activation number, its group): the group objects, whose ids Graph.finish may renumber
+        self.call_groups: list[tuple[int, Any]] = []
         self._sources: dict[tuple[str, int, str], SourceLoc] = {}  # shared: one per line
         self._frames: dict[Any, internals.UserFrame | None] = {}  # per traceback
         self._user_code: dict[Any, bool] = {}
@@ -622,12 +624,14 @@ class GraphBuilder:
             # the function it wraps: one group, not "MLP > MLP".
             if outer.source is None:
                 outer.source = call.call_site
+            self.call_groups.append((number, outer))
             return parent
         if call is not None:
             gid = self.graph.add_group(call.function, "call", parent, source=call.call_site)
         else:  # a scope from a trace too long ago to remember: its name is still right
             gid = self.graph.add_group(name.partition(":")[2], "call", parent)
         self.activation[gid] = number
+        self.call_groups.append((number, self.graph.groups[gid]))
         return gid
 
     def _source(self, eqn: Any) -> SourceLoc | None:
@@ -1002,8 +1006,9 @@ def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_name
                       source=source, trace_output=staged.trace_output, call_scopes=staged.scopes,
                       lost_outputs=list(lost_outputs),
                       mesh=sharding.mesh_text(sharding.find_mesh(closed, staged.in_shardings)))
-    for gid, number in builder.activation.items():
-        program.call_groups.setdefault(number, []).append(gid)
+    for number, group in builder.call_groups:  # read after finish: ids as the graph has them
+        if group.id < len(graph.groups) and graph.groups[group.id] is group:
+            program.call_groups.setdefault(number, []).append(group.id)
     program.timings["trace"] = staged.trace_seconds
     program.timings["graph"] = time.perf_counter() - t0
     if staged.reused:

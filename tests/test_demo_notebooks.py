@@ -389,7 +389,8 @@ def test_06_sharding():
     assert "psum · model · 1.25 KiB" in labels and "psum · data · 4 B" in labels  # pmean: a psum, then a division
 
     recompiles = text(cell(nb, "%jaxviz recompiles train_step"))
-    assert "P('data', None) over mesh {'data': 4, 'model': 2} → P(None, None)" in recompiles
-    split, replicated = re.findall(r"^x (?:split over data|replicated) +(.*): ([0-9.]+ \w+) per device and run$",
+    assert "compiled for the 2nd time" in recompiles and "`x`" in recompiles  # the resharded input, named
+    assert "P('data', None)" in recompiles and "P(None, None)" in recompiles
+    split, replicated = re.findall(r"^x (?:split over data|replicated) +(.*) · ([0-9.]+ \w+) per device and run$",
                                    text(cell(nb, '("x replicated", x_replicated)')), re.M)
     assert split[1].endswith("KiB") and float(split[1].split()[0]) > 100 * float(replicated[1].split()[0])

@@ -97,10 +97,13 @@ def _sharded_program():
     with jax.set_mesh(mesh):
         x = jax.device_put(jnp.ones((8, 4)), jax.sharding.PartitionSpec("data", None))
         program = jaxviz.trace(step, x, jnp.ones((4, 4)))
-    number = min(program.call_groups)  # the first call: block
-    counts = CollectiveCounts([HloCollective("all-reduce", 4096, f"jit(step)/jv{number}:block/dot_general")])
+    outer, inner = sorted(program.call_groups)  # block's call, then norm's inside it
+    fused = f"jit(step)/(jv{outer}:block/dot_general:jv{outer}:block/jv{inner}:norm/div)"  # on block itself
+    counts = CollectiveCounts([HloCollective("all-reduce", 4096, f"jit(step)/jv{outer}:block/jv{inner}:norm/mul"),
+                               HloCollective("all-gather", 512, fused)])
     annotate_collectives(program.graph, program.call_groups, counts)
-    assert program.graph.groups[0].collectives == 1
+    groups = {g.name: g for g in program.graph.groups}
+    assert (groups["norm"].collectives, groups["block"].collectives, program.graph.groups[0].collectives) == (1, 2, 2)
     return program
 
 

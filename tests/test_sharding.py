@@ -10,9 +10,12 @@ import re
 import subprocess
 import sys
 
+import jax
+import jax.numpy as jnp
 import pytest
 from jax.sharding import PartitionSpec as P
 
+import jaxviz
 from jaxviz import sharding
 from jaxviz.graph import Aval
 from jaxviz.visual import COLLECTIVE_PRIMITIVES, COMM_STYLE, LEGEND
@@ -116,6 +119,10 @@ def train_step(ws, x):
 ws = [jax.device_put(jnp.eye(64) * 0.5, NamedSharding(auto, P())) for _ in range(3)]
 xb = jax.device_put(jnp.ones((32, 64)), NamedSharding(auto, P("data", None)))
 report = jaxviz.profile(train_step, ws, xb, repeats=1)
+traced = jaxviz.trace(train_step, ws, xb)  # traced apart: its groups found by the calls' names
+attach_report(traced, report)
+out["traced_apart"] = {"summary": traced.summary(),
+                       "groups": [(g.kind, g.name, g.collectives) for g in traced.graph.groups]}
 compiled = jax.jit(train_step).lower(ws, xb).compile()
 mem = compiled.memory_analysis()
 out["train"] = {"report": report.to_json(), "text": report.text(), "summary": report.summary(),
@@ -150,7 +157,12 @@ out["cell"] = {"error": repr(r.error_in_exec), "summary": prog.summary(),
                "groups": [(g.kind, g.name, g.collectives, g.comm_bytes, g.parent) for g in prog.graph.groups],
                "dot": prog.to_dot(expand=0), "inputs": nodes(prog)[:4]}
 
-# pmap with pmean
+# pmap with pmean (traced as pmap: a group with its axis), and a pmap whose axis the user did not name
+try:
+    unnamed = jaxviz.trace(jax.pmap(lambda v: v * 2), jnp.ones((8, 3)))
+    out["pmap_unnamed"] = [g.name for g in unnamed.graph.groups]
+except Exception as exc:
+    out["pmap_unnamed"] = [f"{type(exc).__name__}: {exc}"[:300]]
 try:
     pm = jaxviz.trace(jax.pmap(lambda v: jax.lax.pmean(v * 2, "i"), axis_name="i"), jnp.ones((8, 3)))
     out["pmap"] = {"groups": [(g.kind, g.name) for g in pm.graph.groups], "nodes": nodes(pm), "error": None}
@@ -291,21 +303,65 @@ def test_collectives_land_on_the_users_groups(eight):
     assert [i["sharding"] for i in out["inputs"]] == ["replicated"] * 3 + ["P('data', None)"]
 
 
-@pytest.mark.xfail(reason="pmap is traced as pmap by the `faithful` branch (issue 20); here "
-                   "JAX's NameError: unbound axis name", strict=False)
+def test_profile_names_the_users_calls_and_a_program_traced_apart_finds_them(eight):
+    # jaxviz.profile traces with the user's calls as scopes: its report says where
+    assert eight["train"]["report"]["collectives"]["places"] == {"all-reduce": "loss_fn"}
+    assert "1 all-reduce · 48 KiB in `loss_fn`" in eight["train"]["text"]
+    # a program traced apart (%jaxpr --time) finds its groups by the calls' names
+    out = eight["traced_apart"]
+    assert [(kind, name) for kind, name, n in out["groups"] if n] == [
+        ("root", "train_step"), ("phase", "backward"), ("call", "loss_fn")]
+    assert "1 all-reduce in `loss_fn` · 48 KiB per device and run" in out["summary"]
+
+
 def test_pmap_with_pmean(eight):
     out = eight["pmap"]
     assert out["error"] is None, out["error"]
-    assert any("pmap" in name for _, name in out["groups"])
-    assert any(n["label"].startswith("psum · i · ") for n in out["nodes"])
+    assert "pmap <lambda> (i: 8)" in [name for _, name in out["groups"]]  # a group with its axis
+    # pmean: a psum over the pmapped axis (f32[3] per device), then a division
+    labels = [n["label"] for n in out["nodes"]]
+    assert "psum · i · 12 B" in labels and "div" in labels[labels.index("psum · i · 12 B"):]
+    unnamed = eight["pmap_unnamed"]
+    assert any(name.startswith("pmap ") for name in unnamed), unnamed
+    assert not [name for name in unnamed if "_internal" in name or "_fun" in name]
 
 
-# ---------------------------------------------------------------------- texts (this process)
+# ---------------------------------------------------------------------- this process
+def test_call_groups_are_the_groups_of_the_calls():
+    """What collectives are put on by their op-names' call scopes: each scope number's
+    groups are its call's, also where the graph dropped and renumbered groups (a jitted
+    function's equation merged into its call)."""
+    def dense(w, x):
+        return jnp.tanh(x @ w)
+
+    @jax.jit
+    def step(w, x):
+        return dense(w, dense(w, x)).sum()
+
+    def outer(w, x):
+        return jax.grad(step)(w, x)
+
+    program = jaxviz.trace(outer, jnp.ones((4, 4)), jnp.ones((2, 4)))
+    named = {(program.graph.groups[g].name, program.graph.groups[g].kind)
+             for gids in program.call_groups.values() for g in gids}
+    assert ("dense", "call") in named and named <= {("step", "call"), ("dense", "call")}, named
+    assert sum(len(g) for g in program.call_groups.values()) >= 4  # dense twice, forward and backward
+
+
+
 def test_spec_texts():
     assert sharding.spec_text(P("data")) == "P('data')"
     assert sharding.spec_text(P(("data", "model"), None)) == "P(('data', 'model'), None)"
     assert sharding.spec_text(P()) == sharding.spec_text(P(None, None)) == "replicated"
     assert sharding.sharding_text(None) is None
+
+
+def test_names_jax_made_up_are_not_shown_as_the_users():
+    assert sharding.collective_axes({"axes": ("data", "model")}) == "(data,model)"
+    assert sharding.collective_axes({"axis_name": "data"}) == "data"
+    assert sharding.collective_axes({"axes": ("_internal_pmap_axis_name",)}) == "unnamed axis"
+    assert sharding.collective_axes({}) == ""
+    assert sharding.is_jax_name("_fun") and not sharding.is_jax_name("ffn")
 
 
 def test_sharded_aval_text():
@@ -321,17 +377,32 @@ def test_hlo_collectives_parse_sync_async_and_tuples():
         '  %agd = f32[8]{0} all-gather-done(%ags)',
         '  ROOT %a2a = (bf16[1,16]{1,0}, bf16[1,16]{1,0}) all-to-all(%c, %d), metadata={op_name="jit(f)/x"}',
         '  %cp = pred[10]{0} collective-permute(%e), source_target_pairs={{0,1}}',
+        '  %cps = (f32[4]{0}, f32[4]{0}, u32[], u32[]) collective-permute-start(%f), source_target_pairs={{0,1}}',
+        '  %cpd = f32[4]{0} collective-permute-done(%cps)',
         '  %add = f32[4] add(%p, %q), metadata={op_name="jit(f)/all-reduce"}',
     ])
     found = sharding.hlo_collectives(text)
-    assert [(c.kind, c.bytes) for c in found] == [("all-reduce", 256), ("all-gather", 40), ("all-to-all", 64),
-                                                  ("collective-permute", 10)]
+    # an async all-gather's tuple holds its operand and its result: the result is what it moves
+    assert [(c.kind, c.bytes) for c in found] == [("all-reduce", 256), ("all-gather", 32), ("all-to-all", 64),
+                                                  ("collective-permute", 10), ("collective-permute", 16)]
     assert found[0].op_name == "jit(f)/jv3:block/dot_general"
     assert sharding.call_numbers(found[0].op_name) == [3]
     counts = sharding.CollectiveCounts(found)
-    assert counts.text() == "1 all-reduce, 1 all-gather, 1 all-to-all, 1 collective-permute: 370 B per device and run"
+    assert counts.text() == "1 all-reduce; 1 all-gather; 1 all-to-all; 2 collective-permutes · 378 B per device and run"
     counts.places = sharding.scope_places(counts)
     assert counts.places["all-reduce"] == "block"
+
+
+def test_a_fused_op_name_stands_for_each_operation():
+    fused = ("jit(step)/(transpose(jvp(jv1:loss_fn))/jv2:dense/dot_general:"
+             "transpose(jvp(jv1:loss_fn))/jv3:dense/reduce_sum:jvp(jv1:loss_fn)/reduce_sum)")
+    assert sharding.fused_op_names(fused) == [
+        "jit(step)/transpose(jvp(jv1:loss_fn))/jv2:dense/dot_general",
+        "jit(step)/transpose(jvp(jv1:loss_fn))/jv3:dense/reduce_sum",
+        "jit(step)/jvp(jv1:loss_fn)/reduce_sum"]
+    assert sharding.fused_op_names("jit(f)/jv3:block/dot_general") == ["jit(f)/jv3:block/dot_general"]
+    counts = sharding.CollectiveCounts([sharding.HloCollective("all-reduce", 4, fused)])
+    assert sharding.scope_places(counts) == {"all-reduce": "loss_fn"}
 
 
 def test_scope_names_read_as_the_user_wrote_them():

@@ -16,7 +16,7 @@ from typing import Any
 
 import graphviz
 
-from ..costs import comm_label, cost_label, group_heat
+from ..costs import comm_label, cost_label, group_heat, own_comm_label
 from ..graph import Graph, Item, View, repeat_text, size_text
 from ..visual import (
     BOX_FILL,
@@ -163,7 +163,8 @@ def cluster_label(graph: Graph, gid: int) -> str:
     """The label of an expanded group's cluster: ``block ×48 (48 × 107 eqns) · cell line 5``."""
     g = graph.groups[gid]
     where = f" · {g.source.short()}" if g.source else ""
-    return f"{g.repeat or g.name} ({size_text(graph, gid)}){where}"
+    comm = own_comm_label(graph, gid)  # collectives fused from several of its groups' operations
+    return f"{g.repeat or g.name} ({size_text(graph, gid)}){where}{f' · {comm}' if comm else ''}"
 
 
 def chain_label(graph: Graph, chain: list[int]) -> str:

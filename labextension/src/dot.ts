@@ -271,6 +271,22 @@ export function commLabel(groups: { collectives?: number; comm_bytes?: number }[
   return `${COMM_MARK} ${g.collectives} ${noun} · ${fmtCostBytes(g.comm_bytes ?? 0)} · ${pct}`;
 }
 
+/** ``⇄ 1 collective · 795 KiB``: the compiled collectives an open group holds itself, not
+ * inside one of its groups (as costs.own_comm_label); null when there are none. */
+export function ownCommLabel(
+  groups: { collectives?: number; comm_bytes?: number; groups: number[] }[],
+  gid: number
+): string | null {
+  const g = groups[gid];
+  const inner = (key: 'collectives' | 'comm_bytes') => g.groups.reduce((sum, c) => sum + (groups[c][key] ?? 0), 0);
+  const n = (g.collectives ?? 0) - inner('collectives');
+  if (n <= 0) {
+    return null;
+  }
+  const nbytes = (g.comm_bytes ?? 0) - inner('comm_bytes');
+  return `${COMM_MARK} ${n} ${n === 1 ? 'collective' : 'collectives'} · ${fmtCostBytes(nbytes)}`;
+}
+
 /** An equation's label: its primitive, with its literal operands for plain operations
  * ("mul 2.0"). */
 export function eqnLabel(n: { label: string; primitive: string | null; literals: string[] }): string {
@@ -315,10 +331,11 @@ export function boxAttrs(graph: GraphJSON, child: number, markers = true): { [ke
 export function clusterAttrs(graph: GraphJSON, child: number, markers = true): { [key: string]: string } {
   const cg = graph.groups[child];
   const where = cg.source ? ` · ${shortSource(cg.source)}` : '';
+  const comm = ownCommLabel(graph.groups, child); // as render/dot.py's cluster_label
   return {
     id: `cluster_g${child}`,
     class: `jaxviz-cluster jaxviz-group-${cg.kind}`,
-    label: `${markers ? '▾ ' : ''}${cg.repeat || cg.name} (${sizeText(graph.groups, child)})${where}`,
+    label: `${markers ? '▾ ' : ''}${cg.repeat || cg.name} (${sizeText(graph.groups, child)})${where}${comm ? ` · ${comm}` : ''}`,
     style: cg.kind === 'repeat' ? REPEAT_CLUSTER_STYLE : 'rounded,filled',
     fillcolor: GROUP_FILL[cg.kind] ?? CLUSTER_FILL,
     ...CLUSTER,
