@@ -180,6 +180,12 @@ _SITE_DIRS = tuple(sorted({p + os.sep for p in (sysconfig.get_path("purelib"), s
                           key=len, reverse=True))
 
 
+def is_plumbing_name(name: str) -> bool:
+    """Whether a function so named only passes a call on (``wrapper``, ``fn_wrapper``,
+    ``<lambda>``): not a name to show for what it runs."""
+    return name in PLUMBING_FUNCTIONS or "wrap" in name
+
+
 @functools.lru_cache(maxsize=8192)
 def library_call_name(code: Any) -> str | None:
     """What a call of an installed library's function is shown as, or None for a frame
@@ -193,7 +199,7 @@ def library_call_name(code: Any) -> str | None:
     parts = [p for p in getattr(code, "co_qualname", code.co_name).split(".") if p != "<locals>"]
     if parts[-1] == "__call__":
         parts.pop()
-    elif parts[-1] in PLUMBING_FUNCTIONS or "wrap" in parts[-1]:
+    elif is_plumbing_name(parts[-1]):
         return None
     if not parts or any(p.startswith("_") or p in _ANONYMOUS or "wrap" in p for p in parts):
         return None

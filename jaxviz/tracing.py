@@ -359,8 +359,8 @@ class GraphBuilder:
             holder = g.nodes[group.holder]
             if group.name != holder.primitive and group.name != _eqn_label_word(holder.primitive):
                 continue  # already named (a jit's function)
-            recorded = self.functions_run.get(group.id, [])
-            body = self._loop_body(group) if holder.primitive in LOOP_PRIMITIVES else None
+            recorded = [n for n in self.functions_run.get(group.id, []) if not calls.is_plumbing_name(n)]
+            body = self._loop_body(group)
             shown = g.groups[body].name if body is not None else (recorded[-1] if recorded else None)
             if shown is None:
                 continue
