@@ -319,7 +319,7 @@ def print_table(scores: dict[str, dict[str, Result]], verbose: bool) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="programs to score (default: all)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("-v", "--verbose", action="store_true", help="say why each check failed")

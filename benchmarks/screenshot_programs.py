@@ -64,7 +64,7 @@ def shoot(page, index: int, name: str) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("names", nargs="*")
     names = parser.parse_args().names or list(programs.PROGRAMS)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
