@@ -63,6 +63,7 @@ SPEED_TARGET = 1.5
 JIT_PRIMITIVES = ("pjit", "jit")
 # Names JAX gives a function that has none of its own.
 ANONYMOUS = ("<lambda>", "<unnamed function>", "<unnamed wrapped function>")
+JAX_SOURCE = os.path.join(os.path.dirname(os.path.abspath(jax.__file__)), "")
 
 
 # ---------------------------------------------------------------------- JAX's own trace
@@ -94,16 +95,28 @@ def body_of_call(closed: Any) -> Any:
 
 
 def function_names(eqn: Any) -> list[str]:
-    """The names of the functions an equation runs, as JAX's trace records them (a jit's
-    name, a scan's body, a while loop's condition and body, a custom_vjp's function)."""
+    """The names of the user's or a library's functions an equation runs, as JAX's trace
+    records them (a jit's name, a scan's body, a while loop's condition and body, a
+    custom_vjp's function); JAX's own wrappers (``_fun`` in ``jax/_src``) are no name."""
     if isinstance(eqn.params.get("name"), str):
         return [eqn.params["name"]]
     names = []
     for sub in sub_jaxprs(eqn.params):
-        name = getattr(getattr(sub, "debug_info", None), "func_name", None)
-        if name and name not in ANONYMOUS:
+        info = getattr(sub, "debug_info", None)
+        name = getattr(info, "func_name", None)
+        where = str(getattr(info, "func_src_info", "") or "")
+        if name and name not in ANONYMOUS and JAX_SOURCE not in where:
             names.append(name)
     return names
+
+
+def names_the_function(label: str, names: list[str], primitive: str) -> bool:
+    """Whether a box's label names what it runs: the function, or the layers a loop runs
+    with their count (``DotReluDot ×4 (scan)``, where the body is ``forward``)."""
+    if any(name.lstrip("_") in label for name in names):
+        return True
+    fold = re.match(r"\s*(\S+)\s+×\s*\d+", label)
+    return bool(fold) and fold.group(1) != primitive
 
 
 # ---------------------------------------------------------------------- the first view
@@ -197,7 +210,7 @@ def check_loops(program: Any, case: programs.Case) -> Result:
             continue
         names = function_names(eqns[index])
         label = f"{g.name} {g.repeat or ''}"
-        if names and not any(name.lstrip("_") in label for name in names):
+        if names and not names_the_function(label, names, eqns[index].primitive.name):
             bare.append(f"{g.name!r} runs {' / '.join(names)}")
     if not case.loops and not bare:
         return None, ""
