@@ -86,11 +86,15 @@ def walk_eqns(jaxpr: Any) -> Iterator[Any]:
 
 
 def body_of_call(closed: Any) -> Any:
-    """The jaxpr of a jitted function's body: its trace is one ``jit`` equation."""
+    """The jaxpr of a jitted function's body: its trace is one ``jit`` equation. (A
+    ``jax.pmap`` traces as a ``jit`` holding one ``shard_map``: that is the pmap, an
+    equation of the program, not the call.)"""
     jaxpr = closed.jaxpr
     if len(jaxpr.eqns) == 1 and jaxpr.eqns[0].primitive.name in JIT_PRIMITIVES \
             and list(jaxpr.eqns[0].outvars) == list(jaxpr.outvars):
-        return jaxpr.eqns[0].params["jaxpr"].jaxpr
+        body = jaxpr.eqns[0].params["jaxpr"].jaxpr
+        if not (len(body.eqns) == 1 and body.eqns[0].primitive.name == "shard_map"):
+            return body
     return jaxpr
 
 
