@@ -102,14 +102,14 @@ def function_names(eqn: Any) -> list[str]:
     """The names of the user's or a library's functions an equation runs, as JAX's trace
     records them (a jit's name, a scan's body, a while loop's condition and body, a
     custom_vjp's function); JAX's own wrappers (``_fun`` in ``jax/_src``) are no name."""
-    if isinstance(eqn.params.get("name"), str):
-        return [eqn.params["name"]]
     names = []
     for sub in sub_jaxprs(eqn.params):
         info = getattr(sub, "debug_info", None)
-        name = getattr(info, "func_name", None)
-        where = str(getattr(info, "func_src_info", "") or "")
-        if name and name not in ANONYMOUS and JAX_SOURCE not in where:
+        if JAX_SOURCE in str(getattr(info, "func_src_info", "") or ""):
+            continue
+        name = eqn.params.get("name")
+        name = name if isinstance(name, str) else getattr(info, "func_name", None)
+        if name and name not in ANONYMOUS:
             names.append(name)
     return names
 
