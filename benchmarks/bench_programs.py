@@ -101,15 +101,16 @@ def body_of_call(closed: Any) -> Any:
 def function_names(eqn: Any) -> list[str]:
     """The names of the user's or a library's functions an equation runs, as JAX's trace
     records them (a jit's name, a scan's body, a while loop's condition and body, a
-    custom_vjp's function); JAX's own wrappers (``_fun`` in ``jax/_src``) are no name."""
+    custom_vjp's function); JAX's private wrappers (``_fun`` in ``jax/_src``) are no name,
+    its public functions (``relu``) are."""
     names = []
     for sub in sub_jaxprs(eqn.params):
         info = getattr(sub, "debug_info", None)
-        if JAX_SOURCE in str(getattr(info, "func_src_info", "") or ""):
-            continue
         name = eqn.params.get("name")
         name = name if isinstance(name, str) else getattr(info, "func_name", None)
-        if name and name not in ANONYMOUS:
+        private_to_jax = bool(name) and name.startswith("_") \
+            and JAX_SOURCE in str(getattr(info, "func_src_info", "") or "")
+        if name and name not in ANONYMOUS and not private_to_jax:
             names.append(name)
     return names
 
