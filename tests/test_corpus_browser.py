@@ -141,8 +141,9 @@ def test_first_view_of_a_real_program(page, family):
         problems.append(f"first view {width:.0f} x {height:.0f} pt (at most {MAX_VIEW_PT} each way)")
     for pattern in expected_labels(name):
         if not any(pattern.search(text) and inside for text, inside in texts):
-            near = sorted({t for t, _ in texts if "×" in t})[:6]
-            problems.append(f"no {pattern.pattern!r} in view (folds drawn: {near})")
+            drawn = [t for t, _ in texts if pattern.search(t)]
+            where = f"drawn outside the canvas's view: {drawn[:2]}" if drawn else "not drawn"
+            problems.append(f"{pattern.pattern!r} {where} (folds drawn: {sorted({t for t, _ in texts if '×' in t})[:6]})")
     if median < MIN_TEXT_PX:
         problems.append(f"median text height {median:.1f} px over {len(heights)} texts (at least {MIN_TEXT_PX})")
     assert not problems, f"{family} ({name}): " + "; ".join(problems)
