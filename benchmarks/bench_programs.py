@@ -63,6 +63,7 @@ SPEED_TARGET = 1.5
 JIT_PRIMITIVES = ("pjit", "jit")
 # Names JAX gives a function that has none of its own.
 ANONYMOUS = ("<lambda>", "<unnamed function>", "<unnamed wrapped function>")
+JAX_SOURCE = os.path.join(os.path.dirname(os.path.abspath(jax.__file__)), "")
 
 
 # ---------------------------------------------------------------------- JAX's own trace
@@ -85,25 +86,42 @@ def walk_eqns(jaxpr: Any) -> Iterator[Any]:
 
 
 def body_of_call(closed: Any) -> Any:
-    """The jaxpr of a jitted function's body: its trace is one ``jit`` equation."""
+    """The jaxpr of a jitted function's body: its trace is one ``jit`` equation. (A
+    ``jax.pmap`` traces as a ``jit`` holding one ``shard_map``: that is the pmap, an
+    equation of the program, not the call.)"""
     jaxpr = closed.jaxpr
     if len(jaxpr.eqns) == 1 and jaxpr.eqns[0].primitive.name in JIT_PRIMITIVES \
             and list(jaxpr.eqns[0].outvars) == list(jaxpr.outvars):
-        return jaxpr.eqns[0].params["jaxpr"].jaxpr
+        body = jaxpr.eqns[0].params["jaxpr"].jaxpr
+        if not (len(body.eqns) == 1 and body.eqns[0].primitive.name == "shard_map"):
+            return body
     return jaxpr
 
 
 def function_names(eqn: Any) -> list[str]:
-    """The names of the functions an equation runs, as JAX's trace records them (a jit's
-    name, a scan's body, a while loop's condition and body, a custom_vjp's function)."""
-    if isinstance(eqn.params.get("name"), str):
-        return [eqn.params["name"]]
+    """The names of the user's or a library's functions an equation runs, as JAX's trace
+    records them (a jit's name, a scan's body, a while loop's condition and body, a
+    custom_vjp's function); JAX's private wrappers (``_fun`` in ``jax/_src``) are no name,
+    its public functions (``relu``) are."""
     names = []
     for sub in sub_jaxprs(eqn.params):
-        name = getattr(getattr(sub, "debug_info", None), "func_name", None)
-        if name and name not in ANONYMOUS:
+        info = getattr(sub, "debug_info", None)
+        name = eqn.params.get("name")
+        name = name if isinstance(name, str) else getattr(info, "func_name", None)
+        private_to_jax = bool(name) and name.startswith("_") \
+            and JAX_SOURCE in str(getattr(info, "func_src_info", "") or "")
+        if name and name not in ANONYMOUS and not private_to_jax:
             names.append(name)
     return names
+
+
+def names_the_function(label: str, names: list[str], primitive: str) -> bool:
+    """Whether a box's label names what it runs: the function, or the layers a loop runs
+    with their count (``DotReluDot ×4 (scan)``, where the body is ``forward``)."""
+    if any(name.lstrip("_") in label for name in names):
+        return True
+    fold = re.match(r"\s*(\S+)\s+×\s*\d+", label)
+    return bool(fold) and fold.group(1) != primitive
 
 
 # ---------------------------------------------------------------------- the first view
@@ -197,7 +215,7 @@ def check_loops(program: Any, case: programs.Case) -> Result:
             continue
         names = function_names(eqns[index])
         label = f"{g.name} {g.repeat or ''}"
-        if names and not any(name.lstrip("_") in label for name in names):
+        if names and not names_the_function(label, names, eqns[index].primitive.name):
             bare.append(f"{g.name!r} runs {' / '.join(names)}")
     if not case.loops and not bare:
         return None, ""
@@ -319,7 +337,7 @@ def print_table(scores: dict[str, dict[str, Result]], verbose: bool) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="programs to score (default: all)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("-v", "--verbose", action="store_true", help="say why each check failed")

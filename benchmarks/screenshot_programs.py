@@ -25,6 +25,7 @@ from browser_lab import (  # noqa: E402
     CHROMIUM_ARGS,
     TEXT_HEIGHTS_JS,
     chromium_path,
+    command,
     run_cell,
     start_lab,
     write_notebook,
@@ -63,7 +64,7 @@ def shoot(page, index: int, name: str) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("names", nargs="*")
     names = parser.parse_args().names or list(programs.PROGRAMS)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -79,8 +80,10 @@ def main() -> None:
                 page = browser.new_context(viewport={"width": 1600, "height": 1000}).new_page()
                 page.goto(lab.page_url("corpus.ipynb"), timeout=90_000)
                 page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
+                command(page, "jaxviz: Show panel")  # it asks the kernel: ready once answered
+                page.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=120_000)
                 for i in range(len(SETUP)):
-                    run_cell(page, i, timeout=120_000)
+                    run_cell(page, i, timeout=300_000)
                 for i, name in enumerate(names, len(SETUP)):
                     lines.append(shoot(page, i, name))
                     print(lines[-1], flush=True)

@@ -15,6 +15,10 @@ outputs is what the real call returns.
 from __future__ import annotations
 
 import importlib
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,3 +76,21 @@ def devices_needed(name: str) -> int:
     """Host devices a program needs (its module's ``DEVICES``), read without building it:
     those programs run where XLA_FLAGS=--xla_force_host_platform_device_count=8."""
     return getattr(importlib.import_module(f"{__name__}.{name}"), "DEVICES", 1)
+
+
+STATED = ("outputs", "folds", "calls", "loops", "captured")
+
+
+def stated(name: str) -> dict[str, Any]:
+    """What the program states of itself (outputs, folds, calls, loops, captured), read
+    where it can be built: here, or in a subprocess with the host devices it needs."""
+    if devices_needed(name) <= jax.device_count():
+        case = load(name)
+        return {key: getattr(case, key) for key in STATED}
+    env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={devices_needed(name)}",
+               JAX_PLATFORMS="cpu")
+    code = (f"import sys, json; sys.path.insert(0, {os.path.dirname(os.path.dirname(__file__))!r}); "
+            f"import programs; print(json.dumps(programs.stated({name!r})))")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+                          check=True)
+    return json.loads(done.stdout.splitlines()[-1])
