@@ -10,6 +10,7 @@ the API it stands for, decided once at import.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import os
 import sys
@@ -18,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import jax
 import jax.errors
 from jax._src import core as _core
 from jax._src import dispatch as _dispatch
@@ -576,6 +578,60 @@ def current_jit_call(max_depth: int = 80) -> JitCall | None:
         frame = frame.f_back
         depth += 1
     return None
+
+
+def earlier_jit_calls(call: JitCall) -> list[JitCall]:
+    """The calls of the same jitted function (the same Python function, static argument
+    numbers and names) that JAX's tracing cache holds a trace of, the current one
+    included, rebuilt from the cache's keys: their static arguments as they were, arrays as
+    ``jax.ShapeDtypeStruct`` (shape, dtype, weak type). So jaxviz knows what a function
+    compiled while no watch was listening.
+
+    Reads the keys of ``jax._src.pjit._infer_params_cached`` (a ``weakref_lru_cache``:
+    ``(function ref, trace context, (PjitInfo, ArgumentSignature, avals, mesh), {})``)."""
+    found = []
+    for key in _pjit._infer_params_cached.cache_keys():
+        try:
+            ref, _, (ji, arg_signature, avals, _mesh), _ = key
+        except (TypeError, ValueError):
+            continue
+        if ref() is not call.fun or _jit_info_fields(ji)[:2] != (call.static_argnums, call.static_argnames):
+            continue
+        rebuilt = _rebuilt_arguments(arg_signature, avals, call.static_argnums)
+        if rebuilt is not None:
+            args, kwargs = rebuilt
+            found.append(dataclasses.replace(call, args=args, kwargs=kwargs, caller=None))
+    return found
+
+
+def _rebuilt_arguments(signature: Any, avals: tuple[Any, ...], static_argnums: tuple[int, ...]
+                       ) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+    """(args, kwargs) of a jit call from JAX's ``ArgumentSignature`` and flat avals."""
+    statics = list(signature.static_args)
+    static_names = list(signature.static_arg_names)
+    treedefs = list(signature.dynamic_arg_treedefs)
+    dynamic_names = list(signature.dynamic_arg_names)
+    n_static_positional = len(statics) - len(static_names)
+    n_positional = n_static_positional + len(treedefs) - len(dynamic_names)
+    leaves = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals]
+    dynamic = []
+    for treedef in treedefs:
+        n = treedef.num_leaves
+        if n > len(leaves):
+            return None
+        dynamic.append(jax.tree_util.tree_unflatten(treedef, leaves[:n]))
+        leaves = leaves[n:]
+    numbers = sorted({i % n_positional if i < 0 else i for i in static_argnums} & set(range(n_positional))) \
+        if n_positional else []
+    if len(numbers) != n_static_positional:
+        return None
+    positional_statics, keyword_statics = iter(statics[:n_static_positional]), statics[n_static_positional:]
+    positional_dynamic = iter(dynamic[:len(dynamic) - len(dynamic_names)])
+    args = tuple(next(positional_statics) if i in numbers else next(positional_dynamic)
+                 for i in range(n_positional))
+    kwargs = dict(zip(static_names, keyword_statics))
+    kwargs.update(zip(dynamic_names, dynamic[len(dynamic) - len(dynamic_names):]))
+    return args, kwargs
 
 
 # jax.monitoring can unregister a listener from JAX 0.8; before, only its private twins can.

@@ -1,5 +1,6 @@
 """Recompile guards (jaxviz.expect_compiles, no_recompiles) and the pytest plugin."""
 
+import functools
 import importlib.metadata
 import subprocess
 import sys
@@ -68,6 +69,52 @@ def test_no_recompiles_allows_first_compiles_only():
         with jaxviz.no_recompiles():
             step(jnp.ones(3), 2)  # a weakly typed int scalar instead of a float: new program
     assert "scale" in str(info.value)
+
+
+def test_no_recompiles_counts_compiles_made_before_any_watch():
+    """The usual case: warm up (no watch listening), then guard the loop; a new shape inside
+    is the function's second compile, whose earlier one jaxviz reads from JAX's cache."""
+    @jax.jit
+    def step(x, scale):
+        return jnp.tanh(x * scale).sum()
+
+    assert jaxviz.recompiles.active_watches() == []
+    step(jnp.ones(32), 2.0)  # the warm-up: no watch sees it
+    with pytest.raises(jaxviz.RecompileError) as info:
+        with jaxviz.no_recompiles():
+            step(jnp.ones(32), 2.0)  # a cache hit
+            step(jnp.ones(48), 2.0)
+    (violation,) = info.value.violations
+    (extra,) = violation.extra
+    assert extra.count == 2 and not extra.first_compile
+    assert "cause: `x` changed shape (32,) → (48,) on axis 0" in str(info.value)
+
+
+def test_expect_compiles_names_the_change_from_a_compile_before_the_guard():
+    @jax.jit
+    def step(x, n):
+        return jnp.tanh(x).sum() * n
+
+    step(jnp.ones(3, jnp.float32), 1.0)
+    with jaxviz.expect_compiles(step=1) as guard:  # one compile allowed in the block
+        step(jnp.ones(3, jnp.bfloat16), 1.0)
+    (event,) = guard.events
+    assert event.count == 2
+    assert [(c.kind, c.path) for c in event.causes] == [("dtype", "x")]
+    with pytest.raises(jaxviz.RecompileError, match="compiled for the 3rd time"):
+        with jaxviz.expect_compiles(recompiles=False):
+            step(jnp.ones(4, jnp.bfloat16), 1.0)
+
+
+def test_no_recompiles_through_static_arguments_compiled_before():
+    @functools.partial(jax.jit, static_argnames=("mode",))
+    def step(x, *, mode="train"):
+        return x.sum() if mode == "train" else x.mean()
+
+    step(jnp.ones(3), mode="train")
+    with pytest.raises(jaxviz.RecompileError, match="static argument `mode` changed 'train' → 'eval'"):
+        with jaxviz.no_recompiles():
+            step(jnp.ones(3), mode="eval")
 
 
 def test_nested_guards_each_see_their_block():
@@ -217,6 +264,25 @@ def test_growing():
         "*jaxviz: compiles per function*",
         "train_step  3 compiles",
     ])
+
+
+def test_plugin_no_recompiles_marker_counts_a_warm_up_in_another_test(pytester):
+    pytester.makepyfile(STEP + """
+def test_warm_up():
+    train_step(jnp.ones(3))
+
+@pytest.mark.no_recompiles
+def test_same_shape():
+    train_step(jnp.ones(3))
+
+@pytest.mark.no_recompiles
+def test_new_shape():
+    train_step(jnp.ones(5))
+""")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*_ test_new_shape _*", "*`train_step` recompiled 1 time under no_recompiles()*",
+                                 "*cause: `x` changed shape (3,) → (5,)*"])
 
 
 def test_plugin_fixture(pytester):

@@ -2,6 +2,7 @@
 ``jaxviz/_jax_internals.py``). If one of these fails after a JAX upgrade, fix that module:
 the failure message says what changed."""
 
+import functools
 import sys
 
 import jax
@@ -449,3 +450,35 @@ def test_current_jit_call_reads_the_donated_arguments():
     plain = _calls_seen_by_monitoring(lambda: jax.jit(fresh())(x + 1, jnp.ones(3)))
     (call,) = [c for s, n, c in plain if s == "trace" and n == "donates_internals"]
     assert call.donate_argnums == () and call.donate_argnames == ()
+
+
+def test_earlier_jit_calls_rebuild_the_calls_jaxs_trace_cache_holds():
+    @functools.partial(jax.jit, static_argnums=(1,), static_argnames=("mode",))
+    def step(x, k, p, *, mode="a", n=3):
+        return (x * k).sum() * n + p["w"].sum()
+
+    step(jnp.ones(3), 2, {"w": jnp.ones(2)})
+    step(jnp.ones((4, 2)), 3, {"w": jnp.ones(2)}, mode="b", n=4)
+    calls: list[list[internals.JitCall]] = []
+
+    def listener(event, seconds, **kwargs):
+        call = internals.current_jit_call()
+        if event == internals.TRACE_EVENT and call is not None and call.fun is step.__wrapped__:
+            calls.append(internals.earlier_jit_calls(call))
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        step(jnp.ones(5), 2, {"w": jnp.ones(2, jnp.bfloat16)})
+    finally:
+        internals.unregister_event_duration_listener(listener)
+    assert calls, "current_jit_call() found no call of step at the end of its trace"
+    rebuilt = [(c.args, c.kwargs) for c in calls[0]]
+    sds = jax.ShapeDtypeStruct
+    expected = [
+        ((sds((3,), jnp.float32), 2, {"w": sds((2,), jnp.float32)}), {}),
+        ((sds((4, 2), jnp.float32), 3, {"w": sds((2,), jnp.float32)}),
+         {"mode": "b", "n": sds((), jnp.int32, weak_type=True)}),
+        ((sds((5,), jnp.float32), 2, {"w": sds((2,), jnp.bfloat16)}), {}),  # the call itself
+    ]
+    assert len(rebuilt) == 3 and all(r in rebuilt for r in expected), (
+        f"earlier_jit_calls: JAX changed the keys of _infer_params_cached? got {rebuilt}")

@@ -10,14 +10,14 @@ from typing import Any
 from .. import _jax_internals as internals
 from .. import objects
 from .causes import Cause, diff
-from .signature import FunctionInfo, Signature, Site, ipython_cell, short_repr, site_at
+from .signature import FunctionInfo, Signature, Site, ipython_cell, short_repr, signature_of, site_at
 
 
 class ObjectHistory:
     """What jaxviz knows of one jit object (one JAX cache): its compiled signatures."""
 
     __slots__ = ("identity", "spec", "number", "signatures", "last_error", "static_values",
-                 "axis_sizes", "last_site")
+                 "axis_sizes", "last_site", "from_jax_cache")
 
     def __init__(self, fun: Any, spec: Any, number: int) -> None:
         self.identity = objects.Identity(fun)
@@ -28,6 +28,9 @@ class ObjectHistory:
         self.static_values: dict[str, set[str]] = {}
         self.axis_sizes: dict[tuple[str, int], set[int]] = {}
         self.last_site: Site | None = None  # where the latest compile was called from
+        # signatures read back from JAX's tracing cache (compiled while no watch listened):
+        # their arrays' placement is unknown
+        self.from_jax_cache: tuple[Signature, ...] = ()
 
     def is_(self, fun: Any, spec: Any) -> bool:
         # jax.jit(f) made again with the same f and options shares JAX's cache with the
@@ -100,17 +103,52 @@ def explain_compile(fh: FunctionHistory, obj: ObjectHistory, previous: ObjectHis
             return [Cause("previous_error", name, obj.last_error[1], None)]
         last = obj.last_error[0]
     assert last is not None
-    causes = diff(last, sig)
+    causes = _known_differences(obj, last, sig)
     if not causes:
         return [Cause("unknown", name)]
     keys = {(c.kind, c.path) for c in causes}
     best: list[Cause] | None = None
     for old in list(obj.signatures)[:-1]:
-        alt = diff(old, sig)
+        alt = _known_differences(obj, old, sig)
         alt_keys = {(c.kind, c.path) for c in alt}
         if alt and alt_keys < keys and (best is None or len(alt) < len(best)):
             best = alt
     return best or causes
+
+
+def _known_differences(obj: ObjectHistory, old: Signature, new: Signature) -> list[Cause]:
+    causes = diff(old, new)
+    if any(old is s for s in obj.from_jax_cache):  # JAX's trace cache keeps no placement
+        causes = [c for c in causes if c.kind not in _PLACEMENT_KINDS]
+    return causes
+
+
+_PLACEMENT_KINDS = frozenset({"commitment", "placement", "sharding"})
+
+
+def learn_from_jax_cache(fh: FunctionHistory, obj: ObjectHistory, call: internals.JitCall,
+                         sig: Signature, user_words: bool) -> list[Cause]:
+    """A jit object jaxviz has not seen compile may have compiled while no watch listened:
+    JAX's tracing cache still holds those calls. Count them (``fh.count``), so that the
+    next compile is a recompile, and keep their signatures to explain it. ``user_words``:
+    ``sig`` is the signature of ``call`` itself (no jit-like wrapper in between); through a
+    wrapper the causes are returned, read from the call JAX sees."""
+    try:
+        earlier = [signature_of(e) for e in internals.earlier_jit_calls(call)]
+        current = sig if user_words else signature_of(call)
+    except Exception:  # never break the user's compile over what came before it
+        return []
+    earlier = [s for s in earlier if not same_key(s, current)]
+    fh.count += len(earlier)
+    if not earlier:
+        return []
+    if user_words:
+        kept = earlier[-(obj.signatures.maxlen or len(earlier)):]
+        obj.signatures.extend(kept)
+        obj.from_jax_cache = tuple(kept)
+        return []
+    causes = [c for c in diff(earlier[-1], current) if c.kind not in _PLACEMENT_KINDS]
+    return causes or [Cause("unknown", fh.info.name)]
 
 
 def _new_object_cause(name: str, previous: ObjectHistory, obj: ObjectHistory,

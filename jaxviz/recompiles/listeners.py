@@ -18,7 +18,13 @@ from ..adapters import equinox, wrappers
 from ..calls import PACKAGE_DIR, is_user_file
 from .causes import Cause
 from .events import CompileEvent
-from .history import FunctionHistory, explain_compile, function_history, same_key
+from .history import (
+    FunctionHistory,
+    explain_compile,
+    function_history,
+    learn_from_jax_cache,
+    same_key,
+)
 from .signature import (
     MAX_CAUSES,
     FunctionInfo,
@@ -202,6 +208,7 @@ class _Dispatcher:
         if call is None:
             info = FunctionInfo(jax_name, jax_name, None)
             return untraced(function_history(("<compile>", jax_name), info), info, _NO_TRACE)
+        jax_call = call
         call, is_static_leaf = _through_wrapper(call)
         key, info, _ = describe_function(call.fun)
         fh = function_history(key, info)
@@ -213,8 +220,12 @@ class _Dispatcher:
         except Exception as exc:
             self.internal_errors += 1
             sig, unreadable = None, f"{type(exc).__name__}: {exc}"[:120]
-        causes = (explain_compile(fh, obj, previous, sig, call) if sig is not None
-                  else [Cause("unknown", info.name, unreadable, detail="unreadable")])
+        causes: list[Cause] = []
+        if sig is not None and previous is None and not obj.signatures and obj.last_error is None:
+            causes = learn_from_jax_cache(fh, obj, jax_call, sig, user_words=jax_call is call)
+        if not causes:
+            causes = (explain_compile(fh, obj, previous, sig, call) if sig is not None
+                      else [Cause("unknown", info.name, unreadable, detail="unreadable")])
         more = max(0, len(causes) - MAX_CAUSES)
         causes = causes[:MAX_CAUSES]
         fh.count += 1
