@@ -529,6 +529,7 @@ class JitCall:
     caller: Any  # the first frame outside JAX above the call (a frame object; don't keep it)
     donate_argnums: tuple[int, ...] = ()  # resolved by JAX (donate_argnames included)
     donate_argnames: tuple[str, ...] = ()
+    trace_key: Any = None  # opaque: the call's key in JAX's tracing cache, where it is read
 
 
 def _jit_info_fields(ji: Any) -> tuple[tuple[int, ...], tuple[str, ...], Any]:
@@ -562,8 +563,10 @@ def current_jit_call(max_depth: int = 80) -> JitCall | None:
             nums, names, sig = _jit_info_fields(loc["ji"])
             back = frame.f_back
             aot = back is None or back.f_code.co_name not in _CALL_PATH_NAMES
+            key = (loc["arg_signature"], loc["avals"]) if "avals" in loc else None
             return JitCall(loc["fun"], loc["ji"], tuple(loc["args"]), dict(loc["kwargs"]),
-                           nums, names, sig, aot, _outside_jax(back), *_jit_donation(loc["ji"]))
+                           nums, names, sig, aot, _outside_jax(back), *_jit_donation(loc["ji"]),
+                           trace_key=key)
         if code is _RUN_PYTHON_PJIT_CODE:
             loc = frame.f_locals
             back = frame.f_back  # cache_miss, a closure over fun and jit_info
@@ -581,27 +584,41 @@ def current_jit_call(max_depth: int = 80) -> JitCall | None:
 
 
 def earlier_jit_calls(call: JitCall) -> list[JitCall]:
-    """The calls of the same jitted function (the same Python function, static argument
-    numbers and names) that JAX's tracing cache holds a trace of, the current one
-    included, rebuilt from the cache's keys: their static arguments as they were, arrays as
+    """The earlier calls of the same jitted function (the same Python function, static
+    argument numbers and names) that JAX's tracing cache holds a trace of, least recently
+    used first, rebuilt from the cache's keys: static arguments as they were, arrays as
     ``jax.ShapeDtypeStruct`` (shape, dtype, weak type). So jaxviz knows what a function
-    compiled while no watch was listening.
+    compiled while no watch was listening. ``call`` itself is left out (its key, where
+    ``current_jit_call`` read it; else the most recently used key, which is the call's).
 
     Reads the keys of ``jax._src.pjit._infer_params_cached`` (a ``weakref_lru_cache``:
     ``(function ref, trace context, (PjitInfo, ArgumentSignature, avals, mesh), {})``)."""
-    found = []
+    keys = []
     for key in _pjit._infer_params_cached.cache_keys():
         try:
             ref, _, (ji, arg_signature, avals, _mesh), _ = key
         except (TypeError, ValueError):
             continue
-        if ref() is not call.fun or _jit_info_fields(ji)[:2] != (call.static_argnums, call.static_argnames):
-            continue
+        if ref() is call.fun and _jit_info_fields(ji)[:2] == (call.static_argnums, call.static_argnames):
+            keys.append((arg_signature, avals))
+    if call.trace_key is not None:
+        keys = [k for k in keys if not _same_trace_key(k, call.trace_key)]
+    else:
+        keys = keys[:-1]
+    found = []
+    for arg_signature, avals in keys:
         rebuilt = _rebuilt_arguments(arg_signature, avals, call.static_argnums)
         if rebuilt is not None:
-            args, kwargs = rebuilt
-            found.append(dataclasses.replace(call, args=args, kwargs=kwargs, caller=None))
+            found.append(dataclasses.replace(call, args=rebuilt[0], kwargs=rebuilt[1], caller=None,
+                                             trace_key=(arg_signature, avals)))
     return found
+
+
+def _same_trace_key(a: tuple[Any, Any], b: tuple[Any, Any]) -> bool:
+    try:
+        return bool(a[0] == b[0] and a[1] == b[1])
+    except Exception:  # a static argument whose __eq__ raises
+        return a is b
 
 
 def _rebuilt_arguments(signature: Any, avals: tuple[Any, ...], static_argnums: tuple[int, ...]

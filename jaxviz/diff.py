@@ -577,9 +577,13 @@ def diff(a: Program | Callable[..., Any], b: Program | Any, c: Any = None, /, *,
 # ====================================================================== recompile history
 @dataclass
 class CompileRecord:
-    """What re-traces one compile: the function and its abstract arguments."""
+    """What re-traces one compile: the function and its abstract arguments, and the
+    compile's number and names (not its event: an event holds its signature, causes and
+    the watches that saw it, which hold every event they saw)."""
 
-    event: recompiles.CompileEvent
+    name: str  # the function's name, as the compile log shows it
+    qualname: str
+    count: int  # the n-th compile of the function, as numbered in the compile log
     fun: Callable[[], Callable[..., Any] | None]  # a weak reference where one can be made
     args: tuple[Any, ...]  # arrays as jax.ShapeDtypeStruct, static values as they were
     kwargs: dict[str, Any]
@@ -592,11 +596,11 @@ class CompileRecord:
         if self._program is None:
             fun = self.fun()
             if fun is None:
-                raise LookupError(f"the function of compile {self.event.count} of "
-                                  f"{self.event.name!r} no longer exists")
+                raise LookupError(f"the function of compile {self.count} of "
+                                  f"{self.name!r} no longer exists")
             self._program = trace(fun, *self.args, static_argnums=self.static_argnums,
                                   static_argnames=self.static_argnames, **self.kwargs)
-            self._program.name = f"{self.event.name} #{self.event.count}"
+            self._program.name = f"{self.name} #{self.count}"
         return self._program
 
 
@@ -639,7 +643,8 @@ class CompileHistory:
                      for i, a in enumerate(call.args))
         kwargs = {k: v if k in call.static_argnames else jax.tree_util.tree_map(_abstract, v)
                   for k, v in call.kwargs.items()}
-        rec = CompileRecord(event, _reference(call.fun), args, kwargs, nums, tuple(call.static_argnames))
+        rec = CompileRecord(event.function.name, event.function.qualname, event.count,
+                            _reference(call.fun), args, kwargs, nums, tuple(call.static_argnames))
         key = (event.function.name, event.function.defined)
         with self._lock:
             records = self._records.pop(key, None) or deque(maxlen=self.keep)
@@ -652,7 +657,7 @@ class CompileHistory:
         """The remembered compiles of the function called ``name`` (or qualname)."""
         with self._lock:
             found = [list(rs) for (fname, _), rs in self._records.items()
-                     if fname == name or (rs and rs[-1].event.function.qualname == name)]
+                     if fname == name or (rs and rs[-1].qualname == name)]
         return found[-1] if found else []
 
     def names(self) -> list[str]:
@@ -682,14 +687,14 @@ def recompile_diff(name: str, count: int | None = None) -> ProgramDiff:
     if count is None:
         index = len(records) - 1
     else:
-        index = next((i for i, r in enumerate(records) if r.event.count == count), -1)
+        index = next((i for i, r in enumerate(records) if r.count == count), -1)
         if index < 0:
-            kept = ", ".join(str(r.event.count) for r in records)
+            kept = ", ".join(str(r.count) for r in records)
             raise LookupError(f"compile {count} of {name!r} is not remembered (kept: {kept}; "
                               f"jaxviz keeps the last {HISTORY.keep} of each function)")
     if index == 0:
         raise LookupError(f"{name!r} has no earlier compile remembered to diff compile "
-                          f"{records[0].event.count} against")
+                          f"{records[0].count} against")
     return diff_programs(records[index - 1].program(), records[index].program())
 
 

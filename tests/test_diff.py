@@ -240,7 +240,7 @@ def test_recompile_diff_of_the_last_recompile(capsys):
         normalise(jnp.ones(8))  # a cache hit: not a compile
         normalise(jnp.ones(12))
     (first, second) = HISTORY.records("normalise")
-    assert (first.event.count, second.event.count) == (1, 2)
+    assert (first.count, second.count) == (1, 2)
     assert isinstance(second.args[0], jax.ShapeDtypeStruct)  # no array kept
     d = jaxviz.recompile_diff("normalise")
     assert d.shape_only and d.dims == {8: {12}}
@@ -282,7 +282,7 @@ def test_history_is_bounded():
         for n in range(1, 7):
             grow(jnp.ones(n))
     records = HISTORY.records("grow")
-    assert [r.event.count for r in records] == [4, 5, 6]  # the last KEEP compiles
+    assert [r.count for r in records] == [4, 5, 6]  # the last KEEP compiles
 
 
 def test_jaxviz_diff_magic(capsys):
@@ -321,3 +321,28 @@ def test_every_recompile_in_the_compile_log_offers_its_diff():
     assert "%jaxviz diff scale 1" not in text  # a first compile has nothing to diff against
     name, count = "%jaxviz diff scale 2".split()[2:]
     assert jaxviz.recompile_diff(name, int(count)).shape_only
+
+
+def test_a_dropped_log_is_freed_though_the_diff_history_remembers_its_compiles():
+    """The history keeps what re-traces a compile, not its event: an event holds the
+    watches that saw it, and a watch every event it saw."""
+    import gc
+    import weakref
+
+    @jax.jit
+    def grow(x):
+        return x * 2
+
+    HISTORY.clear()
+    log = jaxviz.watch().start()
+    for n in range(1, 6):
+        grow(jnp.ones(n))
+    log.stop()
+    event = log.events[-1]
+    dropped = weakref.ref(log)
+    del log
+    gc.collect()
+    assert dropped() is None, [type(r).__name__ for r in gc.get_referrers(dropped())]
+    assert [r.count for r in HISTORY.records("grow")] == [3, 4, 5]
+    assert jaxviz.recompile_diff("grow").shape_only
+    assert event.count == 5  # an event the user kept still reads as it did

@@ -9,6 +9,7 @@ import threading
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import jaxviz
@@ -104,6 +105,22 @@ def test_expect_compiles_names_the_change_from_a_compile_before_the_guard():
     with pytest.raises(jaxviz.RecompileError, match="compiled for the 3rd time"):
         with jaxviz.expect_compiles(recompiles=False):
             step(jnp.ones(4, jnp.bfloat16), 1.0)
+
+
+def test_a_warm_up_on_numpy_batches_differs_from_the_guarded_call_by_shape_only():
+    """JAX's trace cache keeps no placement: a numpy batch before and inside the guard is
+    not called a change of placement."""
+    @jax.jit
+    def step(w, batch):
+        return (batch @ w).mean()
+
+    w = jnp.ones(4)
+    step(w, np.ones((8, 4), np.float32))
+    with pytest.raises(jaxviz.RecompileError) as info:
+        with jaxviz.no_recompiles():
+            step(w, np.ones((12, 4), np.float32))
+    (violation,) = info.value.violations
+    assert [(c.kind, c.path, c.axis) for c in violation.extra[0].causes] == [("shape", "batch", 0)]
 
 
 def test_no_recompiles_through_static_arguments_compiled_before():

@@ -3,6 +3,7 @@ causes of a new compile against it."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections import OrderedDict, deque
 from typing import Any
@@ -17,7 +18,7 @@ class ObjectHistory:
     """What jaxviz knows of one jit object (one JAX cache): its compiled signatures."""
 
     __slots__ = ("identity", "spec", "number", "signatures", "last_error", "static_values",
-                 "axis_sizes", "last_site", "from_jax_cache")
+                 "axis_sizes", "last_site")
 
     def __init__(self, fun: Any, spec: Any, number: int) -> None:
         self.identity = objects.Identity(fun)
@@ -28,9 +29,6 @@ class ObjectHistory:
         self.static_values: dict[str, set[str]] = {}
         self.axis_sizes: dict[tuple[str, int], set[int]] = {}
         self.last_site: Site | None = None  # where the latest compile was called from
-        # signatures read back from JAX's tracing cache (compiled while no watch listened):
-        # their arrays' placement is unknown
-        self.from_jax_cache: tuple[Signature, ...] = ()
 
     def is_(self, fun: Any, spec: Any) -> bool:
         # jax.jit(f) made again with the same f and options shares JAX's cache with the
@@ -103,27 +101,19 @@ def explain_compile(fh: FunctionHistory, obj: ObjectHistory, previous: ObjectHis
             return [Cause("previous_error", name, obj.last_error[1], None)]
         last = obj.last_error[0]
     assert last is not None
-    causes = _known_differences(obj, last, sig)
+    causes = diff(last, sig)
     if not causes:
         return [Cause("unknown", name)]
     keys = {(c.kind, c.path) for c in causes}
     best: list[Cause] | None = None
     for old in list(obj.signatures)[:-1]:
-        alt = _known_differences(obj, old, sig)
+        alt = diff(old, sig)
         alt_keys = {(c.kind, c.path) for c in alt}
         if alt and alt_keys < keys and (best is None or len(alt) < len(best)):
             best = alt
     return best or causes
 
 
-def _known_differences(obj: ObjectHistory, old: Signature, new: Signature) -> list[Cause]:
-    causes = diff(old, new)
-    if any(old is s for s in obj.from_jax_cache):  # JAX's trace cache keeps no placement
-        causes = [c for c in causes if c.kind not in _PLACEMENT_KINDS]
-    return causes
-
-
-_PLACEMENT_KINDS = frozenset({"commitment", "placement", "sharding"})
 
 
 def learn_from_jax_cache(fh: FunctionHistory, obj: ObjectHistory, call: internals.JitCall,
@@ -134,21 +124,27 @@ def learn_from_jax_cache(fh: FunctionHistory, obj: ObjectHistory, call: internal
     ``sig`` is the signature of ``call`` itself (no jit-like wrapper in between); through a
     wrapper the causes are returned, read from the call JAX sees."""
     try:
-        earlier = [signature_of(e) for e in internals.earlier_jit_calls(call)]
         current = sig if user_words else signature_of(call)
+        earlier = [_placed_like(signature_of(e), current) for e in internals.earlier_jit_calls(call)]
     except Exception:  # never break the user's compile over what came before it
         return []
-    earlier = [s for s in earlier if not same_key(s, current)]
     fh.count += len(earlier)
     if not earlier:
         return []
     if user_words:
-        kept = earlier[-(obj.signatures.maxlen or len(earlier)):]
-        obj.signatures.extend(kept)
-        obj.from_jax_cache = tuple(kept)
+        obj.signatures.extend(earlier[-(obj.signatures.maxlen or len(earlier)):])
         return []
-    causes = [c for c in diff(earlier[-1], current) if c.kind not in _PLACEMENT_KINDS]
-    return causes or [Cause("unknown", fh.info.name)]
+    return diff(earlier[-1], current) or [Cause("unknown", fh.info.name)]
+
+
+def _placed_like(old: Signature, current: Signature) -> Signature:
+    """A signature read back from JAX's tracing cache, its arrays placed as in ``current``
+    (the trace cache's key has no placement: the compiled one is unknown)."""
+    now = {(a.name, path): leaf.placement for a in current.args for path, leaf in a.leaves}
+    args = tuple(dataclasses.replace(a, leaves=tuple(
+        (path, dataclasses.replace(leaf, placement=now.get((a.name, path), leaf.placement)))
+        for path, leaf in a.leaves)) for a in old.args)
+    return dataclasses.replace(old, args=args)
 
 
 def _new_object_cause(name: str, previous: ObjectHistory, obj: ObjectHistory,

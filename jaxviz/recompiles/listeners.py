@@ -263,6 +263,8 @@ class _Dispatcher:
             del event._object  # type: ignore[attr-defined]
         for w in self._watches_of(event):
             w._notify(event)
+        if hasattr(event, "_watches"):  # an event kept after its watch must not keep it
+            del event._watches  # type: ignore[attr-defined]
         publish("compile", event.to_json())
 
 
