@@ -36,7 +36,7 @@ import jax
 import numpy as np
 
 from . import recompiles
-from .graph import Aval, Graph, Item, Node
+from .graph import Aval, Graph, Item, Node, short_dtype
 from .program import Program
 from .render.dot import Marks, render_svg, view_to_dot
 from .tracing import normalize_static_argnums, trace
@@ -49,6 +49,7 @@ TRANSPARENT = frozenset({"line", "repeat"})
 NOT_OPENED = frozenset({"inputs", "outputs"})  # their leaves are listed in ProgramDiff.inputs
 ROOT_GATHER_MIN = 8  # inputs/outputs left at the top of the diff graph past this: one group
 VIEW_BUDGET = 150  # visible items at most when opening changed groups level by level
+CASTS = frozenset({"convert_element_type", "reduce_precision"})  # what a dtype change adds
 KEEP = 3  # compiles remembered per function for recompile_diff
 MAX_FUNCTIONS = 256  # functions remembered (least recently compiled dropped first)
 
@@ -91,10 +92,11 @@ class InputChange:
     status: str  # added | removed | changed
     old: str | None  # "traced f32[8,4]", "static True"
     new: str | None
+    axes: str | None = None  # a traced input's shape change: "axis 0: 8 → 16"
 
     def __str__(self) -> str:
         if self.status == "changed":
-            return f"{self.name}: {self.old} → {self.new}"
+            return f"{self.name}: {self.old} → {self.new}" + (f" ({self.axes})" if self.axes else "")
         return f"{self.name}: {self.status} ({self.old or self.new})"
 
 
@@ -114,6 +116,7 @@ class ProgramDiff:
     marks: Marks  # status and a note per node/group of ``graph``
     expand: frozenset[int]  # groups holding changes, opened level by level within a budget
     unchanged: int = 0  # equations matched with no difference
+    dtypes: dict[str, str] = field(default_factory=dict)  # dtypes that changed: float32 → bfloat16
 
     @property
     def empty(self) -> bool:
@@ -123,6 +126,13 @@ class ProgramDiff:
     def shape_only(self) -> bool:
         """Every difference is a shape (a batch-size change, say): same program otherwise."""
         return not (self.added or self.removed) and all(c.shape_only for c in self.changed)
+
+    @property
+    def dtype_only(self) -> bool:
+        """Every difference is a dtype (f32 → bf16, say), the casts it adds or removes
+        included: the same program in another precision."""
+        casts = all(c.node.kind != "eqn" or c.label in CASTS for c in [*self.added, *self.removed])
+        return bool(self.dtypes) and casts and all(set(c.kinds) <= {"dtype"} for c in self.changed)
 
     def equations(self, status: str | None = None) -> list[EqnChange]:
         """The changes to equations (not inputs/outputs), of one status or all."""
@@ -137,7 +147,10 @@ class ProgramDiff:
         parts = [f"{self.a.name} → {self.b.name}: {head}; {self.unchanged} unchanged"]
         if self.changed and self.shape_only:
             dims = ", ".join(f"{o} → {'/'.join(map(str, sorted(n)))}" for o, n in sorted(self.dims.items()))
-            parts.append(f"every change is a shape change ({dims})")
+            parts.append(f"every change is a shape change ({dims})")  # the inputs say on which axis
+        elif self.dtype_only:
+            dtypes = ", ".join(f"{short_dtype(o)} → {short_dtype(n)}" for o, n in self.dtypes.items())
+            parts.append(f"every change is a dtype change ({dtypes})")
         if self.inputs:
             parts.append("inputs: " + "; ".join(str(i) for i in self.inputs[:4])
                          + (f"; … {len(self.inputs) - 4} more" if len(self.inputs) > 4 else ""))
@@ -273,6 +286,9 @@ def _aval_changes(old: list[Aval], new: list[Aval]) -> tuple[set[str], list[str]
         if o.weak_type != n.weak_type:
             kinds.add("weak_type")
     details = [f"{', '.join(a.text for a in old)} → {', '.join(a.text for a in new)}"] if kinds else []
+    axes = "; ".join(a for a in (axis_changes(o, n) for o, n in zip(old, new) if o.shape != n.shape) if a)
+    if details and axes:
+        details[0] += f" ({axes})"
     return kinds, details
 
 
@@ -287,11 +303,39 @@ def _shape_derived(old: str, new: str, dims: Mapping[int, set[int]]) -> bool:
     """A param or literal text that differs only in numbers that changed as the shapes did."""
     if _NUMBER.sub("#", old) != _NUMBER.sub("#", new):
         return False
-    pairs = zip(_NUMBER.findall(old), _NUMBER.findall(new))
-    return all(_scaled(float(o), float(n), dims) for o, n in pairs)
+    pairs = [(o, n) for o, n in zip(_NUMBER.findall(old), _NUMBER.findall(new)) if o != n]
+    # 0.0 → 0 is the same number of another type (a literal's dtype), not a size
+    return bool(pairs) and all(float(o) != float(n) and _scaled(float(o), float(n), dims)
+                               for o, n in pairs)
 
 
-def _compare(old: Node, new: Node, dims: Mapping[int, set[int]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _dtype_derived(old: str, new: str, dtypes: Mapping[str, str]) -> bool:
+    """A param text that differs only in dtypes that changed as the values' did
+    (``new_dtype=float32 → bfloat16`` when the f32 values became bf16)."""
+    renamed = old
+    for was, now in dtypes.items():
+        renamed = re.sub(rf"\b{re.escape(was)}\b", now, renamed)
+        renamed = re.sub(rf"\b{re.escape(short_dtype(was))}\b", short_dtype(now), renamed)
+    return renamed == new
+
+
+def _same_number(old: str, new: str) -> bool:
+    """``0.0`` and ``0``: one value written as another type (a literal of a new dtype)."""
+    try:
+        return float(old) == float(new)
+    except ValueError:
+        return False
+
+
+def axis_changes(old: Aval, new: Aval) -> str:
+    """``axis 0: 32 → 48`` (every axis whose size changed), or the ranks when they differ."""
+    if len(old.shape) != len(new.shape):
+        return f"rank {len(old.shape)} → {len(new.shape)}"
+    return ", ".join(f"axis {i}: {o} → {n}" for i, (o, n) in enumerate(zip(old.shape, new.shape)) if o != n)
+
+
+def _compare(old: Node, new: Node, dims: Mapping[int, set[int]],
+             dtypes: Mapping[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     kinds, details = _aval_changes(old.outputs, new.outputs)
     if old.kind != "eqn" and (old.label != new.label or old.input_kind != new.input_kind):
         kinds.add("value")  # a static input's label is "flag = True": its value is enough
@@ -302,13 +346,20 @@ def _compare(old: Node, new: Node, dims: Mapping[int, set[int]]) -> tuple[tuple[
             continue
         if was is not None and now is not None and _shape_derived(was, now, dims):
             kinds.add("shape")
+        elif was is not None and now is not None and _dtype_derived(was, now, dtypes):
+            kinds.add("dtype")
         else:
             kinds.add("params")
         details.append(f"{key}={was} → {now}")
     if old.literals != new.literals:
-        derived = len(old.literals) == len(new.literals) and all(
-            _shape_derived(o, n, dims) for o, n in zip(old.literals, new.literals))
-        kinds.add("shape" if derived else "literals")
+        pairs = list(zip(old.literals, new.literals)) if len(old.literals) == len(new.literals) else []
+        if pairs and all(o == n or _shape_derived(o, n, dims) for o, n in pairs):
+            kinds.add("shape")
+        elif pairs and dtypes and all(o == n or _dtype_derived(o, n, dtypes) or _same_number(o, n)
+                                      for o, n in pairs):
+            kinds.add("dtype")
+        else:
+            kinds.add("literals")
         details.append(f"literals {', '.join(old.literals)} → {', '.join(new.literals)}")
     return tuple(sorted(kinds)), tuple(details)
 
@@ -335,7 +386,14 @@ def _input_changes(a: Program, b: Program) -> list[InputChange]:
         return {i.name: f"{i.kind} {i.aval.text if i.aval else i.value}" for i in program.inputs}
 
     old, new = described(a), described(b)
-    out = [InputChange(n, "changed", old[n], new[n]) for n in old if n in new and old[n] != new[n]]
+    avals_a = {i.name: i.aval for i in a.inputs}
+    avals_b = {i.name: i.aval for i in b.inputs}
+
+    def axes(name: str) -> str | None:
+        was, now = avals_a.get(name), avals_b.get(name)
+        return axis_changes(was, now) or None if was and now and was.shape != now.shape else None
+
+    out = [InputChange(n, "changed", old[n], new[n], axes(n)) for n in old if n in new and old[n] != new[n]]
     out += [InputChange(n, "removed", old[n], None) for n in old if n not in new]
     out += [InputChange(n, "added", None, new[n]) for n in new if n not in old]
     return out
@@ -346,13 +404,16 @@ def diff_programs(a: Program, b: Program) -> ProgramDiff:
     ga, gb = a.graph, b.graph
     group_pairs, node_pairs = _match(ga, gb)
     dims: dict[int, set[int]] = {}
+    dtypes: dict[str, str] = {}  # dtypes that changed: old → new (float32 → bfloat16)
     for i, j in node_pairs.items():  # first every shape change, then params read against them
         for o, n in zip(ga.nodes[i].outputs, gb.nodes[j].outputs):
             _shape_dims(o, n, dims)
+            if o.dtype != n.dtype:
+                dtypes.setdefault(o.dtype, n.dtype)
     changed, unchanged = [], 0
     for i, j in node_pairs.items():
         old, new = ga.nodes[i], gb.nodes[j]
-        kinds, details = _compare(old, new, dims)
+        kinds, details = _compare(old, new, dims, dtypes)
         if kinds:
             changed.append(EqnChange("changed", _path(gb, new.group), _token_of_node(new)[1],
                                      old, new, kinds, details))
@@ -365,7 +426,7 @@ def diff_programs(a: Program, b: Program) -> ProgramDiff:
              for n in gb.nodes if n.id not in matched_b]
     union, marks, expand = _union_graph(a, b, group_pairs, node_pairs, changed)
     return ProgramDiff(a, b, added, removed, changed, _input_changes(a, b), dims, union,
-                       marks, expand, unchanged)
+                       marks, expand, unchanged, dtypes)
 
 
 # ====================================================================== one graph of both

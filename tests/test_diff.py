@@ -162,8 +162,8 @@ def test_batch_size_change_is_a_change_in_shape_only(mlp_weights):
     # The mean's divisor (a literal 8.0 → 16.0) and broadcast shapes count as shape too.
     assert any("literals" in detail for c in eqn_changes for detail in c.details)
     assert "every change is a shape change (8 → 16)" in d.summary()
-    assert {str(i) for i in d.inputs} == {"x: traced f32[8,4] → traced f32[16,4]",
-                                         "labels: traced i32[8] → traced i32[16]"}
+    assert {str(i) for i in d.inputs} == {"x: traced f32[8,4] → traced f32[16,4] (axis 0: 8 → 16)",
+                                         "labels: traced i32[8] → traced i32[16] (axis 0: 8 → 16)"}
     # The weights' matmul output is per example: changed; nothing is "100 % different".
     assert len(eqn_changes) < a.eqn_count
 
@@ -346,3 +346,40 @@ def test_a_dropped_log_is_freed_though_the_diff_history_remembers_its_compiles()
     assert [r.count for r in HISTORY.records("grow")] == [3, 4, 5]
     assert jaxviz.recompile_diff("grow").shape_only
     assert event.count == 5  # an event the user kept still reads as it did
+
+
+def test_a_shape_change_names_its_axis():
+    def f(x, w):
+        return jnp.tanh(x @ w).sum()
+
+    w = jnp.ones((4, 3))
+    d = jaxviz.diff(f, (jnp.ones((32, 4)), w), (jnp.ones((48, 4)), w))
+    assert d.shape_only
+    assert "x: traced f32[32,4] → traced f32[48,4] (axis 0: 32 → 48)" in d.summary()
+    (tanh,) = [c for c in d.changed if c.label == "tanh"]
+    assert tanh.details == ("f32[32,3] → f32[48,3] (axis 0: 32 → 48)",)
+
+
+def test_a_dtype_change_says_so_with_the_casts_it_adds():
+    def f(x, w):
+        return jnp.tanh(x @ w).sum()  # a bf16 sum accumulates in f32: casts are added
+
+    d = jaxviz.diff(f, (jnp.ones((8, 4)), jnp.ones((4, 3))),
+                    (jnp.ones((8, 4), jnp.bfloat16), jnp.ones((4, 3), jnp.bfloat16)))
+    assert d.dtype_only and not d.shape_only
+    assert "every change is a dtype change (f32 → bf16)" in d.summary()
+    (dot,) = [c for c in d.changed if c.label == "dot_general"]
+    assert dot.kinds == ("dtype",)  # preferred_element_type=float32 → bfloat16 follows the values
+
+
+def test_a_literal_of_another_type_is_not_a_shape_change():
+    def clip(x):
+        return jnp.maximum(x, 0)
+
+    d = jaxviz.diff(clip, (jnp.ones(3),), (jnp.ones(3, jnp.int32),))
+    (op,) = [c for c in d.changed if c.label == "max"]
+    assert "literals 0.0 → 0" in op.details and "shape" not in op.kinds
+    assert not d.shape_only and "every change is a dtype change (f32 → i32)" in d.summary()
+    grown = jaxviz.diff(clip, (jnp.ones(3),), (jnp.ones(4, jnp.int32),))
+    (op,) = [c for c in grown.changed if c.label == "max"]
+    assert set(op.kinds) == {"shape", "dtype"}, op  # 0.0 → 0 is the literal's dtype, not a size
