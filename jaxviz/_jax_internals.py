@@ -23,6 +23,7 @@ import jax
 import jax.errors
 from jax._src import core as _core
 from jax._src import dispatch as _dispatch
+from jax._src import distributed as _distributed
 from jax._src import linear_util as _lu
 from jax._src import monitoring as _monitoring
 from jax._src import pjit as _pjit
@@ -649,6 +650,26 @@ def _rebuilt_arguments(signature: Any, avals: tuple[Any, ...], static_argnums: t
     kwargs = dict(zip(static_names, keyword_statics))
     kwargs.update(zip(dynamic_names, dynamic[len(dynamic) - len(dynamic_names):]))
     return args, kwargs
+
+
+@dataclass(frozen=True)
+class DistributedProcess:
+    """This process under ``jax.distributed`` and the client of its coordination service
+    (``key_value_set``, ``blocking_key_value_get``, ...), the one JAX keeps."""
+
+    client: Any
+    process_id: int
+    num_processes: int
+
+
+def distributed_process() -> DistributedProcess | None:
+    """This process in JAX's distributed runtime, or None when ``jax.distributed`` is not
+    initialized. Reads ``jax._src.distributed.global_state``."""
+    state = _distributed.global_state
+    client = getattr(state, "client", None)
+    if client is None:
+        return None
+    return DistributedProcess(client, int(state.process_id), int(state.num_processes))
 
 
 # jax.monitoring can unregister a listener from JAX 0.8; before, only its private twins can.

@@ -482,3 +482,9 @@ def test_earlier_jit_calls_rebuild_the_calls_jaxs_trace_cache_holds():
     ]  # not the call being traced itself
     assert rebuilt == expected, (
         f"earlier_jit_calls: JAX changed the keys of _infer_params_cached? got {rebuilt}")
+
+
+def test_distributed_process_is_none_without_jax_distributed():
+    """The initialized case (JAX's coordination-service client, this process's id) is
+    checked with two real processes in tests/test_processes.py."""
+    assert internals.distributed_process() is None

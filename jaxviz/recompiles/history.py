@@ -11,7 +11,15 @@ from typing import Any
 from .. import _jax_internals as internals
 from .. import objects
 from .causes import Cause, diff
-from .signature import FunctionInfo, Signature, Site, ipython_cell, short_repr, signature_of, site_at
+from .signature import (
+    FunctionInfo,
+    Signature,
+    Site,
+    ipython_cell,
+    short_repr,
+    signature_of,
+    site_at,
+)
 
 
 class ObjectHistory:

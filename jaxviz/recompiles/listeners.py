@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import threading
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ import jax
 from .. import _jax_internals as internals
 from ..adapters import equinox, wrappers
 from ..calls import PACKAGE_DIR, is_user_file
+from ..render.recompiles import text_plain
 from .causes import Cause
 from .events import CompileEvent
 from .history import (
@@ -25,9 +27,11 @@ from .history import (
     learn_from_jax_cache,
     same_key,
 )
+from .processes import compare_compile
 from .signature import (
     MAX_CAUSES,
     FunctionInfo,
+    RecompileWarning,
     Signature,
     describe_function,
     is_internal,
@@ -242,7 +246,10 @@ class _Dispatcher:
         event._object = obj  # type: ignore[attr-defined]
         tracked = track_globals(call.fun, info.name) if stage == "trace" else None
         _call_compile_listeners(event, call)
-        return self._publish_new(event, jax_name, stage, watches, tracked)
+        pending = self._publish_new(event, jax_name, stage, watches, tracked)
+        if sig is not None:
+            _tell_process_mismatches(event, watches)
+        return pending
 
     def _publish_new(self, event: CompileEvent, jax_name: str, stage: str,
                      watches: list[Watch], tracked: int | None) -> _Pending:
@@ -266,6 +273,28 @@ class _Dispatcher:
         if hasattr(event, "_watches"):  # an event kept after its watch must not keep it
             del event._watches  # type: ignore[attr-defined]
         publish("compile", event.to_json())
+
+
+def _tell_process_mismatches(event: CompileEvent, watches: list[Watch]) -> None:
+    """Under ``jax.distributed``: the processes that compiled another program than process
+    0, in every watch's log and as a warning at the user's call."""
+    try:
+        found = compare_compile(event)
+    except Exception:  # never break the user's compile
+        DISPATCHER.internal_errors += 1
+        return
+    for mismatch in found:
+        text = mismatch.text()
+        for w in watches:
+            w.warn_once(text)
+        site = event.call_site
+        try:
+            if site is not None:
+                warnings.warn_explicit(text_plain(text), RecompileWarning, site.file, site.line)
+            else:
+                warnings.warn(text_plain(text), RecompileWarning, stacklevel=2)
+        except Exception:  # warnings turned into errors must not break the compile
+            pass
 
 
 # ====================================================================== compile listeners
