@@ -23,6 +23,7 @@ JAX's cache key (arguments, static values) is as it was at that compile.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 import threading
@@ -36,9 +37,13 @@ import jax
 import numpy as np
 
 from . import recompiles
-from .graph import Aval, Graph, Item, Node, short_dtype
+from .graph import MIME_TYPE, Aval, Graph, Item, Node, short_dtype
 from .program import Program
-from .render.dot import Marks, render_svg, view_to_dot
+from .render.dot import DotUnavailable, Marks, dot_available, render_svg, view_to_dot
+from .render.embed import graph_output_html
+from .render.html import program_html
+from .render.payload import program_payload
+from .text import esc
 from .tracing import normalize_static_argnums, trace
 
 STATUSES = ("added", "removed", "changed")
@@ -173,7 +178,13 @@ class ProgramDiff:
         """The union graph (``jaxviz.graph`` schema) plus the status of its nodes and
         groups and the open groups."""
         payload = self.graph.to_json()
-        payload["diff"] = {
+        payload["diff"] = self.statuses()
+        return payload
+
+    def statuses(self) -> dict[str, Any]:
+        """The status and note of each changed node and group of ``graph``, its open groups,
+        the summary and the inputs that changed (the ``"diff"`` key of the payloads)."""
+        return {
             "summary": self.summary(),
             "nodes": {str(i): s for (k, i), s in self.marks.status.items() if k == "n"},
             "groups": {str(i): s for (k, i), s in self.marks.status.items() if k == "g"},
@@ -181,17 +192,41 @@ class ProgramDiff:
             "expanded": sorted(self.expand),
             "inputs": [str(i) for i in self.inputs],
         }
-        return payload
+
+    def as_program(self) -> Program:
+        """The union graph as a ``Program`` (with the new trace's inputs), for the views
+        every graph output has."""
+        return dataclasses.replace(self.b, name=f"{self.a.name} → {self.b.name}", graph=self.graph,
+                                   expand=self.expand, notes=[], run_report=None,
+                                   trace_output="", _costs=None)
+
+    def svg(self) -> str | None:
+        """The kernel's drawing, coloured by status; None without Graphviz."""
+        if not dot_available():
+            return None
+        try:
+            return render_svg(self.to_dot())
+        except DotUnavailable:
+            return None
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """The same view as a graph output: the graph payload for the JupyterLab renderer
+        (with the diff's statuses under ``"diff"``), and HTML that shows the coloured
+        drawing (or, without Graphviz, the listing) and turns into the interactive viewer
+        where scripts run."""
         bundle: dict[str, Any] = {"text/plain": self.text()}
         if self.empty:
             return bundle
-        try:
-            svg = render_svg(self.to_dot())
-        except Exception:  # no Graphviz: the text says it all
-            return bundle
-        bundle["image/svg+xml"] = svg
+        program = self.as_program()
+        svg = self.svg()
+        note = None if svg is not None else "Graphviz 'dot' not found: showing the listing."
+        payload = program_payload(program)
+        payload["diff"] = self.statuses()
+        if svg is not None:
+            bundle["image/svg+xml"] = svg
+        head = f'<div class="jaxviz-diff-summary" style="font-family:monospace;font-size:12px">{esc(self.summary())}</div>'
+        bundle["text/html"] = graph_output_html(head + program_html(program, svg=svg, note=note), payload)
+        bundle[MIME_TYPE] = payload
         return bundle
 
     def __str__(self) -> str:
@@ -772,5 +807,5 @@ def diff_reply(function: str, count: int | None = None) -> dict[str, Any]:
         reply["error"] = exc.args[0]
         return reply
     reply["payload"], reply["summary"] = result.to_json(), result.summary()
-    reply["svg"] = result._repr_mimebundle_().get("image/svg+xml")  # drawn with its colours
+    reply["svg"] = result.svg()  # drawn with its colours
     return reply

@@ -1,5 +1,7 @@
 """jaxviz.diff: two traces of one function matched by structure; what a recompile changed."""
 
+import sys
+
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -9,6 +11,9 @@ from jax import lax
 
 import jaxviz
 from jaxviz.diff import HISTORY, ProgramDiff
+from jaxviz.graph import MIME_TYPE
+from jaxviz.render import embed
+from jaxviz.text import esc
 
 
 # ---------------------------------------------------------------------- programs
@@ -383,3 +388,27 @@ def test_a_literal_of_another_type_is_not_a_shape_change():
     grown = jaxviz.diff(clip, (jnp.ones(3),), (jnp.ones(4, jnp.int32),))
     (op,) = [c for c in grown.changed if c.label == "max"]
     assert set(op.kinds) == {"shape", "dtype"}, op  # 0.0 → 0 is the literal's dtype, not a size
+
+
+def test_a_diff_in_a_notebook_is_the_interactive_graph_view(monkeypatch):
+    """The graph MIME bundle (with the statuses) and the HTML that the standalone viewer
+    turns into the interactive view; the drawing coloured by status; without Graphviz,
+    the HTML listing."""
+    def f(x):
+        return jnp.tanh(x).sum()
+
+    d = jaxviz.diff(f, (jnp.ones(3),), (jnp.ones(5),))
+    bundle = d._repr_mimebundle_()
+    payload = bundle[MIME_TYPE]
+    assert payload["schema"] == "jaxviz.program" and payload["graph"]["nodes"]
+    assert payload["diff"]["summary"] == d.summary() and "changed" in payload["diff"]["nodes"].values()
+    page = bundle["text/html"]
+    if embed.viewer_payload() is not None:  # built with the extension (Node.js at install)
+        assert 'class="jaxviz-data"' in page and 'class="jaxviz-static"' in page  # its data
+    assert "jaxviz&#45;changed" in bundle["image/svg+xml"] and "<svg" in page
+    assert esc(d.summary()) in page
+    monkeypatch.setattr(sys.modules["jaxviz.diff"], "dot_available", lambda: False)
+    plain = d._repr_mimebundle_()
+    assert "image/svg+xml" not in plain and "<svg" not in plain["text/html"]
+    assert 'class="jaxviz-listing"' in plain["text/html"] or "<table" in plain["text/html"]
+    assert plain[MIME_TYPE]["diff"] == payload["diff"]
