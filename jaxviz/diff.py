@@ -52,9 +52,13 @@ STATUSES = ("added", "removed", "changed")
 # "repeat" fold only past 3 identical layers).
 TRANSPARENT = frozenset({"line", "repeat"})
 NOT_OPENED = frozenset({"inputs", "outputs"})  # their leaves are listed in ProgramDiff.inputs
+# Matched as if their members were in the parent: the drawing aids, and the inputs/outputs
+# boxes (one trace may gather its 6 parameters in one where the other leaves 4 at the top).
+LIFTED = TRANSPARENT | NOT_OPENED
 ROOT_GATHER_MIN = 8  # inputs/outputs left at the top of the diff graph past this: one group
 VIEW_BUDGET = 150  # visible items at most when opening changed groups level by level
 CASTS = frozenset({"convert_element_type", "reduce_precision"})  # what a dtype change adds
+ANCHOR_HOPS = 3  # how far downstream an equation's anchor (the output it updates) is looked for
 KEEP = 3  # compiles remembered per function for recompile_diff
 MAX_FUNCTIONS = 256  # functions remembered (least recently compiled dropped first)
 
@@ -267,7 +271,7 @@ def _members(graph: Graph, gid: int) -> tuple[list[int], list[int]]:
     while stack:
         c = stack.pop()
         g = graph.groups[c]
-        if g.kind in TRANSPARENT:
+        if g.kind in LIFTED:
             nodes += g.nodes
             stack += g.groups
         else:
@@ -283,18 +287,64 @@ def _align(a: list[Any], b: list[Any]) -> list[tuple[int, int]]:
     return [(blk.a + k, blk.b + k) for blk in matcher.get_matching_blocks() for k in range(blk.size)]
 
 
+def anchors(graph: Graph) -> dict[int, str]:
+    """Per equation, the program input or output it works on: an input it reads directly
+    (``params['head']['bias']``), else the first output it reaches within ``ANCHOR_HOPS``
+    (an optimizer's ``scale`` of a gradient reaches the updated parameter). A ``tree_map``
+    over the parameters makes one equation per leaf: this says which leaf."""
+    succs: dict[int, list[int]] = {}
+    preds: dict[int, list[int]] = {}
+    for e in graph.edges:
+        succs.setdefault(e.src, []).append(e.dst)
+        preds.setdefault(e.dst, []).append(e.src)
+    nodes = graph.nodes
+    anchors = {}
+    for node in nodes:
+        if node.kind != "eqn":
+            continue
+        read = sorted(_token_of_node(nodes[p])[1] for p in preds.get(node.id, ()) if nodes[p].kind == "input")
+        if read:
+            anchors[node.id] = "in " + read[0]
+            continue
+        frontier, seen = [node.id], {node.id}
+        for _ in range(ANCHOR_HOPS):
+            frontier = [s for f in frontier for s in succs.get(f, ()) if s not in seen]
+            seen.update(frontier)
+            reached = sorted(nodes[s].label for s in frontier if nodes[s].kind == "output")
+            if reached:
+                anchors[node.id] = "out " + reached[0]
+                break
+    return anchors
+
+
+def _align_nodes(ga: Graph, gb: Graph, nodes_a: list[int], nodes_b: list[int],
+                 anchors: tuple[dict[int, str], dict[int, str]]) -> list[tuple[int, int]]:
+    """Node pairs of two matched groups: first by kind, label and the input or output each
+    works on (so that the update of ``head`` pairs with the update of ``head`` however many
+    layers come before it), then what is left by kind and label, in order."""
+    def tokens(graph: Graph, ids: list[int], anchor: dict[int, str] | None) -> list[Any]:
+        return [(_token_of_node(graph.nodes[n]), anchor.get(n) if anchor is not None else None)
+                for n in ids]
+
+    first = _align(tokens(ga, nodes_a, anchors[0]), tokens(gb, nodes_b, anchors[1]))
+    used_a, used_b = {i for i, _ in first}, {j for _, j in first}
+    rest_a = [n for i, n in enumerate(nodes_a) if i not in used_a]
+    rest_b = [n for j, n in enumerate(nodes_b) if j not in used_b]
+    second = _align(tokens(ga, rest_a, None), tokens(gb, rest_b, None))
+    return [(nodes_a[i], nodes_b[j]) for i, j in first] + [(rest_a[i], rest_b[j]) for i, j in second]
+
+
 def _match(ga: Graph, gb: Graph) -> tuple[dict[int, int], dict[int, int]]:
     """(group pairs a → b, node pairs a → b), matched top-down by structure."""
     groups: dict[int, int] = {0: 0}
     nodes: dict[int, int] = {}
+    anchors_ab = (anchors(ga), anchors(gb))
     stack = [(0, 0)]
     while stack:
         a, b = stack.pop()
         groups_a, nodes_a = _members(ga, a)
         groups_b, nodes_b = _members(gb, b)
-        for i, j in _align([_token_of_node(ga.nodes[n]) for n in nodes_a],
-                           [_token_of_node(gb.nodes[n]) for n in nodes_b]):
-            nodes[nodes_a[i]] = nodes_b[j]
+        nodes.update(_align_nodes(ga, gb, nodes_a, nodes_b, anchors_ab))
         for i, j in _align([_token_of_group(ga, c) for c in groups_a],
                            [_token_of_group(gb, c) for c in groups_b]):
             groups[groups_a[i]] = groups_b[j]
@@ -533,7 +583,7 @@ class _UnionBuilder:
             u_child = self.graph.add_group(g.name, g.kind, u_gid, source=g.source)
             self.graph.groups[u_child].repeat = g.repeat
             self.groups_from_b[c] = u_child
-            new_group = c not in self.matched_b_groups and g.kind not in TRANSPARENT
+            new_group = c not in self.matched_b_groups and g.kind not in LIFTED
             if new_group or self.whole.get(u_gid) == "added":
                 self.whole[u_child] = "added"
             self._copy_b(c, u_child)

@@ -10,7 +10,7 @@ import pytest
 from jax import lax
 
 import jaxviz
-from jaxviz.diff import HISTORY, ProgramDiff
+from jaxviz.diff import HISTORY, ProgramDiff, anchors
 from jaxviz.graph import MIME_TYPE
 from jaxviz.render import embed
 from jaxviz.text import esc
@@ -412,3 +412,49 @@ def test_a_diff_in_a_notebook_is_the_interactive_graph_view(monkeypatch):
     assert "image/svg+xml" not in plain and "<svg" not in plain["text/html"]
     assert 'class="jaxviz-listing"' in plain["text/html"] or "<table" in plain["text/html"]
     assert plain[MIME_TYPE]["diff"] == payload["diff"]
+
+
+class NamedBlocks(nn.Module):
+    """Blocks and a head, named as in Flax's examples (``name=f"block_{i}"``)."""
+    blocks: int
+
+    @nn.compact
+    def __call__(self, x):
+        for i in range(self.blocks):
+            x = nn.relu(nn.Dense(16, name=f"block_{i}")(x))
+        return nn.Dense(10, name="head")(x)
+
+
+def optax_train_step(blocks):
+    """A train step as in Flax's MNIST example with an optax optimizer
+    (https://github.com/google/flax/blob/main/examples/mnist/train.py)."""
+    import optax
+
+    model, tx = NamedBlocks(blocks), optax.sgd(0.1)
+    params = model.init(jax.random.PRNGKey(0), jnp.ones((4, 16)))
+
+    def train_step(params, opt_state, x, y):
+        def loss(p):
+            return ((model.apply(p, x) - y) ** 2).mean()
+
+        grads = jax.grad(loss)(params)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state
+
+    return jaxviz.trace(train_step, params, tx.init(params), jnp.ones((4, 16)), jnp.ones((4, 10)))
+
+
+def test_a_block_added_to_a_flax_optax_model_pairs_each_update_with_its_parameter():
+    """The optimizer's per-leaf equations (optax's ``scale``, ``apply_updates``) of
+    ``head`` pair with those of ``head``, not with the new block's that took their place."""
+    d = jaxviz.diff(optax_train_step(1), optax_train_step(2))
+    update = [c for c in [*d.changed, *d.added, *d.removed] if c.path.startswith("update")]
+    assert {(c.status, c.path, c.label) for c in update} == {
+        ("added", "update > scale", "mul"), ("added", "update > apply_updates", "add")}
+    assert len(update) == 4  # bias and kernel of block_1, each scaled and applied
+    assert not d.changed and not d.removed  # block_0 and head are the same program
+    # the inputs gathered in one box in the new trace (6 leaves), not in the old (4)
+    assert {c.label for c in d.added if c.node.kind == "input"} == {
+        "params['params']['block_1']['bias']", "params['params']['block_1']['kernel']"}
+    worked_on = anchors(d.b.graph)  # the input or output each equation works on
+    assert all("['block_1']" in worked_on[c.new.id] for c in update), [worked_on[c.new.id] for c in update]
