@@ -38,6 +38,7 @@ PROCESS = textwrap.dedent("""
         evaluate(jnp.ones(3), mode="mean")                     # the same program everywhere
         evaluate(jnp.ones(3), mode="mean" if pid == 0 else "max")  # a hit on 0, new on 1
     print(log)
+    print(log.view()._repr_html_().split("</div>")[0])
     print("distributed process:", jaxviz._jax_internals.distributed_process().process_id)
     jax.distributed.shutdown()
 """)
@@ -75,6 +76,7 @@ def test_each_process_names_the_process_that_compiled_another_shape(two_processe
             "processes that compile different programs hang in their collectives")
     for pid, out in enumerate(two_processes):
         assert f"jaxviz: compiles on process {pid} of 2" in out, out
+        assert f'<div class="jaxviz-process" style="font-size:12px">compiles on process {pid} of 2' in out
         assert f"warning: {said}" in out, out
         assert "RecompileWarning: step compiled with batch: f32[30,8] on process 1" in out
         assert f"distributed process: {pid}" in out

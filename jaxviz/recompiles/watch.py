@@ -385,12 +385,19 @@ class CompileLog:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        return log_html(self)
+        return self._process_html() + log_html(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         # HTML and text only: any JupyterLab (or nbviewer, or GitHub) renders them. The
         # JSON payload goes to the jaxviz panel through the bridge, event by event.
-        return {"text/plain": str(self), "text/html": log_html(self)}
+        return {"text/plain": str(self), "text/html": self._process_html() + log_html(self)}
+
+    def _process_html(self) -> str:
+        """Under jax.distributed, which process this log is of (every process has its own)."""
+        if self.process is None:
+            return ""
+        return (f'<div class="jaxviz-process" style="font-size:12px">compiles on process '
+                f"{self.process[0]} of {self.process[1]}</div>")
 
     def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
         yield from log_rich(self)
