@@ -123,6 +123,32 @@ def test_a_warm_up_on_numpy_batches_differs_from_the_guarded_call_by_shape_only(
     assert [(c.kind, c.path, c.axis) for c in violation.extra[0].causes] == [("shape", "batch", 0)]
 
 
+def test_a_filter_jit_warm_up_is_counted_and_named_in_the_users_words():
+    """Through a jit-like wrapper (``eqx.filter_jit``, as in Equinox's examples), the calls
+    read back from JAX's cache are the wrapper's; the cause still names the user's ``x``."""
+    import equinox as eqx
+
+    @eqx.filter_jit
+    def f(x):
+        return x * 2
+
+    @eqx.filter_jit
+    def g(x):
+        return x + 1
+
+    f(jnp.ones(3))
+    f(jnp.ones(4))
+    with pytest.raises(jaxviz.RecompileError) as info:
+        with jaxviz.no_recompiles() as guard:
+            g(jnp.ones(3))  # a first compile: another function's entries do not count
+            f(jnp.ones(5))
+    (violation,) = info.value.violations
+    assert violation.function == "f" and violation.extra[0].count == 3
+    cause = violation.extra[0].causes[0]  # against (3,) or (4,): both compiled, both one change
+    assert (cause.kind, cause.path, cause.after, cause.axis) == ("shape", "x", (5,), 0)
+    assert [e.count for e in guard.events if e.name == "g"] == [1]
+
+
 def test_no_recompiles_through_static_arguments_compiled_before():
     @functools.partial(jax.jit, static_argnames=("mode",))
     def step(x, *, mode="train"):

@@ -11,6 +11,7 @@ from typing import Any
 from .. import _jax_internals as internals
 from .. import objects
 from .causes import Cause, diff
+from .processes import signature_words
 from .signature import (
     FunctionInfo,
     Signature,
@@ -142,7 +143,22 @@ def learn_from_jax_cache(fh: FunctionHistory, obj: ObjectHistory, call: internal
     if user_words:
         obj.signatures.extend(earlier[-(obj.signatures.maxlen or len(earlier)):])
         return []
-    return diff(earlier[-1], current) or [Cause("unknown", fh.info.name)]
+    # the closest earlier call (fewest differences; the most recently used of equals)
+    causes = min((diff(old, current) for old in reversed(earlier)), key=len) or [Cause("unknown", fh.info.name)]
+    names = _user_names(current, sig)
+    return [dataclasses.replace(c, path=names.get(c.path, c.path)) for c in causes]
+
+
+def _user_names(seen_by_jax: Signature, user: Signature) -> dict[str, str]:
+    """Each array leaf of the call JAX sees (a jit-like wrapper's) by its name in the user's
+    call, when both hold the same arrays in the same order; else nothing."""
+    def arrays(sig: Signature) -> list[tuple[str, str]]:
+        return [(name, text) for name, text in signature_words(sig).items() if not text.endswith("(static)")]
+
+    theirs, mine = arrays(seen_by_jax), arrays(user)
+    if len(theirs) != len(mine) or any(a[1] != b[1] for a, b in zip(theirs, mine)):
+        return {}
+    return {a[0]: b[0] for a, b in zip(theirs, mine)}
 
 
 def _placed_like(old: Signature, current: Signature) -> Signature:
