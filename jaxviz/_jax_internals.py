@@ -586,11 +586,12 @@ def current_jit_call(max_depth: int = 80) -> JitCall | None:
 
 def earlier_jit_calls(call: JitCall) -> list[JitCall]:
     """The earlier calls of the same jitted function (the same Python function, static
-    argument numbers and names) that JAX's tracing cache holds a trace of, least recently
-    used first, rebuilt from the cache's keys: static arguments as they were, arrays as
-    ``jax.ShapeDtypeStruct`` (shape, dtype, weak type). So jaxviz knows what a function
-    compiled while no watch was listening. ``call`` itself is left out (its key, where
-    ``current_jit_call`` read it; else the most recently used key, which is the call's).
+    argument numbers and names) that JAX's tracing cache holds a trace of, in no
+    particular order, rebuilt from the cache's keys: static arguments as they were, arrays
+    as ``jax.ShapeDtypeStruct`` (shape, dtype, weak type). So jaxviz knows what a function
+    compiled while no watch was listening. ``call`` itself is left out by its key, read by
+    ``current_jit_call`` at the trace; a call without one (a compile with no new trace)
+    gets none.
 
     Reads the keys of ``jax._src.pjit._infer_params_cached`` (a ``weakref_lru_cache``:
     ``(function ref, trace context, (PjitInfo, ArgumentSignature, avals, mesh), {})``)."""
@@ -602,10 +603,9 @@ def earlier_jit_calls(call: JitCall) -> list[JitCall]:
             continue
         if ref() is call.fun and _jit_info_fields(ji)[:2] == (call.static_argnums, call.static_argnames):
             keys.append((arg_signature, avals))
-    if call.trace_key is not None:
-        keys = [k for k in keys if not _same_trace_key(k, call.trace_key)]
-    else:
-        keys = keys[:-1]
+    if call.trace_key is None:
+        return []
+    keys = [k for k in keys if not _same_trace_key(k, call.trace_key)]
     found = []
     for arg_signature, avals in keys:
         rebuilt = _rebuilt_arguments(arg_signature, avals, call.static_argnums)

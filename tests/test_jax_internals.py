@@ -453,7 +453,7 @@ def test_current_jit_call_reads_the_donated_arguments():
 
 
 def test_earlier_jit_calls_rebuild_the_calls_jaxs_trace_cache_holds():
-    """Least recently used first; the call being traced left out."""
+    """In any order; the call being traced left out."""
     @functools.partial(jax.jit, static_argnums=(1,), static_argnames=("mode",))
     def step(x, k, p, *, mode="a", n=3):
         return (x * k).sum() * n + p["w"].sum()
@@ -480,7 +480,7 @@ def test_earlier_jit_calls_rebuild_the_calls_jaxs_trace_cache_holds():
         ((sds((4, 2), jnp.float32), 3, {"w": sds((2,), jnp.float32)}),
          {"mode": "b", "n": sds((), jnp.int32, weak_type=True)}),
     ]  # not the call being traced itself
-    assert rebuilt == expected, (
+    assert len(rebuilt) == 2 and all(e in rebuilt for e in expected), (
         f"earlier_jit_calls: JAX changed the keys of _infer_params_cached? got {rebuilt}")
 
 

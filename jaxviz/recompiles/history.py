@@ -123,8 +123,6 @@ def explain_compile(fh: FunctionHistory, obj: ObjectHistory, previous: ObjectHis
     return best or causes
 
 
-
-
 def learn_from_jax_cache(fh: FunctionHistory, obj: ObjectHistory, call: internals.JitCall,
                          sig: Signature, user_words: bool) -> list[Cause]:
     """A jit object jaxviz has not seen compile may have compiled while no watch listened:
@@ -140,11 +138,11 @@ def learn_from_jax_cache(fh: FunctionHistory, obj: ObjectHistory, call: internal
     fh.count += len(earlier)
     if not earlier:
         return []
+    earlier.sort(key=lambda old: len(diff(old, current)), reverse=True)  # the closest last
     if user_words:
         obj.signatures.extend(earlier[-(obj.signatures.maxlen or len(earlier)):])
         return []
-    # the closest earlier call (fewest differences; the most recently used of equals)
-    causes = min((diff(old, current) for old in reversed(earlier)), key=len) or [Cause("unknown", fh.info.name)]
+    causes = diff(earlier[-1], current) or [Cause("unknown", fh.info.name)]
     names = _user_names(current, sig)
     return [dataclasses.replace(c, path=names.get(c.path, c.path)) for c in causes]
 
