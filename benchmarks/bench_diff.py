@@ -4,7 +4,11 @@
    function, as the function and its abstract arguments (shapes, dtypes, static values),
    measured with tracemalloc as what is freed when the history is cleared; compared with
    keeping each compile's traced ``Program`` instead (the ratio).
-2. Time of ``recompile_diff`` (two re-traces and the diff) and of the diff alone, on an
+2. Memory held after a watch is dropped, after 20 and 50 recompiles of one function: what
+   jaxviz keeps (the diff history and the tracker's, bounded per function) must not grow
+   with the number of recompiles once the log is gone. JAX's own caches grow with every
+   compile: they are measured the same way without a watch and subtracted.
+3. Time of ``recompile_diff`` (two re-traces and the diff) and of the diff alone, on an
    L-block transformer train step whose batch size changed.
 
 Usage: ``.venv/bin/python benchmarks/bench_diff.py [--layers L]``. Prints its figures; not
@@ -19,10 +23,13 @@ import os
 import sys
 import time
 import tracemalloc
+import warnings
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.dirname(__file__))
@@ -41,10 +48,69 @@ def retained(make) -> tuple[int, object]:
     return tracemalloc.get_traced_memory()[0] - before, obj
 
 
+# One function per measurement, each its own code: a function made again (by a factory)
+# is a cause jaxviz explains by reading the caller's frame, whose locals snapshot (CPython
+# 3.11) would hold the dropped watch until that frame returns.
+@jax.jit
+def grow_warm(x):
+    return jnp.tanh(x * 2.0).sum()
+
+
+@jax.jit
+def grow_20(x):
+    return jnp.tanh(x * 3.0).sum()
+
+
+@jax.jit
+def grow_50(x):
+    return jnp.tanh(x * 4.0).sum()
+
+
+JAXVIZ_FRAMES = [tracemalloc.Filter(True, os.path.join(os.path.dirname(jaxviz.__file__), "*"),
+                                    all_frames=True)]
+
+
+def held_after(grow, recompiles: int) -> int:
+    """Bytes allocated by jaxviz (a jaxviz frame in the allocation's stack) and still held
+    once a new function compiled ``recompiles + 1`` times under a watch, the watch dropped.
+    JAX's own caches (allocated outside jaxviz's frames) are not counted."""
+    inputs = [np.ones(n, np.float32) for n in range(1, recompiles + 2)]  # numpy: no eager JAX op
+    gc.collect()
+    before = tracemalloc.take_snapshot().filter_traces(JAXVIZ_FRAMES)
+    log = jaxviz.watch().start()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jaxviz.recompiles.RecompileWarning)  # the storm warning, expected
+        for x in inputs:
+            grow(x)
+    log.stop()
+    del log
+    gc.collect()
+    after = tracemalloc.take_snapshot().filter_traces(JAXVIZ_FRAMES)
+    return sum(stat.size_diff for stat in after.compare_to(before, "traceback"))
+
+
+def memory_after_the_watch() -> None:
+    HISTORY.clear()
+    tracemalloc.start(64)
+    held_after(grow_warm, 3)  # jaxviz's and JAX's one-time structures
+    for grow, recompiles in ((grow_20, 20), (grow_50, 50)):
+        print(f"  {recompiles} recompiles, the log dropped: jaxviz still holds "
+              f"{held_after(grow, recompiles) / 1024:.1f} KiB for the function")
+    gc.collect()
+    before = tracemalloc.get_traced_memory()[0]
+    HISTORY.clear()
+    gc.collect()
+    print(f"  of which the diff history (the last {KEEP} compiles of each function): "
+          f"{(before - tracemalloc.get_traced_memory()[0]) / 1024:.1f} KiB")
+    tracemalloc.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--layers", type=int, default=12)
     args = parser.parse_args()
+    print("memory held after the watch ends")
+    memory_after_the_watch()
     params = models.init_params(args.layers)
     step = jax.jit(models.train_step)
     batches = [jax.random.randint(jax.random.PRNGKey(1), (b, models.SEQ), 0, models.VOCAB)

@@ -10,6 +10,7 @@ the API it stands for, decided once at import.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import os
 import sys
@@ -18,10 +19,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import jax
 import jax.errors
 from jax._src import api_util as _api_util
 from jax._src import core as _core
 from jax._src import dispatch as _dispatch
+from jax._src import distributed as _distributed
 from jax._src import linear_util as _lu
 from jax._src import monitoring as _monitoring
 from jax._src import pjit as _pjit
@@ -659,6 +662,7 @@ class JitCall:
     donate_argnums: tuple[int, ...] = ()  # resolved by JAX (donate_argnames included)
     donate_argnames: tuple[str, ...] = ()
     transform: str = "jit"  # or "pmap": a jit JAX made for the user's pmap call
+    trace_key: Any = None  # opaque: the call's key in JAX's tracing cache, where it is read
 
 
 def _jit_info_fields(ji: Any) -> tuple[tuple[int, ...], tuple[str, ...], Any]:
@@ -749,8 +753,10 @@ def current_jit_call(max_depth: int = 80) -> JitCall | None:
             nums, names, sig = _jit_info_fields(loc["ji"])
             back = frame.f_back
             aot = back is None or back.f_code.co_name not in _CALL_PATH_NAMES
+            key = (loc["arg_signature"], loc["avals"]) if "avals" in loc else None
             return JitCall(loc["fun"], loc["ji"], tuple(loc["args"]), dict(loc["kwargs"]),
-                           nums, names, sig, aot, _outside_jax(back), *_jit_donation(loc["ji"]))
+                           nums, names, sig, aot, _outside_jax(back), *_jit_donation(loc["ji"]),
+                           trace_key=key)
         if code is _RUN_PYTHON_PJIT_CODE:
             loc = frame.f_locals
             back = frame.f_back  # cache_miss, a closure over fun and jit_info
@@ -765,6 +771,94 @@ def current_jit_call(max_depth: int = 80) -> JitCall | None:
         frame = frame.f_back
         depth += 1
     return None
+
+
+def earlier_jit_calls(call: JitCall) -> list[JitCall]:
+    """The earlier calls of the same jitted function (the same Python function, static
+    argument numbers and names) that JAX's tracing cache holds a trace of, in no
+    particular order, rebuilt from the cache's keys: static arguments as they were, arrays
+    as ``jax.ShapeDtypeStruct`` (shape, dtype, weak type). So jaxviz knows what a function
+    compiled while no watch was listening. ``call`` itself is left out by its key, read by
+    ``current_jit_call`` at the trace; a call without one (a compile with no new trace)
+    gets none.
+
+    Reads the keys of ``jax._src.pjit._infer_params_cached`` (a ``weakref_lru_cache``:
+    ``(function ref, trace context, (PjitInfo, ArgumentSignature, avals, mesh), {})``)."""
+    keys = []
+    for key in _pjit._infer_params_cached.cache_keys():
+        try:
+            ref, _, (ji, arg_signature, avals, _mesh), _ = key
+        except (TypeError, ValueError):
+            continue
+        if ref() is call.fun and _jit_info_fields(ji)[:2] == (call.static_argnums, call.static_argnames):
+            keys.append((arg_signature, avals))
+    if call.trace_key is None:
+        return []
+    keys = [k for k in keys if not _same_trace_key(k, call.trace_key)]
+    found = []
+    for arg_signature, avals in keys:
+        rebuilt = _rebuilt_arguments(arg_signature, avals, call.static_argnums)
+        if rebuilt is not None:
+            found.append(dataclasses.replace(call, args=rebuilt[0], kwargs=rebuilt[1], caller=None,
+                                             trace_key=(arg_signature, avals)))
+    return found
+
+
+def _same_trace_key(a: tuple[Any, Any], b: tuple[Any, Any]) -> bool:
+    try:
+        return bool(a[0] == b[0] and a[1] == b[1])
+    except Exception:  # a static argument whose __eq__ raises
+        return a is b
+
+
+def _rebuilt_arguments(signature: Any, avals: tuple[Any, ...], static_argnums: tuple[int, ...]
+                       ) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+    """(args, kwargs) of a jit call from JAX's ``ArgumentSignature`` and flat avals."""
+    statics = list(signature.static_args)
+    static_names = list(signature.static_arg_names)
+    treedefs = list(signature.dynamic_arg_treedefs)
+    dynamic_names = list(signature.dynamic_arg_names)
+    n_static_positional = len(statics) - len(static_names)
+    n_positional = n_static_positional + len(treedefs) - len(dynamic_names)
+    leaves = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals]
+    dynamic = []
+    for treedef in treedefs:
+        n = treedef.num_leaves
+        if n > len(leaves):
+            return None
+        dynamic.append(jax.tree_util.tree_unflatten(treedef, leaves[:n]))
+        leaves = leaves[n:]
+    numbers = sorted({i % n_positional if i < 0 else i for i in static_argnums} & set(range(n_positional))) \
+        if n_positional else []
+    if len(numbers) != n_static_positional:
+        return None
+    positional_statics, keyword_statics = iter(statics[:n_static_positional]), statics[n_static_positional:]
+    positional_dynamic = iter(dynamic[:len(dynamic) - len(dynamic_names)])
+    args = tuple(next(positional_statics) if i in numbers else next(positional_dynamic)
+                 for i in range(n_positional))
+    kwargs = dict(zip(static_names, keyword_statics))
+    kwargs.update(zip(dynamic_names, dynamic[len(dynamic) - len(dynamic_names):]))
+    return args, kwargs
+
+
+@dataclass(frozen=True)
+class DistributedProcess:
+    """This process under ``jax.distributed`` and the client of its coordination service
+    (``key_value_set``, ``blocking_key_value_get``, ...), the one JAX keeps."""
+
+    client: Any
+    process_id: int
+    num_processes: int
+
+
+def distributed_process() -> DistributedProcess | None:
+    """This process in JAX's distributed runtime, or None when ``jax.distributed`` is not
+    initialized. Reads ``jax._src.distributed.global_state``."""
+    state = _distributed.global_state
+    client = getattr(state, "client", None)
+    if client is None:
+        return None
+    return DistributedProcess(client, int(state.process_id), int(state.num_processes))
 
 
 # jax.monitoring can unregister a listener from JAX 0.8; before, only its private twins can.

@@ -23,6 +23,7 @@ JAX's cache key (arguments, static values) is as it was at that compile.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 import threading
@@ -36,9 +37,13 @@ import jax
 import numpy as np
 
 from . import recompiles
-from .graph import Aval, Graph, Item, Node
+from .graph import MIME_TYPE, Aval, Graph, Item, Node, short_dtype
 from .program import Program
-from .render.dot import Marks, render_svg, view_to_dot
+from .render.dot import DotUnavailable, Marks, dot_available, render_svg, view_to_dot
+from .render.embed import graph_output_html
+from .render.html import program_html
+from .render.payload import program_payload
+from .text import esc
 from .tracing import normalize_static_argnums, trace
 
 STATUSES = ("added", "removed", "changed")
@@ -47,8 +52,13 @@ STATUSES = ("added", "removed", "changed")
 # "repeat" fold only past 3 identical layers).
 TRANSPARENT = frozenset({"line", "repeat"})
 NOT_OPENED = frozenset({"inputs", "outputs"})  # their leaves are listed in ProgramDiff.inputs
+# Matched as if their members were in the parent: the drawing aids, and the inputs/outputs
+# boxes (one trace may gather its 6 parameters in one where the other leaves 4 at the top).
+LIFTED = TRANSPARENT | NOT_OPENED
 ROOT_GATHER_MIN = 8  # inputs/outputs left at the top of the diff graph past this: one group
 VIEW_BUDGET = 150  # visible items at most when opening changed groups level by level
+CASTS = frozenset({"convert_element_type", "reduce_precision"})  # what a dtype change adds
+ANCHOR_HOPS = 3  # how far downstream an equation's anchor (the output it updates) is looked for
 KEEP = 3  # compiles remembered per function for recompile_diff
 MAX_FUNCTIONS = 256  # functions remembered (least recently compiled dropped first)
 
@@ -91,10 +101,11 @@ class InputChange:
     status: str  # added | removed | changed
     old: str | None  # "traced f32[8,4]", "static True"
     new: str | None
+    axes: str | None = None  # a traced input's shape change: "axis 0: 8 → 16"
 
     def __str__(self) -> str:
         if self.status == "changed":
-            return f"{self.name}: {self.old} → {self.new}"
+            return f"{self.name}: {self.old} → {self.new}" + (f" ({self.axes})" if self.axes else "")
         return f"{self.name}: {self.status} ({self.old or self.new})"
 
 
@@ -114,6 +125,7 @@ class ProgramDiff:
     marks: Marks  # status and a note per node/group of ``graph``
     expand: frozenset[int]  # groups holding changes, opened level by level within a budget
     unchanged: int = 0  # equations matched with no difference
+    dtypes: dict[str, str] = field(default_factory=dict)  # dtypes that changed: float32 → bfloat16
 
     @property
     def empty(self) -> bool:
@@ -123,6 +135,13 @@ class ProgramDiff:
     def shape_only(self) -> bool:
         """Every difference is a shape (a batch-size change, say): same program otherwise."""
         return not (self.added or self.removed) and all(c.shape_only for c in self.changed)
+
+    @property
+    def dtype_only(self) -> bool:
+        """Every difference is a dtype (f32 → bf16, say), the casts it adds or removes
+        included: the same program in another precision."""
+        casts = all(c.node.kind != "eqn" or c.label in CASTS for c in [*self.added, *self.removed])
+        return bool(self.dtypes) and casts and all(set(c.kinds) <= {"dtype"} for c in self.changed)
 
     def equations(self, status: str | None = None) -> list[EqnChange]:
         """The changes to equations (not inputs/outputs), of one status or all."""
@@ -137,7 +156,10 @@ class ProgramDiff:
         parts = [f"{self.a.name} → {self.b.name}: {head}; {self.unchanged} unchanged"]
         if self.changed and self.shape_only:
             dims = ", ".join(f"{o} → {'/'.join(map(str, sorted(n)))}" for o, n in sorted(self.dims.items()))
-            parts.append(f"every change is a shape change ({dims})")
+            parts.append(f"every change is a shape change ({dims})")  # the inputs say on which axis
+        elif self.dtype_only:
+            dtypes = ", ".join(f"{short_dtype(o)} → {short_dtype(n)}" for o, n in self.dtypes.items())
+            parts.append(f"every change is a dtype change ({dtypes})")
         if self.inputs:
             parts.append("inputs: " + "; ".join(str(i) for i in self.inputs[:4])
                          + (f"; … {len(self.inputs) - 4} more" if len(self.inputs) > 4 else ""))
@@ -160,7 +182,13 @@ class ProgramDiff:
         """The union graph (``jaxviz.graph`` schema) plus the status of its nodes and
         groups and the open groups."""
         payload = self.graph.to_json()
-        payload["diff"] = {
+        payload["diff"] = self.statuses()
+        return payload
+
+    def statuses(self) -> dict[str, Any]:
+        """The status and note of each changed node and group of ``graph``, its open groups,
+        the summary and the inputs that changed (the ``"diff"`` key of the payloads)."""
+        return {
             "summary": self.summary(),
             "nodes": {str(i): s for (k, i), s in self.marks.status.items() if k == "n"},
             "groups": {str(i): s for (k, i), s in self.marks.status.items() if k == "g"},
@@ -168,17 +196,41 @@ class ProgramDiff:
             "expanded": sorted(self.expand),
             "inputs": [str(i) for i in self.inputs],
         }
-        return payload
+
+    def as_program(self) -> Program:
+        """The union graph as a ``Program`` (with the new trace's inputs), for the views
+        every graph output has."""
+        return dataclasses.replace(self.b, name=f"{self.a.name} → {self.b.name}", graph=self.graph,
+                                   expand=self.expand, notes=[], run_report=None,
+                                   trace_output="", _costs=None)
+
+    def svg(self) -> str | None:
+        """The kernel's drawing, coloured by status; None without Graphviz."""
+        if not dot_available():
+            return None
+        try:
+            return render_svg(self.to_dot())
+        except DotUnavailable:
+            return None
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """The same view as a graph output: the graph payload for the JupyterLab renderer
+        (with the diff's statuses under ``"diff"``), and HTML that shows the coloured
+        drawing (or, without Graphviz, the listing) and turns into the interactive viewer
+        where scripts run."""
         bundle: dict[str, Any] = {"text/plain": self.text()}
         if self.empty:
             return bundle
-        try:
-            svg = render_svg(self.to_dot())
-        except Exception:  # no Graphviz: the text says it all
-            return bundle
-        bundle["image/svg+xml"] = svg
+        program = self.as_program()
+        svg = self.svg()
+        note = None if svg is not None else "Graphviz 'dot' not found: showing the listing."
+        payload = program_payload(program)
+        payload["diff"] = self.statuses()
+        if svg is not None:
+            bundle["image/svg+xml"] = svg
+        head = f'<div class="jaxviz-diff-summary" style="font-family:monospace;font-size:12px">{esc(self.summary())}</div>'
+        bundle["text/html"] = graph_output_html(head + program_html(program, svg=svg, note=note), payload)
+        bundle[MIME_TYPE] = payload
         return bundle
 
     def __str__(self) -> str:
@@ -219,7 +271,7 @@ def _members(graph: Graph, gid: int) -> tuple[list[int], list[int]]:
     while stack:
         c = stack.pop()
         g = graph.groups[c]
-        if g.kind in TRANSPARENT:
+        if g.kind in LIFTED:
             nodes += g.nodes
             stack += g.groups
         else:
@@ -235,18 +287,64 @@ def _align(a: list[Any], b: list[Any]) -> list[tuple[int, int]]:
     return [(blk.a + k, blk.b + k) for blk in matcher.get_matching_blocks() for k in range(blk.size)]
 
 
+def anchors(graph: Graph) -> dict[int, str]:
+    """Per equation, the program input or output it works on: an input it reads directly
+    (``params['head']['bias']``), else the first output it reaches within ``ANCHOR_HOPS``
+    (an optimizer's ``scale`` of a gradient reaches the updated parameter). A ``tree_map``
+    over the parameters makes one equation per leaf: this says which leaf."""
+    succs: dict[int, list[int]] = {}
+    preds: dict[int, list[int]] = {}
+    for e in graph.edges:
+        succs.setdefault(e.src, []).append(e.dst)
+        preds.setdefault(e.dst, []).append(e.src)
+    nodes = graph.nodes
+    anchors = {}
+    for node in nodes:
+        if node.kind != "eqn":
+            continue
+        read = sorted(_token_of_node(nodes[p])[1] for p in preds.get(node.id, ()) if nodes[p].kind == "input")
+        if read:
+            anchors[node.id] = "in " + read[0]
+            continue
+        frontier, seen = [node.id], {node.id}
+        for _ in range(ANCHOR_HOPS):
+            frontier = [s for f in frontier for s in succs.get(f, ()) if s not in seen]
+            seen.update(frontier)
+            reached = sorted(nodes[s].label for s in frontier if nodes[s].kind == "output")
+            if reached:
+                anchors[node.id] = "out " + reached[0]
+                break
+    return anchors
+
+
+def _align_nodes(ga: Graph, gb: Graph, nodes_a: list[int], nodes_b: list[int],
+                 anchors: tuple[dict[int, str], dict[int, str]]) -> list[tuple[int, int]]:
+    """Node pairs of two matched groups: first by kind, label and the input or output each
+    works on (so that the update of ``head`` pairs with the update of ``head`` however many
+    layers come before it), then what is left by kind and label, in order."""
+    def tokens(graph: Graph, ids: list[int], anchor: dict[int, str] | None) -> list[Any]:
+        return [(_token_of_node(graph.nodes[n]), anchor.get(n) if anchor is not None else None)
+                for n in ids]
+
+    first = _align(tokens(ga, nodes_a, anchors[0]), tokens(gb, nodes_b, anchors[1]))
+    used_a, used_b = {i for i, _ in first}, {j for _, j in first}
+    rest_a = [n for i, n in enumerate(nodes_a) if i not in used_a]
+    rest_b = [n for j, n in enumerate(nodes_b) if j not in used_b]
+    second = _align(tokens(ga, rest_a, None), tokens(gb, rest_b, None))
+    return [(nodes_a[i], nodes_b[j]) for i, j in first] + [(rest_a[i], rest_b[j]) for i, j in second]
+
+
 def _match(ga: Graph, gb: Graph) -> tuple[dict[int, int], dict[int, int]]:
     """(group pairs a → b, node pairs a → b), matched top-down by structure."""
     groups: dict[int, int] = {0: 0}
     nodes: dict[int, int] = {}
+    anchors_ab = (anchors(ga), anchors(gb))
     stack = [(0, 0)]
     while stack:
         a, b = stack.pop()
         groups_a, nodes_a = _members(ga, a)
         groups_b, nodes_b = _members(gb, b)
-        for i, j in _align([_token_of_node(ga.nodes[n]) for n in nodes_a],
-                           [_token_of_node(gb.nodes[n]) for n in nodes_b]):
-            nodes[nodes_a[i]] = nodes_b[j]
+        nodes.update(_align_nodes(ga, gb, nodes_a, nodes_b, anchors_ab))
         for i, j in _align([_token_of_group(ga, c) for c in groups_a],
                            [_token_of_group(gb, c) for c in groups_b]):
             groups[groups_a[i]] = groups_b[j]
@@ -273,6 +371,9 @@ def _aval_changes(old: list[Aval], new: list[Aval]) -> tuple[set[str], list[str]
         if o.weak_type != n.weak_type:
             kinds.add("weak_type")
     details = [f"{', '.join(a.text for a in old)} → {', '.join(a.text for a in new)}"] if kinds else []
+    axes = "; ".join(a for a in (axis_changes(o, n) for o, n in zip(old, new) if o.shape != n.shape) if a)
+    if details and axes:
+        details[0] += f" ({axes})"
     return kinds, details
 
 
@@ -287,11 +388,39 @@ def _shape_derived(old: str, new: str, dims: Mapping[int, set[int]]) -> bool:
     """A param or literal text that differs only in numbers that changed as the shapes did."""
     if _NUMBER.sub("#", old) != _NUMBER.sub("#", new):
         return False
-    pairs = zip(_NUMBER.findall(old), _NUMBER.findall(new))
-    return all(_scaled(float(o), float(n), dims) for o, n in pairs)
+    pairs = [(o, n) for o, n in zip(_NUMBER.findall(old), _NUMBER.findall(new)) if o != n]
+    # 0.0 → 0 is the same number of another type (a literal's dtype), not a size
+    return bool(pairs) and all(float(o) != float(n) and _scaled(float(o), float(n), dims)
+                               for o, n in pairs)
 
 
-def _compare(old: Node, new: Node, dims: Mapping[int, set[int]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _dtype_derived(old: str, new: str, dtypes: Mapping[str, str]) -> bool:
+    """A param text that differs only in dtypes that changed as the values' did
+    (``new_dtype=float32 → bfloat16`` when the f32 values became bf16)."""
+    renamed = old
+    for was, now in dtypes.items():
+        renamed = re.sub(rf"\b{re.escape(was)}\b", now, renamed)
+        renamed = re.sub(rf"\b{re.escape(short_dtype(was))}\b", short_dtype(now), renamed)
+    return renamed == new
+
+
+def _same_number(old: str, new: str) -> bool:
+    """``0.0`` and ``0``: one value written as another type (a literal of a new dtype)."""
+    try:
+        return float(old) == float(new)
+    except ValueError:
+        return False
+
+
+def axis_changes(old: Aval, new: Aval) -> str:
+    """``axis 0: 32 → 48`` (every axis whose size changed), or the ranks when they differ."""
+    if len(old.shape) != len(new.shape):
+        return f"rank {len(old.shape)} → {len(new.shape)}"
+    return ", ".join(f"axis {i}: {o} → {n}" for i, (o, n) in enumerate(zip(old.shape, new.shape)) if o != n)
+
+
+def _compare(old: Node, new: Node, dims: Mapping[int, set[int]],
+             dtypes: Mapping[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     kinds, details = _aval_changes(old.outputs, new.outputs)
     if old.kind != "eqn" and _token_of_node(old) != ("const", "const") \
             and (old.label != new.label or old.input_kind != new.input_kind):
@@ -303,13 +432,20 @@ def _compare(old: Node, new: Node, dims: Mapping[int, set[int]]) -> tuple[tuple[
             continue
         if was is not None and now is not None and _shape_derived(was, now, dims):
             kinds.add("shape")
+        elif was is not None and now is not None and _dtype_derived(was, now, dtypes):
+            kinds.add("dtype")
         else:
             kinds.add("params")
         details.append(f"{key}={was} → {now}")
     if old.literals != new.literals:
-        derived = len(old.literals) == len(new.literals) and all(
-            _shape_derived(o, n, dims) for o, n in zip(old.literals, new.literals))
-        kinds.add("shape" if derived else "literals")
+        pairs = list(zip(old.literals, new.literals)) if len(old.literals) == len(new.literals) else []
+        if pairs and all(o == n or _shape_derived(o, n, dims) for o, n in pairs):
+            kinds.add("shape")
+        elif pairs and dtypes and all(o == n or _dtype_derived(o, n, dtypes) or _same_number(o, n)
+                                      for o, n in pairs):
+            kinds.add("dtype")
+        else:
+            kinds.add("literals")
         details.append(f"literals {', '.join(old.literals)} → {', '.join(new.literals)}")
     return tuple(sorted(kinds)), tuple(details)
 
@@ -336,7 +472,14 @@ def _input_changes(a: Program, b: Program) -> list[InputChange]:
         return {i.name: f"{i.kind} {i.aval.text if i.aval else i.value}" for i in program.inputs}
 
     old, new = described(a), described(b)
-    out = [InputChange(n, "changed", old[n], new[n]) for n in old if n in new and old[n] != new[n]]
+    avals_a = {i.name: i.aval for i in a.inputs}
+    avals_b = {i.name: i.aval for i in b.inputs}
+
+    def axes(name: str) -> str | None:
+        was, now = avals_a.get(name), avals_b.get(name)
+        return axis_changes(was, now) or None if was and now and was.shape != now.shape else None
+
+    out = [InputChange(n, "changed", old[n], new[n], axes(n)) for n in old if n in new and old[n] != new[n]]
     out += [InputChange(n, "removed", old[n], None) for n in old if n not in new]
     out += [InputChange(n, "added", None, new[n]) for n in new if n not in old]
     return out
@@ -347,13 +490,16 @@ def diff_programs(a: Program, b: Program) -> ProgramDiff:
     ga, gb = a.graph, b.graph
     group_pairs, node_pairs = _match(ga, gb)
     dims: dict[int, set[int]] = {}
+    dtypes: dict[str, str] = {}  # dtypes that changed: old → new (float32 → bfloat16)
     for i, j in node_pairs.items():  # first every shape change, then params read against them
         for o, n in zip(ga.nodes[i].outputs, gb.nodes[j].outputs):
             _shape_dims(o, n, dims)
+            if o.dtype != n.dtype:
+                dtypes.setdefault(o.dtype, n.dtype)
     changed, unchanged = [], 0
     for i, j in node_pairs.items():
         old, new = ga.nodes[i], gb.nodes[j]
-        kinds, details = _compare(old, new, dims)
+        kinds, details = _compare(old, new, dims, dtypes)
         if kinds:
             changed.append(EqnChange("changed", _path(gb, new.group), _token_of_node(new)[1],
                                      old, new, kinds, details))
@@ -366,7 +512,7 @@ def diff_programs(a: Program, b: Program) -> ProgramDiff:
              for n in gb.nodes if n.id not in matched_b]
     union, marks, expand = _union_graph(a, b, group_pairs, node_pairs, changed)
     return ProgramDiff(a, b, added, removed, changed, _input_changes(a, b), dims, union,
-                       marks, expand, unchanged)
+                       marks, expand, unchanged, dtypes)
 
 
 # ====================================================================== one graph of both
@@ -438,7 +584,7 @@ class _UnionBuilder:
             u_child = self.graph.add_group(g.name, g.kind, u_gid, source=g.source)
             self.graph.groups[u_child].repeat = g.repeat
             self.groups_from_b[c] = u_child
-            new_group = c not in self.matched_b_groups and g.kind not in TRANSPARENT
+            new_group = c not in self.matched_b_groups and g.kind not in LIFTED
             if new_group or self.whole.get(u_gid) == "added":
                 self.whole[u_child] = "added"
             self._copy_b(c, u_child)
@@ -578,9 +724,13 @@ def diff(a: Program | Callable[..., Any], b: Program | Any, c: Any = None, /, *,
 # ====================================================================== recompile history
 @dataclass
 class CompileRecord:
-    """What re-traces one compile: the function and its abstract arguments."""
+    """What re-traces one compile: the function and its abstract arguments, and the
+    compile's number and names (not its event: an event holds its signature, causes and
+    the watches that saw it, which hold every event they saw)."""
 
-    event: recompiles.CompileEvent
+    name: str  # the function's name, as the compile log shows it
+    qualname: str
+    count: int  # the n-th compile of the function, as numbered in the compile log
     fun: Callable[[], Callable[..., Any] | None]  # a weak reference where one can be made
     args: tuple[Any, ...]  # arrays as jax.ShapeDtypeStruct, static values as they were
     kwargs: dict[str, Any]
@@ -593,11 +743,11 @@ class CompileRecord:
         if self._program is None:
             fun = self.fun()
             if fun is None:
-                raise LookupError(f"the function of compile {self.event.count} of "
-                                  f"{self.event.name!r} no longer exists")
+                raise LookupError(f"the function of compile {self.count} of "
+                                  f"{self.name!r} no longer exists")
             self._program = trace(fun, *self.args, static_argnums=self.static_argnums,
                                   static_argnames=self.static_argnames, **self.kwargs)
-            self._program.name = f"{self.event.name} #{self.event.count}"
+            self._program.name = f"{self.name} #{self.count}"
         return self._program
 
 
@@ -640,7 +790,8 @@ class CompileHistory:
                      for i, a in enumerate(call.args))
         kwargs = {k: v if k in call.static_argnames else jax.tree_util.tree_map(_abstract, v)
                   for k, v in call.kwargs.items()}
-        rec = CompileRecord(event, _reference(call.fun), args, kwargs, nums, tuple(call.static_argnames))
+        rec = CompileRecord(event.function.name, event.function.qualname, event.count,
+                            _reference(call.fun), args, kwargs, nums, tuple(call.static_argnames))
         key = (event.function.name, event.function.defined)
         with self._lock:
             records = self._records.pop(key, None) or deque(maxlen=self.keep)
@@ -653,7 +804,7 @@ class CompileHistory:
         """The remembered compiles of the function called ``name`` (or qualname)."""
         with self._lock:
             found = [list(rs) for (fname, _), rs in self._records.items()
-                     if fname == name or (rs and rs[-1].event.function.qualname == name)]
+                     if fname == name or (rs and rs[-1].qualname == name)]
         return found[-1] if found else []
 
     def names(self) -> list[str]:
@@ -683,14 +834,14 @@ def recompile_diff(name: str, count: int | None = None) -> ProgramDiff:
     if count is None:
         index = len(records) - 1
     else:
-        index = next((i for i, r in enumerate(records) if r.event.count == count), -1)
+        index = next((i for i, r in enumerate(records) if r.count == count), -1)
         if index < 0:
-            kept = ", ".join(str(r.event.count) for r in records)
+            kept = ", ".join(str(r.count) for r in records)
             raise LookupError(f"compile {count} of {name!r} is not remembered (kept: {kept}; "
                               f"jaxviz keeps the last {HISTORY.keep} of each function)")
     if index == 0:
         raise LookupError(f"{name!r} has no earlier compile remembered to diff compile "
-                          f"{records[0].event.count} against")
+                          f"{records[0].count} against")
     return diff_programs(records[index - 1].program(), records[index].program())
 
 
@@ -707,5 +858,5 @@ def diff_reply(function: str, count: int | None = None) -> dict[str, Any]:
         reply["error"] = exc.args[0]
         return reply
     reply["payload"], reply["summary"] = result.to_json(), result.summary()
-    reply["svg"] = result._repr_mimebundle_().get("image/svg+xml")  # drawn with its colours
+    reply["svg"] = result.svg()  # drawn with its colours
     return reply

@@ -224,12 +224,15 @@ class expect_compiles:  # noqa: N801  (used as a context manager, like contextli
 
 
 def _is_recompile(event: CompileEvent) -> bool:
-    """Not the first compile of its function that jaxviz saw."""
+    """Not the first compile of its function (``count`` includes the compiles jaxviz
+    learnt of from JAX's cache)."""
     return event.count > 1 or any(c.kind != "first_call" for c in event.causes)
 
 
 def no_recompiles() -> expect_compiles:
-    """While active, a function may compile once (its first compile jaxviz sees), never
-    again: a compile with a cause (a new shape, a static value, ...) raises. Compiles made
-    while no watch was active are unknown to jaxviz: warm up under a guard or a watch."""
+    """While active, a function may compile once (its first compile), never again: a
+    compile of a function that has compiled before raises, with its cause (a new shape, a
+    static value, ...). Compiles made before the guard count, however jaxviz learns of
+    them: its tracker's history, or JAX's own tracing cache for compiles made while no
+    watch was listening (a warm-up before the guard)."""
     return expect_compiles(recompiles=False)

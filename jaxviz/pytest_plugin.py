@@ -3,6 +3,9 @@
 - ``@pytest.mark.max_compiles(train_step=1)``: the test fails with ``jaxviz.RecompileError``
   when ``train_step`` compiles more than once while it runs; ``max_compiles(2)`` limits
   every function, ``max_compiles(0, step=1)`` both.
+- ``@pytest.mark.no_recompiles``: the test fails when a function compiles again, its
+  earlier compiles counted however jaxviz learns of them (JAX's own cache included: a
+  warm-up in another test, or before any watch, counts).
 - the ``jaxviz_compiles`` fixture: a guard running for the test; ``.counts()`` so far,
   ``.limit(train_step=1)`` checked when the test body ends.
 - ``--jaxviz-max-compiles N``: no function may compile more than N times in the whole
@@ -23,9 +26,10 @@ from typing import Any
 
 import pytest
 
-from .guard import RecompileError, expect_compiles
+from .guard import RecompileError, expect_compiles, no_recompiles
 
 MARKER = "max_compiles"
+NO_RECOMPILES = "no_recompiles"
 _STATE = pytest.StashKey["_State"]()
 
 
@@ -48,6 +52,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{MARKER}(n=None, **limits): fail the test when a jitted function "
                    "compiles more than limits[name] times (n: any other function) while it runs")
+    config.addinivalue_line(
+        "markers", f"{NO_RECOMPILES}: fail the test when a jitted function compiles again "
+                   "(its compiles before the test count)")
     config.stash[_STATE] = _State()
 
 
@@ -67,7 +74,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def _marker_guard(item: pytest.Item) -> Any:
     marker = item.get_closest_marker(MARKER)
     if marker is None:
-        return None
+        return no_recompiles() if item.get_closest_marker(NO_RECOMPILES) is not None else None
     if len(marker.args) > 1:
         raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.{MARKER} takes at most one number "
                                 f"(the limit for every function), got {marker.args}")

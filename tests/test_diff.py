@@ -1,5 +1,7 @@
 """jaxviz.diff: two traces of one function matched by structure; what a recompile changed."""
 
+import sys
+
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -8,7 +10,10 @@ import pytest
 from jax import lax
 
 import jaxviz
-from jaxviz.diff import HISTORY, ProgramDiff
+from jaxviz.diff import HISTORY, ProgramDiff, anchors
+from jaxviz.graph import MIME_TYPE
+from jaxviz.render import embed
+from jaxviz.text import esc
 
 
 # ---------------------------------------------------------------------- programs
@@ -163,8 +168,8 @@ def test_batch_size_change_is_a_change_in_shape_only(mlp_weights):
     # The mean's divisor (a literal 8.0 → 16.0) and broadcast shapes count as shape too.
     assert any("literals" in detail for c in eqn_changes for detail in c.details)
     assert "every change is a shape change (8 → 16)" in d.summary()
-    assert {str(i) for i in d.inputs} == {"x: traced f32[8,4] → traced f32[16,4]",
-                                         "labels: traced i32[8] → traced i32[16]"}
+    assert {str(i) for i in d.inputs} == {"x: traced f32[8,4] → traced f32[16,4] (axis 0: 8 → 16)",
+                                         "labels: traced i32[8] → traced i32[16] (axis 0: 8 → 16)"}
     # The weights' matmul output is per example: changed; nothing is "100 % different".
     assert len(eqn_changes) < a.eqn_count
 
@@ -241,7 +246,7 @@ def test_recompile_diff_of_the_last_recompile(capsys):
         normalise(jnp.ones(8))  # a cache hit: not a compile
         normalise(jnp.ones(12))
     (first, second) = HISTORY.records("normalise")
-    assert (first.event.count, second.event.count) == (1, 2)
+    assert (first.count, second.count) == (1, 2)
     assert isinstance(second.args[0], jax.ShapeDtypeStruct)  # no array kept
     d = jaxviz.recompile_diff("normalise")
     assert d.shape_only and d.dims == {8: {12}}
@@ -283,7 +288,7 @@ def test_history_is_bounded():
         for n in range(1, 7):
             grow(jnp.ones(n))
     records = HISTORY.records("grow")
-    assert [r.event.count for r in records] == [4, 5, 6]  # the last KEEP compiles
+    assert [r.count for r in records] == [4, 5, 6]  # the last KEEP compiles
 
 
 def test_jaxviz_diff_magic(capsys):
@@ -322,3 +327,135 @@ def test_every_recompile_in_the_compile_log_offers_its_diff():
     assert "%jaxviz diff scale 1" not in text  # a first compile has nothing to diff against
     name, count = "%jaxviz diff scale 2".split()[2:]
     assert jaxviz.recompile_diff(name, int(count)).shape_only
+
+
+def test_a_dropped_log_is_freed_though_the_diff_history_remembers_its_compiles():
+    """The history keeps what re-traces a compile, not its event: an event holds the
+    watches that saw it, and a watch every event it saw."""
+    import gc
+    import weakref
+
+    @jax.jit
+    def grow(x):
+        return x * 2
+
+    HISTORY.clear()
+    log = jaxviz.watch().start()
+    for n in range(1, 6):
+        grow(jnp.ones(n))
+    log.stop()
+    event = log.events[-1]
+    dropped = weakref.ref(log)
+    del log
+    gc.collect()
+    assert dropped() is None, [type(r).__name__ for r in gc.get_referrers(dropped())]
+    assert [r.count for r in HISTORY.records("grow")] == [3, 4, 5]
+    assert jaxviz.recompile_diff("grow").shape_only
+    assert event.count == 5  # an event the user kept still reads as it did
+
+
+def test_a_shape_change_names_its_axis():
+    def f(x, w):
+        return jnp.tanh(x @ w).sum()
+
+    w = jnp.ones((4, 3))
+    d = jaxviz.diff(f, (jnp.ones((32, 4)), w), (jnp.ones((48, 4)), w))
+    assert d.shape_only
+    assert "x: traced f32[32,4] → traced f32[48,4] (axis 0: 32 → 48)" in d.summary()
+    (tanh,) = [c for c in d.changed if c.label == "tanh"]
+    assert tanh.details == ("f32[32,3] → f32[48,3] (axis 0: 32 → 48)",)
+
+
+def test_a_dtype_change_says_so_with_the_casts_it_adds():
+    def f(x, w):
+        return jnp.tanh(x @ w).sum()  # a bf16 sum accumulates in f32: casts are added
+
+    d = jaxviz.diff(f, (jnp.ones((8, 4)), jnp.ones((4, 3))),
+                    (jnp.ones((8, 4), jnp.bfloat16), jnp.ones((4, 3), jnp.bfloat16)))
+    assert d.dtype_only and not d.shape_only
+    assert "every change is a dtype change (f32 → bf16)" in d.summary()
+    (dot,) = [c for c in d.changed if c.label == "dot_general"]
+    assert dot.kinds == ("dtype",)  # preferred_element_type=float32 → bfloat16 follows the values
+
+
+def test_a_literal_of_another_type_is_not_a_shape_change():
+    def clip(x):
+        return jnp.maximum(x, 0)
+
+    d = jaxviz.diff(clip, (jnp.ones(3),), (jnp.ones(3, jnp.int32),))
+    (op,) = [c for c in d.changed if c.label == "max"]
+    assert "literals 0.0 → 0" in op.details and "shape" not in op.kinds
+    assert not d.shape_only and "every change is a dtype change (f32 → i32)" in d.summary()
+    grown = jaxviz.diff(clip, (jnp.ones(3),), (jnp.ones(4, jnp.int32),))
+    (op,) = [c for c in grown.changed if c.label == "max"]
+    assert set(op.kinds) == {"shape", "dtype"}, op  # 0.0 → 0 is the literal's dtype, not a size
+
+
+def test_a_diff_in_a_notebook_is_the_interactive_graph_view(monkeypatch):
+    """The graph MIME bundle (with the statuses) and the HTML that the standalone viewer
+    turns into the interactive view; the drawing coloured by status; without Graphviz,
+    the HTML listing."""
+    def f(x):
+        return jnp.tanh(x).sum()
+
+    d = jaxviz.diff(f, (jnp.ones(3),), (jnp.ones(5),))
+    bundle = d._repr_mimebundle_()
+    payload = bundle[MIME_TYPE]
+    assert payload["schema"] == "jaxviz.program" and payload["graph"]["nodes"]
+    assert payload["diff"]["summary"] == d.summary() and "changed" in payload["diff"]["nodes"].values()
+    page = bundle["text/html"]
+    if embed.viewer_payload() is not None:  # built with the extension (Node.js at install)
+        assert 'class="jaxviz-data"' in page and 'class="jaxviz-static"' in page  # its data
+    assert "jaxviz&#45;changed" in bundle["image/svg+xml"] and "<svg" in page
+    assert esc(d.summary()) in page
+    monkeypatch.setattr(sys.modules["jaxviz.diff"], "dot_available", lambda: False)
+    plain = d._repr_mimebundle_()
+    assert "image/svg+xml" not in plain and "<svg" not in plain["text/html"]
+    assert 'class="jaxviz-listing"' in plain["text/html"] or "<table" in plain["text/html"]
+    assert plain[MIME_TYPE]["diff"] == payload["diff"]
+
+
+class NamedBlocks(nn.Module):
+    """Blocks and a head, named as in Flax's examples (``name=f"block_{i}"``)."""
+    blocks: int
+
+    @nn.compact
+    def __call__(self, x):
+        for i in range(self.blocks):
+            x = nn.relu(nn.Dense(16, name=f"block_{i}")(x))
+        return nn.Dense(10, name="head")(x)
+
+
+def optax_train_step(blocks):
+    """A train step as in Flax's MNIST example with an optax optimizer
+    (https://github.com/google/flax/blob/main/examples/mnist/train.py)."""
+    import optax
+
+    model, tx = NamedBlocks(blocks), optax.sgd(0.1)
+    params = model.init(jax.random.PRNGKey(0), jnp.ones((4, 16)))
+
+    def train_step(params, opt_state, x, y):
+        def loss(p):
+            return ((model.apply(p, x) - y) ** 2).mean()
+
+        grads = jax.grad(loss)(params)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state
+
+    return jaxviz.trace(train_step, params, tx.init(params), jnp.ones((4, 16)), jnp.ones((4, 10)))
+
+
+def test_a_block_added_to_a_flax_optax_model_pairs_each_update_with_its_parameter():
+    """The optimizer's per-leaf equations (optax's ``scale``, ``apply_updates``) of
+    ``head`` pair with those of ``head``, not with the new block's that took their place."""
+    d = jaxviz.diff(optax_train_step(1), optax_train_step(2))
+    update = [c for c in [*d.changed, *d.added, *d.removed] if c.path.startswith("update")]
+    assert {(c.status, c.path, c.label) for c in update} == {
+        ("added", "update > scale", "mul"), ("added", "update > apply_updates", "add")}
+    assert len(update) == 4  # bias and kernel of block_1, each scaled and applied
+    assert not d.changed and not d.removed  # block_0 and head are the same program
+    # the inputs gathered in one box in the new trace (6 leaves), not in the old (4)
+    assert {c.label for c in d.added if c.node.kind == "input"} == {
+        "params['params']['block_1']['bias']", "params['params']['block_1']['kernel']"}
+    worked_on = anchors(d.b.graph)  # the input or output each equation works on
+    assert all("['block_1']" in worked_on[c.new.id] for c in update), [worked_on[c.new.id] for c in update]

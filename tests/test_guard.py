@@ -1,5 +1,6 @@
 """Recompile guards (jaxviz.expect_compiles, no_recompiles) and the pytest plugin."""
 
+import functools
 import importlib.metadata
 import subprocess
 import sys
@@ -8,6 +9,7 @@ import threading
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import jaxviz
@@ -68,6 +70,94 @@ def test_no_recompiles_allows_first_compiles_only():
         with jaxviz.no_recompiles():
             step(jnp.ones(3), 2)  # a weakly typed int scalar instead of a float: new program
     assert "scale" in str(info.value)
+
+
+def test_no_recompiles_counts_compiles_made_before_any_watch():
+    """The usual case: warm up (no watch listening), then guard the loop; a new shape inside
+    is the function's second compile, whose earlier one jaxviz reads from JAX's cache."""
+    @jax.jit
+    def step(x, scale):
+        return jnp.tanh(x * scale).sum()
+
+    assert jaxviz.recompiles.active_watches() == []
+    step(jnp.ones(32), 2.0)  # the warm-up: no watch sees it
+    with pytest.raises(jaxviz.RecompileError) as info:
+        with jaxviz.no_recompiles():
+            step(jnp.ones(32), 2.0)  # a cache hit
+            step(jnp.ones(48), 2.0)
+    (violation,) = info.value.violations
+    (extra,) = violation.extra
+    assert extra.count == 2 and not extra.first_compile
+    assert "cause: `x` changed shape (32,) → (48,) on axis 0" in str(info.value)
+
+
+def test_expect_compiles_names_the_change_from_a_compile_before_the_guard():
+    @jax.jit
+    def step(x, n):
+        return jnp.tanh(x).sum() * n
+
+    step(jnp.ones(3, jnp.float32), 1.0)
+    with jaxviz.expect_compiles(step=1) as guard:  # one compile allowed in the block
+        step(jnp.ones(3, jnp.bfloat16), 1.0)
+    (event,) = guard.events
+    assert event.count == 2
+    assert [(c.kind, c.path) for c in event.causes] == [("dtype", "x")]
+    with pytest.raises(jaxviz.RecompileError, match="compiled for the 3rd time"):
+        with jaxviz.expect_compiles(recompiles=False):
+            step(jnp.ones(4, jnp.bfloat16), 1.0)
+
+
+def test_a_warm_up_on_numpy_batches_differs_from_the_guarded_call_by_shape_only():
+    """JAX's trace cache keeps no placement: a numpy batch before and inside the guard is
+    not called a change of placement."""
+    @jax.jit
+    def step(w, batch):
+        return (batch @ w).mean()
+
+    w = jnp.ones(4)
+    step(w, np.ones((8, 4), np.float32))
+    with pytest.raises(jaxviz.RecompileError) as info:
+        with jaxviz.no_recompiles():
+            step(w, np.ones((12, 4), np.float32))
+    (violation,) = info.value.violations
+    assert [(c.kind, c.path, c.axis) for c in violation.extra[0].causes] == [("shape", "batch", 0)]
+
+
+def test_a_filter_jit_warm_up_is_counted_and_named_in_the_users_words():
+    """Through a jit-like wrapper (``eqx.filter_jit``, as in Equinox's examples), the calls
+    read back from JAX's cache are the wrapper's; the cause still names the user's ``x``."""
+    import equinox as eqx
+
+    @eqx.filter_jit
+    def f(x):
+        return x * 2
+
+    @eqx.filter_jit
+    def g(x):
+        return x + 1
+
+    f(jnp.ones(3))
+    f(jnp.ones(4))
+    with pytest.raises(jaxviz.RecompileError) as info:
+        with jaxviz.no_recompiles() as guard:
+            g(jnp.ones(3))  # a first compile: another function's entries do not count
+            f(jnp.ones(5))
+    (violation,) = info.value.violations
+    assert violation.function == "f" and violation.extra[0].count == 3
+    cause = violation.extra[0].causes[0]  # against (3,) or (4,): both compiled, both one change
+    assert (cause.kind, cause.path, cause.after, cause.axis) == ("shape", "x", (5,), 0)
+    assert [e.count for e in guard.events if e.name == "g"] == [1]
+
+
+def test_no_recompiles_through_static_arguments_compiled_before():
+    @functools.partial(jax.jit, static_argnames=("mode",))
+    def step(x, *, mode="train"):
+        return x.sum() if mode == "train" else x.mean()
+
+    step(jnp.ones(3), mode="train")
+    with pytest.raises(jaxviz.RecompileError, match="static argument `mode` changed 'train' → 'eval'"):
+        with jaxviz.no_recompiles():
+            step(jnp.ones(3), mode="eval")
 
 
 def test_nested_guards_each_see_their_block():
@@ -217,6 +307,25 @@ def test_growing():
         "*jaxviz: compiles per function*",
         "train_step  3 compiles",
     ])
+
+
+def test_plugin_no_recompiles_marker_counts_a_warm_up_in_another_test(pytester):
+    pytester.makepyfile(STEP + """
+def test_warm_up():
+    train_step(jnp.ones(3))
+
+@pytest.mark.no_recompiles
+def test_same_shape():
+    train_step(jnp.ones(3))
+
+@pytest.mark.no_recompiles
+def test_new_shape():
+    train_step(jnp.ones(5))
+""")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*_ test_new_shape _*", "*`train_step` recompiled 1 time under no_recompiles()*",
+                                 "*cause: `x` changed shape (3,) → (5,)*"])
 
 
 def test_plugin_fixture(pytester):

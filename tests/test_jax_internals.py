@@ -2,6 +2,7 @@
 ``jaxviz/_jax_internals.py``). If one of these fails after a JAX upgrade, fix that module:
 the failure message says what changed."""
 
+import functools
 import sys
 
 import jax
@@ -583,3 +584,41 @@ def test_caches_cleared_notice_and_jit_cache_size():
     assert heard, ("jax.clear_caches() no longer clears caches registered with "
                    "jax._src.util.register_cache")
     assert internals.jit_cache_size(lambda x: x) is None
+
+
+def test_earlier_jit_calls_rebuild_the_calls_jaxs_trace_cache_holds():
+    """In any order; the call being traced left out."""
+    @functools.partial(jax.jit, static_argnums=(1,), static_argnames=("mode",))
+    def step(x, k, p, *, mode="a", n=3):
+        return (x * k).sum() * n + p["w"].sum()
+
+    step(jnp.ones(3), 2, {"w": jnp.ones(2)})
+    step(jnp.ones((4, 2)), 3, {"w": jnp.ones(2)}, mode="b", n=4)
+    calls: list[list[internals.JitCall]] = []
+
+    def listener(event, seconds, **kwargs):
+        call = internals.current_jit_call()
+        if event == internals.TRACE_EVENT and call is not None and call.fun is step.__wrapped__:
+            calls.append(internals.earlier_jit_calls(call))
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        step(jnp.ones(5), 2, {"w": jnp.ones(2, jnp.bfloat16)})
+    finally:
+        internals.unregister_event_duration_listener(listener)
+    assert calls, "current_jit_call() found no call of step at the end of its trace"
+    rebuilt = [(c.args, c.kwargs) for c in calls[0]]
+    sds = jax.ShapeDtypeStruct
+    expected = [
+        ((sds((3,), jnp.float32), 2, {"w": sds((2,), jnp.float32)}), {}),
+        ((sds((4, 2), jnp.float32), 3, {"w": sds((2,), jnp.float32)}),
+         {"mode": "b", "n": sds((), jnp.int32, weak_type=True)}),
+    ]  # not the call being traced itself
+    assert len(rebuilt) == 2 and all(e in rebuilt for e in expected), (
+        f"earlier_jit_calls: JAX changed the keys of _infer_params_cached? got {rebuilt}")
+
+
+def test_distributed_process_is_none_without_jax_distributed():
+    """The initialized case (JAX's coordination-service client, this process's id) is
+    checked with two real processes in tests/test_processes.py."""
+    assert internals.distributed_process() is None

@@ -3,6 +3,7 @@ causes of a new compile against it."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections import OrderedDict, deque
 from typing import Any
@@ -10,7 +11,16 @@ from typing import Any
 from .. import _jax_internals as internals
 from .. import objects
 from .causes import Cause, diff, explain_equal, locate_new_objects
-from .signature import FunctionInfo, Signature, Site, ipython_cell, short_repr, site_at
+from .processes import signature_words
+from .signature import (
+    FunctionInfo,
+    Signature,
+    Site,
+    ipython_cell,
+    short_repr,
+    signature_of,
+    site_at,
+)
 
 
 class ObjectHistory:
@@ -115,6 +125,52 @@ def explain_compile(fh: FunctionHistory, obj: ObjectHistory, previous: ObjectHis
         if alt and alt_keys < keys and (best is None or len(alt) < len(best)):
             best = alt
     return locate_new_objects(best or causes, call)
+
+
+def learn_from_jax_cache(fh: FunctionHistory, obj: ObjectHistory, call: internals.JitCall,
+                         sig: Signature, user_words: bool) -> list[Cause]:
+    """A jit object jaxviz has not seen compile may have compiled while no watch listened:
+    JAX's tracing cache still holds those calls. Count them (``fh.count``), so that the
+    next compile is a recompile, and keep their signatures to explain it. ``user_words``:
+    ``sig`` is the signature of ``call`` itself (no jit-like wrapper in between); through a
+    wrapper the causes are returned, read from the call JAX sees."""
+    try:
+        current = sig if user_words else signature_of(call)
+        earlier = [_placed_like(signature_of(e), current) for e in internals.earlier_jit_calls(call)]
+    except Exception:  # never break the user's compile over what came before it
+        return []
+    fh.count += len(earlier)
+    if not earlier:
+        return []
+    earlier.sort(key=lambda old: len(diff(old, current)), reverse=True)  # the closest last
+    if user_words:
+        obj.signatures.extend(earlier[-(obj.signatures.maxlen or len(earlier)):])
+        return []
+    causes = diff(earlier[-1], current) or [Cause("unknown", fh.info.name)]
+    names = _user_names(current, sig)
+    return [dataclasses.replace(c, path=names.get(c.path, c.path)) for c in causes]
+
+
+def _user_names(seen_by_jax: Signature, user: Signature) -> dict[str, str]:
+    """Each array leaf of the call JAX sees (a jit-like wrapper's) by its name in the user's
+    call, when both hold the same arrays in the same order; else nothing."""
+    def arrays(sig: Signature) -> list[tuple[str, str]]:
+        return [(name, text) for name, text in signature_words(sig).items() if not text.endswith("(static)")]
+
+    theirs, mine = arrays(seen_by_jax), arrays(user)
+    if len(theirs) != len(mine) or any(a[1] != b[1] for a, b in zip(theirs, mine)):
+        return {}
+    return {a[0]: b[0] for a, b in zip(theirs, mine)}
+
+
+def _placed_like(old: Signature, current: Signature) -> Signature:
+    """A signature read back from JAX's tracing cache, its arrays placed as in ``current``
+    (the trace cache's key has no placement: the compiled one is unknown)."""
+    now = {(a.name, path): leaf.placement for a in current.args for path, leaf in a.leaves}
+    args = tuple(dataclasses.replace(a, leaves=tuple(
+        (path, dataclasses.replace(leaf, placement=now.get((a.name, path), leaf.placement)))
+        for path, leaf in a.leaves)) for a in old.args)
+    return dataclasses.replace(old, args=args)
 
 
 def _new_object_cause(name: str, previous: ObjectHistory, obj: ObjectHistory,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import threading
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -16,12 +17,21 @@ import jax
 from .. import _jax_internals as internals
 from ..adapters import equinox, wrappers
 from ..calls import PACKAGE_DIR, is_user_file
+from ..render.recompiles import text_plain
 from .causes import Cause
 from .events import CompileEvent
-from .history import FunctionHistory, explain_compile, function_history, same_key
+from .history import (
+    FunctionHistory,
+    explain_compile,
+    function_history,
+    learn_from_jax_cache,
+    same_key,
+)
+from .processes import compare_compile
 from .signature import (
     MAX_CAUSES,
     FunctionInfo,
+    RecompileWarning,
     Signature,
     describe_function,
     is_eager_transform,
@@ -203,6 +213,7 @@ class _Dispatcher:
         if call is None:
             info = FunctionInfo(jax_name, jax_name, None)
             return untraced(function_history(("<compile>", jax_name), info), info, _NO_TRACE)
+        jax_call = call
         call, is_static_leaf = _through_wrapper(call)
         key, info, _ = describe_function(call.fun, call.transform)
         fh = function_history(key, info)
@@ -214,8 +225,12 @@ class _Dispatcher:
         except Exception as exc:
             self.internal_errors += 1
             sig, unreadable = None, f"{type(exc).__name__}: {exc}"[:120]
-        causes = (explain_compile(fh, obj, previous, sig, call) if sig is not None
-                  else [Cause("unknown", info.name, unreadable, detail="unreadable")])
+        causes: list[Cause] = []
+        if sig is not None and previous is None and not obj.signatures and obj.last_error is None:
+            causes = learn_from_jax_cache(fh, obj, jax_call, sig, user_words=jax_call is call)
+        if not causes:
+            causes = (explain_compile(fh, obj, previous, sig, call) if sig is not None
+                      else [Cause("unknown", info.name, unreadable, detail="unreadable")])
         more = max(0, len(causes) - MAX_CAUSES)
         causes = causes[:MAX_CAUSES]
         fh.count += 1
@@ -232,7 +247,10 @@ class _Dispatcher:
         event._object = obj  # type: ignore[attr-defined]
         tracked = track_globals(call.fun, info.name) if stage == "trace" else None
         _call_compile_listeners(event, call)
-        return self._publish_new(event, jax_name, stage, watches, tracked)
+        pending = self._publish_new(event, jax_name, stage, watches, tracked)
+        if sig is not None:
+            _tell_process_mismatches(event, watches)
+        return pending
 
     def _publish_new(self, event: CompileEvent, jax_name: str, stage: str,
                      watches: list[Watch], tracked: int | None) -> _Pending:
@@ -253,7 +271,31 @@ class _Dispatcher:
             del event._object  # type: ignore[attr-defined]
         for w in self._watches_of(event):
             w._notify(event)
+        if hasattr(event, "_watches"):  # an event kept after its watch must not keep it
+            del event._watches  # type: ignore[attr-defined]
         publish("compile", event.to_json())
+
+
+def _tell_process_mismatches(event: CompileEvent, watches: list[Watch]) -> None:
+    """Under ``jax.distributed``: the processes that compiled another program than process
+    0, in every watch's log and as a warning at the user's call."""
+    try:
+        found = compare_compile(event)
+    except Exception:  # never break the user's compile
+        DISPATCHER.internal_errors += 1
+        return
+    for mismatch in found:
+        text = mismatch.text()
+        for w in watches:
+            w.warn_once(text)
+        site = event.call_site
+        try:
+            if site is not None:
+                warnings.warn_explicit(text_plain(text), RecompileWarning, site.file, site.line)
+            else:
+                warnings.warn(text_plain(text), RecompileWarning, stacklevel=2)
+        except Exception:  # warnings turned into errors must not break the compile
+            pass
 
 
 # ====================================================================== compile listeners

@@ -12,6 +12,7 @@ import os
 import re
 import reprlib
 import sys
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
@@ -275,7 +276,7 @@ def is_internal(fun: Any) -> bool:
 
 
 # ====================================================================== signatures
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class Leaf:
     """One array leaf of an argument: its aval and, for committed arrays, its placement."""
 
@@ -292,12 +293,11 @@ class Leaf:
         return self.aval.text
 
 
-_LEAVES: dict[Leaf, Leaf] = {}  # interned: consecutive signatures share their leaves
+# Interned: consecutive signatures share their leaves; a leaf no signature holds is gone.
+_LEAVES: weakref.WeakValueDictionary[Leaf, Leaf] = weakref.WeakValueDictionary()
 
 
 def _intern(leaf: Leaf) -> Leaf:
-    if len(_LEAVES) > 200_000:
-        _LEAVES.clear()
     return _LEAVES.setdefault(leaf, leaf)
 
 

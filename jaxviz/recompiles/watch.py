@@ -24,6 +24,7 @@ from ..render.recompiles import (
 from ..text import fmt_seconds
 from .events import CompileEvent
 from .listeners import DISPATCHER, publish
+from .processes import current_process
 from .signature import MAX_WARNINGS, SCHEMA, SCHEMA_VERSION, RecompileWarning
 from .stale import TRACKED, StaleGlobal, stale_message
 from .suggestions import suggest_fix
@@ -207,6 +208,14 @@ class Watch:
             self._notify(None)  # e.g. the live monitor shows it in red
         return found
 
+    def warn_once(self, text: str) -> None:
+        """Add a warning to the log (once) and tell the subscribers."""
+        with self._lock:
+            if text in self.warnings:
+                return
+            self._warn(text)
+        self._notify(None)
+
     def _warn(self, text: str) -> None:
         self.warnings.append(text)
         del self.warnings[:-MAX_WARNINGS]
@@ -234,7 +243,7 @@ class Watch:
         summary = self.summary()
         if function is not None:
             summary = Summary([r for r in summary.rows if r.function == function])
-        return CompileLog(events, summary, list(self.warnings), self.dropped)
+        return CompileLog(events, summary, list(self.warnings), self.dropped, current_process())
 
     def to_json(self) -> dict[str, Any]:
         return self.view().to_json()
@@ -353,17 +362,21 @@ class CompileLog:
     summary: Summary
     warnings: list[str]
     dropped: int = 0
+    process: tuple[int, int] | None = None  # (this process, how many) under jax.distributed
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "version": SCHEMA_VERSION,
                 "events": [e.to_json() for e in self.events],
                 "summary": self.summary.to_json(), "warnings": list(self.warnings),
-                "dropped": self.dropped}
+                "dropped": self.dropped,
+                "process": list(self.process) if self.process else None}
 
     def __str__(self) -> str:
+        where = f" on process {self.process[0]} of {self.process[1]}" if self.process else ""
         if not self.events:
-            return "jaxviz: no compiles recorded."
-        lines = [f"{i}. {e.message()}" + (f"\n   → {e.suggestion}" if e.suggestion and e.causes
+            return f"jaxviz: no compiles recorded{where}." + "".join(f"\nwarning: {w}" for w in self.warnings)
+        lines = [f"jaxviz: compiles{where}"] if where else []
+        lines += [f"{i}. {e.message()}" + (f"\n   → {e.suggestion}" if e.suggestion and e.causes
                                           and e.causes[0].kind != "first_call" else "")
                  + (f"\n   what it changed in the program: {diff_command(e)}" if diff_command(e) else "")
                  for i, e in enumerate(self.events, 1)]
@@ -372,12 +385,19 @@ class CompileLog:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        return log_html(self)
+        return self._process_html() + log_html(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         # HTML and text only: any JupyterLab (or nbviewer, or GitHub) renders them. The
         # JSON payload goes to the jaxviz panel through the bridge, event by event.
-        return {"text/plain": str(self), "text/html": log_html(self)}
+        return {"text/plain": str(self), "text/html": self._process_html() + log_html(self)}
+
+    def _process_html(self) -> str:
+        """Under jax.distributed, which process this log is of (every process has its own)."""
+        if self.process is None:
+            return ""
+        return (f'<div class="jaxviz-process" style="font-size:12px">compiles on process '
+                f"{self.process[0]} of {self.process[1]}</div>")
 
     def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
         yield from log_rich(self)
