@@ -193,7 +193,8 @@ def test_01_tour():
     assert text(cell(nb, "print(updated, past_the_end)")).strip() == "[10  1  2  3  4  5  6  7  8  9] 9"
 
     cond = payload(cell(nb, "%jaxpr --expand all clip_or_negate(v)"))
-    assert {"cond", "branch 0", "branch 1", "keep", "negate"} <= set(group_names(cond))
+    assert {"branch 0", "branch 1", "keep", "negate"} <= set(group_names(cond))
+    assert [n for n in group_names(cond) if n.endswith("(cond)")]  # named after its branches' function
     nodes = cond["graph"]["nodes"]
     cond_node = next(n["id"] for n in nodes if n["primitive"] == "cond")
     feeding = {nodes[e["src"]]["primitive"] for e in cond["graph"]["edges"] if e["dst"] == cond_node}
