@@ -127,6 +127,11 @@ class ProgramDiff:
     unchanged: int = 0  # equations matched with no difference
     dtypes: dict[str, str] = field(default_factory=dict)  # dtypes that changed: float32 → bfloat16
 
+    def __post_init__(self) -> None:
+        # The union graph is this diff's own: it carries the statuses to every drawing of it.
+        statuses = self.statuses()
+        self.graph.marks = {key: statuses[key] for key in ("nodes", "groups", "notes")}
+
     @property
     def empty(self) -> bool:
         return not (self.added or self.removed or self.changed or self.inputs)

@@ -405,6 +405,9 @@ class Graph:
         # the pair of child items (of this group) that contain the endpoints.
         self._buckets: list[dict[tuple[Item, Item], list[int]]] = []
         self._finished = False
+        # A diff's statuses ({"nodes"|"groups": {id: "added"|"removed"|"changed"}, "notes":
+        # {"n3"|"g2": text}}), shipped with the graph so that every drawing colours them.
+        self.marks: dict[str, dict[str, str]] | None = None
 
     # ----------------------------------------------------------------- building
     def add_group(self, name: str, kind: str, parent: int, source: SourceLoc | None = None) -> int:
@@ -852,6 +855,7 @@ class Graph:
             "edges": [e.to_json() for e in self.edges],
             "groups": [g.to_json() for g in self.groups],
             "root": 0,
+            **({"marks": self.marks} if self.marks else {}),
         }
 
     def to_json_str(self) -> str:

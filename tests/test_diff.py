@@ -403,6 +403,8 @@ def test_a_diff_in_a_notebook_is_the_interactive_graph_view(monkeypatch):
     payload = bundle[MIME_TYPE]
     assert payload["schema"] == "jaxviz.program" and payload["graph"]["nodes"]
     assert payload["diff"]["summary"] == d.summary() and "changed" in payload["diff"]["nodes"].values()
+    # The graph itself carries the statuses, so the browser's drawing colours them too.
+    assert payload["graph"]["marks"]["nodes"] == payload["diff"]["nodes"]
     page = bundle["text/html"]
     if embed.viewer_payload() is not None:  # built with the extension (Node.js at install)
         assert 'class="jaxviz-data"' in page and 'class="jaxviz-static"' in page  # its data

@@ -21,6 +21,7 @@ import {
   GROUP_FILL,
   LEGEND,
   LEGEND_ORDER,
+  MARK_STYLE,
   LegendSpec,
   MAX_CURVED_EDGES,
   MAX_LABELLED_EDGES,
@@ -296,6 +297,10 @@ export function eqnLabel(n: { label: string; primitive: string | null; literals:
 
 /** A collapsed group's box: its DOT attributes (the canvas draws with the same). */
 export function boxAttrs(graph: GraphJSON, child: number, markers = true): { [key: string]: string } {
+  return mark(plainBoxAttrs(graph, child, markers), graph, 'g', child);
+}
+
+function plainBoxAttrs(graph: GraphJSON, child: number, markers: boolean): { [key: string]: string } {
   const cg = graph.groups[child];
   const where = cg.source ? `\n${shortSource(cg.source)}` : '';
   const size = cg.kind === 'inputs' || cg.kind === 'outputs' ? '' : `\n${sizeText(graph.groups, child)}`;
@@ -329,6 +334,10 @@ export function boxAttrs(graph: GraphJSON, child: number, markers = true): { [ke
 
 /** An expanded group's cluster: its DOT graph attributes (the canvas draws with the same). */
 export function clusterAttrs(graph: GraphJSON, child: number, markers = true): { [key: string]: string } {
+  return mark(plainClusterAttrs(graph, child, markers), graph, 'g', child, true);
+}
+
+function plainClusterAttrs(graph: GraphJSON, child: number, markers: boolean): { [key: string]: string } {
   const cg = graph.groups[child];
   const where = cg.source ? ` · ${shortSource(cg.source)}` : '';
   const comm = ownCommLabel(graph.groups, child); // as render/dot.py's cluster_label
@@ -345,6 +354,48 @@ export function clusterAttrs(graph: GraphJSON, child: number, markers = true): {
 
 /** A node's DOT attributes (the canvas draws with the same). */
 export function nodeAttrs(
+  graph: GraphJSON,
+  nid: number,
+  legend: { [kind: string]: LegendSpec }
+): { [key: string]: string } {
+  return mark(plainNodeAttrs(graph, nid, legend), graph, 'n', nid);
+}
+
+/** As render/dot.py's _mark: a diff's status colours the item (a cluster: its outline
+ * only), a removed one is dashed, and its note joins the label and the tooltip. */
+function mark(
+  attrs: { [key: string]: string },
+  graph: GraphJSON,
+  kind: 'n' | 'g',
+  id: number,
+  cluster = false
+): { [key: string]: string } {
+  const status = graph.marks?.[kind === 'n' ? 'nodes' : 'groups'][String(id)];
+  if (status === undefined) {
+    return attrs;
+  }
+  const style = MARK_STYLE[status];
+  const out: { [key: string]: string } = {
+    ...attrs,
+    color: style.color,
+    penwidth: '2',
+    class: `${attrs.class ?? ''} jaxviz-${status}`.trim()
+  };
+  if (!cluster) {
+    out.fillcolor = style.fillcolor;
+  }
+  if (status === 'removed') {
+    out.style = `${attrs.style ?? 'filled'},dashed`;
+  }
+  const note = graph.marks?.notes[`${kind}${id}`];
+  if (note) {
+    out.label = `${attrs.label ?? ''}${cluster ? ' · ' : '\n'}${note}`;
+    out.tooltip = `${attrs.tooltip ?? ''}\n${status}: ${note}`;
+  }
+  return out;
+}
+
+function plainNodeAttrs(
   graph: GraphJSON,
   nid: number,
   legend: { [kind: string]: LegendSpec }

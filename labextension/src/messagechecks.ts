@@ -1510,7 +1510,7 @@ validate61.errors = vErrors;
 return errors === 0;
 }
 
-const schema28 = {"title":"GraphJSON","description":"The graph model of jaxviz/graph.py (schema \"jaxviz.graph\"): its envelope; nodes, edges and groups are checked by the view that reads them.","type":"object","required":["schema","version","name","legend","nodes","edges","groups","root"],"properties":{"schema":{"const":"jaxviz.graph"},"version":{"type":"integer"},"name":{"type":"string"},"legend":{"type":"object","additionalProperties":{"$ref":"#/definitions/LegendEntry"}},"nodes":{"type":"array","items":{"$ref":"#/definitions/GraphNode"}},"edges":{"type":"array","items":{"$ref":"#/definitions/GraphEdge"}},"groups":{"type":"array","items":{"$ref":"#/definitions/GraphGroup"}},"root":{"type":"integer"}}};
+const schema28 = {"title":"GraphJSON","description":"The graph model of jaxviz/graph.py (schema \"jaxviz.graph\"): its envelope; nodes, edges and groups are checked by the view that reads them.","type":"object","required":["schema","version","name","legend","nodes","edges","groups","root"],"properties":{"schema":{"const":"jaxviz.graph"},"version":{"type":"integer"},"name":{"type":"string"},"legend":{"type":"object","additionalProperties":{"$ref":"#/definitions/LegendEntry"}},"nodes":{"type":"array","items":{"$ref":"#/definitions/GraphNode"}},"edges":{"type":"array","items":{"$ref":"#/definitions/GraphEdge"}},"groups":{"type":"array","items":{"$ref":"#/definitions/GraphGroup"}},"root":{"type":"integer"},"marks":{"description":"A diff's statuses by node and group id, and their notes (keys n<id>, g<id>): every drawing colours them.","type":"object","required":["nodes","groups","notes"],"properties":{"nodes":{"type":"object","additionalProperties":{"enum":["added","removed","changed"]}},"groups":{"type":"object","additionalProperties":{"enum":["added","removed","changed"]}},"notes":{"type":"object","additionalProperties":{"type":"string"}}}}}};
 const schema29 = {"title":"LegendEntry","type":"object","required":["color","shape","label"],"properties":{"color":{"type":"string"},"shape":{"type":"string"},"label":{"type":"string"}}};
 
 function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -2526,6 +2526,118 @@ var valid0 = _errs19 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.marks !== undefined){
+let data12 = data.marks;
+const _errs21 = errors;
+if(errors === _errs21){
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+let missing1;
+if((((data12.nodes === undefined) && (missing1 = "nodes")) || ((data12.groups === undefined) && (missing1 = "groups"))) || ((data12.notes === undefined) && (missing1 = "notes"))){
+validate65.errors = [{instancePath:instancePath+"/marks",schemaPath:"#/properties/marks/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data12.nodes !== undefined){
+let data13 = data12.nodes;
+const _errs23 = errors;
+if(errors === _errs23){
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+for(const key1 in data13){
+let data14 = data13[key1];
+const _errs26 = errors;
+if(!(((data14 === "added") || (data14 === "removed")) || (data14 === "changed"))){
+validate65.errors = [{instancePath:instancePath+"/marks/nodes/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/marks/properties/nodes/additionalProperties/enum",keyword:"enum",params:{allowedValues: schema28.properties.marks.properties.nodes.additionalProperties.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid6 = _errs26 === errors;
+if(!valid6){
+break;
+}
+}
+}
+else {
+validate65.errors = [{instancePath:instancePath+"/marks/nodes",schemaPath:"#/properties/marks/properties/nodes/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid5 = _errs23 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data12.groups !== undefined){
+let data15 = data12.groups;
+const _errs27 = errors;
+if(errors === _errs27){
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+for(const key2 in data15){
+let data16 = data15[key2];
+const _errs30 = errors;
+if(!(((data16 === "added") || (data16 === "removed")) || (data16 === "changed"))){
+validate65.errors = [{instancePath:instancePath+"/marks/groups/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/marks/properties/groups/additionalProperties/enum",keyword:"enum",params:{allowedValues: schema28.properties.marks.properties.groups.additionalProperties.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid7 = _errs30 === errors;
+if(!valid7){
+break;
+}
+}
+}
+else {
+validate65.errors = [{instancePath:instancePath+"/marks/groups",schemaPath:"#/properties/marks/properties/groups/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid5 = _errs27 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data12.notes !== undefined){
+let data17 = data12.notes;
+const _errs31 = errors;
+if(errors === _errs31){
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+for(const key3 in data17){
+const _errs34 = errors;
+if(typeof data17[key3] !== "string"){
+validate65.errors = [{instancePath:instancePath+"/marks/notes/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/marks/properties/notes/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid8 = _errs34 === errors;
+if(!valid8){
+break;
+}
+}
+}
+else {
+validate65.errors = [{instancePath:instancePath+"/marks/notes",schemaPath:"#/properties/marks/properties/notes/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid5 = _errs31 === errors;
+}
+else {
+var valid5 = true;
+}
+}
+}
+}
+}
+else {
+validate65.errors = [{instancePath:instancePath+"/marks",schemaPath:"#/properties/marks/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs21 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }

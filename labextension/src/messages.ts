@@ -190,6 +190,20 @@ export interface GraphJSON {
   edges: GraphEdge[];
   groups: GraphGroup[];
   root: number;
+  /**
+   * A diff's statuses by node and group id, and their notes (keys n<id>, g<id>): every drawing colours them.
+   */
+  marks?: {
+    nodes: {
+      [k: string]: 'added' | 'removed' | 'changed';
+    };
+    groups: {
+      [k: string]: 'added' | 'removed' | 'changed';
+    };
+    notes: {
+      [k: string]: string;
+    };
+  };
 }
 export interface LegendEntry {
   color: string;

@@ -67,3 +67,6 @@ export const HEAT_DARK_TEXT: string = visual.heat.dark_text;
 export const COMM_STYLE: DotAttrs = { color: visual.communication.color, penwidth: visual.communication.penwidth };
 export const COMM_MARK: string = visual.communication.mark;
 export const COLLECTIVE_PRIMITIVES: ReadonlySet<string> = new Set(visual.communication.primitives);
+
+/** A diff's statuses: the fill and outline of what was added, removed or changed. */
+export const MARK_STYLE: { readonly [status: string]: { fillcolor: string; color: string } } = visual.marks;

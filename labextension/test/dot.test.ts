@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
 import { legendKinds, quote, viewToDot } from '../src/dot';
+import { MARK_STYLE } from '../src/visual';
 import { GraphIndex, buildView } from '../src/view';
 import { smallGraph } from './fixtures';
 
@@ -17,6 +18,25 @@ describe('quote', () => {
     assert.equal(quote('a"b'), '"a\\"b"');
     assert.equal(quote('a\\nb'), '"a\\\\nb"');
     assert.equal(quote('a\nb'), '"a\\nb"');
+  });
+});
+
+describe('a diff drawn in the browser', () => {
+  it('colours what the kernel marked: a node filled, a removed one dashed, a group box, its note', () => {
+    const graph = smallGraph();
+    graph.marks = {
+      nodes: { '3': 'added', '2': 'removed' },
+      groups: { '1': 'changed' },
+      notes: { g1: 'f32[2] → f32[4]' }
+    };
+    const dot = viewToDot(buildView(new GraphIndex(graph), [0]));
+    const line = (id: string) => dot.split('\n').find(l => l.trimStart().startsWith(`"${id}" [`)) ?? '';
+    assert.match(line('n3'), new RegExp(`fillcolor="${MARK_STYLE.added.fillcolor}"`));
+    assert.match(line('n3'), /class="[^"]*jaxviz-added"/);
+    assert.match(line('n2'), /style="filled,dashed"/);
+    assert.match(line('g1'), new RegExp(`color="${MARK_STYLE.changed.color}"`));
+    assert.match(line('g1'), /f32\[2\] → f32\[4\]/);
+    assert.doesNotMatch(line('n0'), /jaxviz-(added|removed|changed)/, 'unmarked items keep their look');
   });
 });
 
