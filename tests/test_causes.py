@@ -310,6 +310,24 @@ def test_jit_under_vmap_batch_size_changed():
     assert ("transform", "vmap") in event.signature.context
 
 
+# https://github.com/jax-ml/jax/issues/19654 (grad called eagerly over a jitted loss)
+def test_jit_under_grad_backward_pass_shares_the_forward_cause():
+    @jax.jit
+    def loss(w):
+        return jnp.sum(w ** 2)
+
+    loss_grad = jax.grad(loss)
+    with jaxviz.watch() as log:
+        loss_grad(jnp.ones(3))
+        loss_grad(jnp.ones(5))  # a model grown by two parameters
+    last = [e for e in log.events if e.jax_name == "loss"][-1]
+    assert last.signature is None, "the backward pass compiles with no call to read"
+    (c,) = last.causes
+    assert (c.kind, c.path, c.before, c.after) == ("shape", "w", (3,), (5,))
+    first_backward = [e for e in log.events if e.jax_name == "loss" and e.signature is None][0]
+    assert not first_backward.causes  # the first call's backward pass is no recompile
+
+
 def test_same_function_called_plainly_then_under_vmap():
     @jax.jit
     def double(x):

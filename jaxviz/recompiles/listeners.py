@@ -33,6 +33,7 @@ from .signature import (
     FunctionInfo,
     RecompileWarning,
     Signature,
+    Site,
     describe_function,
     is_eager_transform,
     is_internal,
@@ -89,6 +90,10 @@ class _Dispatcher:
         self.watches: list[Watch] = []
         self.registered = False
         self.pending: dict[int, list[_Pending]] = {}  # per thread, most recent last
+        # Per thread: the last traced recompile (JAX's name, the user's line, its causes).
+        # A compile with no call to read right after it, from the same line and of the same
+        # function, is another pass of that call (grad's backward) and shares its causes.
+        self.last_recompile: dict[str, tuple[str, Site | None, list[Cause]]] = {}
         self.internal_errors = 0
 
     # ------------------------------------------------------------ watches
@@ -203,16 +208,22 @@ class _Dispatcher:
             return _Pending(None, jax_name, stage)
         thread = threading.current_thread().name
 
-        def untraced(fh: FunctionHistory, info: FunctionInfo, note: str) -> _Pending:
-            """A compile without a call we can read (no signature, no causes)."""
+        def untraced(fh: FunctionHistory, info: FunctionInfo, note: str,
+                     causes: list[Cause] | None = None) -> _Pending:
+            """A compile without a call we can read (no signature; the causes of the call
+            it is another pass of, if any)."""
             fh.count += 1
-            event = CompileEvent(info, site, None, [], fh.count, t0, kind="compile",
+            event = CompileEvent(info, site, None, list(causes or []), fh.count, t0, kind="compile",
                                  thread=thread, jax_name=jax_name, note=note)
             return self._publish_new(event, jax_name, stage, watches, None)
 
         if call is None:
             info = FunctionInfo(jax_name, jax_name, None)
-            return untraced(function_history(("<compile>", jax_name), info), info, _NO_TRACE)
+            fh = function_history(("<compile>", jax_name), info)
+            same = self.last_recompile.get(thread)
+            if same is not None and same[0] == jax_name and same[1] == site:
+                return untraced(fh, info, _SAME_CALL, same[2])
+            return untraced(fh, info, _NO_TRACE)
         jax_call = call
         call, is_static_leaf = _through_wrapper(call)
         key, info, _ = describe_function(call.fun, call.transform)
@@ -237,6 +248,10 @@ class _Dispatcher:
         kind = "aot" if call.aot else ("call" if stage == "trace" else "compile")
         event = CompileEvent(info, site, sig, causes, fh.count, t0, kind=kind,
                              thread=thread, more_causes=more, jax_name=jax_name)
+        if fh.count > 1 and causes:
+            self.last_recompile[thread] = (jax_name, site, causes)
+        else:
+            self.last_recompile.pop(thread, None)
         if sig is not None:
             obj.note(causes)
             obj.signatures.append(sig)
@@ -316,6 +331,10 @@ def _call_compile_listeners(event: CompileEvent, call: internals.JitCall) -> Non
 
 _NO_TRACE = ("without a new trace (a transformation such as grad of a jitted function "
              "outside jit, or an ahead-of-time compile)")
+
+
+_SAME_CALL = ("without a new trace: another pass of the call just recompiled (the backward "
+              "pass of grad outside jit), for the same reason")
 
 
 _UNDER_TRANSFORM = ("without a new trace: it was called under a transformation (grad, vmap, "
