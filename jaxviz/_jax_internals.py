@@ -939,9 +939,16 @@ _CLEAR_NOTICES: list[_CacheClearNotice] = []  # JAX's registry holds them weakly
 def on_caches_cleared(callback: Callable[[Any], None]) -> None:
     """``callback(frame)`` each time ``jax.clear_caches()`` runs (``frame``: JAX's, below
     the user's call)."""
+    register = getattr(_util, "register_cache", None)
+    if register is None:  # JAX 0.6: no cache registry, so clears go unnoticed
+        return
     notice = _CacheClearNotice(callback)
     _CLEAR_NOTICES.append(notice)
-    _util.register_cache(notice, "jaxviz: notices jax.clear_caches()")
+    register(notice, "jaxviz: notices jax.clear_caches()")
+
+
+# Whether ``on_caches_cleared`` can hear ``jax.clear_caches()`` (JAX 0.7 and later).
+CACHE_CLEARS_HEARD = hasattr(_util, "register_cache")
 
 
 def jit_cache_size(jitted: Any) -> int | None:

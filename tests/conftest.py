@@ -19,7 +19,7 @@ CORE_TEST_FILES = frozenset({
 
 # Modules written against Flax and optax at module level: not collected where those are not
 # installed (the core suite's venvs), as the other tests of those libraries skip there.
-collect_ignore = [] if importlib.util.find_spec("flax") else ["test_phases.py", "test_diff.py"]
+collect_ignore = [] if importlib.util.find_spec("flax") else ["test_phases.py", "test_diff.py", "test_first_view.py"]
 
 
 # Tests that start a real kernel or a browser (seconds to a minute each): marked ``slow``.

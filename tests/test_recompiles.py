@@ -1010,6 +1010,7 @@ def test_tree_util_partial_over_a_new_closure():
     assert "Partial's function is static" in only(log, "apply_loss")[1].suggestion
 
 
+@pytest.mark.skipif(not internals.CACHE_CLEARS_HEARD, reason="JAX 0.6 has no cache registry to hear clears by")
 def test_when_nothing_differs_it_says_the_cache_was_cleared_and_where():
     f = jax.jit(lambda x: x + 2)
     with jaxviz.watch() as log:

@@ -9,7 +9,7 @@ import { GraphJSON } from './model';
 import { boxAttrs, clusterAttrs, legendOf, nodeAttrs } from './dot';
 import { PT_TO_PX } from './geometry';
 import { LayeredInput } from './layered';
-import { DOT_EDGE, DOT_NODE } from './visual';
+import { DOT_EDGE, DOT_NODE, HEAT_DARK_TEXT } from './visual';
 import { ItemId, View, edgeIsWeak, groupItem, nodeItem, visibleItems } from './view';
 
 /** How an item or an open group is drawn. */
@@ -58,7 +58,7 @@ function look(a: { [key: string]: string }, fontPx: number): Look {
   return {
     lines: (a.label ?? '').split('\n'),
     fill: a.fillcolor ?? '#ffffff',
-    font: a.fontcolor ?? '#111111',
+    font: a.fontcolor ?? HEAT_DARK_TEXT,
     stroke: a.color ?? '#000000',
     lineWidth: parseFloat(a.penwidth ?? '1') * PT_TO_PX * 0.75,
     fontPx: a.fontsize ? parseFloat(a.fontsize) * PT_TO_PX : fontPx,

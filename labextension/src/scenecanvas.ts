@@ -8,7 +8,7 @@
 
 import { LayeredOutput } from './layered';
 import { EDGE_COLOR, LINE_HEIGHT, Look, Scene } from './scene';
-import { LEGEND } from './visual';
+import { CLUSTER, HEAT_DARK_TEXT, LEGEND } from './visual';
 
 /** Text smaller than this (px on screen) is not drawn: it could not be read. */
 export const MIN_LABEL_PX = 5;
@@ -199,7 +199,7 @@ export class SceneCanvas {
       ctx.setLineDash([]);
       if (l.fontPx * scale >= MIN_LABEL_PX) {
         ctx.font = `${l.fontPx}px ${FONT_FAMILY}`;
-        ctx.fillStyle = l.stroke === '#9AA5B1' ? '#333333' : l.stroke;
+        ctx.fillStyle = l.stroke === CLUSTER.color ? HEAT_DARK_TEXT : l.stroke; // a cluster's title reads dark
         ctx.textBaseline = 'top';
         ctx.textAlign = 'left';
         ctx.fillText(l.lines[0], r.x + 8, r.y + 6, r.w - 16);
