@@ -364,7 +364,7 @@ class GraphBuilder:
             shown = g.groups[body].name if body is not None else (recorded[-1] if recorded else None)
             if shown is None:
                 continue
-            others = [n for n in recorded if n != shown]
+            others = [n for n in recorded if n != shown and not n.startswith("_")]  # not JAX's own (_fori_cond_fun)
             length = holder.params.get("length")
             count = f" ×{length}" if length is not None else ""
             word = _eqn_label_word(holder.primitive)
@@ -375,7 +375,9 @@ class GraphBuilder:
         group, for a ``while``), or None."""
         g = self.graph
         candidates = list(loop.groups)
-        candidates += [c for j in loop.groups if g.groups[j].kind == "jaxpr" for c in g.groups[j].groups]
+        # a while's condition is not what it runs
+        candidates += [c for j in loop.groups if g.groups[j].kind == "jaxpr" and g.groups[j].name != "cond_jaxpr"
+                       for c in g.groups[j].groups]
         calls_ = [c for c in candidates if g.groups[c].kind in ("call", "library") and g.groups[c].holder is None]
         if not calls_:
             return None

@@ -200,12 +200,12 @@ def test_01_tour():
     feeding = {nodes[e["src"]]["primitive"] for e in cond["graph"]["edges"] if e["dst"] == cond_node}
     assert "convert_element_type" in feeding  # the predicate is drawn flowing into the cond
     loop = payload(cell(nb, "%jaxpr --expand all double_until(v, 100.0)"))
-    assert {"while", "not_done", "double"} <= set(group_names(loop))
+    assert {"double (while: not_done)", "not_done", "double"} <= set(group_names(loop))  # named after its body
     assert parent_name(loop, "double") == "body_jaxpr"
     fori = payload(cell(nb, "%jaxpr --expand all weighted_sum(v, 4)"))
     assert "add_term" in group_names(fori)
     scan = payload(cell(nb, "%jaxpr --expand 1 cumulative_sum(v)"))
-    assert parent_name(scan, "step") == "scan"
+    assert parent_name(scan, "step") == "step ×3 (scan)"
     step_id = group_names(scan).index("step")
     assert step_id not in scan["expanded"]  # --expand 1: the body is one box
     printed = text(cell(nb, 'print("cond      "'))
