@@ -431,13 +431,7 @@ export class GraphView extends Widget {
     } else if (opts.anchor) {
       this.keepAnchor(opts.anchor);
     } else {
-      // A button (Collapse all, Expand level): the zoom and pan stay unless the
-      // drawing would be out of view, which then starts over as a first view.
-      this.growCanvas();
-      this.applyTransform();
-      if (!this.drawingInView()) {
-        this.showFirstView();
-      }
+      this.keepViewOrStartOver(); // a button: Collapse all, Expand level
     }
     this.svgShown = true;
     if (before) {
@@ -548,11 +542,7 @@ export class GraphView extends Widget {
     } else if (opts.anchor) {
       this.keepAnchor(opts.anchor);
     } else {
-      this.growCanvas();
-      this.applyTransform();
-      if (!this.drawingInView()) {
-        this.showFirstView();
-      }
+      this.keepViewOrStartOver();
     }
     this.svgShown = true;
     this.applySearch();
@@ -759,6 +749,16 @@ export class GraphView extends Widget {
 
   /** The first view of a graph: legible text (the canvas pans rather than shrinking
    * the drawing below a readable size), as tall as the drawing needs. */
+  /** The zoom and pan stay unless the new drawing would be out of view, which then starts
+   * over as a first view. */
+  private keepViewOrStartOver(): void {
+    this.growCanvas();
+    this.applyTransform();
+    if (!this.drawingInView()) {
+      this.showFirstView();
+    }
+  }
+
   private showFirstView(): void {
     const { w, h } = this.svgSize;
     if (!w || !h) {
