@@ -401,16 +401,13 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         assert panel.locator(".jp-jaxviz-compile[data-function='step']").count() == 2
 
         # A flood of 5000 recompiles: the panel shows the newest 100, folds the rest.
-        t0 = time.monotonic()
         run_cell(page, 6)
         panel.locator(".jp-jaxviz-compile", has_text="flood 4999").wait_for(timeout=30_000)
-        flood_s = time.monotonic() - t0
         assert panel.locator(".jp-jaxviz-compile").count() == 100
         folded = panel.locator(".jp-jaxviz-section-recompiles .jp-jaxviz-folded").inner_text()
         assert re.search(r"\d+ older compilations folded", folded), folded
         badge = panel.locator(".jp-jaxviz-section-recompiles .jp-jaxviz-count").inner_text()
         assert int(badge) == 5000 + 1, badge  # recompiles: first compiles are not counted
-        assert flood_s < 15, f"the flood took {flood_s:.1f} s to show"
         # The page still responds: the function list is clickable.
         panel.locator(".jp-jaxviz-function[data-name='flood']").wait_for(timeout=5_000)
         shot(page, "6-panel-flood")
