@@ -44,6 +44,7 @@ from .sharding import (
 )
 from .text import esc, fmt_bytes, fmt_count, fmt_flops, fmt_seconds
 from .tracing import normalize_static_argnums, stage
+from .visual import HTML_COLOR
 
 PLATFORMS = ("gpu", "tpu", "cpu")  # probed in this order; the default backend comes first
 ALIASES = {"cuda": "gpu", "rocm": "gpu", "nvidia": "gpu", "amd": "gpu"}
@@ -244,7 +245,7 @@ class DeviceTable:
         rows = "".join(
             f"<tr><td><code>{esc(r.label)}</code>{' <b>(default)</b>' if r.default else ''}</td>"
             f"<td>{esc(r.kind)}</td><td>{esc(r.memory_text())}</td></tr>" for r in self.rows)
-        note = f'<div style="color:#a15c00">{esc(self.note())}</div>' if self.note() else ""
+        note = f'<div style="color:{HTML_COLOR["note"]}">{esc(self.note())}</div>' if self.note() else ""
         return ('<table class="jaxviz-devices" style="font-size:12px"><tr><th>device</th><th>kind</th>'
                 f"<th>memory</th></tr>{rows}</table>{note}")
 
@@ -536,7 +537,7 @@ class RunReport:
 
     # ----------------------------------------------------------------- rich displays
     def html(self) -> str:
-        rows = "".join(f'<tr><td style="text-align:left;color:#555">{esc(k)}</td>'
+        rows = "".join(f'<tr><td style="text-align:left;color:{HTML_COLOR["label"]}">{esc(k)}</td>'
                        f'<td style="text-align:left">{esc(v)}</td></tr>' for k, v in self.rows())
         return (f'<div class="jaxviz-run"><div style="font-weight:bold;font-size:12px">Run · {esc(self.name)}</div>'
                 f'<table class="jaxviz-run-table" style="font-size:12px">{rows}</table></div>')

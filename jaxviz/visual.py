@@ -58,6 +58,13 @@ MARK_STYLE: dict[str, dict[str, str]] = VISUAL["marks"]
 PATH_COLOR: str = VISUAL["path"]["color"]  # a highlighted path (the inputs a refused traced value came from)
 PATH_END_FILL: str = VISUAL["path"]["end_fill"]
 
+# The kernel's HTML (listings, error explanations, recompile tables, device reports) on the
+# notebook's page, by role: notes, errors, labels, details, code backgrounds, a recompile's
+# cause box; each a CSS colour.
+HTML_COLOR: dict[str, str] = VISUAL["html"]
+# The live compile monitor's bars, by stage (trace, lower, compile).
+STAGE_COLORS: dict[str, str] = {k: v for k, v in VISUAL["stages"].items() if k != "about"}
+
 
 # A group whose compiled collectives move data: its box's outline (the fill stays the
 # FLOP heat) and the mark before its communication line.

@@ -24,8 +24,8 @@ from IPython.display import DisplayHandle, display
 from .recompiles import CompileEvent, Watch, is_first_compile
 from .render.recompiles import text_html
 from .text import fmt_seconds
+from .visual import HTML_COLOR, STAGE_COLORS
 
-_STAGE_COLORS = {"trace": "#4C9BE8", "lower": "#F2A541", "compile": "#D9534F"}
 _CELL = "padding:1px 10px 1px 0;vertical-align:top"
 _NUM = _CELL + ";text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap"
 
@@ -159,13 +159,13 @@ class LiveMonitor:
         for e in recent:
             segs = "".join(
                 f"<span title='{k} {fmt_seconds(v)}' style='display:inline-block;height:10px;"
-                f"width:{max(1, int(200 * v / longest))}px;background:{_STAGE_COLORS[k]}'></span>"
+                f"width:{max(1, int(200 * v / longest))}px;background:{STAGE_COLORS[k]}'></span>"
                 for k, v in e.durations.items() if v)
-            color = "#c00" if e.error else ("#555" if e.count == 1 else "#000")
+            color = HTML_COLOR["error"] if e.error else HTML_COLOR["label" if e.count == 1 else "text"]
             bars.append(f"<div style='white-space:nowrap;color:{color}'>"
                         f"<code>{esc(e.function.name)[:24]:<24}</code> {segs} "
                         f"<small>{fmt_seconds(e.total_seconds)} · {esc(str(e.call_site or ''))}</small></div>")
-        legend = " ".join(f"<span style='color:{c}'>■</span> {k}" for k, c in _STAGE_COLORS.items())
+        legend = " ".join(f"<span style='color:{c}'>■</span> {k}" for k, c in STAGE_COLORS.items())
         timeline = (f"<div style='margin:4px 0'><small>timeline (latest last) {legend}</small>"
                     f"{''.join(bars)}</div>") if bars else ""
         latest = ""
@@ -177,7 +177,7 @@ class LiveMonitor:
                    if e.suggestion and not first else "")
             latest = (f"<div style='margin:4px 0'><b>latest:</b> {text_html(e.message())}"
                       f"<ul style='margin:2px 0'>{causes}</ul>{sug}</div>")
-        warns = "".join(f"<div style='color:#c00;font-weight:600'>⚠ {text_html(w)}</div>"
+        warns = "".join(f"<div style='color:{HTML_COLOR['error']};font-weight:600'>⚠ {text_html(w)}</div>"
                         for w in self.log.warnings[-5:])
         return (f"<div class='jaxviz-monitor' style='font:12px/1.4 var(--jp-ui-font-family,sans-serif);"
                 f"word-break:normal;overflow-wrap:break-word'>"

@@ -1,5 +1,6 @@
 """The visual language has one source, ``jaxviz/visual.json``: the kernel's renderers and
-the browser's read it, and no drawing code carries a copy of its colours (the parity of
+the browser's read it, no code or hand-written CSS spells out a colour (the CSS's theme,
+light and dark, is generated from it) (the parity of
 the two DOTs, built from it, is checked in ``tests/test_labextension_unit.py``)."""
 
 from __future__ import annotations
@@ -7,44 +8,108 @@ from __future__ import annotations
 import ast
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
-from jaxviz import costs, graph, visual
+import pytest
+
+from jaxviz import costs, graph, visual, widgets
 from jaxviz.render import dot
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "jaxviz" / "visual.json"
-HEX = re.compile(r"#[0-9A-Fa-f]{6}\b")
-# Files that hold colours of the file's palette for another reason than the graph's
-# picture. White is left out: pages paint their own background with it.
-NOT_THE_GRAPH = {
-    "jaxviz/widgets.py": "the live monitor's stage colours (trace, lower, compile)",
-    "labextension/src/standaloneviewer.ts": "JupyterLab's theme colours for pages without them, "
-                                            "and the dark theme's tints of base.css",
-}
-
-
-def _colours(value) -> set[str]:
-    if isinstance(value, dict):
-        return set().union(*map(_colours, value.values()))
-    if isinstance(value, list):
-        return set().union(*map(_colours, value))
-    return {value.upper()} if isinstance(value, str) and HEX.fullmatch(value) else set()
+# A colour written in code: #rgb, #rgba, #rrggbb, #rrggbbaa, rgb(), rgba(), hsl(), hsla().
+COLOUR = re.compile(r"(?<![\w&])#(?:[0-9A-Fa-f]{8}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{3,4})\b|\b(?:rgba?|hsla?)\(")
+STYLE = ROOT / "labextension" / "style"
+# Generated from visual.json by labextension/build-visual.mjs (checked below), or built.
+GENERATED = {STYLE / "visual.css", STYLE / "page.css"}
+BUILT = [ROOT / "jaxviz" / "labextension", ROOT / "jaxviz" / "static" / "viewer.js"]
+CODE_SUFFIXES = {".py", ".ts", ".js", ".mjs", ".css", ".html", ".json", ".svg"}
 
 
 def _drawing_sources() -> list[Path]:
-    files = [*(ROOT / "jaxviz").rglob("*.py"), *(ROOT / "labextension" / "src").glob("*.ts")]
-    return sorted(p for p in files if str(p.relative_to(ROOT)) not in NOT_THE_GRAPH)
+    return sorted([*(ROOT / "jaxviz").rglob("*.py"), *(ROOT / "labextension" / "src").glob("*.ts")])
 
 
-def test_no_drawing_code_copies_a_colour_of_the_visual_language():
-    palette = _colours(json.loads(DATA.read_text("utf-8"))) - {"#FFFFFF"}
-    assert len(palette) > 30  # the legend, group fills, heat stops, marks
-    copies = [f"{p.relative_to(ROOT)}:{n}: {line.strip()}"
-              for p in _drawing_sources()
-              for n, line in enumerate(p.read_text("utf-8").splitlines(), 1)
-              if any(c.upper() in palette for c in HEX.findall(line))]
-    assert not copies, "colours copied out of jaxviz/visual.json:\n" + "\n".join(copies)
+def _sources_that_may_not_hold_colours() -> list[Path]:
+    found = [*(ROOT / "jaxviz").rglob("*"), *(ROOT / "labextension" / "src").rglob("*"), *STYLE.rglob("*")]
+    return sorted(p for p in found
+                  if p.is_file() and p.suffix in CODE_SUFFIXES and p != DATA and p not in GENERATED
+                  and not any(p == b or b in p.parents for b in BUILT) and "__pycache__" not in p.parts)
+
+
+def test_every_colour_is_written_in_visual_json_only():
+    """Python renderers, TypeScript and the CSS name a colour by its role in visual.json;
+    only the CSS generated from it spells one out."""
+    sources = _sources_that_may_not_hold_colours()
+    assert {ROOT / "jaxviz" / "render" / "html.py", ROOT / "jaxviz" / "widgets.py",
+            ROOT / "labextension" / "src" / "standaloneviewer.ts", STYLE / "base.css"} <= set(sources)
+    written = [f"{p.relative_to(ROOT)}:{n}: {line.strip()}"
+               for p in sources
+               for n, line in enumerate(p.read_text("utf-8").splitlines(), 1)
+               if COLOUR.search(line)]
+    assert not written, "colours written outside jaxviz/visual.json:\n" + "\n".join(written)
+
+
+def test_the_colour_check_finds_colours():
+    lines = ['color:#c00;', "background:#F7F7F7", "fill: rgba(0, 0, 0, 0.5)", "'#E8590C'", "#a15c0080"]
+    assert all(COLOUR.search(line) for line in lines)
+    assert not any(COLOUR.search(line) for line in ["# a comment", "issue #17", "&#1234;", "f(#)"])
+
+
+def _resolve(value, data) -> str:
+    """A theme value as build-visual.mjs writes it into CSS."""
+    if isinstance(value, str):
+        return value
+    if "from" in value:
+        found = data
+        for key in value["from"].split("."):
+            found = found[key]
+        assert isinstance(found, str), value
+        return found
+    return f"color-mix(in srgb, {value['tint']} {value['percent']}%, var(--jp-layout-color0))"
+
+
+def _css_blocks(css: str) -> list[tuple[str, dict[str, str]]]:
+    """Each rule of a generated file: its selector and its custom properties."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    return [(" ".join(selector.split()), dict(re.findall(r"--([\w-]+):\s*([^;]+);", body)))
+            for selector, body in re.findall(r"([^{}]+)\{([^}]*)\}", css)]
+
+
+def test_generated_css_holds_visual_json_s_theme_light_and_dark():
+    data = json.loads(DATA.read_text("utf-8"))
+    graph_rules = _css_blocks((STYLE / "visual.css").read_text("utf-8"))
+    page_rules = _css_blocks((STYLE / "page.css").read_text("utf-8"))
+    expected_graph = [{f"jp-jaxviz-{k}": _resolve(v, data) for k, v in data["theme"][t].items()}
+                      for t in ("light", "dark")]
+    expected_page = [{f"jp-{k}": _resolve(v, data) for k, v in data["page"][t].items()} for t in ("light", "dark")]
+    assert [props for _, props in graph_rules] == expected_graph
+    assert [props for _, props in page_rules] == expected_page
+    (light, _), (dark, _) = graph_rules
+    assert light == ".jp-jaxviz-graph"
+    assert "body[data-jp-theme-light='false'] .jp-jaxviz-graph" in dark and ".vscode-dark" in dark
+    # An open group's light fill is the DOT's: the CSS repaints the SVG with the same colour.
+    assert expected_graph[0]["jp-jaxviz-cluster-call"] == visual.GROUP_FILL["call"]
+    assert expected_graph[0]["jp-jaxviz-box-fill"] == visual.BOX_FILL
+
+
+def test_the_generated_css_reaches_jupyterlab_and_the_standalone_viewer():
+    assert "@import url('visual.css');" in (STYLE / "index.css").read_text("utf-8")
+    assert "import './visual.css';" in (STYLE / "index.js").read_text("utf-8")
+    viewer = (ROOT / "labextension" / "src" / "standaloneviewer.ts").read_text("utf-8")
+    assert "from '../style/visual.css'" in viewer and "from '../style/page.css'" in viewer
+    for script in ("build", "build:prod"):
+        assert "npm run build:visual" in json.loads((ROOT / "labextension" / "package.json").read_text("utf-8"))[
+            "scripts"][script]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="Node.js not installed")
+def test_build_visual_check_finds_the_generated_css_up_to_date():
+    done = subprocess.run(["node", "build-visual.mjs", "--check"], cwd=ROOT / "labextension",
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
 
 
 def test_no_drawing_code_copies_the_legend_s_wording():
@@ -62,6 +127,7 @@ def test_python_reads_the_file():
     assert graph.LEGEND == data["legend"] and graph.LEGEND is visual.LEGEND
     assert list(costs.HEAT_STOPS) == data["heat"]["stops"] and costs.HEAT_MIN_FLOPS == data["heat"]["min_flops"]
     assert dot.MARK_STYLE is visual.MARK_STYLE and dot.GROUP_FILL is visual.GROUP_FILL
+    assert widgets.STAGE_COLORS is visual.STAGE_COLORS and visual.HTML_COLOR is visual.VISUAL["html"]
 
 
 def test_visual_is_a_leaf_that_imports_nothing_from_jaxviz():
@@ -69,20 +135,3 @@ def test_visual_is_a_leaf_that_imports_nothing_from_jaxviz():
     imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     assert not [m for m in imported if m == "" or m.startswith("jaxviz")], imported
-
-
-def _css_vars(block: str) -> dict[str, str]:
-    return dict(re.findall(r"--jp-jaxviz-([\w-]+):\s*(#[0-9a-fA-F]{6});", block))
-
-
-def test_light_theme_css_draws_open_groups_in_the_file_s_colours():
-    """base.css restyles the SVG for JupyterLab's themes; in the light one an open group
-    keeps the DOT's fill (a copy the CSS cannot avoid: it cannot read the SVG's fill)."""
-    css = (ROOT / "labextension" / "style" / "base.css").read_text("utf-8")
-    first = css.index("--jp-jaxviz-cluster-call:")  # the light block comes first
-    light = _css_vars(css[css.rindex("{", 0, first):css.index("}", first)])
-    for kind in ("call", "transform", "eqn", "jaxpr", "repeat", "phase"):
-        assert light[f"cluster-{kind}"].upper() == visual.GROUP_FILL[kind], kind
-    assert light["cluster-other"].upper() == visual.CLUSTER_FILL
-    assert light["phase-line"].upper() == visual.PHASE["color"]
-    assert set(re.findall(r"var\(--jaxviz-fill, (#[0-9a-fA-F]{6})\)", css)) == {visual.BOX_FILL.lower()}

@@ -11,6 +11,7 @@ import jaxviz
 
 pytest.importorskip("ipywidgets")
 
+from jaxviz.visual import HTML_COLOR  # noqa: E402
 from jaxviz.widgets import LiveMonitor  # noqa: E402
 
 
@@ -33,7 +34,7 @@ def test_monitor_shows_counts_timeline_causes_and_warnings():
     assert "timeline" in html and html.count("title='compile") == 4  # one bar per compile
     assert "static argument <code>n</code> changed 2 → 3" in html  # the latest event's causes
     assert "<details><summary>how to fix</summary>" in html
-    assert "color:#c00;font-weight:600'>⚠ recompile storm" in html  # warnings in red
+    assert f"color:{HTML_COLOR['error']};font-weight:600'>⚠ recompile storm" in html  # warnings in red
     assert monitor.updates >= 1 and monitor._html.value  # drawn into the widget
     monitor.close()
     assert monitor._on_event not in log._subscribers

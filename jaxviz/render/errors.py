@@ -11,7 +11,7 @@ from rich.tree import Tree
 
 from ..graph import LEGEND
 from ..text import esc
-from ..visual import PATH_COLOR, PATH_END_FILL
+from ..visual import HTML_COLOR, PATH_COLOR, PATH_END_FILL
 
 if TYPE_CHECKING:  # the explanation imports this module to draw itself
     from ..errors.explanation import Explanation
@@ -37,20 +37,21 @@ def explanation_html(e: Explanation, svg: str | None) -> str:
                     + esc(t[e.line.end_col:]))
         else:
             code = esc(t)
-        parts.append(f'<div style="color:#666;font-size:11px;margin-top:4px">{esc(e.line.where())}</div>'
-                     f'<pre style="margin:2px 0;padding:4px;background:#F7F7F7">'
-                     f'<span style="color:#999">{num} │ </span>{code}</pre>')
+        parts.append(f'<div style="color:{HTML_COLOR["detail"]};font-size:11px;margin-top:4px">{esc(e.line.where())}</div>'
+                     f'<pre style="margin:2px 0;padding:4px;background:{HTML_COLOR["code_background"]}">'
+                     f'<span style="color:{HTML_COLOR["line_number"]}">{num} │ </span>{code}</pre>')
     why = e.why_lines()[1:]
     if why:
         parts.append("<ul style='margin:4px 0'>" + "".join(f"<li>{_code_html(w.strip().lstrip('← '))}</li>"
                                                            for w in why) + "</ul>")
     for note in e.notes:
-        parts.append(f'<div style="color:#a15c00;font-size:12px">note: {esc(note)}</div>')
+        parts.append(f'<div style="color:{HTML_COLOR["note"]};font-size:12px">note: {esc(note)}</div>')
     if e.fixes:
         items = []
         for k, f in enumerate(e.fixes):
-            code = f'<pre style="margin:2px 0;padding:4px;background:#F3F8F3">{esc(f.code)}</pre>' if f.code else ""
-            note = f'<div style="color:#666;font-size:11px">{esc(f.note)}</div>' if f.note else ""
+            code = (f'<pre style="margin:2px 0;padding:4px;background:{HTML_COLOR["fix_background"]}">'
+                    f'{esc(f.code)}</pre>' if f.code else "")
+            note = f'<div style="color:{HTML_COLOR["detail"]};font-size:11px">{esc(f.note)}</div>' if f.note else ""
             first = ' style="font-weight:bold"' if k == 0 else ""
             items.append(f"<li><span{first}>{_code_html(f.title)}</span>{code}{note}</li>")
         parts.append(f'<div style="margin-top:6px"><b>Fixes</b>, best first:<ol style="margin:2px 0">'
@@ -61,7 +62,8 @@ def explanation_html(e: Explanation, svg: str | None) -> str:
         body = (f'<div style="overflow:auto;max-height:600px">{svg}</div>' if svg is not None else
                 "<pre style='font-size:12px'>" + esc("\n".join(e.path_lines())) + "</pre>")
         parts.append(f'<details open><summary><b>Provenance</b> ({legend})</summary>{body}</details>')
-    parts.append("<details><summary style='color:#666'>JAX's message</summary><pre style='font-size:11px;"
+    parts.append(f"<details><summary style='color:{HTML_COLOR['detail']}'>JAX's message</summary>"
+                 "<pre style='font-size:11px;"
                  f"white-space:pre-wrap'>{esc(e.jax_message)}</pre></details></div>")
     return "".join(parts)
 

@@ -9,7 +9,7 @@ from typing import Any
 from ..costs import group_heat
 from ..graph import Graph, repeat_text, size_text
 from ..text import esc
-from ..visual import CLUSTER, LEGEND, LEGEND_ORDER
+from ..visual import CLUSTER, HTML_COLOR, LEGEND, LEGEND_ORDER
 from .dot import responsive_svg
 
 MAX_LISTED_NODES = 400  # per group; more is listed as a count
@@ -27,11 +27,11 @@ def legend_html(graph: Graph | None = None) -> str:
         spec = LEGEND[kind]
         items.append(f'<span class="jaxviz-chip" title="{esc(spec["label"])}" '
                      f'style="background:{spec["color"]};padding:0 6px;border-radius:3px;'
-                     f'margin-right:4px;color:#111">{esc(spec["text"])}</span>')
+                     f'margin-right:4px;color:{HTML_COLOR["on_fill"]}">{esc(spec["text"])}</span>')
     if graph is not None and any(g.kind == "repeat" for g in graph.groups):
         spec = LEGEND["repeat"]
         items.append(f'<span class="jaxviz-chip jaxviz-chip-repeat" title="{esc(spec["label"])}" '
-                     f'style="{REPEAT_STYLE};margin-right:4px;color:#111">{esc(spec["text"])}</span>')
+                     f'style="{REPEAT_STYLE};margin-right:4px;color:{HTML_COLOR["on_fill"]}">{esc(spec["text"])}</span>')
     return f'<div class="jaxviz-legend" style="font-size:11px;margin:4px 0">{"".join(items)}</div>'
 
 
@@ -59,7 +59,7 @@ def inputs_html(program: Any) -> str:
 def _node_line(graph: Graph, nid: int) -> str:
     n = graph.nodes[nid]
     outs = ", ".join(a.text for a in n.outputs)
-    where = f' <span style="color:#888">{esc(n.source.short())}</span>' if n.source else ""
+    where = f' <span style="color:{HTML_COLOR["source"]}">{esc(n.source.short())}</span>' if n.source else ""
     color = LEGEND.get(n.input_kind or n.kind, LEGEND["eqn"])["color"]
     lits = f" {esc(', '.join(n.literals))}" if n.literals else ""
     return (f'<li data-node="{nid}"><span style="border-left:4px solid {color};padding-left:4px">'
@@ -96,7 +96,7 @@ def group_html(graph: Graph, gid: int, open_depth: int, budget: list[int] | None
         title = f'<b class="jaxviz-repeat" style="{REPEAT_STYLE}">{esc(g.name)}</b>'
         what = esc(repeat_text(graph, gid))
     return (f'<li style="list-style:none"><details{opened} data-group="{gid}"><summary>{title}'
-            f' <span style="color:#666">({what}, {size_text(graph, gid)}{where})</span>{cost}</summary>{body}</details></li>')
+            f' <span style="color:{HTML_COLOR["detail"]}">({what}, {size_text(graph, gid)}{where})</span>{cost}</summary>{body}</details></li>')
 
 
 def program_html(program: Any, svg: str | None = None, note: str | None = None) -> str:
@@ -105,10 +105,10 @@ def program_html(program: Any, svg: str | None = None, note: str | None = None) 
     header = f'<div class="jaxviz-summary" style="font-family:monospace;font-size:12px">{esc(program.summary())}</div>'
     printed = ""
     if program.trace_output:
-        printed = ('<div class="jaxviz-side-effect" style="color:#a15c00;font-size:12px">'
+        printed = (f'<div class="jaxviz-side-effect" style="color:{HTML_COLOR["note"]};font-size:12px">'
                    "printed while tracing (runs once per compile, not on every call): "
                    f"<code>{esc(program.trace_output.strip()[:500])}</code></div>")
-    notes = "".join(f'<div style="color:#a15c00;font-size:12px">{esc(n)}</div>' for n in program.notes)
+    notes = "".join(f'<div style="color:{HTML_COLOR["note"]};font-size:12px">{esc(n)}</div>' for n in program.notes)
     if getattr(program, "run_report", None) is not None:  # the "Run" section
         notes += program.run_report.html()
     if svg is not None:
@@ -117,6 +117,6 @@ def program_html(program: Any, svg: str | None = None, note: str | None = None) 
         expanded = graph.expansion(program.expand)
         depth = max((graph.groups[g].depth for g in expanded), default=0)
         body = f'<div class="jaxviz-listing" style="font-size:12px">{group_html(graph, 0, depth)}</div>'
-    extra = f'<div style="color:#888;font-size:11px">{esc(note)}</div>' if note else ""
+    extra = f'<div style="color:{HTML_COLOR["source"]};font-size:11px">{esc(note)}</div>' if note else ""
     return (f'<div class="jaxviz-program">{header}{notes}{printed}{inputs_html(program)}'
             f"{legend_html(graph)}{body}{extra}</div>")

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..text import esc, fmt_seconds
+from ..visual import HTML_COLOR
 
 if TYPE_CHECKING:  # the tracker's log draws itself with these functions
     from ..recompiles.events import CompileEvent
@@ -22,13 +23,13 @@ if TYPE_CHECKING:  # the tracker's log draws itself with these functions
 # must not win over ours.
 _CSS = ("<style>table.jv-rc{border-collapse:collapse;font:12px/1.4 var(--jp-ui-font-family,sans-serif);"
         "word-break:normal;overflow-wrap:break-word}"
-        "table.jv-rc td.jv,table.jv-rc th.jv{border-bottom:1px solid #ddd;padding:2px 8px;"
+        f"table.jv-rc td.jv,table.jv-rc th.jv{{border-bottom:1px solid {HTML_COLOR['rule']};padding:2px 8px;"
         "text-align:left;vertical-align:top}table.jv-rc td.num,table.jv-rc th.num{text-align:right;"
-        "font-variant-numeric:tabular-nums;white-space:nowrap}.jv-rc .first{color:#777}"
+        f"font-variant-numeric:tabular-nums;white-space:nowrap}}.jv-rc .first{{color:{HTML_COLOR['first_compile']}}}"
         ".jv-rc .site,.jv-rc small{white-space:nowrap}"
         ".jv-rc code,.jv-warn code{font-family:var(--jp-code-font-family,monospace);font-size:95%;"
-        "background:rgba(127,127,127,.12);padding:0 2px;border-radius:2px}"
-        ".jv-rc .sug{color:#555}.jv-warn{color:#c00;font-weight:600}</style>")
+        f"background:{HTML_COLOR['code_span']};padding:0 2px;border-radius:2px}}"
+        f".jv-rc .sug{{color:{HTML_COLOR['label']}}}.jv-warn{{color:{HTML_COLOR['error']};font-weight:600}}</style>")
 
 
 _CODE = re.compile(r"`([^`\n]+)`")
@@ -134,8 +135,9 @@ def summary_rich(rows: list[FunctionStats]) -> Table:
     return table
 
 
-_NOTICE_STYLE = ("font:12px/1.5 var(--jp-ui-font-family,sans-serif);color:#7a4d00;"
-                 "background:rgba(255,170,0,.10);border-left:3px solid #e8a317;padding:2px 8px;"
+_NOTICE_STYLE = (f"font:12px/1.5 var(--jp-ui-font-family,sans-serif);color:{HTML_COLOR['cause_text']};"
+                 f"background:{HTML_COLOR['cause_background']};border-left:3px solid {HTML_COLOR['cause_line']};"
+                 "padding:2px 8px;"
                  "margin:2px 0;word-break:normal;overflow-wrap:break-word")
 
 

@@ -14,6 +14,7 @@ import { codeSpans, formatBytes, formatSeconds, shortValue } from './format';
 import { CompileEvent, DiffMessage, ShippedPayload, StaleEvent } from './model';
 import { GraphReply, LinkState, PanelModel } from './panelmodel';
 import { FunctionEntry, PanelStore, isWarning, noGraphReason } from './store';
+import { ICON_COLOR } from './visual';
 
 export type { LinkState } from './panelmodel';
 
@@ -26,7 +27,7 @@ const PAGE = 100; // entries shown per "show more"
 const RENDER_DELAY_MS = 60; // events arriving within this are rendered together
 
 const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 16 16">
-<g class="jp-icon3" fill="#616161">
+<g class="jp-icon3" fill="${ICON_COLOR}">
 <rect x="1" y="1" width="5" height="4" rx="1"/><rect x="10" y="1" width="5" height="4" rx="1"/>
 <rect x="5.5" y="11" width="5" height="4" rx="1"/>
 <path d="M3.2 5h1v2.2l3.3 3.3V11h1v-.5l3.3-3.3V5h1v2.6L9 11.2V11H7v.2L3.2 7.6z"/>

@@ -9,7 +9,7 @@ import { GraphJSON } from './model';
 import { boxAttrs, clusterAttrs, legendOf, nodeAttrs } from './dot';
 import { PT_TO_PX } from './geometry';
 import { LayeredInput } from './layered';
-import { DOT_EDGE, DOT_NODE, HEAT_DARK_TEXT } from './visual';
+import { CANVAS_FILL, CANVAS_LINE, DOT_EDGE, DOT_NODE, HEAT_DARK_TEXT } from './visual';
 import { ItemId, View, edgeIsWeak, groupItem, nodeItem, visibleItems } from './view';
 
 /** How an item or an open group is drawn. */
@@ -57,9 +57,9 @@ function look(a: { [key: string]: string }, fontPx: number): Look {
   const style = a.style ?? '';
   return {
     lines: (a.label ?? '').split('\n'),
-    fill: a.fillcolor ?? '#ffffff',
+    fill: a.fillcolor ?? CANVAS_FILL,
     font: a.fontcolor ?? HEAT_DARK_TEXT,
-    stroke: a.color ?? '#000000',
+    stroke: a.color ?? CANVAS_LINE,
     lineWidth: parseFloat(a.penwidth ?? '1') * PT_TO_PX * 0.75,
     fontPx: a.fontsize ? parseFloat(a.fontsize) * PT_TO_PX : fontPx,
     shape: a.shape ?? 'box',

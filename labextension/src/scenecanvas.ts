@@ -8,12 +8,11 @@
 
 import { LayeredOutput } from './layered';
 import { EDGE_COLOR, LINE_HEIGHT, Look, Scene } from './scene';
-import { CLUSTER, HEAT_DARK_TEXT, LEGEND } from './visual';
+import { CANVAS_OUTLINE, CLUSTER, HEAT_DARK_TEXT, LEGEND, MATCH_COLOR } from './visual';
 
 /** Text smaller than this (px on screen) is not drawn: it could not be read. */
 export const MIN_LABEL_PX = 5;
 const FONT_FAMILY = 'Helvetica, Arial, sans-serif';
-const MATCH_COLOR = '#E8590C';
 
 export type Hit =
   | { kind: 'item'; index: number; id: string }
@@ -318,7 +317,7 @@ export class SceneCanvas {
       ctx.fillStyle = fill;
       ctx.fill();
       if (detailed) {
-        ctx.strokeStyle = '#333333';
+        ctx.strokeStyle = CANVAS_OUTLINE;
         ctx.lineWidth = 1;
         ctx.stroke();
       }

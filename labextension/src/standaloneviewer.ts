@@ -20,6 +20,8 @@
 import { Widget } from '@lumino/widgets';
 
 import baseCss from '../style/base.css';
+import pageCss from '../style/page.css';
+import visualCss from '../style/visual.css';
 import { GraphView } from './graphview';
 import type { WorkerLike } from './layout';
 import { setWorkerSpawn } from './layoutsvg';
@@ -40,38 +42,10 @@ declare global {
 
 const STYLE_ID = 'jaxviz-viewer-style';
 
-/** VS Code's dark themes (its webview marks the body `vscode-dark`, or `vscode-high-contrast`
- * for the dark high-contrast one): JupyterLab's dark colours on VS Code's editor
- * background, and the graph's dark tints, as `base.css` sets them for JupyterLab's dark
- * theme. */
-const VSCODE_DARK_BODY = 'body:is(.vscode-dark, .vscode-high-contrast:not(.vscode-high-contrast-light))';
-const VSCODE_DARK = `
-:where(${VSCODE_DARK_BODY}) {
-  --jp-layout-color0: var(--vscode-editor-background, #1e1e1e);
-  --jp-layout-color1: var(--vscode-editor-background, #1e1e1e);
-  --jp-layout-color2: #424242; --jp-layout-color3: #616161;
-  --jp-ui-font-color1: rgba(255, 255, 255, 1); --jp-ui-font-color2: rgba(255, 255, 255, 0.7);
-  --jp-ui-font-color3: rgba(255, 255, 255, 0.5);
-  --jp-border-color1: #616161; --jp-border-color2: #424242; --jp-border-color3: #212121;
-  --jp-brand-color1: #42a5f5;
-}
-${VSCODE_DARK_BODY} .jp-jaxviz-graph {
-  --jp-jaxviz-cluster-call: color-mix(in srgb, #4c9be8 16%, var(--jp-layout-color0));
-  --jp-jaxviz-cluster-transform: color-mix(in srgb, #9b59b6 16%, var(--jp-layout-color0));
-  --jp-jaxviz-cluster-eqn: color-mix(in srgb, #f2a541 13%, var(--jp-layout-color0));
-  --jp-jaxviz-cluster-jaxpr: color-mix(in srgb, #f2a541 8%, var(--jp-layout-color0));
-  --jp-jaxviz-cluster-repeat: color-mix(in srgb, #4c9be8 26%, var(--jp-layout-color0));
-  --jp-jaxviz-cluster-other: var(--jp-layout-color1);
-  --jp-jaxviz-cluster-phase: color-mix(in srgb, #7fb35a 12%, var(--jp-layout-color0));
-  --jp-jaxviz-phase-line: #9cc878;
-  --jp-jaxviz-box-mix: 30%;
-  --jp-jaxviz-box-text: var(--jp-ui-font-color1);
-}
-`;
-
 /** JupyterLab's theme variables the graph's CSS reads, for pages that have none (VS Code,
- * Colab, a plain page). `:where` gives them no weight: a page's own theme (JupyterLab,
- * Notebook 7, nbconvert's lab template) wins. */
+ * Colab, a plain page): the fonts here, the colours (light, and VS Code's dark themes on
+ * its editor background) generated from visual.json into `page.css`. `:where` gives them
+ * no weight: a page's own theme (JupyterLab, Notebook 7, nbconvert's lab template) wins. */
 const DEFAULTS =
   `
 :where(:root) {
@@ -79,18 +53,10 @@ const DEFAULTS =
   --jp-code-font-family: SFMono-Regular, Menlo, Consolas, 'Liberation Mono', monospace;
   --jp-ui-font-size0: 11px; --jp-ui-font-size1: 13px; --jp-ui-font-size2: 15px;
   --jp-code-font-size: 12px;
-  --jp-ui-font-color1: rgba(0, 0, 0, 0.87); --jp-ui-font-color2: rgba(0, 0, 0, 0.54);
-  --jp-ui-font-color3: rgba(0, 0, 0, 0.38);
-  --jp-layout-color0: #ffffff; --jp-layout-color1: #ffffff; --jp-layout-color2: #eeeeee;
-  --jp-layout-color3: #bdbdbd;
-  --jp-border-width: 1px; --jp-border-color1: #bdbdbd; --jp-border-color2: #e0e0e0;
-  --jp-border-color3: #eeeeee;
-  --jp-brand-color1: #1976d2; --jp-warn-color0: #e65100; --jp-warn-color1: #f57c00;
-  --jp-success-color0: #388e3c; --jp-success-color2: #81c784;
-  --jp-elevation-z4: 0 2px 4px -1px rgba(0, 0, 0, 0.2), 0 4px 5px 0 rgba(0, 0, 0, 0.14);
+  --jp-border-width: 1px;
 }
 .jaxviz-live { background: var(--jp-layout-color0); }
-` + VSCODE_DARK;
+` + pageCss;
 
 function addStyle(): void {
   if (document.getElementById(STYLE_ID)) {
@@ -98,7 +64,7 @@ function addStyle(): void {
   }
   const style = document.createElement('style');
   style.id = STYLE_ID;
-  style.textContent = DEFAULTS + baseCss;
+  style.textContent = DEFAULTS + visualCss + baseCss;
   document.head.appendChild(style);
 }
 

@@ -1,1 +1,2 @@
+import './visual.css';
 import './base.css';
