@@ -44,7 +44,7 @@ from .sharding import (
 )
 from .text import esc, fmt_bytes, fmt_count, fmt_flops, fmt_seconds
 from .tracing import normalize_static_argnums, stage
-from .visual import HTML_COLOR
+from .visual import HTML_COLOR, TERMINAL_STYLE
 
 PLATFORMS = ("gpu", "tpu", "cpu")  # probed in this order; the default backend comes first
 ALIASES = {"cuda": "gpu", "rocm": "gpu", "nvidia": "gpu", "amd": "gpu"}
@@ -553,7 +553,7 @@ class RunReport:
         table.add_column(style="dim")
         table.add_column()
         for k, v in self.rows():
-            table.add_row(k, v, style="yellow" if k == "note" else None)
+            table.add_row(k, v, style=TERMINAL_STYLE["note"] if k == "note" else None)
         return table
 
     def __rich_console__(self, console: Any, options: Any) -> Any:

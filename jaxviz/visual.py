@@ -62,6 +62,8 @@ PATH_END_FILL: str = VISUAL["path"]["end_fill"]
 # notebook's page, by role: notes, errors, labels, details, code backgrounds, a recompile's
 # cause box; each a CSS colour.
 HTML_COLOR: dict[str, str] = VISUAL["html"]
+# The terminal's renderings (rich styles) by role: notes, errors, a recompile's cause, a fix's code.
+TERMINAL_STYLE: dict[str, str] = VISUAL["terminal"]
 # The live compile monitor's bars, by stage (trace, lower, compile).
 STAGE_COLORS: dict[str, str] = {k: v for k, v in VISUAL["stages"].items() if k != "about"}
 

@@ -19,8 +19,11 @@ from jaxviz.render import dot
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "jaxviz" / "visual.json"
-# A colour written in code: #rgb, #rgba, #rrggbb, #rrggbbaa, rgb(), rgba(), hsl(), hsla().
-COLOUR = re.compile(r"(?<![\w&])#(?:[0-9A-Fa-f]{8}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{3,4})\b|\b(?:rgba?|hsla?)\(")
+# A colour written in code: #rgb, #rgba, #rrggbb, #rrggbbaa, rgb(), rgba(), hsl(), hsla(), or
+# a terminal colour named in a rich style (style="bold red").
+TERMINAL_COLOURS = "black|red|green|yellow|blue|magenta|cyan|white|grey|gray|orange"
+COLOUR = re.compile(r"(?<![\w&])#(?:[0-9A-Fa-f]{8}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{3,4})\b|\b(?:rgba?|hsla?)\("
+                    rf"|style=f?[\"'][^\"']*(?<![\w-])(?:{TERMINAL_COLOURS})(?![\w-])")
 STYLE = ROOT / "labextension" / "style"
 # Generated from visual.json by labextension/build-visual.mjs (checked below), or built.
 GENERATED = {STYLE / "visual.css", STYLE / "page.css"}
@@ -53,9 +56,12 @@ def test_every_colour_is_written_in_visual_json_only():
 
 
 def test_the_colour_check_finds_colours():
-    lines = ['color:#c00;', "background:#F7F7F7", "fill: rgba(0, 0, 0, 0.5)", "'#E8590C'", "#a15c0080"]
+    lines = ['color:#c00;', "background:#F7F7F7", "fill: rgba(0, 0, 0, 0.5)", "'#E8590C'", "#a15c0080",
+             'Text(note, style="yellow")', "Text(w, style='bold red')"]
     assert all(COLOUR.search(line) for line in lines)
-    assert not any(COLOUR.search(line) for line in ["# a comment", "issue #17", "&#1234;", "f(#)"])
+    assert not any(COLOUR.search(line) for line in ["# a comment", "issue #17", "&#1234;", "f(#)",
+                                                    'style="bold"', 'Text(w, style=TERMINAL_STYLE["note"])',
+                                                    "style='white-space:nowrap'"])
 
 
 def _resolve(value, data) -> str:
@@ -128,6 +134,7 @@ def test_python_reads_the_file():
     assert list(costs.HEAT_STOPS) == data["heat"]["stops"] and costs.HEAT_MIN_FLOPS == data["heat"]["min_flops"]
     assert dot.MARK_STYLE is visual.MARK_STYLE and dot.GROUP_FILL is visual.GROUP_FILL
     assert widgets.STAGE_COLORS is visual.STAGE_COLORS and visual.HTML_COLOR is visual.VISUAL["html"]
+    assert visual.TERMINAL_STYLE is visual.VISUAL["terminal"]
 
 
 def test_visual_is_a_leaf_that_imports_nothing_from_jaxviz():

@@ -11,7 +11,7 @@ from rich.tree import Tree
 
 from ..graph import LEGEND
 from ..text import esc
-from ..visual import HTML_COLOR, PATH_COLOR, PATH_END_FILL
+from ..visual import HTML_COLOR, PATH_COLOR, PATH_END_FILL, TERMINAL_STYLE
 
 if TYPE_CHECKING:  # the explanation imports this module to draw itself
     from ..errors.explanation import Explanation
@@ -85,7 +85,7 @@ def explanation_rich(e: Explanation) -> Any:
     for w in e.why_lines()[1:]:
         body.append("• " + w.strip().replace("`", "") + "\n")
     for note in e.notes:
-        body.append(f"note: {note}\n", style="yellow")
+        body.append(f"note: {note}\n", style=TERMINAL_STYLE["note"])
     yield Panel(body, title=f"jaxviz · {e.kind}", border_style=PATH_COLOR, expand=False)
     path = e.path_lines()
     if path:
@@ -99,7 +99,7 @@ def explanation_rich(e: Explanation) -> Any:
         for k, f in enumerate(e.fixes, 1):
             fixes.append(f"{k}. {f.title.replace('`', '')}\n", style="bold" if k == 1 else "")
             for c in f.code.splitlines():
-                fixes.append(f"     {c}\n", style="green")
+                fixes.append(f"     {c}\n", style=TERMINAL_STYLE["fix"])
             if f.note:
                 fixes.append(f"     ({f.note})\n", style="dim")
         yield fixes

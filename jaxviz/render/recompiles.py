@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..text import esc, fmt_seconds
-from ..visual import HTML_COLOR
+from ..visual import HTML_COLOR, TERMINAL_STYLE
 
 if TYPE_CHECKING:  # the tracker's log draws itself with these functions
     from ..recompiles.events import CompileEvent
@@ -113,14 +113,14 @@ def log_rich(log: CompileLog) -> Iterator[Any]:
     for col in ("#", "function", "called from", "cause", "trace", "lower", "compile"):
         table.add_column(col, overflow="fold")
     for i, e in enumerate(log.events, 1):
-        cause = Text(e.error or e.reason(), style="red" if e.error else
-                     ("" if e.count == 1 else "yellow"))
+        cause = Text(e.error or e.reason(), style=TERMINAL_STYLE["error"] if e.error else
+                     ("" if e.count == 1 else TERMINAL_STYLE["recompile"]))
         table.add_row(str(i), e.function.name, str(e.call_site or ""), cause,
                       *(fmt_seconds(e.durations[k]) for k in ("trace", "lower", "compile")))
     yield table
     yield summary_rich(log.summary.rows)
     for w in log.warnings:
-        yield Text("warning: " + w, style="bold red")
+        yield Text("warning: " + w, style=f"bold {TERMINAL_STYLE['error']}")
 
 
 def summary_rich(rows: list[FunctionStats]) -> Table:

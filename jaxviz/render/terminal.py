@@ -11,6 +11,7 @@ from rich.tree import Tree
 
 from ..costs import group_heat
 from ..graph import LEGEND, Graph, repeat_text, size_text
+from ..visual import TERMINAL_STYLE
 
 MAX_NODES_PER_GROUP = 40
 
@@ -60,9 +61,9 @@ def program_renderables(program: Any) -> Any:
     yield Text(program.summary(), style="bold")
     if program.trace_output:
         yield Text(f"printed while tracing (once per compile): {program.trace_output.strip()[:300]}",
-                   style="yellow")
+                   style=TERMINAL_STYLE["note"])
     for note in program.notes:
-        yield Text(note, style="yellow")
+        yield Text(note, style=TERMINAL_STYLE["note"])
     if getattr(program, "run_report", None) is not None:  # the "Run" section
         yield program.run_report.rich_table()
     if program.inputs:
