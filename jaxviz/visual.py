@@ -1,7 +1,8 @@
 """The visual language, read from ``visual.json``: the one file that the kernel's renderers
 (here) and the browser's (``labextension/src/visual.ts``, bundled by webpack and esbuild)
 draw with. Change a colour, a shape, the heat scale or the legend's wording there, never
-in a renderer."""
+in a renderer. The browser's theme colours, light and dark, are generated from it into CSS
+(``labextension/build-visual.mjs``)."""
 
 from __future__ import annotations
 
