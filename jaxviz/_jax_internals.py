@@ -10,36 +10,38 @@ earlier calls), and ``missing_internals`` holds one line per missing name (the J
 version, the name, what goes without it), also given once as a ``JaxInternalsWarning``.
 
 Where each private name is, per JAX (tested: 0.6.2 and 0.10.2, the core suite; prepared
-from JAX's source only: 0.11.0 and main at 0.11.1.dev, 2026-08-08, the road to 0.12; the
-README's "JAX versions" says the same). "=" means the same path as the column before;
-``_src.`` stands for ``jax._src.``::
+from JAX's source only: 0.11.0, and main at 0.11.1.dev of 2026-08-08, the road to 0.12; the
+README's "JAX versions" says the same). Cells: 0.6.2 | 0.10.2 | 0.11.0 | main; "=" is the
+cell to its left; ``_src`` is ``jax._src``::
 
-    name (what reads it)                     0.6.2           0.10.2          0.11.0  main
-    _src.source_info_util.user_frames        (SourceInfo)    (Traceback)     =       =
-      raw_frame_to_frame, register_exclusion, NameStack.stack, Transform     =       =
-    jaxlib Traceback.raw_frames, hash/eq     =               =               =       =
-    _src.linear_util.WrappedFun.call_wrapped =               =               =       =
-    DropVar, jaxprs_in_params                _src.core       jax.extend.core =       =
-    ClosedJaxpr.jaxpr (open_jaxpr)           ClosedJaxpr     =               one Jaxpr class: .jaxpr is itself
-    Jaxpr.debug_info.func_src_info           =               =               =       =
-    _src.pjit._infer_params (its locals)     =               =               =       =
-    _src.pjit run-and-compile frame          _python_pjit_helper _run_python_pjit =   =
-    _src.pjit._infer_params_cached keys      =               =               =       =
-    PjitFunction._jit_info, _cache_size      =               =               =       =
-    _src.dispatch.*_EVENT names              =               =               =       =
-    _src.monitoring unregister_*_listener    _unregister_*_by_callback  public =     =
-    _src.monitoring.get_*_listeners          =               =               =       =
-    _src.util.register_cache                 absent          =               =       =
-    _src.xla_bridge.backends_are_initialized =               =               =       =
-    _src.distributed.global_state            =               =               =       =
-    _src.pmap (pmap, wrapped, _fun)          absent (C++ PmapFunction)  module =     =
-    DynamicJaxprTracer: variable, equation   frame.tracer_to_var  .val, .parent =    =
-    _src.core.escaped_tracer_error,
-      _invalid_shape_error, Tracer._line_info =              =               =       =
-    jax.core.Tracer                          =               =               =       =
-    BatchTracer.val, JVPTracer.primal        =               =               =       =
-    jax.grad's grad_f, vmap_f (names)        =               =               =       =
-    shard_map params mesh, jaxpr             =               =               =       =
+    source_info_util.user_frames            _src, of a SourceInfo | _src, of a Traceback | = | =
+    source_info_util.raw_frame_to_frame,
+      register_exclusion, NameStack.stack   _src | = | = | =
+    Traceback.raw_frames, hash, eq          jaxlib | = | = | =
+    linear_util.WrappedFun.call_wrapped     _src | = | = | =
+    DropVar, jaxprs_in_params               _src.core | jax.extend.core | = | =
+    a ClosedJaxpr's Jaxpr (open_jaxpr)      .jaxpr | = | itself (one class) | =
+    Jaxpr.debug_info.func_src_info          = | = | = | =
+    pjit._infer_params and its locals       _src | = | = | =
+    pjit's frame that compiles a call       _src._python_pjit_helper | _src._run_python_pjit | = | =
+    pjit._infer_params_cached.cache_keys    _src | = | = | =
+    PjitFunction._jit_info, _cache_size     jaxlib | = | = | =
+    dispatch.*_EVENT (monitoring names)     _src | = | = | =
+    unregister_*_listener                   _src.monitoring._unregister_*_by_callback |
+                                              jax.monitoring | = | =
+    monitoring.get_*_listeners              _src | = | = | =
+    util.register_cache                     absent | _src | = | =
+    xla_bridge.backends_are_initialized     _src | = | = | =
+    distributed.global_state                _src | = | = | =
+    pmap: wrapped, infer_params, _fun       absent (C++ PmapFunction) | _src.pmap | = | =
+    a staged tracer's variable, equation    its frame's tracer_to_var, eqns |
+                                              DynamicJaxprTracer.val, .parent | = | =
+    core.escaped_tracer_error,
+      _invalid_shape_error, Tracer._line_info  _src | = | = | =
+    Tracer                                  jax.core | = | = | =
+    BatchTracer.val, JVPTracer.primal       _src.interpreters | = | = | =
+    grad_f, vmap_f (transform_name)         _src.api | = | = | =
+    shard_map's params mesh, jaxpr          = | = | = | =
 
 JAX 0.11 also needs Python 3.12 or later, and removed many ``jax.core`` names; jaxviz
 read none of them (``jax.core.Tracer`` stays).
