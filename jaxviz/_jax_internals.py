@@ -1076,6 +1076,12 @@ def on_caches_cleared(callback: Callable[[Any], None]) -> None:
     register(notice, "jaxviz: notices jax.clear_caches()")
 
 
+def off_caches_cleared(callback: Callable[[Any], None]) -> None:
+    """Stop calling ``callback`` on ``jax.clear_caches()``: JAX's registry holds our notice
+    weakly, so dropping it takes it out of JAX's registry."""
+    _CLEAR_NOTICES[:] = [n for n in _CLEAR_NOTICES if n.callback is not callback]
+
+
 # Whether ``on_caches_cleared`` can hear ``jax.clear_caches()`` (JAX 0.7 and later).
 CACHE_CLEARS_HEARD = hasattr(_util, "register_cache")
 

@@ -2,6 +2,7 @@
 ``jaxviz/_jax_internals.py``). If one of these fails after a JAX upgrade, fix that module:
 the failure message says what changed."""
 
+import gc
 import json
 import subprocess
 import sys
@@ -600,7 +601,11 @@ def test_eager_transform_sees_vmap_and_jvp_tracers():
 @pytest.mark.skipif(not internals.CACHE_CLEARS_HEARD, reason="JAX 0.6 has no cache registry to hear clears by")
 def test_caches_cleared_notice_and_jit_cache_size():
     heard = []
-    internals.on_caches_cleared(lambda frame: heard.append(frame.f_code.co_name))
+
+    def on_clear(frame):
+        heard.append(frame.f_code.co_name)
+
+    internals.on_caches_cleared(on_clear)
 
     @jax.jit
     def g(x):
@@ -614,6 +619,11 @@ def test_caches_cleared_notice_and_jit_cache_size():
     assert heard, ("jax.clear_caches() no longer clears caches registered with "
                    "jax._src.util.register_cache")
     assert internals.jit_cache_size(lambda x: x) is None
+    internals.off_caches_cleared(on_clear)
+    gc.collect()  # JAX's registry held the notice weakly: it is gone from there too
+    heard.clear()
+    jax.clear_caches()
+    assert heard == [], "off_caches_cleared left the notice in JAX's cache registry"
 
 
 @pytest.mark.skipif(jax.__version_info__ < (0, 7), reason="JAX 0.6 differs here; checked on JAX 0.10")
