@@ -726,7 +726,7 @@ def tracer_created_at(tracer: Any) -> list[UserFrame]:
 
 # The names jax.monitoring uses for the three stages (record_scalar at the start with the
 # start time, record_event_duration_secs at the end; both with ``fun_name=``).
-# (JAX's values, the same strings in every JAX since 0.4, are the fallback.)
+# (JAX's strings, the same from 0.6 to main, are the fallback.)
 _NO_STAGE = "the recompile tracker misses this stage"
 TRACE_EVENT: str = _private(_dispatch, "JAXPR_TRACE_EVENT", without=_NO_STAGE) \
     or "/jax/core/compile/jaxpr_trace_duration"
@@ -744,7 +744,7 @@ _INFER_PARAMS_CODE = getattr(_private(_pjit, "_infer_params", without=_NO_CALL),
 # **kwargs)``, which also calls ``_infer_params`` (its caller when tracing a call).
 _RUN_PYTHON_PJIT_CODE = getattr(_private(_pjit, "_run_python_pjit", "_python_pjit_helper", without=_NO_CALL),
                                 "__code__", None)
-_CALL_PATH_NAMES = ("cache_miss", getattr(_RUN_PYTHON_PJIT_CODE, "co_name", "cache_miss"))  # not .trace()/.lower()
+_CALL_PATH_NAMES = ("cache_miss", *[c.co_name for c in [_RUN_PYTHON_PJIT_CODE] if c])  # not .trace()/.lower()
 _INFER_PARAMS_CACHED = _private(_pjit, "_infer_params_cached",
                                 without="compiles from before the watch are not listed")
 _JAX_DIRS = tuple(
@@ -795,7 +795,8 @@ def _pmap_codes() -> tuple[Any, Any]:
     """The code of ``jax.pmap``'s call wrapper (``wrapped(*args, **kwargs)``) and of its
     ``infer_params``: from JAX 0.9 ``pmap`` is a ``jit`` of a ``shard_map`` of JAX's own
     ``_fun``, called from ``wrapped`` with the user's arguments."""
-    pmap = _private(_pmap_module, "pmap", without=_NO_CALL) if _pmap_module is not None else None
+    pmap = (_private(_pmap_module, "pmap", without="a pmap's recompiles are reported without its call")
+            if _pmap_module is not None else None)
     if pmap is None:
         return None, None
     consts = inspect.unwrap(pmap).__code__.co_consts
