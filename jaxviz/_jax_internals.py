@@ -238,7 +238,8 @@ _UNNAMED_FUNCTIONS = frozenset({"<lambda>", "<unnamed function>", "<unnamed wrap
 def open_jaxpr(jaxpr: Any) -> Any:
     """The open ``Jaxpr`` of a closed one (its equations, invars, outvars), a ``Jaxpr``
     itself. Up to JAX 0.10 a ``ClosedJaxpr`` wraps a ``Jaxpr`` (``.jaxpr``); from 0.11 they
-    are one class whose legacy ``.jaxpr`` is itself, marked for removal."""
+    are one class whose legacy ``.jaxpr`` is itself, which JAX's main stopped using
+    (2026-07-29) and may remove."""
     inner = getattr(jaxpr, "jaxpr", None)
     return jaxpr if inner is None else inner
 
