@@ -4,7 +4,47 @@ JAX gives no public access to an equation's source location or name stack. Each 
 below is covered by ``tests/test_jax_internals.py``, which fails loudly (naming this
 module) when a JAX release changes what we rely on. Where supported JAX releases
 (``jaxviz.jax_support``: 0.6 to 0.10) differ, the shim for each version range sits next to
-the API it stands for, decided once at import.
+the API it stands for, decided once at import. A private name a JAX lacks never breaks
+``import jaxviz``: the feature that reads it says it does not know (None, no frames, no
+earlier calls), and ``missing_internals`` holds one line per missing name (the JAX
+version, the name, what goes without it), also given once as a ``JaxInternalsWarning``.
+
+Where each private name is, per JAX (tested: 0.6.2 and 0.10.2, the core suite; prepared
+from JAX's source only: 0.11.0, and main at 0.11.1.dev of 2026-08-08, the road to 0.12; the
+README's "JAX versions" says the same). Cells: 0.6.2 | 0.10.2 | 0.11.0 | main; "=" is the
+cell to its left; ``_src`` is ``jax._src``::
+
+    source_info_util.user_frames            _src, of a SourceInfo | _src, of a Traceback | = | =
+    source_info_util.raw_frame_to_frame,
+      register_exclusion, NameStack.stack   _src | = | = | =
+    Traceback.raw_frames, hash, eq          jaxlib | = | = | =
+    linear_util.WrappedFun.call_wrapped     _src | = | = | =
+    DropVar, jaxprs_in_params               _src.core | jax.extend.core | = | =
+    a ClosedJaxpr's Jaxpr (open_jaxpr)      .jaxpr | = | itself (one class) | =
+    Jaxpr.debug_info.func_src_info          = | = | = | =
+    pjit._infer_params and its locals       _src | = | = | =
+    pjit's frame that compiles a call       _src._python_pjit_helper | _src._run_python_pjit | = | =
+    pjit._infer_params_cached.cache_keys    _src | = | = | =
+    PjitFunction._jit_info, _cache_size     jaxlib | = | = | =
+    dispatch.*_EVENT (monitoring names)     _src | = | = | =
+    unregister_*_listener                   _src.monitoring._unregister_*_by_callback |
+                                              jax.monitoring | = | =
+    monitoring.get_*_listeners              _src | = | = | =
+    util.register_cache                     absent | _src | = | =
+    xla_bridge.backends_are_initialized     _src | = | = | =
+    distributed.global_state                _src | = | = | =
+    pmap: wrapped, infer_params, _fun       absent (C++ PmapFunction) | _src.pmap | = | =
+    a staged tracer's variable, equation    its frame's tracer_to_var, eqns |
+                                              DynamicJaxprTracer.val, .parent | = | =
+    core.escaped_tracer_error,
+      _invalid_shape_error, Tracer._line_info  _src | = | = | =
+    Tracer                                  jax.core | = | = | =
+    BatchTracer.val, JVPTracer.primal       _src.interpreters | = | = | =
+    grad_f, vmap_f (transform_name)         _src.api | = | = | =
+    shard_map's params mesh, jaxpr          = | = | = | =
+
+JAX 0.11 also needs Python 3.12 or later, and removed many ``jax.core`` names; jaxviz
+read none of them (``jax.core.Tracer`` stays).
 """
 
 from __future__ import annotations
@@ -15,12 +55,14 @@ import inspect
 import os
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import jax
 import jax.errors
+import jax.monitoring
 from jax._src import api_util as _api_util
 from jax._src import core as _core
 from jax._src import dispatch as _dispatch
@@ -46,6 +88,33 @@ try:  # public from JAX 0.10
 except ImportError:  # JAX 0.6 to 0.9
     from jax._src.core import DropVar as DropVar
     from jax._src.core import jaxprs_in_params
+
+
+class JaxInternalsWarning(UserWarning):
+    """This JAX lacks a private name jaxviz reads: one feature goes without it."""
+
+
+_MISSING: dict[str, str] = {}  # "module.name" -> what jaxviz does without it
+
+
+def _private(owner: Any, *paths: str, without: str) -> Any:
+    """The first of ``owner``'s dotted ``paths`` this JAX has (newest location first), or
+    None, recorded for ``missing_internals`` with what jaxviz does ``without`` it."""
+    for path in paths:
+        value = owner
+        for name in path.split("."):
+            value = getattr(value, name, None)
+        if value is not None:
+            return value
+    _MISSING[f"{getattr(owner, '__name__', owner)}.{paths[0]}"] = without
+    return None
+
+
+def missing_internals() -> list[str]:
+    """One line per private JAX name jaxviz reads that this JAX lacks: the JAX version, the
+    name, and what jaxviz does without it. Empty on every tested JAX."""
+    return [f"jaxviz: JAX {jax.__version__} has no {name}: {without}"
+            for name, without in _MISSING.items()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,15 +143,21 @@ def _user_frame(f: Any) -> UserFrame:
                      f.end_column)
 
 
+_NO_FRAMES = "no source lines for equations or tracers"
+_SIU_USER_FRAMES = _private(_siu, "user_frames", without=_NO_FRAMES)
+_RAW_FRAME_TO_FRAME = _private(_siu, "raw_frame_to_frame", without=_NO_FRAMES)
+_REGISTER_EXCLUSION = _private(_siu, "register_exclusion",
+                               without="jaxviz's own frames may be shown as the user's")
 # source_info_util.user_frames takes a Traceback from JAX 0.7, its SourceInfo in JAX 0.6.
-_USER_FRAMES_OF_SOURCE_INFO = "source_info" in inspect.signature(_siu.user_frames).parameters
+_USER_FRAMES_OF_SOURCE_INFO = (_SIU_USER_FRAMES is not None
+                               and "source_info" in inspect.signature(_SIU_USER_FRAMES).parameters)
 
 
 def _siu_user_frames(source_info: Any) -> Iterator[Any]:
     traceback = getattr(source_info, "traceback", None)
-    if traceback is None:
+    if traceback is None or _SIU_USER_FRAMES is None:
         return iter(())
-    return _siu.user_frames(source_info if _USER_FRAMES_OF_SOURCE_INFO else traceback)
+    return _SIU_USER_FRAMES(source_info if _USER_FRAMES_OF_SOURCE_INFO else traceback)
 
 
 def user_frames(eqn: Any) -> list[UserFrame]:
@@ -110,13 +185,15 @@ def innermost_frame(eqn: Any, is_user_code: Callable[[Any], bool],
 
 
 def _innermost_frame(traceback: Any, is_user_code: Callable[[Any], bool]) -> UserFrame | None:
+    if _RAW_FRAME_TO_FRAME is None:
+        return None
     codes, lastis = traceback.raw_frames()
     for code, lasti in zip(codes, lastis):
         if is_user_code(code):
             key = (code, lasti)
             frame = _frame_cache.get(key)
             if frame is None:
-                frame = _frame_cache[key] = _user_frame(_siu.raw_frame_to_frame(code, lasti))
+                frame = _frame_cache[key] = _user_frame(_RAW_FRAME_TO_FRAME(code, lasti))
             return frame
     return None
 
@@ -128,7 +205,7 @@ def traceback_code_stacks(closed: Any) -> list[tuple[Any, ...]]:
     merged first: a loop of 48 layers records few distinct ones."""
     tracebacks = set()
     seen: set[int] = set()
-    stack = [closed.jaxpr if hasattr(closed, "jaxpr") else closed]
+    stack = [open_jaxpr(closed)]
     while stack:
         jaxpr = stack.pop()
         if id(jaxpr) in seen:
@@ -158,13 +235,32 @@ def code_stack(eqn: Any) -> tuple[tuple[Any, int], ...]:
 _UNNAMED_FUNCTIONS = frozenset({"<lambda>", "<unnamed function>", "<unnamed wrapped function>"})
 
 
+def open_jaxpr(jaxpr: Any) -> Any:
+    """The open ``Jaxpr`` of a closed one (its equations, invars, outvars), a ``Jaxpr``
+    itself. Up to JAX 0.10 a ``ClosedJaxpr`` wraps a ``Jaxpr`` (``.jaxpr``); from 0.11 they
+    are one class whose legacy ``.jaxpr`` is itself, which JAX's main stopped using
+    (2026-07-29) and may remove."""
+    inner = getattr(jaxpr, "jaxpr", None)
+    return jaxpr if inner is None else inner
+
+
+def traced_function(jaxpr: Any) -> tuple[str, str] | None:
+    """(name, file) of the Python function a (sub-)jaxpr was traced from: its debug info's
+    ``"mha at /path/flash.py:12"``; None when it does not say."""
+    info = getattr(jaxpr, "debug_info", None)
+    source = getattr(info, "func_src_info", None)
+    if not isinstance(source, str) or not source:
+        return None
+    name, _, where = source.partition(" at ")
+    return (name, where.rpartition(":")[0]) if name else None
+
+
 def jaxpr_function_name(jaxpr: Any) -> str | None:
     """The name of the Python function JAX traced into ``jaxpr`` (a scan's body, a
-    custom_vjp's function, a pallas kernel), from its debug info; None when JAX kept none
-    or the function has no name of its own (a lambda)."""
-    info = getattr(jaxpr, "debug_info", None)
-    name = getattr(info, "func_name", None)
-    return name if isinstance(name, str) and name and name not in _UNNAMED_FUNCTIONS else None
+    custom_vjp's function, a shard_map's, a pallas kernel), from its debug info; None when
+    JAX kept none or the function has no name of its own (a lambda)."""
+    found = traced_function(jaxpr)
+    return found[0] if found and found[0] not in _UNNAMED_FUNCTIONS else None
 
 
 def traceback_of(eqn: Any) -> Any:
@@ -176,7 +272,9 @@ def traceback_of(eqn: Any) -> Any:
 # JAX calls each function it traces from ``WrappedFun.call_wrapped``. From JAX 0.9 an
 # equation's traceback stops at the traced function; up to 0.8 it runs on through JAX's
 # tracing frames out to the program's entry: there, cut it where JAX made the call.
-_CALL_WRAPPED_CODE = _lu.WrappedFun.call_wrapped.__code__
+_CALL_WRAPPED_CODE = getattr(_private(_lu, "WrappedFun.call_wrapped", without=(
+    "frames of JAX's tracing machinery (up to JAX 0.8) and pmap's function name not read")),
+    "__code__", None)
 
 
 def _traced_part(codes: Any) -> tuple[Any, ...]:
@@ -210,7 +308,8 @@ def name_stack(eqn: Any) -> tuple[ScopeElement, ...]:
 def register_library_path(path: str) -> None:
     """Treat files under ``path`` as library code (hidden from user frames)."""
     # jax filters tracebacks by path prefix; our own package must not look like user code.
-    _siu.register_exclusion(path)
+    if _REGISTER_EXCLUSION is not None:
+        _REGISTER_EXCLUSION(path)
 
 
 def jit_static_args(jitted: Any) -> tuple[tuple[int, ...], tuple[str, ...]] | None:
@@ -258,7 +357,7 @@ def pmap_call(eqn: Any, is_user_code: Callable[[Any], bool] = lambda code: True)
         return PmapCall(eqn.params.get("name"), ((str(eqn.params["axis_name"]), int(eqn.params["axis_size"])),))
     if eqn.primitive.name not in ("jit", "pjit"):
         return None
-    inner = eqn.params["jaxpr"].jaxpr
+    inner = open_jaxpr(eqn.params["jaxpr"])
     source = getattr(inner.debug_info, "func_src_info", None) or ""
     if not (source.startswith("_fun at ") and _PMAP_FILE in source):
         return None
@@ -276,23 +375,6 @@ def mesh_axes(eqn: Any) -> tuple[tuple[str | None, int], ...] | None:
     if shape is None:
         return None
     return tuple((None if name == _PMAP_UNNAMED_AXIS else str(name), int(size)) for name, size in shape.items())
-
-
-def traced_function_name(jaxpr: Any) -> str | None:
-    """The name of the Python function a (sub-)jaxpr was traced from (its debug info)."""
-    found = traced_function(jaxpr)
-    return found[0] if found else None
-
-
-def traced_function(jaxpr: Any) -> tuple[str, str] | None:
-    """(name, file) of the Python function a (sub-)jaxpr was traced from: its debug info's
-    ``"mha at /path/flash.py:12"``; None when it does not say."""
-    info = getattr(jaxpr, "debug_info", None)
-    source = getattr(info, "func_src_info", None)
-    if not isinstance(source, str) or not source:
-        return None
-    name, _, where = source.partition(" at ")
-    return (name, where.rpartition(":")[0]) if name else None
 
 
 def _mapped_function(jaxpr: Any, is_user_code: Callable[[Any], bool]) -> str | None:
@@ -447,29 +529,46 @@ def _install_capture() -> None:
         cls.__init__ = __init__
         _captured_originals[f"{cls.__module__}.{cls.__qualname__}"] = (cls, "__init__", original)
 
-    # A leaked tracer: UnexpectedTracerError is built from a message by this helper.
-    escaped = _core.escaped_tracer_error
+    if _ESCAPED_TRACER_ERROR is not None:
+        _wrap_core_helper("escaped_tracer_error", _escaped_tracer_error_recorded)
+    if _INVALID_SHAPE_ERROR is not None:
+        _wrap_core_helper("_invalid_shape_error", _invalid_shape_error_recorded)
 
+
+# A leaked tracer: UnexpectedTracerError is built from a message by this helper.
+_ESCAPED_TRACER_ERROR = _private(_core, "escaped_tracer_error",
+                                 without="a leaked tracer's error is not traced back")
+# A tracer used as a shape (``x.reshape(n)``, ``jnp.zeros(n)``): a plain TypeError.
+_INVALID_SHAPE_ERROR = _private(_core, "_invalid_shape_error",
+                                without="a tracer used as a shape is not traced back")
+
+
+def _escaped_tracer_error_recorded(original: Any) -> Callable[..., Any]:
     def escaped_tracer_error(tracer: Any, detail: Any = None) -> Any:
-        exc = escaped(tracer, detail)
+        exc = original(tracer, detail)
         _record(exc, tracer, sys._getframe(1))
         return exc
 
-    escaped_tracer_error.__wrapped__ = escaped  # type: ignore[attr-defined]
-    _core.escaped_tracer_error = escaped_tracer_error
-    _captured_originals["core.escaped_tracer_error"] = (_core, "escaped_tracer_error", escaped)
+    return escaped_tracer_error
 
-    # A tracer used as a shape (``x.reshape(n)``, ``jnp.zeros(n)``): a plain TypeError.
-    invalid_shape = _core._invalid_shape_error
 
+def _invalid_shape_error_recorded(original: Any) -> Callable[..., Any]:
     def _invalid_shape_error(shape: Any, context: str = "") -> Any:
-        exc = invalid_shape(shape, context)
+        exc = original(shape, context)
         _record(exc, tuple(shape) if isinstance(shape, (tuple, list)) else None, sys._getframe(1))
         return exc
 
-    _invalid_shape_error.__wrapped__ = invalid_shape  # type: ignore[attr-defined]
-    _core._invalid_shape_error = _invalid_shape_error
-    _captured_originals["core._invalid_shape_error"] = (_core, "_invalid_shape_error", invalid_shape)
+    return _invalid_shape_error
+
+
+def _wrap_core_helper(name: str, recorded: Callable[[Any], Callable[..., Any]]) -> None:
+    """Replace ``jax._src.core.<name>`` (an error builder JAX looks up at each use) by one
+    that records the tracer; the original stays reachable as ``__wrapped__``."""
+    original = getattr(_core, name)
+    wrapper = recorded(original)
+    wrapper.__wrapped__ = original  # type: ignore[attr-defined]
+    setattr(_core, name, wrapper)
+    _captured_originals[f"core.{name}"] = (_core, name, original)
 
 
 def uninstall_tracer_error_capture() -> None:
@@ -494,11 +593,16 @@ def is_tracer(value: Any) -> bool:
     return isinstance(value, Tracer)
 
 
+_DYNAMIC_JAXPR_TRACER = _private(_pe, "DynamicJaxprTracer",
+                                 without="a tracer error's value is not traced back")
+_STAGED_TRACER_TYPES: tuple[type, ...] = (_DYNAMIC_JAXPR_TRACER,) if _DYNAMIC_JAXPR_TRACER else ()
+
+
 def staged_tracer(tracer: Any) -> Any:
     """The ``jit``-staged tracer inside ``tracer`` (through vmap's BatchTracer ``val``,
     jvp's ``primal``, ...), or None when nothing is being staged (e.g. eager vmap)."""
     for _ in range(32):
-        if isinstance(tracer, _pe.DynamicJaxprTracer):
+        if isinstance(tracer, _STAGED_TRACER_TYPES):
             return tracer
         inner = next((getattr(tracer, a) for a in ("val", "primal")
                       if isinstance(getattr(tracer, a, None), Tracer)), None)
@@ -514,7 +618,7 @@ def staged_tracer(tracer: Any) -> Any:
 # After its trace, a JAX 0.6 frame has dropped the variables no output uses: a leaked
 # tracer's equation is then unknown (``tracer_created_at`` still says where it was made).
 def _tracer_holds_var() -> bool:
-    return "val" in _pe.DynamicJaxprTracer.__slots__
+    return "val" in getattr(_DYNAMIC_JAXPR_TRACER, "__slots__", ())
 
 
 TRACERS_HOLD_THEIR_EQUATION: bool = _tracer_holds_var()  # JAX >= 0.7
@@ -623,18 +727,27 @@ def tracer_created_at(tracer: Any) -> list[UserFrame]:
 
 # The names jax.monitoring uses for the three stages (record_scalar at the start with the
 # start time, record_event_duration_secs at the end; both with ``fun_name=``).
-TRACE_EVENT: str = _dispatch.JAXPR_TRACE_EVENT
-LOWER_EVENT: str = _dispatch.JAXPR_TO_MLIR_MODULE_EVENT
-COMPILE_EVENT: str = _dispatch.BACKEND_COMPILE_EVENT
+# (JAX's strings, the same from 0.6 to main, are the fallback.)
+_NO_STAGE = "the recompile tracker misses this stage"
+TRACE_EVENT: str = _private(_dispatch, "JAXPR_TRACE_EVENT", without=_NO_STAGE) \
+    or "/jax/core/compile/jaxpr_trace_duration"
+LOWER_EVENT: str = _private(_dispatch, "JAXPR_TO_MLIR_MODULE_EVENT", without=_NO_STAGE) \
+    or "/jax/core/compile/jaxpr_to_mlir_module_duration"
+COMPILE_EVENT: str = _private(_dispatch, "BACKEND_COMPILE_EVENT", without=_NO_STAGE) \
+    or "/jax/core/compile/backend_compile_duration"
 
-_INFER_PARAMS_CODE = _pjit._infer_params.__code__  # (fun, ji, args, kwargs): tracing
+_NO_CALL = "recompiles are reported without the call's arguments"
+# (fun, ji, args, kwargs): tracing
+_INFER_PARAMS_CODE = getattr(_private(_pjit, "_infer_params", without=_NO_CALL), "__code__", None)
 # The frame that lowers, compiles and runs a jit call on a cache miss, below
 # ``cache_miss``: from JAX 0.9 ``_run_python_pjit(p, args_flat, fun, args, kwargs)``, whose
 # caller holds ``jit_info``; in JAX 0.6 to 0.8 ``_python_pjit_helper(fun, jit_info, *args,
 # **kwargs)``, which also calls ``_infer_params`` (its caller when tracing a call).
-_RUN_PYTHON_PJIT = getattr(_pjit, "_run_python_pjit", None) or _pjit._python_pjit_helper  # pyright: ignore[reportAttributeAccessIssue]  (JAX < 0.9)
-_RUN_PYTHON_PJIT_CODE = _RUN_PYTHON_PJIT.__code__
-_CALL_PATH_NAMES = ("cache_miss", _RUN_PYTHON_PJIT_CODE.co_name)  # not .trace()/.lower()
+_RUN_PYTHON_PJIT_CODE = getattr(_private(_pjit, "_run_python_pjit", "_python_pjit_helper", without=_NO_CALL),
+                                "__code__", None)
+_CALL_PATH_NAMES = ("cache_miss", *[c.co_name for c in [_RUN_PYTHON_PJIT_CODE] if c])  # not .trace()/.lower()
+_INFER_PARAMS_CACHED = _private(_pjit, "_infer_params_cached",
+                                without="compiles from before the watch are not listed")
 _JAX_DIRS = tuple(
     os.path.dirname(os.path.abspath(m.__file__)) + os.sep
     for m in (__import__("jax"), __import__("jaxlib"))
@@ -683,9 +796,11 @@ def _pmap_codes() -> tuple[Any, Any]:
     """The code of ``jax.pmap``'s call wrapper (``wrapped(*args, **kwargs)``) and of its
     ``infer_params``: from JAX 0.9 ``pmap`` is a ``jit`` of a ``shard_map`` of JAX's own
     ``_fun``, called from ``wrapped`` with the user's arguments."""
-    if _pmap_module is None:
+    pmap = (_private(_pmap_module, "pmap", without="a pmap's recompiles are reported without its call")
+            if _pmap_module is not None else None)
+    if pmap is None:
         return None, None
-    consts = inspect.unwrap(_pmap_module.pmap).__code__.co_consts
+    consts = inspect.unwrap(pmap).__code__.co_consts
     codes = {c.co_name: c for c in consts if inspect.iscode(c)}
     return codes.get("wrapped"), codes.get("infer_params")
 
@@ -785,7 +900,7 @@ def earlier_jit_calls(call: JitCall) -> list[JitCall]:
     Reads the keys of ``jax._src.pjit._infer_params_cached`` (a ``weakref_lru_cache``:
     ``(function ref, trace context, (PjitInfo, ArgumentSignature, avals, mesh), {})``)."""
     keys = []
-    for key in _pjit._infer_params_cached.cache_keys():
+    for key in _INFER_PARAMS_CACHED.cache_keys() if _INFER_PARAMS_CACHED is not None else ():
         try:
             ref, _, (ji, arg_signature, avals, _mesh), _ = key
         except (TypeError, ValueError):
@@ -851,23 +966,35 @@ class DistributedProcess:
     num_processes: int
 
 
+_GLOBAL_STATE = _private(_distributed, "global_state",
+                         without="processes under jax.distributed are not told apart")
+
+
 def distributed_process() -> DistributedProcess | None:
     """This process in JAX's distributed runtime, or None when ``jax.distributed`` is not
     initialized. Reads ``jax._src.distributed.global_state``."""
-    state = _distributed.global_state
+    state = _GLOBAL_STATE
     client = getattr(state, "client", None)
     if client is None:
         return None
     return DistributedProcess(client, int(state.process_id), int(state.num_processes))
 
 
-# jax.monitoring can unregister a listener from JAX 0.8; before, only its private twins can.
-unregister_scalar_listener: Callable[[Callable[..., Any]], None] = getattr(
-    _monitoring, "unregister_scalar_listener", None
-) or _monitoring._unregister_scalar_listener_by_callback  # pyright: ignore[reportAttributeAccessIssue]  (JAX < 0.8)
-unregister_event_duration_listener: Callable[[Callable[..., Any]], None] = getattr(
-    _monitoring, "unregister_event_duration_listener", None
-) or _monitoring._unregister_event_duration_listener_by_callback  # pyright: ignore[reportAttributeAccessIssue]  (JAX < 0.8)
+def _listener_kept(callback: Callable[..., Any]) -> None:
+    """Unregistering on a JAX that cannot: the listener stays registered."""
+
+
+# jax.monitoring can unregister a listener from JAX 0.8 (public); before, only its private
+# twins can.
+_NO_UNREGISTER = "jaxviz's jax.monitoring listeners stay registered after %unload_ext"
+unregister_scalar_listener: Callable[[Callable[..., Any]], None] = (
+    getattr(jax.monitoring, "unregister_scalar_listener", None)
+    or _private(_monitoring, "_unregister_scalar_listener_by_callback", without=_NO_UNREGISTER)
+    or _listener_kept)
+unregister_event_duration_listener: Callable[[Callable[..., Any]], None] = (
+    getattr(jax.monitoring, "unregister_event_duration_listener", None)
+    or _private(_monitoring, "_unregister_event_duration_listener_by_callback", without=_NO_UNREGISTER)
+    or _listener_kept)
 
 
 def monitoring_listener_counts() -> dict[str, int]:
@@ -879,10 +1006,14 @@ def monitoring_listener_counts() -> dict[str, int]:
 
 
 # ---------------------------------------------------------------------- backends
+_BACKENDS_ARE_INITIALIZED = _private(_xla_bridge, "backends_are_initialized",
+                                     without="device reports may start JAX's backends")
+
+
 def backends_initialized() -> bool | None:
     """Whether JAX has already created its backends (None if we cannot tell). Asking
     ``jax.devices()`` before that would start them, and on a GPU take its memory."""
-    initialized = getattr(_xla_bridge, "backends_are_initialized", None)
+    initialized = _BACKENDS_ARE_INITIALIZED
     return bool(initialized()) if callable(initialized) else None
 
 
@@ -947,6 +1078,12 @@ def on_caches_cleared(callback: Callable[[Any], None]) -> None:
     register(notice, "jaxviz: notices jax.clear_caches()")
 
 
+def off_caches_cleared(callback: Callable[[Any], None]) -> None:
+    """Stop calling ``callback`` on ``jax.clear_caches()``: JAX's registry holds our notice
+    weakly, so dropping it takes it out of JAX's registry."""
+    _CLEAR_NOTICES[:] = [n for n in _CLEAR_NOTICES if n.callback is not callback]
+
+
 # Whether ``on_caches_cleared`` can hear ``jax.clear_caches()`` (JAX 0.7 and later).
 CACHE_CLEARS_HEARD = hasattr(_util, "register_cache")
 
@@ -986,3 +1123,8 @@ def eager_transform(tracer: Any) -> tuple[tuple[str, ...], Any] | None:
         kinds.append(kind)
         tracer = inner
     return None
+
+
+# Said once, at import: the features above already go without what is missing.
+for _line in missing_internals():
+    warnings.warn(_line, JaxInternalsWarning, stacklevel=2)

@@ -120,7 +120,7 @@ def _mapped_label(eqn: Any) -> str | None:
     axes = internals.mesh_axes(eqn)
     if axes is None:
         return None
-    function = internals.traced_function_name(eqn.params.get("jaxpr"))
+    function = internals.jaxpr_function_name(eqn.params.get("jaxpr"))
     shown = [function] if function and not function.startswith("_") else []
     # A pmap's own shard_map splits on an axis JAX names internally: its specs say nothing.
     specs = sharding.shard_map_specs(eqn) if all(name for name, _ in axes) else ""

@@ -2,8 +2,12 @@
 ``jaxviz/_jax_internals.py``). If one of these fails after a JAX upgrade, fix that module:
 the failure message says what changed."""
 
-import functools
+import gc
+import json
+import subprocess
 import sys
+import textwrap
+from typing import Any, cast
 
 import jax
 import jax.extend.core
@@ -208,6 +212,19 @@ def _raised(fn, *args):
     raise AssertionError("expected an error")
 
 
+def _refused(exc):
+    """The tracer the capture recorded on ``exc``."""
+    cap = internals.captured_tracer_error(exc)
+    assert cap is not None, f"the capture recorded nothing on {type(exc).__name__}"
+    return cap.tracer
+
+
+def _walk(origin):
+    """The operand tracers one provenance step leads to."""
+    assert origin.operands is not None, origin
+    return [op for op in origin.operands if op is not None]
+
+
 def test_tracer_errors_record_the_refused_tracer(capture):
     import numpy as np
 
@@ -248,9 +265,10 @@ def test_tracer_origin_walks_back_to_the_inputs(capture):
         return x
 
     exc = _raised(jax.jit(f), jnp.ones(3), jnp.ones(3))
-    t = internals.staged_tracer(internals.captured_tracer_error(exc).tracer)
+    t = internals.staged_tracer(_refused(exc))
     assert t is not None, "JAX changed DynamicJaxprTracer"
     fn = internals.tracer_function(t)
+    assert fn is not None, "JAX changed DynamicJaxprTracer._debug_info"
     assert (fn.name, fn.traced_for, fn.arg_names) == ("f", "jit", ("x", "neg")), \
         f"JAX changed DynamicJaxprTracer._debug_info (DebugInfo): {fn}"
     prims, inputs, stack = [], set(), [t]
@@ -259,7 +277,7 @@ def test_tracer_origin_walks_back_to_the_inputs(capture):
         if origin.kind == "eqn":
             prims.append(origin.eqn.primitive.name)
             assert origin.eqn_id is not None
-            stack.extend(op for op in origin.operands if op is not None)
+            stack.extend(_walk(origin))
         elif origin.kind == "input":
             inputs.add(origin.position)
     assert prims[:3] == ["gt", "reduce_sum", "mul"] and "sin" in prims, \
@@ -278,12 +296,12 @@ def test_tracer_origin_walks_through_inlined_jnp_helpers(capture):
         return x if loss > threshold else -x
 
     exc = _raised(jax.jit(f), jnp.ones((2, 3)), jnp.ones((3, 3)), 0.5)
-    prims, inputs, stack = set(), set(), [internals.staged_tracer(internals.captured_tracer_error(exc).tracer)]
+    prims, inputs, stack = set(), set(), [internals.staged_tracer(_refused(exc))]
     while stack:
         origin = internals.tracer_origin(stack.pop())
         if origin.kind == "eqn":
             prims.add(origin.eqn.primitive.name)
-            stack.extend(op for op in origin.operands if op is not None)
+            stack.extend(_walk(origin))
         elif origin.kind == "input":
             inputs.add(origin.position)
     assert {"dot_general", "tanh", "reduce_sum"} <= prims, prims
@@ -292,11 +310,11 @@ def test_tracer_origin_walks_through_inlined_jnp_helpers(capture):
 
 def test_staged_tracer_unwraps_vmap_and_leaks_keep_their_origin(capture):
     exc = _raised(jax.jit(jax.vmap(lambda x: 1 if x.sum() > 0 else 0)), jnp.ones((2, 3)))
-    tracer = internals.captured_tracer_error(exc).tracer
+    tracer = _refused(exc)
     assert type(tracer).__name__ == "BatchTracer"
     assert internals.staged_tracer(tracer) is not None, "JAX changed BatchTracer.val"
     exc = _raised(jax.vmap(lambda x: 1 if x.sum() > 0 else 0), jnp.ones((2, 3)))
-    assert internals.staged_tracer(internals.captured_tracer_error(exc).tracer) is None
+    assert internals.staged_tracer(_refused(exc)) is None
 
     kept = []
 
@@ -318,7 +336,7 @@ def _capture_targets():
     """What the capture replaces, as they are now (JAX's own while it is not installed)."""
     from jax._src import core
 
-    found = {cls: cls.__dict__["__init__"] for cls in internals._tracer_error_classes()}
+    found: dict[object, Any] = {cls: cls.__dict__["__init__"] for cls in internals._tracer_error_classes()}
     found["escaped_tracer_error"] = core.escaped_tracer_error
     found["_invalid_shape_error"] = core._invalid_shape_error
     return found
@@ -400,7 +418,7 @@ def test_current_jit_call_at_the_end_of_a_trace_even_when_it_raises():
 
     seen = []
 
-    def on_duration(event, duration, **kwargs):
+    def on_duration(event, duration_secs, **kwargs):
         if event == internals.TRACE_EVENT and kwargs.get("fun_name") == "ends_internals":
             seen.append((internals.current_jit_call(), sys.exc_info()[0]))
 
@@ -472,21 +490,29 @@ def test_pmap_is_recognised_and_its_staged_call_read():
     assert internals.pmap_call(unmapped.eqns[0]) is None
 
 
-def test_mesh_axes_and_traced_function_name_of_a_shard_map():
+def test_mesh_axes_and_function_name_of_a_shard_map():
     mesh = jax.make_mesh((1,), ("data",), axis_types=(jax.sharding.AxisType.Auto,))
 
     def local_sum(x):
         return jax.lax.psum(x, "data")
 
     spec = jax.sharding.PartitionSpec("data")
-    closed = jax.make_jaxpr(jax.shard_map(local_sum, mesh=mesh, in_specs=spec, out_specs=spec))(jnp.ones(4))
-    (eqn,) = [e for e in closed.eqns if e.primitive.name == "shard_map"]
-    assert internals.mesh_axes(eqn) == (("data", 1),)
-    assert internals.traced_function_name(eqn.params["jaxpr"]) == "local_sum"
+
+    def shard_map_eqn(fn):
+        closed = jax.make_jaxpr(jax.shard_map(fn, mesh=mesh, in_specs=spec, out_specs=spec))(jnp.ones(4))
+        (eqn,) = [e for e in closed.eqns if e.primitive.name == "shard_map"]
+        return eqn
+
+    eqn = shard_map_eqn(local_sum)
+    assert internals.mesh_axes(eqn) == (("data", 1),), "JAX changed shard_map's mesh param"
+    assert internals.jaxpr_function_name(eqn.params["jaxpr"]) == "local_sum", \
+        "JAX changed Jaxpr.debug_info.func_src_info"
+    assert internals.traced_function(eqn.params["jaxpr"]) == ("local_sum", __file__)
     assert internals.mesh_axes(jax.make_jaxpr(jnp.sin)(1.0).eqns[0]) is None
-    assert internals.traced_function_name(None) is None
-    name, file = internals.traced_function(eqn.params["jaxpr"])
-    assert (name, file) == ("local_sum", __file__)
+    assert internals.jaxpr_function_name(None) is None and internals.traced_function(None) is None
+    unnamed = shard_map_eqn(lambda x: jax.lax.psum(x, "data")).params["jaxpr"]
+    assert internals.jaxpr_function_name(unnamed) is None  # no name of its own
+    assert internals.traced_function(unnamed) == ("<lambda>", __file__)
 
 
 @pytest.mark.skipif(jax.__version_info__ < (0, 7), reason="JAX 0.6 orders a traceback's raw frames otherwise; library groups are checked on 0.10")
@@ -575,7 +601,11 @@ def test_eager_transform_sees_vmap_and_jvp_tracers():
 @pytest.mark.skipif(not internals.CACHE_CLEARS_HEARD, reason="JAX 0.6 has no cache registry to hear clears by")
 def test_caches_cleared_notice_and_jit_cache_size():
     heard = []
-    internals.on_caches_cleared(lambda frame: heard.append(frame.f_code.co_name))
+
+    def on_clear(frame):
+        heard.append(frame.f_code.co_name)
+
+    internals.on_caches_cleared(on_clear)
 
     @jax.jit
     def g(x):
@@ -583,28 +613,34 @@ def test_caches_cleared_notice_and_jit_cache_size():
 
     g(jnp.ones(2))
     assert internals.jit_cache_size(g) == 1, "PjitFunction._cache_size() changed"
-    g.clear_cache()
+    cast(Any, g).clear_cache()  # public on jitted functions, not on jax.jit's return type
     assert internals.jit_cache_size(g) == 0
     jax.clear_caches()
     assert heard, ("jax.clear_caches() no longer clears caches registered with "
                    "jax._src.util.register_cache")
     assert internals.jit_cache_size(lambda x: x) is None
+    internals.off_caches_cleared(on_clear)
+    gc.collect()  # JAX's registry held the notice weakly: it is gone from there too
+    heard.clear()
+    jax.clear_caches()
+    assert heard == [], "off_caches_cleared left the notice in JAX's cache registry"
 
 
 @pytest.mark.skipif(jax.__version_info__ < (0, 7), reason="JAX 0.6 differs here; checked on JAX 0.10")
 def test_earlier_jit_calls_rebuild_the_calls_jaxs_trace_cache_holds():
     """In any order; the call being traced left out."""
-    @functools.partial(jax.jit, static_argnums=(1,), static_argnames=("mode",))
-    def step(x, k, p, *, mode="a", n=3):
+    def step_fn(x, k, p, *, mode="a", n=3):
         return (x * k).sum() * n + p["w"].sum()
+
+    step = jax.jit(step_fn, static_argnums=(1,), static_argnames=("mode",))
 
     step(jnp.ones(3), 2, {"w": jnp.ones(2)})
     step(jnp.ones((4, 2)), 3, {"w": jnp.ones(2)}, mode="b", n=4)
     calls: list[list[internals.JitCall]] = []
 
-    def listener(event, seconds, **kwargs):
+    def listener(event, duration_secs, **kwargs):
         call = internals.current_jit_call()
-        if event == internals.TRACE_EVENT and call is not None and call.fun is step.__wrapped__:
+        if event == internals.TRACE_EVENT and call is not None and call.fun is step_fn:
             calls.append(internals.earlier_jit_calls(call))
 
     jax.monitoring.register_event_duration_secs_listener(listener)
@@ -628,3 +664,76 @@ def test_distributed_process_is_none_without_jax_distributed():
     """The initialized case (JAX's coordination-service client, this process's id) is
     checked with two real processes in tests/test_processes.py."""
     assert internals.distributed_process() is None
+
+
+# ---------------------------------------------------------------------- the next JAX
+def test_this_jax_has_every_private_name_jaxviz_reads():
+    """On a JAX that lacks one, each line names it, the JAX version and what goes without."""
+    assert internals.missing_internals() == [], "\n".join(internals.missing_internals())
+
+
+def test_open_jaxpr_of_closed_and_open_jaxprs():
+    """Up to JAX 0.10 a ClosedJaxpr wraps a Jaxpr; from 0.11 they are one class."""
+    closed = jax.make_jaxpr(lambda x: jnp.sin(x) * 2)(1.0)
+    opened = internals.open_jaxpr(closed)
+    assert isinstance(opened, jax.extend.core.Jaxpr), f"JAX changed ClosedJaxpr.jaxpr: {type(opened)}"
+    assert [e.primitive.name for e in opened.eqns] == ["sin", "mul"]
+    assert internals.open_jaxpr(opened) is opened
+    (scan,) = jax.make_jaxpr(lambda xs: jax.lax.scan(lambda c, x: (c + x, None), 0.0, xs))(jnp.ones(3)).eqns
+    body = internals.open_jaxpr(scan.params["jaxpr"])
+    assert [e.primitive.name for e in body.eqns][-1:] == ["add"], "the scan body, open"
+
+
+# JAX's own modules, each stripped of names jaxviz reads, as a next JAX might be; JAX imports
+# and runs without them (none is called before they are put back for JAX's exit hooks).
+_JAX_WITHOUT = {
+    "jax._src.pjit": ("_infer_params", "_run_python_pjit", "_python_pjit_helper", "_infer_params_cached"),
+    "jax._src.core": ("escaped_tracer_error", "_invalid_shape_error"),
+    "jax._src.dispatch": ("JAXPR_TRACE_EVENT",),
+    "jax._src.distributed": ("global_state",),
+}
+
+
+def test_a_jax_without_some_private_names_gets_one_line_each_and_no_crash():
+    """``import jaxviz`` works, each missing name is one warning line naming the JAX version
+    and what goes without it, and the features that read them say they do not know."""
+    script = textwrap.dedent(f"""
+        import importlib, json, warnings
+        import jax
+        taken = []
+        for module, names in {_JAX_WITHOUT!r}.items():
+            owner = importlib.import_module(module)
+            for name in names:
+                if hasattr(owner, name):
+                    taken.append((owner, name, getattr(owner, name)))
+                    delattr(owner, name)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import jaxviz
+            from jaxviz import _jax_internals as internals
+        internals.install_tracer_error_capture()
+        internals.uninstall_tracer_error_capture()
+        call = internals.JitCall(len, None, (), {{}}, (), (), None, False, None, trace_key=("k",))
+        print(json.dumps({{
+            "warned": [str(w.message) for w in caught if w.category is internals.JaxInternalsWarning],
+            "missing": internals.missing_internals(),
+            "version": jax.__version__,
+            "trace_event": internals.TRACE_EVENT,
+            "jit_call": internals.current_jit_call() is None,
+            "earlier": internals.earlier_jit_calls(call),
+            "process": internals.distributed_process() is None,
+        }}))
+        for owner, name, value in taken:
+            setattr(owner, name, value)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    prefix = f"jaxviz: JAX {out['version']} has no "
+    assert out["warned"] == out["missing"] and len(out["missing"]) == 7, out["missing"]
+    assert all(line.startswith(prefix) and "\n" not in line for line in out["missing"])
+    named = {line[len(prefix):].split(":")[0] for line in out["missing"]}
+    assert named == {f"{module}.{name}" for module, names in _JAX_WITHOUT.items() for name in names
+                     if name != "_python_pjit_helper"}, named  # the older place of _run_python_pjit
+    assert out["trace_event"] == "/jax/core/compile/jaxpr_trace_duration"
+    assert out["jit_call"] and out["earlier"] == [] and out["process"]
