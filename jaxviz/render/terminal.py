@@ -11,6 +11,7 @@ from rich.tree import Tree
 
 from ..costs import group_heat
 from ..graph import LEGEND, Graph, repeat_text, size_text
+from .devices import run_report_table
 
 MAX_NODES_PER_GROUP = 40
 
@@ -64,7 +65,7 @@ def program_renderables(program: Any) -> Any:
     for note in program.notes:
         yield Text(note, style="yellow")
     if getattr(program, "run_report", None) is not None:  # the "Run" section
-        yield program.run_report.rich_table()
+        yield run_report_table(program.run_report)
     if program.inputs:
         yield inputs_table(program)
     yield group_tree(program.graph, program.graph.expansion(program.expand))
