@@ -2,6 +2,7 @@
 ``import jaxviz``; no other module does anything when imported. Each ``install`` is
 idempotent.
 
+- ``calls.install``: JAX hides jaxviz's frames; instrumented code finds its hook.
 - ``render.install``: how every object draws itself (``jaxviz.display``).
 - ``diff.history.install``: the recompile history listens to the tracker's compiles.
 - ``errors.explain.install``: ``jaxviz.trace`` notes the explanation on a tracer error.
@@ -13,6 +14,7 @@ watch, the comm) is installed by ``load_ipython_extension`` (``jaxviz.ipython.ma
 
 from __future__ import annotations
 
+from .calls import install as install_call_hook
 from .diff.history import install as install_recompile_history
 from .errors.explain import install as install_trace_error_notes
 from .recompiles.clears import install as install_clear_notices
@@ -20,6 +22,7 @@ from .render import install as install_renderers
 
 
 def install() -> None:
+    install_call_hook()
     install_renderers()
     install_recompile_history()
     install_trace_error_notes()

@@ -22,7 +22,7 @@ from .devices import (
     run_report_mimebundle,
     run_report_rich,
 )
-from .diff import diff_dot, diff_mimebundle, diff_svg
+from .diff import diff_dot, diff_mimebundle, diff_rich, diff_svg
 from .dot import program_dot
 from .errors import explanation_dot, explanation_mimebundle, explanation_rich
 from .notebook import program_mimebundle
@@ -56,7 +56,7 @@ def install() -> None:
     """Register every object's views (idempotent: registering again replaces them)."""
     display.register(Program, mimebundle=_with_costs(program_mimebundle),
                      rich=_with_costs(program_renderables), dot=program_dot, payload=program_payload)
-    display.register(ProgramDiff, mimebundle=diff_mimebundle, dot=diff_dot, svg=diff_svg)
+    display.register(ProgramDiff, mimebundle=diff_mimebundle, rich=diff_rich, dot=diff_dot, svg=diff_svg)
     display.register(Explanation, mimebundle=explanation_mimebundle, rich=_rich_of(explanation_rich),
                      dot=explanation_dot)
     display.register(CompileLog, mimebundle=log_mimebundle, rich=log_rich)

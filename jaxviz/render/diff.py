@@ -3,8 +3,10 @@ bundle that shows it as a graph output (the payload with the statuses under ``"d
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
+
+from rich.text import Text
 
 from ..diff import ProgramDiff
 from ..graph import MIME_TYPE
@@ -49,3 +51,8 @@ def diff_mimebundle(d: ProgramDiff) -> dict[str, Any]:
     bundle["text/html"] = graph_output_html(head + program_html(program, svg=svg, note=note), payload)
     bundle[MIME_TYPE] = payload
     return bundle
+
+
+def diff_rich(d: ProgramDiff) -> Iterator[Any]:
+    """A terminal shows the summary and the changes, as ``str(diff)`` does."""
+    yield Text(d.text())

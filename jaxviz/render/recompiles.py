@@ -95,7 +95,7 @@ def watch_rich(watch: Watch) -> Iterator[Any]:
 
 
 def summary_mimebundle(summary: Summary) -> dict[str, Any]:
-    return {"text/plain": str(summary), "text/html": summary_html(summary.rows)}
+    return {"text/html": summary_html(summary.rows)}  # IPython adds the text/plain repr
 
 
 def summary_renderables(summary: Summary) -> Iterator[Any]:
