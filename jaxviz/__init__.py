@@ -25,7 +25,7 @@ from .jax_support import check_jax_version
 # Before any module touches JAX's private API: an unsupported JAX gets one clear line.
 check_jax_version(jax.__version__)
 
-from . import render  # noqa: E402, F401  (importing it registers how a Program draws itself)
+from . import wiring  # noqa: E402
 from .adapters import UnsplittableArgument  # noqa: E402
 from .cells import trace_cell  # noqa: E402
 from .devices import RunReport, profile  # noqa: E402
@@ -37,6 +37,8 @@ from .program import InputInfo, Program  # noqa: E402
 from .recompiles import Cause, CompileEvent, watch  # noqa: E402
 from .tracing import trace  # noqa: E402
 from .version import VERSION as __version__  # noqa: E402
+
+wiring.install()  # every connection between the parts, in one place (jaxviz.wiring)
 
 __all__ = [
     "MIME_TYPE", "Cause", "CompileEvent", "Explanation", "Graph", "InputInfo", "Program",

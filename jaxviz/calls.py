@@ -51,7 +51,6 @@ from . import _jax_internals as internals
 from .graph import SourceLoc
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-internals.register_library_path(PACKAGE_DIR)
 
 _LIBRARY_DIRS = tuple(
     {p + os.sep for p in (sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib"),
@@ -381,7 +380,13 @@ def _enter_call() -> Any:
     return recorder.scope_for(sys._getframe(1))
 
 
-setattr(builtins, HOOK_NAME, _enter_call)
+def install() -> None:
+    """JAX hides jaxviz's frames like its own, and instrumented code finds its hook (a
+    builtin: a twin's globals stay the user's). Idempotent; ``jaxviz.wiring`` calls it."""
+    if getattr(builtins, HOOK_NAME, None) is _enter_call:
+        return
+    internals.register_library_path(PACKAGE_DIR)
+    setattr(builtins, HOOK_NAME, _enter_call)
 
 
 def is_instrumented(code: Any) -> bool:

@@ -25,7 +25,7 @@ from typing import Any
 import jax
 
 from . import _jax_internals as internals
-from .adapters import flax_nnx
+from .adapters import captured_leaf_names, in_place_state
 from .calls import CELL_FUNCTION, compile_instrumented, restore_plain_code
 from .devices import (
     RunReport,
@@ -173,11 +173,11 @@ class CellProgram:
         for i, value in zip(self.side["dynamic"], outs):
             leaves[i] = value
         rest = outs[len(self.side["dynamic"]):]
-        for node, state_def, changed in self.side["write_back"]:  # the rest of its state is as it was
-            state_leaves = jax.tree_util.tree_leaves(flax_nnx.state_of(node)[0])
+        for state, node, state_def, changed in self.side["write_back"]:  # the rest is as it was
+            state_leaves = jax.tree_util.tree_leaves(state.state_of(node)[0])
             for k, value in zip(changed, rest):
                 state_leaves[k] = value
-            flax_nnx.write_state(node, jax.tree_util.tree_unflatten(state_def, state_leaves))
+            state.write_state(node, jax.tree_util.tree_unflatten(state_def, state_leaves))
             rest = rest[len(changed):]
         return jax.tree_util.tree_unflatten(self.side["treedef"], leaves)
 
@@ -238,11 +238,12 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
         cell_fn = functools.partial(cell_fn, **{n: namespace[n] for n in carried})
     side: dict[str, Any] = {}
     outputs = analysis.assigned | ({LAST_VALUE} if analysis.has_last_expr else set())
+    in_place = {n: state for n in traced if (state := in_place_state(namespace[n])) is not None}
 
     def staged_fn(*args: Any) -> list[Any]:
         merged = [split[n].merge(a) if n in split else a for n, a in zip(traced, args)]
-        before = {n: jax.tree_util.tree_leaves(flax_nnx.state_of(arg)[0]) for n, arg in zip(traced, merged)
-                  if flax_nnx.is_graph_node(namespace[n])}  # NNX Variables change in place
+        before = {n: jax.tree_util.tree_leaves(in_place[n].state_of(arg)[0]) for n, arg in zip(traced, merged)
+                  if n in in_place}  # e.g. NNX Variables change in place
         local = cell_fn(*merged)
         result = {k: local[k] for k in local if k in outputs}
         flat, treedef = jax.tree_util.tree_flatten_with_path(result)
@@ -250,14 +251,14 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
         side.update(treedef=treedef, leaves=[leaf for _, leaf in flat], dynamic=dynamic,
                     names=[_output_name(flat[i][0]) for i in dynamic], write_back=[])
         updated = []
-        for n, arg in zip(traced, merged):  # NNX modules the cell updated in place (not inside a jax.jit)
+        for n, arg in zip(traced, merged):  # objects the cell updated in place (not inside a jax.jit)
             if n in before:
-                state, names = flax_nnx.state_of(arg)
+                state, names = in_place[n].state_of(arg)
                 leaves, state_def = jax.tree_util.tree_flatten(state)
                 changed = [k for k, leaf in enumerate(leaves) if leaf is not before[n][k]] \
                     if len(leaves) == len(before[n]) else list(range(len(leaves)))
                 if changed:
-                    side["write_back"].append((namespace[n], state_def, changed))
+                    side["write_back"].append((in_place[n], namespace[n], state_def, changed))
                     side["names"] += [n + names[k] for k in changed]
                     updated += [leaves[k] for k in changed]
         return [flat[i][1] for i in dynamic] + updated
@@ -356,8 +357,9 @@ class SplitValue:
     def inputs(self, name: str, value: Any) -> list[InputInfo]:
         out = []
         paths = jax.tree_util.tree_flatten_with_path(value)[0]
-        names = (flax_nnx.node_leaf_names(name, value) if flax_nnx.is_graph_node(value)
-                 else [name + path_text(path) for path, _ in paths])
+        names = captured_leaf_names(name, value)
+        if names is None:
+            names = [name + path_text(path) for path, _ in paths]
         for full, (_, leaf) in zip(names, paths):
             if is_array(leaf):
                 out += traced_inputs(full, leaf, "cell variable")
@@ -384,9 +386,8 @@ def _classify(analysis: CellAnalysis, namespace: dict[str, Any], static: set[str
         elif is_traceable_tree(value):
             traced.append(name)
             flat = traced_inputs(name, value, "cell variable")
-            if flax_nnx.is_graph_node(value):
-                for info, leaf_name in zip(flat, flax_nnx.node_leaf_names(name, value)):
-                    info.name = leaf_name
+            for info, leaf_name in zip(flat, captured_leaf_names(name, value) or []):
+                info.name = leaf_name
             inputs += flat
         elif is_python_scalar(value):
             folded.append(name)

@@ -9,7 +9,7 @@
   ``cost_analysis()`` (FLOPs, bytes accessed, transcendentals) and ``memory_analysis()``
   (argument, output, temporary and generated-code bytes) where the backend gives them,
   jaxviz's own per-equation estimate beside them, and the achieved FLOP/s and bytes/s.
-  Renders in notebooks (HTML) and terminals (rich).
+  Renders in notebooks (HTML) and terminals (rich), drawn by ``jaxviz.render.devices``.
 - ``profile(fn, *args, device=None, repeats=5)``: all of that for one function call.
 - On several devices, the report also names the mesh, counts and sizes the collectives of
   the compiled HLO (those the SPMD partitioner inserted too: ``executable_collectives``),
@@ -28,10 +28,10 @@ from typing import Any
 
 import jax
 import numpy as np
-from rich.table import Table
 
 from . import _jax_internals as internals
 from .costs import Cost, ProgramCosts, annotate_collectives, program_costs
+from .display import Displayed
 from .jaxprs import fresh_function
 from .program import Program
 from .sharding import (
@@ -42,9 +42,8 @@ from .sharding import (
     scope_places,
     sharding_text,
 )
-from .text import esc, fmt_bytes, fmt_count, fmt_flops, fmt_seconds
+from .text import fmt_bytes, fmt_count, fmt_flops, fmt_seconds
 from .tracing import normalize_static_argnums, stage
-from .visual import HTML_COLOR, TERMINAL_STYLE
 
 PLATFORMS = ("gpu", "tpu", "cpu")  # probed in this order; the default backend comes first
 ALIASES = {"cuda": "gpu", "rocm": "gpu", "nvidia": "gpu", "amd": "gpu"}
@@ -208,7 +207,7 @@ class DeviceRow:
         return " · ".join(parts + [live])
 
 
-class DeviceTable:
+class DeviceTable(Displayed):
     """What ``%jaxviz devices`` shows (text, HTML and rich)."""
 
     def __init__(self, rows: list[DeviceRow]) -> None:
@@ -240,24 +239,6 @@ class DeviceTable:
         if self.note():
             lines.append(self.note())
         return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        rows = "".join(
-            f"<tr><td><code>{esc(r.label)}</code>{' <b>(default)</b>' if r.default else ''}</td>"
-            f"<td>{esc(r.kind)}</td><td>{esc(r.memory_text())}</td></tr>" for r in self.rows)
-        note = f'<div style="color:{HTML_COLOR["note"]}">{esc(self.note())}</div>' if self.note() else ""
-        return ('<table class="jaxviz-devices" style="font-size:12px"><tr><th>device</th><th>kind</th>'
-                f"<th>memory</th></tr>{rows}</table>{note}")
-
-    def __rich_console__(self, console: Any, options: Any) -> Any:
-        table = Table(title="devices", box=None, header_style="bold")
-        for col in ("device", "kind", "memory"):
-            table.add_column(col)
-        for r in self.rows:
-            table.add_row(r.label + (" (default)" if r.default else ""), r.kind, r.memory_text())
-        yield table
-        if self.note():
-            yield self.note()
 
     def to_json(self) -> list[dict[str, Any]]:
         return [{"device": r.label, "kind": r.kind, "platform": r.platform, "default": r.default,
@@ -366,7 +347,7 @@ TIMING_LABELS = (("trace", "trace"), ("lower", "lower"), ("compile", "compile"),
 
 
 @dataclass
-class RunReport:
+class RunReport(Displayed):
     """Where a program ran and what it cost. ``timings`` in seconds: trace, lower, compile,
     run (the first run, compile excluded) and, when timed, steady (the median of ``runs``)."""
 
@@ -534,30 +515,6 @@ class RunReport:
 
     def __str__(self) -> str:
         return self.text()
-
-    # ----------------------------------------------------------------- rich displays
-    def html(self) -> str:
-        rows = "".join(f'<tr><td style="text-align:left;color:{HTML_COLOR["label"]}">{esc(k)}</td>'
-                       f'<td style="text-align:left">{esc(v)}</td></tr>' for k, v in self.rows())
-        return (f'<div class="jaxviz-run"><div style="font-weight:bold;font-size:12px">Run · {esc(self.name)}</div>'
-                f'<table class="jaxviz-run-table" style="font-size:12px">{rows}</table></div>')
-
-    def _repr_html_(self) -> str:
-        return self.html()
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return {"text/plain": self.text(), "text/html": self.html()}
-
-    def rich_table(self) -> Any:
-        table = Table(title=f"Run · {self.name}", box=None, show_header=False, title_justify="left")
-        table.add_column(style="dim")
-        table.add_column()
-        for k, v in self.rows():
-            table.add_row(k, v, style=TERMINAL_STYLE["note"] if k == "note" else None)
-        return table
-
-    def __rich_console__(self, console: Any, options: Any) -> Any:
-        yield self.rich_table()
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "device": self.device, "device_kind": self.device_kind,

@@ -1,41 +1,22 @@
 """``Program``: what one trace produced (the jaxpr, its classified inputs, the graph, the
-timings), and how it displays itself in notebooks and terminals."""
+timings); it displays itself through the renderers registered in ``jaxviz.display``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import jax
 
 from .costs import ProgramCosts, annotate, program_costs
+from .display import Displayed, render
 from .graph import Aval, Graph
 from .jaxprs import flat_avals
 from .sharding import value_sharding
 from .text import fmt_count, fmt_flops, fmt_seconds
 
 INPUT_KINDS = ("traced", "static", "constant", "captured")
-
-
-@dataclass
-class Renderers:
-    """How a Program draws itself: filled in by ``jaxviz.render`` when it is imported
-    (``import jaxviz`` does), so that the model imports no renderer."""
-
-    dot: Callable[..., Any] | None = None  # (program, expand, **options) -> graphviz.Digraph
-    payload: Callable[[Program], dict[str, Any]] | None = None  # the browser's JSON
-    mimebundle: Callable[[Program], dict[str, Any]] | None = None  # the notebook's bundle
-    rich: Callable[[Program], Iterable[Any]] | None = None  # terminal renderables
-
-
-RENDERERS = Renderers()
-
-
-def _renderer(fn: Callable[..., Any] | None) -> Callable[..., Any]:
-    if fn is None:
-        raise RuntimeError("jaxviz.render is not imported: `import jaxviz` registers the renderers")
-    return fn
 
 
 @dataclass(slots=True)
@@ -67,7 +48,7 @@ def traced_inputs(name: str, value: Any, source: str) -> list[InputInfo]:
 
 
 @dataclass
-class Program:
+class Program(Displayed):
     """A traced function or notebook cell. ``graph`` is the hierarchical dataflow graph."""
 
     name: str
@@ -144,19 +125,11 @@ class Program:
     def to_dot(self, expand: int | str | Iterable[int] | None = None, **kwargs: Any) -> str:
         """Graphviz DOT source of a view (``jaxviz.render.dot``)."""
         self.costs()
-        return _renderer(RENDERERS.dot)(self, expand, **kwargs).source
+        return render(self, "dot", expand, **kwargs).source
 
     def to_json(self) -> dict[str, Any]:
         self.costs()
-        return _renderer(RENDERERS.payload)(self)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        self.costs()
-        return _renderer(RENDERERS.mimebundle)(self)
-
-    def __rich_console__(self, console: Any, options: Any) -> Any:
-        self.costs()
-        yield from _renderer(RENDERERS.rich)(self)
+        return render(self, "payload")
 
     def __repr__(self) -> str:
         return f"<jaxviz.Program {self.summary()}>"

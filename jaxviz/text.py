@@ -4,7 +4,11 @@ text made safe for HTML. A leaf module: it imports nothing of jaxviz."""
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
+
+# A Markdown code span in our messages (`x`).
+CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 _PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
@@ -42,3 +46,8 @@ def fmt_bytes(value: float) -> str:
 def esc(text: Any) -> str:
     """Any value's text, escaped for HTML (quotes included: safe in attributes too)."""
     return html.escape(str(text))
+
+
+def text_plain(text: str) -> str:
+    """A message with its Markdown code spans' backticks dropped (for stderr, widgets)."""
+    return CODE_SPAN.sub(r"\1", text)

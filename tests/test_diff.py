@@ -410,7 +410,7 @@ def test_a_diff_in_a_notebook_is_the_interactive_graph_view(monkeypatch):
         assert 'class="jaxviz-data"' in page and 'class="jaxviz-static"' in page  # its data
     assert "jaxviz&#45;changed" in bundle["image/svg+xml"] and "<svg" in page
     assert esc(d.summary()) in page
-    monkeypatch.setattr(sys.modules["jaxviz.diff"], "dot_available", lambda: False)
+    monkeypatch.setattr(sys.modules["jaxviz.render.diff"], "dot_available", lambda: False)
     plain = d._repr_mimebundle_()
     assert "image/svg+xml" not in plain and "<svg" not in plain["text/html"]
     assert 'class="jaxviz-listing"' in plain["text/html"] or "<table" in plain["text/html"]

@@ -12,12 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from . import equinox, flax_linen, flax_nnx, haiku, wrappers
-from .base import Plan, UnsplittableArgument
+from .base import InPlaceState, Plan, UnsplittableArgument
 
-__all__ = ["CHAIN", "Plan", "UnsplittableArgument", "adapt", "captured_leaf_names"]
+__all__ = ["CHAIN", "IN_PLACE", "InPlaceState", "Plan", "UnsplittableArgument", "adapt",
+           "captured_leaf_names", "in_place_state"]
 
 # Library objects first (an eqx filter_jit is also jit-like; nnx.jit is too), then wrappers.
 CHAIN = (equinox.adapt, flax_nnx.adapt, flax_linen.adapt, haiku.adapt)
+# The libraries whose objects a call updates in place (read and written back by a cell).
+IN_PLACE = (flax_nnx.IN_PLACE,)
 
 
 def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan:
@@ -36,6 +39,10 @@ def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan:
 def captured_leaf_names(name: str, value: Any) -> list[str] | None:
     """Names of a captured value's leaves in its library's words (an NNX Module's
     ``model.linear1.kernel``, without the Variable's ``.value``), or None: by key path."""
-    if flax_nnx.is_graph_node(value):
-        return flax_nnx.node_leaf_names(name, value)
-    return None
+    state = in_place_state(value)
+    return state.leaf_names(name, value) if state is not None else None
+
+
+def in_place_state(value: Any) -> InPlaceState | None:
+    """How to read and write back ``value``'s state, when its library updates it in place."""
+    return next((state for state in IN_PLACE if state.recognises(value)), None)

@@ -20,6 +20,20 @@ class UnsplittableArgument(TypeError):
     so the user sees one line, not a traceback from inside jaxviz."""
 
 
+@dataclass(frozen=True)
+class InPlaceState:
+    """A library's objects whose state a call updates in place (an NNX Module or
+    Optimizer): how to recognise one, read its state (with its leaves' names relative to
+    the object), write a state back, and name its leaves as ``jax.jit`` flattens it
+    (``model.linear1.kernel``). What a notebook cell needs to trace such an update and
+    bind it back; one per library that has such objects (``adapters.IN_PLACE``)."""
+
+    recognises: Callable[[Any], bool]
+    state_of: Callable[[Any], tuple[Any, list[str]]]
+    write_state: Callable[[Any, Any], None]
+    leaf_names: Callable[[str, Any], list[str]]
+
+
 @dataclass
 class Plan:
     """What jaxviz traces for what the user calls: ``jax.jit(function, static_argnums=...,

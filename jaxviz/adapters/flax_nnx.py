@@ -24,7 +24,7 @@ import jax
 from .. import _jax_internals as internals
 from ..calls import is_user_file
 from ..jaxprs import key_text
-from .base import Plan, function_name, leaf_names, positional_names
+from .base import InPlaceState, Plan, function_name, leaf_names, positional_names
 from .wrappers import is_jit_like
 
 
@@ -152,6 +152,10 @@ def node_leaf_names(name: str, node: Any) -> list[str]:
 def write_state(node: Any, state: Any) -> None:
     """Put the state a traced call produced back into the user's node (``nnx.update``)."""
     sys.modules["flax.nnx"].update(node, state)
+
+
+# A Module's or Optimizer's state, as a notebook cell reads and writes it back.
+IN_PLACE = InPlaceState(is_graph_node, state_of, write_state, node_leaf_names)
 
 
 def _state_names(state: Any, node_names: list[str], single: bool = False) -> list[str]:

@@ -57,5 +57,8 @@ def note_explanation(exc: BaseException) -> None:
         exc.add_note(explanation.text())
 
 
-if note_explanation not in TRACE_ERROR_HOOKS:
-    TRACE_ERROR_HOOKS.append(note_explanation)
+def install() -> None:
+    """``jaxviz.trace`` notes the explanation on the tracer errors it raises (idempotent;
+    ``jaxviz.wiring`` calls it)."""
+    if note_explanation not in TRACE_ERROR_HOOKS:
+        TRACE_ERROR_HOOKS.append(note_explanation)

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 import jax
 
 from .. import _jax_internals as internals
+from ..display import Displayed, render
 from ..graph import Aval, Graph, SourceLoc
-from ..render.dot import DotUnavailable, Marks, dot_available, render_svg, view_to_dot
-from ..render.errors import explanation_html, explanation_rich
 from .userline import UserLine
 
 
@@ -120,7 +118,7 @@ NEEDS = {
 
 
 @dataclass(eq=False)
-class Explanation:
+class Explanation(Displayed):
     """Why JAX refused a traced value, where the value came from, and how to fix it.
 
     Renders in notebooks (``_repr_mimebundle_``: HTML with the provenance graph, and text)
@@ -247,33 +245,9 @@ class Explanation:
     def __repr__(self) -> str:
         return f"<jaxviz.Explanation {self.kind}: {self.headline()}>"
 
-    # ----------------------------------------------------------------- rendering
     def to_dot(self) -> str | None:
         """Graphviz DOT of the provenance graph, the path highlighted."""
-        if self.graph is None:
-            return None
-        refused = frozenset(("n", n.id) for n in self.graph.nodes if n.kind == "output")
-        marks = Marks(path=frozenset(("n", n) for n in self.path), path_ends=refused)
-        return view_to_dot(self.graph.view("all"), legend=False, marks=marks).source
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return {"text/plain": self.text(), "text/html": self.html()}
-
-    def _repr_html_(self) -> str:
-        return self.html()
-
-    def html(self) -> str:
-        svg = None
-        dot = self.to_dot() if dot_available() else None
-        if dot is not None:
-            try:
-                svg = render_svg(dot)
-            except DotUnavailable:
-                svg = None
-        return explanation_html(self, svg)
-
-    def __rich_console__(self, console: Any, options: Any) -> Any:
-        yield from explanation_rich(self)
+        return render(self, "dot")
 
 
 def _caret_lines(line: UserLine) -> list[str]:

@@ -40,7 +40,7 @@ import numpy as np
 
 from .. import _jax_internals as internals
 from ..devices import memory_stats
-from ..diff import diff_reply
+from ..diff import recompile_diff
 from ..recompiles import SUBSCRIBERS
 from ..version import VERSION
 
@@ -413,6 +413,23 @@ def snapshot() -> dict[str, Any]:
             "devices_note": note,
             "totals": dict(_state.totals),
         })
+
+
+def diff_reply(function: str, count: int | None = None) -> dict[str, Any]:
+    """The answer to the panel's ``diff_request`` (``jaxviz.ipython.bridge``): the diff graph
+    payload (``ProgramDiff.to_json``) of a compile in the log, its summary and its drawing
+    (SVG, with the added/removed/changed colours; None without Graphviz or when nothing
+    changed), or why there is none."""
+    reply: dict[str, Any] = {"type": "diff", "function": function, "count": count,
+                             "payload": None, "svg": None, "summary": None, "error": None}
+    try:
+        result = recompile_diff(function, count)
+    except LookupError as exc:
+        reply["error"] = exc.args[0]
+        return reply
+    reply["payload"], reply["summary"] = result.to_json(), result.summary()
+    reply["svg"] = result.svg()  # drawn with its colours
+    return reply
 
 
 def device_list() -> tuple[list[dict[str, Any]], str | None]:

@@ -1,7 +1,7 @@
 """When ``jax.clear_caches()`` ran, and from which line of the user's code: JAX tells
 its registered caches to clear themselves, and one of them is ours (it holds nothing).
 A compile whose key equals one compiled before is explained by the clear that came
-between them. Nothing runs on a cache hit."""
+between them. Nothing runs on a cache hit. ``install()`` registers our cache with JAX."""
 
 from __future__ import annotations
 
@@ -24,7 +24,13 @@ def _cleared(frame: Any) -> None:
         _STATE["where"] = where
 
 
-internals.on_caches_cleared(_cleared)
+def install() -> None:
+    """Hear ``jax.clear_caches()`` from now on (idempotent; ``jaxviz.wiring`` calls it)."""
+    with _LOCK:
+        if _STATE.get("installed"):
+            return
+        _STATE["installed"] = True
+    internals.on_caches_cleared(_cleared)
 
 
 def generation() -> int:

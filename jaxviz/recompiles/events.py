@@ -99,5 +99,13 @@ class CompileEvent:
         }
 
 
+def diff_command(e: CompileEvent) -> str | None:
+    """``%jaxviz diff f 3``: the trace diff of a recompile against the compile before it
+    (``jaxviz.diff``); None for a first compile or one that failed."""
+    if e.error or e.first_compile or e.count < 2:
+        return None
+    return f"%jaxviz diff {e.function.name} {e.count}"
+
+
 def is_first_compile(event: CompileEvent) -> bool:
     return event.first_compile

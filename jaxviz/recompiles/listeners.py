@@ -1,7 +1,12 @@
 """The ``jax.monitoring`` listeners (registered while a watch is active) and the
 dispatcher that turns JAX's trace/lower/compile events into ``CompileEvent``s for every
 active watch; the hooks other modules subscribe to (``SUBSCRIBERS``: events as JSON;
-``COMPILE_LISTENERS``: each compile with its call)."""
+``COMPILE_LISTENERS``: each compile with its call).
+
+The dispatcher (``DISPATCHER``) owns the routing and what it knows of an event while JAX
+is still working on it (the watches that saw it start, the function object it compiled);
+a watch is a ``Receiver``: it is told of each event (``record``), each stage's time
+(``stage_done``) and each update (``notify``), through those public methods only."""
 
 from __future__ import annotations
 
@@ -10,18 +15,19 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import jax
 
 from .. import _jax_internals as internals
 from ..adapters import equinox, wrappers
 from ..calls import PACKAGE_DIR, is_user_file
-from ..render.recompiles import text_plain
+from ..text import text_plain
 from .causes import Cause
 from .events import CompileEvent
 from .history import (
     FunctionHistory,
+    ObjectHistory,
     explain_compile,
     function_history,
     learn_from_jax_cache,
@@ -43,8 +49,19 @@ from .signature import (
 from .stale import track_globals
 from .suggestions import suggest_fix
 
-if TYPE_CHECKING:  # a watch attaches itself to the dispatcher
-    from .watch import Watch
+
+class Receiver(Protocol):
+    """What the dispatcher needs of a watch (``jaxviz.recompiles.watch.Watch``)."""
+
+    include_jax: bool
+
+    def record(self, event: CompileEvent, tracked: int | None) -> None: ...
+
+    def stage_done(self, event: CompileEvent, stage: str, seconds: float) -> None: ...
+
+    def notify(self, event: CompileEvent | None) -> None: ...
+
+    def warn_once(self, text: str) -> None: ...
 
 
 # Who hears of each event, as JSON: ``subscriber(kind, payload)``, kind "compile" or
@@ -78,16 +95,29 @@ class _Pending:
         self.deferred = False  # a trace whose event is made when it ends
 
 
+class _InFlight:
+    """What the dispatcher knows of an event until JAX is done with it: the watches that
+    saw it start, and the function object it compiled (kept off the event, which a log
+    keeps after its watches and objects are gone)."""
+
+    __slots__ = ("watches", "obj")
+
+    def __init__(self, watches: list[Receiver], obj: ObjectHistory | None) -> None:
+        self.watches = watches
+        self.obj = obj
+
+
 _NEXT = {"trace": ("lower", "compile"), "lower": ("compile",), "compile": ()}
 
 
-class _Dispatcher:
+class Dispatcher:
     """Owns the ``jax.monitoring`` listeners (registered while any watch is active) and
     fans each event out to every active watch."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
-        self.watches: list[Watch] = []
+        self.watches: list[Receiver] = []
+        self.in_flight: dict[int, _InFlight] = {}  # id(event) → its watches and object
         self.registered = False
         self.pending: dict[int, list[_Pending]] = {}  # per thread, most recent last
         # Per thread: the last traced recompile (JAX's name, the user's line, its causes).
@@ -97,7 +127,7 @@ class _Dispatcher:
         self.internal_errors = 0
 
     # ------------------------------------------------------------ watches
-    def attach(self, w: Watch) -> None:
+    def attach(self, w: Receiver) -> None:
         with self.lock:
             if w not in self.watches:
                 self.watches.append(w)
@@ -106,7 +136,7 @@ class _Dispatcher:
                 jax.monitoring.register_event_duration_secs_listener(_on_duration)
                 self.registered = True
 
-    def detach(self, w: Watch) -> None:
+    def detach(self, w: Receiver) -> None:
         with self.lock:
             if w in self.watches:
                 self.watches.remove(w)
@@ -171,24 +201,29 @@ class _Dispatcher:
         event.durations[stage] = seconds
         watches = self._watches_of(event)
         for w in watches:
-            w._stage_done(event, stage, seconds)
+            w.stage_done(event, stage, seconds)
         if exc is not None:
             text = str(exc).strip().splitlines()
             event.error = f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
-            obj = getattr(event, "_object", None)
+            obj = self.object_of(event)
             if obj is not None and event.signature is not None:
                 obj.last_error = (event.signature, type(exc).__name__)
                 if obj.signatures and obj.signatures[-1] is event.signature:
                     obj.signatures.pop()
             for w in watches:
-                w._stage_done(event, "error", 0.0)
+                w.stage_done(event, "error", 0.0)
         if finished:
             self._finish(event)
         else:
             for w in watches:
-                w._notify(event)
+                w.notify(event)
 
     # ------------------------------------------------------------ events
+    def object_of(self, event: CompileEvent) -> ObjectHistory | None:
+        """The function object an event compiled, while JAX is still working on it."""
+        flight = self.in_flight.get(id(event))
+        return flight.obj if flight is not None else None
+
     def _new(self, jax_name: str, call: internals.JitCall | None, stage: str,
              t0: float) -> _Pending:
         watches = list(self.watches)
@@ -215,7 +250,7 @@ class _Dispatcher:
             fh.count += 1
             event = CompileEvent(info, site, None, list(causes or []), fh.count, t0, kind="compile",
                                  thread=thread, jax_name=jax_name, note=note)
-            return self._publish_new(event, jax_name, stage, watches, None)
+            return self._publish_new(event, jax_name, stage, watches, None, None)
 
         if call is None:
             info = FunctionInfo(jax_name, jax_name, None)
@@ -259,39 +294,36 @@ class _Dispatcher:
                 obj.last_error = None
         event.suggestion = suggest_fix(event, obj)
         obj.last_site = site
-        event._object = obj  # type: ignore[attr-defined]
         tracked = track_globals(call.fun, info.name) if stage == "trace" else None
         _call_compile_listeners(event, call)
-        pending = self._publish_new(event, jax_name, stage, watches, tracked)
+        pending = self._publish_new(event, jax_name, stage, watches, tracked, obj)
         if sig is not None:
             _tell_process_mismatches(event, watches)
         return pending
 
-    def _publish_new(self, event: CompileEvent, jax_name: str, stage: str,
-                     watches: list[Watch], tracked: int | None) -> _Pending:
-        event._watches = watches  # type: ignore[attr-defined]
+    def _publish_new(self, event: CompileEvent, jax_name: str, stage: str, watches: list[Receiver],
+                     tracked: int | None, obj: ObjectHistory | None) -> _Pending:
+        self.in_flight[id(event)] = _InFlight(watches, obj)
         for w in watches:
-            w._add(event, tracked)
-            w._notify(event)
+            w.record(event, tracked)
+            w.notify(event)
         return _Pending(event, jax_name, stage)
 
-    def _watches_of(self, event: CompileEvent) -> list[Watch]:
-        return getattr(event, "_watches", [])
+    def _watches_of(self, event: CompileEvent) -> list[Receiver]:
+        flight = self.in_flight.get(id(event))
+        return flight.watches if flight is not None else []
 
     def _finish(self, event: CompileEvent) -> None:
         if event.done:
             return
         event.done = True
-        if hasattr(event, "_object"):
-            del event._object  # type: ignore[attr-defined]
-        for w in self._watches_of(event):
-            w._notify(event)
-        if hasattr(event, "_watches"):  # an event kept after its watch must not keep it
-            del event._watches  # type: ignore[attr-defined]
+        flight = self.in_flight.pop(id(event), None)  # a logged event keeps neither
+        for w in flight.watches if flight is not None else []:
+            w.notify(event)
         publish("compile", event.to_json())
 
 
-def _tell_process_mismatches(event: CompileEvent, watches: list[Watch]) -> None:
+def _tell_process_mismatches(event: CompileEvent, watches: list[Receiver]) -> None:
     """Under ``jax.distributed``: the processes that compiled another program than process
     0, in every watch's log and as a warning at the user's call."""
     try:
@@ -378,7 +410,7 @@ def _has_tracers(call: internals.JitCall) -> bool:
     return any(internals.is_tracer(v) for v in leaves)
 
 
-DISPATCHER = _Dispatcher()
+DISPATCHER = Dispatcher()
 _STAGES = {internals.TRACE_EVENT: "trace", internals.LOWER_EVENT: "lower",
            internals.COMPILE_EVENT: "compile"}
 
@@ -413,5 +445,5 @@ def _on_duration(event: str, duration_secs: float, **kwargs: Any) -> None:
         DISPATCHER.internal_errors += 1
 
 
-def active_watches() -> list[Watch]:
+def active_watches() -> list[Receiver]:
     return list(DISPATCHER.watches)

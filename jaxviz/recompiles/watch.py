@@ -13,16 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from ..render.recompiles import (
-    diff_command,
-    log_html,
-    log_rich,
-    summary_html,
-    summary_rich,
-    text_plain,
-)
-from ..text import fmt_seconds
-from .events import CompileEvent
+from ..display import Displayed
+from ..text import fmt_seconds, text_plain
+from .events import CompileEvent, diff_command
 from .listeners import DISPATCHER, publish
 from .processes import current_process
 from .signature import MAX_WARNINGS, SCHEMA, SCHEMA_VERSION, RecompileWarning
@@ -63,7 +56,7 @@ class FunctionStats:
 
 
 @dataclass
-class Summary:
+class Summary(Displayed):
     """Per-function totals. ``summary["f"]`` → the row of function ``f``."""
 
     rows: list[FunctionStats]
@@ -96,17 +89,11 @@ class Summary:
                          f"{r.top_cause() or ''}")
         return "\n".join(lines)
 
-    def _repr_html_(self) -> str:
-        return summary_html(self.rows)
-
-    def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
-        yield summary_rich(self.rows)
-
     def to_json(self) -> list[dict[str, Any]]:
         return [r.to_json() for r in self.rows]
 
 
-class Watch:
+class Watch(Displayed):
     """A log of compiles while active. ``with watch() as log:`` or ``start()``/``stop()``.
 
     Several watches may be active at once (nested, or the notebook session's and yours):
@@ -205,7 +192,7 @@ class Watch:
                         self._warn(s.message)
                         new = True
         if new:
-            self._notify(None)  # e.g. the live monitor shows it in red
+            self.notify(None)  # e.g. the live monitor shows it in red
         return found
 
     def warn_once(self, text: str) -> None:
@@ -214,7 +201,7 @@ class Watch:
             if text in self.warnings:
                 return
             self._warn(text)
-        self._notify(None)
+        self.notify(None)
 
     def _warn(self, text: str) -> None:
         self.warnings.append(text)
@@ -248,12 +235,6 @@ class Watch:
     def to_json(self) -> dict[str, Any]:
         return self.view().to_json()
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return self.view()._repr_mimebundle_(include, exclude)
-
-    def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
-        yield from self.view().__rich_console__(console, options)
-
     def __repr__(self) -> str:
         state = "active" if self._active else "stopped"
         return f"<jaxviz.Watch {self.name} ({state}): {len(self._events)} compiles>"
@@ -262,7 +243,8 @@ class Watch:
         return str(self.view())
 
     # ------------------------------------------------------------ fed by the dispatcher
-    def _add(self, event: CompileEvent, tracked: int | None) -> None:
+    def record(self, event: CompileEvent, tracked: int | None) -> None:
+        """A new event (``tracked``: the globals its trace read, for ``check``)."""
         with self._lock:
             if len(self._events) == self._events.maxlen:
                 self.dropped += 1
@@ -285,7 +267,8 @@ class Watch:
     def _stat_key(self, event: CompileEvent) -> Any:
         return event.function.name, event.function.defined
 
-    def _stage_done(self, event: CompileEvent, stage: str, seconds: float) -> None:
+    def stage_done(self, event: CompileEvent, stage: str, seconds: float) -> None:
+        """A stage of an event ended (trace, lower, compile; "error": it failed)."""
         with self._lock:
             stats = self._stats.get(self._stat_key(event))
             if stats is None:
@@ -336,10 +319,11 @@ class Watch:
         for e in recent:
             same = [c for c in e.causes if (c.kind, c.path) == changing]
             if same and self._stat_key(e) == key:
-                return suggest_fix(dataclasses.replace(e, causes=same), getattr(event, "_object", None))
+                return suggest_fix(dataclasses.replace(e, causes=same), DISPATCHER.object_of(event))
         return None
 
-    def _notify(self, event: CompileEvent | None) -> None:
+    def notify(self, event: CompileEvent | None) -> None:
+        """Tell the subscribers of a new or updated event (None: new warnings)."""
         for cb in list(self._subscribers):
             try:
                 cb(event)
@@ -354,7 +338,7 @@ def watch(*, storm: int = 10, max_events: int = 2000, include_jax: bool = False)
 
 # ====================================================================== snapshots
 @dataclass
-class CompileLog:
+class CompileLog(Displayed):
     """A snapshot of a watch's log, rendered as HTML, JSON for the JupyterLab panel, rich
     and plain text."""
 
@@ -383,21 +367,3 @@ class CompileLog:
         lines += ["", str(self.summary)]
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        return self._process_html() + log_html(self)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        # HTML and text only: any JupyterLab (or nbviewer, or GitHub) renders them. The
-        # JSON payload goes to the jaxviz panel through the bridge, event by event.
-        return {"text/plain": str(self), "text/html": self._process_html() + log_html(self)}
-
-    def _process_html(self) -> str:
-        """Under jax.distributed, which process this log is of (every process has its own)."""
-        if self.process is None:
-            return ""
-        return (f'<div class="jaxviz-process" style="font-size:12px">compiles on process '
-                f"{self.process[0]} of {self.process[1]}</div>")
-
-    def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
-        yield from log_rich(self)

@@ -9,15 +9,14 @@ from __future__ import annotations
 import functools
 import re
 import shutil
-from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from typing import Any
 
 import graphviz
 
 from ..costs import comm_label, cost_label, group_heat, own_comm_label
 from ..graph import Graph, Item, View, repeat_text, size_text
+from ..marks import Marks
 from ..visual import (
     BOX_FILL,
     CLUSTER,
@@ -46,21 +45,6 @@ from ..visual import (
 # The colours, shapes and limits come from jaxviz/visual.json, which the browser's
 # renderer (labextension/src/dot.ts) reads too. This renderer is the reference: the
 # browser's DOT is checked against it (tests/test_labextension_unit.py).
-
-
-@dataclass(frozen=True)
-class Marks:
-    """Per visible item: a status (a key of ``MARK_STYLE``) and a note added to its label
-    and tooltip. Items without a status are drawn as usual. ``path``: items outlined in
-    ``PATH_COLOR``, with the edges between two of them; ``path_ends`` are filled too."""
-
-    status: Mapping[Item, str] = field(default_factory=dict)
-    notes: Mapping[Item, str] = field(default_factory=dict)
-    path: frozenset[Item] = frozenset()
-    path_ends: frozenset[Item] = frozenset()
-
-    def on_path(self, src: Item, dst: Item) -> bool:
-        return src in self.path and dst in self.path
 
 
 def _mark(attrs: dict[str, str], item: Item, marks: Marks | None, cluster: bool = False) -> dict[str, str]:

@@ -1,26 +1,47 @@
-"""An explained tracer error as HTML (the notebook) and as ``rich`` renderables (a
-terminal); the provenance path is drawn by ``render.dot`` with its ``Marks``."""
+"""An explained tracer error as a MIME bundle (HTML with the provenance graph, and text)
+and as ``rich`` renderables (a terminal); the provenance path is drawn by ``render.dot``
+with its ``Marks``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.panel import Panel
 from rich.text import Text
 from rich.tree import Tree
 
+from ..errors.explanation import Explanation
 from ..graph import LEGEND
+from ..marks import Marks
 from ..text import esc
 from ..visual import HTML_COLOR, PATH_COLOR, PATH_END_FILL, TERMINAL_STYLE
-
-if TYPE_CHECKING:  # the explanation imports this module to draw itself
-    from ..errors.explanation import Explanation
+from .dot import DotUnavailable, dot_available, render_svg, view_to_dot
 
 
 def _code_html(text: str) -> str:
     """Inline code for backquoted spans in our sentences."""
     parts = esc(text).split("`")
     return "".join(f"<code>{p}</code>" if k % 2 else p for k, p in enumerate(parts))
+
+
+def explanation_dot(e: Explanation) -> str | None:
+    """Graphviz DOT of the provenance graph, the path highlighted."""
+    if e.graph is None:
+        return None
+    refused = frozenset(("n", n.id) for n in e.graph.nodes if n.kind == "output")
+    marks = Marks(path=frozenset(("n", n) for n in e.path), path_ends=refused)
+    return view_to_dot(e.graph.view("all"), legend=False, marks=marks).source
+
+
+def explanation_mimebundle(e: Explanation) -> dict[str, Any]:
+    svg = None
+    dot = explanation_dot(e) if dot_available() else None
+    if dot is not None:
+        try:
+            svg = render_svg(dot)
+        except DotUnavailable:
+            svg = None
+    return {"text/plain": e.text(), "text/html": explanation_html(e, svg)}
 
 
 def explanation_html(e: Explanation, svg: str | None) -> str:

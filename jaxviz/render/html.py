@@ -10,6 +10,7 @@ from ..costs import group_heat
 from ..graph import Graph, repeat_text, size_text
 from ..text import esc
 from ..visual import CLUSTER, HTML_COLOR, LEGEND, LEGEND_ORDER
+from .devices import run_report_html
 from .dot import responsive_svg
 
 MAX_LISTED_NODES = 400  # per group; more is listed as a count
@@ -110,7 +111,7 @@ def program_html(program: Any, svg: str | None = None, note: str | None = None) 
                    f"<code>{esc(program.trace_output.strip()[:500])}</code></div>")
     notes = "".join(f'<div style="color:{HTML_COLOR["note"]};font-size:12px">{esc(n)}</div>' for n in program.notes)
     if getattr(program, "run_report", None) is not None:  # the "Run" section
-        notes += program.run_report.html()
+        notes += run_report_html(program.run_report)
     if svg is not None:
         body = f'<div class="jaxviz-svg" style="overflow:auto;max-height:900px">{responsive_svg(svg)}</div>'
     else:

@@ -3,21 +3,17 @@ or plain text."""
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.table import Table
 from rich.text import Text
 
-from ..text import esc, fmt_seconds
+from ..recompiles.events import diff_command
+from ..recompiles.watch import CompileLog, FunctionStats, Summary, Watch
+from ..text import CODE_SPAN, esc, fmt_seconds, text_plain
 from ..visual import HTML_COLOR, TERMINAL_STYLE
-
-if TYPE_CHECKING:  # the tracker's log draws itself with these functions
-    from ..recompiles.events import CompileEvent
-    from ..recompiles.watch import CompileLog, FunctionStats
-
 
 # Selectors two classes deep: JupyterLab's rendered-HTML table style (right-aligned cells)
 # must not win over ours.
@@ -32,17 +28,9 @@ _CSS = ("<style>table.jv-rc{border-collapse:collapse;font:12px/1.4 var(--jp-ui-f
         f".jv-rc .sug{{color:{HTML_COLOR['label']}}}.jv-warn{{color:{HTML_COLOR['error']};font-weight:600}}</style>")
 
 
-_CODE = re.compile(r"`([^`\n]+)`")
-
-
 def text_html(text: str) -> str:
     """A message with Markdown code spans (`x`) as HTML: escaped, spans in <code>."""
-    return _CODE.sub(r"<code>\1</code>", esc(text))
-
-
-def text_plain(text: str) -> str:
-    """A message with its Markdown code spans' backticks dropped (for stderr, widgets)."""
-    return _CODE.sub(r"\1", text)
+    return CODE_SPAN.sub(r"<code>\1</code>", esc(text))
 
 
 def _td(content: Any, numeric: bool = False, extra: str = "") -> str:
@@ -55,14 +43,6 @@ def _head(*names: str, numeric: tuple[str, ...] = ()) -> str:
 
 
 _TIMES = ("trace", "lower", "compile")
-
-
-def diff_command(e: CompileEvent) -> str | None:
-    """``%jaxviz diff f 3``: the trace diff of a recompile against the compile before it
-    (``jaxviz.diff``); None for a first compile or one that failed."""
-    if e.error or e.first_compile or e.count < 2:
-        return None
-    return f"%jaxviz diff {e.function.name} {e.count}"
 
 
 def log_html(log: CompileLog) -> str:
@@ -91,6 +71,36 @@ def log_html(log: CompileLog) -> str:
              else "<p>jaxviz: no compiles recorded.</p>")
     warns = "".join(f"<p class='jv-warn'>⚠ {text_html(w)}</p>" for w in log.warnings)
     return f"{_CSS}<div class='jaxviz-compiles'>{table}{dropped}{summary_html(log.summary.rows)}{warns}</div>"
+
+
+def log_mimebundle(log: CompileLog) -> dict[str, Any]:
+    # HTML and text only: any JupyterLab (or nbviewer, or GitHub) renders them. The
+    # JSON payload goes to the jaxviz panel through the bridge, event by event.
+    return {"text/plain": str(log), "text/html": _process_html(log) + log_html(log)}
+
+
+def _process_html(log: CompileLog) -> str:
+    """Under jax.distributed, which process this log is of (every process has its own)."""
+    if log.process is None:
+        return ""
+    return (f'<div class="jaxviz-process" style="font-size:12px">compiles on process '
+            f"{log.process[0]} of {log.process[1]}</div>")
+
+
+def watch_mimebundle(watch: Watch) -> dict[str, Any]:
+    return log_mimebundle(watch.view())
+
+
+def watch_rich(watch: Watch) -> Iterator[Any]:
+    yield from log_rich(watch.view())
+
+
+def summary_mimebundle(summary: Summary) -> dict[str, Any]:
+    return {"text/html": summary_html(summary.rows)}  # IPython adds the text/plain repr
+
+
+def summary_renderables(summary: Summary) -> Iterator[Any]:
+    yield summary_rich(summary.rows)
 
 
 def summary_html(rows: list[FunctionStats]) -> str:

@@ -12,6 +12,7 @@ from rich.tree import Tree
 from ..costs import group_heat
 from ..graph import LEGEND, Graph, repeat_text, size_text
 from ..visual import TERMINAL_STYLE
+from .devices import run_report_table
 
 MAX_NODES_PER_GROUP = 40
 
@@ -65,7 +66,7 @@ def program_renderables(program: Any) -> Any:
     for note in program.notes:
         yield Text(note, style=TERMINAL_STYLE["note"])
     if getattr(program, "run_report", None) is not None:  # the "Run" section
-        yield program.run_report.rich_table()
+        yield run_report_table(program.run_report)
     if program.inputs:
         yield inputs_table(program)
     yield group_tree(program.graph, program.graph.expansion(program.expand))

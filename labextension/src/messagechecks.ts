@@ -3126,7 +3126,7 @@ validate59.errors = vErrors;
 return errors === 0;
 }
 
-const schema36 = {"title":"DiffMessage","description":"The answer to a DiffRequest (jaxviz/diff.py diff_reply): a recompile against the compile before it, drawn by the kernel with the diff's colours, or why there is none (error).","type":"object","required":["type","function","count","svg","summary","error"],"properties":{"type":{"const":"diff"},"function":{"type":"string"},"count":{"type":["integer","null"]},"payload":{"description":"The union graph (jaxviz.graph) with a \"diff\" key: ProgramDiff.to_json.","type":["object","null"]},"svg":{"type":["string","null"]},"summary":{"type":["string","null"]},"error":{"type":["string","null"]}}};
+const schema36 = {"title":"DiffMessage","description":"The answer to a DiffRequest (jaxviz/ipython/bridge.py diff_reply): a recompile against the compile before it, drawn by the kernel with the diff's colours, or why there is none (error).","type":"object","required":["type","function","count","svg","summary","error"],"properties":{"type":{"const":"diff"},"function":{"type":"string"},"count":{"type":["integer","null"]},"payload":{"description":"The union graph (jaxviz.graph) with a \"diff\" key: ProgramDiff.to_json.","type":["object","null"]},"svg":{"type":["string","null"]},"summary":{"type":["string","null"]},"error":{"type":["string","null"]}}};
 
 function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;

@@ -276,7 +276,7 @@ export interface CompressedGraph {
   bytes: number;
 }
 /**
- * The answer to a DiffRequest (jaxviz/diff.py diff_reply): a recompile against the compile before it, drawn by the kernel with the diff's colours, or why there is none (error).
+ * The answer to a DiffRequest (jaxviz/ipython/bridge.py diff_reply): a recompile against the compile before it, drawn by the kernel with the diff's colours, or why there is none (error).
  */
 export interface DiffMessage {
   type: 'diff';
