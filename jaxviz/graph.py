@@ -44,8 +44,8 @@ and structure: the same primitives with the same output types, recursively), e.g
 of ``block``, folded into one group named ``"block ×48"`` whose ``groups`` are those
 members in their order (each keeping its ``repeat`` label, "block 3/48"). Folding happens
 in ``Graph.finish``; repeat groups get ids after every other group, so ids of the groups
-built by the tracer do not depend on folding, and a group's id is no longer always
-larger than its parent's.
+built by the tracer do not depend on folding, and a group's id need not be larger than
+its parent's.
 """
 
 from __future__ import annotations

@@ -65,8 +65,8 @@ export function fitAll(svg: Size, canvas: Size, minScale = 0.02): { scale: numbe
   };
 }
 
-/** The canvas height for the notebook output in a window `windowHeight` tall: taller than
- * the old 600 px on a big screen, leaving room for the header, toolbar and status. */
+/** The canvas height for the notebook output in a window `windowHeight` tall: most of a big
+ * screen, leaving room for the header, toolbar and status. */
 export function maxCanvasHeight(windowHeight: number, compact: boolean): number {
   if (compact) {
     return 420;
