@@ -19,8 +19,8 @@ from zoo import ZOO
 import jaxviz
 from jaxviz.costs import annotate_collectives, group_heat
 from jaxviz.render.dot import (
+    chain_label,
     cluster_attrs,
-    cluster_label,
     group_box_attrs,
     legend_kinds,
     node_attrs,
@@ -48,6 +48,18 @@ def _expansions(graph) -> list[list[int]]:
     return out
 
 
+def _clusters(view) -> dict[int, list[int]]:
+    """The open groups the kernel's drawing has a cluster for, each with the chain of open
+    groups it stands for (``forward › loss_fn › GPT``: one cluster, the outermost's)."""
+    graph, out, stack = view.graph, {}, [0]
+    while stack:
+        for child in graph.groups[stack.pop()].groups:
+            if child in view.expanded:
+                out[child] = view.chain(child)
+                stack.append(out[child][-1])
+    return out
+
+
 def _case(name, program) -> dict:
     program.costs()  # FLOP/byte estimates: the heat colours of groups
     graph = program.graph
@@ -58,10 +70,11 @@ def _case(name, program) -> dict:
         groups = sorted(c for g in view.expanded for c in graph.groups[g].groups if c not in view.expanded)
         edges = [[f"{e.src[0]}{e.src[1]}", f"{e.dst[0]}{e.dst[1]}", len(e.avals), e.label] for e in view.edges]
         labels = {f"g{c}": group_box_attrs(graph, c, [], [])["label"] for c in groups}
-        labels.update({f"cluster_g{g}": cluster_label(graph, g) for g in view.expanded if g != 0})
+        clusters = _clusters(view)
+        labels.update({f"cluster_g{g}": chain_label(graph, chain) for g, chain in clusters.items()})
         drawn = {f"n{n}": node_attrs(graph, n) for n in nodes}
         drawn.update({f"g{c}": group_box_attrs(graph, c, [], []) for c in groups})
-        drawn.update({f"cluster_g{g}": cluster_attrs(graph, g) for g in view.expanded if g != 0})
+        drawn.update({f"cluster_g{g}": cluster_attrs(graph, g) for g in clusters})
         styles = {item: {k: v for k, v in attrs.items() if k in STYLE_KEYS} for item, attrs in drawn.items()}
         views.append({"expanded": expanded, "nodes": nodes, "groups": groups, "edges": edges, "labels": labels,
                       "styles": styles})

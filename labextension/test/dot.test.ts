@@ -100,3 +100,46 @@ describe('viewToDot', () => {
     assert.match(full, /cell line 2/);
   });
 });
+
+/** smallGraph with `layer` wrapped in a `forward` group that holds nothing else. */
+function wrappedGraph() {
+  const graph = smallGraph();
+  graph.groups[0].groups = [4, 2];
+  graph.groups[1].parent = 4;
+  graph.groups.push({
+    id: 4,
+    name: 'forward',
+    kind: 'phase',
+    parent: 0,
+    groups: [1],
+    nodes: [],
+    n_eqns: 2,
+    source: null,
+    repeat: null
+  });
+  return graph;
+}
+
+describe('open groups that only wrap one another (as render/dot.py)', () => {
+  it('are one cluster, the outermost, titled by their path and holding what the innermost holds', async () => {
+    const idx = new GraphIndex(wrappedGraph());
+    const dot = viewToDot(buildView(idx, [0, 4, 1]));
+    assert.match(
+      dot,
+      /graph \[id="cluster_g4" class="jaxviz-cluster jaxviz-group-phase" label="▾ forward › layer 1\/1 \(2 eqns\) · nb.py:7"/
+    );
+    assert.doesNotMatch(dot, /cluster_g1/);
+    const svg = (await viz.instance()).renderString(dot, { format: 'svg' });
+    assert.deepEqual(ids(svg, 'cluster'), ['cluster_g4']);
+    assert.ok(ids(svg, 'node').includes('n4'), 'the innermost group’s nodes are drawn');
+  });
+
+  it('stop at a group that holds a box, a node or a fold', () => {
+    const idx = new GraphIndex(wrappedGraph());
+    const outer = viewToDot(buildView(idx, [0, 4]));
+    assert.match(outer, /label="▾ forward \(2 eqns\)"/);
+    assert.match(outer, /"g1" \[id="g1"/);
+    const scan = viewToDot(buildView(idx, [0, 2, 3]));
+    assert.match(scan, /subgraph "cluster_g2"[^]*subgraph "cluster_g3"/, 'scan holds its own node: two clusters');
+  });
+});
