@@ -4,11 +4,13 @@ test runner), run from pytest, including a parity check of the TypeScript views 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import jax
@@ -26,9 +28,17 @@ from jaxviz.render.dot import (
     node_attrs,
     program_dot,
 )
+from jaxviz.render.payload import decode_graph
 from jaxviz.sharding import CollectiveCounts, HloCollective
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import programs  # noqa: E402
+
+# Programs of benchmarks/programs/ whose first views open chains of groups that only wrap
+# one another (forward › loss_fn › GPT), with the library each needs.
+CHAIN_PROGRAMS = {"nanogpt": "flax", "numpyro_nuts": "numpyro"}
 EXT = ROOT / "labextension"
 # The DOT attributes that make the picture (colours, shapes, outlines, font sizes): the
 # browser's drawing of every item must have the kernel's.
@@ -85,7 +95,9 @@ def _case(name, program) -> dict:
             heat[str(g.id)] = {"text": h.text, "fill": h.fill, "font": h.font}
     dot = program_dot(program).source
     dot_ids = sorted(set(re.findall(r"^\s*([ng]\d+) \[", dot, flags=re.M)))
-    return {"name": name, "payload": program.to_json(), "views": views, "heat": heat, "dot_ids": dot_ids,
+    payload = program.to_json()
+    payload["graph"] = decode_graph(payload["graph"])  # as the browser inflates a big one
+    return {"name": name, "payload": payload, "views": views, "heat": heat, "dot_ids": dot_ids,
             "legend_kinds": legend_kinds(graph)}
 
 
@@ -126,6 +138,10 @@ def parity_fixtures(tmp_path_factory) -> Path:
     for name, (fn, args, kwargs) in ZOO.items():
         cases.append(_case(name, jaxviz.trace(fn, *args, **kwargs)))
     cases.append(_case("shard_map with collectives", _sharded_program()))
+    for name, library in CHAIN_PROGRAMS.items():
+        if importlib.util.find_spec(library):
+            case = programs.load(name)
+            cases.append(_case(name, jaxviz.trace(case.fn, *case.args, **case.kwargs)))
     path = tmp_path_factory.mktemp("parity") / "cases.json"
     path.write_text(json.dumps(cases))
     return path

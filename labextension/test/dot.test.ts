@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
 import { legendKinds, quote, viewToDot } from '../src/dot';
+import { g3 } from '../src/format';
 import { MARK_STYLE } from '../src/visual';
 import { GraphIndex, buildView } from '../src/view';
 import { smallGraph } from './fixtures';
@@ -141,5 +142,27 @@ describe('open groups that only wrap one another (as render/dot.py)', () => {
     assert.match(outer, /"g1" \[id="g1"/);
     const scan = viewToDot(buildView(idx, [0, 2, 3]));
     assert.match(scan, /subgraph "cluster_g2"[^]*subgraph "cluster_g3"/, 'scan holds its own node: two clusters');
+  });
+});
+
+describe('g3', () => {
+  it("rounds to three digits as Python's :.3g, ties to even (the kernel's cost labels)", () => {
+    const python: [number, string][] = [
+      [122.5, '122'],
+      [123.5, '124'],
+      [121.5, '122'],
+      [1.125, '1.12'],
+      [2.5, '2.5'],
+      [0.0625, '0.0625'],
+      [42.25, '42.2'],
+      [-122.5, '-122'],
+      [1.0005, '1'],
+      [99.95, '100'],
+      [0.1225, '0.122']
+    ];
+    assert.deepEqual(
+      python.map(([v]) => [v, g3(v)]),
+      python
+    );
   });
 });
