@@ -464,3 +464,20 @@ export function openChain(view: View, groupId: number): number[] {
   }
   return chain;
 }
+
+/** The open group whose cluster draws open group `groupId`: the outermost of the chain
+ * it ends or lies in (`openChain`), itself when no open group only wraps it. For
+ * finding an opened group in the drawing (`cluster_g<id>`). */
+export function clusterOf(view: View, groupId: number): number {
+  const groups = view.index.graph.groups;
+  const root = view.index.graph.root ?? 0;
+  let gid = groupId;
+  for (let p = groups[gid].parent; p !== null && p !== root; p = groups[p].parent) {
+    const parent = groups[p];
+    if (parent.nodes.length || parent.groups.length !== 1 || parent.kind === 'repeat') {
+      break;
+    }
+    gid = p;
+  }
+  return gid;
+}

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { legendKinds, quote, viewToDot } from '../src/dot';
 import { g3 } from '../src/format';
 import { MARK_STYLE } from '../src/visual';
-import { GraphIndex, buildView } from '../src/view';
+import { GraphIndex, buildView, clusterOf, openChain } from '../src/view';
 import { smallGraph } from './fixtures';
 
 // The Graphviz build the browser uses (WebAssembly), here in Node.
@@ -133,6 +133,12 @@ describe('open groups that only wrap one another (as render/dot.py)', () => {
     const svg = (await viz.instance()).renderString(dot, { format: 'svg' });
     assert.deepEqual(ids(svg, 'cluster'), ['cluster_g4']);
     assert.ok(ids(svg, 'node').includes('n4'), 'the innermost group’s nodes are drawn');
+  });
+
+  it('are found from any of their groups: the outermost’s cluster draws them', () => {
+    const view = buildView(new GraphIndex(wrappedGraph()), [0, 4, 1, 2, 3]);
+    assert.deepEqual(openChain(view, 4), [4, 1]);
+    assert.deepEqual([clusterOf(view, 1), clusterOf(view, 4), clusterOf(view, 2), clusterOf(view, 3)], [4, 4, 2, 3]);
   });
 
   it('stop at a group that holds a box, a node or a fold', () => {
