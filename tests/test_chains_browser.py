@@ -133,7 +133,7 @@ def test_exported_html_draws_chains_as_the_kernel(executed, browser, tmp_path: P
     try:
         page.goto(path.as_uri())
         page.wait_for_function("n => document.querySelectorAll('.jaxviz-out[data-jaxviz-upgraded=done]').length >= n",
-                               arg=len(PROGRAMS), timeout=120_000)
+                               arg=len(PROGRAMS), timeout=300_000)  # a loaded machine
         for i, program in enumerate(PROGRAMS):
             graph = page.locator(".jaxviz-out").nth(i).locator(".jp-jaxviz-output")
             settled(page, graph)
