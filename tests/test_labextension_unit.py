@@ -4,11 +4,13 @@ test runner), run from pytest, including a parity check of the TypeScript views 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import jax
@@ -19,16 +21,24 @@ from zoo import ZOO
 import jaxviz
 from jaxviz.costs import annotate_collectives, group_heat
 from jaxviz.render.dot import (
+    chain_label,
     cluster_attrs,
-    cluster_label,
     group_box_attrs,
     legend_kinds,
     node_attrs,
     program_dot,
 )
+from jaxviz.render.payload import decode_graph
 from jaxviz.sharding import CollectiveCounts, HloCollective
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import programs  # noqa: E402
+
+# Programs of benchmarks/programs/ whose first views open chains of groups that only wrap
+# one another (forward › loss_fn › GPT), with the library each needs.
+CHAIN_PROGRAMS = {"nanogpt": "flax", "numpyro_nuts": "numpyro"}
 EXT = ROOT / "labextension"
 # The DOT attributes that make the picture (colours, shapes, outlines, font sizes): the
 # browser's drawing of every item must have the kernel's.
@@ -48,6 +58,18 @@ def _expansions(graph) -> list[list[int]]:
     return out
 
 
+def _clusters(view) -> dict[int, list[int]]:
+    """The open groups the kernel's drawing has a cluster for, each with the chain of open
+    groups it stands for (``forward › loss_fn › GPT``: one cluster, the outermost's)."""
+    graph, out, stack = view.graph, {}, [0]
+    while stack:
+        for child in graph.groups[stack.pop()].groups:
+            if child in view.expanded:
+                out[child] = view.chain(child)
+                stack.append(out[child][-1])
+    return out
+
+
 def _case(name, program) -> dict:
     program.costs()  # FLOP/byte estimates: the heat colours of groups
     graph = program.graph
@@ -58,10 +80,11 @@ def _case(name, program) -> dict:
         groups = sorted(c for g in view.expanded for c in graph.groups[g].groups if c not in view.expanded)
         edges = [[f"{e.src[0]}{e.src[1]}", f"{e.dst[0]}{e.dst[1]}", len(e.avals), e.label] for e in view.edges]
         labels = {f"g{c}": group_box_attrs(graph, c, [], [])["label"] for c in groups}
-        labels.update({f"cluster_g{g}": cluster_label(graph, g) for g in view.expanded if g != 0})
+        clusters = _clusters(view)
+        labels.update({f"cluster_g{g}": chain_label(graph, chain) for g, chain in clusters.items()})
         drawn = {f"n{n}": node_attrs(graph, n) for n in nodes}
         drawn.update({f"g{c}": group_box_attrs(graph, c, [], []) for c in groups})
-        drawn.update({f"cluster_g{g}": cluster_attrs(graph, g) for g in view.expanded if g != 0})
+        drawn.update({f"cluster_g{g}": cluster_attrs(graph, g) for g in clusters})
         styles = {item: {k: v for k, v in attrs.items() if k in STYLE_KEYS} for item, attrs in drawn.items()}
         views.append({"expanded": expanded, "nodes": nodes, "groups": groups, "edges": edges, "labels": labels,
                       "styles": styles})
@@ -72,7 +95,9 @@ def _case(name, program) -> dict:
             heat[str(g.id)] = {"text": h.text, "fill": h.fill, "font": h.font}
     dot = program_dot(program).source
     dot_ids = sorted(set(re.findall(r"^\s*([ng]\d+) \[", dot, flags=re.M)))
-    return {"name": name, "payload": program.to_json(), "views": views, "heat": heat, "dot_ids": dot_ids,
+    payload = program.to_json()
+    payload["graph"] = decode_graph(payload["graph"])  # as the browser inflates a big one
+    return {"name": name, "payload": payload, "views": views, "heat": heat, "dot_ids": dot_ids,
             "legend_kinds": legend_kinds(graph)}
 
 
@@ -113,6 +138,10 @@ def parity_fixtures(tmp_path_factory) -> Path:
     for name, (fn, args, kwargs) in ZOO.items():
         cases.append(_case(name, jaxviz.trace(fn, *args, **kwargs)))
     cases.append(_case("shard_map with collectives", _sharded_program()))
+    for name, library in CHAIN_PROGRAMS.items():
+        if importlib.util.find_spec(library):
+            case = programs.load(name)
+            cases.append(_case(name, jaxviz.trace(case.fn, *case.args, **case.kwargs)))
     path = tmp_path_factory.mktemp("parity") / "cases.json"
     path.write_text(json.dumps(cases))
     return path

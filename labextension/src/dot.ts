@@ -29,7 +29,18 @@ import {
   REPEAT_BOX,
   REPEAT_CLUSTER_STYLE
 } from './visual';
-import { ItemId, View, VisibleEdge, edgeIsWeak, edgeLabel, groupItem, itemInGroup, nodeItem, phaseOrder } from './view';
+import {
+  ItemId,
+  View,
+  VisibleEdge,
+  edgeIsWeak,
+  edgeLabel,
+  groupItem,
+  itemInGroup,
+  nodeItem,
+  openChain,
+  phaseOrder
+} from './view';
 
 /** The legend a graph is drawn with: the bundled visual language, each entry overridden by
  * what the payload's kernel sent (an output traced by another jaxviz version keeps the
@@ -86,10 +97,13 @@ function dotWriter(view: View, options: DotOptions) {
   const nodeLine = (nid: number, indent: string) =>
     lines.push(`${indent}${quote(nodeItem(nid))} ${attrs(nodeAttrs(graph, nid, legend))}`);
 
+  // As render/dot.py: open groups that only wrap one another are one cluster, the
+  // outermost's, titled by their path; it holds what the innermost holds.
   const cluster = (child: number, indent: string) => {
+    const chain = openChain(view, child);
     lines.push(`${indent}subgraph ${quote(`cluster_g${child}`)} {`);
-    lines.push(`${indent}  graph ${attrs(clusterAttrs(graph, child, markers))}`);
-    emitGroup(child, indent + '  ');
+    lines.push(`${indent}  graph ${attrs(chainClusterAttrs(graph, chain, markers))}`);
+    emitGroup(chain[chain.length - 1], indent + '  ');
     lines.push(`${indent}}`);
   };
 
@@ -337,14 +351,31 @@ export function clusterAttrs(graph: GraphJSON, child: number, markers = true): {
   return mark(plainClusterAttrs(graph, child, markers), graph, 'g', child, true);
 }
 
+/** The cluster of open groups that only wrap one another (`openChain`, outermost first):
+ * the outermost's look and id, titled by their path and the innermost's own title
+ * (`forward › loss_fn › GPT (584 eqns) · cell line 5`, as render/dot.py's chain_label). */
+export function chainClusterAttrs(graph: GraphJSON, chain: number[], markers = true): { [key: string]: string } {
+  const path = chain.slice(0, -1).map(g => `${graph.groups[g].repeat || graph.groups[g].name} › `);
+  const plain = plainClusterAttrs(graph, chain[0], markers);
+  plain.label = `${markers ? '▾ ' : ''}${path.join('')}${clusterTitle(graph, chain[chain.length - 1])}`;
+  return mark(plain, graph, 'g', chain[0], true);
+}
+
+/** An open group's own title: `block ×48 (48 × 107 eqns) · cell line 5` (as
+ * render/dot.py's cluster_label). */
+function clusterTitle(graph: GraphJSON, gid: number): string {
+  const g = graph.groups[gid];
+  const where = g.source ? ` · ${shortSource(g.source)}` : '';
+  const comm = ownCommLabel(graph.groups, gid);
+  return `${g.repeat || g.name} (${sizeText(graph.groups, gid)})${where}${comm ? ` · ${comm}` : ''}`;
+}
+
 function plainClusterAttrs(graph: GraphJSON, child: number, markers: boolean): { [key: string]: string } {
   const cg = graph.groups[child];
-  const where = cg.source ? ` · ${shortSource(cg.source)}` : '';
-  const comm = ownCommLabel(graph.groups, child); // as render/dot.py's cluster_label
   return {
     id: `cluster_g${child}`,
     class: `jaxviz-cluster jaxviz-group-${cg.kind}`,
-    label: `${markers ? '▾ ' : ''}${cg.repeat || cg.name} (${sizeText(graph.groups, child)})${where}${comm ? ` · ${comm}` : ''}`,
+    label: `${markers ? '▾ ' : ''}${clusterTitle(graph, child)}`,
     style: cg.kind === 'repeat' ? REPEAT_CLUSTER_STYLE : 'rounded,filled',
     fillcolor: GROUP_FILL[cg.kind] ?? CLUSTER_FILL,
     ...CLUSTER,

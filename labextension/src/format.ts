@@ -202,7 +202,15 @@ export function shortValue(v: unknown, max = 80): string {
 
 // ------------------------------------------------------------------ costs (as jaxviz/costs.py)
 
-function g3(v: number): string {
+/** Three significant digits, as Python's `:.3g` (ties to even: 122.5 → 122, where
+ * `toPrecision` gives 123), which the kernel's labels use. */
+export function g3(v: number): string {
+  const [mantissa, exponent] = Math.abs(v).toExponential(60).split('e'); // the exact digits
+  const digits = mantissa.replace('.', '');
+  const tie = digits[3] === '5' && /^0*$/.test(digits.slice(4));
+  if (tie && Number(digits[2]) % 2 === 0) {
+    return String(Math.sign(v) * Number(`${digits[0]}.${digits.slice(1, 3)}e${exponent}`));
+  }
   return String(Number(v.toPrecision(3)));
 }
 

@@ -450,3 +450,34 @@ export function itemInGroup(index: GraphIndex, item: ItemId, groupId: number): b
   }
   return id !== groupId && index.groupChain(id).includes(groupId);
 }
+
+/** An open group and the open groups it only wraps (`forward › loss_fn › GPT`: no node
+ * and a single child each, no fold), outermost first: drawn as one cluster titled by
+ * their path. The kernel's rule (`View.chain` in jaxviz/graph.py), on the same payload. */
+export function openChain(view: View, groupId: number): number[] {
+  const groups = view.index.graph.groups;
+  const chain = [groupId];
+  let g = groups[groupId];
+  while (!g.nodes.length && g.groups.length === 1 && g.kind !== 'repeat' && view.expanded.has(g.groups[0])) {
+    g = groups[g.groups[0]];
+    chain.push(g.id);
+  }
+  return chain;
+}
+
+/** The open group whose cluster draws open group `groupId`: the outermost of the chain
+ * it ends or lies in (`openChain`), itself when no open group only wraps it. For
+ * finding an opened group in the drawing (`cluster_g<id>`). */
+export function clusterOf(view: View, groupId: number): number {
+  const groups = view.index.graph.groups;
+  const root = view.index.graph.root ?? 0;
+  let gid = groupId;
+  for (let p = groups[gid].parent; p !== null && p !== root; p = groups[p].parent) {
+    const parent = groups[p];
+    if (parent.nodes.length || parent.groups.length !== 1 || parent.kind === 'repeat') {
+      break;
+    }
+    gid = p;
+  }
+  return gid;
+}

@@ -2,8 +2,9 @@ import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
 import { legendKinds, quote, viewToDot } from '../src/dot';
+import { g3 } from '../src/format';
 import { MARK_STYLE } from '../src/visual';
-import { GraphIndex, buildView } from '../src/view';
+import { GraphIndex, buildView, clusterOf, openChain } from '../src/view';
 import { smallGraph } from './fixtures';
 
 // The Graphviz build the browser uses (WebAssembly), here in Node.
@@ -98,5 +99,76 @@ describe('viewToDot', () => {
     const full = graphviz.renderString(viewToDot(buildView(idx, [0, 1, 2, 3])), { format: 'svg' });
     assert.match(full, /class="node jaxviz&#45;eqn"/); // Graphviz escapes "-"; the DOM decodes it
     assert.match(full, /cell line 2/);
+  });
+});
+
+/** smallGraph with `layer` wrapped in a `forward` group that holds nothing else. */
+function wrappedGraph() {
+  const graph = smallGraph();
+  graph.groups[0].groups = [4, 2];
+  graph.groups[1].parent = 4;
+  graph.groups.push({
+    id: 4,
+    name: 'forward',
+    kind: 'phase',
+    parent: 0,
+    groups: [1],
+    nodes: [],
+    n_eqns: 2,
+    source: null,
+    repeat: null
+  });
+  return graph;
+}
+
+describe('open groups that only wrap one another (as render/dot.py)', () => {
+  it('are one cluster, the outermost, titled by their path and holding what the innermost holds', async () => {
+    const idx = new GraphIndex(wrappedGraph());
+    const dot = viewToDot(buildView(idx, [0, 4, 1]));
+    assert.match(
+      dot,
+      /graph \[id="cluster_g4" class="jaxviz-cluster jaxviz-group-phase" label="▾ forward › layer 1\/1 \(2 eqns\) · nb.py:7"/
+    );
+    assert.doesNotMatch(dot, /cluster_g1/);
+    const svg = (await viz.instance()).renderString(dot, { format: 'svg' });
+    assert.deepEqual(ids(svg, 'cluster'), ['cluster_g4']);
+    assert.ok(ids(svg, 'node').includes('n4'), 'the innermost group’s nodes are drawn');
+  });
+
+  it('are found from any of their groups: the outermost’s cluster draws them', () => {
+    const view = buildView(new GraphIndex(wrappedGraph()), [0, 4, 1, 2, 3]);
+    assert.deepEqual(openChain(view, 4), [4, 1]);
+    assert.deepEqual([clusterOf(view, 1), clusterOf(view, 4), clusterOf(view, 2), clusterOf(view, 3)], [4, 4, 2, 3]);
+  });
+
+  it('stop at a group that holds a box, a node or a fold', () => {
+    const idx = new GraphIndex(wrappedGraph());
+    const outer = viewToDot(buildView(idx, [0, 4]));
+    assert.match(outer, /label="▾ forward \(2 eqns\)"/);
+    assert.match(outer, /"g1" \[id="g1"/);
+    const scan = viewToDot(buildView(idx, [0, 2, 3]));
+    assert.match(scan, /subgraph "cluster_g2"[^]*subgraph "cluster_g3"/, 'scan holds its own node: two clusters');
+  });
+});
+
+describe('g3', () => {
+  it("rounds to three digits as Python's :.3g, ties to even (the kernel's cost labels)", () => {
+    const python: [number, string][] = [
+      [122.5, '122'],
+      [123.5, '124'],
+      [121.5, '122'],
+      [1.125, '1.12'],
+      [2.5, '2.5'],
+      [0.0625, '0.0625'],
+      [42.25, '42.2'],
+      [-122.5, '-122'],
+      [1.0005, '1'],
+      [99.95, '100'],
+      [0.1225, '0.122']
+    ];
+    assert.deepEqual(
+      python.map(([v]) => [v, g3(v)]),
+      python
+    );
   });
 });
