@@ -126,6 +126,9 @@ export class GraphView extends Widget {
   private drag: { x: number; y: number; tx: number; ty: number; moved: boolean } | null = null;
   /** A drawing was on screen once (later layouts keep the zoom). */
   private svgShown = false;
+  /** What was open inside each group when a click closed it: opening it again opens
+   * that too (closing and reopening brings the drawing from before back, exactly). */
+  private readonly openWhenClosed = new Map<number, number[]>();
   private glideTimer = 0;
   private suppressClick = false;
   /** Resolved when the current layout is on screen (for tests and callers). */
@@ -333,6 +336,9 @@ export class GraphView extends Widget {
       return;
     }
     const token = ++this.renderToken;
+    if (opts.initial) {
+      this.openWhenClosed.clear(); // group ids of another program
+    }
     if (count > GRAPHVIZ_MAX_ITEMS) {
       return this.showScene(view, count, token, opts);
     }
@@ -1035,7 +1041,7 @@ export class GraphView extends Widget {
       const gid = parseItem(nodeEl.id).id;
       const r = nodeEl.getBoundingClientRect();
       this.hideTooltip();
-      void this.setExpanded(index.expand(this.expanded, gid), {
+      void this.setExpanded(this.opened(index, gid), {
         anchor: { item: `cluster_g${gid}`, x: r.left, y: r.top }
       });
       return;
@@ -1047,10 +1053,29 @@ export class GraphView extends Widget {
       const gid = Number(clusterId.slice('cluster_g'.length));
       const r = cluster.getBoundingClientRect();
       this.hideTooltip();
-      void this.setExpanded(index.collapse(this.expanded, gid), {
+      void this.setExpanded(this.closed(index, gid), {
         anchor: { item: `g${gid}`, x: r.left, y: r.top }
       });
     }
+  }
+
+  /** The open groups once `gid` opens: with its ancestors, and with what was open inside
+   * it when a click closed it. */
+  private opened(index: GraphIndex, gid: number): Set<number> {
+    const next = index.expand(this.expanded, gid);
+    for (const g of this.openWhenClosed.get(gid) ?? []) {
+      next.add(g);
+    }
+    this.openWhenClosed.delete(gid);
+    return next;
+  }
+
+  /** The open groups once `gid` closes (and everything in it), remembering what was open
+   * inside it. */
+  private closed(index: GraphIndex, gid: number): Set<number> {
+    const inside = index.descendants(gid).filter(g => g !== gid && this.expanded.has(g));
+    this.openWhenClosed.set(gid, inside);
+    return index.collapse(this.expanded, gid);
   }
 
   /** A click on the canvas: a box opens, an open group's label closes it. */
@@ -1060,13 +1085,13 @@ export class GraphView extends Widget {
       const gid = parseItem(hit.id).id;
       const r = this.scenePageRect(hit.id)!;
       this.hideTooltip();
-      void this.setExpanded(index.expand(this.expanded, gid), {
+      void this.setExpanded(this.opened(index, gid), {
         anchor: { item: `cluster_g${gid}`, x: r.left, y: r.top }
       });
     } else if (hit?.kind === 'label') {
       const r = this.scenePageRect(`cluster_g${hit.gid}`)!;
       this.hideTooltip();
-      void this.setExpanded(index.collapse(this.expanded, hit.gid), {
+      void this.setExpanded(this.closed(index, hit.gid), {
         anchor: { item: `g${hit.gid}`, x: r.left, y: r.top }
       });
     }

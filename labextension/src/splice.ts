@@ -90,6 +90,26 @@ export function refitRect(box: Rect, content: Rect, next: Rect): Rect {
   return { x: next.x - left, y: next.y - top, w: next.w + left + right, h: next.h + top + bottom };
 }
 
+/**
+ * An open group's refitted box (`next`, from `was`) held to the stretch's rule: each of
+ * its sides moves by nothing or by the whole growth along its axis, as every other item
+ * does. Its top left corner goes where the stretch takes it (so it keeps its order with
+ * every other point, and the label stays put unless all the group moved); a far side
+ * (right, bottom) moves by the growth once anything it held moved that way, else stays
+ * (no widening around nothing). A group around the opened one thus grows by exactly the
+ * growth, its far sides in line with what lies beyond, even where an item it holds
+ * beside the opened box stayed. It still holds what it held: its items moved by nothing
+ * or by the growth, and the near side moves only when all of them lie beyond the box.
+ */
+export function snapToStretch(s: Stretch, was: Rect, next: Rect): Rect {
+  const farSide = (hi: number, nextHi: number, grow: number) => (nextHi - hi > 0.5 ? hi + grow : hi);
+  const x0 = stretch1d(s.x, was.x);
+  const y0 = stretch1d(s.y, was.y);
+  const x1 = farSide(was.x + was.w, next.x + next.w, s.x.grow);
+  const y1 = farSide(was.y + was.h, next.y + next.h, s.y.grow);
+  return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
+}
+
 /** A point of a box's outline when the box becomes `next`: it moves with the nearer side
  * (rounded corners keep their radius). */
 export function refitPoint(box: Rect, next: Rect, p: Pt): Pt {

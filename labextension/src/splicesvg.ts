@@ -30,6 +30,7 @@ import {
   refitRect,
   rigidShift,
   shifted,
+  snapToStretch,
   stretchEdgePath,
   stretchFor,
   stretchPoint,
@@ -209,8 +210,9 @@ export function spliceGroup(base: Document, sub: Document, item: string): void {
 
 /**
  * Open groups around what they hold after the move (`moved`: the items' boxes before
- * and after), innermost first, with the margins they had; the label stays at the top
- * left corner. One that holds nothing drawn is stretched as a whole.
+ * and after), innermost first, with the margins they had, each side moving by nothing or
+ * by the growth (`snapToStretch`); the label stays at the top left corner. One that
+ * holds nothing drawn is stretched as a whole.
  */
 function refitClusters(doc: Document, s: Stretch, moved: { was: Rect; now: Rect }[]): void {
   const clusters = [...doc.querySelectorAll('g.cluster')].map(el => ({ el, was: bboxOf(shapePoints(el)) }));
@@ -218,7 +220,7 @@ function refitClusters(doc: Document, s: Stretch, moved: { was: Rect; now: Rect 
   for (const { el, was } of clusters) {
     const held = moved.filter(m => within(m.was, was));
     const now = held.length
-      ? refitRect(was, union(held.map(m => m.was)), union(held.map(m => m.now)))
+      ? snapToStretch(s, was, refitRect(was, union(held.map(m => m.was)), union(held.map(m => m.now))))
       : stretchRect(s, was);
     mapShapes(el, p => refitPoint(was, now, p));
     el.querySelectorAll('text').forEach(t => mapAt(t, 'x', 'y', by({ x: now.x - was.x, y: now.y - was.y })));

@@ -27,6 +27,7 @@ import {
   refitPoint,
   refitRect,
   rigidShift,
+  snapToStretch,
   splitBezier,
   stretch1d,
   stretchEdgePath,
@@ -96,6 +97,22 @@ describe('the stretch', () => {
     assert.deepEqual(refitPoint(group, fitted, { x: 6, y: 80 }), { x: 6, y: 280 });
     assert.deepEqual(union([content, { x: -5, y: 30, w: 10, h: 10 }]), { x: -5, y: 20, w: 95, h: 50 });
     assert.ok(within(content, group) && !within(group, content));
+  });
+
+  it('moves each side of a refitted group by nothing or by the whole growth', () => {
+    // Around the opened box (hi: 180, -260), its widest item a stayed one beside the box
+    // (to 220): the content's far side moved by less than the growth, the group by all of it.
+    const around = { x: 90, y: -320, w: 140, h: 80 };
+    const refitted = refitRect(around, { x: 95, y: -315, w: 125, h: 70 }, { x: 95, y: -315, w: 285, h: 255 });
+    assert.deepEqual(snapToStretch(s, around, refitted), { x: 90, y: -320, w: 340, h: 280 });
+    // Below the box, across its right edge, nothing in it moved sideways: it keeps its
+    // width and goes down with everything below.
+    const below = { x: 150, y: -200, w: 60, h: 30 };
+    assert.deepEqual(snapToStretch(s, below, { ...below, y: 0 }), { x: 150, y: 0, w: 60, h: 30 });
+    // Its corner left of the box's right edge, all it holds beyond it: the corner stays
+    // (in its order with the points that stayed), the far side moves with what it holds.
+    const beside = { x: 175, y: -500, w: 50, h: 30 };
+    assert.deepEqual(snapToStretch(s, beside, { ...beside, x: 375 }), { x: 175, y: -500, w: 250, h: 30 });
   });
 
   it('keeps items apart: rigid boxes that did not overlap still do not', () => {
