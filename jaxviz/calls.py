@@ -355,10 +355,15 @@ def _parse_source(source: str) -> ast.Module | None:
         return None
 
 
+@functools.lru_cache(maxsize=1024)
+def _positions(code: Any) -> list[tuple[Any, ...]]:
+    return list(code.co_positions()) if hasattr(code, "co_positions") else []
+
+
 def call_at(code: Any, lasti: int) -> ast.Call | None:
     """The call expression the instruction at byte offset ``lasti`` of ``code`` runs,
     parsed from its source span (``co_positions``), or None."""
-    positions = list(code.co_positions()) if hasattr(code, "co_positions") else []
+    positions = _positions(code)
     if not 0 <= lasti // 2 < len(positions):
         return None
     line, end_line, col, end_col = positions[lasti // 2]

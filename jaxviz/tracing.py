@@ -463,7 +463,7 @@ class GraphBuilder:
                     targets.append((gid, members))
                 self._move_members(group, targets)
 
-    def _line_key(self, nid: int) -> tuple[str, int] | None:
+    def _line_key(self, nid: int) -> tuple[str, int | str] | None:
         """What a run of equations that reads as one box shares: their user line; for
         equations JAX made with no user line (pmap's per-array ``squeeze`` of the mapped
         axis), their primitive."""
@@ -991,7 +991,7 @@ class Staged:
     reused: list[str] = field(default_factory=list)  # callees JAX had cached
     in_shardings: list[Any] = field(default_factory=list)  # of the array arguments (the mesh)
     # What the user's lines called, read from their frames (released once built)
-    called: calls.CalledNames = field(default_factory=calls.CalledNames)
+    called: CalledNames = field(default_factory=CalledNames)
 
 
 def stage(make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str, Any],
