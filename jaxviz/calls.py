@@ -267,8 +267,8 @@ def _called_name(frame: Any, lasti: int, callee: Any) -> str | None:
         return None
     if _runs(_class_attribute(receiver, func.attr), callee):  # a method, maybe inherited
         return f"{type(receiver).__name__}.{func.attr}"
-    if _runs(value, callee) and isinstance(func.value, ast.Name):  # a function the value holds
-        factory = _factory_of(func.value.id, frame, call.lineno)
+    if _runs(value, callee):  # a function the value holds
+        factory = _factory_of(func.value, frame, call.lineno, _site_package(callee.co_filename))
         return f"{factory}.{func.attr}" if factory else None
     return None
 
@@ -318,27 +318,35 @@ def _static_value(node: ast.expr, frame: Any) -> Any:
     return _MISSING
 
 
-def _factory_of(name: str, frame: Any, line: int) -> str | None:
-    """``blackjax.window_adaptation`` where the only assignment of ``name`` in its scope
-    (the running function for a local, the module's top level for a global) is
-    ``name = blackjax.window_adaptation(...)``, a library function."""
+def _factory_of(receiver: ast.expr, frame: Any, line: int, package: str | None) -> str | None:
+    """``blackjax.window_adaptation`` where the only assignment of ``receiver`` in its
+    scope (the running function for a local, the module's top level for a global, the
+    module for an attribute such as ``self.tx``) is ``receiver = blackjax.window_adaptation(...)``,
+    a function of ``package``, the library whose code ran."""
     code = frame.f_code
     tree = _parsed(code.co_filename)
     if tree is None:
         return None
-    if name in code.co_varnames or name in code.co_cellvars:
-        scopes = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                  and n.name == code.co_name and n.lineno <= line <= (n.end_lineno or n.lineno)]
-        statements = list(ast.walk(max(scopes, key=lambda n: n.lineno))) if scopes else []
+    target = ast.unparse(receiver)
+
+    def assignments(statements: Iterable[ast.AST]) -> list[ast.expr]:
+        return [n.value for n in statements if isinstance(n, ast.Assign)
+                and any(ast.unparse(t) == target for t in n.targets)]
+
+    made: list[ast.expr] = []
+    if isinstance(receiver, ast.Name) and receiver.id in code.co_varnames + code.co_cellvars + code.co_freevars:
+        # the function's own scope, then the functions around it (a closure's variable)
+        enclosing = sorted((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                            and n.lineno <= line <= (n.end_lineno or n.lineno)), key=lambda n: -n.lineno)
+        made = next(filter(None, (assignments(ast.walk(n)) for n in enclosing)), [])
     else:
-        statements = tree.body
-    made = [n.value for n in statements if isinstance(n, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+        made = assignments(tree.body if isinstance(receiver, ast.Name) else ast.walk(tree))
     if len(made) != 1 or not isinstance(made[0], ast.Call):
         return None
-    factory = inspect.unwrap(_static_value(made[0].func, frame))
-    package = _site_package(getattr(getattr(factory, "__code__", None), "co_filename", ""))
-    if package is None or package in MACHINERY_PACKAGES:
+    factory = _static_value(made[0].func, frame)
+    if isinstance(factory, types.FunctionType):
+        factory = inspect.unwrap(factory)
+    if package is None or _site_package(getattr(getattr(factory, "__code__", None), "co_filename", "")) != package:
         return None
     return f"{package}.{factory.__name__}"
 
