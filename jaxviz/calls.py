@@ -419,7 +419,9 @@ class _Recorder:
         self._user_code: dict[Any, bool] = {}
         # The latest frame of each user function that ran (its locals read the values it
         # called library functions on); handed over to a ``CalledNames`` after the trace.
+        # Not kept where JAX checks for leaked tracers: a kept frame holds its tracers.
         self.frames: dict[Any, Any] = {}
+        self._keep_frames = not jax.config.jax_check_tracer_leaks
 
     def _is_user(self, code: Any) -> bool:
         user = self._user_code.get(code)
@@ -433,7 +435,8 @@ class _Recorder:
     def _record(self, frame: Any) -> str:
         """Name the activation of ``frame`` and remember where it was defined and called."""
         code = frame.f_code
-        self.frames[code] = frame
+        if self._keep_frames:
+            self.frames[code] = frame
         name = call_name(code)
         factory = factory_name(code)
         if factory is not None and not _running(factory, frame):
@@ -808,7 +811,8 @@ class CodeScopes(_Recorder):
 
     def scope_for(self, frame: Any) -> Any:
         if frame.f_code in self._skip and not _running_code(frame.f_code, frame.f_back):
-            self.frames[frame.f_code] = frame
+            if self._keep_frames:
+                self.frames[frame.f_code] = frame
             return _NO_SCOPE  # the traced entry itself; a call of it inside (serial in serial) is a call
         return jax.named_scope(self._record(frame))
 
