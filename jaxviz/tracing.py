@@ -1025,8 +1025,10 @@ def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_name
     builder.called = staged.called
     builder.captured = [(info, value) for info, value in captured if is_array(value)]
     builder.lost_outputs = set(lost_outputs)
-    graph = builder.build(closed, inputs, input_names, output_names, const_names)
-    staged.called.release()
+    try:
+        graph = builder.build(closed, inputs, input_names, output_names, const_names)
+    finally:
+        staged.called.release()  # the user's frames, and the values they hold
     program = Program(name, closed, inputs, [n for n in output_names if n not in builder.lost_outputs], graph,
                       source=source, trace_output=staged.trace_output, call_scopes=staged.scopes,
                       lost_outputs=list(lost_outputs),
