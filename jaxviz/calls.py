@@ -330,8 +330,8 @@ def _factory_of(receiver: ast.expr, frame: Any, line: int, package: str | None) 
     target = ast.unparse(receiver)
 
     def assignments(statements: Iterable[ast.AST]) -> list[ast.expr]:
-        return [n.value for n in statements if isinstance(n, ast.Assign)
-                and any(ast.unparse(t) == target for t in n.targets)]
+        return [value for n in statements if isinstance(n, ast.Assign)
+                for t in n.targets for value in _assigned(t, n.value, target)]
 
     made: list[ast.expr] = []
     if isinstance(receiver, ast.Name) and receiver.id in code.co_varnames + code.co_cellvars + code.co_freevars:
@@ -349,6 +349,17 @@ def _factory_of(receiver: ast.expr, frame: Any, line: int, package: str | None) 
     if package is None or _site_package(getattr(getattr(factory, "__code__", None), "co_filename", "")) != package:
         return None
     return f"{package}.{factory.__name__}"
+
+
+def _assigned(left: ast.expr, right: ast.expr, target: str) -> list[ast.expr]:
+    """What ``left = right`` assigns to ``target`` (``model, tx = Net(), optax.sgd(0.1)``
+    assigns ``optax.sgd(0.1)`` to ``tx``)."""
+    if ast.unparse(left) == target:
+        return [right]
+    if isinstance(left, (ast.Tuple, ast.List)) and isinstance(right, (ast.Tuple, ast.List)) \
+            and len(left.elts) == len(right.elts):
+        return [v for lhs, rhs in zip(left.elts, right.elts) for v in _assigned(lhs, rhs, target)]
+    return []
 
 
 def _parsed(filename: str) -> ast.Module | None:
