@@ -432,7 +432,7 @@ class _Recorder:
         # called library functions on); handed over to a ``CalledNames`` after the trace.
         # Not kept where JAX checks for leaked tracers: a kept frame holds its tracers.
         self.frames: dict[Any, Any] = {}
-        self._keep_frames = not jax.config.jax_check_tracer_leaks
+        self._keep_frames = not getattr(jax.config, "jax_check_tracer_leaks", False)  # a public flag, read as set now
 
     def _is_user(self, code: Any) -> bool:
         user = self._user_code.get(code)
