@@ -219,6 +219,187 @@ def _site_package(filename: str) -> str | None:
     return None
 
 
+# ---------------------------------------------------------------------- what the user called
+_MISSING = object()
+
+
+class CalledNames:
+    """The library call a user's line makes, named as the user sees it: after the value it
+    is called on (``NUTS.sample`` for ``kernel.sample(...)`` where ``kernel`` is a
+    ``NUTS``, though ``sample`` is defined on ``HMC``), or, for a function the value holds,
+    after the library function that made the value (``blackjax.window_adaptation.run``
+    for ``warmup.run(...)`` where ``warmup = blackjax.window_adaptation(...)``). Read from
+    the frames the user's functions ran in (kept by the recorder, until ``release``) and
+    their source, each checked against the value: the function found must be the one
+    that ran. Nothing of the user's is called (attributes are read statically)."""
+
+    def __init__(self, frames: dict[Any, Any] | None = None) -> None:
+        self._frames = frames or {}
+        self._names: dict[tuple[Any, int, Any], str | None] = {}
+
+    def release(self) -> None:
+        """Drop the frames (and the values they hold); names found stay."""
+        self._frames = {}
+
+    def name(self, code: Any, lasti: int, callee: Any) -> str | None:
+        """What the call at bytecode offset ``lasti`` of the user's ``code``, which ran the
+        library's ``callee`` code, is shown as; None where the value does not say."""
+        key = (code, lasti, callee)
+        if key not in self._names:
+            frame = self._frames.get(code)
+            self._names[key] = None if frame is None else _called_name(frame, lasti, callee)
+        return self._names[key]
+
+
+def _called_name(frame: Any, lasti: int, callee: Any) -> str | None:
+    call = call_at(frame.f_code, lasti)
+    if call is None:
+        return None
+    func = call.func
+    value = _static_value(func, frame)
+    if value is not _MISSING and not _is_function(value):  # a callable object: ``model(x)``
+        return type(value).__name__ if _runs(_class_attribute(value, "__call__"), callee) else None
+    if not isinstance(func, ast.Attribute):
+        return None
+    receiver = _static_value(func.value, frame)
+    if receiver is _MISSING or inspect.ismodule(receiver) or isinstance(receiver, type):
+        return None
+    if _runs(_class_attribute(receiver, func.attr), callee):  # a method, maybe inherited
+        return f"{type(receiver).__name__}.{func.attr}"
+    if _runs(value, callee):  # a function the value holds
+        factory = _factory_of(func.value, frame, call.lineno, _site_package(callee.co_filename))
+        return f"{factory}.{func.attr}" if factory else None
+    return None
+
+
+def _is_function(value: Any) -> bool:
+    return isinstance(value, (types.FunctionType, types.MethodType, functools.partial,
+                              staticmethod, classmethod, types.BuiltinFunctionType))
+
+
+def _class_attribute(value: Any, name: str) -> Any:
+    return inspect.getattr_static(type(value), name, _MISSING)
+
+
+def _runs(found: Any, callee: Any) -> bool:
+    """Whether calling ``found`` (a function, method, partial, or one wrapped by
+    ``functools.wraps``) runs the code ``callee``."""
+    for _ in range(8):
+        if getattr(found, "__code__", None) is callee:
+            return True
+        if isinstance(found, functools.partial):
+            found = found.func
+        elif isinstance(found, (types.MethodType, staticmethod, classmethod)):
+            found = found.__func__
+        elif "__wrapped__" in getattr(found, "__dict__", {}):
+            found = found.__dict__["__wrapped__"]
+        else:
+            return False
+    return False
+
+
+def _static_value(node: ast.expr, frame: Any) -> Any:
+    """The value of a name or attribute path (``self.kernel.sample``) in ``frame``, read
+    without running any of the user's code (no property, no ``__getattr__``)."""
+    if isinstance(node, ast.Name):
+        for space in (frame.f_locals, frame.f_globals, frame.f_builtins):
+            if node.id in space:
+                return space[node.id]
+        return _MISSING
+    if isinstance(node, ast.Attribute):
+        owner = _static_value(node.value, frame)
+        if owner is _MISSING:
+            return _MISSING
+        fields = getattr(type(owner), "_fields", ())
+        if isinstance(owner, tuple) and node.attr in fields:  # a NamedTuple's field
+            return owner[fields.index(node.attr)]
+        return inspect.getattr_static(owner, node.attr, _MISSING)
+    return _MISSING
+
+
+def _factory_of(receiver: ast.expr, frame: Any, line: int, package: str | None) -> str | None:
+    """``blackjax.window_adaptation`` where the only assignment of ``receiver`` in its
+    scope (the running function for a local, the module's top level for a global, the
+    module for an attribute such as ``self.tx``) is ``receiver = blackjax.window_adaptation(...)``,
+    a function of ``package``, the library whose code ran."""
+    code = frame.f_code
+    tree = _parsed(code.co_filename)
+    if tree is None:
+        return None
+    target = ast.unparse(receiver)
+
+    def assignments(statements: Iterable[ast.AST]) -> list[ast.expr]:
+        return [value for n in statements if isinstance(n, ast.Assign)
+                for t in n.targets for value in _assigned(t, n.value, target)]
+
+    made: list[ast.expr] = []
+    if isinstance(receiver, ast.Name) and receiver.id in code.co_varnames + code.co_cellvars + code.co_freevars:
+        # the function's own scope, then the functions around it (a closure's variable)
+        enclosing = sorted((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                            and n.lineno <= line <= (n.end_lineno or n.lineno)), key=lambda n: -n.lineno)
+        made = next(filter(None, (assignments(ast.walk(n)) for n in enclosing)), [])
+    else:
+        made = assignments(tree.body if isinstance(receiver, ast.Name) else ast.walk(tree))
+    if len(made) != 1 or not isinstance(made[0], ast.Call):
+        return None
+    factory = _static_value(made[0].func, frame)
+    if isinstance(factory, types.FunctionType):
+        factory = inspect.unwrap(factory)
+    if package is None or _site_package(getattr(getattr(factory, "__code__", None), "co_filename", "")) != package:
+        return None
+    return f"{package}.{factory.__name__}"
+
+
+def _assigned(left: ast.expr, right: ast.expr, target: str) -> list[ast.expr]:
+    """What ``left = right`` assigns to ``target`` (``model, tx = Net(), optax.sgd(0.1)``
+    assigns ``optax.sgd(0.1)`` to ``tx``)."""
+    if ast.unparse(left) == target:
+        return [right]
+    if isinstance(left, (ast.Tuple, ast.List)) and isinstance(right, (ast.Tuple, ast.List)) \
+            and len(left.elts) == len(right.elts):
+        return [v for lhs, rhs in zip(left.elts, right.elts) for v in _assigned(lhs, rhs, target)]
+    return []
+
+
+def _parsed(filename: str) -> ast.Module | None:
+    return _parse_source("".join(linecache.getlines(filename)))
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_source(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source) if source else None
+    except SyntaxError:
+        return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _positions(code: Any) -> list[tuple[Any, ...]]:
+    return list(code.co_positions()) if hasattr(code, "co_positions") else []
+
+
+def call_at(code: Any, lasti: int) -> ast.Call | None:
+    """The call expression the instruction at byte offset ``lasti`` of ``code`` runs,
+    parsed from its source span (``co_positions``), or None."""
+    positions = _positions(code)
+    if not 0 <= lasti // 2 < len(positions):
+        return None
+    line, end_line, col, end_col = positions[lasti // 2]
+    if None in (line, end_line, col, end_col):
+        return None
+    lines = [text.encode() for text in linecache.getlines(code.co_filename)[line - 1:end_line]]
+    if len(lines) != end_line - line + 1:
+        return None
+    lines[-1] = lines[-1][:end_col]
+    lines[0] = lines[0][col:]
+    try:  # columns are UTF-8 byte offsets
+        tree = ast.parse("(" + b"".join(lines).decode() + "\n)", mode="eval")
+    except (SyntaxError, UnicodeDecodeError):
+        return None
+    ast.increment_lineno(tree, line - 1)  # lines as in the file
+    return tree.body if isinstance(tree.body, ast.Call) else None
+
+
 def _running_code(code: Any, frame: Any) -> bool:
     while frame is not None:
         if frame.f_code is code:
@@ -246,6 +427,11 @@ class _Recorder:
         self._skip = set(skip)  # code objects of the traced entry point itself
         self._cell_file = cell_file
         self._user_code: dict[Any, bool] = {}
+        # The latest frame of each user function that ran (its locals read the values it
+        # called library functions on); handed over to a ``CalledNames`` after the trace.
+        # Not kept where JAX checks for leaked tracers: a kept frame holds its tracers.
+        self.frames: dict[Any, Any] = {}
+        self._keep_frames = not getattr(jax.config, "jax_check_tracer_leaks", False)  # a public flag, read as set now
 
     def _is_user(self, code: Any) -> bool:
         user = self._user_code.get(code)
@@ -259,6 +445,8 @@ class _Recorder:
     def _record(self, frame: Any) -> str:
         """Name the activation of ``frame`` and remember where it was defined and called."""
         code = frame.f_code
+        if self._keep_frames:
+            self.frames[code] = frame
         name = call_name(code)
         factory = factory_name(code)
         if factory is not None and not _running(factory, frame):
@@ -639,6 +827,8 @@ class CodeScopes(_Recorder):
 
     def scope_for(self, frame: Any) -> Any:
         if frame.f_code in self._skip and not _running_code(frame.f_code, frame.f_back):
+            if self._keep_frames:
+                self.frames[frame.f_code] = frame
             return _NO_SCOPE  # the traced entry itself; a call of it inside (serial in serial) is a call
         return jax.named_scope(self._record(frame))
 

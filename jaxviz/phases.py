@@ -121,25 +121,32 @@ def _move(graph: Graph, target: Group, nodes: list[int], groups: list[int]) -> N
 
 def _group_update(graph: Graph, update: Group, outside_phases: dict[int, Any],
                   transform_of: Callable[[Any], str | None], flow: _Flow) -> None:
-    """Optimizer transformations first, then parameter subtrees inside each."""
-    _dissolve_library_calls(graph, update, outside_phases, transform_of)
+    """Optimizer transformations first (inside the optimizer call the user made), then
+    parameter subtrees inside each."""
+    holders = _dissolve_library_calls(graph, update, outside_phases, transform_of)
+    keys = _subtree_keys(graph, update, flow)
+    for holder in holders:
+        _group_transformations(graph, holder, outside_phases, transform_of, keys)
+    _name_loose_updates(graph, update, keys)
+
+
+def _group_transformations(graph: Graph, holder: Group, outside_phases: dict[int, Any],
+                           transform_of: Callable[[Any], str | None], keys: dict[int, str | None]) -> None:
     by_transform: dict[str, tuple[list[int], list[int]]] = {}
-    for kind, member in _members(update):
+    for kind, member in _members(holder):
         first = member if kind == "n" else graph.groups[member].holder
         eqn = outside_phases.get(first) if first is not None else None
         name = transform_of(eqn) if eqn is not None else None
         if name is not None:
             slot = by_transform.setdefault(name, ([], []))
             slot[0 if kind == "n" else 1].append(member)
-    keys = _subtree_keys(graph, update, flow)
     if len(by_transform) < 2:  # one transformation (or none known): subtrees right away
-        _group_subtrees(graph, update, keys)
-    else:
-        for name, (nodes, groups) in by_transform.items():
-            gid = graph.add_group(name, "call", update.id)
-            _move(graph, graph.groups[gid], nodes, groups)
-            _group_subtrees(graph, graph.groups[gid], keys)
-    _name_loose_updates(graph, update, keys)
+        _group_subtrees(graph, holder, keys)
+        return
+    for name, (nodes, groups) in by_transform.items():
+        gid = graph.add_group(name, "call", holder.id)
+        _move(graph, graph.groups[gid], nodes, groups)
+        _group_subtrees(graph, graph.groups[gid], keys)
 
 
 def _name_loose_updates(graph: Graph, update: Group, keys: dict[int, str | None]) -> None:
@@ -159,28 +166,37 @@ def _name_loose_updates(graph: Graph, update: Group, keys: dict[int, str | None]
 
 
 def _dissolve_library_calls(graph: Graph, update: Group, outside_phases: dict[int, Any],
-                            transform_of: Callable[[Any], str | None]) -> None:
-    """The optimizer's own call groups (``TrainState.apply_gradients`` › ``chain`` ›
-    ...) give way to its transformations, which the optimizer's adapter names and which
-    are then split by parameter: their members move up into the update phase."""
+                            transform_of: Callable[[Any], str | None]) -> list[Group]:
+    """The optimizer's inner call groups (``chain`` › ...) give way to its
+    transformations, which the optimizer's adapter names and which are then split by
+    parameter: their members move up into the call the user made (``optimizer.update``,
+    ``TrainState.apply_gradients``), which stays, named as the user called it. The
+    groups whose members are then grouped by transformation: those calls, or the phase."""
     library = [g for g in graph.descendants(update.id) if graph.groups[g].kind == "library"]
     known = {transform_of(outside_phases[n]) for g in library for n in graph.groups[g].nodes
              if n in outside_phases}
     if len(known - {None}) < 2:
-        return
-    for gid in library:
-        group = graph.groups[gid]
-        if group.nodes:
-            _move(graph, update, list(group.nodes), [])
-        inner = [c for c in group.groups if graph.groups[c].kind != "library"]
-        if inner:
-            _move(graph, update, [], inner)
-        parent = graph.groups[group.parent] if group.parent is not None else None
-        if parent is not None:
-            parent.groups = [c for c in parent.groups if c != gid]
-        group.groups = []
-        group.parent = None
-    update.nodes.sort()  # program order, which the transformations are grouped in
+        return [update]
+    made = [graph.groups[g] for g in library if graph.groups[graph.groups[g].parent or 0].kind != "library"]
+    for call in made:
+        for gid in list(graph.descendants(call.id)):
+            if gid != call.id and graph.groups[gid].kind == "library":
+                _dissolve_into(graph, graph.groups[gid], call)
+        call.nodes.sort()  # program order, which the transformations are grouped in
+    return made
+
+
+def _dissolve_into(graph: Graph, group: Group, target: Group) -> None:
+    if group.nodes:
+        _move(graph, target, list(group.nodes), [])
+    inner = [c for c in group.groups if graph.groups[c].kind != "library"]
+    if inner:
+        _move(graph, target, [], inner)
+    parent = graph.groups[group.parent] if group.parent is not None else None
+    if parent is not None:
+        parent.groups = [c for c in parent.groups if c != group.id]
+    group.groups = []
+    group.parent = None
 
 
 def _members(group: Group) -> list[tuple[str, int]]:

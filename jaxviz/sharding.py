@@ -20,6 +20,7 @@ A leaf of the model: it imports JAX and jaxviz's leaves only (``text``, ``visual
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
@@ -182,8 +183,13 @@ def collective_label(eqn: Any) -> str:
 
 
 def specs_text(specs: Any) -> str:
-    return ", ".join(spec_text(s) if s is not None else "replicated" for s in specs) \
-        if isinstance(specs, (tuple, list)) else spec_text(specs)
+    """The specs in order, a run of one spec counted (``8 × P('batch'), replicated``):
+    a step over many arrays keeps a label that reads at a glance."""
+    if not isinstance(specs, (tuple, list)):
+        return spec_text(specs)
+    texts = [spec_text(s) if s is not None else "replicated" for s in specs]
+    runs = [(text, len(list(run))) for text, run in itertools.groupby(texts)]
+    return ", ".join(text if n == 1 else f"{n} × {text}" for text, n in runs)
 
 
 def shard_map_specs(eqn: Any) -> str:

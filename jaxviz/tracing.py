@@ -34,7 +34,7 @@ from .adapters.base import (
     output_leaf_names,
     positional_names,
 )
-from .calls import CallInfo, display_function, is_user_file, make_source
+from .calls import CalledNames, CallInfo, display_function, is_user_file, make_source
 from .graph import Graph, SourceLoc, name_stem
 from .jaxprs import (
     aval_of_value,
@@ -240,6 +240,7 @@ class GraphBuilder:
         self._library_paths: dict[Any, list[tuple[str, str]]] = {}  # per traceback
         self.library_nodes: set[int] = set()  # equations recorded inside a library call
         self.functions_run: dict[int, list[str]] = {}  # eqn group → the functions JAX traced into it
+        self.called = CalledNames()  # library calls named as the user's values say
 
     def build(self, closed: Any, inputs: list[InputInfo], input_names: list[str],
               output_names: list[str], const_names: dict[int, InputInfo]) -> Graph:
@@ -386,8 +387,11 @@ class GraphBuilder:
         if sizes[best] * 2 < len(phases.nodes_below(g, loop.id)):
             return None
         inner = g.groups[best]
-        while not inner.nodes and len(inner.groups) == 1 and g.groups[inner.groups[0]].kind in ("call", "library"):
-            inner = g.groups[inner.groups[0]]  # a step function that only calls the layer
+        # a step function that only calls the layer; a user's step that only calls a
+        # library (blackjax's kernel) is named after the user's function
+        while not inner.nodes and len(inner.groups) == 1 \
+                and g.groups[inner.groups[0]].kind in ("call", inner.kind):
+            inner = g.groups[inner.groups[0]]
         return inner.id
 
     def _fold_leaves(self) -> None:
@@ -435,9 +439,7 @@ class GraphBuilder:
             members = self._members_in_order(group)
             alone = len(group.groups) == sum(g.groups[c].holder is not None for c in group.groups)
             for nid in members:
-                node = g.nodes[nid]
-                key = (node.source.file, node.source.line) \
-                    if node.kind == "eqn" and node.source and nid not in self.library_nodes else None
+                key = self._line_key(nid)
                 if key is not None and key == last:
                     runs[-1].append(nid)
                 else:
@@ -451,8 +453,8 @@ class GraphBuilder:
                         and (group.id != 0 or len(run) <= LINE_ALONE_MAX):
                     continue  # all the group does: a box in a box (or one box) says nothing
                 src = g.nodes[run[0]].source
-                assert src is not None  # runs are keyed by their line
-                name = f"line {src.cell_line or src.line}: {short(src.text or src.function, 40)}"
+                name = f"line {src.cell_line or src.line}: {short(src.text or src.function, 40)}" if src \
+                    else f"{g.nodes[run[0]].primitive} ({len(run)} equations)"
                 targets = []
                 for k, members in enumerate(rounds, 1):
                     gid = g.add_group(name, "line", group.id, source=src)
@@ -460,6 +462,15 @@ class GraphBuilder:
                         g.groups[gid].repeat = f"{name} {k}/{len(rounds)}"
                     targets.append((gid, members))
                 self._move_members(group, targets)
+
+    def _line_key(self, nid: int) -> tuple[str, int | str] | None:
+        """What a run of equations that reads as one box shares: their user line; for
+        equations JAX made with no user line (pmap's per-array ``squeeze`` of the mapped
+        axis), their primitive."""
+        node = self.graph.nodes[nid]
+        if node.kind != "eqn" or nid in self.library_nodes:
+            return None
+        return (node.source.file, node.source.line) if node.source else ("", node.primitive or "")
 
     def _members_in_order(self, group: Any) -> list[int]:
         """The group's equations in program order, an equation group standing as its own
@@ -569,14 +580,22 @@ class GraphBuilder:
             return found
         names: list[str] = []
         stack = internals.code_stack(eqn)
-        for i, (code, _) in enumerate(stack):  # innermost first
-            if self._is_user_code(code) or code.co_filename.startswith(calls.PACKAGE_DIR):
-                break  # the user's code, or jaxviz's tracing it (JAX < 0.9 keeps the whole stack)
+        outermost = None  # the code of the library function the user called
+        for i, (code, lasti) in enumerate(stack):  # innermost first
+            if self._is_user_code(code):
+                if outermost is not None:
+                    name = self.called.name(code, lasti, outermost)
+                    if name is not None:
+                        names[-1] = name + names[-1][names[-1].index("@"):]
+                break
+            if code.co_filename.startswith(calls.PACKAGE_DIR):
+                break  # jaxviz's tracing the user's code (JAX < 0.9 keeps the whole stack)
             name = calls.library_call_name(code)
             if name is not None and (not names or names[-1].partition("@")[0] != name):
                 # the calling frame's position: two call sites of one function are two calls
                 caller = stack[i + 1] if i + 1 < len(stack) else (None, 0)
                 names.append(f"{name}@{id(caller[0])}:{caller[1]}")
+                outermost = code
         found = [("library", n) for n in reversed(names[-LIBRARY_DEPTH:])]
         self._library_paths[traceback] = found
         return found
@@ -971,6 +990,8 @@ class Staged:
     scopes: str = "code"  # how user calls were recorded: "code" or "hook" (jaxviz.calls)
     reused: list[str] = field(default_factory=list)  # callees JAX had cached
     in_shardings: list[Any] = field(default_factory=list)  # of the array arguments (the mesh)
+    # What the user's lines called, read from their frames (released once built)
+    called: CalledNames = field(default_factory=CalledNames)
 
 
 def stage(make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str, Any],
@@ -988,7 +1009,7 @@ def stage(make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str,
             break
     placed = [leaf.sharding for leaf in jax.tree_util.tree_leaves((args, kwargs)) if isinstance(leaf, jax.Array)]
     return Staged(traced, recorder.calls, printed.getvalue(), time.perf_counter() - t0, recorder.mode,
-                  recorder.reused(traced.jaxpr), placed)
+                  recorder.reused(traced.jaxpr), placed, calls.CalledNames(recorder.frames))
 
 
 def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_names: list[str],
@@ -1001,9 +1022,13 @@ def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_name
     const_names = _match_consts(closed.consts, captured)
     t0 = time.perf_counter()
     builder = GraphBuilder(name, staged.calls, cell_file)
+    builder.called = staged.called
     builder.captured = [(info, value) for info, value in captured if is_array(value)]
     builder.lost_outputs = set(lost_outputs)
-    graph = builder.build(closed, inputs, input_names, output_names, const_names)
+    try:
+        graph = builder.build(closed, inputs, input_names, output_names, const_names)
+    finally:
+        staged.called.release()  # the user's frames, and the values they hold
     program = Program(name, closed, inputs, [n for n in output_names if n not in builder.lost_outputs], graph,
                       source=source, trace_output=staged.trace_output, call_scopes=staged.scopes,
                       lost_outputs=list(lost_outputs),

@@ -414,3 +414,21 @@ def test_tracing_again_reuses_jaxvizs_own_cache_with_the_same_groups(monkeypatch
     assert structure(second) == structure(first)
     sources = [[(g.name, g.source) for g in p.graph.groups if g.kind == "call"] for p in (first, second)]
     assert sources[0] == sources[1] and all(src is not None for _, src in sources[1])
+
+
+def _scaled(v):
+    return v * 2.0
+
+
+def test_a_trace_under_leak_checking_leaks_no_tracer():
+    """The recorder keeps the user's frames to name library calls by the values called
+    (``calls.CalledNames``); where JAX checks for leaked tracers it keeps none, so the
+    trace goes as it would without jaxviz."""
+
+    def step(x):
+        y = _scaled(x)
+        return jnp.tanh(y).sum()
+
+    with jax.checking_leaks():
+        program = jaxviz.trace(step, jnp.ones(3))
+    assert "_scaled" in [g.name for g in program.graph.groups if g.kind == "call"]

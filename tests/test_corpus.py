@@ -1,7 +1,9 @@
 """The corpus of real programs (``benchmarks/programs/``) itself: every program imports and
 traces with ``jaxviz.trace``, and the single-device ones run, returning as many arrays as
 the program states (what ``benchmarks/bench_programs.py`` scores the graph's outputs
-against). Programs that need 8 devices are traced and run in one subprocess with
+against); the graph names the library calls the program states, and its first view shows
+the folds it states (the benchmark's ``library`` and ``folds`` checks). Programs that need
+8 devices are traced and run in one subprocess with
 ``XLA_FLAGS=--xla_force_host_platform_device_count=8``."""
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import pytest
 nnx = pytest.importorskip("flax.nnx")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
+import bench_programs  # noqa: E402
 import programs  # noqa: E402
 
 import jaxviz  # noqa: E402
@@ -45,6 +48,11 @@ def trace_and_run(name: str) -> str:
         assert program.eqn_count > 0, f"{name}: no equation traced"
         returned = arrays_returned(case)
         assert returned == case.outputs, f"{name} returns {returned} arrays, states {case.outputs}"
+        # the library calls it makes are named as called, its folds (inside a pmap or a
+        # shard_map too) are in the first view
+        for check in (bench_programs.check_library, bench_programs.check_folds):
+            verdict, why = check(program, case)
+            assert verdict is not False, f"{name}: {check.__name__}: {why}"
     except Exception:
         return traceback.format_exc(limit=-4)
     return ""

@@ -448,12 +448,13 @@ def optax_train_step(blocks):
 
 
 def test_a_block_added_to_a_flax_optax_model_pairs_each_update_with_its_parameter():
-    """The optimizer's per-leaf equations (optax's ``scale``, ``apply_updates``) of
-    ``head`` pair with those of ``head``, not with the new block's that took their place."""
+    """The optimizer's per-leaf equations (``tx.update``'s ``scale``, ``apply_updates``)
+    of ``head`` pair with those of ``head``, not with the new block's that took their
+    place."""
     d = jaxviz.diff(optax_train_step(1), optax_train_step(2))
     update = [c for c in [*d.changed, *d.added, *d.removed] if c.path.startswith("update")]
     assert {(c.status, c.path, c.label) for c in update} == {
-        ("added", "update > scale", "mul"), ("added", "update > apply_updates", "add")}
+        ("added", "update > optax.sgd.update", "mul"), ("added", "update > optax.apply_updates", "add")}
     assert len(update) == 4  # bias and kernel of block_1, each scaled and applied
     assert not d.changed and not d.removed  # block_0 and head are the same program
     # the inputs gathered in one box in the new trace (6 leaves), not in the old (4)

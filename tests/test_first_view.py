@@ -239,7 +239,8 @@ def test_numpyro_sample_step_is_one_library_call_not_pieces_of_a_line():
     program = jaxviz.trace(step, state)
     graph = program.graph
     top = [graph.groups[c] for c in graph.groups[0].groups if graph.groups[c].kind not in ("inputs", "outputs")]
-    assert [(g.kind, g.name) for g in top] == [("library", "HMC.sample")]
+    # named after the object called (a NUTS), not the class defining sample (HMC)
+    assert [(g.kind, g.name) for g in top] == [("library", "NUTS.sample")]
     names = {g.name for g in graph.groups if g.kind == "library"}
     assert {"numpyro.build_tree", "numpyro.hmc.sample_kernel"} <= names, names  # one level at a time
     assert_no_pieces(program)
@@ -284,6 +285,33 @@ def test_optax_update_outside_a_gradient_is_named_after_the_transformation():
     program = jaxviz.trace(apply, params, optimizer.init(params), params)
     names = [g.name for g in program.graph.groups if g.kind == "library"]
     assert "optax.scale_by_adam.update" in names and "optax.apply_updates" in names, names
+    # the call the user made: ``update`` of what ``optax.adam(...)`` returned (optax's chain)
+    assert "optax.adam.update" in names and "optax.chain.update" not in names, names
+
+
+class Trainer:
+    """Holds its optimizer as an attribute, as flax's examples/mnist keeps
+    ``tx = optax.sgd(...)`` (https://github.com/google/flax/tree/main/examples/mnist)."""
+
+    def __init__(self) -> None:
+        self.tx = optax.adamw(1e-3, weight_decay=1e-2)
+
+    def train_step(self, params, opt_state, x):
+        grads = jax.grad(lambda p: jnp.sum(jnp.tanh(x @ p["w"] + p["b"]) ** 2))(params)
+        updates, opt_state = self.tx.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state
+
+
+def test_library_call_is_named_after_the_function_that_made_the_value_called():
+    trainer = Trainer()
+    params = {"w": jnp.ones((4, 3)), "b": jnp.zeros(3)}
+    program = jaxviz.trace(jax.jit(trainer.train_step), params, trainer.tx.init(params), jnp.ones((2, 4)))
+    graph = program.graph
+    update = next(g for g in graph.groups if g.kind == "phase" and g.name == "update")
+    made = {graph.groups[c].name: graph.groups[c] for c in update.groups}
+    assert "optax.adamw.update" in made, list(made)  # not optax.chain.update, the code that ran
+    inside = [graph.groups[c].name for c in made["optax.adamw.update"].groups]
+    assert {"scale_by_adam", "add_decayed_weights"} <= set(inside), inside  # its transformations
 
 
 # ---------------------------------------------------------------------- rule 5

@@ -21,17 +21,23 @@ _LOCALS = ".<locals>."
 
 def transformation_of(eqn: Any) -> str | None:
     """``scale_by_adam`` for an equation emitted inside that transformation's
-    ``update_fn``; ``apply_updates`` for ``optax.apply_updates``; else None."""
-    found: list[str] = []
+    ``update_fn``; ``apply_updates`` for ``optax.apply_updates``; else None. Remembered
+    per traceback: the update of every parameter leaf shares one."""
+    traceback = internals.traceback_of(eqn)
+    if traceback is None:
+        return None
+    found = _by_traceback.get(traceback, _UNSEEN)
+    if found is _UNSEEN:
+        found = next(filter(None, (_name_of(code) for code, _ in internals.code_stack(eqn))), None)
+        if len(_by_traceback) >= _BY_TRACEBACK_MAX:
+            _by_traceback.clear()
+        _by_traceback[traceback] = found
+    return found
 
-    def is_transformation(code: Any) -> bool:
-        name = _name_of(code)
-        if name is not None:
-            found.append(name)
-        return name is not None
 
-    internals.innermost_frame(eqn, is_transformation)
-    return found[-1] if found else None
+_UNSEEN = object()
+_BY_TRACEBACK_MAX = 8192
+_by_traceback: dict[Any, Any] = {}
 
 
 @functools.lru_cache(maxsize=4096)
