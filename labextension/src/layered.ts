@@ -40,12 +40,21 @@ export interface LayeredOutput {
   clusterH: Float64Array;
   width: number;
   height: number;
+  /** Each edge's bends, where it passes layers between its ends (through the gaps
+   * between their members, as dummy nodes route it): the points of edge e are
+   * `routePoints[2 * k], routePoints[2 * k + 1]` for k from `routeStart[e]` to
+   * `routeStart[e + 1]`. Edges that span one layer have none. */
+  routeStart: Int32Array;
+  routePoints: Float64Array;
 }
 
 /** Gaps (px): between layers, between neighbours in a layer, inside a cluster's border. */
 export const RANK_GAP = 36;
 export const NODE_GAP = 14;
 export const CLUSTER_PAD = 10;
+/** Across size of an edge passing a layer, and the gap between two such edges. */
+export const DUMMY_W = 2;
+export const DUMMY_GAP = 4;
 
 /** A child of a cluster in its own layered graph: an item (k >= 0) or a cluster (~k). */
 type Member = number;
@@ -54,6 +63,14 @@ interface Local {
   members: Member[];
   /** Local edges, as member positions (deduplicated). */
   edges: Map<number, Set<number>>;
+  /** Bends of the local edges that pass layers (key `a * members + b`): local points. */
+  routes: Map<number, number[]>;
+}
+
+/** The local edge that stands for each edge: its cluster (-1: none) and its key there. */
+interface Lifted {
+  cluster: Int32Array;
+  key: Float64Array;
 }
 
 /** Lay out `input`; `progress(done, total)` is told as clusters are done. */
@@ -67,7 +84,11 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
   for (let c = 0; c < nClusters; c++) {
     depth[c] = input.clusterParent[c] < 0 ? 1 : depth[input.clusterParent[c]] + 1;
   }
-  const locals: Local[] = Array.from({ length: nClusters + 1 }, () => ({ members: [], edges: new Map() }));
+  const locals: Local[] = Array.from({ length: nClusters + 1 }, () => ({
+    members: [],
+    edges: new Map(),
+    routes: new Map()
+  }));
   const slot = new Int32Array(nItems);
   const clusterSlot = new Int32Array(nClusters);
   for (let c = 0; c < nClusters; c++) {
@@ -80,7 +101,7 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
     slot[i] = locals[p].members.length;
     locals[p].members.push(i);
   }
-  liftEdges(input, locals, slot, clusterSlot, parentOf, depth, root);
+  const lifted = liftEdges(input, locals, slot, clusterSlot, parentOf, depth, root);
 
   const w = new Float64Array(nItems + nClusters);
   const h = new Float64Array(nItems + nClusters);
@@ -123,7 +144,42 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
     }
     progress?.(++done, nClusters + 1);
   }
-  return absolute(input, lx, ly, w, h, contentOrigin, parentOf, rootSize);
+  const out = absolute(input, lx, ly, w, h, contentOrigin, parentOf, rootSize);
+  routeEdges(out, locals, lifted, contentOrigin, nClusters);
+  return out;
+}
+
+/** Each edge's bends on the page: its local edge's, moved to its cluster's content. */
+function routeEdges(
+  out: LayeredOutput,
+  locals: Local[],
+  lifted: Lifted,
+  origin: { x: Float64Array; y: Float64Array },
+  nClusters: number
+): void {
+  const nEdges = lifted.cluster.length;
+  const start = new Int32Array(nEdges + 1);
+  for (let e = 0; e < nEdges; e++) {
+    const c = lifted.cluster[e];
+    const pts = c < 0 ? undefined : locals[c].routes.get(lifted.key[e]);
+    start[e + 1] = start[e] + (pts ? pts.length / 2 : 0);
+  }
+  const points = new Float64Array(2 * start[nEdges]);
+  for (let e = 0; e < nEdges; e++) {
+    const c = lifted.cluster[e];
+    const pts = c < 0 ? undefined : locals[c].routes.get(lifted.key[e]);
+    if (!pts) {
+      continue;
+    }
+    const bx = c === nClusters ? 0 : out.clusterX[c] + origin.x[c];
+    const by = c === nClusters ? 0 : out.clusterY[c] + origin.y[c];
+    for (let k = 0; k < pts.length; k += 2) {
+      points[2 * start[e] + k] = bx + pts[k];
+      points[2 * start[e] + k + 1] = by + pts[k + 1];
+    }
+  }
+  out.routeStart = start;
+  out.routePoints = points;
 }
 
 /** Each edge counts in the cluster holding both ends, between the children holding them. */
@@ -135,11 +191,18 @@ function liftEdges(
   parentOf: (c: number) => number,
   depth: Int32Array,
   root: number
-): void {
+): Lifted {
   const containerOf = (i: number) => (input.itemParent[i] < 0 ? root : input.itemParent[i]);
+  const lifted: Lifted = {
+    cluster: new Int32Array(input.edgeSrc.length).fill(-1),
+    key: new Float64Array(input.edgeSrc.length)
+  };
   for (let e = 0; e < input.edgeSrc.length; e++) {
     const a = input.edgeSrc[e];
     const b = input.edgeDst[e];
+    if (a < 0 || b < 0) {
+      continue;
+    }
     let pa = containerOf(a);
     let pb = containerOf(b);
     let sa = slot[a];
@@ -163,7 +226,10 @@ function liftEdges(
       edges.set(sa, out);
     }
     out.add(sb);
+    lifted.cluster[e] = pa;
+    lifted.key[e] = sa * locals[pa].members.length + sb;
   }
+  return lifted;
 }
 
 /** Layers by longest path from the sources (back edges of a depth-first search ignored),
@@ -269,21 +335,26 @@ function placeLocal(
     }
   }
   const layer = assignLayers(n, succ, ranks);
-  const across = rankdir === 'TB' ? widths : heights;
-  const along = rankdir === 'TB' ? heights : widths;
-  const layers = orderLayers(n, layer, succ, pred);
-  const centre = crossPositions(layers, across, pred, succ);
+  const g = withDummies(n, layer, succ, pred, rankdir === 'TB' ? widths : heights, rankdir === 'TB' ? heights : widths);
+  const layers = orderLayers(g.across.length, g.layer, g.succ, g.pred);
+  const centre = crossPositions(layers, g.across, g.pred, g.succ, n);
+  const bendAt: number[] = new Array(g.across.length - n);
   let offset = 0;
   let extent = 0;
   for (const row of layers) {
     let thick = 0;
     for (const v of row) {
-      thick = Math.max(thick, along[v]);
+      thick = Math.max(thick, g.along[v]);
     }
     for (const v of row) {
-      const a = centre[v] - across[v] / 2;
-      const r = offset + (thick - along[v]) / 2;
-      extent = Math.max(extent, a + across[v]);
+      const a = centre[v] - g.across[v] / 2;
+      extent = Math.max(extent, a + g.across[v]);
+      if (v >= n) {
+        bendAt[v - n] = offset;
+        g.thick[v - n] = thick;
+        continue;
+      }
+      const r = offset + (thick - g.along[v]) / 2;
       if (rankdir === 'TB') {
         put(v, a, r);
       } else {
@@ -292,8 +363,88 @@ function placeLocal(
     }
     offset += thick + RANK_GAP;
   }
+  // An edge passing a layer goes straight through it, in its gap: in at the layer's
+  // start and out at its end.
+  for (const [key, dummies] of g.chains) {
+    const pts: number[] = [];
+    for (const d of dummies) {
+      const c = centre[d];
+      const r0 = bendAt[d - n];
+      const r1 = r0 + g.thick[d - n];
+      if (rankdir === 'TB') {
+        pts.push(c, r0, c, r1);
+      } else {
+        pts.push(r0, c, r1, c);
+      }
+    }
+    local.routes.set(key, pts);
+  }
   const length = Math.max(0, offset - RANK_GAP);
   return rankdir === 'TB' ? { w: extent, h: length } : { w: length, h: extent };
+}
+
+/** The members' graph with a dummy member in every layer that an edge passes (after
+ * members `n`), the edge split along them: each chain by its edge's key `a * n + b`. */
+function withDummies(
+  n: number,
+  layer: Int32Array,
+  succ: number[][],
+  pred: number[][],
+  across: number[],
+  along: number[]
+): {
+  layer: Int32Array;
+  succ: number[][];
+  pred: number[][];
+  across: number[];
+  along: number[];
+  thick: number[];
+  chains: Map<number, number[]>;
+} {
+  const layers = [...layer];
+  const s2 = succ.map(list => [...list]);
+  const p2 = pred.map(list => [...list]);
+  const a2 = [...across];
+  const l2 = [...along];
+  const chains = new Map<number, number[]>();
+  for (let a = 0; a < n; a++) {
+    for (let k = 0; k < succ[a].length; k++) {
+      const b = succ[a][k];
+      const span = layer[b] - layer[a];
+      if (span <= 1) {
+        continue;
+      }
+      const chain: number[] = [];
+      let prev = a;
+      for (let i = 1; i < span; i++) {
+        const d = layers.length;
+        layers.push(layer[a] + i);
+        a2.push(DUMMY_W);
+        l2.push(0);
+        s2.push([]);
+        p2.push([prev]);
+        if (prev === a) {
+          s2[a][k] = d;
+        } else {
+          s2[prev].push(d);
+        }
+        chain.push(d);
+        prev = d;
+      }
+      s2[prev].push(b);
+      p2[b][p2[b].indexOf(a)] = prev;
+      chains.set(a * n + b, chain);
+    }
+  }
+  return {
+    layer: Int32Array.from(layers),
+    succ: s2,
+    pred: p2,
+    across: a2,
+    along: l2,
+    thick: new Array(a2.length - n).fill(0),
+    chains
+  };
 }
 
 /** The members of each layer in order: the program's order first, then one sweep down by
@@ -329,7 +480,13 @@ function orderLayers(n: number, layer: Int32Array, succ: number[][], pred: numbe
 /** Centres across the layers: each layer packed in order, each member as near the mean of
  * its neighbours in the layer above (for the first layer: below) as its neighbours in the
  * row allow, the row shifted as a whole to where it sits best. */
-function crossPositions(layers: number[][], across: number[], pred: number[][], succ: number[][]): Float64Array {
+function crossPositions(
+  layers: number[][],
+  across: number[],
+  pred: number[][],
+  succ: number[][],
+  real: number
+): Float64Array {
   const n = across.length;
   const centre = new Float64Array(n);
   const placed = new Uint8Array(n);
@@ -337,9 +494,12 @@ function crossPositions(layers: number[][], across: number[], pred: number[][], 
     let right = -Infinity;
     let shift = 0;
     let wanted = 0;
+    let last = -1;
     for (const v of row) {
       const d = want(v);
-      const lo = right + NODE_GAP + across[v] / 2;
+      const gap = v >= real && last >= real ? DUMMY_GAP : NODE_GAP;
+      last = v;
+      const lo = right + gap + across[v] / 2;
       const c = d === null ? (isFinite(right) ? lo : across[v] / 2) : Math.max(d, lo);
       centre[v] = c;
       right = c + across[v] / 2;
@@ -402,7 +562,9 @@ function absolute(
     clusterW: w.slice(nItems),
     clusterH: h.slice(nItems),
     width: rootSize.w,
-    height: rootSize.h
+    height: rootSize.h,
+    routeStart: new Int32Array(input.edgeSrc.length + 1),
+    routePoints: new Float64Array(0)
   };
   // The content origin of each cluster on the page (the root's is 0, 0).
   const baseX = (c: number) => (c === nClusters ? 0 : out.clusterX[c] + origin.x[c]);
