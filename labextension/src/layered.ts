@@ -7,7 +7,9 @@
  * Compound: every open group is laid out on its own, innermost first, as a layered graph
  * of its children (items and open subgroups, whose size is known by then); an edge counts
  * in the group that holds both of its ends, between the children that hold them. Pure
- * data in, data out (no DOM): it runs in the layout worker and in the unit tests.
+ * data in, data out (no DOM): it runs in the layout worker and in the unit tests. Each
+ * cluster's own layout is remembered by what it depends on: after opening a group, only
+ * that group and those holding it are laid out again (the same output, sooner).
  * Coordinates are CSS px at zoom 1, y downwards.
  */
 
@@ -67,11 +69,25 @@ interface Local {
   routes: Map<number, number[]>;
 }
 
-/** The local edge that stands for each edge: its cluster (-1: none) and its key there. */
+/** The local edges that carry each edge, from its source's cluster out to the one that
+ * holds both ends and in to its target's: edge e's are `hopCluster[h]`, `hopKey[h]` for
+ * h in `hopStart[e] .. hopStart[e + 1]`. An edge leaves a cluster through a port on its
+ * last layer and enters one through a port on its first, so that inside a cluster it
+ * passes layers through their gaps as any other edge does. */
 interface Lifted {
-  cluster: Int32Array;
-  key: Float64Array;
+  hopStart: Int32Array;
+  hopCluster: number[];
+  hopKey: number[];
+  /** Ports: the i-th is item `nItems + i`, on the first (3) or last (4) layer. */
+  portRank: number[];
 }
+
+/** A local edge's key: its ends' member positions. */
+const edgeKey = (a: number, b: number) => a * 1048576 + b;
+/** The key of a port's own points (where it crosses its layer). */
+const portKey = (k: number) => -1 - k;
+export const PORT_IN = 3;
+export const PORT_OUT = 4;
 
 /** Lay out `input`; `progress(done, total)` is told as clusters are done. */
 export function layered(input: LayeredInput, progress?: (done: number, total: number) => void): LayeredOutput {
@@ -103,32 +119,37 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
   }
   const lifted = liftEdges(input, locals, slot, clusterSlot, parentOf, depth, root);
 
-  const w = new Float64Array(nItems + nClusters);
-  const h = new Float64Array(nItems + nClusters);
+  // Items, then ports, then clusters.
+  const nAll = nItems + lifted.portRank.length;
+  const w = new Float64Array(nAll + nClusters);
+  const h = new Float64Array(nAll + nClusters);
   w.set(input.itemW);
   h.set(input.itemH);
+  // A port is as thin as an edge passing a layer, and takes no room along the layers.
+  const tb = input.rankdir === 'TB';
+  w.fill(tb ? DUMMY_W : 0, nItems, nAll);
+  h.fill(tb ? 0 : DUMMY_W, nItems, nAll);
   // Local positions (relative to the holding cluster's content) of every member.
-  const lx = new Float64Array(nItems + nClusters);
-  const ly = new Float64Array(nItems + nClusters);
+  const lx = new Float64Array(nAll + nClusters);
+  const ly = new Float64Array(nAll + nClusters);
   const contentOrigin = { x: new Float64Array(nClusters + 1), y: new Float64Array(nClusters + 1) };
   const order = [...Array(nClusters + 1).keys()].sort((a, b) => depth[b] - depth[a]);
   let done = 0;
   const rootSize = { w: 0, h: 0 };
+  const key = (m: Member) => (m >= 0 ? m : nAll + ~m);
+  const rankOf = (m: Member) => (m < 0 ? 0 : m < nItems ? input.itemRank[m] : lifted.portRank[m - nItems]);
   for (const c of order) {
     const local = locals[c];
-    const key = (m: Member) => (m >= 0 ? m : nItems + ~m);
-    const ranks = local.members.map(m => (m >= 0 ? input.itemRank[m] : 0));
-    const size = placeLocal(
-      local,
-      ranks,
-      local.members.map(m => w[key(m)]),
-      local.members.map(m => h[key(m)]),
-      input.rankdir,
-      (k, x, y) => {
-        lx[key(local.members[k])] = x;
-        ly[key(local.members[k])] = y;
-      }
-    );
+    const ranks = local.members.map(rankOf);
+    const widths = local.members.map(m => w[key(m)]);
+    const heights = local.members.map(m => h[key(m)]);
+    const placed = placeCached(local, ranks, widths, heights, input.rankdir);
+    local.members.forEach((m, k) => {
+      lx[key(m)] = placed.x[k];
+      ly[key(m)] = placed.y[k];
+    });
+    local.routes = placed.routes;
+    const size = placed.size;
     if (c === root) {
       rootSize.w = size.w;
       rootSize.h = size.h;
@@ -136,20 +157,21 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
       const labelBand = input.labelH[c] + 4;
       contentOrigin.x[c] = CLUSTER_PAD;
       contentOrigin.y[c] = CLUSTER_PAD + labelBand;
-      w[nItems + c] = Math.max(size.w + 2 * CLUSTER_PAD, input.labelW[c] + 2 * CLUSTER_PAD);
-      h[nItems + c] = size.h + 2 * CLUSTER_PAD + labelBand;
-      if (size.w + 2 * CLUSTER_PAD < w[nItems + c]) {
-        contentOrigin.x[c] += (w[nItems + c] - size.w - 2 * CLUSTER_PAD) / 2;
+      w[nAll + c] = Math.max(size.w + 2 * CLUSTER_PAD, input.labelW[c] + 2 * CLUSTER_PAD);
+      h[nAll + c] = size.h + 2 * CLUSTER_PAD + labelBand;
+      if (size.w + 2 * CLUSTER_PAD < w[nAll + c]) {
+        contentOrigin.x[c] += (w[nAll + c] - size.w - 2 * CLUSTER_PAD) / 2;
       }
     }
     progress?.(++done, nClusters + 1);
   }
-  const out = absolute(input, lx, ly, w, h, contentOrigin, parentOf, rootSize);
+  const out = absolute(input, nAll, lx, ly, w, h, contentOrigin, parentOf, rootSize);
   routeEdges(out, locals, lifted, contentOrigin, nClusters);
   return out;
 }
 
-/** Each edge's bends on the page: its local edge's, moved to its cluster's content. */
+/** Each edge's bends on the page: those of its local edges, each moved to its cluster's
+ * content, with the ports it passes. */
 function routeEdges(
   out: LayeredOutput,
   locals: Local[],
@@ -157,29 +179,76 @@ function routeEdges(
   origin: { x: Float64Array; y: Float64Array },
   nClusters: number
 ): void {
-  const nEdges = lifted.cluster.length;
+  const nEdges = lifted.hopStart.length - 1;
   const start = new Int32Array(nEdges + 1);
+  const visit = (e: number, put: (x: number, y: number) => void) => {
+    for (let hop = lifted.hopStart[e]; hop < lifted.hopStart[e + 1]; hop++) {
+      const c = lifted.hopCluster[hop];
+      const key = lifted.hopKey[hop];
+      const routes = locals[c].routes;
+      const a = Math.floor(key / 1048576);
+      const bx = c === nClusters ? 0 : out.clusterX[c] + origin.x[c];
+      const by = c === nClusters ? 0 : out.clusterY[c] + origin.y[c];
+      for (const pts of [routes.get(portKey(a)), routes.get(key), routes.get(portKey(key - a * 1048576))]) {
+        for (let k = 0; pts && k < pts.length; k += 2) {
+          put(bx + pts[k], by + pts[k + 1]);
+        }
+      }
+    }
+  };
+  let n = 0;
   for (let e = 0; e < nEdges; e++) {
-    const c = lifted.cluster[e];
-    const pts = c < 0 ? undefined : locals[c].routes.get(lifted.key[e]);
-    start[e + 1] = start[e] + (pts ? pts.length / 2 : 0);
+    visit(e, () => n++);
+    start[e + 1] = n;
   }
-  const points = new Float64Array(2 * start[nEdges]);
+  const points = new Float64Array(2 * n);
+  n = 0;
   for (let e = 0; e < nEdges; e++) {
-    const c = lifted.cluster[e];
-    const pts = c < 0 ? undefined : locals[c].routes.get(lifted.key[e]);
-    if (!pts) {
-      continue;
-    }
-    const bx = c === nClusters ? 0 : out.clusterX[c] + origin.x[c];
-    const by = c === nClusters ? 0 : out.clusterY[c] + origin.y[c];
-    for (let k = 0; k < pts.length; k += 2) {
-      points[2 * start[e] + k] = bx + pts[k];
-      points[2 * start[e] + k + 1] = by + pts[k + 1];
-    }
+    visit(e, (x, y) => {
+      points[n++] = x;
+      points[n++] = y;
+    });
   }
   out.routeStart = start;
   out.routePoints = points;
+}
+
+/** A cluster's own layout: its members' local corners, its size, its edges' bends. */
+interface Placed {
+  x: Float64Array;
+  y: Float64Array;
+  size: { w: number; h: number };
+  routes: Map<number, number[]>;
+}
+
+/** Layouts of clusters already laid out, by all that their layout depends on (members'
+ * sizes and forced ranks, local edges in order, direction): opening a group lays out
+ * that group and those holding it, and takes every other cluster's layout from here. */
+const placedBefore = new Map<string, Placed>();
+const PLACED_KEPT = 50000;
+
+function placeCached(local: Local, ranks: number[], widths: number[], heights: number[], rankdir: 'TB' | 'LR'): Placed {
+  const parts: string[] = [rankdir, ranks.join(','), widths.join(','), heights.join(',')];
+  for (const [a, outs] of local.edges) {
+    parts.push(`${a}>${[...outs].join(',')}`);
+  }
+  const key = parts.join('|');
+  const found = placedBefore.get(key);
+  if (found) {
+    return found;
+  }
+  const n = local.members.length;
+  const placed: Placed = { x: new Float64Array(n), y: new Float64Array(n), size: { w: 0, h: 0 }, routes: new Map() };
+  local.routes = placed.routes;
+  placed.size = placeLocal(local, ranks, widths, heights, rankdir, (k, x, y) => {
+    placed.x[k] = x;
+    placed.y[k] = y;
+  });
+  if (placedBefore.size >= PLACED_KEPT) {
+    placedBefore.clear();
+  }
+  placedBefore.set(key, placed);
+  return placed;
 }
 
 /** Each edge counts in the cluster holding both ends, between the children holding them. */
@@ -192,14 +261,42 @@ function liftEdges(
   depth: Int32Array,
   root: number
 ): Lifted {
+  const nItems = input.itemW.length;
   const containerOf = (i: number) => (input.itemParent[i] < 0 ? root : input.itemParent[i]);
   const lifted: Lifted = {
-    cluster: new Int32Array(input.edgeSrc.length).fill(-1),
-    key: new Float64Array(input.edgeSrc.length)
+    hopStart: new Int32Array(input.edgeSrc.length + 1),
+    hopCluster: [],
+    hopKey: [],
+    portRank: []
   };
+  const ports = new Map<number, number>();
+  // One port per cluster, way and source: what one value feeds inside fans out there.
+  const port = (c: number, a: number, rank: number) => {
+    const name = (c * nItems + a) * 2 + (rank === PORT_OUT ? 1 : 0);
+    let k = ports.get(name);
+    if (k === undefined) {
+      k = locals[c].members.length;
+      locals[c].members.push(nItems + lifted.portRank.length);
+      lifted.portRank.push(rank);
+      ports.set(name, k);
+    }
+    return k;
+  };
+  const link = (c: number, sa: number, sb: number, hops: number[]) => {
+    const edges = locals[c].edges;
+    let out = edges.get(sa);
+    if (!out) {
+      out = new Set();
+      edges.set(sa, out);
+    }
+    out.add(sb);
+    hops.push(c, edgeKey(sa, sb));
+  };
+  const into: number[] = [];
   for (let e = 0; e < input.edgeSrc.length; e++) {
     const a = input.edgeSrc[e];
     const b = input.edgeDst[e];
+    lifted.hopStart[e + 1] = lifted.hopStart[e];
     if (a < 0 || b < 0) {
       continue;
     }
@@ -207,11 +304,16 @@ function liftEdges(
     let pb = containerOf(b);
     let sa = slot[a];
     let sb = slot[b];
+    const first = lifted.hopCluster.length;
+    const out: number[] = [];
+    into.length = 0;
     while (pa !== pb) {
       if (depth[pa] >= depth[pb]) {
+        link(pa, sa, port(pa, a, PORT_OUT), out);
         sa = clusterSlot[pa];
         pa = parentOf(pa);
       } else {
+        link(pb, port(pb, a, PORT_IN), sb, into);
         sb = clusterSlot[pb];
         pb = parentOf(pb);
       }
@@ -219,15 +321,15 @@ function liftEdges(
     if (sa === sb) {
       continue;
     }
-    const edges = locals[pa].edges;
-    let out = edges.get(sa);
-    if (!out) {
-      out = new Set();
-      edges.set(sa, out);
+    link(pa, sa, sb, out);
+    for (let k = into.length - 2; k >= 0; k -= 2) {
+      out.push(into[k], into[k + 1]);
     }
-    out.add(sb);
-    lifted.cluster[e] = pa;
-    lifted.key[e] = sa * locals[pa].members.length + sb;
+    for (let k = 0; k < out.length; k += 2) {
+      lifted.hopCluster.push(out[k]);
+      lifted.hopKey.push(out[k + 1]);
+    }
+    lifted.hopStart[e + 1] = first + out.length / 2;
   }
   return lifted;
 }
@@ -267,16 +369,17 @@ export function assignLayers(n: number, succ: number[][], ranks: number[]): Int3
   const sources = ranks.some(r => r === 1) ? 1 : 0;
   let last = 0;
   for (let v = 0; v < n; v++) {
-    if (ranks[v] === 1) {
+    if (ranks[v] === 1 || ranks[v] === PORT_IN) {
       layer[v] = 0;
-    } else if (ranks[v] !== 2) {
+    } else if (ranks[v] !== 2 && ranks[v] !== PORT_OUT) {
       layer[v] += sources;
       last = Math.max(last, layer[v]);
     }
   }
+  const sinks = ranks.some(r => r === 2) ? 1 : 0;
   for (let v = 0; v < n; v++) {
-    if (ranks[v] === 2) {
-      layer[v] = last + 1;
+    if (ranks[v] === 2 || ranks[v] === PORT_OUT) {
+      layer[v] = last + sinks;
     }
   }
   return layer;
@@ -337,7 +440,7 @@ function placeLocal(
   const layer = assignLayers(n, succ, ranks);
   const g = withDummies(n, layer, succ, pred, rankdir === 'TB' ? widths : heights, rankdir === 'TB' ? heights : widths);
   const layers = orderLayers(g.across.length, g.layer, g.succ, g.pred);
-  const centre = crossPositions(layers, g.across, g.pred, g.succ, n);
+  const centre = crossPositions(layers, g.across, g.pred, g.succ, v => v >= n || ranks[v] >= PORT_IN);
   const bendAt: number[] = new Array(g.across.length - n);
   let offset = 0;
   let extent = 0;
@@ -353,6 +456,15 @@ function placeLocal(
         bendAt[v - n] = offset;
         g.thick[v - n] = thick;
         continue;
+      }
+      if (ranks[v] >= PORT_IN) {
+        // A port: where its edges cross its layer, straight through.
+        local.routes.set(
+          portKey(v),
+          rankdir === 'TB'
+            ? [centre[v], offset, centre[v], offset + thick]
+            : [offset, centre[v], offset + thick, centre[v]]
+        );
       }
       const r = offset + (thick - g.along[v]) / 2;
       if (rankdir === 'TB') {
@@ -433,7 +545,7 @@ function withDummies(
       }
       s2[prev].push(b);
       p2[b][p2[b].indexOf(a)] = prev;
-      chains.set(a * n + b, chain);
+      chains.set(edgeKey(a, b), chain);
     }
   }
   return {
@@ -485,7 +597,7 @@ function crossPositions(
   across: number[],
   pred: number[][],
   succ: number[][],
-  real: number
+  thin: (v: number) => boolean
 ): Float64Array {
   const n = across.length;
   const centre = new Float64Array(n);
@@ -497,7 +609,7 @@ function crossPositions(
     let last = -1;
     for (const v of row) {
       const d = want(v);
-      const gap = v >= real && last >= real ? DUMMY_GAP : NODE_GAP;
+      const gap = last >= 0 && thin(v) && thin(last) ? DUMMY_GAP : NODE_GAP;
       last = v;
       const lo = right + gap + across[v] / 2;
       const c = d === null ? (isFinite(right) ? lo : across[v] / 2) : Math.max(d, lo);
@@ -544,6 +656,7 @@ function crossPositions(
 /** Local positions to page ones, from the root down. */
 function absolute(
   input: LayeredInput,
+  nAll: number,
   lx: Float64Array,
   ly: Float64Array,
   w: Float64Array,
@@ -559,8 +672,8 @@ function absolute(
     itemY: new Float64Array(nItems),
     clusterX: new Float64Array(nClusters),
     clusterY: new Float64Array(nClusters),
-    clusterW: w.slice(nItems),
-    clusterH: h.slice(nItems),
+    clusterW: w.slice(nAll),
+    clusterH: h.slice(nAll),
     width: rootSize.w,
     height: rootSize.h,
     routeStart: new Int32Array(input.edgeSrc.length + 1),
@@ -571,8 +684,8 @@ function absolute(
   const baseY = (c: number) => (c === nClusters ? 0 : out.clusterY[c] + origin.y[c]);
   for (let c = 0; c < nClusters; c++) {
     const p = parentOf(c);
-    out.clusterX[c] = baseX(p) + lx[nItems + c];
-    out.clusterY[c] = baseY(p) + ly[nItems + c];
+    out.clusterX[c] = baseX(p) + lx[nAll + c];
+    out.clusterY[c] = baseY(p) + ly[nAll + c];
   }
   for (let i = 0; i < nItems; i++) {
     const p = input.itemParent[i] < 0 ? nClusters : input.itemParent[i];

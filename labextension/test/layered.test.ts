@@ -167,9 +167,32 @@ describe('scene', () => {
     });
   });
 
+  it('lays out a view the same way again, from the clusters it remembers', () => {
+    const input = chain(120, 6);
+    const first = layered(input);
+    const again = layered(input);
+    assert.deepEqual(again, first);
+    // One cluster changed (an item grew): the others keep their places inside.
+    const grown = { ...input, itemW: input.itemW.slice() };
+    grown.itemW[0] = 200;
+    const changed = layered(grown);
+    for (let k = 20; k < 120; k++) {
+      const c = input.itemParent[k];
+      assert.equal(changed.itemX[k] - changed.clusterX[c], first.itemX[k] - first.clusterX[c], `item ${k}`);
+    }
+  });
+
   it('routes an edge that passes layers through their gaps, clear of every other box', () => {
     for (const rankdir of ['TB', 'LR'] as const) {
-      const input = { ...chain(60, 3), rankdir };
+      const base = chain(60, 3);
+      // And edges from the first cluster into the middle of the others, which they enter
+      // through their first layer.
+      const input = {
+        ...base,
+        rankdir,
+        edgeSrc: Int32Array.from([...base.edgeSrc, 2, 2, 7]),
+        edgeDst: Int32Array.from([...base.edgeDst, 31, 47, 55])
+      };
       const out = layered(input);
       let routed = 0;
       for (let e = 0; e < input.edgeSrc.length; e++) {
