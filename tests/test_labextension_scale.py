@@ -36,7 +36,7 @@ ARTIFACTS = ROOT / "artifacts" / "labextension-scale"
 CHROMIUM = chromium_path()
 BLOCKS = 80  # 80 blocks with every group open: about 20,500 visible items
 
-pytestmark = browser_marks(timeout=240)
+pytestmark = browser_marks(timeout=600)  # a limit for a loaded machine, not a time asserted
 
 CELLS = [
     "%load_ext jaxviz",
@@ -49,6 +49,19 @@ CELLS = [
 RECT_JS = "(g, id) => { const r = g.querySelector('canvas.jp-jaxviz-scene').jaxvizRect(id);" \
           " return r && [r.left, r.top, r.width, r.height]; }"
 HEIGHTS_JS = "g => g.querySelector('canvas.jp-jaxviz-scene').jaxvizTextHeights()"
+
+
+# What the view said while laying out: the status lines that tell a share done, and the
+# widest the progress bar was drawn.
+WATCH_PROGRESS_JS = """() => { window.jaxvizProgress = {said: [], widest: 0};
+  new MutationObserver(() => {
+    for (const s of document.querySelectorAll('.jp-jaxviz-status'))
+      if (/laying out .* %/.test(s.textContent) && !window.jaxvizProgress.said.includes(s.textContent))
+        window.jaxvizProgress.said.push(s.textContent);
+    for (const b of document.querySelectorAll('.jp-jaxviz-progress'))
+      if (b.style.display !== 'none') window.jaxvizProgress.widest = Math.max(window.jaxvizProgress.widest,
+        parseFloat(b.firstElementChild.style.width) || 0);
+  }).observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true}); }"""
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +80,9 @@ def page(lab):
             pg.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
             command(pg, "jaxviz: Show panel")  # it asks the kernel: the kernel is ready once answered
             pg.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=60_000)
+            pg.evaluate(WATCH_PROGRESS_JS)
             for i in range(len(CELLS)):
-                run_cell(pg, i, timeout=150_000)
+                run_cell(pg, i, timeout=400_000)
             settled(graph(pg))
             yield pg
         except Exception:
@@ -87,7 +101,7 @@ def graph(page):
 def settled(g) -> None:
     g.page.wait_for_function(
         "g => g.dataset.jaxvizItems && !g.classList.contains('jp-jaxviz-busy')",
-        arg=g.element_handle(), timeout=120_000)
+        arg=g.element_handle(), timeout=400_000)
     g.page.wait_for_timeout(300)  # a frame drawn
 
 
@@ -123,6 +137,14 @@ def test_a_20k_item_view_renders_on_canvas_at_a_legible_size(page):
     assert len(heights) >= 10, len(heights)
     print(f"median text height {statistics.median(heights):.1f} px over {len(heights)} lines")
     assert statistics.median(heights) >= 9
+
+
+def test_it_was_laid_out_in_the_worker_telling_its_progress(page):
+    g = graph(page)
+    assert g.evaluate("g => g.dataset.jaxvizLayout") == "worker"
+    progress = page.evaluate("() => window.jaxvizProgress")
+    assert progress["said"], "no progress told while laying out"
+    assert progress["widest"] > 0, progress
 
 
 def test_a_tooltip_shows_over_an_item(page):

@@ -166,13 +166,15 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
     progress?.(++done, nClusters + 1);
   }
   const out = absolute(input, nAll, lx, ly, w, h, contentOrigin, parentOf, rootSize);
-  routeEdges(out, locals, lifted, contentOrigin, nClusters);
+  routeEdges(input, out, locals, lifted, contentOrigin, nClusters);
   return out;
 }
 
 /** Each edge's bends on the page: those of its local edges, each moved to its cluster's
- * content, with the ports it passes. */
+ * content, with the ports it passes; where it leaves its source's layer and enters its
+ * target's, straight below (after) the point before, above the point after. */
 function routeEdges(
+  input: LayeredInput,
   out: LayeredOutput,
   locals: Local[],
   lifted: Lifted,
@@ -180,8 +182,15 @@ function routeEdges(
   nClusters: number
 ): void {
   const nEdges = lifted.hopStart.length - 1;
+  const tb = input.rankdir === 'TB';
   const start = new Int32Array(nEdges + 1);
-  const visit = (e: number, put: (x: number, y: number) => void) => {
+  const all: number[] = [];
+  for (let e = 0; e < nEdges; e++) {
+    // Across and along coordinates on the page; NaN across: taken from the point before
+    // (a drop out of a layer, kind 1) or after (into one, kind 2).
+    const across: number[] = [];
+    const along: number[] = [];
+    const kind: number[] = [];
     for (let hop = lifted.hopStart[e]; hop < lifted.hopStart[e + 1]; hop++) {
       const c = lifted.hopCluster[hop];
       const key = lifted.hopKey[hop];
@@ -189,28 +198,60 @@ function routeEdges(
       const a = Math.floor(key / 1048576);
       const bx = c === nClusters ? 0 : out.clusterX[c] + origin.x[c];
       const by = c === nClusters ? 0 : out.clusterY[c] + origin.y[c];
-      for (const pts of [routes.get(portKey(a)), routes.get(key), routes.get(portKey(key - a * 1048576))]) {
-        for (let k = 0; pts && k < pts.length; k += 2) {
-          put(bx + pts[k], by + pts[k + 1]);
+      const [bAcross, bAlong] = tb ? [bx, by] : [by, bx];
+      const put = (pts: number[] | undefined, from: number) => {
+        for (let k = from; pts && k < pts.length; k += 2) {
+          across.push(bAcross + (tb ? pts[k] : pts[k + 1]));
+          along.push(bAlong + (tb ? pts[k + 1] : pts[k]));
+          kind.push(0);
         }
+      };
+      const route = routes.get(key);
+      put(routes.get(portKey(a)), 0);
+      if (route) {
+        across.push(NaN);
+        along.push(bAlong + route[0]);
+        kind.push(1);
+        put(route, 2);
+        across.push(NaN);
+        along.push(bAlong + route[1]);
+        kind.push(2);
       }
+      put(routes.get(portKey(key - a * 1048576)), 0);
     }
-  };
-  let n = 0;
-  for (let e = 0; e < nEdges; e++) {
-    visit(e, () => n++);
-    start[e + 1] = n;
-  }
-  const points = new Float64Array(2 * n);
-  n = 0;
-  for (let e = 0; e < nEdges; e++) {
-    visit(e, (x, y) => {
-      points[n++] = x;
-      points[n++] = y;
-    });
+    resolveDrops(input, out, e, across, kind);
+    for (let k = 0; k < across.length; k++) {
+      all.push(tb ? across[k] : along[k], tb ? along[k] : across[k]);
+    }
+    start[e + 1] = all.length / 2;
   }
   out.routeStart = start;
-  out.routePoints = points;
+  out.routePoints = Float64Array.from(all);
+}
+
+/** Drops take the across coordinate of the point before (kind 1) or after (kind 2): the
+ * edge's source and target centres at its ends. */
+function resolveDrops(input: LayeredInput, out: LayeredOutput, e: number, across: number[], kind: number[]): void {
+  const tb = input.rankdir === 'TB';
+  const a = input.edgeSrc[e];
+  const b = input.edgeDst[e];
+  const centre = (i: number) => (tb ? out.itemX[i] + input.itemW[i] / 2 : out.itemY[i] + input.itemH[i] / 2);
+  let prev = across.length ? centre(a) : 0;
+  for (let k = 0; k < across.length; k++) {
+    if (kind[k] === 1) {
+      across[k] = prev;
+    }
+    if (kind[k] !== 2) {
+      prev = across[k];
+    }
+  }
+  let next = across.length ? centre(b) : 0;
+  for (let k = across.length - 1; k >= 0; k--) {
+    if (kind[k] === 2) {
+      across[k] = next;
+    }
+    next = across[k];
+  }
 }
 
 /** A cluster's own layout: its members' local corners, its size, its edges' bends. */
@@ -442,6 +483,8 @@ function placeLocal(
   const layers = orderLayers(g.across.length, g.layer, g.succ, g.pred);
   const centre = crossPositions(layers, g.across, g.pred, g.succ, v => v >= n || ranks[v] >= PORT_IN);
   const bendAt: number[] = new Array(g.across.length - n);
+  const rowStart = new Float64Array(n);
+  const rowEnd = new Float64Array(n);
   let offset = 0;
   let extent = 0;
   for (const row of layers) {
@@ -452,6 +495,10 @@ function placeLocal(
     for (const v of row) {
       const a = centre[v] - g.across[v] / 2;
       extent = Math.max(extent, a + g.across[v]);
+      if (v < n) {
+        rowStart[v] = offset;
+        rowEnd[v] = offset + thick;
+      }
       if (v >= n) {
         bendAt[v - n] = offset;
         g.thick[v - n] = thick;
@@ -475,21 +522,27 @@ function placeLocal(
     }
     offset += thick + RANK_GAP;
   }
-  // An edge passing a layer goes straight through it, in its gap: in at the layer's
-  // start and out at its end.
-  for (const [key, dummies] of g.chains) {
-    const pts: number[] = [];
-    for (const d of dummies) {
-      const c = centre[d];
-      const r0 = bendAt[d - n];
-      const r1 = r0 + g.thick[d - n];
-      if (rankdir === 'TB') {
-        pts.push(c, r0, c, r1);
-      } else {
-        pts.push(r0, c, r1, c);
+  // Each edge down: first (along the layers' axis) to the end of its source's layer, then
+  // straight through each layer it passes, in its gap, then in at the start of its
+  // target's layer. A member shorter than its layer has nothing under it in the layer.
+  for (const [a, outs] of local.edges) {
+    for (const b of outs) {
+      if (layer[b] <= layer[a]) {
+        continue;
       }
+      const pts: number[] = [rowEnd[a], rowStart[b]];
+      for (const d of g.chains.get(edgeKey(a, b)) ?? []) {
+        const c = centre[d];
+        const r0 = bendAt[d - n];
+        const r1 = r0 + g.thick[d - n];
+        if (rankdir === 'TB') {
+          pts.push(c, r0, c, r1);
+        } else {
+          pts.push(r0, c, r1, c);
+        }
+      }
+      local.routes.set(edgeKey(a, b), pts);
     }
-    local.routes.set(key, pts);
   }
   const length = Math.max(0, offset - RANK_GAP);
   return rankdir === 'TB' ? { w: extent, h: length } : { w: length, h: extent };

@@ -20,8 +20,13 @@ export const FONT_FAMILY = 'Helvetica, Arial, sans-serif';
 export const MATCH_COLOR = '#E8590C';
 /** Boxes narrower than this on screen are drawn as plain marks (no outline, no shape). */
 const MIN_SHAPE_PX = 4;
-/** Side of a cell of the spatial index (px at zoom 1). */
+/** Side of a cell of the spatial index (px at zoom 1), at least: about one thing per
+ * cell in a big scene (a scene a million px tall has no use for millions of cells). */
 const GRID_CELL = 256;
+
+function cellFor(width: number, height: number, count: number): number {
+  return Math.max(GRID_CELL, Math.sqrt((width * height) / Math.max(1, count)));
+}
 /** After the last zoom step, the scaled layer is drawn afresh this much later (ms). */
 const ZOOM_SETTLE_MS = 120;
 
@@ -188,14 +193,15 @@ export class SceneCanvas {
       return fillIndex.get(l.fill)!;
     });
     const { width, height } = layout;
-    this.itemGrid = new SpatialGrid(scene.items.length, width, height, GRID_CELL, add => {
+    const n = scene.items.length;
+    this.itemGrid = new SpatialGrid(n, width, height, cellFor(width, height, n), add => {
       for (let k = 0; k < scene.items.length; k++) {
         const r = this.itemRect(k);
         add(k, r.x, r.y, r.x + r.w, r.y + r.h);
       }
     });
     // An open group is found by its outline only: its inside holds its children.
-    this.clusterGrid = new SpatialGrid(scene.clusters.length, width, height, GRID_CELL, add => {
+    this.clusterGrid = new SpatialGrid(scene.clusters.length, width, height, cellFor(width, height, n), add => {
       for (let c = 0; c < scene.clusters.length; c++) {
         const { x, y, w, h } = this.clusterRect(c);
         add(c, x, y, x + w, y + 1);
@@ -210,7 +216,8 @@ export class SceneCanvas {
     for (let e = 0; e + 1 < start.length; e++) {
       this.segmentEdge.fill(e, start[e], Math.max(start[e], start[e + 1] - 1));
     }
-    this.segmentGrid = new SpatialGrid(this.segmentEdge.length, width, height, GRID_CELL, add => {
+    const segments = this.segmentEdge.length;
+    this.segmentGrid = new SpatialGrid(segments, width, height, cellFor(width, height, segments), add => {
       for (let k = 0; k < this.segmentEdge.length; k++) {
         if (this.segmentEdge[k] >= 0) {
           const [x0, y0, x1, y1] = pts.subarray(2 * k, 2 * k + 4);
