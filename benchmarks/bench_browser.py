@@ -106,7 +106,7 @@ ZOOM_JS = """([g, ms]) => new Promise(resolve => {
   requestAnimationFrame(step);
 })"""
 
-USE_LAYER_JS = "([g, on]) => { const s = g.querySelector('canvas.jp-jaxviz-scene'); if (s) s.jaxvizUseLayer(on); }"
+USE_LAYER_JS = "(g, on) => { const s = g.querySelector('canvas.jp-jaxviz-scene'); if (s) s.jaxvizUseLayer(on); }"
 
 
 def graph(page, cell: int):
