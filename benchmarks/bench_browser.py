@@ -5,7 +5,9 @@ every group open (``%%jaxpr --expand all --no-run``) at L = 10, 39 and 78 blocks
   - the layout time (the layered layout in the worker, as the view reports it) and the
     time from asking to paint for a fresh layout (Tidy layout: the same view again);
   - the frame time while panning (mouse drags, frames counted by requestAnimationFrame)
-    and the canvas's own draw time per frame;
+    and while zooming (ctrl+wheel), the canvas's own draw time per frame, and the frame
+    time while panning with every frame drawn afresh (the kept layer off): what the
+    layer buys;
 and the time from click to paint of opening a group in place, in a small program's first
 view (Graphviz, spliced in place) and in the 10k view (the layered layout again).
 Figures, not assertions: one run, best of several where a step repeats.
@@ -83,6 +85,30 @@ PAN_JS = """([g, ms]) => new Promise(resolve => {
 })"""
 
 
+# Frames while the page zooms the view: a ctrl+wheel step at every frame for `ms`, in and
+# out by turns (ten steps each way).
+ZOOM_JS = """([g, ms]) => new Promise(resolve => {
+  const canvas = g.querySelector('.jp-jaxviz-canvas');
+  const r = canvas.getBoundingClientRect();
+  const x = r.left + r.width / 2, y = r.top + r.height / 2;
+  const stamps = [];
+  const t0 = performance.now();
+  let k = 0;
+  const step = now => {
+    stamps.push(now);
+    const deltaY = Math.floor(k++ / 10) % 2 ? 100 : -100;
+    canvas.dispatchEvent(new WheelEvent('wheel', {clientX: x, clientY: y, deltaY, ctrlKey: true, bubbles: true,
+                                                  cancelable: true}));
+    if (now - t0 < ms) requestAnimationFrame(step);
+    else { const gaps = stamps.slice(1).map((s, i) => s - stamps[i]).sort((a, b) => a - b);
+      resolve({median: gaps[gaps.length >> 1], p90: gaps[Math.floor(gaps.length * 0.9)]}); }
+  };
+  requestAnimationFrame(step);
+})"""
+
+USE_LAYER_JS = "(g, on) => { const s = g.querySelector('canvas.jp-jaxviz-scene'); if (s) s.jaxvizUseLayer(on); }"
+
+
 def graph(page, cell: int):
     return page.locator(".jp-Notebook .jp-Cell").nth(cell).locator(".jp-jaxviz-output")
 
@@ -119,9 +145,15 @@ def bench_size(page, cell: int, blocks: int) -> None:
     pan = min(pans, key=lambda p: p["median"])
     draw = g.evaluate("""g => { const s = g.querySelector('canvas.jp-jaxviz-scene');
       return s ? s.jaxvizDrawMs() : -1; }""")
+    zoom = min((page.evaluate(ZOOM_JS, [g.element_handle(), 2500]) for _ in range(2)), key=lambda p: p["median"])
+    g.evaluate(USE_LAYER_JS, False)
+    bare = min((page.evaluate(PAN_JS, [g.element_handle(), 2500]) for _ in range(2)), key=lambda p: p["median"])
+    g.evaluate(USE_LAYER_JS, True)
     print(f"L = {blocks:3d}: {items:6,d} items ({renderer}): layout {min(layouts):7.0f} ms in the worker "
           f"(ask to paint {min(paints):7.0f} ms) · panning: frame {pan['median']:5.1f} ms median, "
-          f"{pan['p90']:5.1f} ms p90 ({1000 / pan['median']:3.0f} fps), canvas draw {draw:5.1f} ms/frame")
+          f"{pan['p90']:5.1f} ms p90 ({1000 / pan['median']:3.0f} fps), canvas draw {draw:5.1f} ms/frame · "
+          f"zooming: frame {zoom['median']:5.1f} ms median, {zoom['p90']:5.1f} ms p90 ({1000 / zoom['median']:3.0f} fps)"
+          f" · panning, each frame drawn afresh: {bare['median']:5.1f} ms median, {bare['p90']:5.1f} ms p90")
 
 
 def boxes_in_view(g) -> list[tuple[str, float, float]]:

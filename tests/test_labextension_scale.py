@@ -2,7 +2,8 @@
 transformer train step (``benchmarks/models.py``) with every group open is laid out by the
 layered layout in the worker and drawn on a canvas; its first view is legible, a tooltip
 shows where the pointer rests, a click on an open group's label closes it and a click on
-the box opens it again. No times are asserted (``benchmarks/bench_browser.py`` measures
+the box opens it again; panning copies the kept drawing, which shows what drawing afresh
+shows; Export SVG writes the same drawing, every item in it. No times are asserted (``benchmarks/bench_browser.py`` measures
 them). Screenshots go to ``artifacts/labextension-scale/``.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import statistics
 import sys
+import xml.etree.ElementTree as ET
 
 import pytest
 from browser_lab import (
@@ -34,7 +36,7 @@ ARTIFACTS = ROOT / "artifacts" / "labextension-scale"
 CHROMIUM = chromium_path()
 BLOCKS = 80  # 80 blocks with every group open: about 20,500 visible items
 
-pytestmark = browser_marks(timeout=240)
+pytestmark = browser_marks(timeout=600)  # a limit for a loaded machine, not a time asserted
 
 CELLS = [
     "%load_ext jaxviz",
@@ -49,6 +51,19 @@ RECT_JS = "(g, id) => { const r = g.querySelector('canvas.jp-jaxviz-scene').jaxv
 HEIGHTS_JS = "g => g.querySelector('canvas.jp-jaxviz-scene').jaxvizTextHeights()"
 
 
+# What the view said while laying out: the status lines that tell a share done, and the
+# widest the progress bar was drawn.
+WATCH_PROGRESS_JS = """() => { window.jaxvizProgress = {said: [], widest: 0};
+  new MutationObserver(() => {
+    for (const s of document.querySelectorAll('.jp-jaxviz-status'))
+      if (/laying out .* %/.test(s.textContent) && !window.jaxvizProgress.said.includes(s.textContent))
+        window.jaxvizProgress.said.push(s.textContent);
+    for (const b of document.querySelectorAll('.jp-jaxviz-progress'))
+      if (b.style.display !== 'none') window.jaxvizProgress.widest = Math.max(window.jaxvizProgress.widest,
+        parseFloat(b.firstElementChild.style.width) || 0);
+  }).observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true}); }"""
+
+
 @pytest.fixture(scope="module")
 def page(lab):
     from playwright.sync_api import sync_playwright
@@ -56,7 +71,7 @@ def page(lab):
     write_notebook(lab.root / "scale.ipynb", CELLS)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context(viewport={"width": 1600, "height": 1000})
+        context = browser.new_context(viewport={"width": 1600, "height": 1000}, accept_downloads=True)
         pg = context.new_page()
         errors: list[str] = []
         pg.on("pageerror", lambda e: errors.append(str(e)))
@@ -65,8 +80,9 @@ def page(lab):
             pg.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
             command(pg, "jaxviz: Show panel")  # it asks the kernel: the kernel is ready once answered
             pg.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=60_000)
+            pg.evaluate(WATCH_PROGRESS_JS)
             for i in range(len(CELLS)):
-                run_cell(pg, i, timeout=150_000)
+                run_cell(pg, i, timeout=400_000)
             settled(graph(pg))
             yield pg
         except Exception:
@@ -85,7 +101,7 @@ def graph(page):
 def settled(g) -> None:
     g.page.wait_for_function(
         "g => g.dataset.jaxvizItems && !g.classList.contains('jp-jaxviz-busy')",
-        arg=g.element_handle(), timeout=120_000)
+        arg=g.element_handle(), timeout=400_000)
     g.page.wait_for_timeout(300)  # a frame drawn
 
 
@@ -121,6 +137,14 @@ def test_a_20k_item_view_renders_on_canvas_at_a_legible_size(page):
     assert len(heights) >= 10, len(heights)
     print(f"median text height {statistics.median(heights):.1f} px over {len(heights)} lines")
     assert statistics.median(heights) >= 9
+
+
+def test_it_was_laid_out_in_the_worker_telling_its_progress(page):
+    g = graph(page)
+    assert g.evaluate("g => g.dataset.jaxvizLayout") == "worker"
+    progress = page.evaluate("() => window.jaxvizProgress")
+    assert progress["said"], "no progress told while laying out"
+    assert progress["widest"] > 0, progress
 
 
 def test_a_tooltip_shows_over_an_item(page):
@@ -164,6 +188,64 @@ def test_a_click_closes_a_group_and_a_click_on_its_box_opens_it(page):
     # Open again, its own subgroups closed (closing it closed them): between the two.
     assert closed < int(g.evaluate("g => g.dataset.jaxvizItems")) <= before
     save_shot(page, ARTIFACTS, "reopened-group")
+
+
+# The canvas's pixels after its next frame, copied from the kept layer or drawn afresh.
+PIXELS_JS = """(g, layer) => new Promise(resolve => {
+  const s = g.querySelector('canvas.jp-jaxviz-scene');
+  s.jaxvizUseLayer(layer);
+  const before = Number(s.dataset.frames);
+  const wait = () => Number(s.dataset.frames) > before ? resolve(Array.from(
+      s.getContext('2d').getImageData(0, 0, s.width, s.height).data)) : requestAnimationFrame(wait);
+  requestAnimationFrame(wait); })"""
+
+
+def drag(page, g, dx: float, dy: float) -> None:
+    box = g.locator(".jp-jaxviz-canvas").bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    for k in range(1, 11):
+        page.mouse.move(x + dx * k / 10, y + dy * k / 10)
+    page.mouse.up()
+    page.wait_for_timeout(300)
+
+
+def test_panning_shows_what_drawing_afresh_shows(page):
+    g = graph(page)
+    g.scroll_into_view_if_needed()
+    drag(page, g, -240, -160)  # within the kept layer: copied from it
+    copied = g.evaluate(PIXELS_JS, True)
+    save_shot(page, ARTIFACTS, "panned")
+    afresh = g.evaluate(PIXELS_JS, False)
+    g.evaluate("g => g.querySelector('canvas.jp-jaxviz-scene').jaxvizUseLayer(true)")
+    assert len(copied) == len(afresh)
+    differ = sum(1 for i in range(3, len(copied), 4 * 7)
+                 if abs(copied[i] - afresh[i]) > 64 or abs(copied[i - 3] - afresh[i - 3]) > 64)
+    assert differ / (len(copied) / 28) < 0.01, differ
+    assert inked_share(g) > 0.05
+
+
+def test_export_svg_writes_every_item_of_the_canvas(page):
+    g = graph(page)
+    g.scroll_into_view_if_needed()
+    items = int(g.evaluate("g => g.dataset.jaxvizItems"))
+    # The open groups drawn (the program's own, the root, is not a box).
+    open_groups = [gid for gid in g.evaluate("g => g.dataset.jaxvizExpanded").split(",")
+                   if g.evaluate(RECT_JS, f"cluster_g{gid}")]
+    with page.expect_download() as dl:
+        g.locator("button.jp-jaxviz-export-svg").click()
+    root = ET.parse(dl.value.path()).getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    assert root.tag == f"{ns}svg"
+    nodes = root.findall(f".//{ns}g[@class='node']")
+    assert len(nodes) == items, (len(nodes), items)
+    labelled = [n for n in nodes if "".join(t.text or "" for t in n.iter(f"{ns}text")).strip()]
+    assert len(labelled) == items
+    clusters = {c.get("id") for c in root.findall(f".//{ns}g[@class='cluster']")}
+    assert len(open_groups) > 100
+    assert {f"cluster_g{gid}" for gid in open_groups} <= clusters
+    assert len(root.findall(f".//{ns}g[@class='edge']")) >= items // 2
 
 
 def test_fit_shows_it_all_with_labels_hidden(page):

@@ -29,6 +29,7 @@ import { layouter, layoutMode, layoutText } from './layoutsvg';
 import { LayeredOutput } from './layered';
 import { Scene, sceneOf } from './scene';
 import { SceneCanvas } from './scenecanvas';
+import { sceneSvg } from './scenesvg';
 import { GraphModel } from './graphmodel';
 import { GROUP_FILL, LEGEND } from './visual';
 import { closeGroup, drawingText, parseDrawing, portOrder, spliceGroup } from './splicesvg';
@@ -1327,6 +1328,9 @@ export class GraphView extends Widget {
    * whatever JupyterLab's theme: the theme's colours are CSS rules on `.jp-jaxviz-svg`,
    * a class the copy does not carry. */
   svgText(): string {
+    if (this.scene) {
+      return sceneSvg(this.scene.scene, this.scene.layout);
+    }
     if (!this.svg) {
       return '';
     }

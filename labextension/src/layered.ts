@@ -7,7 +7,9 @@
  * Compound: every open group is laid out on its own, innermost first, as a layered graph
  * of its children (items and open subgroups, whose size is known by then); an edge counts
  * in the group that holds both of its ends, between the children that hold them. Pure
- * data in, data out (no DOM): it runs in the layout worker and in the unit tests.
+ * data in, data out (no DOM): it runs in the layout worker and in the unit tests. Each
+ * cluster's own layout is remembered by what it depends on: after opening a group, only
+ * that group and those holding it are laid out again (the same output, sooner).
  * Coordinates are CSS px at zoom 1, y downwards.
  */
 
@@ -40,12 +42,21 @@ export interface LayeredOutput {
   clusterH: Float64Array;
   width: number;
   height: number;
+  /** Each edge's bends, where it passes layers between its ends (through the gaps
+   * between their members, as dummy nodes route it): the points of edge e are
+   * `routePoints[2 * k], routePoints[2 * k + 1]` for k from `routeStart[e]` to
+   * `routeStart[e + 1]`. Edges that span one layer have none. */
+  routeStart: Int32Array;
+  routePoints: Float64Array;
 }
 
 /** Gaps (px): between layers, between neighbours in a layer, inside a cluster's border. */
 export const RANK_GAP = 36;
 export const NODE_GAP = 14;
 export const CLUSTER_PAD = 10;
+/** Across size of an edge passing a layer, and the gap between two such edges. */
+export const DUMMY_W = 2;
+export const DUMMY_GAP = 4;
 
 /** A child of a cluster in its own layered graph: an item (k >= 0) or a cluster (~k). */
 type Member = number;
@@ -54,7 +65,29 @@ interface Local {
   members: Member[];
   /** Local edges, as member positions (deduplicated). */
   edges: Map<number, Set<number>>;
+  /** Bends of the local edges that pass layers (key `a * members + b`): local points. */
+  routes: Map<number, number[]>;
 }
+
+/** The local edges that carry each edge, from its source's cluster out to the one that
+ * holds both ends and in to its target's: edge e's are `hopCluster[h]`, `hopKey[h]` for
+ * h in `hopStart[e] .. hopStart[e + 1]`. An edge leaves a cluster through a port on its
+ * last layer and enters one through a port on its first, so that inside a cluster it
+ * passes layers through their gaps as any other edge does. */
+interface Lifted {
+  hopStart: Int32Array;
+  hopCluster: number[];
+  hopKey: number[];
+  /** Ports: the i-th is item `nItems + i`, on the first (3) or last (4) layer. */
+  portRank: number[];
+}
+
+/** A local edge's key: its ends' member positions. */
+const edgeKey = (a: number, b: number) => a * 1048576 + b;
+/** The key of a port's own points (where it crosses its layer). */
+const portKey = (k: number) => -1 - k;
+export const PORT_IN = 3;
+export const PORT_OUT = 4;
 
 /** Lay out `input`; `progress(done, total)` is told as clusters are done. */
 export function layered(input: LayeredInput, progress?: (done: number, total: number) => void): LayeredOutput {
@@ -67,7 +100,11 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
   for (let c = 0; c < nClusters; c++) {
     depth[c] = input.clusterParent[c] < 0 ? 1 : depth[input.clusterParent[c]] + 1;
   }
-  const locals: Local[] = Array.from({ length: nClusters + 1 }, () => ({ members: [], edges: new Map() }));
+  const locals: Local[] = Array.from({ length: nClusters + 1 }, () => ({
+    members: [],
+    edges: new Map(),
+    routes: new Map()
+  }));
   const slot = new Int32Array(nItems);
   const clusterSlot = new Int32Array(nClusters);
   for (let c = 0; c < nClusters; c++) {
@@ -80,34 +117,39 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
     slot[i] = locals[p].members.length;
     locals[p].members.push(i);
   }
-  liftEdges(input, locals, slot, clusterSlot, parentOf, depth, root);
+  const lifted = liftEdges(input, locals, slot, clusterSlot, parentOf, depth, root);
 
-  const w = new Float64Array(nItems + nClusters);
-  const h = new Float64Array(nItems + nClusters);
+  // Items, then ports, then clusters.
+  const nAll = nItems + lifted.portRank.length;
+  const w = new Float64Array(nAll + nClusters);
+  const h = new Float64Array(nAll + nClusters);
   w.set(input.itemW);
   h.set(input.itemH);
+  // A port is as thin as an edge passing a layer, and takes no room along the layers.
+  const tb = input.rankdir === 'TB';
+  w.fill(tb ? DUMMY_W : 0, nItems, nAll);
+  h.fill(tb ? 0 : DUMMY_W, nItems, nAll);
   // Local positions (relative to the holding cluster's content) of every member.
-  const lx = new Float64Array(nItems + nClusters);
-  const ly = new Float64Array(nItems + nClusters);
+  const lx = new Float64Array(nAll + nClusters);
+  const ly = new Float64Array(nAll + nClusters);
   const contentOrigin = { x: new Float64Array(nClusters + 1), y: new Float64Array(nClusters + 1) };
   const order = [...Array(nClusters + 1).keys()].sort((a, b) => depth[b] - depth[a]);
   let done = 0;
   const rootSize = { w: 0, h: 0 };
+  const key = (m: Member) => (m >= 0 ? m : nAll + ~m);
+  const rankOf = (m: Member) => (m < 0 ? 0 : m < nItems ? input.itemRank[m] : lifted.portRank[m - nItems]);
   for (const c of order) {
     const local = locals[c];
-    const key = (m: Member) => (m >= 0 ? m : nItems + ~m);
-    const ranks = local.members.map(m => (m >= 0 ? input.itemRank[m] : 0));
-    const size = placeLocal(
-      local,
-      ranks,
-      local.members.map(m => w[key(m)]),
-      local.members.map(m => h[key(m)]),
-      input.rankdir,
-      (k, x, y) => {
-        lx[key(local.members[k])] = x;
-        ly[key(local.members[k])] = y;
-      }
-    );
+    const ranks = local.members.map(rankOf);
+    const widths = local.members.map(m => w[key(m)]);
+    const heights = local.members.map(m => h[key(m)]);
+    const placed = placeCached(local, ranks, widths, heights, input.rankdir);
+    local.members.forEach((m, k) => {
+      lx[key(m)] = placed.x[k];
+      ly[key(m)] = placed.y[k];
+    });
+    local.routes = placed.routes;
+    const size = placed.size;
     if (c === root) {
       rootSize.w = size.w;
       rootSize.h = size.h;
@@ -115,15 +157,139 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
       const labelBand = input.labelH[c] + 4;
       contentOrigin.x[c] = CLUSTER_PAD;
       contentOrigin.y[c] = CLUSTER_PAD + labelBand;
-      w[nItems + c] = Math.max(size.w + 2 * CLUSTER_PAD, input.labelW[c] + 2 * CLUSTER_PAD);
-      h[nItems + c] = size.h + 2 * CLUSTER_PAD + labelBand;
-      if (size.w + 2 * CLUSTER_PAD < w[nItems + c]) {
-        contentOrigin.x[c] += (w[nItems + c] - size.w - 2 * CLUSTER_PAD) / 2;
+      w[nAll + c] = Math.max(size.w + 2 * CLUSTER_PAD, input.labelW[c] + 2 * CLUSTER_PAD);
+      h[nAll + c] = size.h + 2 * CLUSTER_PAD + labelBand;
+      if (size.w + 2 * CLUSTER_PAD < w[nAll + c]) {
+        contentOrigin.x[c] += (w[nAll + c] - size.w - 2 * CLUSTER_PAD) / 2;
       }
     }
     progress?.(++done, nClusters + 1);
   }
-  return absolute(input, lx, ly, w, h, contentOrigin, parentOf, rootSize);
+  const out = absolute(input, nAll, lx, ly, w, h, contentOrigin, parentOf, rootSize);
+  routeEdges(input, out, locals, lifted, contentOrigin, nClusters);
+  return out;
+}
+
+/** Each edge's bends on the page: those of its local edges, each moved to its cluster's
+ * content, with the ports it passes; where it leaves its source's layer and enters its
+ * target's, straight below (after) the point before, above the point after. */
+function routeEdges(
+  input: LayeredInput,
+  out: LayeredOutput,
+  locals: Local[],
+  lifted: Lifted,
+  origin: { x: Float64Array; y: Float64Array },
+  nClusters: number
+): void {
+  const nEdges = lifted.hopStart.length - 1;
+  const tb = input.rankdir === 'TB';
+  const start = new Int32Array(nEdges + 1);
+  const all: number[] = [];
+  for (let e = 0; e < nEdges; e++) {
+    // Across and along coordinates on the page; NaN across: taken from the point before
+    // (a drop out of a layer, kind 1) or after (into one, kind 2).
+    const across: number[] = [];
+    const along: number[] = [];
+    const kind: number[] = [];
+    for (let hop = lifted.hopStart[e]; hop < lifted.hopStart[e + 1]; hop++) {
+      const c = lifted.hopCluster[hop];
+      const key = lifted.hopKey[hop];
+      const routes = locals[c].routes;
+      const a = Math.floor(key / 1048576);
+      const bx = c === nClusters ? 0 : out.clusterX[c] + origin.x[c];
+      const by = c === nClusters ? 0 : out.clusterY[c] + origin.y[c];
+      const [bAcross, bAlong] = tb ? [bx, by] : [by, bx];
+      const put = (pts: number[] | undefined, from: number) => {
+        for (let k = from; pts && k < pts.length; k += 2) {
+          across.push(bAcross + (tb ? pts[k] : pts[k + 1]));
+          along.push(bAlong + (tb ? pts[k + 1] : pts[k]));
+          kind.push(0);
+        }
+      };
+      const route = routes.get(key);
+      put(routes.get(portKey(a)), 0);
+      if (route) {
+        across.push(NaN);
+        along.push(bAlong + route[0]);
+        kind.push(1);
+        put(route, 2);
+        across.push(NaN);
+        along.push(bAlong + route[1]);
+        kind.push(2);
+      }
+      put(routes.get(portKey(key - a * 1048576)), 0);
+    }
+    resolveDrops(input, out, e, across, kind);
+    for (let k = 0; k < across.length; k++) {
+      all.push(tb ? across[k] : along[k], tb ? along[k] : across[k]);
+    }
+    start[e + 1] = all.length / 2;
+  }
+  out.routeStart = start;
+  out.routePoints = Float64Array.from(all);
+}
+
+/** Drops take the across coordinate of the point before (kind 1) or after (kind 2): the
+ * edge's source and target centres at its ends. */
+function resolveDrops(input: LayeredInput, out: LayeredOutput, e: number, across: number[], kind: number[]): void {
+  const tb = input.rankdir === 'TB';
+  const a = input.edgeSrc[e];
+  const b = input.edgeDst[e];
+  const centre = (i: number) => (tb ? out.itemX[i] + input.itemW[i] / 2 : out.itemY[i] + input.itemH[i] / 2);
+  let prev = across.length ? centre(a) : 0;
+  for (let k = 0; k < across.length; k++) {
+    if (kind[k] === 1) {
+      across[k] = prev;
+    }
+    if (kind[k] !== 2) {
+      prev = across[k];
+    }
+  }
+  let next = across.length ? centre(b) : 0;
+  for (let k = across.length - 1; k >= 0; k--) {
+    if (kind[k] === 2) {
+      across[k] = next;
+    }
+    next = across[k];
+  }
+}
+
+/** A cluster's own layout: its members' local corners, its size, its edges' bends. */
+interface Placed {
+  x: Float64Array;
+  y: Float64Array;
+  size: { w: number; h: number };
+  routes: Map<number, number[]>;
+}
+
+/** Layouts of clusters already laid out, by all that their layout depends on (members'
+ * sizes and forced ranks, local edges in order, direction): opening a group lays out
+ * that group and those holding it, and takes every other cluster's layout from here. */
+const placedBefore = new Map<string, Placed>();
+const PLACED_KEPT = 50000;
+
+function placeCached(local: Local, ranks: number[], widths: number[], heights: number[], rankdir: 'TB' | 'LR'): Placed {
+  const parts: string[] = [rankdir, ranks.join(','), widths.join(','), heights.join(',')];
+  for (const [a, outs] of local.edges) {
+    parts.push(`${a}>${[...outs].join(',')}`);
+  }
+  const key = parts.join('|');
+  const found = placedBefore.get(key);
+  if (found) {
+    return found;
+  }
+  const n = local.members.length;
+  const placed: Placed = { x: new Float64Array(n), y: new Float64Array(n), size: { w: 0, h: 0 }, routes: new Map() };
+  local.routes = placed.routes;
+  placed.size = placeLocal(local, ranks, widths, heights, rankdir, (k, x, y) => {
+    placed.x[k] = x;
+    placed.y[k] = y;
+  });
+  if (placedBefore.size >= PLACED_KEPT) {
+    placedBefore.clear();
+  }
+  placedBefore.set(key, placed);
+  return placed;
 }
 
 /** Each edge counts in the cluster holding both ends, between the children holding them. */
@@ -135,20 +301,60 @@ function liftEdges(
   parentOf: (c: number) => number,
   depth: Int32Array,
   root: number
-): void {
+): Lifted {
+  const nItems = input.itemW.length;
   const containerOf = (i: number) => (input.itemParent[i] < 0 ? root : input.itemParent[i]);
+  const lifted: Lifted = {
+    hopStart: new Int32Array(input.edgeSrc.length + 1),
+    hopCluster: [],
+    hopKey: [],
+    portRank: []
+  };
+  const ports = new Map<number, number>();
+  // One port per cluster, way and source: what one value feeds inside fans out there.
+  const port = (c: number, a: number, rank: number) => {
+    const name = (c * nItems + a) * 2 + (rank === PORT_OUT ? 1 : 0);
+    let k = ports.get(name);
+    if (k === undefined) {
+      k = locals[c].members.length;
+      locals[c].members.push(nItems + lifted.portRank.length);
+      lifted.portRank.push(rank);
+      ports.set(name, k);
+    }
+    return k;
+  };
+  const link = (c: number, sa: number, sb: number, hops: number[]) => {
+    const edges = locals[c].edges;
+    let out = edges.get(sa);
+    if (!out) {
+      out = new Set();
+      edges.set(sa, out);
+    }
+    out.add(sb);
+    hops.push(c, edgeKey(sa, sb));
+  };
+  const into: number[] = [];
   for (let e = 0; e < input.edgeSrc.length; e++) {
     const a = input.edgeSrc[e];
     const b = input.edgeDst[e];
+    lifted.hopStart[e + 1] = lifted.hopStart[e];
+    if (a < 0 || b < 0) {
+      continue;
+    }
     let pa = containerOf(a);
     let pb = containerOf(b);
     let sa = slot[a];
     let sb = slot[b];
+    const first = lifted.hopCluster.length;
+    const out: number[] = [];
+    into.length = 0;
     while (pa !== pb) {
       if (depth[pa] >= depth[pb]) {
+        link(pa, sa, port(pa, a, PORT_OUT), out);
         sa = clusterSlot[pa];
         pa = parentOf(pa);
       } else {
+        link(pb, port(pb, a, PORT_IN), sb, into);
         sb = clusterSlot[pb];
         pb = parentOf(pb);
       }
@@ -156,14 +362,17 @@ function liftEdges(
     if (sa === sb) {
       continue;
     }
-    const edges = locals[pa].edges;
-    let out = edges.get(sa);
-    if (!out) {
-      out = new Set();
-      edges.set(sa, out);
+    link(pa, sa, sb, out);
+    for (let k = into.length - 2; k >= 0; k -= 2) {
+      out.push(into[k], into[k + 1]);
     }
-    out.add(sb);
+    for (let k = 0; k < out.length; k += 2) {
+      lifted.hopCluster.push(out[k]);
+      lifted.hopKey.push(out[k + 1]);
+    }
+    lifted.hopStart[e + 1] = first + out.length / 2;
   }
+  return lifted;
 }
 
 /** Layers by longest path from the sources (back edges of a depth-first search ignored),
@@ -201,16 +410,17 @@ export function assignLayers(n: number, succ: number[][], ranks: number[]): Int3
   const sources = ranks.some(r => r === 1) ? 1 : 0;
   let last = 0;
   for (let v = 0; v < n; v++) {
-    if (ranks[v] === 1) {
+    if (ranks[v] === 1 || ranks[v] === PORT_IN) {
       layer[v] = 0;
-    } else if (ranks[v] !== 2) {
+    } else if (ranks[v] !== 2 && ranks[v] !== PORT_OUT) {
       layer[v] += sources;
       last = Math.max(last, layer[v]);
     }
   }
+  const sinks = ranks.some(r => r === 2) ? 1 : 0;
   for (let v = 0; v < n; v++) {
-    if (ranks[v] === 2) {
-      layer[v] = last + 1;
+    if (ranks[v] === 2 || ranks[v] === PORT_OUT) {
+      layer[v] = last + sinks;
     }
   }
   return layer;
@@ -269,21 +479,41 @@ function placeLocal(
     }
   }
   const layer = assignLayers(n, succ, ranks);
-  const across = rankdir === 'TB' ? widths : heights;
-  const along = rankdir === 'TB' ? heights : widths;
-  const layers = orderLayers(n, layer, succ, pred);
-  const centre = crossPositions(layers, across, pred, succ);
+  const g = withDummies(n, layer, succ, pred, rankdir === 'TB' ? widths : heights, rankdir === 'TB' ? heights : widths);
+  const layers = orderLayers(g.across.length, g.layer, g.succ, g.pred);
+  const centre = crossPositions(layers, g.across, g.pred, g.succ, v => v >= n || ranks[v] >= PORT_IN);
+  const bendAt: number[] = new Array(g.across.length - n);
+  const rowStart = new Float64Array(n);
+  const rowEnd = new Float64Array(n);
   let offset = 0;
   let extent = 0;
   for (const row of layers) {
     let thick = 0;
     for (const v of row) {
-      thick = Math.max(thick, along[v]);
+      thick = Math.max(thick, g.along[v]);
     }
     for (const v of row) {
-      const a = centre[v] - across[v] / 2;
-      const r = offset + (thick - along[v]) / 2;
-      extent = Math.max(extent, a + across[v]);
+      const a = centre[v] - g.across[v] / 2;
+      extent = Math.max(extent, a + g.across[v]);
+      if (v < n) {
+        rowStart[v] = offset;
+        rowEnd[v] = offset + thick;
+      }
+      if (v >= n) {
+        bendAt[v - n] = offset;
+        g.thick[v - n] = thick;
+        continue;
+      }
+      if (ranks[v] >= PORT_IN) {
+        // A port: where its edges cross its layer, straight through.
+        local.routes.set(
+          portKey(v),
+          rankdir === 'TB'
+            ? [centre[v], offset, centre[v], offset + thick]
+            : [offset, centre[v], offset + thick, centre[v]]
+        );
+      }
+      const r = offset + (thick - g.along[v]) / 2;
       if (rankdir === 'TB') {
         put(v, a, r);
       } else {
@@ -292,8 +522,94 @@ function placeLocal(
     }
     offset += thick + RANK_GAP;
   }
+  // Each edge down: first (along the layers' axis) to the end of its source's layer, then
+  // straight through each layer it passes, in its gap, then in at the start of its
+  // target's layer. A member shorter than its layer has nothing under it in the layer.
+  for (const [a, outs] of local.edges) {
+    for (const b of outs) {
+      if (layer[b] <= layer[a]) {
+        continue;
+      }
+      const pts: number[] = [rowEnd[a], rowStart[b]];
+      for (const d of g.chains.get(edgeKey(a, b)) ?? []) {
+        const c = centre[d];
+        const r0 = bendAt[d - n];
+        const r1 = r0 + g.thick[d - n];
+        if (rankdir === 'TB') {
+          pts.push(c, r0, c, r1);
+        } else {
+          pts.push(r0, c, r1, c);
+        }
+      }
+      local.routes.set(edgeKey(a, b), pts);
+    }
+  }
   const length = Math.max(0, offset - RANK_GAP);
   return rankdir === 'TB' ? { w: extent, h: length } : { w: length, h: extent };
+}
+
+/** The members' graph with a dummy member in every layer that an edge passes (after
+ * members `n`), the edge split along them: each chain by its edge's key `a * n + b`. */
+function withDummies(
+  n: number,
+  layer: Int32Array,
+  succ: number[][],
+  pred: number[][],
+  across: number[],
+  along: number[]
+): {
+  layer: Int32Array;
+  succ: number[][];
+  pred: number[][];
+  across: number[];
+  along: number[];
+  thick: number[];
+  chains: Map<number, number[]>;
+} {
+  const layers = [...layer];
+  const s2 = succ.map(list => [...list]);
+  const p2 = pred.map(list => [...list]);
+  const a2 = [...across];
+  const l2 = [...along];
+  const chains = new Map<number, number[]>();
+  for (let a = 0; a < n; a++) {
+    for (let k = 0; k < succ[a].length; k++) {
+      const b = succ[a][k];
+      const span = layer[b] - layer[a];
+      if (span <= 1) {
+        continue;
+      }
+      const chain: number[] = [];
+      let prev = a;
+      for (let i = 1; i < span; i++) {
+        const d = layers.length;
+        layers.push(layer[a] + i);
+        a2.push(DUMMY_W);
+        l2.push(0);
+        s2.push([]);
+        p2.push([prev]);
+        if (prev === a) {
+          s2[a][k] = d;
+        } else {
+          s2[prev].push(d);
+        }
+        chain.push(d);
+        prev = d;
+      }
+      s2[prev].push(b);
+      p2[b][p2[b].indexOf(a)] = prev;
+      chains.set(edgeKey(a, b), chain);
+    }
+  }
+  return {
+    layer: Int32Array.from(layers),
+    succ: s2,
+    pred: p2,
+    across: a2,
+    along: l2,
+    thick: new Array(a2.length - n).fill(0),
+    chains
+  };
 }
 
 /** The members of each layer in order: the program's order first, then one sweep down by
@@ -329,7 +645,13 @@ function orderLayers(n: number, layer: Int32Array, succ: number[][], pred: numbe
 /** Centres across the layers: each layer packed in order, each member as near the mean of
  * its neighbours in the layer above (for the first layer: below) as its neighbours in the
  * row allow, the row shifted as a whole to where it sits best. */
-function crossPositions(layers: number[][], across: number[], pred: number[][], succ: number[][]): Float64Array {
+function crossPositions(
+  layers: number[][],
+  across: number[],
+  pred: number[][],
+  succ: number[][],
+  thin: (v: number) => boolean
+): Float64Array {
   const n = across.length;
   const centre = new Float64Array(n);
   const placed = new Uint8Array(n);
@@ -337,9 +659,12 @@ function crossPositions(layers: number[][], across: number[], pred: number[][], 
     let right = -Infinity;
     let shift = 0;
     let wanted = 0;
+    let last = -1;
     for (const v of row) {
       const d = want(v);
-      const lo = right + NODE_GAP + across[v] / 2;
+      const gap = last >= 0 && thin(v) && thin(last) ? DUMMY_GAP : NODE_GAP;
+      last = v;
+      const lo = right + gap + across[v] / 2;
       const c = d === null ? (isFinite(right) ? lo : across[v] / 2) : Math.max(d, lo);
       centre[v] = c;
       right = c + across[v] / 2;
@@ -384,6 +709,7 @@ function crossPositions(layers: number[][], across: number[], pred: number[][], 
 /** Local positions to page ones, from the root down. */
 function absolute(
   input: LayeredInput,
+  nAll: number,
   lx: Float64Array,
   ly: Float64Array,
   w: Float64Array,
@@ -399,18 +725,20 @@ function absolute(
     itemY: new Float64Array(nItems),
     clusterX: new Float64Array(nClusters),
     clusterY: new Float64Array(nClusters),
-    clusterW: w.slice(nItems),
-    clusterH: h.slice(nItems),
+    clusterW: w.slice(nAll),
+    clusterH: h.slice(nAll),
     width: rootSize.w,
-    height: rootSize.h
+    height: rootSize.h,
+    routeStart: new Int32Array(input.edgeSrc.length + 1),
+    routePoints: new Float64Array(0)
   };
   // The content origin of each cluster on the page (the root's is 0, 0).
   const baseX = (c: number) => (c === nClusters ? 0 : out.clusterX[c] + origin.x[c]);
   const baseY = (c: number) => (c === nClusters ? 0 : out.clusterY[c] + origin.y[c]);
   for (let c = 0; c < nClusters; c++) {
     const p = parentOf(c);
-    out.clusterX[c] = baseX(p) + lx[nItems + c];
-    out.clusterY[c] = baseY(p) + ly[nItems + c];
+    out.clusterX[c] = baseX(p) + lx[nAll + c];
+    out.clusterY[c] = baseY(p) + ly[nAll + c];
   }
   for (let i = 0; i < nItems; i++) {
     const p = input.itemParent[i] < 0 ? nClusters : input.itemParent[i];

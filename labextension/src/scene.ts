@@ -83,17 +83,42 @@ function itemSize(l: Look): { w: number; h: number } {
   };
 }
 
+/** Each graph's looks and sizes, by item (`n…`, `g…`) and open group (`c…`): they
+ * depend on the graph alone, so a view opened from another reuses them (opening a
+ * group in place then costs what it shows anew). */
+const looksOf = new WeakMap<GraphJSON, Map<string, { look: Look; w: number; h: number }>>();
+
+function lookOf(
+  graph: GraphJSON,
+  key: string,
+  make: () => { [key: string]: string }
+): { look: Look; w: number; h: number } {
+  let looks = looksOf.get(graph);
+  if (!looks) {
+    looks = new Map();
+    looksOf.set(graph, looks);
+  }
+  let found = looks.get(key);
+  if (!found) {
+    const l = look(make(), NODE_FONT_PX);
+    found = { look: l, ...itemSize(l) };
+    looks.set(key, found);
+  }
+  return found;
+}
+
 /** The scene of a view: the items in DOT order, the open groups parents first. */
 export function sceneOf(view: View, rankdir: 'TB' | 'LR'): Scene {
   const graph: GraphJSON = view.index.graph;
-  const legend = legendOf(graph);
+  let legend: ReturnType<typeof legendOf> | null = null;
   const root = graph.root ?? 0;
   const { nodes, groups } = visibleItems(view);
   const items: ItemId[] = [...groups.map(groupItem), ...nodes.map(nodeItem)];
-  const itemLooks = [
-    ...groups.map(g => look(boxAttrs(graph, g), NODE_FONT_PX)),
-    ...nodes.map(n => look(nodeAttrs(graph, n, legend), NODE_FONT_PX))
+  const sized = [
+    ...groups.map(g => lookOf(graph, `g${g}`, () => boxAttrs(graph, g))),
+    ...nodes.map(n => lookOf(graph, `n${n}`, () => nodeAttrs(graph, n, (legend ??= legendOf(graph)))))
   ];
+  const itemLooks = sized.map(s => s.look);
   const itemKinds = [...groups.map(g => graph.groups[g].kind), ...nodes.map(n => graph.nodes[n].kind)];
   const clusters: number[] = [];
   const stack = [root];
@@ -106,7 +131,7 @@ export function sceneOf(view: View, rankdir: 'TB' | 'LR'): Scene {
     stack.push(...kids.reverse());
   }
   const clusterIndex = new Map(clusters.map((g, k) => [g, k]));
-  const clusterLooks = clusters.map(g => look(clusterAttrs(graph, g), NODE_FONT_PX));
+  const clusterLooks = clusters.map(g => lookOf(graph, `c${g}`, () => clusterAttrs(graph, g)).look);
   const holder = (gid: number | null) => (gid === null || gid === root ? -1 : (clusterIndex.get(gid) ?? -1));
   const itemIndex = new Map(items.map((id, k) => [id, k]));
   const n = items.length;
@@ -123,9 +148,8 @@ export function sceneOf(view: View, rankdir: 'TB' | 'LR'): Scene {
     rankdir
   };
   items.forEach((id, k) => {
-    const size = itemSize(itemLooks[k]);
-    layout.itemW[k] = size.w;
-    layout.itemH[k] = size.h;
+    layout.itemW[k] = sized[k].w;
+    layout.itemH[k] = sized[k].h;
     const isGroup = id[0] === 'g';
     const num = Number(id.slice(1));
     const parent = isGroup ? graph.groups[num].parent : graph.nodes[num].group;

@@ -1,18 +1,33 @@
 /**
  * A laid-out scene drawn on a `<canvas>`, for views too big for SVG: each frame draws only
- * what is in view, batched by colour; labels are drawn only where they would be legible
- * (`MIN_LABEL_PX` and up), boxes smaller than a few pixels as plain marks, edges straight
- * when zoomed far out. Hit-testing maps a point on the canvas to the item, the open
- * group's label or the edge under it, for clicks and tooltips.
+ * what is in view (found in a grid of cells, `SpatialGrid`), batched by colour; labels are
+ * drawn only where they would be legible (`MIN_LABEL_PX` and up), boxes smaller than a few
+ * pixels as plain marks, edges straight when zoomed far out. What is drawn is kept in a
+ * layer a screen bigger each way than the view: panning copies it (one bitmap, however
+ * much is drawn), zooming scales it until the pointer rests, then it is drawn afresh.
+ * Hit-testing maps a point on the canvas to the item, the open group's label or the edge
+ * under it, for clicks and tooltips. `sceneSvg` writes the same drawing as SVG.
  */
 
 import { LayeredOutput } from './layered';
 import { EDGE_COLOR, LINE_HEIGHT, Look, Scene } from './scene';
+import { SpatialGrid } from './spatialgrid';
 import { CANVAS_OUTLINE, CLUSTER, HEAT_DARK_TEXT, LEGEND, MATCH_COLOR } from './visual';
 
 /** Text smaller than this (px on screen) is not drawn: it could not be read. */
 export const MIN_LABEL_PX = 5;
-const FONT_FAMILY = 'Helvetica, Arial, sans-serif';
+export const FONT_FAMILY = 'Helvetica, Arial, sans-serif';
+/** Boxes narrower than this on screen are drawn as plain marks (no outline, no shape). */
+const MIN_SHAPE_PX = 4;
+/** Side of a cell of the spatial index (px at zoom 1), at least: about one thing per
+ * cell in a big scene (a scene a million px tall has no use for millions of cells). */
+const GRID_CELL = 256;
+
+function cellFor(width: number, height: number, count: number): number {
+  return Math.max(GRID_CELL, Math.sqrt((width * height) / Math.max(1, count)));
+}
+/** After the last zoom step, the scaled layer is drawn afresh this much later (ms). */
+const ZOOM_SETTLE_MS = 120;
 
 export type Hit =
   | { kind: 'item'; index: number; id: string }
@@ -25,6 +40,103 @@ export interface Transform {
   ty: number;
 }
 
+export type Rect = { x: number; y: number; w: number; h: number };
+type Area = { x0: number; y0: number; x1: number; y1: number };
+
+/** What drawing a path needs: a 2D canvas context, or `SvgPath`. */
+export interface PathSink {
+  moveTo(x: number, y: number): void;
+  lineTo(x: number, y: number): void;
+  bezierCurveTo(a: number, b: number, c: number, d: number, x: number, y: number): void;
+  closePath(): void;
+  rect(x: number, y: number, w: number, h: number): void;
+  roundRect(x: number, y: number, w: number, h: number, r: number): void;
+}
+
+/** Each edge as drawn, from its source's side through its bends into its target's. */
+export class EdgeGeometry {
+  /** Points of edge e: `pts[2k], pts[2k + 1]` for k in `start[e] .. start[e + 1]`. */
+  readonly start: Int32Array;
+  readonly pts: Float64Array;
+  readonly tb: boolean;
+
+  constructor(
+    readonly scene: Scene,
+    readonly layout: LayeredOutput
+  ) {
+    const { edgeSrc, edgeDst } = scene;
+    const nEdges = edgeSrc.length;
+    this.tb = scene.layout.rankdir === 'TB';
+    this.start = new Int32Array(nEdges + 1);
+    const route = layout.routeStart ?? new Int32Array(nEdges + 1);
+    for (let e = 0; e < nEdges; e++) {
+      const drawn = edgeSrc[e] >= 0 && edgeDst[e] >= 0;
+      this.start[e + 1] = this.start[e] + (drawn ? 2 + route[e + 1] - route[e] : 0);
+    }
+    this.pts = new Float64Array(2 * this.start[nEdges]);
+    for (let e = 0; e < nEdges; e++) {
+      if (this.start[e + 1] === this.start[e]) {
+        continue;
+      }
+      const [x0, y0, x1, y1] = this.ends(e);
+      let k = 2 * this.start[e];
+      this.pts[k++] = x0;
+      this.pts[k++] = y0;
+      for (let r = route[e]; r < route[e + 1]; r++) {
+        this.pts[k++] = layout.routePoints[2 * r];
+        this.pts[k++] = layout.routePoints[2 * r + 1];
+      }
+      this.pts[k++] = x1;
+      this.pts[k++] = y1;
+    }
+  }
+
+  /** Out of the bottom of the source, into the top of the target (left to right: out of
+   * the right side, into the left). */
+  private ends(e: number): [number, number, number, number] {
+    const { itemX, itemY } = this.layout;
+    const { itemW, itemH } = this.scene.layout;
+    const a = this.scene.edgeSrc[e];
+    const b = this.scene.edgeDst[e];
+    if (this.tb) {
+      return [itemX[a] + itemW[a] / 2, itemY[a] + itemH[a], itemX[b] + itemW[b] / 2, itemY[b]];
+    }
+    return [itemX[a] + itemW[a], itemY[a] + itemH[a] / 2, itemX[b], itemY[b] + itemH[b] / 2];
+  }
+
+  /** One segment (`k`: its first point) as drawn: a curve leaving and arriving along the
+   * layers' axis, or a straight line. */
+  segment(sink: PathSink, k: number, curved: boolean): void {
+    const [x0, y0, x1, y1] = this.pts.subarray(2 * k, 2 * k + 4);
+    sink.moveTo(x0, y0);
+    if (!curved || x0 === x1 || y0 === y1) {
+      sink.lineTo(x1, y1);
+    } else if (this.tb) {
+      const m = (y1 - y0) / 2;
+      sink.bezierCurveTo(x0, y0 + m, x1, y1 - m, x1, y1);
+    } else {
+      const m = (x1 - x0) / 2;
+      sink.bezierCurveTo(x0 + m, y0, x1 - m, y1, x1, y1);
+    }
+  }
+
+  /** The arrowhead at the end of edge e. */
+  head(sink: PathSink, e: number): void {
+    const k = 2 * (this.start[e + 1] - 1);
+    const x1 = this.pts[k];
+    const y1 = this.pts[k + 1];
+    sink.moveTo(x1, y1);
+    if (this.tb) {
+      sink.lineTo(x1 - 3.5, y1 - 7);
+      sink.lineTo(x1 + 3.5, y1 - 7);
+    } else {
+      sink.lineTo(x1 - 7, y1 - 3.5);
+      sink.lineTo(x1 - 7, y1 + 3.5);
+    }
+    sink.closePath();
+  }
+}
+
 export class SceneCanvas {
   readonly element: HTMLCanvasElement;
   private frame = 0;
@@ -33,12 +145,25 @@ export class SceneCanvas {
   /** Item index by id, open group index by `cluster_g<id>`. */
   private readonly itemIndex: Map<string, number>;
   private readonly clusterIndex: Map<string, number>;
-  /** Each edge's ends (x0, y0, x1, y1), computed once: a frame reads them without allocating. */
-  private readonly ends: Float64Array;
-  /** Items by fill colour (drawn one path per colour). */
-  private readonly byFill = new Map<string, number[]>();
-  /** Frames drawn and the time they took (ms), for the benchmark. */
+  readonly edges: EdgeGeometry;
+  /** Where items, open groups and edge segments are: what a frame or a hit looks at. */
+  private readonly itemGrid: SpatialGrid;
+  private readonly clusterGrid: SpatialGrid;
+  private readonly segmentGrid: SpatialGrid;
+  /** The edge of each segment (by its first point), -1 for an edge's last point. */
+  private readonly segmentEdge: Int32Array;
+  /** Each item's fill colour, as an index into `fills`. */
+  private readonly fillOf: Int32Array;
+  private readonly fills: string[] = [];
+  /** The drawing kept for panning (a screen more each way), and how it was drawn. */
+  private readonly layer: HTMLCanvasElement;
+  private layerAt: (Transform & { w: number; h: number }) | null = null;
+  private settle = 0;
+  /** Whether frames are copied from the kept layer (off: each frame drawn afresh). */
+  useLayer = true;
+  /** Frames shown, frames drawn afresh, and the time they took (ms), for the benchmark. */
   frames = 0;
+  paints = 0;
   drawMs = 0;
 
   constructor(
@@ -47,28 +172,67 @@ export class SceneCanvas {
   ) {
     this.element = document.createElement('canvas');
     this.element.className = 'jp-jaxviz-scene';
+    // For the benchmark: frames copied from the kept layer or each drawn afresh.
+    const hooks = this.element as unknown as { jaxvizUseLayer: (on: boolean) => void; jaxvizPaints: () => number };
+    hooks.jaxvizUseLayer = on => {
+      this.useLayer = on;
+      this.request();
+    };
+    hooks.jaxvizPaints = () => this.paints;
+    this.layer = document.createElement('canvas');
     this.itemIndex = new Map(scene.items.map((id, k) => [id, k]));
     this.clusterIndex = new Map(scene.clusters.map((gid, c) => [`cluster_g${gid}`, c]));
-    this.ends = new Float64Array(4 * scene.edgeSrc.length);
-    for (let e = 0; e < scene.edgeSrc.length; e++) {
-      if (scene.edgeSrc[e] >= 0 && scene.edgeDst[e] >= 0) {
-        this.ends.set(this.edgeEnds(e), 4 * e);
+    this.edges = new EdgeGeometry(scene, layout);
+    const fillIndex = new Map<string, number>();
+    this.fillOf = Int32Array.from(scene.itemLooks, l => {
+      if (!fillIndex.has(l.fill)) {
+        fillIndex.set(l.fill, this.fills.length);
+        this.fills.push(l.fill);
       }
+      return fillIndex.get(l.fill)!;
+    });
+    const { width, height } = layout;
+    const n = scene.items.length;
+    this.itemGrid = new SpatialGrid(n, width, height, cellFor(width, height, n), add => {
+      for (let k = 0; k < scene.items.length; k++) {
+        const r = this.itemRect(k);
+        add(k, r.x, r.y, r.x + r.w, r.y + r.h);
+      }
+    });
+    // An open group is found by its outline only: its inside holds its children.
+    this.clusterGrid = new SpatialGrid(scene.clusters.length, width, height, cellFor(width, height, n), add => {
+      for (let c = 0; c < scene.clusters.length; c++) {
+        const { x, y, w, h } = this.clusterRect(c);
+        add(c, x, y, x + w, y + 1);
+        add(c, x, y + h - 1, x + w, y + h);
+        add(c, x, y, x + 1, y + h);
+        add(c, x + w - 1, y, x + w, y + h);
+        add(c, x, y, x + Math.min(w, scene.layout.labelW[c] + 16), y + scene.layout.labelH[c] + 8);
+      }
+    });
+    const { start, pts } = this.edges;
+    this.segmentEdge = new Int32Array(start[start.length - 1]).fill(-1);
+    for (let e = 0; e + 1 < start.length; e++) {
+      this.segmentEdge.fill(e, start[e], Math.max(start[e], start[e + 1] - 1));
     }
-    scene.itemLooks.forEach((l, k) => {
-      const list = this.byFill.get(l.fill) ?? [];
-      list.push(k);
-      this.byFill.set(l.fill, list);
+    const segments = this.segmentEdge.length;
+    this.segmentGrid = new SpatialGrid(segments, width, height, cellFor(width, height, segments), add => {
+      for (let k = 0; k < this.segmentEdge.length; k++) {
+        if (this.segmentEdge[k] >= 0) {
+          const [x0, y0, x1, y1] = pts.subarray(2 * k, 2 * k + 4);
+          add(k, Math.min(x0, x1), Math.min(y0, y1), Math.max(x0, x1), Math.max(y0, y1));
+        }
+      }
     });
   }
 
   /** Where item `k` is drawn (px at zoom 1). */
-  itemRect(k: number): { x: number; y: number; w: number; h: number } {
+  itemRect(k: number): Rect {
     const { itemX, itemY } = this.layout;
     return { x: itemX[k], y: itemY[k], w: this.scene.layout.itemW[k], h: this.scene.layout.itemH[k] };
   }
 
-  clusterRect(c: number): { x: number; y: number; w: number; h: number } {
+  clusterRect(c: number): Rect {
     const L = this.layout;
     return { x: L.clusterX[c], y: L.clusterY[c], w: L.clusterW[c], h: L.clusterH[c] };
   }
@@ -97,7 +261,7 @@ export class SceneCanvas {
   }
 
   /** Where an item or open group (`cluster_g<id>`) is (px at zoom 1), null when not shown. */
-  rectOf(id: string): { x: number; y: number; w: number; h: number } | null {
+  rectOf(id: string): Rect | null {
     const k = this.itemIndex.get(id);
     if (k !== undefined) {
       return this.itemRect(k);
@@ -108,26 +272,28 @@ export class SceneCanvas {
 
   /** The on-screen heights (px) of the labels drawn in view: one per line of text. */
   textHeights(): number[] {
-    const { scale, tx, ty } = this.transform;
-    const cw = this.element.clientWidth;
-    const ch = this.element.clientHeight;
+    const { scale } = this.transform;
+    const view = this.viewArea(this.element.clientWidth, this.element.clientHeight, this.transform);
     const out: number[] = [];
-    const add = (l: Look, r: { x: number; y: number; w: number; h: number }, lines: number) => {
-      const x = tx + r.x * scale;
-      const y = ty + r.y * scale;
-      if (l.fontPx * scale >= MIN_LABEL_PX && x + r.w * scale > 0 && y + r.h * scale > 0 && x < cw && y < ch) {
+    const add = (l: Look, lines: number) => {
+      if (l.fontPx * scale >= MIN_LABEL_PX) {
         for (let i = 0; i < lines; i++) {
           out.push(l.fontPx * scale);
         }
       }
     };
-    this.scene.itemLooks.forEach((l, k) => add(l, this.itemRect(k), l.lines.length));
-    this.scene.clusterLooks.forEach((l, c) => add(l, this.clusterRect(c), 1));
+    for (const k of this.itemGrid.within(view.x0, view.y0, view.x1, view.y1)) {
+      if (meets(this.itemRect(k), view)) {
+        add(this.scene.itemLooks[k], this.scene.itemLooks[k].lines.length);
+      }
+    }
+    this.scene.clusterLooks.forEach((l, c) => meets(this.clusterRect(c), view) && add(l, 1));
     return out;
   }
 
   setMatches(items: Set<number>): void {
     this.matches = items;
+    this.layerAt = null;
     this.request();
   }
 
@@ -146,7 +312,13 @@ export class SceneCanvas {
     }
   }
 
-  /** Draw now (sized to the element's box). */
+  /** The part of the scene (px at zoom 1) that a `w` × `h` screen shows. */
+  private viewArea(w: number, h: number, t: Transform): Area {
+    return { x0: -t.tx / t.scale, y0: -t.ty / t.scale, x1: (w - t.tx) / t.scale, y1: (h - t.ty) / t.scale };
+  }
+
+  /** Draw now (sized to the element's box): copied from the kept layer where it covers
+   * the view at this zoom (scaled, while zooming), else the layer drawn afresh. */
   draw(): void {
     const t0 = performance.now();
     const canvas = this.element;
@@ -161,36 +333,113 @@ export class SceneCanvas {
     if (!ctx) {
       return;
     }
-    const { scale, tx, ty } = this.transform;
+    const t = this.transform;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.clearRect(0, 0, canvas.width, canvas.height);
-    ctx.setTransform(dpr * scale, 0, 0, dpr * scale, dpr * tx, dpr * ty);
-    const view = { x0: -tx / scale, y0: -ty / scale, x1: (cw - tx) / scale, y1: (ch - ty) / scale };
-    const seen = (x: number, y: number, w: number, h: number) =>
-      x <= view.x1 && y <= view.y1 && x + w >= view.x0 && y + h >= view.y0;
-    this.drawClusters(ctx, seen, scale);
-    this.drawEdges(ctx, view, scale);
-    this.drawItems(ctx, seen, scale);
+    if (!this.useLayer) {
+      this.layerAt = null;
+      ctx.setTransform(dpr * t.scale, 0, 0, dpr * t.scale, dpr * t.tx, dpr * t.ty);
+      this.paint(ctx, this.viewArea(cw, ch, t), t.scale);
+      this.paints++;
+    } else {
+      this.fromLayer(ctx, dpr, cw, ch);
+    }
     this.frames++;
     this.drawMs += performance.now() - t0;
     canvas.dataset.frames = String(this.frames);
   }
 
-  private drawClusters(
-    ctx: CanvasRenderingContext2D,
-    seen: (x: number, y: number, w: number, h: number) => boolean,
-    scale: number
-  ): void {
+  private fromLayer(ctx: CanvasRenderingContext2D, dpr: number, cw: number, ch: number): void {
+    const t = this.transform;
+    let at = this.layerAt;
+    const mx = cw / 2;
+    const my = ch / 2;
+    const ratio = at ? t.scale / at.scale : 1;
+    const covered =
+      at &&
+      at.w === cw &&
+      at.h === ch &&
+      ratio > 0.5 &&
+      ratio < 2 &&
+      t.tx - ratio * (at.tx + mx) <= 0 &&
+      t.ty - ratio * (at.ty + my) <= 0 &&
+      t.tx - ratio * (at.tx + mx) + ratio * (cw + 2 * mx) >= cw &&
+      t.ty - ratio * (at.ty + my) + ratio * (ch + 2 * my) >= ch;
+    if (!at || !covered) {
+      at = this.paintLayer(dpr, cw, ch);
+    } else if (ratio !== 1) {
+      window.clearTimeout(this.settle);
+      this.settle = window.setTimeout(() => {
+        this.layerAt = null;
+        this.request();
+      }, ZOOM_SETTLE_MS);
+    }
+    const k = t.scale / at.scale;
+    ctx.setTransform(k, 0, 0, k, dpr * (t.tx - k * (at.tx + mx)), dpr * (t.ty - k * (at.ty + my)));
+    ctx.drawImage(this.layer, 0, 0);
+  }
+
+  /** Draw the layer afresh around the view: a screen's half more on each side. */
+  private paintLayer(dpr: number, cw: number, ch: number): Transform & { w: number; h: number } {
+    const t = this.transform;
+    const mx = cw / 2;
+    const my = ch / 2;
+    const layer = this.layer;
+    const lw = Math.round((cw + 2 * mx) * dpr);
+    const lh = Math.round((ch + 2 * my) * dpr);
+    if (layer.width !== lw || layer.height !== lh) {
+      layer.width = lw;
+      layer.height = lh;
+    }
+    const ctx = layer.getContext('2d')!;
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.clearRect(0, 0, lw, lh);
+    const shifted = { scale: t.scale, tx: t.tx + mx, ty: t.ty + my };
+    ctx.setTransform(dpr * t.scale, 0, 0, dpr * t.scale, dpr * shifted.tx, dpr * shifted.ty);
+    this.paint(ctx, this.viewArea(cw + 2 * mx, ch + 2 * my, shifted), t.scale);
+    this.paints++;
+    this.layerAt = { ...t, w: cw, h: ch };
+    return this.layerAt;
+  }
+
+  /** Draw what meets `view` (px at zoom 1) at zoom `scale`, the context set to it. */
+  private paint(ctx: CanvasRenderingContext2D, view: Area, scale: number): void {
+    this.drawClusters(ctx, view, scale);
+    this.drawEdges(ctx, view, scale);
+    this.drawItems(ctx, view, scale);
+  }
+
+  /** The open groups that meet the view, parents first. */
+  private clustersIn(view: Area): number[] {
+    const out: number[] = [];
+    this.scene.clusters.forEach((_, c) => meets(this.clusterRect(c), view) && out.push(c));
+    return out;
+  }
+
+  private drawClusters(ctx: CanvasRenderingContext2D, view: Area, scale: number): void {
     const { clusterLooks } = this.scene;
-    clusterLooks.forEach((l, c) => {
+    for (const c of this.clustersIn(view)) {
+      const l = clusterLooks[c];
       const r = this.clusterRect(c);
-      if (!seen(r.x, r.y, r.w, r.h)) {
-        return;
-      }
       ctx.beginPath();
-      ctx.roundRect(r.x, r.y, r.w, r.h, 6);
+      // Far bigger than the view: only its part in view (a fill the size of thousands of
+      // screens costs the rasteriser), its outline where it shows.
+      const x0 = Math.max(r.x, view.x0 - 10);
+      const y0 = Math.max(r.y, view.y0 - 10);
+      const x1 = Math.min(r.x + r.w, view.x1 + 10);
+      const y1 = Math.min(r.y + r.h, view.y1 + 10);
+      const whole = x0 === r.x && y0 === r.y && x1 === r.x + r.w && y1 === r.y + r.h;
+      if (whole) {
+        ctx.roundRect(r.x, r.y, r.w, r.h, 6);
+      } else {
+        ctx.rect(x0, y0, x1 - x0, y1 - y0);
+      }
       ctx.fillStyle = l.fill;
       ctx.fill();
+      if (!whole) {
+        ctx.beginPath();
+        ctx.roundRect(r.x, r.y, r.w, r.h, 6);
+      }
       ctx.lineWidth = l.lineWidth;
       ctx.strokeStyle = l.stroke;
       ctx.setLineDash(l.dashed ? [5, 3] : []);
@@ -198,59 +447,40 @@ export class SceneCanvas {
       ctx.setLineDash([]);
       if (l.fontPx * scale >= MIN_LABEL_PX) {
         ctx.font = `${l.fontPx}px ${FONT_FAMILY}`;
-        ctx.fillStyle = l.stroke === CLUSTER.color ? HEAT_DARK_TEXT : l.stroke; // a cluster's title reads dark
+        ctx.fillStyle = clusterTitleColor(l);
         ctx.textBaseline = 'top';
         ctx.textAlign = 'left';
         ctx.fillText(l.lines[0], r.x + 8, r.y + 6, r.w - 16);
       }
-    });
+    }
   }
 
-  private drawEdges(
-    ctx: CanvasRenderingContext2D,
-    view: { x0: number; y0: number; x1: number; y1: number },
-    scale: number
-  ): void {
-    const { edgeSrc, edgeDst, edgeWeak } = this.scene;
+  private drawEdges(ctx: CanvasRenderingContext2D, view: Area, scale: number): void {
+    const { edgeWeak } = this.scene;
     const curved = scale > 0.2;
     const arrows = scale > 0.3;
+    const segments = this.segmentGrid.within(view.x0, view.y0, view.x1, view.y1);
+    const longX = 3 * (view.x1 - view.x0);
+    const longY = 3 * (view.y1 - view.y0);
+    const { pts, start } = this.edges;
     for (const weak of [0, 1]) {
       ctx.beginPath();
-      const heads: [number, number, number, number][] = [];
-      for (let e = 0; e < edgeSrc.length; e++) {
-        if (edgeWeak[e] !== weak || edgeSrc[e] < 0 || edgeDst[e] < 0) {
+      const heads: number[] = [];
+      for (const k of segments) {
+        const e = this.segmentEdge[k];
+        if (edgeWeak[e] !== weak) {
           continue;
         }
-        const x0 = this.ends[4 * e];
-        const y0 = this.ends[4 * e + 1];
-        const x1 = this.ends[4 * e + 2];
-        const y1 = this.ends[4 * e + 3];
-        if (Math.max(x0, x1) < view.x0 || Math.min(x0, x1) > view.x1) {
-          continue;
-        }
-        if (Math.max(y0, y1) < view.y0 || Math.min(y0, y1) > view.y1) {
-          continue;
-        }
-        const long = Math.abs(x1 - x0) > 3 * (view.x1 - view.x0) || Math.abs(y1 - y0) > 3 * (view.y1 - view.y0);
-        if (long) {
+        const [x0, y0, x1, y1] = pts.subarray(2 * k, 2 * k + 4);
+        if (Math.abs(x1 - x0) > longX || Math.abs(y1 - y0) > longY) {
           // Straight and cut to the view: a curve or dash pattern thousands of screens
           // long costs the rasteriser its whole length.
           clippedLine(ctx, x0, y0, x1, y1, view);
-        } else if (curved) {
-          ctx.moveTo(x0, y0);
-          const tb = this.scene.layout.rankdir === 'TB';
-          const m = tb ? (y1 - y0) / 2 : (x1 - x0) / 2;
-          if (tb) {
-            ctx.bezierCurveTo(x0, y0 + m, x1, y1 - m, x1, y1);
-          } else {
-            ctx.bezierCurveTo(x0 + m, y0, x1 - m, y1, x1, y1);
-          }
         } else {
-          ctx.moveTo(x0, y0);
-          ctx.lineTo(x1, y1);
+          this.edges.segment(ctx, k, curved);
         }
-        if (arrows) {
-          heads.push([x0, y0, x1, y1]);
+        if (arrows && k === start[e + 1] - 2) {
+          heads.push(e);
         }
       }
       const color = weak ? LEGEND.weak.color : EDGE_COLOR;
@@ -263,65 +493,40 @@ export class SceneCanvas {
       ctx.globalAlpha = 1;
       ctx.setLineDash([]);
       ctx.beginPath();
-      const tb = this.scene.layout.rankdir === 'TB';
-      for (const [, , x1, y1] of heads) {
-        if (tb) {
-          ctx.moveTo(x1, y1);
-          ctx.lineTo(x1 - 3.5, y1 - 7);
-          ctx.lineTo(x1 + 3.5, y1 - 7);
-        } else {
-          ctx.moveTo(x1, y1);
-          ctx.lineTo(x1 - 7, y1 - 3.5);
-          ctx.lineTo(x1 - 7, y1 + 3.5);
-        }
-        ctx.closePath();
-      }
+      heads.forEach(e => this.edges.head(ctx, e));
       ctx.fillStyle = color;
       ctx.fill();
     }
   }
 
-  /** An edge's start and end: out of the bottom of its source, into the top of its target
-   * (left to right: out of the right side, into the left). */
-  edgeEnds(e: number): [number, number, number, number] {
-    const a = this.itemRect(this.scene.edgeSrc[e]);
-    const b = this.itemRect(this.scene.edgeDst[e]);
-    if (this.scene.layout.rankdir === 'TB') {
-      return [a.x + a.w / 2, a.y + a.h, b.x + b.w / 2, b.y];
-    }
-    return [a.x + a.w, a.y + a.h / 2, b.x, b.y + b.h / 2];
-  }
-
-  private drawItems(
-    ctx: CanvasRenderingContext2D,
-    seen: (x: number, y: number, w: number, h: number) => boolean,
-    scale: number
-  ): void {
+  private drawItems(ctx: CanvasRenderingContext2D, view: Area, scale: number): void {
     const looks = this.scene.itemLooks;
     const detailed = scale * 6 > 2; // boxes bigger than a couple of pixels get outlines
-    const labelled: number[] = [];
-    for (const [fill, list] of this.byFill) {
+    const inView = this.itemGrid.within(view.x0, view.y0, view.x1, view.y1).filter(k => meets(this.itemRect(k), view));
+    const labelled = inView.filter(k => looks[k].fontPx * scale >= MIN_LABEL_PX);
+    const byFill: number[][] = this.fills.map(() => []);
+    inView.forEach(k => byFill[this.fillOf[k]].push(k));
+    byFill.forEach((list, f) => {
+      if (!list.length) {
+        return;
+      }
       ctx.beginPath();
-      const { itemX, itemY } = this.layout;
-      const { itemW, itemH } = this.scene.layout;
       for (const k of list) {
-        if (!seen(itemX[k], itemY[k], itemW[k], itemH[k])) {
-          continue;
-        }
         const r = this.itemRect(k);
-        shapePath(ctx, looks[k], r);
-        if (looks[k].fontPx * scale >= MIN_LABEL_PX) {
-          labelled.push(k);
+        if (r.w * scale < MIN_SHAPE_PX) {
+          ctx.rect(r.x, r.y, r.w, r.h); // a mark: its shape could not be seen
+        } else {
+          shapePath(ctx, looks[k], r);
         }
       }
-      ctx.fillStyle = fill;
+      ctx.fillStyle = this.fills[f];
       ctx.fill();
       if (detailed) {
         ctx.strokeStyle = CANVAS_OUTLINE;
         ctx.lineWidth = 1;
         ctx.stroke();
       }
-    }
+    });
     if (detailed) {
       this.drawExtras(ctx, labelled);
     }
@@ -329,12 +534,9 @@ export class SceneCanvas {
     ctx.textBaseline = 'middle';
     for (const k of labelled) {
       const l = looks[k];
-      const r = this.itemRect(k);
       ctx.font = `${l.fontPx}px ${FONT_FAMILY}`;
       ctx.fillStyle = l.font;
-      const lh = l.fontPx * LINE_HEIGHT;
-      const top = r.y + r.h / 2 - ((l.lines.length - 1) * lh) / 2;
-      l.lines.forEach((line, i) => ctx.fillText(line, r.x + r.w / 2, top + i * lh, r.w - 6));
+      labelLines(l, this.itemRect(k), (line, x, y, w) => ctx.fillText(line, x, y, w));
     }
   }
 
@@ -343,15 +545,11 @@ export class SceneCanvas {
     const looks = this.scene.itemLooks;
     for (const k of shown) {
       const l = looks[k];
-      const r = this.itemRect(k);
       if (l.peripheries > 1 || l.lineWidth > 1.5) {
         ctx.beginPath();
         ctx.strokeStyle = l.stroke;
         ctx.lineWidth = l.lineWidth;
-        ctx.rect(r.x, r.y, r.w, r.h);
-        if (l.peripheries > 1) {
-          ctx.rect(r.x + 3, r.y + 3, r.w - 6, r.h - 6);
-        }
+        extraOutlines(ctx, l, this.itemRect(k));
         ctx.stroke();
       }
     }
@@ -372,15 +570,17 @@ export class SceneCanvas {
     const { scale, tx, ty } = this.transform;
     const x = (px - tx) / scale;
     const y = (py - ty) / scale;
-    const { items, itemLayout } = { items: this.scene.items, itemLayout: this.layout };
-    for (let k = items.length - 1; k >= 0; k--) {
-      const ix = itemLayout.itemX[k];
-      const iy = itemLayout.itemY[k];
-      if (x >= ix && y >= iy && x <= ix + this.scene.layout.itemW[k] && y <= iy + this.scene.layout.itemH[k]) {
-        return { kind: 'item', index: k, id: items[k] };
+    const items = this.itemGrid.within(x, y, x, y);
+    for (let i = items.length - 1; i >= 0; i--) {
+      const k = items[i];
+      const r = this.itemRect(k);
+      if (x >= r.x && y >= r.y && x <= r.x + r.w && y <= r.y + r.h) {
+        return { kind: 'item', index: k, id: this.scene.items[k] };
       }
     }
-    for (let c = this.scene.clusters.length - 1; c >= 0; c--) {
+    const clusters = this.clusterGrid.within(x, y, x, y);
+    for (let i = clusters.length - 1; i >= 0; i--) {
+      const c = clusters[i];
       const r = this.clusterRect(c);
       const band = this.scene.layout.labelH[c] + 8;
       const labelW = Math.min(r.w, this.scene.layout.labelW[c] + 16);
@@ -389,24 +589,14 @@ export class SceneCanvas {
       }
     }
     const near = 5 / scale;
-    const tb = this.scene.layout.rankdir === 'TB';
-    for (let e = 0; e < this.scene.edgeSrc.length; e++) {
-      if (this.scene.edgeSrc[e] < 0 || this.scene.edgeDst[e] < 0) {
-        continue;
-      }
-      const [x0, y0, x1, y1] = this.ends.subarray(4 * e, 4 * e + 4);
-      if (x < Math.min(x0, x1) - near || x > Math.max(x0, x1) + near) {
-        continue;
-      }
-      if (y < Math.min(y0, y1) - near || y > Math.max(y0, y1) + near) {
-        continue;
-      }
-      const long =
-        Math.abs(x1 - x0) > (3 * this.element.clientWidth) / scale ||
-        Math.abs(y1 - y0) > (3 * this.element.clientHeight) / scale;
-      const d = long ? segmentDistance(x, y, x0, y0, x1, y1) : curveDistance(x, y, x0, y0, x1, y1, tb);
+    const { pts } = this.edges;
+    const long = (3 * this.element.clientWidth) / scale;
+    for (const k of this.segmentGrid.within(x - near, y - near, x + near, y + near)) {
+      const [x0, y0, x1, y1] = pts.subarray(2 * k, 2 * k + 4);
+      const straight = Math.abs(x1 - x0) > long || Math.abs(y1 - y0) > long;
+      const d = straight ? segmentDistance(x, y, x0, y0, x1, y1) : curveDistance(x, y, x0, y0, x1, y1, this.edges.tb);
       if (d <= near) {
-        return { kind: 'edge', index: e };
+        return { kind: 'edge', index: this.segmentEdge[k] };
       }
     }
     return null;
@@ -414,12 +604,37 @@ export class SceneCanvas {
 
   dispose(): void {
     cancelAnimationFrame(this.frame);
+    window.clearTimeout(this.settle);
     this.element.remove();
   }
 }
 
+function meets(r: Rect, view: Area): boolean {
+  return r.x <= view.x1 && r.y <= view.y1 && r.x + r.w >= view.x0 && r.y + r.h >= view.y0;
+}
+
+/** An open group's title reads dark on the plain outline, in the outline's colour else. */
+export function clusterTitleColor(l: Look): string {
+  return l.stroke === CLUSTER.color ? HEAT_DARK_TEXT : l.stroke;
+}
+
+/** Each line of an item's label: its text, centre and the width it may take. */
+export function labelLines(l: Look, r: Rect, put: (line: string, x: number, y: number, w: number) => void): void {
+  const lh = l.fontPx * LINE_HEIGHT;
+  const top = r.y + r.h / 2 - ((l.lines.length - 1) * lh) / 2;
+  l.lines.forEach((line, i) => put(line, r.x + r.w / 2, top + i * lh, r.w - 6));
+}
+
+/** A phase's heavier outline, a folded repeat's second one. */
+export function extraOutlines(sink: PathSink, l: Look, r: Rect): void {
+  sink.rect(r.x, r.y, r.w, r.h);
+  if (l.peripheries > 1) {
+    sink.rect(r.x + 3, r.y + 3, r.w - 6, r.h - 6);
+  }
+}
+
 /** The outline of an item's shape, added to the current path. */
-function shapePath(ctx: CanvasRenderingContext2D, l: Look, r: { x: number; y: number; w: number; h: number }): void {
+export function shapePath(ctx: PathSink, l: Look, r: Rect): void {
   const { x, y, w, h } = r;
   const tip = Math.min(h / 3, 8);
   if (l.shape === 'house') {
@@ -459,14 +674,7 @@ function shapePath(ctx: CanvasRenderingContext2D, l: Look, r: { x: number; y: nu
 
 /** The part of the segment (x0, y0)–(x1, y1) inside the view (Liang–Barsky), added to the
  * current path. */
-function clippedLine(
-  ctx: CanvasRenderingContext2D,
-  x0: number,
-  y0: number,
-  x1: number,
-  y1: number,
-  view: { x0: number; y0: number; x1: number; y1: number }
-): void {
+function clippedLine(ctx: PathSink, x0: number, y0: number, x1: number, y1: number, view: Area): void {
   const dx = x1 - x0;
   const dy = y1 - y0;
   let t0 = 0;

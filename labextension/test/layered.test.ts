@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { boxAttrs, clusterAttrs, legendOf, nodeAttrs } from '../src/dot';
 import { CLUSTER_PAD, LayeredInput, LayeredOutput, assignLayers, layered } from '../src/layered';
 import { sceneOf } from '../src/scene';
+import { sceneSvg } from '../src/scenesvg';
 import { GraphIndex, buildView, visibleCount } from '../src/view';
 import { repeatGraph, smallGraph } from './fixtures';
 
@@ -128,6 +129,30 @@ describe('scene', () => {
     assert.ok([...scene.edgeSrc, ...scene.edgeDst].every(k => k >= 0));
   });
 
+  it('writes the scene as SVG: every item with its label and fill, every group and edge', () => {
+    const graph = smallGraph();
+    const view = buildView(new GraphIndex(graph), [0, 2]);
+    const scene = sceneOf(view, 'TB');
+    const svg = sceneSvg(scene, layered(scene.layout));
+    assert.ok(svg.startsWith('<?xml') && svg.trimEnd().endsWith('</svg>'));
+    const nodes = [...svg.matchAll(/<g class="node" id="([^"]+)"><path d="[^"]+" fill="([^"]+)"/g)];
+    assert.deepEqual(
+      nodes.map(m => m[1]),
+      scene.items
+    );
+    nodes.forEach((m, k) => assert.equal(m[2], scene.itemLooks[k].fill));
+    for (const l of scene.itemLooks) {
+      for (const line of l.lines.filter(t => t.trim())) {
+        assert.ok(
+          svg.includes(`>${line.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</text>`),
+          line
+        );
+      }
+    }
+    assert.equal([...svg.matchAll(/<g class="cluster" id="cluster_g2">/g)].length, 1);
+    assert.equal([...svg.matchAll(/<g class="edge">/g)].length, scene.edgeSrc.length);
+  });
+
   it('lays out a folded repeat opened with every layer, nested clusters holding their items', () => {
     const graph = repeatGraph();
     const index = new GraphIndex(graph);
@@ -141,4 +166,77 @@ describe('scene', () => {
       }
     });
   });
+
+  it('lays out a view the same way again, from the clusters it remembers', () => {
+    const input = chain(120, 6);
+    const first = layered(input);
+    const again = layered(input);
+    assert.deepEqual(again, first);
+    // One cluster changed (an item grew): the others keep their places inside.
+    const grown = { ...input, itemW: input.itemW.slice() };
+    grown.itemW[0] = 200;
+    const changed = layered(grown);
+    for (let k = 20; k < 120; k++) {
+      const c = input.itemParent[k];
+      assert.equal(changed.itemX[k] - changed.clusterX[c], first.itemX[k] - first.clusterX[c], `item ${k}`);
+    }
+  });
+
+  it('routes an edge that passes layers through their gaps, clear of every other box', () => {
+    for (const rankdir of ['TB', 'LR'] as const) {
+      const base = chain(60, 3);
+      // And edges from the first cluster into the middle of the others, which they enter
+      // through their first layer.
+      const input = {
+        ...base,
+        rankdir,
+        edgeSrc: Int32Array.from([...base.edgeSrc, 2, 2, 7]),
+        edgeDst: Int32Array.from([...base.edgeDst, 31, 47, 55])
+      };
+      const out = layered(input);
+      let routed = 0;
+      for (let e = 0; e < input.edgeSrc.length; e++) {
+        const [a, b] = [input.edgeSrc[e], input.edgeDst[e]];
+        const pts = edgePolyline(input, out, e);
+        routed += pts.length > 2 ? 1 : 0;
+        for (let k = 0; k < input.itemW.length; k++) {
+          if (k === a || k === b) {
+            continue;
+          }
+          const box = itemBox(input, out, k);
+          for (let s = 0; s + 1 < pts.length; s++) {
+            assert.ok(!segmentHitsBox(pts[s], pts[s + 1], box), `${rankdir}: edge ${a}→${b} crosses item ${k}`);
+          }
+        }
+      }
+      assert.ok(routed >= 10, `${rankdir}: ${routed} edges routed`);
+    }
+  });
 });
+
+/** An edge as drawn: out of its source's bottom (right), through its bends, into its
+ * target's top (left). */
+function edgePolyline(input: LayeredInput, out: LayeredOutput, e: number): [number, number][] {
+  const a = itemBox(input, out, input.edgeSrc[e]);
+  const b = itemBox(input, out, input.edgeDst[e]);
+  const tb = input.rankdir === 'TB';
+  const pts: [number, number][] = [tb ? [a.x + a.w / 2, a.y + a.h] : [a.x + a.w, a.y + a.h / 2]];
+  for (let k = out.routeStart[e]; k < out.routeStart[e + 1]; k++) {
+    pts.push([out.routePoints[2 * k], out.routePoints[2 * k + 1]]);
+  }
+  pts.push(tb ? [b.x + b.w / 2, b.y] : [b.x, b.y + b.h / 2]);
+  return pts;
+}
+
+/** Whether the segment p–q passes through the inside of the box (sampled every px). */
+function segmentHitsBox(p: [number, number], q: [number, number], box: Box): boolean {
+  const steps = Math.max(1, Math.ceil(Math.hypot(q[0] - p[0], q[1] - p[1])));
+  for (let i = 0; i <= steps; i++) {
+    const x = p[0] + ((q[0] - p[0]) * i) / steps;
+    const y = p[1] + ((q[1] - p[1]) * i) / steps;
+    if (x > box.x + 0.5 && x < box.x + box.w - 0.5 && y > box.y + 0.5 && y < box.y + box.h - 0.5) {
+      return true;
+    }
+  }
+  return false;
+}
