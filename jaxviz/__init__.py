@@ -20,7 +20,7 @@ from typing import Any
 
 import jax
 
-from .jax_support import check_jax_version
+from .jax_versions import check_jax_version
 
 # Before any module touches JAX's private API: an unsupported JAX gets one clear line.
 check_jax_version(jax.__version__)

@@ -3,7 +3,7 @@
 JAX gives no public access to an equation's source location or name stack. Each helper
 below is covered by ``tests/test_jax_internals.py``, which fails loudly (naming this
 module) when a JAX release changes what we rely on. Where supported JAX releases
-(``jaxviz.jax_support``: 0.6 to 0.10) differ, the shim for each version range sits next to
+(``jaxviz.jax_versions``: 0.6 to 0.10) differ, the shim for each version range sits next to
 the API it stands for, decided once at import. A private name a JAX lacks never breaks
 ``import jaxviz``: the feature that reads it says it does not know (None, no frames, no
 earlier calls), and ``missing_internals`` holds one line per missing name (the JAX

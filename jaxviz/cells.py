@@ -26,7 +26,7 @@ import jax
 
 from . import _jax_internals as internals
 from .adapters import captured_leaf_names, in_place_state
-from .calls import CELL_FUNCTION, compile_instrumented, restore_plain_code
+from .call_scopes import CELL_FUNCTION, compile_instrumented, restore_plain_code
 from .devices import (
     RunReport,
     attach_report,
@@ -142,7 +142,7 @@ def _as_function(analysis: CellAnalysis, params: list[str], filename: str, names
     )
     module = ast.Module(body=[fn], type_ignores=[])
     ast.fix_missing_locations(module)
-    # Functions the cell defines get their call groups (jaxviz.calls).
+    # Functions the cell defines get their call groups (jaxviz.call_scopes).
     code = compile_instrumented(module, filename)
     scope: dict[str, Any] = {}
     exec(code, namespace, scope)  # defines the function only

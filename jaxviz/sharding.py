@@ -337,7 +337,7 @@ def scope_places(counts: CollectiveCounts) -> dict[str, str]:
     return places
 
 
-# jaxviz.calls names the scope of each user call "jv<call number>:<function>".
+# jaxviz.call_scopes names the scope of each user call "jv<call number>:<function>".
 CALL_SCOPE = re.compile(r"jv(\d+):")
 
 

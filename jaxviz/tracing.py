@@ -1,7 +1,7 @@
 """Function or cell → ``Program``: trace with JAX's own staging API (``jax.jit(f).trace``),
 classify the inputs, and build the hierarchical graph model.
 
-User call structure comes from ``jaxviz.calls``: while JAX traces, every call of a user
+User call structure comes from ``jaxviz.call_scopes``: while JAX traces, every call of a user
 function opens a ``jax.named_scope``, so the equations it records carry the call in their
 name stacks (read through ``_jax_internals``) and become nested groups here.
 """
@@ -26,7 +26,7 @@ import jax.extend.core as jcore
 import numpy as np
 
 from . import _jax_internals as internals
-from . import adapters, calls, phases, sharding
+from . import adapters, call_scopes, phases, sharding
 from .adapters import optax as optax_adapter
 from .adapters.base import (
     UnsplittableArgument,
@@ -34,7 +34,7 @@ from .adapters.base import (
     output_leaf_names,
     positional_names,
 )
-from .calls import CalledNames, CallInfo, display_function, is_user_file, make_source
+from .call_scopes import CalledNames, CallInfo, display_function, is_user_file, make_source
 from .graph import Graph, SourceLoc, name_stem
 from .jaxprs import (
     aval_of_value,
@@ -360,7 +360,7 @@ class GraphBuilder:
             holder = g.nodes[group.holder]
             if group.name != holder.primitive and group.name != _eqn_label_word(holder.primitive):
                 continue  # already named (a jit's function)
-            recorded = [n for n in self.functions_run.get(group.id, []) if not calls.is_plumbing_name(n)]
+            recorded = [n for n in self.functions_run.get(group.id, []) if not call_scopes.is_plumbing_name(n)]
             body = self._loop_body(group)
             shown = g.groups[body].name if body is not None else (recorded[-1] if recorded else None)
             if shown is None:
@@ -588,9 +588,9 @@ class GraphBuilder:
                     if name is not None:
                         names[-1] = name + names[-1][names[-1].index("@"):]
                 break
-            if code.co_filename.startswith(calls.PACKAGE_DIR):
+            if code.co_filename.startswith(call_scopes.PACKAGE_DIR):
                 break  # jaxviz's tracing the user's code (JAX < 0.9 keeps the whole stack)
-            name = calls.library_call_name(code)
+            name = call_scopes.library_call_name(code)
             if name is not None and (not names or names[-1].partition("@")[0] != name):
                 # the calling frame's position: two call sites of one function are two calls
                 caller = stack[i + 1] if i + 1 < len(stack) else (None, 0)
@@ -617,7 +617,7 @@ class GraphBuilder:
         however its equations interleave with others (JAX emits the backward pass of one
         layer in pieces), so it is reused; other scopes open anew after an interruption."""
         # A library call is one group too: its key holds its call site.
-        reusable = key[0] in ("phase", "library") or calls.activation_number(key[1]) is not None
+        reusable = key[0] in ("phase", "library") or call_scopes.activation_number(key[1]) is not None
         if not reusable:
             return self._open_group(key, parent)
         gid = self._keyed.get((parent, key))
@@ -635,10 +635,10 @@ class GraphBuilder:
             if outer.kind == "scope" and name_stem(outer.name) == name.rpartition(".")[2]:
                 return parent  # a Flax module's own scope (``Dense_0``) around its call
             return self.graph.add_group(name, "library", parent)
-        number = calls.activation_number(name)
+        number = call_scopes.activation_number(name)
         if number is None:
             return self.graph.add_group(name, "scope", parent)
-        call = self.calls.get(name) or calls.known_call(name)
+        call = self.calls.get(name) or call_scopes.known_call(name)
         outer = self.graph.groups[parent]
         if call is not None and outer.kind in ("scope", "eqn") and outer.name == call.function:
             # A Flax module's own scope around its __call__, a custom_vjp's equation around
@@ -838,7 +838,7 @@ def captured_values(fn: Callable[..., Any], roots: Iterable[Any] = (),
     classes are code, not data. Returns (info, value) pairs."""
     out: list[tuple[InputInfo, Any]] = []
     seen_names: set[str] = set()
-    todo = [fn, *calls.user_functions(roots, limit=2_000)][::-1]
+    todo = [fn, *call_scopes.user_functions(roots, limit=2_000)][::-1]
     visited: set[int] = set()
     while todo and len(visited) < max_functions:
         f = _python_function(todo.pop())
@@ -855,7 +855,7 @@ def captured_values(fn: Callable[..., Any], roots: Iterable[Any] = (),
                 if inspect.isfunction(value) or inspect.ismethod(value):
                     todo.append(value)
                 elif callable(value) and not isinstance(value, type):  # a model object
-                    todo += calls.user_functions([value], limit=500)
+                    todo += call_scopes.user_functions([value], limit=500)
     return out
 
 
@@ -909,13 +909,13 @@ def _holds_arrays(value: Any) -> bool:
 
 def _nonlocals(f: Any) -> dict[str, Any]:
     cells = zip(f.__code__.co_freevars, f.__closure__ or ())
-    return {name: cell.cell_contents for name, cell in cells if calls.is_filled(cell)}
+    return {name: cell.cell_contents for name, cell in cells if call_scopes.is_filled(cell)}
 
 
 def _globals_read(f: Any) -> dict[str, Any]:
     """The globals ``f`` and the functions defined inside it name (nested code objects)."""
     g = f.__globals__
-    return {name: g[name] for name in calls.global_names(f.__code__) if name in g}
+    return {name: g[name] for name in call_scopes.global_names(f.__code__) if name in g}
 
 
 def _python_function(fn: Any) -> Any:
@@ -987,7 +987,7 @@ class Staged:
     calls: dict[str, CallInfo]
     trace_output: str
     trace_seconds: float
-    scopes: str = "code"  # how user calls were recorded: "code" or "hook" (jaxviz.calls)
+    scopes: str = "code"  # how user calls were recorded: "code" or "hook" (jaxviz.call_scopes)
     reused: list[str] = field(default_factory=list)  # callees JAX had cached
     in_shardings: list[Any] = field(default_factory=list)  # of the array arguments (the mesh)
     # What the user's lines called, read from their frames (released once built)
@@ -998,18 +998,18 @@ def stage(make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str,
           skip: Iterable[Any] = (), cell_file: str | None = None, roots: Iterable[Any] = ()) -> Staged:
     """Trace once, recording user calls and trace-time prints. ``make_jitted()`` returns a
     fresh jitted callable (a cached trace would not run the user's code again); ``roots``
-    are where the user functions that may run are found (``jaxviz.calls``)."""
+    are where the user functions that may run are found (``jaxviz.call_scopes``)."""
     roots = [*roots, *args, *kwargs.values()]
     t0 = time.perf_counter()
-    for attempt, recorder in enumerate(calls.recorders(roots, skip, cell_file)):
-        with capture_trace_output(echo=attempt == 0) as printed, recorder, calls.fresh_jax_traces(), \
+    for attempt, recorder in enumerate(call_scopes.recorders(roots, skip, cell_file)):
+        with capture_trace_output(echo=attempt == 0) as printed, recorder, call_scopes.fresh_jax_traces(), \
                 internals.tracer_errors_captured():  # a tracer error says where its value came from
             traced = make_jitted().trace(*args, **kwargs)
         if recorder.complete(traced.jaxpr):
             break
     placed = [leaf.sharding for leaf in jax.tree_util.tree_leaves((args, kwargs)) if isinstance(leaf, jax.Array)]
     return Staged(traced, recorder.calls, printed.getvalue(), time.perf_counter() - t0, recorder.mode,
-                  recorder.reused(traced.jaxpr), placed, calls.CalledNames(recorder.frames))
+                  recorder.reused(traced.jaxpr), placed, call_scopes.CalledNames(recorder.frames))
 
 
 def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_names: list[str],

@@ -11,7 +11,7 @@
 # $JAXVIZ_PYTHON (default python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Keep in step with pyproject.toml's jax range and jaxviz/jax_support.py.
+# Keep in step with pyproject.toml's jax range and jaxviz/jax_versions.py.
 SUPPORTED=(0.6.2 0.7.2 0.8.3 0.9.2 0.10.2)
 CORE_TEST_DEPS=(pytest pytest-timeout "hypothesis>=6" "pydot>=2" "nbclient>=0.10" "nbformat>=5"
                 "ipykernel>=6" "jupyter_client>=8")

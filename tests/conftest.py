@@ -11,9 +11,9 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 # scripts/test_jax_versions.sh in venvs holding JAX and jaxviz only (tests of Flax, Equinox
 # or optax there skip: those libraries pin JAX ranges of their own).
 CORE_TEST_FILES = frozenset({
-    "test_jax_internals.py", "test_tracing.py", "test_calls.py", "test_render.py",
+    "test_jax_internals.py", "test_tracing.py", "test_call_scopes.py", "test_render.py",
     "test_magics.py", "test_kernel.py", "test_recompiles.py", "test_errors.py",
-    "test_jax_support.py",
+    "test_jax_versions.py",
 })
 
 

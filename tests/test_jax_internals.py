@@ -62,7 +62,7 @@ def test_traceback_code_stacks_merge_equal_tracebacks_and_reach_the_traced_funct
     body = [s for s in stacks if any(c.co_name == "<lambda>" for c in s)]
     assert body, "sub-jaxpr equations missing (jax.extend.core.jaxprs_in_params)"
     # jaxlib cuts each stack at the function being traced: this test's own frame, which
-    # called make_jaxpr, is not in it (jaxviz.calls relies on that to tell its trace apart).
+    # called make_jaxpr, is not in it (jaxviz.call_scopes relies on that to tell its trace apart).
     here = sys._getframe().f_code
     assert not any(here in s for s in stacks), "jaxlib's Traceback now reaches past the traced function"
 

@@ -9,10 +9,10 @@ import pytest
 
 import jaxviz
 from jaxviz import display, wiring
-from jaxviz.calls import HOOK_NAME
+from jaxviz.call_scopes import HOOK_NAME
 from jaxviz.devices import DeviceTable
 from jaxviz.diff import HISTORY
-from jaxviz.errors.explain import note_explanation
+from jaxviz.errors.capture import note_explanation
 from jaxviz.recompiles import COMPILE_LISTENERS
 from jaxviz.tracing import TRACE_ERROR_HOOKS
 

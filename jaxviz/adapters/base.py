@@ -10,7 +10,7 @@ from typing import Any
 
 import jax
 
-from ..calls import display_function
+from ..call_scopes import display_function
 from ..jaxprs import path_text
 
 

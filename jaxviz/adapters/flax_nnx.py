@@ -22,7 +22,7 @@ from typing import Any
 import jax
 
 from .. import _jax_internals as internals
-from ..calls import is_user_file
+from ..call_scopes import is_user_file
 from ..jaxprs import key_text
 from .base import InPlaceState, Plan, function_name, leaf_names, positional_names
 from .wrappers import is_jit_like
@@ -185,7 +185,7 @@ _scoped_classes: dict[type, type] = {}
 def _name_library_layers(nnx: Any, nodes: Any, node_names: list[str]) -> None:
     """Give each library layer of the merged (per-trace) modules a class that calls it in a
     ``jax.named_scope`` of its attribute name, so ``self.linear1(x)`` is a group
-    ``linear1``. User-written Modules are named after their class by ``jaxviz.calls``."""
+    ``linear1``. User-written Modules are named after their class by ``jaxviz.call_scopes``."""
     for node in nodes:
         for path, obj in nnx.graph.iter_graph(node):
             if not path or not isinstance(obj, nnx.Module) or _is_user_class(type(obj)):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import _jax_internals as internals
-from ..calls import is_user_file
+from ..call_scopes import is_user_file
 from ..jaxprs import is_python_scalar
 from .base import Plan, function_name
 

@@ -4,7 +4,7 @@
 source: ``source``) and how to fix it (``fixes``). Its HTML and rich views are in
 ``jaxviz.render.errors``; the IPython exception hook is in ``jaxviz.ipython.exceptions``."""
 
-from .explain import capture_tracer_errors, explain
+from .capture import capture_tracer_errors, explain
 from .explanation import Explanation, Fix, TracedInput, is_tracer_error, tracer_error_types
 from .messages import CellSyntaxError, attach_rendering, format_user_error, hint_for
 from .userline import UserLine, short_traceback, user_frames, user_line

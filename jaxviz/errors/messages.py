@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import jax
 
-from .explain import safe_explain
+from .capture import safe_explain
 from .userline import MAX_MESSAGE_LINES, user_line
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import jax
 
 from .. import _jax_internals as internals
-from ..calls import CELL_FUNCTION, is_user_file, make_source
+from ..call_scopes import CELL_FUNCTION, is_user_file, make_source
 from ..graph import Aval, Graph, SourceLoc
 from ..jaxprs import make_aval, short
 from .explanation import NEEDS, Explanation, TracedInput

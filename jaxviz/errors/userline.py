@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..calls import ipython_cell_name, is_user_file
+from ..call_scopes import ipython_cell_name, is_user_file
 
 MAX_MESSAGE_LINES = 12
 

@@ -10,7 +10,7 @@ from typing import Any
 from IPython.display import HTML, display
 
 from .. import _jax_internals as internals
-from ..errors.explain import safe_explain
+from ..errors.capture import safe_explain
 from ..errors.explanation import is_tracer_error, tracer_error_types
 from ..errors.messages import attach_rendering
 from ..errors.userline import ANSI, short_traceback, walk_tb

@@ -18,7 +18,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from .. import errors
-from ..calls import ipython_cell_name
+from ..call_scopes import ipython_cell_name
 from ..cells import NothingToTrace, analyse, new_cell_filename, stage_cell
 from ..devices import attach_report, profile, resolve_device
 from ..jaxprs import is_traceable_tree

@@ -12,10 +12,9 @@ from typing import Any
 import jax
 
 from .. import _jax_internals as internals
-from .. import objects
 from ..adapters import equinox, flax_nnx
-from ..calls import is_user_file
-from . import clears, values
+from ..call_scopes import is_user_file
+from . import callables, clears, values
 from .signature import (
     MISSING,
     ArgSig,
@@ -702,7 +701,7 @@ def locate_new_objects(causes: list[Cause], call: internals.JitCall | None) -> l
         found = None
         if call is not None:
             try:
-                found = objects.built_at(c.subject, call.caller, _is_user_frame)
+                found = callables.built_at(c.subject, call.caller, _is_user_frame)
             except Exception:  # never break the user's compile over a description
                 found = None
         built = f"{site_at(found[0], found[1])}{', inside a loop' if found[2] else ''}" \

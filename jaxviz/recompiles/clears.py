@@ -9,7 +9,7 @@ import threading
 from typing import Any
 
 from .. import _jax_internals as internals
-from ..calls import is_user_file
+from ..call_scopes import is_user_file
 
 _LOCK = threading.Lock()
 _STATE: dict[str, Any] = {"generation": 0, "where": None}

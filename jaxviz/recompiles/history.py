@@ -9,7 +9,7 @@ from collections import OrderedDict, deque
 from typing import Any
 
 from .. import _jax_internals as internals
-from .. import objects
+from . import callables
 from .causes import Cause, diff, explain_equal, locate_new_objects
 from .processes import signature_words
 from .signature import (
@@ -30,7 +30,7 @@ class ObjectHistory:
                  "axis_sizes", "last_site")
 
     def __init__(self, fun: Any, spec: Any, number: int) -> None:
-        self.identity = objects.Identity(fun)
+        self.identity = callables.Identity(fun)
         self.spec = spec  # (static_argnums, static_argnames)
         self.number = number
         self.signatures: deque[Signature] = deque(maxlen=16)
@@ -179,7 +179,7 @@ def _new_object_cause(name: str, previous: ObjectHistory, obj: ObjectHistory,
     if call is None:
         return Cause("new_function_object", name, previous.number, obj.number)
     try:
-        new = objects.describe_new(call.fun, previous.identity.layers, call.caller, ipython_cell)
+        new = callables.describe_new(call.fun, previous.identity.layers, call.caller, ipython_cell)
     except Exception:  # never break the user's compile over a description
         return Cause("new_function_object", name, previous.number, obj.number)
     created = site_at(*new.created) if new.created else None

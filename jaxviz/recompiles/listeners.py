@@ -21,7 +21,7 @@ import jax
 
 from .. import _jax_internals as internals
 from ..adapters import equinox, wrappers
-from ..calls import PACKAGE_DIR, is_user_file
+from ..call_scopes import PACKAGE_DIR, is_user_file
 from ..text import text_plain
 from .causes import Cause
 from .events import CompileEvent

@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import _jax_internals as internals
 from ..adapters import haiku, numpyro
-from ..calls import ipython_cell_name, is_user_file, original_code
+from ..call_scopes import ipython_cell_name, is_user_file, original_code
 from ..graph import Aval
 from ..jaxprs import make_aval
 from . import clears

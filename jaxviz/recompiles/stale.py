@@ -13,7 +13,7 @@ import jax
 import numpy as np
 
 from .. import _jax_internals as internals
-from ..calls import is_user_file
+from ..call_scopes import is_user_file
 from ..jaxprs import is_python_scalar
 from ..tracing import captured_values
 from .signature import MISSING, short_repr, unwrap_chain

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import objects
+from . import callables
 from .causes import COMPARED, Cause
 from .events import CompileEvent
 from .history import ObjectHistory
@@ -266,7 +266,7 @@ def _suggest_shape(shape_causes: list[Cause], history: ObjectHistory | None, sit
                     f"compiled call ({before_site}): two call sites (or data sets) of different "
                     "sizes compile one program each. That is fine for a few sizes; to share one "
                     f"program, pad the inputs to one size (and mask the padding).")
-        in_loop = site is not None and objects.line_in_loop(site.file, site.line)
+        in_loop = site is not None and callables.line_in_loop(site.file, site.line)
         if after < before and in_loop:
             return (f"Ragged last batch: {paths} shrank on axis {axis} from {before} to {after}. "
                     f"Pad the last batch to {before} (and mask the padded rows), or drop the "

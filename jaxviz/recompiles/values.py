@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..calls import original_code
+from ..call_scopes import original_code
 from .signature import plain_static, same_value, short_repr
 
 

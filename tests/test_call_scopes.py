@@ -1,4 +1,4 @@
-"""User call groups (``jaxviz.calls``): the instrumented-code recorder gives exactly the
+"""User call groups (``jaxviz.call_scopes``): the instrumented-code recorder gives exactly the
 groups the settrace recorder gives, puts the user's code back afterwards, and falls back
 to the hook when a function that ran could not be instrumented."""
 
@@ -14,7 +14,7 @@ import pytest
 from zoo import ZOO, flax_apply
 
 import jaxviz
-from jaxviz import calls
+from jaxviz import call_scopes
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "benchmarks"))
 import models  # noqa: E402
@@ -28,7 +28,7 @@ def structure(program):
 
 
 def trace_with(mode, monkeypatch, fn, *args, **kwargs):
-    monkeypatch.setenv(calls.MODE_ENV, mode)
+    monkeypatch.setenv(call_scopes.MODE_ENV, mode)
     return jaxviz.trace(fn, *args, **kwargs)
 
 
@@ -69,7 +69,7 @@ def test_transformer_and_flax_models_same_graph_without_a_hook(monkeypatch):
 
 
 def test_user_code_is_put_back_after_the_trace_and_after_an_error(monkeypatch):
-    monkeypatch.setenv(calls.MODE_ENV, "code")
+    monkeypatch.setenv(call_scopes.MODE_ENV, "code")
     original = models.block.__code__
     jaxviz.trace(models.train_step, models.init_params(1), models.tokens())
     assert models.block.__code__ is original
@@ -84,7 +84,7 @@ def test_user_code_is_put_back_after_the_trace_and_after_an_error(monkeypatch):
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jaxviz.trace(broken, jnp.ones(3))
     assert models.mlp.__code__ is mlp_code
-    assert not calls.is_instrumented(broken.__code__)
+    assert not call_scopes.is_instrumented(broken.__code__)
 
 
 def write_module(tmp_path, name, source):
@@ -129,8 +129,8 @@ def test_functions_reached_through_objects_closures_and_partials_are_instrumente
     assert program.call_scopes == "code"
     assert call_groups(program) == ["Layer", "act", "inner", "scale"]
     assert structure(program) == structure(trace_with("hook", monkeypatch, mod.step, jnp.ones(3)))
-    assert not calls.is_instrumented(mod.scale.__code__)
-    assert not calls.is_instrumented(mod.LAYER.act.__code__)
+    assert not call_scopes.is_instrumented(mod.scale.__code__)
+    assert not call_scopes.is_instrumented(mod.LAYER.act.__code__)
 
 
 def test_changed_source_falls_back_to_the_hook_with_the_same_groups(tmp_path, monkeypatch, capsys):
@@ -150,7 +150,7 @@ def test_changed_source_falls_back_to_the_hook_with_the_same_groups(tmp_path, mo
     program = trace_with("code", monkeypatch, step, jnp.ones(3))
     assert program.call_scopes == "hook"  # helper's code no longer matches its file
     assert call_groups(program) == ["helper"]
-    assert calls.instrumented_code(mod.helper.__code__) is None
+    assert call_scopes.instrumented_code(mod.helper.__code__) is None
     # Traced twice, but the user's print is shown (and recorded) once.
     assert capsys.readouterr().out.count("tracing helper") == 1
     assert program.trace_output.count("tracing helper") == 1
@@ -208,7 +208,7 @@ def test_closures_made_while_tracing_stay_callable_afterwards(tmp_path, monkeypa
     program = trace_with("code", monkeypatch, mod.step, jnp.ones(3))
     assert call_groups(program) == ["escapee"]
     escapee = mod.KEPT[-1]
-    assert calls.is_instrumented(escapee.__code__)  # made from the instrumented step
+    assert call_scopes.is_instrumented(escapee.__code__)  # made from the instrumented step
     assert float(escapee(jnp.zeros(()))) == 0.0  # outside a trace the scope is a no-op
 
 
@@ -221,8 +221,8 @@ def test_instrumented_code_keeps_lines_and_columns(tmp_path):
             y = jnp.sin(x)
             return y + jnp.cos(x)
         """)
-    twin = calls.instrumented_code(mod.f.__code__)
-    assert twin is not None and calls.is_instrumented(twin)
+    twin = call_scopes.instrumented_code(mod.f.__code__)
+    assert twin is not None and call_scopes.is_instrumented(twin)
     assert twin.co_firstlineno == mod.f.__code__.co_firstlineno
     # Every operation the user wrote keeps its span (what equations and error messages
     # point at); only the return's own bookkeeping moves into the ``with``.
@@ -269,12 +269,12 @@ def test_a_jaxpr_cell_groups_its_own_functions_and_binds_working_ones(shell_with
     assert prog.graph.groups[nested.parent].name == "twice"
     # ``twice`` is bound as a plain run binds it: plain code, working without jaxviz.
     twice = shell.user_ns["twice"]
-    assert not calls.is_instrumented(twice.__code__)
+    assert not call_scopes.is_instrumented(twice.__code__)
     assert float(twice(jnp.ones(4))[0]) == pytest.approx(1.0)
     shell.run_cell("%%jaxpr -o prog2 --quiet\nclass Scale:\n    def apply(self, v):\n        return v * 3\n"
                    "z = Scale().apply(x)\n")
     assert call_groups(shell.user_ns["prog2"]) == ["Scale.apply"]
-    assert not calls.is_instrumented(shell.user_ns["Scale"].apply.__code__)
+    assert not call_scopes.is_instrumented(shell.user_ns["Scale"].apply.__code__)
 
 
 def test_a_function_keeps_its_identity_in_the_recompile_tracker_while_traced(tmp_path):
@@ -287,8 +287,8 @@ def test_a_function_keeps_its_identity_in_the_recompile_tracker_while_traced(tmp
             return jnp.sin(x) * 2
         """)
     before = signature.describe_function(mod.block)[0]
-    with calls.CodeScopes(roots=[mod.block]):
-        assert calls.is_instrumented(mod.block.__code__)  # the twin runs now
+    with call_scopes.CodeScopes(roots=[mod.block]):
+        assert call_scopes.is_instrumented(mod.block.__code__)  # the twin runs now
         during = signature.describe_function(mod.block)[0]
     assert during == before
 
@@ -352,7 +352,7 @@ def test_an_equinox_model_gets_one_group_per_module_call(monkeypatch):
 @pytest.mark.skipif(not hasattr(jax, "make_user_context"),
                     reason="JAX 0.6 has no jax.make_user_context: the user's cached traces are reused")
 def test_a_jitted_function_the_user_ran_before_still_shows_its_calls(monkeypatch):
-    monkeypatch.setenv(calls.MODE_ENV, "code")
+    monkeypatch.setenv(call_scopes.MODE_ENV, "code")
     step = jax.jit(models.train_step)
     params, tokens = models.init_params(2), models.tokens()
     step(params, tokens)  # JAX has step's trace cached now, recorded without scopes
@@ -366,7 +366,7 @@ def test_a_jitted_function_the_user_ran_before_still_shows_its_calls(monkeypatch
 def test_a_jitted_function_the_user_ran_before_is_noted_where_jax_reuses_its_trace(monkeypatch):
     """JAX 0.6 (no user contexts) hands jaxviz the user's cached trace of ``step``: the graph
     says why the calls inside are missing. Newer JAX traces it again and says nothing."""
-    monkeypatch.setenv(calls.MODE_ENV, "code")
+    monkeypatch.setenv(call_scopes.MODE_ENV, "code")
     step = jax.jit(models.train_step)
     params, tokens = models.init_params(2), models.tokens()
     step(params, tokens)
@@ -375,7 +375,7 @@ def test_a_jitted_function_the_user_ran_before_is_noted_where_jax_reuses_its_tra
     program = stage_cell("new, loss = step(params, tokens)\n",
                          {"step": step, "params": params, "tokens": tokens}).program
     notes = [n for n in program.notes if "reuses its cached trace" in n]
-    if calls.reuses_user_traces():
+    if call_scopes.reuses_user_traces():
         assert notes and notes[0].startswith("`train_step` ran before this trace"), program.notes
         assert "block" not in call_groups(program)
     else:
@@ -386,7 +386,7 @@ def test_a_jitted_function_the_user_ran_before_is_noted_where_jax_reuses_its_tra
 @pytest.mark.skipif(not hasattr(jax, "make_user_context"),
                     reason="JAX 0.6 has no jax.make_user_context: the user's cached traces are reused")
 def test_jaxviz_scopes_stay_out_of_the_users_own_traces(monkeypatch):
-    monkeypatch.setenv(calls.MODE_ENV, "code")
+    monkeypatch.setenv(call_scopes.MODE_ENV, "code")
 
     @jax.jit
     def callee(x):
@@ -395,11 +395,11 @@ def test_jaxviz_scopes_stay_out_of_the_users_own_traces(monkeypatch):
     jaxviz.trace(lambda x: callee(x) * 2, jnp.ones(3))  # traces callee with jaxviz's scopes
     user_jaxpr = callee.trace(jnp.ones(3)).jaxpr  # the user's first trace of it
     stacks = [str(e.source_info.name_stack) for e in user_jaxpr.jaxpr.eqns]
-    assert stacks and not any(s.startswith(calls.SCOPE_PREFIX) for s in stacks), stacks
+    assert stacks and not any(s.startswith(call_scopes.SCOPE_PREFIX) for s in stacks), stacks
 
 
 def test_tracing_again_reuses_jaxvizs_own_cache_with_the_same_groups(monkeypatch):
-    monkeypatch.setenv(calls.MODE_ENV, "code")
+    monkeypatch.setenv(call_scopes.MODE_ENV, "code")
 
     @jax.jit
     def inner_step(params, tokens):
@@ -422,7 +422,7 @@ def _scaled(v):
 
 def test_a_trace_under_leak_checking_leaks_no_tracer():
     """The recorder keeps the user's frames to name library calls by the values called
-    (``calls.CalledNames``); where JAX checks for leaked tracers it keeps none, so the
+    (``call_scopes.CalledNames``); where JAX checks for leaked tracers it keeps none, so the
     trace goes as it would without jaxviz."""
 
     def step(x):

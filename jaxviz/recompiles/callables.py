@@ -20,8 +20,8 @@ from typing import Any
 
 import jax
 
-from . import _jax_internals as internals
-from .calls import is_user_file
+from .. import _jax_internals as internals
+from ..call_scopes import is_user_file
 
 
 def _ref(value: Any) -> Callable[[], Any]:
