@@ -727,14 +727,19 @@ class Graph:
         visible = self._items(0)
         heap: list[tuple[int, int, int, int, int]] = []
         self._push_openable(heap, 0, tier=0)
+        # Each open group's extent, kept between tries: opening a group changes its own
+        # and its ancestors' only.
+        extents: dict[int, tuple[float, float]] = {}
         while heap:
             tier, _, _, _, gid = heapq.heappop(heap)
             cost = self._items(gid) - 1
             if visible + cost > budget:
                 continue
             expanded.add(gid)
-            if cost > 0 and not self._fits(expanded):
+            self._forget_extents(extents, gid)
+            if cost > 0 and not self._fits(expanded, extents):
                 expanded.discard(gid)  # more than about two screens
+                self._forget_extents(extents, gid)
                 continue
             visible += cost
             self._push_openable(heap, gid, tier=min(tier, EQUATION_TIER - 1))
@@ -747,9 +752,16 @@ class Graph:
                     break
         return frozenset(expanded)
 
-    def _fits(self, expanded: set[int]) -> bool:
-        width, rows = self.layout_extent(expanded)
+    def _fits(self, expanded: set[int], extents: dict[int, tuple[float, float]]) -> bool:
+        width, rows = self.layout_extent(expanded, extents)
         return width <= AUTO_WIDTH_PT and rows <= AUTO_RANKS
+
+    def _forget_extents(self, extents: dict[int, tuple[float, float]], gid: int) -> None:
+        """Drop the extents that opening or closing ``gid`` changes: its own, its ancestors'."""
+        g: int | None = gid
+        while g is not None:
+            extents.pop(g, None)
+            g = self.groups[g].parent
 
     def _closed_boxes(self, expanded: set[int] | frozenset[int]) -> list[int]:
         return [c for g in expanded for c in self.groups[g].groups
@@ -762,13 +774,15 @@ class Graph:
         edges), so a first view can try many expansions cheaply."""
         return self.layout_extent(expanded)[1]
 
-    def layout_extent(self, expanded: set[int] | frozenset[int]) -> tuple[float, float]:
+    def layout_extent(self, expanded: set[int] | frozenset[int],
+                      memo: dict[int, tuple[float, float]] | None = None) -> tuple[float, float]:
         """(width in pt, height in rows) of a top-to-bottom layout of the view, estimated
         as ``layout_ranks`` is: items placed in rows by their longest chain, the width
         the widest row (labels at about ``PT_PER_CHAR``), an open group as big as what it
-        shows plus its margins."""
-        memo: dict[int, tuple[float, float]] = {}
-        for gid in sorted(expanded, key=lambda g: -self.groups[g].depth):
+        shows plus its margins. ``memo``: open groups' extents known for this expansion
+        (filled in with the rest)."""
+        memo = {} if memo is None else memo
+        for gid in sorted((g for g in expanded if g not in memo), key=lambda g: -self.groups[g].depth):
             memo[gid] = self._group_extent(gid, expanded, memo)
         return memo[0]
 
