@@ -236,7 +236,6 @@ class GraphBuilder:
         # comparing two tracebacks by content reads their frames, a hit by id does not.
         self._source_of: dict[int, tuple[internals.UserFrame | None, SourceLoc | None]] = {}
         self._library_path_of: dict[int, list[tuple[str, str]]] = {}
-        self._eqn_path_of: dict[tuple[Any, int], list[tuple[str, str]]] = {}  # (name stack, traceback)
         self._user_code: dict[Any, bool] = {}
         self._var_names: dict[Any, str] = {}
         self._keyed: dict[tuple[int, tuple[str, str]], int] = {}  # (parent, key) → group
@@ -559,16 +558,11 @@ class GraphBuilder:
         taken as applied by the library to its innermost call (mctx's search vmaps its
         ``update``): the name stack does not say where among them it was applied.
         Read once per name stack and library path (callers must not mutate the list)."""
-        stack = internals.name_stack(eqn)
-        by_traceback = (stack, id(internals.traceback_of(eqn)))
-        path = self._eqn_path_of.get(by_traceback)
+        library = self._library_path(eqn)
+        key = (internals.name_stack(eqn), *library)
+        path = self._eqn_paths.get(key)
         if path is None:
-            library = self._library_path(eqn)
-            key = (stack, *library)
-            path = self._eqn_paths.get(key)
-            if path is None:
-                path = self._eqn_paths[key] = self._join_paths(_scope_path(eqn), library)
-            self._eqn_path_of[by_traceback] = path
+            path = self._eqn_paths[key] = self._join_paths(_scope_path(eqn), library)
         return path
 
     @staticmethod
