@@ -232,10 +232,6 @@ class GraphBuilder:
         self.call_groups: list[tuple[int, Any]] = []
         self._sources: dict[tuple[str, int, str], SourceLoc] = {}  # shared: one per line
         self._frames: dict[Any, internals.UserFrame | None] = {}  # per traceback
-        # Per traceback object, by id (the jaxpr holds them while the graph is built):
-        # comparing two tracebacks by content reads their frames, a hit by id does not.
-        self._source_of: dict[int, tuple[internals.UserFrame | None, SourceLoc | None]] = {}
-        self._library_path_of: dict[int, list[tuple[str, str]]] = {}
         self._user_code: dict[Any, bool] = {}
         self._var_names: dict[Any, str] = {}
         self._keyed: dict[tuple[int, tuple[str, str]], int] = {}  # (parent, key) → group
@@ -580,11 +576,8 @@ class GraphBuilder:
         traceback JAX keeps, so no library function is touched. At most ``LIBRARY_DEPTH``
         levels; a name repeated by recursion counts once."""
         traceback = internals.traceback_of(eqn)
-        found = self._library_path_of.get(id(traceback))
-        if found is None:
-            found = self._library_paths.get(traceback)
+        found = self._library_paths.get(traceback)
         if found is not None:
-            self._library_path_of[id(traceback)] = found
             return found
         names: list[str] = []
         stack = internals.code_stack(eqn)
@@ -597,7 +590,7 @@ class GraphBuilder:
                 caller = stack[i + 1] if i + 1 < len(stack) else (None, 0)
                 names.append(f"{name}@{id(caller[0])}:{caller[1]}")
         found = [("library", n) for n in reversed(names[-LIBRARY_DEPTH:])]
-        self._library_paths[traceback] = self._library_path_of[id(traceback)] = found
+        self._library_paths[traceback] = found
         return found
 
     def _name_call_sites(self, open_groups: list[tuple[tuple[str, str], int]], node: int) -> None:
@@ -656,24 +649,14 @@ class GraphBuilder:
         return gid
 
     def _source(self, eqn: Any) -> SourceLoc | None:
-        """The equation's user line, and its frame in ``_last_frame``; read once per
-        traceback object."""
-        key = id(internals.traceback_of(eqn))
-        found = self._source_of.get(key)
-        if found is None:
-            found = self._source_of[key] = self._read_source(eqn)
-        self._last_frame, loc = found
-        return loc
-
-    def _read_source(self, eqn: Any) -> tuple[internals.UserFrame | None, SourceLoc | None]:
-        f = internals.innermost_frame(eqn, self._is_user_code, self._frames)
+        f = self._last_frame = internals.innermost_frame(eqn, self._is_user_code, self._frames)
         if f is None:
-            return None, None
+            return None
         key = (f.file, f.line, f.function)
         loc = self._sources.get(key)
         if loc is None:
             loc = self._sources[key] = make_source(f.file, f.line, f.function, self.cell_file)
-        return f, loc
+        return loc
 
     def _var_name(self, var: Any) -> str:
         """A short stable name per jaxpr variable (``str(var)`` is slow and not short)."""
