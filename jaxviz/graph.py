@@ -54,6 +54,7 @@ import functools
 import heapq
 import json
 import re
+from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -401,9 +402,12 @@ class Graph:
         self.nodes: list[Node] = []
         self.edges: list[Edge] = []
         self.groups: list[Group] = [Group(0, name, "root", None, 0)]
-        # Per group: edges whose endpoints' lowest common group is this one, bucketed by
-        # the pair of child items (of this group) that contain the endpoints.
-        self._buckets: list[dict[tuple[Item, Item], list[int]]] = []
+        # Per group: the ids of the edges whose endpoints' lowest common group is this one
+        # (``finish``); and, made on first use (``_bucket``), those edges bucketed by the
+        # pair of child items (of this group) that contain the endpoints. A view needs the
+        # buckets of its open groups only: a first view, a few of a program's.
+        self._edges_at: dict[int, array[int]] = {}
+        self._buckets: dict[int, dict[tuple[Item, Item], list[int]]] = {}
         self._finished = False
         # A diff's statuses ({"nodes"|"groups": {id: "added"|"removed"|"changed"}, "notes":
         # {"n3"|"g2": text}}), shipped with the graph so that every drawing colours them.
@@ -440,14 +444,53 @@ class Graph:
             g = groups[gid]
             g.n_eqns = sum(1 for n in g.nodes if self.nodes[n].kind == "eqn") + sum(
                 groups[c].n_eqns for c in g.groups)
-        self._buckets = [{} for _ in self.groups]
-        up = [g.id if g.parent is None else g.parent for g in groups]
-        memo: dict[tuple[int, int], tuple[int, int, int]] = {}
-        for i, e in enumerate(self.edges):
-            lca, a, b = self._lca_items(e.src, e.dst, up, memo)
-            self._buckets[lca].setdefault((a, b), []).append(i)
+        self._index_edges()
         self._finished = True
         return self
+
+    def _index_edges(self) -> None:
+        """Each edge under the lowest group holding both its ends (``_edges_at``); the
+        buckets are made from it when a view opens that group."""
+        up = [g.id if g.parent is None else g.parent for g in self.groups]
+        nodes = self.nodes
+        memo: dict[tuple[int, int], int] = {}  # per pair of groups: few, edges are many
+        by_lca: dict[int, list[int]] = {}
+        for i, e in enumerate(self.edges):
+            pair = (nodes[e.src].group, nodes[e.dst].group)
+            lca = memo.get(pair)
+            if lca is None:
+                lca = memo[pair] = self._lca_groups(*pair, up)[0]
+            by_lca.setdefault(lca, []).append(i)
+        self._edges_at = {gid: array("q", ids) for gid, ids in by_lca.items()}  # 8 bytes an edge
+        self._buckets = {}
+
+    def _bucket(self, gid: int) -> dict[tuple[Item, Item], list[int]]:
+        """The edges under group ``gid`` by the pair of its child items (a node of its own
+        or a child group) holding their ends, in edge order; made on first use."""
+        bucket = self._buckets.get(gid)
+        if bucket is None:
+            bucket = {}
+            above: dict[int, Item] = {}  # a group inside gid → the item of gid around it
+            for i in self._edges_at.get(gid, ()):
+                e = self.edges[i]
+                key = (self._item_in(gid, e.src, above), self._item_in(gid, e.dst, above))
+                bucket.setdefault(key, []).append(i)
+            self._buckets[gid] = bucket
+        return bucket
+
+    def _item_in(self, gid: int, node_id: int, above: dict[int, Item]) -> Item:
+        """The item of group ``gid`` holding node ``node_id`` (which lies below it): the
+        node itself, or the child group around it."""
+        g = self.nodes[node_id].group
+        if g == gid:
+            return ("n", node_id)
+        item = above.get(g)
+        if item is None:
+            child = g
+            while (parent := self.groups[child].parent) != gid and parent is not None:
+                child = parent
+            item = above[g] = ("g", child)
+        return item
 
     def _drop_unreachable(self) -> None:
         """Groups a builder emptied and detached (merged into another) leave the tree;
@@ -615,21 +658,10 @@ class Graph:
             g = self.groups[g].parent
         return chain
 
-    def _lca_items(self, src: int, dst: int, up: list[int],
-                   memo: dict[tuple[int, int], tuple[int, int, int]]) -> tuple[int, Item, Item]:
-        """The innermost group holding both nodes, and the items (the node itself or the
-        group around it) under which each end sits there. Climbs by depth (set in
-        ``finish``; ``up[g]`` is g's parent), once per pair of groups (``memo``)."""
-        pair = (self.nodes[src].group, self.nodes[dst].group)
-        found = memo.get(pair)
-        if found is None:
-            found = memo[pair] = self._lca_groups(*pair, up)
-        lca, ia, ib = found
-        return lca, ("n", src) if ia < 0 else ("g", ia), ("n", dst) if ib < 0 else ("g", ib)
-
     def _lca_groups(self, ga: int, gb: int, up: list[int]) -> tuple[int, int, int]:
         """(lowest common group, the child of it above ``ga``, the one above ``gb``); -1
-        where ``ga`` or ``gb`` is the common group itself."""
+        where ``ga`` or ``gb`` is the common group itself. Climbs by depth (set in
+        ``finish``; ``up[g]`` is g's parent)."""
         groups = self.groups
         ia = ib = -1
         while groups[ga].depth > groups[gb].depth:
@@ -695,14 +727,19 @@ class Graph:
         visible = self._items(0)
         heap: list[tuple[int, int, int, int, int]] = []
         self._push_openable(heap, 0, tier=0)
+        # Each open group's extent, kept between tries: opening a group changes its own
+        # and its ancestors' only.
+        extents: dict[int, tuple[float, float]] = {}
         while heap:
             tier, _, _, _, gid = heapq.heappop(heap)
             cost = self._items(gid) - 1
             if visible + cost > budget:
                 continue
             expanded.add(gid)
-            if cost > 0 and not self._fits(expanded):
+            self._forget_extents(extents, gid)
+            if cost > 0 and not self._fits(expanded, extents):
                 expanded.discard(gid)  # more than about two screens
+                self._forget_extents(extents, gid)
                 continue
             visible += cost
             self._push_openable(heap, gid, tier=min(tier, EQUATION_TIER - 1))
@@ -715,9 +752,16 @@ class Graph:
                     break
         return frozenset(expanded)
 
-    def _fits(self, expanded: set[int]) -> bool:
-        width, rows = self.layout_extent(expanded)
+    def _fits(self, expanded: set[int], extents: dict[int, tuple[float, float]]) -> bool:
+        width, rows = self.layout_extent(expanded, extents)
         return width <= AUTO_WIDTH_PT and rows <= AUTO_RANKS
+
+    def _forget_extents(self, extents: dict[int, tuple[float, float]], gid: int) -> None:
+        """Drop the extents that opening or closing ``gid`` changes: its own, its ancestors'."""
+        g: int | None = gid
+        while g is not None:
+            extents.pop(g, None)
+            g = self.groups[g].parent
 
     def _closed_boxes(self, expanded: set[int] | frozenset[int]) -> list[int]:
         return [c for g in expanded for c in self.groups[g].groups
@@ -730,13 +774,15 @@ class Graph:
         edges), so a first view can try many expansions cheaply."""
         return self.layout_extent(expanded)[1]
 
-    def layout_extent(self, expanded: set[int] | frozenset[int]) -> tuple[float, float]:
+    def layout_extent(self, expanded: set[int] | frozenset[int],
+                      memo: dict[int, tuple[float, float]] | None = None) -> tuple[float, float]:
         """(width in pt, height in rows) of a top-to-bottom layout of the view, estimated
         as ``layout_ranks`` is: items placed in rows by their longest chain, the width
         the widest row (labels at about ``PT_PER_CHAR``), an open group as big as what it
-        shows plus its margins."""
-        memo: dict[int, tuple[float, float]] = {}
-        for gid in sorted(expanded, key=lambda g: -self.groups[g].depth):
+        shows plus its margins. ``memo``: open groups' extents known for this expansion
+        (filled in with the rest)."""
+        memo = {} if memo is None else memo
+        for gid in sorted((g for g in expanded if g not in memo), key=lambda g: -self.groups[g].depth):
             memo[gid] = self._group_extent(gid, expanded, memo)
         return memo[0]
 
@@ -748,7 +794,7 @@ class Graph:
         for n in g.nodes:
             height[("n", n)], width[("n", n)] = 1.0, self._node_width(n)
         crossing: dict[Item, int] = {}  # values an open group takes in or hands out
-        for a, b in self._buckets[gid]:
+        for a, b in self._bucket(gid):
             if a != b:
                 crossing[a] = crossing.get(a, 0) + 1
                 crossing[b] = crossing.get(b, 0) + 1
@@ -762,7 +808,7 @@ class Graph:
             else:
                 height[("g", c)], width[("g", c)] = BOX_RANKS, self._box_width(c)
         successors: dict[Item, list[Item]] = {}
-        for a, b in self._buckets[gid]:
+        for a, b in self._bucket(gid):
             if a != b:
                 successors.setdefault(a, []).append(b)
         phases = [("g", c) for c in g.groups if self.groups[c].kind == "phase"]
@@ -770,7 +816,7 @@ class Graph:
             successors.setdefault(a, []).append(b)
         start = _layers(height, successors)
         rows = max((start[i] + height[i] for i in start), default=0.0)
-        edges = [pair for pair in self._buckets[gid] if pair[0] != pair[1]]
+        edges = [pair for pair in self._bucket(gid) if pair[0] != pair[1]]
         return _widest_row(start, height, width, edges), rows
 
     def _node_width(self, nid: int) -> float:
@@ -815,7 +861,7 @@ class Graph:
         expanded = self.expansion(expand)
         merged: dict[tuple[Item, Item], dict[str, Aval]] = {}
         for gid in expanded:
-            for (a, b), edge_ids in self._buckets[gid].items():
+            for (a, b), edge_ids in self._bucket(gid).items():
                 if self._is_leaf(a, expanded) and self._is_leaf(b, expanded):
                     vals = merged.setdefault((a, b), {})
                     for i in edge_ids:  # every distinct value, each once

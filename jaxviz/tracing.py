@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import inspect
 import io
 import os
@@ -238,6 +239,9 @@ class GraphBuilder:
         self.sites: dict[int, Any] = {}  # node id → the user frame (line and column) it came from
         self._last_frame: Any = None
         self._library_paths: dict[Any, list[tuple[str, str]]] = {}  # per traceback
+        # per (name stack, library path): the equations of one layer share both
+        self._eqn_paths: dict[tuple[Any, ...], list[tuple[str, str]]] = {}
+        self._params_texts: dict[tuple[Any, ...], dict[str, str]] = {}  # per distinct params
         self.library_nodes: set[int] = set()  # equations recorded inside a library call
         self.functions_run: dict[int, list[str]] = {}  # eqn group → the functions JAX traced into it
         self.called = CalledNames()  # library calls named as the user's values say
@@ -559,9 +563,17 @@ class GraphBuilder:
         """The equation's group keys: its name stack's, then its library calls'. A
         transformation the name stack ends with (``vmap``), under library calls, is
         taken as applied by the library to its innermost call (mctx's search vmaps its
-        ``update``): the name stack does not say where among them it was applied."""
-        scope = _scope_path(eqn)
+        ``update``): the name stack does not say where among them it was applied.
+        Read once per name stack and library path (callers must not mutate the list)."""
         library = self._library_path(eqn)
+        key = (internals.name_stack(eqn), *library)
+        path = self._eqn_paths.get(key)
+        if path is None:
+            path = self._eqn_paths[key] = self._join_paths(_scope_path(eqn), library)
+        return path
+
+    @staticmethod
+    def _join_paths(scope: list[tuple[str, str]], library: list[tuple[str, str]]) -> list[tuple[str, str]]:
         split = len(scope)
         while split and scope[split - 1][0] == "transform":
             split -= 1
@@ -684,7 +696,7 @@ class GraphBuilder:
         literals = [short(v.val, 20) for v in eqn.invars if isinstance(v, jcore.Literal)]
         source = self._source(eqn)
         label = _eqn_label(eqn)
-        params = _display_params(eqn.params)
+        params = self._params_text(eqn) if not subs else _display_params(eqn.params)
         if subs:  # a jnp helper (``where``) is the user's call, not JAX's ``jit: _where``
             helper = library_helper_name(eqn)
             if helper is not None:
@@ -717,6 +729,19 @@ class GraphBuilder:
         for var in eqn.outvars:
             if not isinstance(var, internals.DropVar):
                 env[var] = node
+
+    def _params_text(self, eqn: Any) -> dict[str, str]:
+        """``_display_params``, shared by the equations with equal params (a layer's
+        ``dot_general``s): per-equation work done once. The dict is shared: read-only."""
+        params = eqn.params
+        try:  # the types too: True and 1 are equal keys but print differently
+            key = (eqn.primitive, *((k, type(v), v) for k, v in params.items()))
+            text = self._params_texts.get(key)
+        except TypeError:  # an unhashable value (an array)
+            return _display_params(params)
+        if text is None:
+            text = self._params_texts[key] = _display_params(params)
+        return text
 
     def _sub_env(self, eqn: Any, sub: Any, consts: Sequence[Any], group: int,
                  env: dict[Any, int], node: int, bound: set[Any]) -> dict[Any, int]:
@@ -1012,6 +1037,21 @@ def stage(make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str,
                   recorder.reused(traced.jaxpr), placed, call_scopes.CalledNames(recorder.frames))
 
 
+@contextlib.contextmanager
+def collector_paused() -> Any:
+    """Python's cyclic garbage collector held off while a graph is built: the build makes
+    a few objects per equation, none of them garbage, and every full collection it would
+    trigger walks every live object (the jaxpr's and JAX's caches): half of a
+    100k-equation build. Reference counting still frees what it drops."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_names: list[str],
                   output_names: list[str], captured: list[tuple[InputInfo, Any]],
                   cell_file: str | None = None, source: str | None = None,
@@ -1026,7 +1066,8 @@ def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_name
     builder.captured = [(info, value) for info, value in captured if is_array(value)]
     builder.lost_outputs = set(lost_outputs)
     try:
-        graph = builder.build(closed, inputs, input_names, output_names, const_names)
+        with collector_paused():
+            graph = builder.build(closed, inputs, input_names, output_names, const_names)
     finally:
         staged.called.release()  # the user's frames, and the values they hold
     program = Program(name, closed, inputs, [n for n in output_names if n not in builder.lost_outputs], graph,

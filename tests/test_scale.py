@@ -78,3 +78,32 @@ def test_listing_of_a_big_program_is_bounded(transformer, monkeypatch):
     html = html_module.program_html(transformer)
     assert html.count("<li data-node=") == 300 < len(transformer.graph.nodes)
     assert "groups not listed" in html and "more</li>" in html
+
+
+def _visible_item(graph, expanded, node_id):
+    """The item a view draws for a node: the outermost closed group around it, else the
+    node itself (read from the parent chain, not from the graph's edge buckets)."""
+    chain = []
+    g = graph.nodes[node_id].group
+    while g is not None:
+        chain.append(g)
+        g = graph.groups[g].parent
+    closed = [g for g in reversed(chain) if g not in expanded]
+    return ("g", closed[0]) if closed else ("n", node_id)
+
+
+@pytest.mark.parametrize("expand", ["auto", 1, "all", "each group"])
+def test_every_value_is_drawn_between_the_items_around_its_ends(transformer, expand):
+    """Edge buckets are made per group when a view first opens it: whatever was opened
+    before, each value crossing between two visible items is one of the edge's values."""
+    graph = transformer.graph
+    requests = [[gid] for gid in range(1, len(graph.groups), 7)] if expand == "each group" else [expand]
+    for request in requests:
+        view = graph.view(request)
+        drawn = {(e.src, e.dst): len(e.avals) for e in view.edges}
+        expected: dict = {}
+        for e in graph.edges:
+            a, b = (_visible_item(graph, view.expanded, n) for n in (e.src, e.dst))
+            if a != b:
+                expected.setdefault((a, b), set()).add(f"{e.src}:{e.var}")
+        assert drawn == {pair: len(values) for pair, values in expected.items()}, request
