@@ -28,11 +28,11 @@ check_jax_version(jax.__version__)
 from . import wiring  # noqa: E402
 from .adapters import UnsplittableArgument  # noqa: E402
 from .cells import trace_cell  # noqa: E402
-from .devices import RunReport, profile  # noqa: E402
 from .diff import ProgramDiff, diff, recompile_diff  # noqa: E402
 from .errors import Explanation, capture_tracer_errors, explain  # noqa: E402
 from .graph import MIME_TYPE, Graph  # noqa: E402
 from .guard import RecompileError, expect_compiles, no_recompiles  # noqa: E402
+from .profiling import RunReport, profile  # noqa: E402
 from .program import InputInfo, Program  # noqa: E402
 from .recompiles import Cause, CompileEvent, watch  # noqa: E402
 from .tracing import trace  # noqa: E402

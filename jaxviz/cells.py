@@ -27,15 +27,7 @@ import jax
 from . import _jax_internals as internals
 from .adapters import captured_leaf_names, in_place_state
 from .call_scopes import CELL_FUNCTION, compile_instrumented, restore_plain_code
-from .devices import (
-    RunReport,
-    attach_report,
-    default_device,
-    describe_device,
-    place,
-    resolve_device,
-    time_runs,
-)
+from .devices import default_device, describe_device, place, resolve_device
 from .jaxprs import fresh_function, is_array, is_python_scalar, is_traceable_tree, path_text, short
 from .program import InputInfo, Program, traced_inputs
 from .tracing import build_program, captured_values, stage
@@ -160,15 +152,14 @@ class CellProgram:
     analysis: CellAnalysis | None = None
     device: Any = None  # the device asked for (None: JAX's default); inputs are placed there
 
-    def run(self, repeats: int = 0) -> dict[str, Any]:
+    def run(self) -> dict[str, Any]:
         """Execute on the device; returns the names to bind (``__jaxviz_last__`` included).
-        ``repeats`` > 0: that many more timed runs, their median the steady-state time."""
+        What the run cost is ``jaxviz.profiling.report_cell_run``'s."""
         compiled = self.compiled if self.compiled is not None else self.compile()
         t0 = time.perf_counter()
         outs = compiled(*self.args)
         jax.block_until_ready(outs)
         self.program.timings["run"] = time.perf_counter() - t0
-        self._report_runs(repeats)
         leaves = list(self.side["leaves"])
         for i, value in zip(self.side["dynamic"], outs):
             leaves[i] = value
@@ -190,19 +181,7 @@ class CellProgram:
             t2 = time.perf_counter()
         self.program.timings["lower"] = t1 - t0
         self.program.timings["compile"] = t2 - t1
-        report = RunReport.from_compiled(self.program.name, self.compiled, self.device or default_device(),
-                                         self.program.costs(), requested=self.device)
-        attach_report(self.program, report)
         return self.compiled
-
-    def _report_runs(self, repeats: int) -> None:
-        samples = time_runs(lambda: self.compiled(*self.args), repeats) if repeats > 0 else []
-        report = self.program.run_report
-        timings = self.program.timings
-        report.timings = {k: timings[k] for k in ("trace", "lower", "compile", "run") if k in timings}
-        report.add_runs(samples)
-        if samples:
-            timings["steady"] = report.timings["steady"]
 
 
 def _on_device(device: Any) -> Any:

@@ -62,7 +62,7 @@ class Program(Displayed):
     source: str | None = None  # the cell's source, for cells
     expand: int | str | Iterable[int] | None = None  # the default view
     notes: list[str] = field(default_factory=list)  # one-line remarks shown in the summary
-    run_report: Any = None  # jaxviz.devices.RunReport once the program ran (the "Run" section)
+    run_report: Any = None  # jaxviz.profiling.RunReport once the program ran (the "Run" section)
     call_scopes: str = ""  # how user calls were recorded while tracing: "code" or "hook" (jaxviz.call_scopes)
     mesh: str = ""  # the device mesh it runs on, in words (jaxviz.sharding.mesh_text); "" for none
     call_groups: dict[int, list[int]] = field(default_factory=dict)  # call scope number → its groups

@@ -14,9 +14,10 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import jaxviz
-from jaxviz import devices
-from jaxviz.devices import DeviceNotFound, RunReport, profile, resolve_device
+from jaxviz import devices, profiling
+from jaxviz.devices import DeviceNotFound, resolve_device
 from jaxviz.ipython import commands
+from jaxviz.profiling import RunReport, profile
 
 NO_GPU = not any(d.platform == "gpu" for d in devices.list_devices())
 
@@ -107,7 +108,7 @@ def test_one_device_report_says_nothing_of_meshes_or_collectives():
     assert "collectives" not in labels and "mesh" not in labels and "memory" in labels
     assert "collective" not in report.summary() and "mesh" not in report.summary()
     program = jaxviz.trace(mlp, *ARGS)
-    devices.attach_report(program, report)
+    profiling.attach_report(program, report)
     assert program.device and program.mesh == "" and "all-" not in program.summary()
     assert not any(n.params.get("sharding") for n in program.graph.nodes)
     assert all(g.collectives == 0 for g in program.graph.groups)
@@ -157,9 +158,9 @@ def test_fmt_seconds_is_the_one_time_format():
     from jaxviz import text, widgets
     from jaxviz.render import recompiles
 
-    assert [devices.fmt_seconds(s) for s in (None, 12e-6, 3.44e-3, 1.254)] == \
+    assert [profiling.fmt_seconds(s) for s in (None, 12e-6, 3.44e-3, 1.254)] == \
         ["—", "12 µs", "3.4 ms", "1.25 s"]
-    assert recompiles.fmt_seconds is devices.fmt_seconds is widgets.fmt_seconds is text.fmt_seconds
+    assert recompiles.fmt_seconds is profiling.fmt_seconds is widgets.fmt_seconds is text.fmt_seconds
 
 
 def test_profile_is_exported():

@@ -104,7 +104,7 @@ def _case(name, program) -> dict:
 def _sharded_program():
     """A shard_map with collectives on a one-device mesh with explicit axes (the sharded
     types and specs), and a compiled collective put on a call of the user's, as a compile
-    on several devices would (``devices.attach_report``): the communication nodes, specs
+    on several devices would (``profiling.attach_report``): the communication nodes, specs
     and communication line the browser draws as the kernel does."""
     mesh = jax.make_mesh((1,), ("data",), axis_types=(jax.sharding.AxisType.Explicit,), devices=jax.devices()[:1])
 

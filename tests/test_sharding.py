@@ -26,7 +26,7 @@ import jax, jax.numpy as jnp
 from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 from IPython.core.interactiveshell import InteractiveShell
 import jaxviz
-from jaxviz.devices import attach_report
+from jaxviz.profiling import attach_report
 
 out = {}
 HLO_KIND = re.compile(r"= .*? (all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\(")

@@ -20,8 +20,9 @@ from IPython.display import display
 from .. import errors
 from ..call_scopes import ipython_cell_name
 from ..cells import NothingToTrace, analyse, new_cell_filename, stage_cell
-from ..devices import attach_report, profile, resolve_device
+from ..devices import resolve_device
 from ..jaxprs import is_traceable_tree
+from ..profiling import attach_report, profile, report_cell_run
 from ..tracing import trace
 from . import bridge, exceptions, recompiles
 from .commands import COMMANDS
@@ -92,7 +93,8 @@ class JaxvizMagics(Magics):
             if program.eqn_count == 0 and not program.inputs_of_kind("traced"):
                 raise NothingToTrace
             if not args.no_run:
-                bindings = staged.run(repeats=max(args.repeat, 1) if args.time else 0)
+                bindings = staged.run()
+                report_cell_run(staged, repeats=max(args.repeat, 1) if args.time else 0)
         except NothingToTrace:
             bindings = staged.run() if not args.no_run else {}
             self._bind(bindings, _deleted(staged))

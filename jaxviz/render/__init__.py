@@ -11,9 +11,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import display
-from ..devices import DeviceTable, RunReport
+from ..devices import DeviceTable
 from ..diff import ProgramDiff
 from ..errors import Explanation
+from ..profiling import RunReport
 from ..program import Program
 from ..recompiles import CompileLog, Summary, Watch
 from .devices import (

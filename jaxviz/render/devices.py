@@ -7,7 +7,8 @@ from typing import Any
 
 from rich.table import Table
 
-from ..devices import DeviceTable, RunReport
+from ..devices import DeviceTable
+from ..profiling import RunReport
 from ..text import esc
 from ..visual import HTML_COLOR, TERMINAL_STYLE
 
