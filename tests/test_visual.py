@@ -142,3 +142,13 @@ def test_visual_is_a_leaf_that_imports_nothing_from_jaxviz():
     imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     assert not [m for m in imported if m == "" or m.startswith("jaxviz")], imported
+
+
+def test_code_and_fix_blocks_follow_the_page_s_theme():
+    """An error explanation's code and fix blocks sit behind the theme's own text colour: in
+    a dark theme a fixed light background would leave light text on light grey. They take
+    JupyterLab's theme variables, with the light value where a page has none."""
+    for role in ("code_background", "fix_background", "detail", "line_number"):
+        value = visual.HTML_COLOR[role]
+        assert "var(--jp-" in value, (role, value)
+    assert re.search(r"var\(--jp-layout-color2, #F7F7F7\)", visual.HTML_COLOR["code_background"])
