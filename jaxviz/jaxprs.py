@@ -102,22 +102,30 @@ def flat_avals(name: str, value: Any) -> list[tuple[str, Aval]]:
 def sub_jaxprs(params: dict[str, Any]) -> list[tuple[str, Any, Sequence[Any]]]:
     """(label, Jaxpr, consts) for every jaxpr held in an equation's params, found
     generically, in the order of the params (the order the graph builder walks them, and
-    the order ``costs.program_costs`` lists their equations in)."""
+    the order ``costs.program_costs`` lists their equations in). Runs once per equation:
+    a label is written only for what is found (a jit's params hold a tuple per argument)."""
     found = []
     for key, val in params.items():
-        vals = val if isinstance(val, (tuple, list)) else (val,)
-        for i, v in enumerate(vals):
-            label = key if len(vals) == 1 else f"{_singular(key)} {i}"
-            if isinstance(v, jcore.ClosedJaxpr):
-                found.append((label, v.jaxpr, v.consts))
-            elif isinstance(v, jcore.Jaxpr):
-                found.append((label, v, ()))
+        if isinstance(val, _JAXPR_TYPES):
+            found.append(_sub_jaxpr(key, val))
+        elif isinstance(val, (tuple, list)):
+            found += [_sub_jaxpr(key if len(val) == 1 else f"{_singular(key)} {i}", v)
+                      for i, v in enumerate(val) if isinstance(v, _JAXPR_TYPES)]
     return found
+
+
+_JAXPR_TYPES = (jcore.ClosedJaxpr, jcore.Jaxpr)
+
+
+def _sub_jaxpr(label: str, value: Any) -> tuple[str, Any, Sequence[Any]]:
+    if isinstance(value, jcore.ClosedJaxpr):
+        return label, value.jaxpr, value.consts
+    return label, value, ()
 
 
 def holds_jaxpr(params: dict[str, Any]) -> bool:
     """Whether an equation holds a jaxpr under ``jaxpr`` (``jit``, ``custom_jvp_call``)."""
-    return isinstance(params.get("jaxpr"), (jcore.ClosedJaxpr, jcore.Jaxpr))
+    return isinstance(params.get("jaxpr"), _JAXPR_TYPES)
 
 
 def _singular(key: str) -> str:
