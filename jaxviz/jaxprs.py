@@ -13,6 +13,7 @@ import jax
 import jax.extend.core as jcore
 import numpy as np
 
+from . import _jax_internals as internals
 from .graph import Aval
 from .sharding import dim_axes
 
@@ -119,7 +120,7 @@ _JAXPR_TYPES = (jcore.ClosedJaxpr, jcore.Jaxpr)
 
 def _sub_jaxpr(label: str, value: Any) -> tuple[str, Any, Sequence[Any]]:
     if isinstance(value, jcore.ClosedJaxpr):
-        return label, value.jaxpr, value.consts
+        return label, internals.open_jaxpr(value), value.consts
     return label, value, ()
 
 

@@ -249,12 +249,13 @@ class GraphBuilder:
     def build(self, closed: Any, inputs: list[InputInfo], input_names: list[str],
               output_names: list[str], const_names: dict[int, InputInfo]) -> Graph:
         g = self.graph
+        jaxpr = internals.open_jaxpr(closed)
         env: dict[Any, int] = {}
         for info in inputs:  # static values and captured scalars: shown, never an edge
             if info.kind in ("static", "captured", "constant") and info.aval is None:
                 kind = "input" if info.kind == "static" else "const"
                 g.add_node(kind, f"{info.name} = {info.value}", 0, input_kind=info.kind)
-        for i, var in enumerate(closed.jaxpr.constvars):
+        for i, var in enumerate(jaxpr.constvars):
             info = const_names.get(i)
             label = info.name if info else f"const {aval_of_var(var).text}"
             kind = info.kind if info else "constant"
@@ -263,15 +264,15 @@ class GraphBuilder:
                 self._unnamed_consts.add(env[var])
         by_name = {i.name: i for i in inputs}
         in_groups = self._pytree_groups(input_names, "inputs")
-        for var, name in zip(closed.jaxpr.invars, input_names):
+        for var, name in zip(jaxpr.invars, input_names):
             info = by_name.get(name)
             placed = (info.sharding if info else None) or sharding.aval_sharding_text(var.aval)
             env[var] = g.add_node("input", name, in_groups.get(name, 0),
                                   input_kind=info.kind if info else "traced", outputs=[aval_of_var(var)],
                                   params={"sharding": placed} if placed else {})
-        self._add_eqns(closed.jaxpr.eqns, 0, env, base_path=[])
+        self._add_eqns(jaxpr.eqns, 0, env, base_path=[])
         out_groups = self._pytree_groups(output_names, "outputs")
-        for var, names in _outputs_by_value(closed.jaxpr.outvars, output_names):
+        for var, names in _outputs_by_value(jaxpr.outvars, output_names):
             aval = aval_of_var(var)
             lost = names[0] in self.lost_outputs
             placed = sharding.aval_sharding_text(var.aval)
