@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   // Built output, and the files generated from jaxviz/schema/messages.json.
-  { ignores: ['lib/', 'node_modules/', 'src/messages.ts', 'src/messagechecks.ts'] },
+  { ignores: ['lib/', 'node_modules/', 'src/shared/messages.ts', 'src/shared/messagechecks.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,

@@ -13,7 +13,7 @@ import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import { groupToDot, legendKinds, legendOf, viewToDot } from './dot';
-import { TooltipLine, avalDetail, groupTooltip, heatColor, nodeTooltip, repeatText } from './format';
+import { TooltipLine, avalDetail, groupTooltip, heatColor, nodeTooltip, repeatText } from '../shared/format';
 import {
   PAD,
   PT_TO_PX,
@@ -30,10 +30,10 @@ import { LayeredOutput } from './layered';
 import { Scene, sceneOf } from './scene';
 import { SceneCanvas } from './scenecanvas';
 import { sceneSvg } from './scenesvg';
-import { GraphModel } from './graphmodel';
-import { GROUP_FILL, LEGEND } from './visual';
+import { GraphModel } from './model';
+import { GROUP_FILL, LEGEND } from '../shared/visual';
 import { closeGroup, drawingText, parseDrawing, portOrder, spliceGroup } from './splicesvg';
-import { ProgramPayload, inflatePayload, payloadProblem } from './model';
+import { ProgramPayload, inflatePayload, payloadProblem } from '../shared/payload';
 import { initialExpansion } from './persist';
 import {
   GraphIndex,
@@ -46,7 +46,7 @@ import {
   parseItem,
   statusText,
   visibleItems
-} from './view';
+} from './visible';
 
 /** Views with more visible items than this are not laid out (collapse instead). */
 export const MAX_LAYOUT_ITEMS = 100000;

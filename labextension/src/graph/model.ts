@@ -7,9 +7,9 @@
 
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { InputJSON, ProgramPayload } from './model';
+import { InputJSON, ProgramPayload } from '../shared/payload';
 import { DrawingStore } from './splice';
-import { GraphIndex, ItemId, View, VisibleEdge, edgeLabel, searchNodes } from './view';
+import { GraphIndex, ItemId, View, VisibleEdge, edgeLabel, searchNodes } from './visible';
 
 export type RankDir = 'TB' | 'LR';
 

@@ -19,8 +19,8 @@ import { JSONObject } from '@lumino/coreutils';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { COMM_TARGET, DiffMessage, FrontendMessage, ProgramPayload } from './model';
-import { checkedEvents, checkedKernelMessage } from './protocol';
+import { COMM_TARGET, DiffMessage, FrontendMessage, ProgramPayload } from '../shared/payload';
+import { checkedEvents, checkedKernelMessage } from '../shared/protocol';
 import { PanelStore } from './store';
 
 export type LinkState = 'no-notebook' | 'no-kernel' | 'connecting' | 'not-loaded' | 'restarting' | 'connected';

@@ -10,13 +10,13 @@ import { NotebookPanel } from '@jupyterlab/notebook';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { Panel, Widget } from '@lumino/widgets';
 
-import { codeSpans, formatBytes, formatSeconds, shortValue } from './format';
-import { CompileEvent, DiffMessage, ShippedPayload, StaleEvent } from './model';
-import { GraphReply, LinkState, PanelModel } from './panelmodel';
+import { codeSpans, formatBytes, formatSeconds, shortValue } from '../shared/format';
+import { CompileEvent, DiffMessage, ShippedPayload, StaleEvent } from '../shared/payload';
+import { GraphReply, LinkState, PanelModel } from './model';
 import { FunctionEntry, PanelStore, isWarning, noGraphReason } from './store';
-import { ICON_COLOR } from './visual';
+import { ICON_COLOR } from '../shared/visual';
 
-export type { LinkState } from './panelmodel';
+export type { LinkState } from './model';
 
 /** Shows a function's graph where there is room to read it (a main-area tab). */
 export type GraphOpener = (name: string, payload: ShippedPayload) => void;

@@ -5,8 +5,8 @@
  * ones, `n<id>` for nodes. Colours, shapes and limits: `jaxviz/visual.json` (./visual).
  */
 
-import { GraphJSON } from './model';
-import { fmtCostBytes, groupHeat, shortSource, sizeText } from './format';
+import { GraphJSON } from '../shared/payload';
+import { fmtCostBytes, groupHeat, shortSource, sizeText } from '../shared/format';
 import {
   BOX_FILL,
   CLUSTER,
@@ -28,7 +28,7 @@ import {
   PHASE,
   REPEAT_BOX,
   REPEAT_CLUSTER_STYLE
-} from './visual';
+} from '../shared/visual';
 import {
   ItemId,
   View,
@@ -40,7 +40,7 @@ import {
   nodeItem,
   openChain,
   phaseOrder
-} from './view';
+} from './visible';
 
 /** The legend a graph is drawn with: the bundled visual language, each entry overridden by
  * what the payload's kernel sent (an output traced by another jaxviz version keeps the
