@@ -20,6 +20,17 @@ export default tseslint.config(
     }
   },
   {
+    // Short functions: one that needs more than a screen does more than one thing.
+    files: ['src/**/*.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 50, skipBlankLines: true, skipComments: true }] }
+  },
+  {
+    // The layered layout and its canvas scene are being reworked for #23 (big models) in
+    // parallel; their long functions are split there, then this exception goes.
+    files: ['src/graph/layered.ts', 'src/graph/scene.ts', 'src/graph/scenecanvas.ts'],
+    rules: { 'max-lines-per-function': 'off' }
+  },
+  {
     // The node tests are compiled to CommonJS (tsconfig.test.json) and load some packages
     // with require(); their old disable comments name the rule's former name.
     files: ['test/**'],

@@ -1,6 +1,6 @@
 /**
  * The interactive graph: a view of the program's graph model laid out by Graphviz
- * (WebAssembly) in the browser. The widget of a `GraphModel` (`graphmodel.ts`: the
+ * (WebAssembly) in the browser. The widget of a `GraphModel` (`model.ts`: the
  * program, the open groups, the kept drawings, the search, the zoom and pan), which it
  * renders as the model signals. Click a collapsed group to expand it, the label of
  * an expanded group to collapse it; only the visible part is laid out again.
@@ -12,41 +12,27 @@ import type { Message } from '@lumino/messaging';
 import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
-import { groupToDot, legendKinds, legendOf, viewToDot } from './dot';
-import { TooltipLine, avalDetail, groupTooltip, heatColor, nodeTooltip, repeatText } from '../shared/format';
-import {
-  PAD,
-  PT_TO_PX,
-  fitAll,
-  firstView,
-  keepInPlace,
-  maxCanvasHeight,
-  placeTooltip,
-  prefersSideways
-} from './geometry';
+import { ProgramPayload, inflatePayload, payloadProblem } from '../shared/payload';
+import { button, download, el } from './dom';
+import { groupToDot, viewToDot } from './dot';
+import { Arranged, ExpandPlan, ReopenMemory, levelBelow, planExpand } from './expand';
+import { firstView, prefersSideways } from './geometry';
+import { LayeredOutput } from './layered';
 import { parseSvg } from './layout';
 import { layouter, layoutMode, layoutText } from './layoutsvg';
-import { LayeredOutput } from './layered';
+import { renderLegend } from './legend';
+import { GraphModel } from './model';
+import { initialExpansion } from './persist';
+import { addSceneHooks, reportShown } from './report';
 import { Scene, sceneOf } from './scene';
 import { SceneCanvas } from './scenecanvas';
 import { sceneSvg } from './scenesvg';
-import { GraphModel } from './model';
-import { GROUP_FILL, LEGEND } from '../shared/visual';
 import { closeGroup, drawingText, parseDrawing, portOrder, spliceGroup } from './splicesvg';
-import { ProgramPayload, inflatePayload, payloadProblem } from '../shared/payload';
-import { initialExpansion } from './persist';
-import {
-  GraphIndex,
-  ItemId,
-  View,
-  VisibleEdge,
-  buildView,
-  edgeIsWeak,
-  groupItem,
-  parseItem,
-  statusText,
-  visibleItems
-} from './visible';
+import { StatusLine, drawnText, layingOutText, sceneText, tooManyText } from './status';
+import { Glider, exportedSvg, itemRects, prepareSvg, svgSizePx } from './svgdrawing';
+import { TooltipContent, Tooltip, clusterTooltip, edgeTooltip, itemTooltip } from './tooltip';
+import { Anchor, Placement, Viewport } from './viewport';
+import { GraphIndex, ItemId, View, VisibleEdge, buildView, groupItem, parseItem, visibleItems } from './visible';
 
 /** Views with more visible items than this are not laid out (collapse instead). */
 export const MAX_LAYOUT_ITEMS = 100000;
@@ -55,15 +41,8 @@ export const MAX_LAYOUT_ITEMS = 100000;
  * drawings are tidier but whose time grows faster than the items (see
  * `benchmarks/bench_browser.py`). */
 export const GRAPHVIZ_MAX_ITEMS = 500;
-const SVG_NS = 'http://www.w3.org/2000/svg';
-/** Heat levels shown in the legend's swatch of cost-shaded groups. */
-const HEAT_SAMPLES = [0.1, 0.5, 0.9];
-/** How a drawing came to be, for the status line. */
-const ARRANGED = { layout: 'layout', splice: 'opened in place', close: 'closed in place', restore: 'as before' };
 /** Boxes in view whose opening is laid out ahead, while nothing else runs. */
 const PREFETCH_BOXES = 8;
-/** How long items glide from their old to their new place after a re-layout. */
-const MOVE_MS = 220;
 
 export interface GraphViewOptions {
   /** Smaller canvas, for the sidebar. */
@@ -72,113 +51,83 @@ export interface GraphViewOptions {
   fill?: boolean;
 }
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  e.className = className;
-  if (text !== undefined) {
-    e.textContent = text;
-  }
-  return e;
+/** How `setExpanded` shows a new state (see there). */
+export interface ExpandOptions extends Placement {
+  fresh?: boolean;
 }
 
-function button(label: string, title: string, onClick: () => void, cls = ''): HTMLButtonElement {
-  const b = el('button', `jp-jaxviz-button ${cls}`.trim(), label);
-  b.type = 'button';
-  b.title = title;
-  b.addEventListener('click', ev => {
-    ev.preventDefault();
-    onClick();
-  });
-  return b;
-}
-
-/** A laid-out SVG's size in CSS px at zoom 1. */
-function svgSizePx(svg: SVGSVGElement): { w: number; h: number } {
-  const vb = svg.viewBox.baseVal;
-  const w = (vb && vb.width) || parseFloat(svg.getAttribute('width') || '0');
-  const h = (vb && vb.height) || parseFloat(svg.getAttribute('height') || '0');
-  return { w: w * PT_TO_PX, h: h * PT_TO_PX };
+/** A Graphviz drawing ready to go on screen. */
+interface Laid {
+  svg: SVGSVGElement;
+  text: string;
+  dot: string;
+  arranged: Arranged;
 }
 
 export class GraphView extends Widget {
-  private readonly compact: boolean;
-  private readonly fill: boolean;
-  private readonly header: HTMLDivElement;
-  private readonly titleEl: HTMLSpanElement;
-  private readonly summaryEl: HTMLSpanElement;
-  private readonly toolbar: HTMLDivElement;
-  private readonly searchInput: HTMLInputElement;
-  private readonly matchInfo: HTMLSpanElement;
-  private readonly legendEl: HTMLDivElement;
-  private readonly canvas: HTMLDivElement;
-  private readonly stage: HTMLDivElement;
-  private readonly tooltip: HTMLDivElement;
-  private readonly statusEl: HTMLDivElement;
+  private readonly titleEl = el('span', 'jp-jaxviz-title');
+  private readonly summaryEl = el('span', 'jp-jaxviz-summary');
+  private readonly searchInput = el('input', 'jp-jaxviz-search');
+  private readonly matchInfo = el('span', 'jp-jaxviz-matches');
+  private readonly legendEl = el('div', 'jp-jaxviz-legend');
+  private readonly canvas = el('div', 'jp-jaxviz-canvas');
+  private readonly stage = el('div', 'jp-jaxviz-stage');
+  private readonly progressEl = el('div', 'jp-jaxviz-progress');
+  private readonly status = new StatusLine(el('div', 'jp-jaxviz-status'));
+  private readonly tooltip = new Tooltip();
+  private readonly viewport: Viewport;
+  private readonly glider = new Glider(this.node);
 
   /** What is shown: the program, its open groups, kept drawings, search, zoom and pan. */
   readonly model = new GraphModel();
   private svg: SVGSVGElement | null = null;
   /** The canvas drawing of a view too big for Graphviz (then `svg` is null). */
   private scene: SceneCanvas | null = null;
-  private readonly progressEl: HTMLDivElement;
-  private svgSize = { w: 0, h: 0 }; // px at scale 1
   private renderToken = 0;
   private searchTimer = 0;
   private drag: { x: number; y: number; tx: number; ty: number; moved: boolean } | null = null;
-  /** A drawing was on screen once (later layouts keep the zoom). */
-  private svgShown = false;
-  /** What was open inside each group when a click closed it: opening it again opens
-   * that too (closing and reopening brings the drawing from before back, exactly). */
-  private readonly openWhenClosed = new Map<number, number[]>();
-  private glideTimer = 0;
+  private readonly reopen = new ReopenMemory();
   private suppressClick = false;
   /** Resolved when the current layout is on screen (for tests and callers). */
   ready: Promise<void> = Promise.resolve();
 
   constructor(options: GraphViewOptions = {}) {
     super();
-    this.compact = !!options.compact;
-    this.fill = !!options.fill;
+    const compact = !!options.compact;
+    const fill = !!options.fill;
     this.addClass('jp-jaxviz-graph');
-    if (this.compact) {
-      this.addClass('jp-jaxviz-compact');
-    }
-    if (this.fill) {
-      this.addClass('jp-jaxviz-fill');
-    }
-    const node = this.node;
-
-    this.header = el('div', 'jp-jaxviz-header');
-    this.titleEl = el('span', 'jp-jaxviz-title');
-    this.summaryEl = el('span', 'jp-jaxviz-summary');
-    this.header.append(this.titleEl, this.summaryEl);
-
-    this.toolbar = el('div', 'jp-jaxviz-toolbar');
-    this.searchInput = el('input', 'jp-jaxviz-search');
-    this.searchInput.type = 'search';
-    this.searchInput.placeholder = 'search primitive or variable';
-    this.searchInput.setAttribute('aria-label', 'search primitive or variable');
-    this.searchInput.addEventListener('input', () => {
-      window.clearTimeout(this.searchTimer);
-      this.searchTimer = window.setTimeout(() => this.runSearch(), 120);
+    this.node.classList.toggle('jp-jaxviz-compact', compact);
+    this.node.classList.toggle('jp-jaxviz-fill', fill);
+    const { canvas, stage, model } = this;
+    this.viewport = new Viewport({
+      node: this.node,
+      canvas,
+      stage,
+      model,
+      fill,
+      compact,
+      drawing: () => ({ svg: this.svg, scene: this.scene })
     });
-    this.searchInput.addEventListener('keydown', ev => {
-      if (ev.key === 'Enter') {
-        ev.preventDefault();
-        this.runSearch();
-        void this.revealMatches();
-      } else if (ev.key === 'Escape') {
-        this.searchInput.value = '';
-        this.runSearch();
-      }
-      ev.stopPropagation(); // keep notebook shortcuts out of the search box
-    });
-    this.matchInfo = el('span', 'jp-jaxviz-matches');
-    const spacer = el('span', 'jp-jaxviz-spacer');
-    this.toolbar.append(
+    const header = el('div', 'jp-jaxviz-header');
+    header.append(this.titleEl, this.summaryEl);
+    this.canvas.appendChild(this.stage);
+    this.progressEl.appendChild(el('div', 'jp-jaxviz-progress-bar'));
+    this.canvas.appendChild(this.progressEl);
+    new ResizeObserver(() => this.scene?.setTransform(this.model.transform)).observe(this.canvas);
+    // The tooltip lives on the page's body, fixed to the viewport: no output or canvas
+    // edge cuts it off.
+    this.node.append(header, this.toolbar(), this.legendEl, this.canvas, this.status.element);
+    this.listen();
+  }
+
+  /** The search box, the match count and the buttons. */
+  private toolbar(): HTMLDivElement {
+    const bar = el('div', 'jp-jaxviz-toolbar');
+    this.setUpSearch();
+    bar.append(
       this.searchInput,
       this.matchInfo,
-      spacer,
+      el('span', 'jp-jaxviz-spacer'),
       button(
         'Collapse all',
         'Show only the top level',
@@ -197,32 +146,43 @@ export class GraphView extends Widget {
       button('SVG', 'Export what is shown as SVG', () => this.exportSvg(), 'jp-jaxviz-export-svg'),
       button('DOT', 'Export what is shown as Graphviz DOT', () => this.exportDot(), 'jp-jaxviz-export-dot')
     );
+    return bar;
+  }
 
-    this.legendEl = el('div', 'jp-jaxviz-legend');
-    this.canvas = el('div', 'jp-jaxviz-canvas');
-    this.stage = el('div', 'jp-jaxviz-stage');
-    this.canvas.appendChild(this.stage);
-    this.tooltip = el('div', 'jp-jaxviz-tooltip');
-    this.tooltip.style.display = 'none';
-    this.statusEl = el('div', 'jp-jaxviz-status');
-    this.progressEl = el('div', 'jp-jaxviz-progress');
-    this.progressEl.appendChild(el('div', 'jp-jaxviz-progress-bar'));
-    this.canvas.appendChild(this.progressEl);
-    new ResizeObserver(() => this.scene?.setTransform(this.model.transform)).observe(this.canvas);
-    // The tooltip lives on the page's body, fixed to the viewport: no output or canvas
-    // edge cuts it off.
-    node.append(this.header, this.toolbar, this.legendEl, this.canvas, this.statusEl);
+  private setUpSearch(): void {
+    const input = this.searchInput;
+    input.type = 'search';
+    input.placeholder = 'search primitive or variable';
+    input.setAttribute('aria-label', 'search primitive or variable');
+    input.addEventListener('input', () => {
+      window.clearTimeout(this.searchTimer);
+      this.searchTimer = window.setTimeout(() => this.runSearch(), 120);
+    });
+    input.addEventListener('keydown', ev => {
+      if (ev.key === 'Enter') {
+        ev.preventDefault();
+        this.runSearch();
+        void this.revealMatches();
+      } else if (ev.key === 'Escape') {
+        input.value = '';
+        this.runSearch();
+      }
+      ev.stopPropagation(); // keep notebook shortcuts out of the search box
+    });
+  }
 
-    this.canvas.addEventListener('click', ev => this.onClick(ev));
-    this.canvas.addEventListener('mousemove', ev => this.onHover(ev));
-    this.canvas.addEventListener('mouseleave', () => this.hideTooltip());
-    this.canvas.addEventListener('pointerdown', ev => this.onPointerDown(ev));
-    this.canvas.addEventListener('pointermove', ev => this.onPointerMove(ev));
-    this.canvas.addEventListener('pointerup', ev => this.onPointerUp(ev));
-    this.canvas.addEventListener('wheel', ev => this.onWheel(ev), { passive: false });
-
+  /** The canvas's pointer and wheel, and the model's signals. */
+  private listen(): void {
+    const canvas = this.canvas;
+    canvas.addEventListener('click', ev => this.onClick(ev));
+    canvas.addEventListener('mousemove', ev => this.onHover(ev));
+    canvas.addEventListener('mouseleave', () => this.tooltip.hide());
+    canvas.addEventListener('pointerdown', ev => this.onPointerDown(ev));
+    canvas.addEventListener('pointermove', ev => this.onPointerMove(ev));
+    canvas.addEventListener('pointerup', ev => this.onPointerUp(ev));
+    canvas.addEventListener('wheel', ev => this.onWheel(ev), { passive: false });
     this.model.payloadChanged.connect(this.renderHeader, this);
-    this.model.transformChanged.connect(this.applyTransform, this);
+    this.model.transformChanged.connect(() => this.viewport.applyTransform());
     this.model.searchChanged.connect(this.applySearch, this);
   }
 
@@ -269,7 +229,7 @@ export class GraphView extends Widget {
       return this.ready;
     }
     const payload = data as ProgramPayload;
-    this.svgShown = false;
+    this.viewport.shownOnce = false;
     this.model.load(payload);
     const { expanded } = initialExpansion(this.model.index!, payload.expanded, metadata, MAX_LAYOUT_ITEMS);
     this.ready = this.setExpanded(expanded, { fit: true, initial: true });
@@ -283,7 +243,7 @@ export class GraphView extends Widget {
     }
     this.titleEl.textContent = this.displayName(payload.name);
     this.summaryEl.textContent = payload.summary ?? '';
-    this.renderLegend();
+    renderLegend(this.legendEl, payload.graph);
   }
 
   /** The title shown for a program of this name (subclasses: the cell's current prompt). */
@@ -311,17 +271,21 @@ export class GraphView extends Widget {
     // nothing here
   }
 
+  /** Called when a layout is on screen (subclasses: release a held height). */
+  protected laidOut(): void {
+    // nothing here
+  }
+
+  // ------------------------------------------------------------------ layout
+
   /**
    * Change the expansion state and show it. Groups opened since a drawing that is kept
    * are opened in place in it (the rest of the drawing keeps its place, see
    * `splicesvg.ts`); a state shown before comes back as it was; the first view, `fresh`
    * (Tidy layout, Expand level, Collapse all) and what cannot be reached by opening
-   * groups are laid out afresh by Graphviz.
+   * groups are laid out afresh by Graphviz (`expand.ts` decides which).
    */
-  async setExpanded(
-    expanded: Set<number> | undefined,
-    opts: { fit?: boolean; anchor?: { item: string; x: number; y: number }; initial?: boolean; fresh?: boolean } = {}
-  ): Promise<void> {
+  async setExpanded(expanded: Set<number> | undefined, opts: ExpandOptions = {}): Promise<void> {
     const index = this.index;
     if (!index || !expanded) {
       return;
@@ -329,128 +293,135 @@ export class GraphView extends Widget {
     const view = buildView(index, expanded);
     const count = visibleItems(view).nodes.length + visibleItems(view).groups.length;
     if (count > MAX_LAYOUT_ITEMS) {
-      this.setStatus(
-        `That would show ${count} items: too many to lay out here (limit ${MAX_LAYOUT_ITEMS}). ` +
-          'Expand a smaller group, or export the DOT.',
-        true
-      );
+      this.status.set(tooManyText(count, MAX_LAYOUT_ITEMS), true);
       return;
     }
     const token = ++this.renderToken;
     if (opts.initial) {
-      this.openWhenClosed.clear(); // group ids of another program
+      this.reopen.clear(); // group ids of another program
     }
     if (count > GRAPHVIZ_MAX_ITEMS) {
       return this.showScene(view, count, token, opts);
     }
-    const drawings = this.model.drawings;
-    let dot = viewToDot(view, { rankdir: this.model.rankdir });
     this.node.classList.add('jp-jaxviz-busy');
-    this.setStatus(`laying out ${count} items…`);
+    this.status.set(layingOutText(count));
     const t0 = performance.now();
-    const afresh = opts.initial || opts.fresh;
-    let text: string | undefined = afresh ? undefined : drawings.get(view.expanded);
-    let arranged: 'layout' | 'splice' | 'close' | 'restore' = text === undefined ? 'layout' : 'restore';
-    const base =
-      afresh || text !== undefined ? null : drawings.baseFor(view.expanded, g => index.depth[g], this.expanded);
-    const closing = afresh || text !== undefined || base ? null : this.closedGroup(index, view.expanded);
-    let svg: SVGSVGElement;
+    const laid = await this.layOut(index, view, token, opts);
+    if (!laid || token !== this.renderToken) {
+      return; // failed, or a newer layout was requested meanwhile
+    }
+    this.keepDrawing(view, laid.text, opts);
+    const ms = performance.now() - t0;
+    const before = opts.initial ? null : itemRects(this.svg);
+    this.model.show(view, laid.dot);
+    this.install(laid.svg);
+    this.shownNow(count, layoutMode() ?? '', laid.arranged);
+    this.viewport.place(opts, laid.arranged !== 'layout', index);
+    if (before) {
+      this.glider.glide(this.svg, before, this.model.transform.scale);
+    }
+    this.finish(view, opts, drawnText(view, laid.arranged, ms));
+    this.prefetchOpenings(index, laid.text, token);
+  }
+
+  /** The Graphviz drawing of `view`, as `expand.ts` plans it (null: failed, said in the
+   * status line, or outdated). */
+  private async layOut(index: GraphIndex, view: View, token: number, opts: ExpandOptions): Promise<Laid | null> {
+    const plan = planExpand(this.model.drawings, index, this.expanded, view.expanded, !!(opts.initial || opts.fresh));
+    const dot = viewToDot(view, { rankdir: this.model.rankdir });
+    let laid: Laid;
     try {
-      if (base) {
-        try {
-          text = await this.openInPlace(index, base, token);
-          arranged = 'splice';
-        } catch (err) {
-          console.warn('jaxviz: opening in place failed, laying out afresh:', err);
-        }
-      } else if (closing !== null) {
-        try {
-          text = await this.closeInPlace(closing, dot);
-          arranged = 'close';
-        } catch (err) {
-          console.warn('jaxviz: closing in place failed, laying out afresh:', err);
-        }
-      }
+      const { text, arranged } = await this.arrange(plan, index, dot, token);
       if (token !== this.renderToken) {
-        return;
+        return null;
       }
-      if (text === undefined) {
-        text = await layoutText(dot);
-      }
-      svg = parseSvg(text);
+      const drawn = text ?? (await layoutText(dot));
+      laid = { svg: parseSvg(drawn), text: drawn, dot, arranged };
     } catch (err) {
       if (token === this.renderToken) {
         this.node.classList.remove('jp-jaxviz-busy');
-        this.setStatus(`Graphviz failed: ${(err as Error).message ?? err}`, true);
+        this.status.set(`Graphviz failed: ${(err as Error).message ?? err}`, true);
       }
-      return;
+      return null;
     }
     if (token !== this.renderToken) {
-      return; // a newer layout was requested meanwhile
+      return null;
     }
-    if (opts.initial && this.model.rankdir === 'TB') {
-      // A tall, narrow column uses a third of the width: drawn left to right instead, for
-      // this graph's every view (the direction never changes while exploring).
-      const size = svgSizePx(svg);
-      const first = firstView(size, this.canvasWidth(), this.maxCanvasHeight());
-      if (prefersSideways(size, this.canvasWidth(), this.maxCanvasHeight(), first.scale)) {
-        const sideways = viewToDot(view, { rankdir: 'LR' });
-        try {
-          text = await layoutText(sideways);
-          svg = parseSvg(text);
-          dot = sideways;
-          this.model.drawSideways();
-        } catch {
-          // keep the top-to-bottom drawing
-        }
-        if (token !== this.renderToken) {
-          return;
-        }
+    return opts.initial && this.model.rankdir === 'TB' ? this.sidewaysIfTall(view, laid, token) : laid;
+  }
+
+  /** The drawing the plan brings: kept, opened or closed in place (undefined text: laid
+   * out afresh, also when opening or closing in place failed). */
+  private async arrange(
+    plan: ExpandPlan,
+    index: GraphIndex,
+    dot: string,
+    token: number
+  ): Promise<{ text: string | undefined; arranged: Arranged }> {
+    if (plan.kind === 'restore') {
+      return { text: plan.text, arranged: 'restore' };
+    }
+    try {
+      if (plan.kind === 'splice') {
+        return { text: await this.openInPlace(index, plan.base, token), arranged: 'splice' };
       }
+      if (plan.kind === 'close') {
+        return { text: await this.closeInPlace(plan.gid, dot), arranged: 'close' };
+      }
+    } catch (err) {
+      const what = plan.kind === 'splice' ? 'opening' : 'closing';
+      console.warn(`jaxviz: ${what} in place failed, laying out afresh:`, err);
     }
+    return { text: undefined, arranged: 'layout' };
+  }
+
+  /** A tall, narrow column uses a third of the width: drawn left to right instead, for
+   * this graph's every view (the direction never changes while exploring). */
+  private async sidewaysIfTall(view: View, laid: Laid, token: number): Promise<Laid | null> {
+    if (!this.prefersSideways(svgSizePx(laid.svg))) {
+      return laid;
+    }
+    const sideways = viewToDot(view, { rankdir: 'LR' });
+    let result = laid;
+    try {
+      const text = await layoutText(sideways);
+      result = { svg: parseSvg(text), text, dot: sideways, arranged: laid.arranged };
+      this.model.drawSideways();
+    } catch {
+      // keep the top-to-bottom drawing
+    }
+    return token === this.renderToken ? result : null;
+  }
+
+  private prefersSideways(size: { w: number; h: number }): boolean {
+    const width = this.viewport.canvasWidth();
+    const height = this.viewport.maxCanvasHeight();
+    return prefersSideways(size, width, height, firstView(size, width, height).scale);
+  }
+
+  /** Keep the drawing of `view` for coming back to it, or opening groups in it. */
+  private keepDrawing(view: View, text: string, opts: ExpandOptions): void {
     if (opts.initial || opts.fresh) {
       // Drawings of another payload or direction; after a fresh layout (Tidy layout,
       // Expand level, Collapse all), drawings of the old one: coming back to one of those
       // would move everything. What opens or closes next does so in the new drawing.
-      drawings.clear();
+      this.model.drawings.clear();
     }
-    drawings.set(view.expanded, text);
-    const ms = performance.now() - t0;
-    const before = opts.initial ? null : this.itemRects();
-    this.model.show(view, dot);
-    this.install(svg);
+    this.model.drawings.set(view.expanded, text);
+  }
+
+  /** The layout is on screen: not busy, and what is shown written on the element. */
+  private shownNow(count: number, layout: string, arranged: Arranged, layoutMs?: number): void {
     this.node.classList.remove('jp-jaxviz-busy');
-    this.node.dataset.jaxvizExpanded = this.expandedGroups.join(',');
-    this.node.dataset.jaxvizItems = String(count);
-    this.node.dataset.jaxvizLayout = layoutMode() ?? '';
-    this.node.dataset.jaxvizRankdir = this.model.rankdir;
-    this.node.dataset.jaxvizArranged = arranged;
-    if (opts.initial || !this.svgShown) {
-      this.showFirstView();
-    } else if (opts.fit) {
-      this.fit();
-    } else if (arranged !== 'layout') {
-      // Opened in place, or the drawing from before: the drawing keeps its coordinates,
-      // so the pan stays and everything on screen stays where it was (also the group
-      // clicked, under the pointer; with several opened, each makes room for the others).
-      this.growCanvas();
-      this.applyTransform();
-    } else if (opts.anchor) {
-      this.keepAnchor(opts.anchor);
-    } else {
-      this.keepViewOrStartOver(); // a button: Collapse all, Expand level
-    }
-    this.svgShown = true;
-    if (before) {
-      this.glide(before);
-    }
+    const { expandedGroups: expanded, model } = this;
+    reportShown(this.node, { expanded, items: count, layout, rankdir: model.rankdir, arranged, layoutMs });
+  }
+
+  /** What follows every layout on screen: the search marked, the status, the hooks. */
+  private finish(view: View, opts: ExpandOptions, status: string): void {
     this.applySearch();
-    this.setStatus(
-      `${statusText(view)} · ${ARRANGED[arranged]} ${ms.toFixed(0)} ms · ` +
-        'click ▸ boxes to expand, ▾ labels to collapse · drag to pan · ctrl+wheel to zoom · Fit shows all'
-    );
+    this.status.set(status);
     this.laidOut();
-    this.prefetchOpenings(index, text, token);
     if (!opts.initial && !this.isDisposed) {
       this.expansionChanged(view.expanded);
     }
@@ -489,77 +460,56 @@ export class GraphView extends Widget {
 
   /** Show a view too big for Graphviz: the layered layout (in the worker, with a progress
    * bar), drawn on a canvas; the same zoom, pan, clicks and tooltips as a drawing. */
-  private async showScene(
-    view: View,
-    count: number,
-    token: number,
-    opts: { fit?: boolean; anchor?: { item: string; x: number; y: number }; initial?: boolean }
-  ): Promise<void> {
+  private async showScene(view: View, count: number, token: number, opts: Placement): Promise<void> {
     const t0 = performance.now();
     this.node.classList.add('jp-jaxviz-busy');
-    this.setStatus(`laying out ${count} items…`);
-    const progress = (share: number) => {
-      if (token === this.renderToken) {
-        this.showProgress(share);
-        this.setStatus(`laying out ${count} items… ${Math.round(share * 100)} %`);
-      }
-    };
-    progress(0);
-    let scene: Scene;
-    let layout: LayeredOutput;
-    try {
-      scene = sceneOf(view, this.model.rankdir);
-      layout = await layouter.layered(scene.layout, progress);
-      if (opts.initial && this.model.rankdir === 'TB' && token === this.renderToken) {
-        const size = { w: layout.width, h: layout.height };
-        const first = firstView(size, this.canvasWidth(), this.maxCanvasHeight());
-        if (prefersSideways(size, this.canvasWidth(), this.maxCanvasHeight(), first.scale)) {
-          this.model.drawSideways();
-          scene = sceneOf(view, 'LR');
-          layout = await layouter.layered(scene.layout, progress);
-        }
-      }
-    } catch (err) {
-      if (token === this.renderToken) {
-        this.node.classList.remove('jp-jaxviz-busy');
-        this.showProgress(null);
-        this.setStatus(`The layout failed: ${(err as Error).message ?? err}`, true);
-      }
-      return;
-    }
-    if (token !== this.renderToken) {
+    this.status.set(layingOutText(count));
+    const laid = await this.layOutScene(view, count, token, opts);
+    if (!laid || token !== this.renderToken) {
       return;
     }
     const ms = performance.now() - t0;
     // The DOT of a view this big is written when exported (it takes longer than the layout).
     this.model.show(view, '');
-    this.installScene(scene, layout);
+    this.installScene(laid.scene, laid.layout);
     this.showProgress(null);
-    this.node.classList.remove('jp-jaxviz-busy');
-    this.node.dataset.jaxvizExpanded = this.expandedGroups.join(',');
-    this.node.dataset.jaxvizItems = String(count);
-    this.node.dataset.jaxvizLayout = layoutMode() ?? 'worker';
-    this.node.dataset.jaxvizRankdir = this.model.rankdir;
-    this.node.dataset.jaxvizArranged = 'layout';
-    this.node.dataset.jaxvizLayoutMs = ms.toFixed(1);
-    if (opts.initial || !this.svgShown) {
-      this.showFirstView();
-    } else if (opts.fit) {
-      this.fit();
-    } else if (opts.anchor) {
-      this.keepAnchor(opts.anchor);
-    } else {
-      this.keepViewOrStartOver();
-    }
-    this.svgShown = true;
-    this.applySearch();
-    this.setStatus(
-      `${statusText(view)} · layered layout ${ms.toFixed(0)} ms (canvas) · ` +
-        'click ▸ boxes to expand, ▾ labels to collapse · drag to pan · ctrl+wheel to zoom · Fit shows all'
-    );
-    this.laidOut();
-    if (!opts.initial && !this.isDisposed) {
-      this.expansionChanged(view.expanded);
+    this.shownNow(count, layoutMode() ?? 'worker', 'layout', ms);
+    this.viewport.place(opts, false, this.index);
+    this.finish(view, opts, sceneText(view, ms));
+  }
+
+  /** The layered layout of `view` (null: failed, said in the status line). */
+  private async layOutScene(
+    view: View,
+    count: number,
+    token: number,
+    opts: Placement
+  ): Promise<{ scene: Scene; layout: LayeredOutput } | null> {
+    const progress = (share: number) => {
+      if (token === this.renderToken) {
+        this.showProgress(share);
+        this.status.set(layingOutText(count, share));
+      }
+    };
+    progress(0);
+    try {
+      let scene = sceneOf(view, this.model.rankdir);
+      let layout = await layouter.layered(scene.layout, progress);
+      if (opts.initial && this.model.rankdir === 'TB' && token === this.renderToken) {
+        if (this.prefersSideways({ w: layout.width, h: layout.height })) {
+          this.model.drawSideways();
+          scene = sceneOf(view, 'LR');
+          layout = await layouter.layered(scene.layout, progress);
+        }
+      }
+      return { scene, layout };
+    } catch (err) {
+      if (token === this.renderToken) {
+        this.node.classList.remove('jp-jaxviz-busy');
+        this.showProgress(null);
+        this.status.set(`The layout failed: ${(err as Error).message ?? err}`, true);
+      }
+      return null;
     }
   }
 
@@ -570,18 +520,10 @@ export class GraphView extends Widget {
     this.svg = null;
     const drawn = new SceneCanvas(scene, layout);
     this.scene = drawn;
-    this.svgSize = { w: Math.max(1, layout.width), h: Math.max(1, layout.height) };
+    this.viewport.size = { w: Math.max(1, layout.width), h: Math.max(1, layout.height) };
     this.canvas.insertBefore(drawn.element, this.progressEl);
     this.node.dataset.jaxvizRenderer = 'canvas';
-    // For tests and automation: where an item is on the page, and the text shown.
-    const hooks = drawn.element as unknown as {
-      jaxvizRect: (id: string) => DOMRect | null;
-      jaxvizTextHeights: () => number[];
-      jaxvizDrawMs: () => number;
-    };
-    hooks.jaxvizRect = id => this.scenePageRect(id);
-    hooks.jaxvizTextHeights = () => drawn.textHeights();
-    hooks.jaxvizDrawMs = () => drawn.drawMs / Math.max(1, drawn.frames);
+    addSceneHooks(drawn, id => this.viewport.scenePageRect(id));
     drawn.setTransform(this.model.transform);
   }
 
@@ -589,21 +531,6 @@ export class GraphView extends Widget {
     this.scene?.dispose();
     this.scene = null;
     this.node.dataset.jaxvizRenderer = 'svg';
-  }
-
-  /** Where an item (`n…`, `g…`) or open group (`cluster_g…`) of the scene is on the page. */
-  private scenePageRect(id: string): DOMRect | null {
-    const scene = this.scene;
-    if (!scene) {
-      return null;
-    }
-    const r = scene.rectOf(id);
-    if (!r) {
-      return null;
-    }
-    const c = this.canvas.getBoundingClientRect();
-    const { scale, tx, ty } = this.model.transform;
-    return new DOMRect(c.left + tx + r.x * scale, c.top + ty + r.y * scale, r.w * scale, r.h * scale);
   }
 
   private showProgress(share: number | null): void {
@@ -646,17 +573,6 @@ export class GraphView extends Widget {
     return drawingText(drawing);
   }
 
-  /** The group whose closing turns the state on screen into `next` (it and what it
-   * holds leave the expanded set, nothing else changes), if there is one. */
-  private closedGroup(index: GraphIndex, next: Set<number>): number | null {
-    const gone = [...this.expanded].filter(g => !next.has(g));
-    if (!gone.length || [...next].some(g => !this.expanded.has(g))) {
-      return null;
-    }
-    const top = gone.find(g => !gone.includes(index.graph.groups[g].parent ?? -1));
-    return top !== undefined && gone.every(g => index.groupChain(g).includes(top)) ? top : null;
-  }
-
   /** Close `gid` in the drawing on screen, in place (`splicesvg.ts closeGroup`): the box
    * comes from a fresh layout of the closed view, nothing else moves. The drawing's text. */
   private async closeInPlace(gid: number, dot: string): Promise<string> {
@@ -671,63 +587,7 @@ export class GraphView extends Widget {
 
   /** Put a fresh Graphviz SVG on the stage, sized in px, without native tooltips. */
   private install(svg: SVGSVGElement): void {
-    svg.querySelectorAll('title').forEach(t => t.remove());
-    svg.querySelectorAll('a').forEach(a => {
-      // Graphviz wraps elements with tooltips in links; keep the content only.
-      a.replaceWith(...Array.from(a.childNodes));
-    });
-    const vb = svg.viewBox.baseVal;
-    const w = (vb && vb.width) || parseFloat(svg.getAttribute('width') || '0');
-    const h = (vb && vb.height) || parseFloat(svg.getAttribute('height') || '0');
-    this.svgSize = { w: w * PT_TO_PX, h: h * PT_TO_PX };
-    svg.dataset.ptWidth = String(w);
-    svg.dataset.ptHeight = String(h);
-    svg.setAttribute('width', `${this.svgSize.w}px`);
-    svg.setAttribute('height', `${this.svgSize.h}px`);
-    // Inline, so that no page's rule scales the drawing (nbconvert's and Colab's
-    // `.jp-RenderedHTMLCommon svg {max-width: 100%; height: auto}` shrank its text to 6 px):
-    // the zoom is ours alone.
-    svg.style.width = `${this.svgSize.w}px`;
-    svg.style.height = `${this.svgSize.h}px`;
-    svg.style.maxWidth = 'none';
-    svg.style.maxHeight = 'none';
-    svg.classList.add('jp-jaxviz-svg');
-    // A box's fill (its kind's colour or its cost heat) as a variable, so that the theme
-    // can tint it (see base.css) as it tints the legend's swatches.
-    svg.querySelectorAll('g.node.jaxviz-group').forEach(g => {
-      const fill = g.querySelector('polygon')?.getAttribute('fill');
-      if (fill && fill !== 'none') {
-        (g as SVGGElement).style.setProperty('--jaxviz-fill', fill);
-      }
-    });
-    // Wide invisible strokes make thin edges easy to hover.
-    svg.querySelectorAll('g.edge').forEach(g => {
-      const path = g.querySelector('path');
-      if (path) {
-        const hit = path.cloneNode(false) as SVGPathElement;
-        hit.setAttribute('class', 'jaxviz-hit');
-        hit.removeAttribute('stroke-dasharray');
-        g.insertBefore(hit, g.firstChild);
-      }
-    });
-    // Cluster labels (click to collapse) go on a layer above the edges, which would
-    // otherwise catch the clicks where they cross a label.
-    const top = svg.querySelector('g.graph') ?? svg;
-    const labels = document.createElementNS(SVG_NS, 'g');
-    labels.setAttribute('class', 'jaxviz-labels');
-    svg.querySelectorAll('g.cluster').forEach(cluster => {
-      if (!cluster.id.startsWith('cluster_g')) {
-        return;
-      }
-      cluster.querySelectorAll(':scope > text').forEach(t => {
-        const clone = t.cloneNode(true) as SVGTextElement;
-        clone.setAttribute('class', 'jaxviz-cluster-label');
-        clone.setAttribute('data-cluster', cluster.id);
-        t.setAttribute('visibility', 'hidden');
-        labels.appendChild(clone);
-      });
-    });
-    top.appendChild(labels);
+    this.viewport.size = prepareSvg(svg);
     this.dropScene();
     this.stage.replaceChildren(svg);
     this.svg = svg;
@@ -735,245 +595,14 @@ export class GraphView extends Widget {
 
   // ------------------------------------------------------------------ zoom/pan
 
-  /** Put the model's zoom and pan on screen. */
-  private applyTransform(): void {
-    const { scale, tx, ty } = this.model.transform;
-    this.stage.style.transform = `translate(${tx}px, ${ty}px) scale(${scale})`;
-    this.scene?.setTransform(this.model.transform);
-    this.node.dataset.jaxvizScale = scale.toFixed(3);
-  }
-
-  private maxCanvasHeight(): number {
-    if (this.fill) {
-      return Math.max(200, this.canvas.clientHeight || this.node.clientHeight - 120);
-    }
-    return maxCanvasHeight(window.innerHeight || 1000, this.compact);
-  }
-
-  private canvasWidth(): number {
-    return this.canvas.clientWidth || this.node.clientWidth || (this.compact ? 300 : 800);
-  }
-
-  /** The first view of a graph: legible text (the canvas pans rather than shrinking
-   * the drawing below a readable size), as tall as the drawing needs. */
-  /** The zoom and pan stay unless the new drawing would be out of view, which then starts
-   * over as a first view. */
-  private keepViewOrStartOver(): void {
-    this.growCanvas();
-    this.applyTransform();
-    if (!this.drawingInView()) {
-      this.showFirstView();
-    }
-  }
-
-  private showFirstView(): void {
-    const { w, h } = this.svgSize;
-    if (!w || !h) {
-      return;
-    }
-    const first = firstView(this.svgSize, this.canvasWidth(), this.maxCanvasHeight());
-    if (!this.fill) {
-      this.canvas.style.height = `${first.canvasHeight}px`;
-    }
-    this.model.setTransform({ scale: first.scale, tx: first.tx, ty: first.ty });
-    if (this.scene) {
-      this.focusScene();
-    } else {
-      this.focusStructure();
-    }
-  }
-
-  /** A scene bigger than the canvas starts at the program's first equation or box (the
-   * topmost item that is not an input or output; the leftmost of those), centred across. */
-  private focusScene(): void {
-    const scene = this.scene;
-    const { scale } = this.model.transform;
-    const width = this.canvasWidth();
-    if (!scene || (this.svgSize.w * scale <= width && this.svgSize.h * scale <= this.maxCanvasHeight())) {
-      return;
-    }
-    const first = scene.firstItem();
-    if (first < 0) {
-      return;
-    }
-    const r = scene.itemRect(first);
-    const tx = width / 2 - (r.x + r.w / 2) * scale;
-    this.model.setTransform({
-      tx: Math.min(PAD, Math.max(width - PAD - this.svgSize.w * scale, tx)),
-      ty: Math.min(PAD, 4 * PAD - r.y * scale)
-    });
-  }
-
-  /** When the drawing is wider than the canvas, pan so that the program's own groups
-   * (the root's children, not its inputs and outputs) are in view rather than a row of
-   * inputs: centred when they fit, else from their left edge. */
-  private focusStructure(): void {
-    const svg = this.svg;
-    const index = this.index;
-    if (!svg || !index) {
-      return;
-    }
-    const canvas = this.canvas.getBoundingClientRect();
-    const stage = svg.getBoundingClientRect();
-    if (stage.width <= canvas.width) {
-      return;
-    }
-    let left = Infinity;
-    let right = -Infinity;
-    for (const gid of index.graph.groups[index.graph.root ?? 0].groups) {
-      const kind = index.graph.groups[gid].kind;
-      if (kind === 'inputs' || kind === 'outputs') {
-        continue;
-      }
-      const e = svg.getElementById(`g${gid}`) ?? svg.getElementById(`cluster_g${gid}`);
-      if (e) {
-        const r = e.getBoundingClientRect();
-        left = Math.min(left, r.left);
-        right = Math.max(right, r.right);
-      }
-    }
-    if (!isFinite(left)) {
-      return;
-    }
-    const width = right - left;
-    const target = width <= canvas.width - 16 ? canvas.left + (canvas.width - width) / 2 : canvas.left + 8;
-    // Within the drawing's own extent: no empty band beside it.
-    const shift = target - left;
-    const minTx = canvas.width - stage.width - 8;
-    this.model.setTransform({ tx: Math.min(8, Math.max(minTx, this.model.transform.tx + shift)) });
-  }
-
   /** Fit all of the drawing in view (below legible size when it must: the whole
    * structure at a glance), the canvas grown to its largest first. */
   fit(): void {
-    const { w, h } = this.svgSize;
-    if (!w || !h) {
-      return;
-    }
-    const maxH = this.maxCanvasHeight();
-    const width = this.canvasWidth();
-    if (!this.fill) {
-      const scaleAtMax = Math.min(1, (width - 16) / w, (maxH - 16) / h);
-      this.canvas.style.height = `${Math.max(80, Math.min(maxH, h * scaleAtMax + 16))}px`;
-    }
-    const fitted = fitAll(this.svgSize, { w: width, h: this.canvas.clientHeight || maxH }, this.scene ? 0 : 0.02);
-    this.model.setTransform({ scale: fitted.scale, tx: fitted.tx, ty: fitted.ty });
+    this.viewport.fit();
   }
 
   zoomBy(factor: number, at?: { x: number; y: number }): void {
-    const rect = this.canvas.getBoundingClientRect();
-    const px = at ? at.x - rect.left : rect.width / 2;
-    const py = at ? at.y - rect.top : rect.height / 2;
-    this.model.zoomAbout(factor, px, py);
-  }
-
-  /** Grow the canvas (never shrink it: the page below would jump) when the drawing grew. */
-  private growCanvas(): void {
-    if (this.fill) {
-      return;
-    }
-    const current = this.canvas.getBoundingClientRect().height;
-    const wanted = Math.min(this.maxCanvasHeight(), this.svgSize.h * this.model.transform.scale + 16);
-    if (wanted > current) {
-      this.canvas.style.height = `${wanted}px`;
-    }
-  }
-
-  /** After a re-layout, pan so that the clicked item's replacement is where the clicked
-   * item was on the page (the zoom stays): what the user looked at stays under the
-   * pointer, whatever moved around it. */
-  private keepAnchor(anchor: { item: string; x: number; y: number }): void {
-    this.growCanvas();
-    this.applyTransform();
-    const target = this.scene
-      ? this.scenePageRect(anchor.item)
-      : (this.svg?.getElementById(anchor.item) as SVGGraphicsElement | null)?.getBoundingClientRect();
-    if (target) {
-      const r = target;
-      const { tx, ty } = this.model.transform;
-      this.model.setTransform(keepInPlace({ tx, ty }, { x: r.left, y: r.top }, anchor));
-    }
-  }
-
-  /** Whether the drawing is in view: nearly all of it, or, when bigger than the canvas,
-   * nearly all of the canvas. */
-  private drawingInView(): boolean {
-    const c = this.canvas.getBoundingClientRect();
-    const s = this.scene ? this.sceneRect() : this.svg?.getBoundingClientRect();
-    if (!s) {
-      return false;
-    }
-    const w = Math.min(c.right, s.right) - Math.max(c.left, s.left);
-    const h = Math.min(c.bottom, s.bottom) - Math.max(c.top, s.top);
-    return w >= 0.9 * Math.min(s.width, c.width) && h >= 0.9 * Math.min(s.height, c.height);
-  }
-
-  /** Where the whole scene is on the page. */
-  private sceneRect(): DOMRect {
-    const c = this.canvas.getBoundingClientRect();
-    const { scale, tx, ty } = this.model.transform;
-    return new DOMRect(c.left + tx, c.top + ty, this.svgSize.w * scale, this.svgSize.h * scale);
-  }
-
-  /** Page positions of the drawn items (nodes, boxes, open groups), by id. */
-  private itemRects(): Map<string, DOMRect> {
-    const out = new Map<string, DOMRect>();
-    this.svg?.querySelectorAll('g.node, g.cluster').forEach(g => {
-      if (g.id) {
-        out.set(g.id, g.getBoundingClientRect());
-      }
-    });
-    return out;
-  }
-
-  /** Items that were drawn before glide from their old page position to their new one;
-   * new items and the edges fade in: no jump, no blank frame. */
-  private glide(before: Map<string, DOMRect>): void {
-    const svg = this.svg;
-    if (!svg || window.matchMedia?.('(prefers-reduced-motion: reduce)').matches) {
-      return;
-    }
-    window.clearTimeout(this.glideTimer);
-    const moved: SVGGElement[] = [];
-    svg.querySelectorAll<SVGGElement>('g.node, g.cluster').forEach(g => {
-      const old = g.id ? before.get(g.id) : undefined;
-      if (!old) {
-        g.classList.add('jaxviz-enter');
-        return;
-      }
-      const now = g.getBoundingClientRect();
-      // In the drawing's units (points: the SVG's viewBox), zoomed.
-      const dx = (old.left - now.left) / (this.model.transform.scale * PT_TO_PX);
-      const dy = (old.top - now.top) / (this.model.transform.scale * PT_TO_PX);
-      if (Math.abs(dx) + Math.abs(dy) < 0.5) {
-        return;
-      }
-      g.style.transform = `translate(${dx}px, ${dy}px)`;
-      moved.push(g);
-    });
-    svg.classList.add('jaxviz-gliding');
-    this.node.dataset.jaxvizMoving = 'true';
-    void svg.getBoundingClientRect(); // the start positions are on screen before the move
-    requestAnimationFrame(() => {
-      for (const g of moved) {
-        g.style.transition = `transform ${MOVE_MS}ms ease-out`;
-        g.style.transform = '';
-      }
-      svg.classList.add('jaxviz-glide-end');
-    });
-    this.glideTimer = window.setTimeout(() => {
-      for (const g of moved) {
-        g.style.transition = '';
-      }
-      svg.classList.remove('jaxviz-gliding', 'jaxviz-glide-end');
-      svg.querySelectorAll('.jaxviz-enter').forEach(e => e.classList.remove('jaxviz-enter'));
-      delete this.node.dataset.jaxvizMoving;
-    }, MOVE_MS + 60);
-  }
-
-  /** Called when a layout is on screen (subclasses: release a held height). */
-  protected laidOut(): void {
-    // nothing here
+    this.viewport.zoomBy(factor, at);
   }
 
   private onWheel(ev: WheelEvent): void {
@@ -1007,7 +636,7 @@ export class GraphView extends Widget {
       d.moved = true;
       this.canvas.setPointerCapture?.(ev.pointerId);
       this.canvas.classList.add('jp-jaxviz-panning');
-      this.hideTooltip();
+      this.tooltip.hide();
     }
     this.model.setTransform({ tx: d.tx + dx, ty: d.ty + dy });
   }
@@ -1028,74 +657,48 @@ export class GraphView extends Widget {
       this.suppressClick = false;
       return;
     }
-    const index = this.index;
     const target = ev.target as Element | null;
-    if (!index || !target) {
+    if (!this.index || !target) {
       return;
     }
     if (this.scene) {
-      this.onSceneClick(index, ev);
+      this.onSceneClick(ev);
       return;
     }
     const nodeEl = target.closest('g.node');
     if (nodeEl && nodeEl.id.startsWith('g')) {
-      const gid = parseItem(nodeEl.id).id;
-      const r = nodeEl.getBoundingClientRect();
-      this.hideTooltip();
-      void this.setExpanded(this.opened(index, gid), {
-        anchor: { item: `cluster_g${gid}`, x: r.left, y: r.top }
-      });
+      this.openBox(parseItem(nodeEl.id).id, nodeEl.getBoundingClientRect());
       return;
     }
-    const label = target.closest('.jaxviz-cluster-label');
-    const clusterId = label?.getAttribute('data-cluster') ?? '';
+    const clusterId = target.closest('.jaxviz-cluster-label')?.getAttribute('data-cluster') ?? '';
     const cluster = clusterId ? this.svg?.getElementById(clusterId) : null;
     if (cluster) {
-      const gid = Number(clusterId.slice('cluster_g'.length));
-      const r = cluster.getBoundingClientRect();
-      this.hideTooltip();
-      void this.setExpanded(this.closed(index, gid), {
-        anchor: { item: `g${gid}`, x: r.left, y: r.top }
-      });
+      this.closeOpenGroup(Number(clusterId.slice('cluster_g'.length)), cluster.getBoundingClientRect());
     }
-  }
-
-  /** The open groups once `gid` opens: with its ancestors, and with what was open inside
-   * it when a click closed it. */
-  private opened(index: GraphIndex, gid: number): Set<number> {
-    const next = index.expand(this.expanded, gid);
-    for (const g of this.openWhenClosed.get(gid) ?? []) {
-      next.add(g);
-    }
-    this.openWhenClosed.delete(gid);
-    return next;
-  }
-
-  /** The open groups once `gid` closes (and everything in it), remembering what was open
-   * inside it. */
-  private closed(index: GraphIndex, gid: number): Set<number> {
-    const inside = index.descendants(gid).filter(g => g !== gid && this.expanded.has(g));
-    this.openWhenClosed.set(gid, inside);
-    return index.collapse(this.expanded, gid);
   }
 
   /** A click on the canvas: a box opens, an open group's label closes it. */
-  private onSceneClick(index: GraphIndex, ev: MouseEvent): void {
+  private onSceneClick(ev: MouseEvent): void {
     const hit = this.sceneHit(ev);
     if (hit?.kind === 'item' && hit.id.startsWith('g')) {
-      const gid = parseItem(hit.id).id;
-      const r = this.scenePageRect(hit.id)!;
-      this.hideTooltip();
-      void this.setExpanded(this.opened(index, gid), {
-        anchor: { item: `cluster_g${gid}`, x: r.left, y: r.top }
-      });
+      this.openBox(parseItem(hit.id).id, this.viewport.scenePageRect(hit.id)!);
     } else if (hit?.kind === 'label') {
-      const r = this.scenePageRect(`cluster_g${hit.gid}`)!;
-      this.hideTooltip();
-      void this.setExpanded(this.closed(index, hit.gid), {
-        anchor: { item: `g${hit.gid}`, x: r.left, y: r.top }
-      });
+      this.closeOpenGroup(hit.gid, this.viewport.scenePageRect(`cluster_g${hit.gid}`)!);
     }
+  }
+
+  /** Open the box `gid` drawn at `r`; the open group takes its place on the page. */
+  private openBox(gid: number, r: DOMRect): void {
+    this.tooltip.hide();
+    const next = this.reopen.opened(this.index!, this.expanded, gid);
+    void this.setExpanded(next, { anchor: { item: `cluster_g${gid}`, x: r.left, y: r.top } });
+  }
+
+  /** Close the open group `gid` drawn at `r`; its box takes its place on the page. */
+  private closeOpenGroup(gid: number, r: DOMRect): void {
+    this.tooltip.hide();
+    const next = this.reopen.closed(this.index!, this.expanded, gid);
+    void this.setExpanded(next, { anchor: { item: `g${gid}`, x: r.left, y: r.top } });
   }
 
   private sceneHit(ev: MouseEvent) {
@@ -1103,25 +706,19 @@ export class GraphView extends Widget {
     return this.scene?.hit(ev.clientX - c.left, ev.clientY - c.top) ?? null;
   }
 
+  /** Open every collapsed group that is visible now. */
   private async expandLevel(): Promise<void> {
     const index = this.index;
-    if (!index) {
-      return;
+    if (index) {
+      await this.setExpanded(levelBelow(index, this.expanded), { fresh: true });
     }
-    // Open every collapsed group that is visible now.
-    const next = new Set(this.expanded);
-    for (const gid of this.expanded) {
-      for (const c of index.graph.groups[gid].groups) {
-        next.add(c);
-      }
-    }
-    await this.setExpanded(next, { fresh: true });
   }
 
   // ------------------------------------------------------------------ tooltips
 
   private onHover(ev: MouseEvent): void {
-    if (this.drag?.moved || !this.index) {
+    const index = this.index;
+    if (this.drag?.moved || !index) {
       return;
     }
     if (this.scene) {
@@ -1132,123 +729,49 @@ export class GraphView extends Widget {
     const nodeEl = target?.closest('g.node');
     const edgeEl = nodeEl ? null : target?.closest('g.edge');
     const clusterId = nodeEl || edgeEl ? null : target?.closest('.jaxviz-cluster-label')?.getAttribute('data-cluster');
-    let content: { title: string; lines: TooltipLine[] } | null = null;
+    let content: TooltipContent | null = null;
     if (nodeEl) {
-      content = this.itemTooltip(nodeEl.id);
+      content = itemTooltip(this.model, nodeEl.id);
     } else if (edgeEl) {
-      content = this.edgeTooltip(edgeEl.id);
+      content = edgeTooltip(this.model, edgeEl.id);
     } else if (clusterId) {
-      content = this.clusterTooltip(Number(clusterId.slice('cluster_g'.length)));
+      content = clusterTooltip(index, Number(clusterId.slice('cluster_g'.length)));
     }
-    this.tooltipOrNone(content, ev);
+    this.tooltip.showOrHide(content, ev);
   }
 
   private onSceneHover(ev: MouseEvent): void {
     const hit = this.sceneHit(ev);
-    const scene = this.scene!;
-    let content: { title: string; lines: TooltipLine[] } | null = null;
+    const scene = this.scene!.scene;
+    let content: TooltipContent | null = null;
     if (hit?.kind === 'item') {
-      content = this.itemTooltip(hit.id);
+      content = itemTooltip(this.model, hit.id);
     } else if (hit?.kind === 'label') {
-      content = this.clusterTooltip(hit.gid);
+      content = clusterTooltip(this.index!, hit.gid);
     } else if (hit?.kind === 'edge') {
-      const src = scene.scene.items[scene.scene.edgeSrc[hit.index]];
-      const dst = scene.scene.items[scene.scene.edgeDst[hit.index]];
-      content = this.edgeTooltip(`e_${src}_${dst}`);
+      const src = scene.items[scene.edgeSrc[hit.index]];
+      const dst = scene.items[scene.edgeDst[hit.index]];
+      content = edgeTooltip(this.model, `e_${src}_${dst}`);
     }
     this.canvas.classList.toggle(
       'jp-jaxviz-pointing',
       hit?.kind === 'item' ? hit.id[0] === 'g' : hit?.kind === 'label'
     );
-    this.tooltipOrNone(content, ev);
-  }
-
-  private clusterTooltip(gid: number): { title: string; lines: TooltipLine[] } {
-    const groups = this.index!.graph.groups;
-    const g = groups[gid];
-    const kind = g.kind === 'repeat' ? `repeat: ${repeatText(groups, g.id)}` : g.kind;
-    return { title: g.repeat || g.name, lines: [{ key: 'kind', text: kind }, { text: 'click to collapse' }] };
-  }
-
-  private tooltipOrNone(content: { title: string; lines: TooltipLine[] } | null, ev: MouseEvent): void {
-    if (!content) {
-      this.hideTooltip();
-      return;
-    }
-    this.showTooltip(content, ev);
-  }
-
-  private itemTooltip(id: string): { title: string; lines: TooltipLine[] } | null {
-    const graph = this.index!.graph;
-    const { kind, id: num } = parseItem(id);
-    if (kind === 'n' && graph.nodes[num]) {
-      const n = graph.nodes[num];
-      return nodeTooltip(n, n.kind === 'input' || n.kind === 'const' ? this.model.input(n.label) : undefined);
-    }
-    if (kind === 'g' && graph.groups[num]) {
-      const { ins, outs } = this.model.edgeLabels(id);
-      return groupTooltip(graph.groups[num], ins, outs, graph.groups);
-    }
-    return null;
-  }
-
-  private edgeTooltip(id: string): { title: string; lines: TooltipLine[] } | null {
-    const e = this.model.edge(id);
-    if (!e) {
-      return null;
-    }
-    const lines: TooltipLine[] = e.avals.slice(0, 8).map(a => ({ text: avalDetail(a), mono: true }));
-    if (e.avals.length > 8) {
-      lines.push({ text: `… and ${e.avals.length - 8} more` });
-    }
-    if (edgeIsWeak(e)) {
-      lines.push({ text: 'weakly typed: a Python scalar, promoted to the other operand’s dtype' });
-    }
-    const title = e.avals.length === 1 ? 'value' : `${e.avals.length} values`;
-    return { title, lines };
-  }
-
-  private showTooltip(content: { title: string; lines: TooltipLine[] }, ev: MouseEvent): void {
-    const t = this.tooltip;
-    t.replaceChildren();
-    t.appendChild(el('div', 'jp-jaxviz-tooltip-title', content.title));
-    for (const line of content.lines) {
-      const row = el('div', 'jp-jaxviz-tooltip-row');
-      if (line.key) {
-        row.appendChild(el('span', 'jp-jaxviz-tooltip-key', `${line.key}: `));
-      }
-      row.appendChild(el('span', line.mono ? 'jp-jaxviz-mono' : '', line.text));
-      t.appendChild(row);
-    }
-    if (!t.isConnected) {
-      document.body.appendChild(t);
-    }
-    t.style.display = 'block';
-    const at = placeTooltip(
-      { x: ev.clientX, y: ev.clientY },
-      { w: t.offsetWidth, h: t.offsetHeight },
-      { w: document.documentElement.clientWidth || window.innerWidth, h: window.innerHeight }
-    );
-    t.style.left = `${at.x}px`;
-    t.style.top = `${at.y}px`;
-  }
-
-  private hideTooltip(): void {
-    this.tooltip.style.display = 'none';
+    this.tooltip.showOrHide(content, ev);
   }
 
   dispose(): void {
     if (this.isDisposed) {
       return;
     }
-    window.clearTimeout(this.glideTimer);
-    this.tooltip.remove();
+    this.glider.dispose();
+    this.tooltip.element.remove();
     Signal.clearData(this.model);
     super.dispose();
   }
 
   protected onBeforeDetach(msg: Message): void {
-    this.hideTooltip();
+    this.tooltip.hide();
     super.onBeforeDetach(msg);
   }
 
@@ -1266,13 +789,12 @@ export class GraphView extends Widget {
     }
     svg?.querySelectorAll('.jaxviz-match').forEach(e => e.classList.remove('jaxviz-match'));
     const q = this.model.query.trim();
+    this.node.classList.toggle('jp-jaxviz-searching', !!q);
     if (!q) {
       this.scene?.setMatches(new Set());
       this.matchInfo.textContent = '';
-      this.node.classList.remove('jp-jaxviz-searching');
       return;
     }
-    this.node.classList.add('jp-jaxviz-searching');
     let hidden = 0;
     const items = new Set<ItemId>();
     const matches = this.model.matches;
@@ -1287,11 +809,7 @@ export class GraphView extends Widget {
       svg?.getElementById(item)?.classList.add('jaxviz-match');
     }
     this.scene?.setMatches(new Set([...items].map(item => this.scene!.indexOf(item)).filter(k => k >= 0)));
-    const n = matches.length;
-    this.matchInfo.textContent =
-      n === 0
-        ? 'no match'
-        : `${n} match${n === 1 ? '' : 'es'}` + (hidden ? ` (${hidden} in collapsed groups: Enter to show)` : '');
+    this.matchInfo.textContent = matchText(matches.length, hidden);
     this.matchInfo.title = this.matchInfo.textContent ?? '';
   }
 
@@ -1303,15 +821,10 @@ export class GraphView extends Widget {
       return;
     }
     let next = new Set(this.expanded);
-    let anchor: { item: string; x: number; y: number } | undefined;
+    let anchor: Anchor | undefined;
     for (const nid of matches.slice(0, 200)) {
       const shown = index.visibleItemOf(nid, this.expanded);
-      const r =
-        shown[0] !== 'g'
-          ? undefined
-          : this.scene
-            ? this.scenePageRect(shown)
-            : this.svg?.getElementById(shown)?.getBoundingClientRect();
+      const r = shown[0] !== 'g' ? undefined : this.viewport.pageRect(shown);
       // The topmost box that opens stays where it is, as when clicked.
       if (r && (!anchor || r.top < anchor.y || (r.top === anchor.y && r.left < anchor.x))) {
         anchor = { item: `cluster_${shown}`, x: r.left, y: r.top };
@@ -1325,97 +838,29 @@ export class GraphView extends Widget {
   // ------------------------------------------------------------------ export
 
   /** The shown graph as a standalone SVG document, in the DOT's own (light) colours
-   * whatever JupyterLab's theme: the theme's colours are CSS rules on `.jp-jaxviz-svg`,
-   * a class the copy does not carry. */
+   * whatever JupyterLab's theme. */
   svgText(): string {
     if (this.scene) {
       return sceneSvg(this.scene.scene, this.scene.layout);
     }
-    if (!this.svg) {
-      return '';
-    }
-    const clone = this.svg.cloneNode(true) as SVGSVGElement;
-    clone.querySelectorAll('.jaxviz-hit, .jaxviz-labels').forEach(e => e.remove());
-    clone.querySelectorAll('g.cluster > text[visibility]').forEach(e => e.removeAttribute('visibility'));
-    clone.querySelectorAll('.jaxviz-match').forEach(e => e.classList.remove('jaxviz-match'));
-    clone.removeAttribute('class');
-    clone.setAttribute('width', `${clone.dataset.ptWidth}pt`);
-    clone.setAttribute('height', `${clone.dataset.ptHeight}pt`);
-    delete clone.dataset.ptWidth;
-    delete clone.dataset.ptHeight;
-    clone.setAttribute('xmlns', SVG_NS);
-    return '<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n' + new XMLSerializer().serializeToString(clone);
+    return this.svg ? exportedSvg(this.svg) : '';
   }
 
-  private download(text: string, type: string, ext: string): void {
-    const name = (this.model.payload?.name || 'program').replace(/[^\w.-]+/g, '_');
-    const blob = new Blob([text], { type });
-    const url = URL.createObjectURL(blob);
-    const a = document.createElement('a');
-    a.href = url;
-    a.download = `${name}.${ext}`;
-    document.body.appendChild(a);
-    a.click();
-    a.remove();
-    window.setTimeout(() => URL.revokeObjectURL(url), 10000);
+  private get fileName(): string {
+    return this.model.payload?.name || 'program';
   }
 
   exportSvg(): void {
-    this.download(this.svgText(), 'image/svg+xml', 'svg');
+    download(this.svgText(), 'image/svg+xml', this.fileName, 'svg');
   }
 
   exportDot(): void {
     const view = this.model.view;
     const dot = this.model.dot || (view ? viewToDot(view, { rankdir: this.model.rankdir }) : '');
-    this.download(dot, 'text/vnd.graphviz', 'dot');
+    download(dot, 'text/vnd.graphviz', this.fileName, 'dot');
   }
 
   // ------------------------------------------------------------------ misc
-
-  private renderLegend(): void {
-    const graph = this.model.payload?.graph;
-    this.legendEl.replaceChildren();
-    if (!graph) {
-      return;
-    }
-    const legend = legendOf(graph);
-    const kinds = legendKinds(graph);
-    const hasGroups = graph.groups.length > 1;
-    const repeat = kinds.includes('repeat') ? ['repeat'] : [];
-    for (const kind of [...kinds.filter(k => k !== 'repeat'), ...(hasGroups ? ['group'] : []), ...repeat]) {
-      const spec = legend[kind];
-      const item = el('span', `jp-jaxviz-legend-item jp-jaxviz-legend-${kind}`);
-      item.title = spec.label;
-      const swatches: HTMLSpanElement[] = [];
-      const heated = kind === 'group' && !!graph.groups[graph.root ?? 0]?.flops;
-      for (const fill of heated ? HEAT_SAMPLES.map(heatColor) : [kind === 'group' ? GROUP_FILL.call : spec.color]) {
-        const swatch = el('span', 'jp-jaxviz-swatch');
-        if (kind === 'weak') {
-          swatch.classList.add('jp-jaxviz-swatch-edge');
-          swatch.style.borderTopColor = spec.color;
-        } else if (kind === 'group' || kind === 'repeat') {
-          // Coloured as the boxes are, by the same theme rule (see base.css).
-          swatch.classList.add('jp-jaxviz-swatch-box');
-          swatch.style.setProperty('--jaxviz-fill', fill);
-        } else {
-          swatch.style.background = fill;
-        }
-        if (kind === 'repeat') {
-          swatch.classList.add('jp-jaxviz-swatch-repeat'); // a double outline, as the boxes
-        }
-        swatches.push(swatch);
-      }
-      // The legend's words are visual.json's (a kind the file does not know: its name).
-      const text = heated ? 'group (shaded by its share of FLOPs)' : (LEGEND[kind]?.text ?? kind);
-      item.append(...swatches, el('span', 'jp-jaxviz-legend-label', text));
-      this.legendEl.appendChild(item);
-    }
-  }
-
-  private setStatus(text: string, warn = false): void {
-    this.statusEl.textContent = text;
-    this.statusEl.classList.toggle('jp-jaxviz-warn', warn);
-  }
 
   /**
    * A graph too big to ship: show the kernel's static drawing instead, as an image (an
@@ -1440,6 +885,14 @@ export class GraphView extends Widget {
     this.stage.replaceChildren();
     this.svg = null;
     this.dropScene();
-    this.setStatus(text, true);
+    this.status.set(text, true);
   }
+}
+
+/** The search's count, and how many matches collapsed groups hide. */
+function matchText(n: number, hidden: number): string {
+  if (n === 0) {
+    return 'no match';
+  }
+  return `${n} match${n === 1 ? '' : 'es'}` + (hidden ? ` (${hidden} in collapsed groups: Enter to show)` : '');
 }
