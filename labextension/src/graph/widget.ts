@@ -14,11 +14,13 @@ import { Widget } from '@lumino/widgets';
 
 import { ProgramPayload, inflatePayload, payloadProblem } from '../shared/payload';
 import { button, download, el } from './dom';
-import { groupToDot, viewToDot } from './dot';
+import { viewToDot } from './dot';
 import { Arranged, ExpandPlan, ReopenMemory, levelBelow, planExpand } from './expand';
 import { firstView, prefersSideways } from './geometry';
 import { LayeredOutput } from './layered';
 import { parseSvg } from './layout';
+import { Pan } from './pan';
+import { closeInPlace, openInPlace, prefetchOpenings } from './inplace';
 import { layouter, layoutMode, layoutText } from './layoutsvg';
 import { renderLegend } from './legend';
 import { GraphModel } from './model';
@@ -27,12 +29,11 @@ import { addSceneHooks, reportShown } from './report';
 import { Scene, sceneOf } from './scene';
 import { SceneCanvas } from './scenecanvas';
 import { sceneSvg } from './scenesvg';
-import { closeGroup, drawingText, parseDrawing, portOrder, spliceGroup } from './splicesvg';
 import { StatusLine, drawnText, layingOutText, sceneText, tooManyText } from './status';
 import { Glider, exportedSvg, itemRects, prepareSvg, svgSizePx } from './svgdrawing';
 import { TooltipContent, Tooltip, clusterTooltip, edgeTooltip, itemTooltip } from './tooltip';
 import { Anchor, Placement, Viewport } from './viewport';
-import { GraphIndex, ItemId, View, VisibleEdge, buildView, groupItem, parseItem, visibleItems } from './visible';
+import { GraphIndex, ItemId, View, VisibleEdge, buildView, parseItem, visibleItems } from './visible';
 
 /** Views with more visible items than this are not laid out (collapse instead). */
 export const MAX_LAYOUT_ITEMS = 100000;
@@ -41,8 +42,6 @@ export const MAX_LAYOUT_ITEMS = 100000;
  * drawings are tidier but whose time grows faster than the items (see
  * `benchmarks/bench_browser.py`). */
 export const GRAPHVIZ_MAX_ITEMS = 500;
-/** Boxes in view whose opening is laid out ahead, while nothing else runs. */
-const PREFETCH_BOXES = 8;
 
 export interface GraphViewOptions {
   /** Smaller canvas, for the sidebar. */
@@ -85,9 +84,8 @@ export class GraphView extends Widget {
   private scene: SceneCanvas | null = null;
   private renderToken = 0;
   private searchTimer = 0;
-  private drag: { x: number; y: number; tx: number; ty: number; moved: boolean } | null = null;
   private readonly reopen = new ReopenMemory();
-  private suppressClick = false;
+  private readonly pan = new Pan(this.canvas, this.model, () => this.tooltip.hide());
   /** Resolved when the current layout is on screen (for tests and callers). */
   ready: Promise<void> = Promise.resolve();
 
@@ -177,9 +175,6 @@ export class GraphView extends Widget {
     canvas.addEventListener('click', ev => this.onClick(ev));
     canvas.addEventListener('mousemove', ev => this.onHover(ev));
     canvas.addEventListener('mouseleave', () => this.tooltip.hide());
-    canvas.addEventListener('pointerdown', ev => this.onPointerDown(ev));
-    canvas.addEventListener('pointermove', ev => this.onPointerMove(ev));
-    canvas.addEventListener('pointerup', ev => this.onPointerUp(ev));
     canvas.addEventListener('wheel', ev => this.onWheel(ev), { passive: false });
     this.model.payloadChanged.connect(this.renderHeader, this);
     this.model.transformChanged.connect(() => this.viewport.applyTransform());
@@ -321,7 +316,11 @@ export class GraphView extends Widget {
       this.glider.glide(this.svg, before, this.model.transform.scale);
     }
     this.finish(view, opts, drawnText(view, laid.arranged, ms));
-    this.prefetchOpenings(index, laid.text, token);
+    const svg = this.svg;
+    if (svg) {
+      const shown = { index, expanded: this.expanded, text: laid.text, rankdir: this.model.rankdir };
+      prefetchOpenings(svg, this.canvas.getBoundingClientRect(), shown, () => this.isCurrent(token));
+    }
   }
 
   /** The Graphviz drawing of `view`, as `expand.ts` plans it (null: failed, said in the
@@ -363,10 +362,12 @@ export class GraphView extends Widget {
     }
     try {
       if (plan.kind === 'splice') {
-        return { text: await this.openInPlace(index, plan.base, token), arranged: 'splice' };
+        const text = await openInPlace(index, plan.base, this.model.rankdir, () => token === this.renderToken);
+        return { text, arranged: 'splice' };
       }
       if (plan.kind === 'close') {
-        return { text: await this.closeInPlace(plan.gid, dot), arranged: 'close' };
+        const shown = this.model.drawings.get(this.expanded);
+        return { text: await closeInPlace(shown, plan.gid, dot, this.model.rankdir), arranged: 'close' };
       }
     } catch (err) {
       const what = plan.kind === 'splice' ? 'opening' : 'closing';
@@ -425,37 +426,6 @@ export class GraphView extends Widget {
     if (!opts.initial && !this.isDisposed) {
       this.expansionChanged(view.expanded);
     }
-  }
-
-  /** Lay out ahead, one at a time in the worker, what opening each box in view would
-   * splice into this drawing (the same DOT as `openInPlace` writes, so the layout cache
-   * answers the click): a click then only splices. Stops when the view changes. */
-  private prefetchOpenings(index: GraphIndex, text: string, token: number): void {
-    const svg = this.svg;
-    if (!svg) {
-      return;
-    }
-    const c = this.canvas.getBoundingClientRect();
-    const boxes = [...svg.querySelectorAll<SVGGElement>('g.node.jaxviz-group')]
-      .filter(g => !/jaxviz-group-(inputs|outputs)/.test(g.getAttribute('class') ?? ''))
-      .filter(g => {
-        const r = g.getBoundingClientRect();
-        return r.right > c.left && r.left < c.right && r.bottom > c.top && r.top < c.bottom;
-      })
-      .slice(0, PREFETCH_BOXES)
-      .map(g => parseItem(g.id).id);
-    const rankdir = this.model.rankdir;
-    const run = async () => {
-      const drawing = parseDrawing(text);
-      for (const gid of boxes) {
-        if (token !== this.renderToken || this.isDisposed) {
-          return;
-        }
-        const order = portOrder(drawing, groupItem(gid), rankdir);
-        await layoutText(groupToDot(buildView(index, index.expand(this.expanded, gid)), gid, { rankdir }, order));
-      }
-    };
-    window.setTimeout(() => void run().catch(() => undefined), 0);
   }
 
   /** Show a view too big for Graphviz: the layered layout (in the worker, with a progress
@@ -527,6 +497,11 @@ export class GraphView extends Widget {
     drawn.setTransform(this.model.transform);
   }
 
+  /** No newer layout was asked for since `token`'s, and the widget is still there. */
+  private isCurrent(token: number): boolean {
+    return token === this.renderToken && !this.isDisposed;
+  }
+
   private dropScene(): void {
     this.scene?.dispose();
     this.scene = null;
@@ -537,52 +512,6 @@ export class GraphView extends Widget {
     this.progressEl.style.display = share === null ? 'none' : 'block';
     const bar = this.progressEl.firstElementChild as HTMLDivElement;
     bar.style.width = `${Math.round((share ?? 0) * 100)}%`;
-  }
-
-  /** Open the groups `base.open` in the drawing `base.text`, in place: each box drawn
-   * there is opened in one go, with the groups to open inside it laid out as its own
-   * drawing (fewer joins than opening them level by level). The drawing's text. */
-  private async openInPlace(
-    index: GraphIndex,
-    base: { text: string; groups: Set<number>; open: number[] },
-    token: number
-  ): Promise<string | undefined> {
-    const drawing = parseDrawing(base.text);
-    const groups = new Set(base.groups);
-    const pending = new Set(base.open);
-    for (const gid of base.open) {
-      if (!pending.has(gid)) {
-        continue; // opened with the box that holds it
-      }
-      // Parents come first: `gid` is a box of the drawing; what opens inside it opens with it.
-      for (const g of base.open) {
-        if (pending.has(g) && index.groupChain(g).includes(gid)) {
-          groups.add(g);
-          pending.delete(g);
-        }
-      }
-      const item = groupItem(gid);
-      const rankdir = this.model.rankdir;
-      const order = portOrder(drawing, item, rankdir);
-      const sub = await layoutText(groupToDot(buildView(index, groups), gid, { rankdir }, order));
-      if (token !== this.renderToken) {
-        return undefined;
-      }
-      spliceGroup(drawing, parseDrawing(sub), item);
-    }
-    return drawingText(drawing);
-  }
-
-  /** Close `gid` in the drawing on screen, in place (`splicesvg.ts closeGroup`): the box
-   * comes from a fresh layout of the closed view, nothing else moves. The drawing's text. */
-  private async closeInPlace(gid: number, dot: string): Promise<string> {
-    const shown = this.model.drawings.get(this.expanded);
-    if (shown === undefined) {
-      throw new Error('the drawing on screen is not kept');
-    }
-    const drawing = parseDrawing(shown);
-    closeGroup(drawing, parseDrawing(await layoutText(dot)), groupItem(gid), this.model.rankdir);
-    return drawingText(drawing);
   }
 
   /** Put a fresh Graphviz SVG on the stage, sized in px, without native tooltips. */
@@ -613,49 +542,11 @@ export class GraphView extends Widget {
     this.zoomBy(ev.deltaY < 0 ? 1.15 : 1 / 1.15, { x: ev.clientX, y: ev.clientY });
   }
 
-  private onPointerDown(ev: PointerEvent): void {
-    if (ev.button !== 0) {
-      return;
-    }
-    const { tx, ty } = this.model.transform;
-    this.drag = { x: ev.clientX, y: ev.clientY, tx, ty, moved: false };
-  }
-
-  private onPointerMove(ev: PointerEvent): void {
-    const d = this.drag;
-    if (!d || !(ev.buttons & 1)) {
-      this.drag = null;
-      return;
-    }
-    const dx = ev.clientX - d.x;
-    const dy = ev.clientY - d.y;
-    if (!d.moved && Math.abs(dx) + Math.abs(dy) < 4) {
-      return;
-    }
-    if (!d.moved) {
-      d.moved = true;
-      this.canvas.setPointerCapture?.(ev.pointerId);
-      this.canvas.classList.add('jp-jaxviz-panning');
-      this.tooltip.hide();
-    }
-    this.model.setTransform({ tx: d.tx + dx, ty: d.ty + dy });
-  }
-
-  private onPointerUp(ev: PointerEvent): void {
-    if (this.drag?.moved) {
-      this.suppressClick = true;
-      this.canvas.releasePointerCapture?.(ev.pointerId);
-    }
-    this.canvas.classList.remove('jp-jaxviz-panning');
-    this.drag = null;
-  }
-
   // ------------------------------------------------------------------ clicks
 
   private onClick(ev: MouseEvent): void {
-    if (this.suppressClick) {
-      this.suppressClick = false;
-      return;
+    if (this.pan.takeClick()) {
+      return; // the end of a drag
     }
     const target = ev.target as Element | null;
     if (!this.index || !target) {
@@ -718,7 +609,7 @@ export class GraphView extends Widget {
 
   private onHover(ev: MouseEvent): void {
     const index = this.index;
-    if (this.drag?.moved || !index) {
+    if (this.pan.panning || !index) {
       return;
     }
     if (this.scene) {
