@@ -20,6 +20,8 @@ import { firstView, prefersSideways } from './geometry';
 import { LayeredOutput } from './layered';
 import { parseSvg } from './layout';
 import { Pan } from './pan';
+import { SearchBox } from './search';
+import { drawingTip, hoverScene, sceneHit } from './hover';
 import { closeInPlace, openInPlace, prefetchOpenings } from './inplace';
 import { layouter, layoutMode, layoutText } from './layoutsvg';
 import { renderLegend } from './legend';
@@ -31,9 +33,9 @@ import { SceneCanvas } from './scenecanvas';
 import { sceneSvg } from './scenesvg';
 import { StatusLine, drawnText, layingOutText, sceneText, tooManyText } from './status';
 import { Glider, exportedSvg, itemRects, prepareSvg, svgSizePx } from './svgdrawing';
-import { TooltipContent, Tooltip, clusterTooltip, edgeTooltip, itemTooltip } from './tooltip';
-import { Anchor, Placement, Viewport } from './viewport';
-import { GraphIndex, ItemId, View, VisibleEdge, buildView, parseItem, visibleItems } from './visible';
+import { Tooltip } from './tooltip';
+import { Placement, Viewport } from './viewport';
+import { GraphIndex, View, VisibleEdge, buildView, parseItem, visibleItems } from './visible';
 
 /** Views with more visible items than this are not laid out (collapse instead). */
 export const MAX_LAYOUT_ITEMS = 100000;
@@ -66,8 +68,6 @@ interface Laid {
 export class GraphView extends Widget {
   private readonly titleEl = el('span', 'jp-jaxviz-title');
   private readonly summaryEl = el('span', 'jp-jaxviz-summary');
-  private readonly searchInput = el('input', 'jp-jaxviz-search');
-  private readonly matchInfo = el('span', 'jp-jaxviz-matches');
   private readonly legendEl = el('div', 'jp-jaxviz-legend');
   private readonly canvas = el('div', 'jp-jaxviz-canvas');
   private readonly stage = el('div', 'jp-jaxviz-stage');
@@ -75,6 +75,7 @@ export class GraphView extends Widget {
   private readonly status = new StatusLine(el('div', 'jp-jaxviz-status'));
   private readonly tooltip = new Tooltip();
   private readonly viewport: Viewport;
+  private readonly search: SearchBox;
   private readonly glider = new Glider(this.node);
 
   /** What is shown: the program, its open groups, kept drawings, search, zoom and pan. */
@@ -83,7 +84,6 @@ export class GraphView extends Widget {
   /** The canvas drawing of a view too big for Graphviz (then `svg` is null). */
   private scene: SceneCanvas | null = null;
   private renderToken = 0;
-  private searchTimer = 0;
   private readonly reopen = new ReopenMemory();
   private readonly pan = new Pan(this.canvas, this.model, () => this.tooltip.hide());
   /** Resolved when the current layout is on screen (for tests and callers). */
@@ -106,6 +106,13 @@ export class GraphView extends Widget {
       compact,
       drawing: () => ({ svg: this.svg, scene: this.scene })
     });
+    this.search = new SearchBox({
+      node: this.node,
+      model,
+      drawing: () => ({ svg: this.svg, scene: this.scene }),
+      pageRect: id => this.viewport.pageRect(id),
+      reveal: (next, anchor) => this.setExpanded(next, { anchor })
+    });
     const header = el('div', 'jp-jaxviz-header');
     header.append(this.titleEl, this.summaryEl);
     this.canvas.appendChild(this.stage);
@@ -121,10 +128,9 @@ export class GraphView extends Widget {
   /** The search box, the match count and the buttons. */
   private toolbar(): HTMLDivElement {
     const bar = el('div', 'jp-jaxviz-toolbar');
-    this.setUpSearch();
     bar.append(
-      this.searchInput,
-      this.matchInfo,
+      this.search.input,
+      this.search.matchInfo,
       el('span', 'jp-jaxviz-spacer'),
       button(
         'Collapse all',
@@ -147,28 +153,6 @@ export class GraphView extends Widget {
     return bar;
   }
 
-  private setUpSearch(): void {
-    const input = this.searchInput;
-    input.type = 'search';
-    input.placeholder = 'search primitive or variable';
-    input.setAttribute('aria-label', 'search primitive or variable');
-    input.addEventListener('input', () => {
-      window.clearTimeout(this.searchTimer);
-      this.searchTimer = window.setTimeout(() => this.runSearch(), 120);
-    });
-    input.addEventListener('keydown', ev => {
-      if (ev.key === 'Enter') {
-        ev.preventDefault();
-        this.runSearch();
-        void this.revealMatches();
-      } else if (ev.key === 'Escape') {
-        input.value = '';
-        this.runSearch();
-      }
-      ev.stopPropagation(); // keep notebook shortcuts out of the search box
-    });
-  }
-
   /** The canvas's pointer and wheel, and the model's signals. */
   private listen(): void {
     const canvas = this.canvas;
@@ -178,7 +162,7 @@ export class GraphView extends Widget {
     canvas.addEventListener('wheel', ev => this.onWheel(ev), { passive: false });
     this.model.payloadChanged.connect(this.renderHeader, this);
     this.model.transformChanged.connect(() => this.viewport.applyTransform());
-    this.model.searchChanged.connect(this.applySearch, this);
+    this.model.searchChanged.connect(() => this.search.mark());
   }
 
   // Shorthands for what the model holds.
@@ -420,7 +404,7 @@ export class GraphView extends Widget {
 
   /** What follows every layout on screen: the search marked, the status, the hooks. */
   private finish(view: View, opts: ExpandOptions, status: string): void {
-    this.applySearch();
+    this.search.mark();
     this.status.set(status);
     this.laidOut();
     if (!opts.initial && !this.isDisposed) {
@@ -570,7 +554,7 @@ export class GraphView extends Widget {
 
   /** A click on the canvas: a box opens, an open group's label closes it. */
   private onSceneClick(ev: MouseEvent): void {
-    const hit = this.sceneHit(ev);
+    const hit = sceneHit(this.scene, this.canvas, ev);
     if (hit?.kind === 'item' && hit.id.startsWith('g')) {
       this.openBox(parseItem(hit.id).id, this.viewport.scenePageRect(hit.id)!);
     } else if (hit?.kind === 'label') {
@@ -592,11 +576,6 @@ export class GraphView extends Widget {
     void this.setExpanded(next, { anchor: { item: `g${gid}`, x: r.left, y: r.top } });
   }
 
-  private sceneHit(ev: MouseEvent) {
-    const c = this.canvas.getBoundingClientRect();
-    return this.scene?.hit(ev.clientX - c.left, ev.clientY - c.top) ?? null;
-  }
-
   /** Open every collapsed group that is visible now. */
   private async expandLevel(): Promise<void> {
     const index = this.index;
@@ -608,47 +587,14 @@ export class GraphView extends Widget {
   // ------------------------------------------------------------------ tooltips
 
   private onHover(ev: MouseEvent): void {
-    const index = this.index;
-    if (this.pan.panning || !index) {
+    if (this.pan.panning || !this.index) {
       return;
     }
     if (this.scene) {
-      this.onSceneHover(ev);
-      return;
+      hoverScene(this.model, this.scene, this.canvas, this.tooltip, ev);
+    } else {
+      this.tooltip.showOrHide(drawingTip(this.model, ev), ev);
     }
-    const target = ev.target as Element | null;
-    const nodeEl = target?.closest('g.node');
-    const edgeEl = nodeEl ? null : target?.closest('g.edge');
-    const clusterId = nodeEl || edgeEl ? null : target?.closest('.jaxviz-cluster-label')?.getAttribute('data-cluster');
-    let content: TooltipContent | null = null;
-    if (nodeEl) {
-      content = itemTooltip(this.model, nodeEl.id);
-    } else if (edgeEl) {
-      content = edgeTooltip(this.model, edgeEl.id);
-    } else if (clusterId) {
-      content = clusterTooltip(index, Number(clusterId.slice('cluster_g'.length)));
-    }
-    this.tooltip.showOrHide(content, ev);
-  }
-
-  private onSceneHover(ev: MouseEvent): void {
-    const hit = this.sceneHit(ev);
-    const scene = this.scene!.scene;
-    let content: TooltipContent | null = null;
-    if (hit?.kind === 'item') {
-      content = itemTooltip(this.model, hit.id);
-    } else if (hit?.kind === 'label') {
-      content = clusterTooltip(this.index!, hit.gid);
-    } else if (hit?.kind === 'edge') {
-      const src = scene.items[scene.edgeSrc[hit.index]];
-      const dst = scene.items[scene.edgeDst[hit.index]];
-      content = edgeTooltip(this.model, `e_${src}_${dst}`);
-    }
-    this.canvas.classList.toggle(
-      'jp-jaxviz-pointing',
-      hit?.kind === 'item' ? hit.id[0] === 'g' : hit?.kind === 'label'
-    );
-    this.tooltip.showOrHide(content, ev);
   }
 
   dispose(): void {
@@ -664,66 +610,6 @@ export class GraphView extends Widget {
   protected onBeforeDetach(msg: Message): void {
     this.tooltip.hide();
     super.onBeforeDetach(msg);
-  }
-
-  // ------------------------------------------------------------------ search
-
-  private runSearch(): void {
-    this.model.search(this.searchInput.value);
-  }
-
-  private applySearch(): void {
-    const svg = this.svg;
-    const index = this.index;
-    if ((!svg && !this.scene) || !index) {
-      return;
-    }
-    svg?.querySelectorAll('.jaxviz-match').forEach(e => e.classList.remove('jaxviz-match'));
-    const q = this.model.query.trim();
-    this.node.classList.toggle('jp-jaxviz-searching', !!q);
-    if (!q) {
-      this.scene?.setMatches(new Set());
-      this.matchInfo.textContent = '';
-      return;
-    }
-    let hidden = 0;
-    const items = new Set<ItemId>();
-    const matches = this.model.matches;
-    for (const nid of matches) {
-      const item = index.visibleItemOf(nid, this.expanded);
-      if (item[0] === 'g') {
-        hidden++;
-      }
-      items.add(item);
-    }
-    for (const item of items) {
-      svg?.getElementById(item)?.classList.add('jaxviz-match');
-    }
-    this.scene?.setMatches(new Set([...items].map(item => this.scene!.indexOf(item)).filter(k => k >= 0)));
-    this.matchInfo.textContent = matchText(matches.length, hidden);
-    this.matchInfo.title = this.matchInfo.textContent ?? '';
-  }
-
-  /** Expand the groups that hide search matches. */
-  private async revealMatches(): Promise<void> {
-    const index = this.index;
-    const matches = this.model.matches;
-    if (!index || !matches.length) {
-      return;
-    }
-    let next = new Set(this.expanded);
-    let anchor: Anchor | undefined;
-    for (const nid of matches.slice(0, 200)) {
-      const shown = index.visibleItemOf(nid, this.expanded);
-      const r = shown[0] !== 'g' ? undefined : this.viewport.pageRect(shown);
-      // The topmost box that opens stays where it is, as when clicked.
-      if (r && (!anchor || r.top < anchor.y || (r.top === anchor.y && r.left < anchor.x))) {
-        anchor = { item: `cluster_${shown}`, x: r.left, y: r.top };
-      }
-      next = index.expand(next, index.graph.nodes[nid].group);
-    }
-    // The zoom stays, and so does the side each part is drawn on.
-    await this.setExpanded(next, { anchor });
   }
 
   // ------------------------------------------------------------------ export
@@ -778,12 +664,4 @@ export class GraphView extends Widget {
     this.dropScene();
     this.status.set(text, true);
   }
-}
-
-/** The search's count, and how many matches collapsed groups hide. */
-function matchText(n: number, hidden: number): string {
-  if (n === 0) {
-    return 'no match';
-  }
-  return `${n} match${n === 1 ? '' : 'es'}` + (hidden ? ` (${hidden} in collapsed groups: Enter to show)` : '');
 }
