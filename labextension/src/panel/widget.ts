@@ -1,6 +1,6 @@
 /**
  * The jaxviz sidebar panel, bound to the current notebook's kernel: Functions,
- * Recompiles, Stale captures, Devices. The view of a `PanelModel` (`panelmodel.ts`: the
+ * Recompiles, Stale captures, Devices. The view of a `PanelModel` (`model.ts`: the
  * comm, the link state, the store): it renders what changed when the model signals,
  * a section at a time, and new compiles and stale warnings are added to their lists
  * rather than the lists drawn again.
