@@ -6,6 +6,11 @@
  * an expanded group to collapse it; only the visible part is laid out again.
  * Hover for details, drag to pan, ctrl/⌘+wheel or the buttons to zoom, search by
  * primitive or variable name, export what is shown as SVG or DOT.
+ *
+ * The widget lays out and wires; the parts are their own modules: what an expand does
+ * to the drawing (`expand.ts`), opening and closing in place (`inplace.ts`), the zoom and
+ * pan on screen (`viewport.ts`, `pan.ts`), the search box (`search.ts`), the tooltips
+ * (`hover.ts`, `tooltip.ts`), the legend, the status line and the test report.
  */
 
 import type { Message } from '@lumino/messaging';
