@@ -1,5 +1,5 @@
 // The comm messages' TypeScript from their one source, ../jaxviz/schema/messages.json:
-// src/messages.ts (types, json-schema-to-typescript) and src/messagechecks.ts (ajv's
+// src/shared/messages.ts (types, json-schema-to-typescript) and src/shared/messagechecks.ts (ajv's
 // validators compiled to plain code: no schema compiler, no eval in the browser).
 // Both are committed (reviewed in diffs, compiled by `npm test` without a build);
 // `npm run build` regenerates them and `node build-schema.mjs --check` fails when they
@@ -38,7 +38,7 @@ const refs = Object.fromEntries(Object.entries(checked).map(([fn, def]) => [fn, 
 const checks =
   `${banner}\n// @ts-nocheck\n/* eslint-disable */\n` + standaloneCode(ajv, refs).replace(/^"use strict";\n?/, '');
 
-const outputs = { 'src/messages.ts': types, 'src/messagechecks.ts': checks };
+const outputs = { 'src/shared/messages.ts': types, 'src/shared/messagechecks.ts': checks };
 if (process.argv.includes('--check')) {
   const stale = Object.entries(outputs).filter(([file, text]) => readFileSync(file, 'utf8') !== text);
   if (stale.length) {

@@ -1,4 +1,4 @@
-// The standalone viewer (src/standalone.ts) as one minified script with Graphviz's
+// The standalone viewer (src/standalone/index.ts) as one minified script with Graphviz's
 // WebAssembly inlined: ../jaxviz/static/viewer.js, shipped in the wheel. See
 // jaxviz/render/embed.py for how the kernel puts it into a page.
 import { build } from 'esbuild';
@@ -8,7 +8,7 @@ const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 
 const outfile = '../jaxviz/static/viewer.js';
 
 await build({
-  entryPoints: ['src/standalone.ts'],
+  entryPoints: ['src/standalone/index.ts'],
   outfile,
   bundle: true,
   minify: true,

@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   // Built output, and the files generated from jaxviz/schema/messages.json.
-  { ignores: ['lib/', 'node_modules/', 'src/messages.ts', 'src/messagechecks.ts'] },
+  { ignores: ['lib/', 'node_modules/', 'src/shared/messages.ts', 'src/shared/messagechecks.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,
@@ -18,6 +18,17 @@ export default tseslint.config(
       eqeqeq: ['error', 'smart'],
       curly: 'error'
     }
+  },
+  {
+    // Short functions: one that needs more than a screen does more than one thing.
+    files: ['src/**/*.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 50, skipBlankLines: true, skipComments: true }] }
+  },
+  {
+    // The layered layout and its canvas scene are being reworked for #23 (big models) in
+    // parallel; their long functions are split there, then this exception goes.
+    files: ['src/graph/layered.ts', 'src/graph/scene.ts', 'src/graph/scenecanvas.ts'],
+    rules: { 'max-lines-per-function': 'off' }
   },
   {
     // The node tests are compiled to CommonJS (tsconfig.test.json) and load some packages

@@ -32,7 +32,7 @@ CODE_SUFFIXES = {".py", ".ts", ".js", ".mjs", ".css", ".html", ".json", ".svg"}
 
 
 def _drawing_sources() -> list[Path]:
-    return sorted([*(ROOT / "jaxviz").rglob("*.py"), *(ROOT / "labextension" / "src").glob("*.ts")])
+    return sorted([*(ROOT / "jaxviz").rglob("*.py"), *(ROOT / "labextension" / "src").rglob("*.ts")])
 
 
 def _sources_that_may_not_hold_colours() -> list[Path]:
@@ -47,7 +47,7 @@ def test_every_colour_is_written_in_visual_json_only():
     only the CSS generated from it spells one out."""
     sources = _sources_that_may_not_hold_colours()
     assert {ROOT / "jaxviz" / "render" / "html.py", ROOT / "jaxviz" / "widgets.py",
-            ROOT / "labextension" / "src" / "standaloneviewer.ts", STYLE / "base.css"} <= set(sources)
+            ROOT / "labextension" / "src" / "standalone" / "viewer.ts", STYLE / "base.css"} <= set(sources)
     written = [f"{p.relative_to(ROOT)}:{n}: {line.strip()}"
                for p in sources
                for n, line in enumerate(p.read_text("utf-8").splitlines(), 1)
@@ -104,8 +104,8 @@ def test_generated_css_holds_visual_json_s_theme_light_and_dark():
 def test_the_generated_css_reaches_jupyterlab_and_the_standalone_viewer():
     assert "@import url('visual.css');" in (STYLE / "index.css").read_text("utf-8")
     assert "import './visual.css';" in (STYLE / "index.js").read_text("utf-8")
-    viewer = (ROOT / "labextension" / "src" / "standaloneviewer.ts").read_text("utf-8")
-    assert "from '../style/visual.css'" in viewer and "from '../style/page.css'" in viewer
+    viewer = (ROOT / "labextension" / "src" / "standalone" / "viewer.ts").read_text("utf-8")
+    assert "from '../../style/visual.css'" in viewer and "from '../../style/page.css'" in viewer
     for script in ("build", "build:prod"):
         assert "npm run build:visual" in json.loads((ROOT / "labextension" / "package.json").read_text("utf-8"))[
             "scripts"][script]

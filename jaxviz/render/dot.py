@@ -43,7 +43,7 @@ from ..visual import (
 )
 
 # The colours, shapes and limits come from jaxviz/visual.json, which the browser's
-# renderer (labextension/src/dot.ts) reads too. This renderer is the reference: the
+# renderer (labextension/src/graph/dot.ts) reads too. This renderer is the reference: the
 # browser's DOT is checked against it (tests/test_labextension_unit.py).
 
 

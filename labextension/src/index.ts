@@ -7,9 +7,9 @@ import { INotebookTracker } from '@jupyterlab/notebook';
 
 import { Widget } from '@lumino/widgets';
 
-import { GraphView } from './graphview';
-import { DiffMessage, ShippedPayload } from './model';
-import { JaxvizPanel, jaxvizIcon } from './panel';
+import { GraphView } from './graph/widget';
+import { DiffMessage, ShippedPayload } from './shared/payload';
+import { JaxvizPanel, jaxvizIcon } from './panel/widget';
 
 /** A function's graph in a main-area tab (one per function, reused): room to read it. */
 function graphTabs(app: JupyterFrontEnd): (name: string, payload: ShippedPayload) => void {

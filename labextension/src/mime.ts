@@ -4,10 +4,10 @@ import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import type { Message } from '@lumino/messaging';
 
-import { GraphView, MAX_LAYOUT_ITEMS } from './graphview';
-import { MIME_TYPE } from './model';
-import { expansionKey, initialExpansion, metadataWithExpansion } from './persist';
-import { holdHeight, promptName, releaseHeight } from './outputheight';
+import { GraphView, MAX_LAYOUT_ITEMS } from './graph/widget';
+import { MIME_TYPE } from './shared/payload';
+import { expansionKey, initialExpansion, metadataWithExpansion } from './graph/persist';
+import { holdHeight, promptName, releaseHeight } from './graph/outputheight';
 
 export class JaxvizRenderer extends GraphView implements IRenderMime.IRenderer {
   constructor(options: IRenderMime.IRendererOptions) {

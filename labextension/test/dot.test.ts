@@ -1,10 +1,10 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { legendKinds, quote, viewToDot } from '../src/dot';
-import { g3 } from '../src/format';
-import { MARK_STYLE } from '../src/visual';
-import { GraphIndex, buildView, clusterOf, openChain } from '../src/view';
+import { legendKinds, quote, viewToDot } from '../src/graph/dot';
+import { g3 } from '../src/shared/format';
+import { MARK_STYLE } from '../src/shared/visual';
+import { GraphIndex, buildView, clusterOf, openChain } from '../src/graph/visible';
 import { smallGraph } from './fixtures';
 
 // The Graphviz build the browser uses (WebAssembly), here in Node.

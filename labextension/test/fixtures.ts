@@ -5,7 +5,7 @@
  *     group 2 "scan" (eqn): n6 scan, group 3 "body" (jaxpr): n7 mul
  */
 
-import { Aval, GraphJSON, ProgramPayload } from '../src/model';
+import { Aval, GraphJSON, ProgramPayload } from '../src/shared/payload';
 
 export const f32 = (shape: number[], weak = false): Aval => ({
   shape,

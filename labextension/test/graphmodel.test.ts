@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { GraphModel, Transform } from '../src/graphmodel';
-import { buildView } from '../src/view';
+import { GraphModel, Transform } from '../src/graph/model';
+import { buildView } from '../src/graph/visible';
 import { smallPayload } from './fixtures';
 
 describe('GraphModel', () => {

@@ -1,11 +1,11 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { boxAttrs, clusterAttrs, legendOf, nodeAttrs } from '../src/dot';
-import { CLUSTER_PAD, LayeredInput, LayeredOutput, assignLayers, layered } from '../src/layered';
-import { sceneOf } from '../src/scene';
-import { sceneSvg } from '../src/scenesvg';
-import { GraphIndex, buildView, visibleCount } from '../src/view';
+import { boxAttrs, clusterAttrs, legendOf, nodeAttrs } from '../src/graph/dot';
+import { CLUSTER_PAD, LayeredInput, LayeredOutput, assignLayers, layered } from '../src/graph/layered';
+import { sceneOf } from '../src/graph/scene';
+import { sceneSvg } from '../src/graph/scenesvg';
+import { GraphIndex, buildView, visibleCount } from '../src/graph/visible';
 import { repeatGraph, smallGraph } from './fixtures';
 
 type Box = { x: number; y: number; w: number; h: number };

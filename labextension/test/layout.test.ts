@@ -1,9 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { viewToDot } from '../src/dot';
-import { LayoutCache } from '../src/layout';
-import { GraphIndex, buildView } from '../src/view';
+import { viewToDot } from '../src/graph/dot';
+import { LayoutCache } from '../src/graph/layout';
+import { GraphIndex, buildView } from '../src/graph/visible';
 import { smallGraph } from './fixtures';
 
 // The Graphviz build the browser uses (WebAssembly), here in Node.

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { LayoutCache, LayoutReply, LayoutRequest, WorkerLayout, WorkerLike } from '../src/layout';
+import { LayoutCache, LayoutReply, LayoutRequest, WorkerLayout, WorkerLike } from '../src/graph/layout';
 
 /** A stand-in for the layout worker: it keeps the requests, and the test answers them. */
 class FakeWorker implements WorkerLike {

@@ -9,10 +9,10 @@ import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 
-import { legendKinds, viewToDot } from '../src/dot';
-import { groupHeat } from '../src/format';
-import { ProgramPayload, payloadProblem } from '../src/model';
-import { GraphIndex, buildView, visibleItems } from '../src/view';
+import { legendKinds, viewToDot } from '../src/graph/dot';
+import { groupHeat } from '../src/shared/format';
+import { ProgramPayload, payloadProblem } from '../src/shared/payload';
+import { GraphIndex, buildView, visibleItems } from '../src/graph/visible';
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const viz = require('@viz-js/viz') as typeof import('@viz-js/viz');

@@ -1,9 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { MIME_TYPE } from '../src/model';
-import { expansionKey, initialExpansion, metadataWithExpansion, storedExpansion } from '../src/persist';
-import { GraphIndex } from '../src/view';
+import { MIME_TYPE } from '../src/shared/payload';
+import { expansionKey, initialExpansion, metadataWithExpansion, storedExpansion } from '../src/graph/persist';
+import { GraphIndex } from '../src/graph/visible';
 import { repeatGraph, smallGraph } from './fixtures';
 
 const meta = (entry: unknown, extra: object = {}) => ({ ...extra, [MIME_TYPE]: entry });

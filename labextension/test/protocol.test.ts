@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { checkedEvents, checkedKernelMessage, isFrontendMessage } from '../src/protocol';
+import { checkedEvents, checkedKernelMessage, isFrontendMessage } from '../src/shared/protocol';
 import { smallPayload } from './fixtures';
 
 /** Runs `fn` with console.warn recorded. */

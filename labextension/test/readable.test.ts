@@ -5,8 +5,8 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { eqnLabel, viewToDot } from '../src/dot';
-import { codeSpans, groupTooltip, isEmptyParam, nodeTooltip, tooltipCost, tooltipText } from '../src/format';
+import { eqnLabel, viewToDot } from '../src/graph/dot';
+import { codeSpans, groupTooltip, isEmptyParam, nodeTooltip, tooltipCost, tooltipText } from '../src/shared/format';
 import {
   LEGIBLE_SCALE,
   NODE_FONT_PT,
@@ -17,9 +17,9 @@ import {
   maxCanvasHeight,
   placeTooltip,
   prefersSideways
-} from '../src/geometry';
-import { promptName } from '../src/outputheight';
-import { GraphIndex, buildView, statusText } from '../src/view';
+} from '../src/graph/geometry';
+import { promptName } from '../src/graph/outputheight';
+import { GraphIndex, buildView, statusText } from '../src/graph/visible';
 import { smallGraph } from './fixtures';
 
 describe('first view', () => {

@@ -4,9 +4,9 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { legendKinds, viewToDot } from '../src/dot';
-import { groupTooltip, repeatText, sizeText, tooltipText } from '../src/format';
-import { GraphIndex, buildView, countAfterExpand, visibleCount, visibleItems } from '../src/view';
+import { legendKinds, viewToDot } from '../src/graph/dot';
+import { groupTooltip, repeatText, sizeText, tooltipText } from '../src/shared/format';
+import { GraphIndex, buildView, countAfterExpand, visibleCount, visibleItems } from '../src/graph/visible';
 import { repeatGraph } from './fixtures';
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires

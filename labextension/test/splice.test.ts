@@ -4,7 +4,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { groupToDot, stubName, viewToDot } from '../src/dot';
+import { groupToDot, stubName, viewToDot } from '../src/graph/dot';
 import {
   DrawingStore,
   Pt,
@@ -36,8 +36,8 @@ import {
   stretchRect,
   union,
   within
-} from '../src/splice';
-import { GraphIndex, buildView, itemInGroup } from '../src/view';
+} from '../src/graph/splice';
+import { GraphIndex, buildView, itemInGroup } from '../src/graph/visible';
 import { repeatGraph, smallGraph } from './fixtures';
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { MAX_KEPT, PanelStore, isCellProgram, isWarning, noGraphReason } from '../src/store';
+import { MAX_KEPT, PanelStore, isCellProgram, isWarning, noGraphReason } from '../src/panel/store';
 
 const snapshot = {
   type: 'snapshot' as const,

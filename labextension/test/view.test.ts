@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { GraphEdge, GraphGroup, GraphNode, inflatePayload, payloadProblem } from '../src/model';
+import { GraphEdge, GraphGroup, GraphNode, inflatePayload, payloadProblem } from '../src/shared/payload';
 import {
   GraphIndex,
   buildView,
@@ -12,7 +12,7 @@ import {
   variableName,
   visibleCount,
   visibleItems
-} from '../src/view';
+} from '../src/graph/visible';
 import { smallGraph, smallPayload } from './fixtures';
 
 const edgeSet = (edges: { src: string; dst: string; avals: unknown[] }[]) =>

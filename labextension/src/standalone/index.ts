@@ -9,7 +9,7 @@
  * imported lazily, so that the worker never evaluates DOM code.
  */
 
-import { WorkerScope, serveLayouts } from './layoutserver';
+import { WorkerScope, serveLayouts } from '../graph/layoutserver';
 
 declare const JAXVIZ_VERSION: string;
 
@@ -18,5 +18,5 @@ if (typeof document === 'undefined') {
 } else {
   // Read now: `currentScript` is only set while this script runs.
   const source = document.currentScript?.textContent || null;
-  void import('./standaloneviewer').then(m => m.install(JAXVIZ_VERSION, source));
+  void import('./viewer').then(m => m.install(JAXVIZ_VERSION, source));
 }

@@ -2,7 +2,7 @@
 /* eslint-disable */
 
 /**
- * The messages of the "jaxviz" comm between the kernel (jaxviz/ipython/bridge.py) and the JupyterLab panel (labextension/src/panelmodel.ts), and the envelope of the program payload (MIME type application/vnd.jaxviz+json, jaxviz/render/payload.py) they carry. The one source of the TypeScript types (labextension/src/messages.ts, made by `npm run build:schema`) and of the checks on both sides. Objects allow keys not listed here: a newer kernel may send more.
+ * The messages of the "jaxviz" comm between the kernel (jaxviz/ipython/bridge.py) and the JupyterLab panel (labextension/src/panel/model.ts), and the envelope of the program payload (MIME type application/vnd.jaxviz+json, jaxviz/render/payload.py) they carry. The one source of the TypeScript types (labextension/src/shared/messages.ts, made by `npm run build:schema`) and of the checks on both sides. Objects allow keys not listed here: a newer kernel may send more.
  */
 export type JaxvizMessages = KernelMessage | FrontendMessage;
 /**

@@ -118,12 +118,53 @@ export function spliceGroup(base: Document, sub: Document, item: string): void {
   const boxRect = bboxOf(shapePoints(box));
   const clusterRect = bboxOf(shapePoints(cluster));
   const s = stretchFor(boxRect, clusterRect);
-  const offset = { x: boxRect.x - clusterRect.x, y: boxRect.y - clusterRect.y };
   const placed: Rect = { ...boxRect, w: clusterRect.w, h: clusterRect.h };
+  const crossing = makeRoom(base, item, s, { was: boxRect, now: placed });
+  box.remove();
+  growCanvas(base, s);
+  // What comes in: the group's drawing, moved so that its top left is the box's.
+  const offset = { x: boxRect.x - clusterRect.x, y: boxRect.y - clusterRect.y };
+  const adopt = (e: Element) => {
+    const copy = base.importNode(e, true) as Element;
+    mapElement(copy, by(offset));
+    return copy;
+  };
+  adoptClustersAndNodes(base, graph, sub, adopt);
+  const inner = new Set<string>();
+  sub.querySelectorAll('g.node').forEach(n => inner.add(n.id));
+  const labelled = new Set<Element>();
+  sub.querySelectorAll('g.edge').forEach(e => {
+    const ends = edgeEnds(e.id);
+    if (!ends) {
+      return;
+    }
+    const edge = adopt(e);
+    if (!inner.has(ends.src) || !inner.has(ends.dst)) {
+      const incoming = !inner.has(ends.src);
+      const old = incoming ? crossing.into.get(ends.src) : crossing.outOf.get(ends.dst);
+      if (!old) {
+        throw new Error(`no edge drawn between ${item} and ${incoming ? ends.src : ends.dst}`);
+      }
+      joinCrossingEdge(edge, old, placed, incoming, labelled);
+    }
+    graph.appendChild(edge);
+  });
+}
 
-  // What stays: nodes move rigidly, clusters grow, edges follow.
+/**
+ * What stays when the box `item` opens (`box`: its place before and after): nodes move rigidly, clusters grow,
+ * edges follow. The edges into and out of the box are taken out: by the item at their
+ * other end.
+ */
+function makeRoom(
+  base: Document,
+  item: string,
+  s: Stretch,
+  box: { was: Rect; now: Rect }
+): { into: Map<string, Element>; outOf: Map<string, Element> } {
+  const placed = box.now;
   const shifts = new Map<string, Pt>();
-  const moved: { was: Rect; now: Rect }[] = [{ was: boxRect, now: placed }];
+  const moved: { was: Rect; now: Rect }[] = [box];
   base.querySelectorAll('g.node').forEach(node => {
     if (node.id !== item) {
       const was = bboxOf(shapePoints(node));
@@ -148,20 +189,14 @@ export function spliceGroup(base: Document, sub: Document, item: string): void {
   });
   into.forEach(e => e.remove());
   outOf.forEach(e => e.remove());
-  box.remove();
-  growCanvas(base, s);
+  return { into, outOf };
+}
 
-  // What comes in: the group's drawing, moved so that its top left is the box's.
-  const inner = new Set<string>();
-  sub.querySelectorAll('g.node').forEach(n => inner.add(n.id));
-  const adopt = (e: Element) => {
-    const copy = base.importNode(e, true) as Element;
-    mapElement(copy, by(offset));
-    return copy;
-  };
+/** The group's clusters above the open groups that hold it (drawn before it) and below
+ * every node and edge; its nodes on top. */
+function adoptClustersAndNodes(base: Document, graph: Element, sub: Document, adopt: (e: Element) => Element): void {
   const clusters = [...sub.querySelectorAll('g.cluster')].map(adopt);
   const lastCluster = [...base.querySelectorAll('g.cluster')].pop();
-  // Above the open groups that hold it (drawn before it), below every node and edge.
   const after = lastCluster ?? graph.querySelector(':scope > polygon');
   if (after) {
     after.after(...clusters);
@@ -169,43 +204,33 @@ export function spliceGroup(base: Document, sub: Document, item: string): void {
     graph.prepend(...clusters);
   }
   sub.querySelectorAll('g.node').forEach(n => graph.appendChild(adopt(n)));
-  const labelled = new Set<Element>();
-  sub.querySelectorAll('g.edge').forEach(e => {
-    const ends = edgeEnds(e.id);
-    if (!ends) {
-      return;
-    }
-    const edge = adopt(e);
-    if (!inner.has(ends.src) || !inner.has(ends.dst)) {
-      const incoming = !inner.has(ends.src);
-      const old = incoming ? into.get(ends.src) : outOf.get(ends.dst);
-      if (!old) {
-        throw new Error(`no edge drawn between ${item} and ${incoming ? ends.src : ends.dst}`);
-      }
-      const part = clipToRect(pathOf(edge), placed, incoming ? 'head' : 'tail');
-      const was = pathOf(old);
-      let now: Pt[];
-      if (incoming) {
-        now = joinPaths(was, part);
-      } else {
-        // The outside part's start moves to where the inside part leaves the group.
-        now = joinPaths([...was].reverse(), [...part].reverse()).reverse();
-        edge.querySelectorAll('polygon').forEach(p => p.remove());
-        old.querySelectorAll('polygon').forEach(p => edge.appendChild(p.cloneNode(true)));
-      }
-      setPath(edge, now);
-      const label = old.querySelector('text');
-      if (label && !labelled.has(old)) {
-        labelled.add(old); // one label for the outside part the opened edges share
-        const copy = label.cloneNode(true) as Element;
-        const at = { x: parseFloat(copy.getAttribute('x') ?? '0'), y: parseFloat(copy.getAttribute('y') ?? '0') };
-        const moved = followLabel(was, now, at, incoming ? 0 : (part.length - 1) / 3);
-        mapAt(copy, 'x', 'y', () => moved);
-        edge.appendChild(copy);
-      }
-    }
-    graph.appendChild(edge);
-  });
+}
+
+/** An edge of the group's drawing that crosses its border, joined to `old`, the outside
+ * part of the edge that went into (`incoming`) or out of the box; `old`'s label comes
+ * along once per outside part (`labelled`). */
+function joinCrossingEdge(edge: Element, old: Element, placed: Rect, incoming: boolean, labelled: Set<Element>): void {
+  const part = clipToRect(pathOf(edge), placed, incoming ? 'head' : 'tail');
+  const was = pathOf(old);
+  let now: Pt[];
+  if (incoming) {
+    now = joinPaths(was, part);
+  } else {
+    // The outside part's start moves to where the inside part leaves the group.
+    now = joinPaths([...was].reverse(), [...part].reverse()).reverse();
+    edge.querySelectorAll('polygon').forEach(p => p.remove());
+    old.querySelectorAll('polygon').forEach(p => edge.appendChild(p.cloneNode(true)));
+  }
+  setPath(edge, now);
+  const label = old.querySelector('text');
+  if (label && !labelled.has(old)) {
+    labelled.add(old); // one label for the outside part the opened edges share
+    const copy = label.cloneNode(true) as Element;
+    const at = { x: parseFloat(copy.getAttribute('x') ?? '0'), y: parseFloat(copy.getAttribute('y') ?? '0') };
+    const moved = followLabel(was, now, at, incoming ? 0 : (part.length - 1) / 3);
+    mapAt(copy, 'x', 'y', () => moved);
+    edge.appendChild(copy);
+  }
 }
 
 /**
@@ -245,18 +270,7 @@ export function closeGroup(base: Document, fresh: Document, item: string, rankdi
     throw new Error(`the drawings have no ${!box ? item : `cluster_${item}`} to close`);
   }
   const rect = bboxOf(shapePoints(cluster));
-  const inner = new Set<string>();
-  base.querySelectorAll('g.node').forEach(n => {
-    if (within(bboxOf(shapePoints(n)), rect)) {
-      inner.add(n.id);
-      n.remove();
-    }
-  });
-  base.querySelectorAll('g.cluster').forEach(c => {
-    if (within(bboxOf(shapePoints(c)), rect)) {
-      c.remove();
-    }
-  });
+  const inner = removeWithin(base, rect);
   const boxRect = bboxOf(shapePoints(box));
   const placed = base.importNode(box, true) as Element;
   mapElement(placed, by({ x: rect.x - boxRect.x, y: rect.y - boxRect.y }));
@@ -277,29 +291,52 @@ export function closeGroup(base: Document, fresh: Document, item: string, rankdi
     }
     joined.add(id);
     edge.id = id;
-    const path = pathOf(edge);
-    if (dstIn) {
-      // In: the outside part, then straight on to the box, with an arrowhead there.
-      const outside = outsidePrefix(path, rect);
-      const from = outside[outside.length - 1];
-      const before = outside[Math.max(0, outside.length - 2)];
-      const head = arrowHead(from, portOn(at, from, 'in', rankdir), { x: from.x - before.x, y: from.y - before.y });
-      setPath(edge, extendTo(outside, midpoint(head[0], head[2]))); // the line stops at the arrow's base
-      edge
-        .querySelectorAll('polygon')
-        .forEach((p, k) => (k === 0 ? p.setAttribute('points', head.map(q => `${q.x},${q.y}`).join(' ')) : p.remove()));
-    } else {
-      // Out: from the box, straight to where the edge leaves the old group, then on.
-      const outside = outsidePrefix([...path].reverse(), rect).reverse();
-      const start = portOn(at, outside[0], 'out', rankdir);
-      setPath(edge, extendTo([start], outside[0]).concat(outside.slice(1)));
-    }
+    endAtBox(edge, rect, at, dstIn, rankdir);
     const label = fresh.getElementById(id)?.querySelector('text')?.textContent;
     const text = edge.querySelector('text');
     if (text && label) {
       text.textContent = label;
     }
   });
+}
+
+/** Remove the nodes and clusters drawn within `rect`; the removed nodes' ids. */
+function removeWithin(base: Document, rect: Rect): Set<string> {
+  const inner = new Set<string>();
+  base.querySelectorAll('g.node').forEach(n => {
+    if (within(bboxOf(shapePoints(n)), rect)) {
+      inner.add(n.id);
+      n.remove();
+    }
+  });
+  base.querySelectorAll('g.cluster').forEach(c => {
+    if (within(bboxOf(shapePoints(c)), rect)) {
+      c.remove();
+    }
+  });
+  return inner;
+}
+
+/** An edge that went into (`incoming`) or out of the closed group's `rect`: its outside
+ * part, joined straight to the box drawn at `at`. */
+function endAtBox(edge: Element, rect: Rect, at: Rect, incoming: boolean, rankdir: 'TB' | 'LR'): void {
+  const path = pathOf(edge);
+  if (incoming) {
+    // In: the outside part, then straight on to the box, with an arrowhead there.
+    const outside = outsidePrefix(path, rect);
+    const from = outside[outside.length - 1];
+    const before = outside[Math.max(0, outside.length - 2)];
+    const head = arrowHead(from, portOn(at, from, 'in', rankdir), { x: from.x - before.x, y: from.y - before.y });
+    setPath(edge, extendTo(outside, midpoint(head[0], head[2]))); // the line stops at the arrow's base
+    edge
+      .querySelectorAll('polygon')
+      .forEach((p, k) => (k === 0 ? p.setAttribute('points', head.map(q => `${q.x},${q.y}`).join(' ')) : p.remove()));
+  } else {
+    // Out: from the box, straight to where the edge leaves the old group, then on.
+    const outside = outsidePrefix([...path].reverse(), rect).reverse();
+    const start = portOn(at, outside[0], 'out', rankdir);
+    setPath(edge, extendTo([start], outside[0]).concat(outside.slice(1)));
+  }
 }
 
 function midpoint(a: Pt, b: Pt): Pt {

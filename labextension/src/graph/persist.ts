@@ -9,8 +9,8 @@
  * A re-executed cell makes a new output without it: the kernel's `expanded` again.
  */
 
-import { MIME_TYPE } from './model';
-import { GraphIndex, buildView, visibleCount } from './view';
+import { MIME_TYPE } from '../shared/payload';
+import { GraphIndex, buildView, visibleCount } from './visible';
 
 export interface StoredExpansion {
   /** Group ids, sorted, ancestors included (a normalized state). */

@@ -19,12 +19,12 @@
 
 import { Widget } from '@lumino/widgets';
 
-import baseCss from '../style/base.css';
-import pageCss from '../style/page.css';
-import visualCss from '../style/visual.css';
-import { GraphView } from './graphview';
-import type { WorkerLike } from './layout';
-import { setWorkerSpawn } from './layoutsvg';
+import baseCss from '../../style/base.css';
+import pageCss from '../../style/page.css';
+import visualCss from '../../style/visual.css';
+import { GraphView } from '../graph/widget';
+import type { WorkerLike } from '../graph/layout';
+import { setWorkerSpawn } from '../graph/layoutsvg';
 
 export interface JaxvizPage {
   version: string;

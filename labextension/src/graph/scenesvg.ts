@@ -16,7 +16,7 @@ import {
   labelLines,
   shapePath
 } from './scenecanvas';
-import { CANVAS_OUTLINE, LEGEND } from './visual';
+import { CANVAS_OUTLINE, LEGEND } from '../shared/visual';
 
 const MARGIN = 8;
 

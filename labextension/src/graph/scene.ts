@@ -5,12 +5,12 @@
  * layered layout (`layered.ts`) needs. No DOM: built on the page, laid out in the worker.
  */
 
-import { GraphJSON } from './model';
+import { GraphJSON } from '../shared/payload';
 import { boxAttrs, clusterAttrs, legendOf, nodeAttrs } from './dot';
 import { PT_TO_PX } from './geometry';
 import { LayeredInput } from './layered';
-import { CANVAS_FILL, CANVAS_LINE, DOT_EDGE, DOT_NODE, HEAT_DARK_TEXT } from './visual';
-import { ItemId, View, edgeIsWeak, groupItem, nodeItem, visibleItems } from './view';
+import { CANVAS_FILL, CANVAS_LINE, DOT_EDGE, DOT_NODE, HEAT_DARK_TEXT } from '../shared/visual';
+import { ItemId, View, edgeIsWeak, groupItem, nodeItem, visibleItems } from './visible';
 
 /** How an item or an open group is drawn. */
 export interface Look {

@@ -1,7 +1,7 @@
 /**
  * The jaxviz panel's model: the "jaxviz" comm to the current notebook's kernel, the link
  * state machine and the store of what the kernel reported. No DOM: the view
- * (`panel.ts`) renders from it and listens to its signals.
+ * (`widget.ts`) renders from it and listens to its signals.
  *
  * Protocol (kernel side: `jaxviz/ipython/bridge.py`; messages: `jaxviz/schema/messages.json`):
  * the model opens a "jaxviz" comm and asks for a snapshot; the kernel then pushes events
@@ -19,8 +19,8 @@ import { JSONObject } from '@lumino/coreutils';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { COMM_TARGET, DiffMessage, FrontendMessage, ProgramPayload } from './model';
-import { checkedEvents, checkedKernelMessage } from './protocol';
+import { COMM_TARGET, DiffMessage, FrontendMessage, ProgramPayload } from '../shared/payload';
+import { checkedEvents, checkedKernelMessage } from '../shared/protocol';
 import { PanelStore } from './store';
 
 export type LinkState = 'no-notebook' | 'no-kernel' | 'connecting' | 'not-loaded' | 'restarting' | 'connected';

@@ -1,5 +1,5 @@
 /**
- * The interactive graph's state, apart from its widget (`graphview.ts`): the program shown
+ * The interactive graph's state, apart from its widget (`widget.ts`): the program shown
  * and its index, the open groups and the view they make, the drawings kept by expansion
  * state, the search and the zoom and pan. No DOM: the widget renders it and listens to
  * its signals.
@@ -7,9 +7,9 @@
 
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { InputJSON, ProgramPayload } from './model';
+import { InputJSON, ProgramPayload } from '../shared/payload';
 import { DrawingStore } from './splice';
-import { GraphIndex, ItemId, View, VisibleEdge, edgeLabel, searchNodes } from './view';
+import { GraphIndex, ItemId, View, VisibleEdge, edgeLabel, searchNodes } from './visible';
 
 export type RankDir = 'TB' | 'LR';
 

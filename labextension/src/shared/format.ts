@@ -1,6 +1,6 @@
 /** Small text helpers shared by the graph view, DOT and the panel. */
 
-import { Aval, GraphGroup, GraphNode, SourceLoc } from './model';
+import { Aval, GraphGroup, GraphNode, SourceLoc } from './payload';
 import {
   HEAT_DARK_TEXT,
   HEAT_DECADES,

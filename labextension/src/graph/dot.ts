@@ -5,8 +5,8 @@
  * ones, `n<id>` for nodes. Colours, shapes and limits: `jaxviz/visual.json` (./visual).
  */
 
-import { GraphJSON } from './model';
-import { fmtCostBytes, groupHeat, shortSource, sizeText } from './format';
+import { GraphJSON } from '../shared/payload';
+import { fmtCostBytes, groupHeat, shortSource, sizeText } from '../shared/format';
 import {
   BOX_FILL,
   CLUSTER,
@@ -28,7 +28,7 @@ import {
   PHASE,
   REPEAT_BOX,
   REPEAT_CLUSTER_STYLE
-} from './visual';
+} from '../shared/visual';
 import {
   ItemId,
   View,
@@ -40,7 +40,7 @@ import {
   nodeItem,
   openChain,
   phaseOrder
-} from './view';
+} from './visible';
 
 /** The legend a graph is drawn with: the bundled visual language, each entry overridden by
  * what the payload's kernel sent (an output traced by another jaxviz version keeps the
@@ -79,35 +79,51 @@ export interface DotOptions {
 }
 
 /** The DOT lines of a view's items: shared by the whole view and a group's own drawing. */
-function dotWriter(view: View, options: DotOptions) {
-  const graph = view.index.graph;
-  const legend = legendOf(graph);
-  const markers = options.markers ?? true;
-  const lines: string[] = [];
+class DotWriter {
+  readonly graph: GraphJSON;
+  readonly lines: string[] = [];
+  readonly labelled: boolean;
+  private readonly legend: ReturnType<typeof legendOf>;
+  private readonly markers: boolean;
 
-  const header = () => {
-    lines.push(`digraph ${quote(graph.name || 'program')} {`);
-    lines.push(`  graph ${attrs({ ...DOT_GRAPH, rankdir: options.rankdir ?? 'TB' })}`);
+  constructor(
+    private readonly view: View,
+    private readonly options: DotOptions
+  ) {
+    this.graph = view.index.graph;
+    this.legend = legendOf(this.graph);
+    this.markers = options.markers ?? true;
+    this.labelled = options.edgeLabels ?? view.edges.length <= MAX_LABELLED_EDGES;
+  }
+
+  header(): void {
+    const lines = this.lines;
+    lines.push(`digraph ${quote(this.graph.name || 'program')} {`);
+    lines.push(`  graph ${attrs({ ...DOT_GRAPH, rankdir: this.options.rankdir ?? 'TB' })}`);
     lines.push(`  node ${attrs(DOT_NODE)}`);
     lines.push(`  edge ${attrs(DOT_EDGE)}`);
-  };
+  }
 
-  const boxLine = (child: number, indent: string) =>
-    lines.push(`${indent}${quote(groupItem(child))} ${attrs(boxAttrs(graph, child, markers))}`);
-  const nodeLine = (nid: number, indent: string) =>
-    lines.push(`${indent}${quote(nodeItem(nid))} ${attrs(nodeAttrs(graph, nid, legend))}`);
+  private boxLine(child: number, indent: string): void {
+    this.lines.push(`${indent}${quote(groupItem(child))} ${attrs(boxAttrs(this.graph, child, this.markers))}`);
+  }
 
-  // As render/dot.py: open groups that only wrap one another are one cluster, the
-  // outermost's, titled by their path; it holds what the innermost holds.
-  const cluster = (child: number, indent: string) => {
-    const chain = openChain(view, child);
-    lines.push(`${indent}subgraph ${quote(`cluster_g${child}`)} {`);
-    lines.push(`${indent}  graph ${attrs(chainClusterAttrs(graph, chain, markers))}`);
-    emitGroup(chain[chain.length - 1], indent + '  ');
-    lines.push(`${indent}}`);
-  };
+  private nodeLine(nid: number, indent: string): void {
+    this.lines.push(`${indent}${quote(nodeItem(nid))} ${attrs(nodeAttrs(this.graph, nid, this.legend))}`);
+  }
 
-  const emitGroup = (gid: number, indent: string) => {
+  /** As render/dot.py: open groups that only wrap one another are one cluster, the
+   * outermost's, titled by their path; it holds what the innermost holds. */
+  cluster(child: number, indent: string): void {
+    const chain = openChain(this.view, child);
+    this.lines.push(`${indent}subgraph ${quote(`cluster_g${child}`)} {`);
+    this.lines.push(`${indent}  graph ${attrs(chainClusterAttrs(this.graph, chain, this.markers))}`);
+    this.emitGroup(chain[chain.length - 1], indent + '  ');
+    this.lines.push(`${indent}}`);
+  }
+
+  emitGroup(gid: number, indent: string): void {
+    const { graph, view } = this;
     const g = graph.groups[gid];
     const isRoot = gid === (graph.root ?? 0);
     const ranked: { source: number[]; sink: number[] } = { source: [], sink: [] };
@@ -116,59 +132,63 @@ function dotWriter(view: View, options: DotOptions) {
       if (isRoot && !view.expanded.has(child) && (cg.kind === 'inputs' || cg.kind === 'outputs')) {
         ranked[cg.kind === 'inputs' ? 'source' : 'sink'].push(child);
       } else if (view.expanded.has(child)) {
-        cluster(child, indent);
+        this.cluster(child, indent);
       } else {
-        boxLine(child, indent);
+        this.boxLine(child, indent);
       }
     }
     if (isRoot) {
-      // The program's inputs on top, its outputs at the bottom.
-      const ranks: [string[], 'source' | 'sink'][] = [
-        [['input', 'const'], 'source'],
-        [['output'], 'sink']
-      ];
-      for (const [kinds, rank] of ranks) {
-        const members = g.nodes.filter(n => kinds.includes(graph.nodes[n].kind));
-        if (members.length || ranked[rank].length) {
-          lines.push(`${indent}subgraph ${quote(`rank_${rank}`)} {`);
-          lines.push(`${indent}  graph [rank=${rank}]`);
-          ranked[rank].forEach(child => boxLine(child, indent + '  '));
-          members.forEach(nid => nodeLine(nid, indent + '  '));
-          lines.push(`${indent}}`);
-        }
-      }
-      g.nodes.filter(n => graph.nodes[n].kind === 'eqn').forEach(nid => nodeLine(nid, indent));
+      this.emitRootRanks(g.nodes, ranked, indent);
+      g.nodes.filter(n => graph.nodes[n].kind === 'eqn').forEach(nid => this.nodeLine(nid, indent));
       return;
     }
-    g.nodes.forEach(nid => nodeLine(nid, indent));
-  };
+    g.nodes.forEach(nid => this.nodeLine(nid, indent));
+  }
 
-  const labelled = options.edgeLabels ?? view.edges.length <= MAX_LABELLED_EDGES;
-  const layoutLimits = () => {
-    if (view.edges.length > MAX_LABELLED_EDGES) {
-      // As render/dot.py: straight edges in dense views (spline routing is most of the cost).
-      const splines = view.edges.length > MAX_CURVED_EDGES ? 'line' : 'polyline';
-      lines.push(`  graph ${attrs({ ...DOT_DENSE, splines })}`);
+  /** The program's inputs on top, its outputs at the bottom. */
+  private emitRootRanks(nodes: number[], ranked: { source: number[]; sink: number[] }, indent: string): void {
+    const ranks: [string[], 'source' | 'sink'][] = [
+      [['input', 'const'], 'source'],
+      [['output'], 'sink']
+    ];
+    for (const [kinds, rank] of ranks) {
+      const members = nodes.filter(n => kinds.includes(this.graph.nodes[n].kind));
+      if (members.length || ranked[rank].length) {
+        this.lines.push(`${indent}subgraph ${quote(`rank_${rank}`)} {`);
+        this.lines.push(`${indent}  graph [rank=${rank}]`);
+        ranked[rank].forEach(child => this.boxLine(child, indent + '  '));
+        members.forEach(nid => this.nodeLine(nid, indent + '  '));
+        this.lines.push(`${indent}}`);
+      }
     }
-  };
+  }
+
+  layoutLimits(): void {
+    const edges = this.view.edges.length;
+    if (edges > MAX_LABELLED_EDGES) {
+      // As render/dot.py: straight edges in dense views (spline routing is most of the cost).
+      const splines = edges > MAX_CURVED_EDGES ? 'line' : 'polyline';
+      this.lines.push(`  graph ${attrs({ ...DOT_DENSE, splines })}`);
+    }
+  }
+
   /** An edge's line; `src`/`dst`: the DOT names of its ends when they are not the items. */
-  const edgeLine = (e: VisibleEdge, withLabel: boolean, src = e.src, dst = e.dst) => {
+  edgeLine(e: VisibleEdge, withLabel: boolean, src = e.src, dst = e.dst): void {
     const a: { [key: string]: string | undefined } = { id: `e_${e.src}_${e.dst}`, class: 'jaxviz-edge' };
     if (withLabel) {
       a.label = edgeLabel(e);
     }
     if (edgeIsWeak(e)) {
       a.style = 'dashed';
-      a.color = legend.weak.color;
+      a.color = this.legend.weak.color;
       a.class = 'jaxviz-edge jaxviz-weak';
     }
-    lines.push(`  ${quote(src)} -> ${quote(dst)} ${attrs(a)}`);
-  };
-  return { graph, lines, header, emitGroup, cluster, labelled, layoutLimits, edgeLine };
+    this.lines.push(`  ${quote(src)} -> ${quote(dst)} ${attrs(a)}`);
+  }
 }
 
 export function viewToDot(view: View, options: DotOptions = {}): string {
-  const w = dotWriter(view, options);
+  const w = new DotWriter(view, options);
   const lines = w.lines;
   w.header();
   w.emitGroup(w.graph.root ?? 0, '  ');
@@ -210,7 +230,7 @@ export function groupToDot(
   options: DotOptions = {},
   order: { in?: ItemId[]; out?: ItemId[] } = {}
 ): string {
-  const w = dotWriter(view, options);
+  const w = new DotWriter(view, options);
   const lines = w.lines;
   const inGroup = (item: ItemId) => itemInGroup(view.index, item, groupId);
   w.header();

@@ -1,6 +1,6 @@
 /**
  * The jaxviz sidebar panel, bound to the current notebook's kernel: Functions,
- * Recompiles, Stale captures, Devices. The view of a `PanelModel` (`panelmodel.ts`: the
+ * Recompiles, Stale captures, Devices. The view of a `PanelModel` (`model.ts`: the
  * comm, the link state, the store): it renders what changed when the model signals,
  * a section at a time, and new compiles and stale warnings are added to their lists
  * rather than the lists drawn again.
@@ -10,13 +10,13 @@ import { NotebookPanel } from '@jupyterlab/notebook';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { Panel, Widget } from '@lumino/widgets';
 
-import { codeSpans, formatBytes, formatSeconds, shortValue } from './format';
-import { CompileEvent, DiffMessage, ShippedPayload, StaleEvent } from './model';
-import { GraphReply, LinkState, PanelModel } from './panelmodel';
+import { codeSpans, formatBytes, formatSeconds, shortValue } from '../shared/format';
+import { CompileEvent, DiffMessage, ShippedPayload, StaleEvent } from '../shared/payload';
+import { GraphReply, LinkState, PanelModel } from './model';
 import { FunctionEntry, PanelStore, isWarning, noGraphReason } from './store';
-import { ICON_COLOR } from './visual';
+import { ICON_COLOR } from '../shared/visual';
 
-export type { LinkState } from './panelmodel';
+export type { LinkState } from './model';
 
 /** Shows a function's graph where there is room to read it (a main-area tab). */
 export type GraphOpener = (name: string, payload: ShippedPayload) => void;
@@ -462,6 +462,24 @@ function compileEntry(c: CompileEvent, diff: (name: string, count: number) => vo
     li.classList.add('jp-jaxviz-warning');
   }
   li.dataset.function = c.function;
+  li.append(compileHead(c, diff));
+  const causes = (c.causes ?? []).filter(x => x.kind !== 'first_call' || !isWarning(c));
+  if (causes.length && isWarning(c)) {
+    const ul = el('ul', 'jp-jaxviz-causes');
+    ul.append(...causes.map(causeItem));
+    li.append(ul);
+  }
+  const details = compileDetails(c);
+  if (details.length) {
+    const more = el('details', 'jp-jaxviz-compile-details');
+    more.append(el('summary', '', c.suggestion ? 'why, and a fix' : 'details'), ...details);
+    li.append(more);
+  }
+  return li;
+}
+
+/** The function's name, which compile this is, its time, and a diff button for a recompile. */
+function compileHead(c: CompileEvent, diff: (name: string, count: number) => void): HTMLDivElement {
   const head = el('div', 'jp-jaxviz-compile-head');
   head.append(el('span', 'jp-jaxviz-fn-name', c.function));
   const facts: string[] = [];
@@ -488,36 +506,37 @@ function compileEntry(c: CompileEvent, diff: (name: string, count: number) => vo
     });
     head.append(' ', button);
   }
-  li.append(head);
-  const causes = (c.causes ?? []).filter(x => x.kind !== 'first_call' || !isWarning(c));
-  if (causes.length && isWarning(c)) {
-    const ul = el('ul', 'jp-jaxviz-causes');
-    for (const cause of causes) {
-      const item = el('li', 'jp-jaxviz-cause');
-      item.dataset.kind = cause.kind;
-      if (cause.text) {
-        item.title = cause.text;
-      }
-      item.append(el('span', 'jp-jaxviz-cause-kind', cause.kind.replace(/_/g, ' ')), ' ');
-      const hasBefore = cause.before !== null && cause.before !== undefined;
-      const after = shortValue(cause.after);
-      if (hasBefore) {
-        item.append(
-          el('code', '', cause.path),
-          ': ',
-          el('code', '', shortValue(cause.before)),
-          ' → ',
-          el('code', '', after)
-        );
-      } else if (after) {
-        item.append(el('code', '', after));
-      } else {
-        item.append(el('code', '', cause.path));
-      }
-      ul.append(item);
-    }
-    li.append(ul);
+  return head;
+}
+
+/** One cause of a recompile: its kind, and what changed (before → after). */
+function causeItem(cause: NonNullable<CompileEvent['causes']>[number]): HTMLLIElement {
+  const item = el('li', 'jp-jaxviz-cause');
+  item.dataset.kind = cause.kind;
+  if (cause.text) {
+    item.title = cause.text;
   }
+  item.append(el('span', 'jp-jaxviz-cause-kind', cause.kind.replace(/_/g, ' ')), ' ');
+  const hasBefore = cause.before !== null && cause.before !== undefined;
+  const after = shortValue(cause.after);
+  if (hasBefore) {
+    item.append(
+      el('code', '', cause.path),
+      ': ',
+      el('code', '', shortValue(cause.before)),
+      ' → ',
+      el('code', '', after)
+    );
+  } else if (after) {
+    item.append(el('code', '', after));
+  } else {
+    item.append(el('code', '', cause.path));
+  }
+  return item;
+}
+
+/** The message, the suggested fix, the call site and the timings of a compile. */
+function compileDetails(c: CompileEvent): HTMLElement[] {
   const details: HTMLElement[] = [];
   if (c.message) {
     details.push(richText('jp-jaxviz-message', c.message));
@@ -536,12 +555,7 @@ function compileEntry(c: CompileEvent, diff: (name: string, count: number) => vo
       details.push(el('div', 'jp-jaxviz-detail', parts.join(' · ')));
     }
   }
-  if (details.length) {
-    const more = el('details', 'jp-jaxviz-compile-details');
-    more.append(el('summary', '', c.suggestion ? 'why, and a fix' : 'details'), ...details);
-    li.append(more);
-  }
-  return li;
+  return details;
 }
 
 function staleEntry(s: StaleEvent): HTMLLIElement {

@@ -4,7 +4,7 @@
  * bounded memory however many events arrive.
  */
 
-import { CompileEvent, DeviceInfo, FunctionInfo, SnapshotMessage, StaleEvent } from './model';
+import { CompileEvent, DeviceInfo, FunctionInfo, SnapshotMessage, StaleEvent } from '../shared/payload';
 
 /** At most this many recompiles / stale warnings are kept; older ones are counted. */
 export const MAX_KEPT = 2000;

@@ -9,7 +9,7 @@
  * node, `g<group id>` for a collapsed group.
  */
 
-import { Aval, GraphJSON } from './model';
+import { Aval, GraphJSON } from '../shared/payload';
 
 export type ItemId = string;
 

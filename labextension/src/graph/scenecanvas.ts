@@ -12,7 +12,7 @@
 import { LayeredOutput } from './layered';
 import { EDGE_COLOR, LINE_HEIGHT, Look, Scene } from './scene';
 import { SpatialGrid } from './spatialgrid';
-import { CANVAS_OUTLINE, CLUSTER, HEAT_DARK_TEXT, LEGEND, MATCH_COLOR } from './visual';
+import { CANVAS_OUTLINE, CLUSTER, HEAT_DARK_TEXT, LEGEND, MATCH_COLOR } from '../shared/visual';
 
 /** Text smaller than this (px on screen) is not drawn: it could not be read. */
 export const MIN_LABEL_PX = 5;

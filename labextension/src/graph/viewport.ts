@@ -1,0 +1,273 @@
+/**
+ * The graph's zoom and pan on screen: the first view of a drawing (legible text, the
+ * canvas as tall as the drawing needs), Fit, zooming about a point, keeping what the user
+ * looked at in place after a re-layout, and growing the canvas (never shrinking it: the
+ * page below would jump). The zoom and pan themselves are the model's.
+ */
+
+import { PAD, fitAll, firstView, keepInPlace, maxCanvasHeight } from './geometry';
+import { GraphModel } from './model';
+import { SceneCanvas } from './scenecanvas';
+import { GraphIndex } from './visible';
+
+/** A point on the page where an item was (its id, the item that replaces it). */
+export interface Anchor {
+  item: string;
+  x: number;
+  y: number;
+}
+
+/** How a new drawing is placed: a first view, fitted, kept where it was, or anchored. */
+export interface Placement {
+  fit?: boolean;
+  anchor?: Anchor;
+  initial?: boolean;
+}
+
+/** What the viewport works on: the widget's elements and what is drawn in it. */
+export interface ViewportHost {
+  readonly node: HTMLElement;
+  readonly canvas: HTMLDivElement;
+  readonly stage: HTMLDivElement;
+  readonly model: GraphModel;
+  /** The canvas fills the widget's height (a main-area tab). */
+  readonly fill: boolean;
+  readonly compact: boolean;
+  /** The Graphviz drawing on the stage, or the canvas scene (one of them, or none). */
+  drawing(): { svg: SVGSVGElement | null; scene: SceneCanvas | null };
+}
+
+export class Viewport {
+  /** The drawing's size in px at zoom 1. */
+  size = { w: 0, h: 0 };
+  /** A drawing was on screen once (later layouts keep the zoom). */
+  shownOnce = false;
+
+  constructor(private readonly host: ViewportHost) {}
+
+  private get svg(): SVGSVGElement | null {
+    return this.host.drawing().svg;
+  }
+
+  private get scene(): SceneCanvas | null {
+    return this.host.drawing().scene;
+  }
+
+  /** Put the model's zoom and pan on screen. */
+  applyTransform(): void {
+    const { scale, tx, ty } = this.host.model.transform;
+    this.host.stage.style.transform = `translate(${tx}px, ${ty}px) scale(${scale})`;
+    this.scene?.setTransform(this.host.model.transform);
+    this.host.node.dataset.jaxvizScale = scale.toFixed(3);
+  }
+
+  maxCanvasHeight(): number {
+    if (this.host.fill) {
+      return Math.max(200, this.host.canvas.clientHeight || this.host.node.clientHeight - 120);
+    }
+    return maxCanvasHeight(window.innerHeight || 1000, this.host.compact);
+  }
+
+  canvasWidth(): number {
+    return this.host.canvas.clientWidth || this.host.node.clientWidth || (this.host.compact ? 300 : 800);
+  }
+
+  /** Place a new drawing: `kept` when it keeps the coordinates of the one before (opened
+   * or closed in place, or the drawing from before). */
+  place(opts: Placement, kept: boolean, index: GraphIndex | null): void {
+    if (opts.initial || !this.shownOnce) {
+      this.showFirstView(index);
+    } else if (opts.fit) {
+      this.fit();
+    } else if (kept) {
+      // The pan stays and everything on screen stays where it was (also the group
+      // clicked, under the pointer; with several opened, each makes room for the others).
+      this.growCanvas();
+      this.applyTransform();
+    } else if (opts.anchor) {
+      this.keepAnchor(opts.anchor);
+    } else {
+      this.keepViewOrStartOver(index); // a button: Collapse all, Expand level
+    }
+    this.shownOnce = true;
+  }
+
+  /** The zoom and pan stay unless the new drawing would be out of view, which then starts
+   * over as a first view. */
+  private keepViewOrStartOver(index: GraphIndex | null): void {
+    this.growCanvas();
+    this.applyTransform();
+    if (!this.drawingInView()) {
+      this.showFirstView(index);
+    }
+  }
+
+  /** The first view of a graph: legible text (the canvas pans rather than shrinking
+   * the drawing below a readable size), as tall as the drawing needs. */
+  private showFirstView(index: GraphIndex | null): void {
+    const { w, h } = this.size;
+    if (!w || !h) {
+      return;
+    }
+    const first = firstView(this.size, this.canvasWidth(), this.maxCanvasHeight());
+    if (!this.host.fill) {
+      this.host.canvas.style.height = `${first.canvasHeight}px`;
+    }
+    this.host.model.setTransform({ scale: first.scale, tx: first.tx, ty: first.ty });
+    if (this.scene) {
+      this.focusScene(this.scene);
+    } else if (this.svg && index) {
+      this.focusStructure(this.svg, index);
+    }
+  }
+
+  /** A scene bigger than the canvas starts at the program's first equation or box (the
+   * topmost item that is not an input or output; the leftmost of those), centred across. */
+  private focusScene(scene: SceneCanvas): void {
+    const { scale } = this.host.model.transform;
+    const width = this.canvasWidth();
+    if (this.size.w * scale <= width && this.size.h * scale <= this.maxCanvasHeight()) {
+      return;
+    }
+    const first = scene.firstItem();
+    if (first < 0) {
+      return;
+    }
+    const r = scene.itemRect(first);
+    const tx = width / 2 - (r.x + r.w / 2) * scale;
+    this.host.model.setTransform({
+      tx: Math.min(PAD, Math.max(width - PAD - this.size.w * scale, tx)),
+      ty: Math.min(PAD, 4 * PAD - r.y * scale)
+    });
+  }
+
+  /** When the drawing is wider than the canvas, pan so that the program's own groups
+   * (the root's children, not its inputs and outputs) are in view rather than a row of
+   * inputs: centred when they fit, else from their left edge. */
+  private focusStructure(svg: SVGSVGElement, index: GraphIndex): void {
+    const canvas = this.host.canvas.getBoundingClientRect();
+    const stage = svg.getBoundingClientRect();
+    if (stage.width <= canvas.width) {
+      return;
+    }
+    const { left, right } = structureSpan(svg, index);
+    if (!isFinite(left)) {
+      return;
+    }
+    const width = right - left;
+    const target = width <= canvas.width - 16 ? canvas.left + (canvas.width - width) / 2 : canvas.left + 8;
+    // Within the drawing's own extent: no empty band beside it.
+    const shift = target - left;
+    const minTx = canvas.width - stage.width - 8;
+    const model = this.host.model;
+    model.setTransform({ tx: Math.min(8, Math.max(minTx, model.transform.tx + shift)) });
+  }
+
+  /** Fit all of the drawing in view (below legible size when it must: the whole
+   * structure at a glance), the canvas grown to its largest first. */
+  fit(): void {
+    const { w, h } = this.size;
+    if (!w || !h) {
+      return;
+    }
+    const maxH = this.maxCanvasHeight();
+    const width = this.canvasWidth();
+    const canvas = this.host.canvas;
+    if (!this.host.fill) {
+      const scaleAtMax = Math.min(1, (width - 16) / w, (maxH - 16) / h);
+      canvas.style.height = `${Math.max(80, Math.min(maxH, h * scaleAtMax + 16))}px`;
+    }
+    const fitted = fitAll(this.size, { w: width, h: canvas.clientHeight || maxH }, this.scene ? 0 : 0.02);
+    this.host.model.setTransform({ scale: fitted.scale, tx: fitted.tx, ty: fitted.ty });
+  }
+
+  zoomBy(factor: number, at?: { x: number; y: number }): void {
+    const rect = this.host.canvas.getBoundingClientRect();
+    const px = at ? at.x - rect.left : rect.width / 2;
+    const py = at ? at.y - rect.top : rect.height / 2;
+    this.host.model.zoomAbout(factor, px, py);
+  }
+
+  /** Grow the canvas (never shrink it: the page below would jump) when the drawing grew. */
+  private growCanvas(): void {
+    if (this.host.fill) {
+      return;
+    }
+    const current = this.host.canvas.getBoundingClientRect().height;
+    const wanted = Math.min(this.maxCanvasHeight(), this.size.h * this.host.model.transform.scale + 16);
+    if (wanted > current) {
+      this.host.canvas.style.height = `${wanted}px`;
+    }
+  }
+
+  /** After a re-layout, pan so that the clicked item's replacement is where the clicked
+   * item was on the page (the zoom stays): what the user looked at stays under the
+   * pointer, whatever moved around it. */
+  private keepAnchor(anchor: Anchor): void {
+    this.growCanvas();
+    this.applyTransform();
+    const r = this.pageRect(anchor.item);
+    if (r) {
+      const { tx, ty } = this.host.model.transform;
+      this.host.model.setTransform(keepInPlace({ tx, ty }, { x: r.left, y: r.top }, anchor));
+    }
+  }
+
+  /** Where an item (`n…`, `g…`) or open group (`cluster_g…`) is on the page. */
+  pageRect(id: string): DOMRect | null {
+    if (this.scene) {
+      return this.scenePageRect(id);
+    }
+    return (this.svg?.getElementById(id) as SVGGraphicsElement | null)?.getBoundingClientRect() ?? null;
+  }
+
+  /** Where an item or open group of the scene is on the page. */
+  scenePageRect(id: string): DOMRect | null {
+    const r = this.scene?.rectOf(id);
+    if (!r) {
+      return null;
+    }
+    const c = this.host.canvas.getBoundingClientRect();
+    const { scale, tx, ty } = this.host.model.transform;
+    return new DOMRect(c.left + tx + r.x * scale, c.top + ty + r.y * scale, r.w * scale, r.h * scale);
+  }
+
+  /** Whether the drawing is in view: nearly all of it, or, when bigger than the canvas,
+   * nearly all of the canvas. */
+  private drawingInView(): boolean {
+    const c = this.host.canvas.getBoundingClientRect();
+    const s = this.scene ? this.sceneRect() : this.svg?.getBoundingClientRect();
+    if (!s) {
+      return false;
+    }
+    const w = Math.min(c.right, s.right) - Math.max(c.left, s.left);
+    const h = Math.min(c.bottom, s.bottom) - Math.max(c.top, s.top);
+    return w >= 0.9 * Math.min(s.width, c.width) && h >= 0.9 * Math.min(s.height, c.height);
+  }
+
+  /** Where the whole scene is on the page. */
+  private sceneRect(): DOMRect {
+    const c = this.host.canvas.getBoundingClientRect();
+    const { scale, tx, ty } = this.host.model.transform;
+    return new DOMRect(c.left + tx, c.top + ty, this.size.w * scale, this.size.h * scale);
+  }
+}
+
+/** The page extent of the root's own groups (not its inputs and outputs) in the drawing. */
+function structureSpan(svg: SVGSVGElement, index: GraphIndex): { left: number; right: number } {
+  let left = Infinity;
+  let right = -Infinity;
+  for (const gid of index.graph.groups[index.graph.root ?? 0].groups) {
+    const kind = index.graph.groups[gid].kind;
+    if (kind === 'inputs' || kind === 'outputs') {
+      continue;
+    }
+    const e = svg.getElementById(`g${gid}`) ?? svg.getElementById(`cluster_g${gid}`);
+    if (e) {
+      const r = e.getBoundingClientRect();
+      left = Math.min(left, r.left);
+      right = Math.max(right, r.right);
+    }
+  }
+  return { left, right };
+}
