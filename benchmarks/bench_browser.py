@@ -157,7 +157,8 @@ def bench_size(page, cell: int, blocks: int) -> None:
 
 
 def boxes_in_view(g) -> list[tuple[str, float, float]]:
-    """Collapsed group boxes in view (not inputs/outputs): id and centre, SVG or canvas."""
+    """Collapsed group boxes in view (not inputs/outputs): id and centre, SVG or canvas
+    (the canvas's own hit-test index says what is in view)."""
     return g.evaluate("""g => {
       const c = g.querySelector('.jp-jaxviz-canvas').getBoundingClientRect();
       const inView = r => r.left > c.left && r.right < c.right && r.top > c.top && r.bottom < c.bottom;
@@ -168,8 +169,8 @@ def boxes_in_view(g) -> list[tuple[str, float, float]]:
         if (inView(r)) out.push([e.id, r.left + r.width / 2, r.top + r.height / 2]);
       }
       const s = g.querySelector('canvas.jp-jaxviz-scene');
-      for (let k = 0; s && k < 30000 && out.length < 8; k++) { const r = s.jaxvizRect('g' + k);
-        if (r && inView(r)) out.push(['g' + k, r.left + r.width / 2, r.top + r.height / 2]); }
+      for (const [id, kind, x, y] of s ? s.jaxvizItemsInView() : [])
+        if (id[0] === 'g' && kind !== 'inputs' && kind !== 'outputs') out.push([id, x, y]);
       return out; }""")
 
 

@@ -784,7 +784,8 @@ export class GraphView extends Widget {
   }
 
   /** A scene bigger than the canvas starts at the program's first equation or box (the
-   * topmost item that is not an input or output; the leftmost of those), centred across. */
+   * topmost item that is not an input or output), across where the structure under it is
+   * (`SceneCanvas.startPoint`). */
   private focusScene(): void {
     const scene = this.scene;
     const { scale } = this.model.transform;
@@ -792,15 +793,14 @@ export class GraphView extends Widget {
     if (!scene || (this.svgSize.w * scale <= width && this.svgSize.h * scale <= this.maxCanvasHeight())) {
       return;
     }
-    const first = scene.firstItem();
-    if (first < 0) {
+    const start = scene.startPoint(width / scale, this.maxCanvasHeight() / scale);
+    if (!start) {
       return;
     }
-    const r = scene.itemRect(first);
-    const tx = width / 2 - (r.x + r.w / 2) * scale;
+    const tx = width / 2 - start.x * scale;
     this.model.setTransform({
       tx: Math.min(PAD, Math.max(width - PAD - this.svgSize.w * scale, tx)),
-      ty: Math.min(PAD, 4 * PAD - r.y * scale)
+      ty: Math.min(PAD, 4 * PAD - start.y * scale)
     });
   }
 

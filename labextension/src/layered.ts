@@ -221,6 +221,10 @@ function routeEdges(
     }
     resolveDrops(input, out, e, across, kind);
     for (let k = 0; k < across.length; k++) {
+      // A bend straight between its neighbours (down a run of layers) is no bend.
+      if (k > 0 && k + 1 < across.length && across[k - 1] === across[k] && across[k] === across[k + 1]) {
+        continue;
+      }
       all.push(tb ? across[k] : along[k], tb ? along[k] : across[k]);
     }
     start[e + 1] = all.length / 2;
@@ -480,8 +484,9 @@ function placeLocal(
   }
   const layer = assignLayers(n, succ, ranks);
   const g = withDummies(n, layer, succ, pred, rankdir === 'TB' ? widths : heights, rankdir === 'TB' ? heights : widths);
-  const layers = orderLayers(g.across.length, g.layer, g.succ, g.pred);
-  const centre = crossPositions(layers, g.across, g.pred, g.succ, v => v >= n || ranks[v] >= PORT_IN);
+  const fed = fedFromAbove(n, ranks, g.pred);
+  const layers = orderLayers(g.across.length, g.layer, g.succ, g.pred, fed);
+  const centre = crossPositions(layers, g.across, g.pred, g.succ, v => v >= n || ranks[v] >= PORT_IN, fed);
   const bendAt: number[] = new Array(g.across.length - n);
   const rowStart = new Float64Array(n);
   const rowEnd = new Float64Array(n);
@@ -612,9 +617,25 @@ function withDummies(
   };
 }
 
+/** What comes down from the top: the members forced onto the first layer (the program's
+ * inputs, the ports where edges enter a cluster) and the edges' dummies below them. A row
+ * of hundreds of them is wider than what they feed: they follow it, never pull it sideways. */
+function fedFromAbove(n: number, ranks: number[], pred: number[][]): Uint8Array {
+  const fed = new Uint8Array(pred.length);
+  for (let v = 0; v < n; v++) {
+    fed[v] = ranks[v] === 1 || ranks[v] === PORT_IN ? 1 : 0;
+  }
+  // A dummy's one input comes before it (its chain's member or the dummy above).
+  for (let d = n; d < pred.length; d++) {
+    fed[d] = fed[pred[d][0]];
+  }
+  return fed;
+}
+
 /** The members of each layer in order: the program's order first, then one sweep down by
- * the barycentre of each member's inputs, one up by that of its outputs (stable). */
-function orderLayers(n: number, layer: Int32Array, succ: number[][], pred: number[][]): number[][] {
+ * the barycentre of each member's inputs, one up by that of its outputs (stable); what
+ * comes down from the top (`fed`) after the rest, beside it. */
+function orderLayers(n: number, layer: Int32Array, succ: number[][], pred: number[][], fed: Uint8Array): number[][] {
   let depth = 0;
   for (let v = 0; v < n; v++) {
     depth = Math.max(depth, layer[v] + 1);
@@ -639,26 +660,29 @@ function orderLayers(n: number, layer: Int32Array, succ: number[][], pred: numbe
   };
   sweep(layers.slice(1), pred);
   sweep(layers.slice(0, -1).reverse(), succ);
-  return layers;
+  return layers.map(row => [...row.filter(v => !fed[v]), ...row.filter(v => fed[v])]);
 }
 
 /** Centres across the layers: each layer packed in order, each member as near the mean of
  * its neighbours in the layer above (for the first layer: below) as its neighbours in the
- * row allow, the row shifted as a whole to where it sits best. */
+ * row allow, the row shifted as a whole to where it sits best (by what does not come
+ * from above, where the row has any). */
 function crossPositions(
   layers: number[][],
   across: number[],
   pred: number[][],
   succ: number[][],
-  thin: (v: number) => boolean
+  thin: (v: number) => boolean,
+  fed: Uint8Array
 ): Float64Array {
   const n = across.length;
   const centre = new Float64Array(n);
   const placed = new Uint8Array(n);
   const pack = (row: number[], want: (v: number) => number | null) => {
     let right = -Infinity;
-    let shift = 0;
-    let wanted = 0;
+    // How far the row would rather be, by what comes from above (1) and the rest (0).
+    const shift = [0, 0];
+    const wanted = [0, 0];
     let last = -1;
     for (const v of row) {
       const d = want(v);
@@ -669,32 +693,34 @@ function crossPositions(
       centre[v] = c;
       right = c + across[v] / 2;
       if (d !== null) {
-        shift += d - c;
-        wanted++;
+        shift[fed[v]] += d - c;
+        wanted[fed[v]]++;
       }
     }
-    if (wanted) {
+    const by = wanted[0] ? 0 : 1;
+    if (wanted[by]) {
       for (const v of row) {
-        centre[v] += shift / wanted;
+        centre[v] += shift[by] / wanted[by];
       }
     }
     row.forEach(v => (placed[v] = 1));
   };
-  const mean = (ns: number[]) => {
+  // What comes down from the top is placed under what feeds it; the rest under the rest.
+  const mean = (ns: number[], fromAbove: boolean) => {
     let s = 0;
     let k = 0;
     for (const u of ns) {
-      if (placed[u]) {
+      if (placed[u] && (fromAbove || !fed[u])) {
         s += centre[u];
         k++;
       }
     }
     return k ? s / k : null;
   };
-  layers.forEach(row => pack(row, v => mean(pred[v])));
+  layers.forEach(row => pack(row, v => mean(pred[v], fed[v] === 1)));
   // The first layers (inputs, constants) over what they feed.
   if (layers.length > 1) {
-    pack(layers[0], v => mean(succ[v]));
+    pack(layers[0], v => mean(succ[v], true));
   }
   let min = Infinity;
   for (let v = 0; v < n; v++) {

@@ -147,8 +147,8 @@ export function sceneOf(view: View, rankdir: 'TB' | 'LR'): Scene {
   const itemLooks = sized.map(s => s.look);
   const itemKinds = [...groups.map(g => graph.groups[g].kind), ...nodes.map(n => graph.nodes[n].kind)];
   const { clusters, chains, clusterIndex } = chainClusters(view);
-  const clusterLooks = chains.map(chain =>
-    lookOf(graph, `c${chain.join('>')}`, () => chainClusterAttrs(graph, chain)).look
+  const clusterLooks = chains.map(
+    chain => lookOf(graph, `c${chain.join('>')}`, () => chainClusterAttrs(graph, chain)).look
   );
   const holder = (gid: number | null) => (gid === null || gid === root ? -1 : (clusterIndex.get(gid) ?? -1));
   const itemIndex = new Map(items.map((id, k) => [id, k]));

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
 import { chainClusterAttrs, viewToDot } from '../src/dot';
-import { layered } from '../src/layered';
+import { LayeredInput, layered } from '../src/layered';
 import { sceneOf } from '../src/scene';
 import { GraphIndex, buildView } from '../src/view';
 import { repeatGraph, smallGraph } from './fixtures';
@@ -49,5 +49,45 @@ describe('the canvas scene draws the clusters the DOT draws', () => {
         `depth ${depth}`
       );
     }
+  });
+});
+
+/** A column of `depth` items in a cluster, fed from outside by `inputs` program inputs
+ * (rank 1), input i into the column's item i mod depth: a stack of blocks and its
+ * parameters. Items 0 .. inputs - 1 are the inputs, then the column. */
+function column(depth: number, inputs: number): LayeredInput {
+  const n = inputs + depth;
+  const edges: [number, number][] = [];
+  for (let k = 0; k + 1 < depth; k++) {
+    edges.push([inputs + k, inputs + k + 1]);
+  }
+  for (let i = 0; i < inputs; i++) {
+    edges.push([i, inputs + (i % depth)]);
+  }
+  return {
+    itemW: new Float64Array(n).fill(80),
+    itemH: new Float64Array(n).fill(24),
+    itemParent: Int32Array.from({ length: n }, (_, i) => (i < inputs ? -1 : 0)),
+    itemRank: Uint8Array.from({ length: n }, (_, i) => (i < inputs ? 1 : 0)),
+    clusterParent: Int32Array.of(-1),
+    labelW: Float64Array.of(60),
+    labelH: Float64Array.of(14),
+    edgeSrc: Int32Array.from(edges, e => e[0]),
+    edgeDst: Int32Array.from(edges, e => e[1]),
+    rankdir: 'TB'
+  };
+}
+
+describe('what comes down from the top (inputs, ports) follows what it feeds', () => {
+  it('a column fed by hundreds of inputs stays straight, at the left of its cluster', () => {
+    const depth = 12;
+    const inputs = 240;
+    const input = column(depth, inputs);
+    const out = layered(input);
+    const centres = Array.from({ length: depth }, (_, k) => out.itemX[inputs + k] + input.itemW[inputs + k] / 2);
+    assert.ok(Math.max(...centres) - Math.min(...centres) < 1, `the column bends: ${centres.join(', ')}`);
+    // Beside the strip of edges coming down, not under its middle.
+    const left = out.itemX[inputs] - out.clusterX[0];
+    assert.ok(left < 3 * input.itemW[inputs], `the column is ${left} px into a cluster ${out.clusterW[0]} px wide`);
   });
 });
