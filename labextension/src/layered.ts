@@ -132,6 +132,9 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
   // Local positions (relative to the holding cluster's content) of every member.
   const lx = new Float64Array(nAll + nClusters);
   const ly = new Float64Array(nAll + nClusters);
+  // Where each member's structure starts across, from its centre (0 but for clusters):
+  // what an edge into it should line up with.
+  const lead = new Float64Array(nAll + nClusters);
   const contentOrigin = { x: new Float64Array(nClusters + 1), y: new Float64Array(nClusters + 1) };
   const order = [...Array(nClusters + 1).keys()].sort((a, b) => depth[b] - depth[a]);
   let done = 0;
@@ -143,7 +146,8 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
     const ranks = local.members.map(rankOf);
     const widths = local.members.map(m => w[key(m)]);
     const heights = local.members.map(m => h[key(m)]);
-    const placed = placeCached(local, ranks, widths, heights, input.rankdir);
+    const leads = local.members.map(m => lead[key(m)]);
+    const placed = placeCached(local, ranks, { widths, heights, leads }, input.rankdir);
     local.members.forEach((m, k) => {
       lx[key(m)] = placed.x[k];
       ly[key(m)] = placed.y[k];
@@ -162,6 +166,9 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
       if (size.w + 2 * CLUSTER_PAD < w[nAll + c]) {
         contentOrigin.x[c] += (w[nAll + c] - size.w - 2 * CLUSTER_PAD) / 2;
       }
+      lead[nAll + c] = tb
+        ? contentOrigin.x[c] + placed.anchor - w[nAll + c] / 2
+        : contentOrigin.y[c] + placed.anchor - h[nAll + c] / 2;
     }
     progress?.(++done, nClusters + 1);
   }
@@ -263,7 +270,16 @@ interface Placed {
   x: Float64Array;
   y: Float64Array;
   size: { w: number; h: number };
+  /** Across, the centre of the first member of its structure (not of what passes by). */
+  anchor: number;
   routes: Map<number, number[]>;
+}
+
+/** Members' sizes, and where their structure starts across, from their centre. */
+interface Sizes {
+  widths: number[];
+  heights: number[];
+  leads: number[];
 }
 
 /** Layouts of clusters already laid out, by all that their layout depends on (members'
@@ -272,8 +288,14 @@ interface Placed {
 const placedBefore = new Map<string, Placed>();
 const PLACED_KEPT = 50000;
 
-function placeCached(local: Local, ranks: number[], widths: number[], heights: number[], rankdir: 'TB' | 'LR'): Placed {
-  const parts: string[] = [rankdir, ranks.join(','), widths.join(','), heights.join(',')];
+function placeCached(local: Local, ranks: number[], sizes: Sizes, rankdir: 'TB' | 'LR'): Placed {
+  const parts: string[] = [
+    rankdir,
+    ranks.join(','),
+    sizes.widths.join(','),
+    sizes.heights.join(','),
+    sizes.leads.join(',')
+  ];
   for (const [a, outs] of local.edges) {
     parts.push(`${a}>${[...outs].join(',')}`);
   }
@@ -283,12 +305,20 @@ function placeCached(local: Local, ranks: number[], widths: number[], heights: n
     return found;
   }
   const n = local.members.length;
-  const placed: Placed = { x: new Float64Array(n), y: new Float64Array(n), size: { w: 0, h: 0 }, routes: new Map() };
+  const placed: Placed = {
+    x: new Float64Array(n),
+    y: new Float64Array(n),
+    size: { w: 0, h: 0 },
+    anchor: 0,
+    routes: new Map()
+  };
   local.routes = placed.routes;
-  placed.size = placeLocal(local, ranks, widths, heights, rankdir, (k, x, y) => {
+  const { w, h, anchor } = placeLocal(local, ranks, sizes, rankdir, (k, x, y) => {
     placed.x[k] = x;
     placed.y[k] = y;
   });
+  placed.size = { w, h };
+  placed.anchor = anchor;
   if (placedBefore.size >= PLACED_KEPT) {
     placedBefore.clear();
   }
@@ -465,14 +495,14 @@ function topoOrder(n: number, succ: number[][]): number[] {
 function placeLocal(
   local: Local,
   ranks: number[],
-  widths: number[],
-  heights: number[],
+  sizes: Sizes,
   rankdir: 'TB' | 'LR',
   put: (k: number, x: number, y: number) => void
-): { w: number; h: number } {
+): { w: number; h: number; anchor: number } {
   const n = local.members.length;
+  const { widths, heights } = sizes;
   if (!n) {
-    return { w: 0, h: 0 };
+    return { w: 0, h: 0, anchor: 0 };
   }
   const succ: number[][] = Array.from({ length: n }, () => []);
   const pred: number[][] = Array.from({ length: n }, () => []);
@@ -484,9 +514,11 @@ function placeLocal(
   }
   const layer = assignLayers(n, succ, ranks);
   const g = withDummies(n, layer, succ, pred, rankdir === 'TB' ? widths : heights, rankdir === 'TB' ? heights : widths);
-  const fed = fedFromAbove(n, ranks, g.pred);
-  const layers = orderLayers(g.across.length, g.layer, g.succ, g.pred, fed);
-  const centre = crossPositions(layers, g.across, g.pred, g.succ, v => v >= n || ranks[v] >= PORT_IN, fed);
+  const passing = passingBy(n, ranks, g.pred, g.succ);
+  const layers = orderLayers(g.across.length, g.layer, g.succ, g.pred, passing);
+  const lead = (v: number) => (v < n ? sizes.leads[v] : 0);
+  const centre = crossPositions(layers, g, v => v >= n || ranks[v] >= PORT_IN, passing, lead);
+  const first = layers.find(row => row.length && !passing[row[0]])?.[0];
   const bendAt: number[] = new Array(g.across.length - n);
   const rowStart = new Float64Array(n);
   const rowEnd = new Float64Array(n);
@@ -518,7 +550,9 @@ function placeLocal(
             : [offset, centre[v], offset + thick, centre[v]]
         );
       }
-      const r = offset + (thick - g.along[v]) / 2;
+      // At the start of its layer: beside a cluster thousands of px long, an item stays
+      // by its inputs, not halfway down.
+      const r = offset;
       if (rankdir === 'TB') {
         put(v, a, r);
       } else {
@@ -550,7 +584,8 @@ function placeLocal(
     }
   }
   const length = Math.max(0, offset - RANK_GAP);
-  return rankdir === 'TB' ? { w: extent, h: length } : { w: length, h: extent };
+  const anchor = first === undefined ? extent / 2 : centre[first] + lead(first);
+  return rankdir === 'TB' ? { w: extent, h: length, anchor } : { w: length, h: extent, anchor };
 }
 
 /** The members' graph with a dummy member in every layer that an edge passes (after
@@ -617,25 +652,42 @@ function withDummies(
   };
 }
 
-/** What comes down from the top: the members forced onto the first layer (the program's
- * inputs, the ports where edges enter a cluster) and the edges' dummies below them. A row
- * of hundreds of them is wider than what they feed: they follow it, never pull it sideways. */
-function fedFromAbove(n: number, ranks: number[], pred: number[][]): Uint8Array {
-  const fed = new Uint8Array(pred.length);
+/** What passes by: the members forced onto the first layer (the program's inputs, the
+ * ports where edges enter a cluster) or the last (its outputs, the ports where edges
+ * leave), and the dummies of the edges from the first or to the last. Rows of hundreds
+ * of them are wider than what they pass: they follow it, never pull or push it sideways. */
+function passingBy(n: number, ranks: number[], pred: number[][], succ: number[][]): Uint8Array {
+  const aside = new Uint8Array(pred.length);
   for (let v = 0; v < n; v++) {
-    fed[v] = ranks[v] === 1 || ranks[v] === PORT_IN ? 1 : 0;
+    aside[v] = ranks[v] === 1 || ranks[v] === PORT_IN || ranks[v] === 2 || ranks[v] === PORT_OUT ? 1 : 0;
   }
-  // A dummy's one input comes before it (its chain's member or the dummy above).
+  const top = (v: number) => ranks[v] === 1 || ranks[v] === PORT_IN;
+  const bottom = (v: number) => ranks[v] === 2 || ranks[v] === PORT_OUT;
+  // A dummy's one input comes before it in its chain, its one output after it.
+  const fromTop = new Uint8Array(pred.length);
   for (let d = n; d < pred.length; d++) {
-    fed[d] = fed[pred[d][0]];
+    const u = pred[d][0];
+    fromTop[d] = u < n ? (top(u) ? 1 : 0) : fromTop[u];
   }
-  return fed;
+  const toBottom = new Uint8Array(pred.length);
+  for (let d = pred.length - 1; d >= n; d--) {
+    const w = succ[d][0];
+    toBottom[d] = w < n ? (bottom(w) ? 1 : 0) : toBottom[w];
+    aside[d] = fromTop[d] | toBottom[d];
+  }
+  return aside;
 }
 
 /** The members of each layer in order: the program's order first, then one sweep down by
  * the barycentre of each member's inputs, one up by that of its outputs (stable); what
- * comes down from the top (`fed`) after the rest, beside it. */
-function orderLayers(n: number, layer: Int32Array, succ: number[][], pred: number[][], fed: Uint8Array): number[][] {
+ * passes by (`passingBy`) after the rest, beside it. */
+function orderLayers(
+  n: number,
+  layer: Int32Array,
+  succ: number[][],
+  pred: number[][],
+  passing: Uint8Array
+): number[][] {
   let depth = 0;
   for (let v = 0; v < n; v++) {
     depth = Math.max(depth, layer[v] + 1);
@@ -660,32 +712,34 @@ function orderLayers(n: number, layer: Int32Array, succ: number[][], pred: numbe
   };
   sweep(layers.slice(1), pred);
   sweep(layers.slice(0, -1).reverse(), succ);
-  return layers.map(row => [...row.filter(v => !fed[v]), ...row.filter(v => fed[v])]);
+  return layers.map(row => [...row.filter(v => !passing[v]), ...row.filter(v => passing[v])]);
 }
 
 /** Centres across the layers: each layer packed in order, each member as near the mean of
  * its neighbours in the layer above (for the first layer: below) as its neighbours in the
- * row allow, the row shifted as a whole to where it sits best (by what does not come
- * from above, where the row has any). */
+ * row allow, the row shifted as a whole to where it sits best (by what does not pass by,
+ * where the row has any). */
 function crossPositions(
   layers: number[][],
-  across: number[],
-  pred: number[][],
-  succ: number[][],
+  g: { across: number[]; pred: number[][]; succ: number[][] },
   thin: (v: number) => boolean,
-  fed: Uint8Array
+  passing: Uint8Array,
+  lead: (v: number) => number
 ): Float64Array {
+  const { across, pred, succ } = g;
   const n = across.length;
   const centre = new Float64Array(n);
   const placed = new Uint8Array(n);
   const pack = (row: number[], want: (v: number) => number | null) => {
     let right = -Infinity;
-    // How far the row would rather be, by what comes from above (1) and the rest (0).
+    // How far the row would rather be, by what passes by (1) and the rest (0).
     const shift = [0, 0];
     const wanted = [0, 0];
     let last = -1;
     for (const v of row) {
-      const d = want(v);
+      // Wished for its structure's start (a wide cluster's column, not its middle).
+      const wish = want(v);
+      const d = wish === null ? null : wish - lead(v);
       const gap = last >= 0 && thin(v) && thin(last) ? DUMMY_GAP : NODE_GAP;
       last = v;
       const lo = right + gap + across[v] / 2;
@@ -693,11 +747,13 @@ function crossPositions(
       centre[v] = c;
       right = c + across[v] / 2;
       if (d !== null) {
-        shift[fed[v]] += d - c;
-        wanted[fed[v]]++;
+        shift[passing[v]] += d - c;
+        wanted[passing[v]]++;
       }
     }
-    const by = wanted[0] ? 0 : 1;
+    // Members with no wish of their own stay packed from the left: what passes by them
+    // does not move them either.
+    const by = row.some(v => !passing[v]) ? 0 : 1;
     if (wanted[by]) {
       for (const v of row) {
         centre[v] += shift[by] / wanted[by];
@@ -705,26 +761,39 @@ function crossPositions(
     }
     row.forEach(v => (placed[v] = 1));
   };
-  // What comes down from the top is placed under what feeds it; the rest under the rest.
+  // What passes by is placed by what it passes; the rest by the rest.
   const mean = (ns: number[], fromAbove: boolean) => {
     let s = 0;
     let k = 0;
     for (const u of ns) {
-      if (placed[u] && (fromAbove || !fed[u])) {
-        s += centre[u];
+      if (placed[u] && (fromAbove || !passing[u])) {
+        s += centre[u] + lead(u);
         k++;
       }
     }
     return k ? s / k : null;
   };
-  layers.forEach(row => pack(row, v => mean(pred[v], fed[v] === 1)));
+  layers.forEach(row => pack(row, v => mean(pred[v], passing[v] === 1)));
   // The first layers (inputs, constants) over what they feed.
   if (layers.length > 1) {
     pack(layers[0], v => mean(succ[v], true));
   }
-  let min = Infinity;
-  for (let v = 0; v < n; v++) {
-    min = Math.min(min, centre[v] - across[v] / 2);
+  // The left edge is the structure's: a row of what passes by, wider than what it feeds,
+  // is moved to start there rather than widen the cluster to the left.
+  const leftOf = (vs: Iterable<number>) => {
+    let min = Infinity;
+    for (const v of vs) {
+      min = Math.min(min, centre[v] - across[v] / 2);
+    }
+    return min;
+  };
+  const structure = [...centre.keys()].filter(v => !passing[v]);
+  const min = structure.length ? leftOf(structure) : leftOf(centre.keys());
+  for (const row of layers) {
+    const left = leftOf(row);
+    if (left < min && row.every(v => passing[v])) {
+      row.forEach(v => (centre[v] += min - left));
+    }
   }
   for (let v = 0; v < n; v++) {
     centre[v] -= min;
