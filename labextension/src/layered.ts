@@ -48,6 +48,8 @@ export interface LayeredOutput {
    * `routeStart[e + 1]`. Edges that span one layer have none. */
   routeStart: Int32Array;
   routePoints: Float64Array;
+  /** How many clusters (the root counted) were laid out afresh, not taken from before. */
+  fresh: number;
 }
 
 /** Gaps (px): between layers, between neighbours in a layer, inside a cluster's border. */
@@ -138,6 +140,7 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
   const contentOrigin = { x: new Float64Array(nClusters + 1), y: new Float64Array(nClusters + 1) };
   const order = [...Array(nClusters + 1).keys()].sort((a, b) => depth[b] - depth[a]);
   let done = 0;
+  let fresh = 0;
   const rootSize = { w: 0, h: 0 };
   const key = (m: Member) => (m >= 0 ? m : nAll + ~m);
   const rankOf = (m: Member) => (m < 0 ? 0 : m < nItems ? input.itemRank[m] : lifted.portRank[m - nItems]);
@@ -147,7 +150,9 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
     const widths = local.members.map(m => w[key(m)]);
     const heights = local.members.map(m => h[key(m)]);
     const leads = local.members.map(m => lead[key(m)]);
+    const misses = placedMisses;
     const placed = placeCached(local, ranks, { widths, heights, leads }, input.rankdir);
+    fresh += placedMisses - misses;
     local.members.forEach((m, k) => {
       lx[key(m)] = placed.x[k];
       ly[key(m)] = placed.y[k];
@@ -174,6 +179,7 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
   }
   const out = absolute(input, nAll, lx, ly, w, h, contentOrigin, parentOf, rootSize);
   routeEdges(input, out, locals, lifted, contentOrigin, nClusters);
+  out.fresh = fresh;
   return out;
 }
 
@@ -191,13 +197,23 @@ function routeEdges(
   const nEdges = lifted.hopStart.length - 1;
   const tb = input.rankdir === 'TB';
   const start = new Int32Array(nEdges + 1);
-  const all: number[] = [];
+  const all = new PointBuffer();
+  // Across and along coordinates on the page; NaN across: taken from the point before
+  // (a drop out of a layer, kind 1) or after (into one, kind 2). Reused edge to edge.
+  const across: number[] = [];
+  const along: number[] = [];
+  const kind: number[] = [];
+  let bAcross = 0;
+  let bAlong = 0;
+  const put = (pts: number[] | undefined, from: number) => {
+    for (let k = from; pts && k < pts.length; k += 2) {
+      across.push(bAcross + (tb ? pts[k] : pts[k + 1]));
+      along.push(bAlong + (tb ? pts[k + 1] : pts[k]));
+      kind.push(0);
+    }
+  };
   for (let e = 0; e < nEdges; e++) {
-    // Across and along coordinates on the page; NaN across: taken from the point before
-    // (a drop out of a layer, kind 1) or after (into one, kind 2).
-    const across: number[] = [];
-    const along: number[] = [];
-    const kind: number[] = [];
+    across.length = along.length = kind.length = 0;
     for (let hop = lifted.hopStart[e]; hop < lifted.hopStart[e + 1]; hop++) {
       const c = lifted.hopCluster[hop];
       const key = lifted.hopKey[hop];
@@ -205,14 +221,8 @@ function routeEdges(
       const a = Math.floor(key / 1048576);
       const bx = c === nClusters ? 0 : out.clusterX[c] + origin.x[c];
       const by = c === nClusters ? 0 : out.clusterY[c] + origin.y[c];
-      const [bAcross, bAlong] = tb ? [bx, by] : [by, bx];
-      const put = (pts: number[] | undefined, from: number) => {
-        for (let k = from; pts && k < pts.length; k += 2) {
-          across.push(bAcross + (tb ? pts[k] : pts[k + 1]));
-          along.push(bAlong + (tb ? pts[k + 1] : pts[k]));
-          kind.push(0);
-        }
-      };
+      bAcross = tb ? bx : by;
+      bAlong = tb ? by : bx;
       const route = routes.get(key);
       put(routes.get(portKey(a)), 0);
       if (route) {
@@ -237,7 +247,28 @@ function routeEdges(
     start[e + 1] = all.length / 2;
   }
   out.routeStart = start;
-  out.routePoints = Float64Array.from(all);
+  out.routePoints = all.done();
+}
+
+/** Numbers appended to a typed array that grows (a million points, without a JS array's
+ * garbage). */
+class PointBuffer {
+  private data = new Float64Array(1 << 16);
+  length = 0;
+
+  push(x: number, y: number): void {
+    if (this.length + 2 > this.data.length) {
+      const bigger = new Float64Array(this.data.length * 2);
+      bigger.set(this.data);
+      this.data = bigger;
+    }
+    this.data[this.length++] = x;
+    this.data[this.length++] = y;
+  }
+
+  done(): Float64Array {
+    return this.data.slice(0, this.length);
+  }
 }
 
 /** Drops take the across coordinate of the point before (kind 1) or after (kind 2): the
@@ -287,6 +318,7 @@ interface Sizes {
  * that group and those holding it, and takes every other cluster's layout from here. */
 const placedBefore = new Map<string, Placed>();
 const PLACED_KEPT = 50000;
+let placedMisses = 0;
 
 function placeCached(local: Local, ranks: number[], sizes: Sizes, rankdir: 'TB' | 'LR'): Placed {
   const parts: string[] = [
@@ -304,6 +336,7 @@ function placeCached(local: Local, ranks: number[], sizes: Sizes, rankdir: 'TB' 
   if (found) {
     return found;
   }
+  placedMisses++;
   const n = local.members.length;
   const placed: Placed = {
     x: new Float64Array(n),
@@ -825,7 +858,8 @@ function absolute(
     width: rootSize.w,
     height: rootSize.h,
     routeStart: new Int32Array(input.edgeSrc.length + 1),
-    routePoints: new Float64Array(0)
+    routePoints: new Float64Array(0),
+    fresh: 0
   };
   // The content origin of each cluster on the page (the root's is 0, 0).
   const baseX = (c: number) => (c === nClusters ? 0 : out.clusterX[c] + origin.x[c]);

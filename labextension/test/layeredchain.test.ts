@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { chainClusterAttrs, viewToDot } from '../src/dot';
 import { LayeredInput, layered } from '../src/layered';
 import { sceneOf } from '../src/scene';
-import { GraphIndex, buildView } from '../src/view';
+import { GraphIndex, buildView, clusterOf } from '../src/view';
 import { repeatGraph, smallGraph } from './fixtures';
 
 /** smallGraph with its group 1 wrapped in a `forward` group (4) that holds nothing else. */
@@ -89,5 +89,30 @@ describe('what comes down from the top (inputs, ports) follows what it feeds', (
     // Beside the strip of edges coming down, not under its middle.
     const left = out.itemX[inputs] - out.clusterX[0];
     assert.ok(left < 3 * input.itemW[inputs], `the column is ${left} px into a cluster ${out.clusterW[0]} px wide`);
+  });
+});
+
+describe('opening a group lays out that group and those holding it, nothing else', () => {
+  it('every other cluster is taken from before', () => {
+    const graph = repeatGraph();
+    const index = new GraphIndex(graph);
+    const root = graph.root ?? 0;
+    const before = index.expandToDepth(1);
+    const shown = sceneOf(buildView(index, before), 'TB');
+    layered(shown.layout);
+    const boxes = shown.items.filter(id => id[0] === 'g').map(id => Number(id.slice(1)));
+    assert.ok(boxes.length, 'a box to open');
+    for (const gid of boxes) {
+      const opened = buildView(index, index.expand(before, gid));
+      const scene = sceneOf(opened, 'TB');
+      const out = layered(scene.layout);
+      // The opened group's cluster and those holding it, and the root.
+      const holders = new Set<number>();
+      for (let g: number | null = gid; g !== null && g !== root; g = graph.groups[g].parent) {
+        holders.add(clusterOf(opened, g));
+      }
+      assert.ok(out.fresh <= holders.size + 1, `g${gid}: ${out.fresh} laid out, ${holders.size} hold it`);
+      assert.ok(out.fresh >= 1, `g${gid}: the root is laid out again`);
+    }
   });
 });
