@@ -197,13 +197,18 @@ def close_one_group(g) -> None:
             print(f"  (a click on the label of group {gid} changed nothing)")
 
 
+# How many clusters the canvas's layout laid out afresh (the rest taken from before), of how many.
+FRESH_JS = "g => { const s = g.querySelector('canvas.jp-jaxviz-scene');" \
+           " return s ? `${s.dataset.fresh} of ${s.dataset.clusters}` : null; }"
+
+
 def bench_open_in_place(page, cell: int, what: str, boxes: int = 3) -> None:
     """Open boxes of the first view one after another (each closed again before the next,
     which brings back the kept drawing): ms from click to paint of each opening."""
     g = graph(page, cell)
     settle(g)
     g.scroll_into_view_if_needed()
-    times, how = [], set()
+    times, how, fresh = [], set(), []
     if g.evaluate("g => g.dataset.jaxvizRenderer") == "canvas":
         close_one_group(g)
     for item, x, y in boxes_in_view(g)[:boxes]:
@@ -213,12 +218,14 @@ def bench_open_in_place(page, cell: int, what: str, boxes: int = 3) -> None:
             continue
         times.append(took)
         how.add(g.evaluate("g => g.dataset.jaxvizArranged"))
+        fresh.append(g.evaluate(FRESH_JS))
         settle(g)
         click_to_paint_ms(g, *label_of(g, item))
         settle(g)
     if times:
         print(f"open in place, {what}: click to paint {min(times):6.0f} ms best of {len(times)} "
-              f"(median {statistics.median(times):.0f} ms; arranged: {', '.join(sorted(how))})")
+              f"(median {statistics.median(times):.0f} ms; arranged: {', '.join(sorted(how))})"
+              + (f"; clusters laid out afresh: {', '.join(map(str, fresh))}" if any(fresh) else ""))
     else:
         print(f"open in place, {what}: no box in view")
 

@@ -183,6 +183,9 @@ export class SceneCanvas {
       jaxvizItemsInView: () => [string, string, number, number][];
     };
     hooks.jaxvizItemsInView = () => this.itemsInView();
+    // For the benchmark: how many clusters this layout laid out afresh, of how many.
+    this.element.dataset.fresh = String(layout.fresh ?? '');
+    this.element.dataset.clusters = String(scene.clusters.length + 1);
     hooks.jaxvizUseLayer = on => {
       this.useLayer = on;
       this.request();
