@@ -36,6 +36,8 @@ export interface Scene {
   /** Each item's kind: a node's (`eqn`, `input`, …) or a box's group kind. */
   itemKinds: string[];
   clusters: number[];
+  /** The open groups each cluster draws, outermost first (one, but for a chain). */
+  clusterChains: number[][];
   clusterLooks: Look[];
   /** Edges between items (indices), and whether each is weakly typed. */
   edgeSrc: Int32Array;
@@ -189,6 +191,7 @@ export function sceneOf(view: View, rankdir: 'TB' | 'LR'): Scene {
     itemLooks,
     itemKinds,
     clusters,
+    clusterChains: chains,
     clusterLooks,
     edgeSrc: layout.edgeSrc,
     edgeDst: layout.edgeDst,

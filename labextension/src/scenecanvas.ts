@@ -193,7 +193,8 @@ export class SceneCanvas {
     hooks.jaxvizPaints = () => this.paints;
     this.layer = document.createElement('canvas');
     this.itemIndex = new Map(scene.items.map((id, k) => [id, k]));
-    this.clusterIndex = new Map(scene.clusters.map((gid, c) => [`cluster_g${gid}`, c]));
+    // Any open group of a chain is found at its chain's cluster.
+    this.clusterIndex = new Map(scene.clusterChains.flatMap((chain, c) => chain.map(g => [`cluster_g${g}`, c])));
     this.edges = new EdgeGeometry(scene, layout);
     const fillIndex = new Map<string, number>();
     this.fillOf = Int32Array.from(scene.itemLooks, l => {

@@ -28,6 +28,7 @@ describe('the canvas scene draws the clusters the DOT draws', () => {
       dotClusters(viewToDot(view))
     );
     assert.deepEqual(scene.clusters, [4]);
+    assert.deepEqual(scene.clusterChains, [[4, 1]]);
     assert.equal(scene.clusterLooks[0].lines[0], chainClusterAttrs(graph, [4, 1]).label);
     // The innermost group's items are held by the chain's cluster.
     scene.items.forEach((id, k) => {
