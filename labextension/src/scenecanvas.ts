@@ -284,7 +284,7 @@ export class SceneCanvas {
   }
 
   /** Where a first view `w` × `h` (px at zoom 1) starts: at the top of the program's first
-   * item (not an input or output), across where the items of that first screenful are
+   * item (not an input or output) or of the open groups holding it, across where the items of that first screenful are
    * densest (the window of width `w` holding most of them), not where one item happens to
    * be: the centre across and the top, null when there is no such item. */
   startPoint(w: number, h: number): { x: number; y: number } | null {
@@ -292,7 +292,15 @@ export class SceneCanvas {
     if (first < 0) {
       return null;
     }
-    const top = this.layout.itemY[first];
+    // From the top of the outermost open group holding it: its title shows.
+    const item = this.itemRect(first);
+    let top = item.y;
+    for (let c = 0; c < this.scene.clusters.length; c++) {
+      const r = this.clusterRect(c);
+      if (r.y < top && r.x <= item.x && r.x + r.w >= item.x + item.w && r.y + r.h >= item.y + item.h) {
+        top = r.y;
+      }
+    }
     const { itemRank } = this.scene.layout;
     const centres: number[] = [];
     for (let k = 0; k < this.scene.items.length; k++) {
