@@ -157,19 +157,23 @@ def bench_size(page, cell: int, blocks: int) -> None:
 
 
 def boxes_in_view(g) -> list[tuple[str, float, float]]:
-    """Collapsed group boxes in view (not inputs/outputs): id and centre, SVG or canvas."""
+    """Collapsed group boxes in view (not inputs/outputs): id and centre, SVG or canvas
+    (the canvas's own hit-test index says what is in view)."""
     return g.evaluate("""g => {
       const c = g.querySelector('.jp-jaxviz-canvas').getBoundingClientRect();
       const inView = r => r.left > c.left && r.right < c.right && r.top > c.top && r.bottom < c.bottom;
+      // On the page's screen, not under another part of it (a click there reaches the view).
+      const reached = (x, y) => g.querySelector('.jp-jaxviz-canvas').contains(document.elementFromPoint(x, y));
       const out = [];
       for (const e of g.querySelectorAll('svg.jp-jaxviz-svg g.node.jaxviz-group')) {
         if (/jaxviz-group-(inputs|outputs)/.test(e.className.baseVal)) continue;
         const r = e.getBoundingClientRect();
-        if (inView(r)) out.push([e.id, r.left + r.width / 2, r.top + r.height / 2]);
+        const [x, y] = [r.left + r.width / 2, r.top + r.height / 2];
+        if (inView(r) && reached(x, y)) out.push([e.id, x, y]);
       }
       const s = g.querySelector('canvas.jp-jaxviz-scene');
-      for (let k = 0; s && k < 30000 && out.length < 8; k++) { const r = s.jaxvizRect('g' + k);
-        if (r && inView(r)) out.push(['g' + k, r.left + r.width / 2, r.top + r.height / 2]); }
+      for (const [id, kind, x, y] of s ? s.jaxvizItemsInView() : [])
+        if (id[0] === 'g' && kind !== 'inputs' && kind !== 'outputs' && reached(x, y)) out.push([id, x, y]);
       return out; }""")
 
 
@@ -187,13 +191,19 @@ def close_one_group(g) -> None:
     canvas = g.locator(".jp-jaxviz-canvas").bounding_box()
     for gid in g.evaluate("g => g.dataset.jaxvizExpanded").split(","):
         r = g.evaluate("(g, id) => { const r = g.querySelector('canvas.jp-jaxviz-scene').jaxvizRect(id);"
-                       " return r && [r.left, r.top, r.width]; }", f"cluster_g{gid}")
-        if r and canvas["x"] < r[0] < canvas["x"] + canvas["width"] - 100 \
+                       " return r && [r.left, r.top, r.width, g.querySelector('.jp-jaxviz-canvas')"
+                       ".contains(document.elementFromPoint(r.left + 12, r.top + 8))]; }", f"cluster_g{gid}")
+        if r and r[3] and canvas["x"] < r[0] < canvas["x"] + canvas["width"] - 100 \
                 and canvas["y"] < r[1] < canvas["y"] + canvas["height"] - 40 and r[2] > 120:
             if click_to_paint_ms(g, r[0] + 12, r[1] + 8) >= 0:
                 settle(g)
                 return
             print(f"  (a click on the label of group {gid} changed nothing)")
+
+
+# How many clusters the canvas's layout laid out afresh (the rest taken from before), of how many.
+FRESH_JS = "g => { const s = g.querySelector('canvas.jp-jaxviz-scene');" \
+           " return s ? `${s.dataset.fresh} of ${s.dataset.clusters}` : null; }"
 
 
 def bench_open_in_place(page, cell: int, what: str, boxes: int = 3) -> None:
@@ -202,7 +212,7 @@ def bench_open_in_place(page, cell: int, what: str, boxes: int = 3) -> None:
     g = graph(page, cell)
     settle(g)
     g.scroll_into_view_if_needed()
-    times, how = [], set()
+    times, how, fresh = [], set(), []
     if g.evaluate("g => g.dataset.jaxvizRenderer") == "canvas":
         close_one_group(g)
     for item, x, y in boxes_in_view(g)[:boxes]:
@@ -212,12 +222,14 @@ def bench_open_in_place(page, cell: int, what: str, boxes: int = 3) -> None:
             continue
         times.append(took)
         how.add(g.evaluate("g => g.dataset.jaxvizArranged"))
+        fresh.append(g.evaluate(FRESH_JS))
         settle(g)
         click_to_paint_ms(g, *label_of(g, item))
         settle(g)
     if times:
         print(f"open in place, {what}: click to paint {min(times):6.0f} ms best of {len(times)} "
-              f"(median {statistics.median(times):.0f} ms; arranged: {', '.join(sorted(how))})")
+              f"(median {statistics.median(times):.0f} ms; arranged: {', '.join(sorted(how))})"
+              + (f"; clusters laid out afresh: {', '.join(map(str, fresh))}" if any(fresh) else ""))
     else:
         print(f"open in place, {what}: no box in view")
 
@@ -225,6 +237,7 @@ def bench_open_in_place(page, cell: int, what: str, boxes: int = 3) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description="Browser benchmark: big views in a real JupyterLab")
     parser.add_argument("--blocks", type=int, nargs="+", default=[10, 39, 78])
+    parser.add_argument("--open-only", action="store_true", help="only the opening in place")
     args = parser.parse_args()
     cells = ["%load_ext jaxviz",
              f"import sys\nsys.path.insert(0, {str(ROOT / 'benchmarks')!r})\nimport models\ntoks = models.tokens()\n"
@@ -246,7 +259,7 @@ def main() -> None:
                     run_cell(page, i, timeout=300_000)
                 print(f"Chromium {browser.version}, headless, software rendering; "
                       f"{os.cpu_count()} cores")
-                for k, blocks in enumerate(args.blocks):
+                for k, blocks in enumerate([] if args.open_only else args.blocks):
                     bench_size(page, 3 + k, blocks)
                 bench_open_in_place(page, 2, "a 2-block train step's first view (Graphviz, SVG)")
                 if len(args.blocks) > 1:

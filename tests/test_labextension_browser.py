@@ -361,8 +361,9 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
 
         # The dark theme: the graph (opened down to equations: clusters, edges, labels)
         # and the panel stay readable, checked on the browser's computed colours.
+        # Reopening the outermost group brings back what was open inside it when it closed.
+        graph.locator(f"svg g.node#g{path[0]}").click()
         for gid in path:
-            graph.locator(f"svg g.node#g{gid}").click()
             graph.locator(f"svg g.cluster#cluster_g{gid}").wait_for(timeout=30_000)
         handles = [graph.element_handle(), panel.element_handle()]
         check_theme_colors(page.evaluate(THEME_COLORS_JS, handles), dark=False)

@@ -48,6 +48,8 @@ export interface LayeredOutput {
    * `routeStart[e + 1]`. Edges that span one layer have none. */
   routeStart: Int32Array;
   routePoints: Float64Array;
+  /** How many clusters (the root counted) were laid out afresh, not taken from before. */
+  fresh: number;
 }
 
 /** Gaps (px): between layers, between neighbours in a layer, inside a cluster's border. */
@@ -132,9 +134,13 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
   // Local positions (relative to the holding cluster's content) of every member.
   const lx = new Float64Array(nAll + nClusters);
   const ly = new Float64Array(nAll + nClusters);
+  // Where each member's structure starts across, from its centre (0 but for clusters):
+  // what an edge into it should line up with.
+  const lead = new Float64Array(nAll + nClusters);
   const contentOrigin = { x: new Float64Array(nClusters + 1), y: new Float64Array(nClusters + 1) };
   const order = [...Array(nClusters + 1).keys()].sort((a, b) => depth[b] - depth[a]);
   let done = 0;
+  let fresh = 0;
   const rootSize = { w: 0, h: 0 };
   const key = (m: Member) => (m >= 0 ? m : nAll + ~m);
   const rankOf = (m: Member) => (m < 0 ? 0 : m < nItems ? input.itemRank[m] : lifted.portRank[m - nItems]);
@@ -143,7 +149,10 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
     const ranks = local.members.map(rankOf);
     const widths = local.members.map(m => w[key(m)]);
     const heights = local.members.map(m => h[key(m)]);
-    const placed = placeCached(local, ranks, widths, heights, input.rankdir);
+    const leads = local.members.map(m => lead[key(m)]);
+    const misses = placedMisses;
+    const placed = placeCached(local, ranks, { widths, heights, leads }, input.rankdir);
+    fresh += placedMisses - misses;
     local.members.forEach((m, k) => {
       lx[key(m)] = placed.x[k];
       ly[key(m)] = placed.y[k];
@@ -162,11 +171,15 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
       if (size.w + 2 * CLUSTER_PAD < w[nAll + c]) {
         contentOrigin.x[c] += (w[nAll + c] - size.w - 2 * CLUSTER_PAD) / 2;
       }
+      lead[nAll + c] = tb
+        ? contentOrigin.x[c] + placed.anchor - w[nAll + c] / 2
+        : contentOrigin.y[c] + placed.anchor - h[nAll + c] / 2;
     }
     progress?.(++done, nClusters + 1);
   }
   const out = absolute(input, nAll, lx, ly, w, h, contentOrigin, parentOf, rootSize);
   routeEdges(input, out, locals, lifted, contentOrigin, nClusters);
+  out.fresh = fresh;
   return out;
 }
 
@@ -184,13 +197,23 @@ function routeEdges(
   const nEdges = lifted.hopStart.length - 1;
   const tb = input.rankdir === 'TB';
   const start = new Int32Array(nEdges + 1);
-  const all: number[] = [];
+  const all = new PointBuffer();
+  // Across and along coordinates on the page; NaN across: taken from the point before
+  // (a drop out of a layer, kind 1) or after (into one, kind 2). Reused edge to edge.
+  const across: number[] = [];
+  const along: number[] = [];
+  const kind: number[] = [];
+  let bAcross = 0;
+  let bAlong = 0;
+  const put = (pts: number[] | undefined, from: number) => {
+    for (let k = from; pts && k < pts.length; k += 2) {
+      across.push(bAcross + (tb ? pts[k] : pts[k + 1]));
+      along.push(bAlong + (tb ? pts[k + 1] : pts[k]));
+      kind.push(0);
+    }
+  };
   for (let e = 0; e < nEdges; e++) {
-    // Across and along coordinates on the page; NaN across: taken from the point before
-    // (a drop out of a layer, kind 1) or after (into one, kind 2).
-    const across: number[] = [];
-    const along: number[] = [];
-    const kind: number[] = [];
+    across.length = along.length = kind.length = 0;
     for (let hop = lifted.hopStart[e]; hop < lifted.hopStart[e + 1]; hop++) {
       const c = lifted.hopCluster[hop];
       const key = lifted.hopKey[hop];
@@ -198,14 +221,8 @@ function routeEdges(
       const a = Math.floor(key / 1048576);
       const bx = c === nClusters ? 0 : out.clusterX[c] + origin.x[c];
       const by = c === nClusters ? 0 : out.clusterY[c] + origin.y[c];
-      const [bAcross, bAlong] = tb ? [bx, by] : [by, bx];
-      const put = (pts: number[] | undefined, from: number) => {
-        for (let k = from; pts && k < pts.length; k += 2) {
-          across.push(bAcross + (tb ? pts[k] : pts[k + 1]));
-          along.push(bAlong + (tb ? pts[k + 1] : pts[k]));
-          kind.push(0);
-        }
-      };
+      bAcross = tb ? bx : by;
+      bAlong = tb ? by : bx;
       const route = routes.get(key);
       put(routes.get(portKey(a)), 0);
       if (route) {
@@ -221,12 +238,37 @@ function routeEdges(
     }
     resolveDrops(input, out, e, across, kind);
     for (let k = 0; k < across.length; k++) {
+      // A bend straight between its neighbours (down a run of layers) is no bend.
+      if (k > 0 && k + 1 < across.length && across[k - 1] === across[k] && across[k] === across[k + 1]) {
+        continue;
+      }
       all.push(tb ? across[k] : along[k], tb ? along[k] : across[k]);
     }
     start[e + 1] = all.length / 2;
   }
   out.routeStart = start;
-  out.routePoints = Float64Array.from(all);
+  out.routePoints = all.done();
+}
+
+/** Numbers appended to a typed array that grows (a million points, without a JS array's
+ * garbage). */
+class PointBuffer {
+  private data = new Float64Array(1 << 16);
+  length = 0;
+
+  push(x: number, y: number): void {
+    if (this.length + 2 > this.data.length) {
+      const bigger = new Float64Array(this.data.length * 2);
+      bigger.set(this.data);
+      this.data = bigger;
+    }
+    this.data[this.length++] = x;
+    this.data[this.length++] = y;
+  }
+
+  done(): Float64Array {
+    return this.data.slice(0, this.length);
+  }
 }
 
 /** Drops take the across coordinate of the point before (kind 1) or after (kind 2): the
@@ -259,7 +301,16 @@ interface Placed {
   x: Float64Array;
   y: Float64Array;
   size: { w: number; h: number };
+  /** Across, the centre of the first member of its structure (not of what passes by). */
+  anchor: number;
   routes: Map<number, number[]>;
+}
+
+/** Members' sizes, and where their structure starts across, from their centre. */
+interface Sizes {
+  widths: number[];
+  heights: number[];
+  leads: number[];
 }
 
 /** Layouts of clusters already laid out, by all that their layout depends on (members'
@@ -267,9 +318,16 @@ interface Placed {
  * that group and those holding it, and takes every other cluster's layout from here. */
 const placedBefore = new Map<string, Placed>();
 const PLACED_KEPT = 50000;
+let placedMisses = 0;
 
-function placeCached(local: Local, ranks: number[], widths: number[], heights: number[], rankdir: 'TB' | 'LR'): Placed {
-  const parts: string[] = [rankdir, ranks.join(','), widths.join(','), heights.join(',')];
+function placeCached(local: Local, ranks: number[], sizes: Sizes, rankdir: 'TB' | 'LR'): Placed {
+  const parts: string[] = [
+    rankdir,
+    ranks.join(','),
+    sizes.widths.join(','),
+    sizes.heights.join(','),
+    sizes.leads.join(',')
+  ];
   for (const [a, outs] of local.edges) {
     parts.push(`${a}>${[...outs].join(',')}`);
   }
@@ -278,13 +336,22 @@ function placeCached(local: Local, ranks: number[], widths: number[], heights: n
   if (found) {
     return found;
   }
+  placedMisses++;
   const n = local.members.length;
-  const placed: Placed = { x: new Float64Array(n), y: new Float64Array(n), size: { w: 0, h: 0 }, routes: new Map() };
+  const placed: Placed = {
+    x: new Float64Array(n),
+    y: new Float64Array(n),
+    size: { w: 0, h: 0 },
+    anchor: 0,
+    routes: new Map()
+  };
   local.routes = placed.routes;
-  placed.size = placeLocal(local, ranks, widths, heights, rankdir, (k, x, y) => {
+  const { w, h, anchor } = placeLocal(local, ranks, sizes, rankdir, (k, x, y) => {
     placed.x[k] = x;
     placed.y[k] = y;
   });
+  placed.size = { w, h };
+  placed.anchor = anchor;
   if (placedBefore.size >= PLACED_KEPT) {
     placedBefore.clear();
   }
@@ -461,14 +528,14 @@ function topoOrder(n: number, succ: number[][]): number[] {
 function placeLocal(
   local: Local,
   ranks: number[],
-  widths: number[],
-  heights: number[],
+  sizes: Sizes,
   rankdir: 'TB' | 'LR',
   put: (k: number, x: number, y: number) => void
-): { w: number; h: number } {
+): { w: number; h: number; anchor: number } {
   const n = local.members.length;
+  const { widths, heights } = sizes;
   if (!n) {
-    return { w: 0, h: 0 };
+    return { w: 0, h: 0, anchor: 0 };
   }
   const succ: number[][] = Array.from({ length: n }, () => []);
   const pred: number[][] = Array.from({ length: n }, () => []);
@@ -480,8 +547,11 @@ function placeLocal(
   }
   const layer = assignLayers(n, succ, ranks);
   const g = withDummies(n, layer, succ, pred, rankdir === 'TB' ? widths : heights, rankdir === 'TB' ? heights : widths);
-  const layers = orderLayers(g.across.length, g.layer, g.succ, g.pred);
-  const centre = crossPositions(layers, g.across, g.pred, g.succ, v => v >= n || ranks[v] >= PORT_IN);
+  const passing = passingBy(n, ranks, g.pred, g.succ);
+  const layers = orderLayers(g.across.length, g.layer, g.succ, g.pred, passing);
+  const lead = (v: number) => (v < n ? sizes.leads[v] : 0);
+  const centre = crossPositions(layers, g, v => v >= n || ranks[v] >= PORT_IN, passing, lead);
+  const first = layers.find(row => row.length && !passing[row[0]])?.[0];
   const bendAt: number[] = new Array(g.across.length - n);
   const rowStart = new Float64Array(n);
   const rowEnd = new Float64Array(n);
@@ -513,7 +583,9 @@ function placeLocal(
             : [offset, centre[v], offset + thick, centre[v]]
         );
       }
-      const r = offset + (thick - g.along[v]) / 2;
+      // At the start of its layer: beside a cluster thousands of px long, an item stays
+      // by its inputs, not halfway down.
+      const r = offset;
       if (rankdir === 'TB') {
         put(v, a, r);
       } else {
@@ -545,7 +617,8 @@ function placeLocal(
     }
   }
   const length = Math.max(0, offset - RANK_GAP);
-  return rankdir === 'TB' ? { w: extent, h: length } : { w: length, h: extent };
+  const anchor = first === undefined ? extent / 2 : centre[first] + lead(first);
+  return rankdir === 'TB' ? { w: extent, h: length, anchor } : { w: length, h: extent, anchor };
 }
 
 /** The members' graph with a dummy member in every layer that an edge passes (after
@@ -612,9 +685,42 @@ function withDummies(
   };
 }
 
+/** What passes by: the members forced onto the first layer (the program's inputs, the
+ * ports where edges enter a cluster) or the last (its outputs, the ports where edges
+ * leave), and the dummies of the edges from the first or to the last. Rows of hundreds
+ * of them are wider than what they pass: they follow it, never pull or push it sideways. */
+function passingBy(n: number, ranks: number[], pred: number[][], succ: number[][]): Uint8Array {
+  const aside = new Uint8Array(pred.length);
+  for (let v = 0; v < n; v++) {
+    aside[v] = ranks[v] === 1 || ranks[v] === PORT_IN || ranks[v] === 2 || ranks[v] === PORT_OUT ? 1 : 0;
+  }
+  const top = (v: number) => ranks[v] === 1 || ranks[v] === PORT_IN;
+  const bottom = (v: number) => ranks[v] === 2 || ranks[v] === PORT_OUT;
+  // A dummy's one input comes before it in its chain, its one output after it.
+  const fromTop = new Uint8Array(pred.length);
+  for (let d = n; d < pred.length; d++) {
+    const u = pred[d][0];
+    fromTop[d] = u < n ? (top(u) ? 1 : 0) : fromTop[u];
+  }
+  const toBottom = new Uint8Array(pred.length);
+  for (let d = pred.length - 1; d >= n; d--) {
+    const w = succ[d][0];
+    toBottom[d] = w < n ? (bottom(w) ? 1 : 0) : toBottom[w];
+    aside[d] = fromTop[d] | toBottom[d];
+  }
+  return aside;
+}
+
 /** The members of each layer in order: the program's order first, then one sweep down by
- * the barycentre of each member's inputs, one up by that of its outputs (stable). */
-function orderLayers(n: number, layer: Int32Array, succ: number[][], pred: number[][]): number[][] {
+ * the barycentre of each member's inputs, one up by that of its outputs (stable); what
+ * passes by (`passingBy`) after the rest, beside it. */
+function orderLayers(
+  n: number,
+  layer: Int32Array,
+  succ: number[][],
+  pred: number[][],
+  passing: Uint8Array
+): number[][] {
   let depth = 0;
   for (let v = 0; v < n; v++) {
     depth = Math.max(depth, layer[v] + 1);
@@ -639,29 +745,34 @@ function orderLayers(n: number, layer: Int32Array, succ: number[][], pred: numbe
   };
   sweep(layers.slice(1), pred);
   sweep(layers.slice(0, -1).reverse(), succ);
-  return layers;
+  return layers.map(row => [...row.filter(v => !passing[v]), ...row.filter(v => passing[v])]);
 }
 
 /** Centres across the layers: each layer packed in order, each member as near the mean of
  * its neighbours in the layer above (for the first layer: below) as its neighbours in the
- * row allow, the row shifted as a whole to where it sits best. */
+ * row allow, the row shifted as a whole to where it sits best (by what does not pass by,
+ * where the row has any). */
 function crossPositions(
   layers: number[][],
-  across: number[],
-  pred: number[][],
-  succ: number[][],
-  thin: (v: number) => boolean
+  g: { across: number[]; pred: number[][]; succ: number[][] },
+  thin: (v: number) => boolean,
+  passing: Uint8Array,
+  lead: (v: number) => number
 ): Float64Array {
+  const { across, pred, succ } = g;
   const n = across.length;
   const centre = new Float64Array(n);
   const placed = new Uint8Array(n);
   const pack = (row: number[], want: (v: number) => number | null) => {
     let right = -Infinity;
-    let shift = 0;
-    let wanted = 0;
+    // How far the row would rather be, by what passes by (1) and the rest (0).
+    const shift = [0, 0];
+    const wanted = [0, 0];
     let last = -1;
     for (const v of row) {
-      const d = want(v);
+      // Wished for its structure's start (a wide cluster's column, not its middle).
+      const wish = want(v);
+      const d = wish === null ? null : wish - lead(v);
       const gap = last >= 0 && thin(v) && thin(last) ? DUMMY_GAP : NODE_GAP;
       last = v;
       const lo = right + gap + across[v] / 2;
@@ -669,36 +780,53 @@ function crossPositions(
       centre[v] = c;
       right = c + across[v] / 2;
       if (d !== null) {
-        shift += d - c;
-        wanted++;
+        shift[passing[v]] += d - c;
+        wanted[passing[v]]++;
       }
     }
-    if (wanted) {
+    // Members with no wish of their own stay packed from the left: what passes by them
+    // does not move them either.
+    const by = row.some(v => !passing[v]) ? 0 : 1;
+    if (wanted[by]) {
       for (const v of row) {
-        centre[v] += shift / wanted;
+        centre[v] += shift[by] / wanted[by];
       }
     }
     row.forEach(v => (placed[v] = 1));
   };
-  const mean = (ns: number[]) => {
+  // What passes by is placed by what it passes; the rest by the rest.
+  const mean = (ns: number[], fromAbove: boolean) => {
     let s = 0;
     let k = 0;
     for (const u of ns) {
-      if (placed[u]) {
-        s += centre[u];
+      if (placed[u] && (fromAbove || !passing[u])) {
+        s += centre[u] + lead(u);
         k++;
       }
     }
     return k ? s / k : null;
   };
-  layers.forEach(row => pack(row, v => mean(pred[v])));
+  layers.forEach(row => pack(row, v => mean(pred[v], passing[v] === 1)));
   // The first layers (inputs, constants) over what they feed.
   if (layers.length > 1) {
-    pack(layers[0], v => mean(succ[v]));
+    pack(layers[0], v => mean(succ[v], true));
   }
-  let min = Infinity;
-  for (let v = 0; v < n; v++) {
-    min = Math.min(min, centre[v] - across[v] / 2);
+  // The left edge is the structure's: a row of what passes by, wider than what it feeds,
+  // is moved to start there rather than widen the cluster to the left.
+  const leftOf = (vs: Iterable<number>) => {
+    let min = Infinity;
+    for (const v of vs) {
+      min = Math.min(min, centre[v] - across[v] / 2);
+    }
+    return min;
+  };
+  const structure = [...centre.keys()].filter(v => !passing[v]);
+  const min = structure.length ? leftOf(structure) : leftOf(centre.keys());
+  for (const row of layers) {
+    const left = leftOf(row);
+    if (left < min && row.every(v => passing[v])) {
+      row.forEach(v => (centre[v] += min - left));
+    }
   }
   for (let v = 0; v < n; v++) {
     centre[v] -= min;
@@ -730,7 +858,8 @@ function absolute(
     width: rootSize.w,
     height: rootSize.h,
     routeStart: new Int32Array(input.edgeSrc.length + 1),
-    routePoints: new Float64Array(0)
+    routePoints: new Float64Array(0),
+    fresh: 0
   };
   // The content origin of each cluster on the page (the root's is 0, 0).
   const baseX = (c: number) => (c === nClusters ? 0 : out.clusterX[c] + origin.x[c]);

@@ -6,11 +6,11 @@
  */
 
 import { GraphJSON } from '../shared/payload';
-import { boxAttrs, clusterAttrs, legendOf, nodeAttrs } from './dot';
+import { boxAttrs, chainClusterAttrs, legendOf, nodeAttrs } from './dot';
 import { PT_TO_PX } from './geometry';
 import { LayeredInput } from './layered';
 import { CANVAS_FILL, CANVAS_LINE, DOT_EDGE, DOT_NODE, HEAT_DARK_TEXT } from '../shared/visual';
-import { ItemId, View, edgeIsWeak, groupItem, nodeItem, visibleItems } from './visible';
+import { ItemId, View, edgeIsWeak, groupItem, nodeItem, openChain, visibleItems } from './visible';
 
 /** How an item or an open group is drawn. */
 export interface Look {
@@ -29,12 +29,15 @@ export interface Look {
 }
 
 export interface Scene {
-  /** `n<id>` / `g<id>` of each item; `cluster_g<id>` of each open group. */
+  /** `n<id>` / `g<id>` of each item; `cluster_g<id>` of each cluster (an open group, or the
+   * outermost of a chain of open groups that only wrap one another, as the DOT draws it). */
   items: ItemId[];
   itemLooks: Look[];
   /** Each item's kind: a node's (`eqn`, `input`, …) or a box's group kind. */
   itemKinds: string[];
   clusters: number[];
+  /** The open groups each cluster draws, outermost first (one, but for a chain). */
+  clusterChains: number[][];
   clusterLooks: Look[];
   /** Edges between items (indices), and whether each is weakly typed. */
   edgeSrc: Int32Array;
@@ -107,6 +110,31 @@ function lookOf(
   return found;
 }
 
+/** The open groups drawn as clusters, parents first, as the DOT draws them (`dot.ts`):
+ * a chain of open groups that only wrap one another (`openChain`) is one cluster, the
+ * outermost's, holding what the innermost holds. Each open group's cluster index. */
+function chainClusters(view: View): { clusters: number[]; chains: number[][]; clusterIndex: Map<number, number> } {
+  const groups = view.index.graph.groups;
+  const root = view.index.graph.root ?? 0;
+  const clusters: number[] = [];
+  const chains: number[][] = [];
+  const clusterIndex = new Map<number, number>();
+  const stack = [root];
+  while (stack.length) {
+    let gid = stack.pop()!;
+    if (gid !== root) {
+      const chain = openChain(view, gid);
+      chain.forEach(g => clusterIndex.set(g, clusters.length));
+      clusters.push(gid);
+      chains.push(chain);
+      gid = chain[chain.length - 1];
+    }
+    const kids = groups[gid].groups.filter(c => view.expanded.has(c));
+    stack.push(...kids.reverse());
+  }
+  return { clusters, chains, clusterIndex };
+}
+
 /** The scene of a view: the items in DOT order, the open groups parents first. */
 export function sceneOf(view: View, rankdir: 'TB' | 'LR'): Scene {
   const graph: GraphJSON = view.index.graph;
@@ -120,18 +148,10 @@ export function sceneOf(view: View, rankdir: 'TB' | 'LR'): Scene {
   ];
   const itemLooks = sized.map(s => s.look);
   const itemKinds = [...groups.map(g => graph.groups[g].kind), ...nodes.map(n => graph.nodes[n].kind)];
-  const clusters: number[] = [];
-  const stack = [root];
-  while (stack.length) {
-    const gid = stack.pop()!;
-    if (gid !== root) {
-      clusters.push(gid);
-    }
-    const kids = graph.groups[gid].groups.filter(c => view.expanded.has(c));
-    stack.push(...kids.reverse());
-  }
-  const clusterIndex = new Map(clusters.map((g, k) => [g, k]));
-  const clusterLooks = clusters.map(g => lookOf(graph, `c${g}`, () => clusterAttrs(graph, g)).look);
+  const { clusters, chains, clusterIndex } = chainClusters(view);
+  const clusterLooks = chains.map(
+    chain => lookOf(graph, `c${chain.join('>')}`, () => chainClusterAttrs(graph, chain)).look
+  );
   const holder = (gid: number | null) => (gid === null || gid === root ? -1 : (clusterIndex.get(gid) ?? -1));
   const itemIndex = new Map(items.map((id, k) => [id, k]));
   const n = items.length;
@@ -171,6 +191,7 @@ export function sceneOf(view: View, rankdir: 'TB' | 'LR'): Scene {
     itemLooks,
     itemKinds,
     clusters,
+    clusterChains: chains,
     clusterLooks,
     edgeSrc: layout.edgeSrc,
     edgeDst: layout.edgeDst,

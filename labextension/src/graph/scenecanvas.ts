@@ -152,6 +152,10 @@ export class SceneCanvas {
   private readonly segmentGrid: SpatialGrid;
   /** The edge of each segment (by its first point), -1 for an edge's last point. */
   private readonly segmentEdge: Int32Array;
+  /** The edges' segments in runs of a few, each indexed by its box (one entry per run,
+   * not per segment: a 20k view has most of a million segments): run r is segments
+   * `runs[2r] .. runs[2r + 1]` (the end excluded). */
+  private readonly runs: Int32Array;
   /** Each item's fill colour, as an index into `fills`. */
   private readonly fillOf: Int32Array;
   private readonly fills: string[] = [];
@@ -173,7 +177,15 @@ export class SceneCanvas {
     this.element = document.createElement('canvas');
     this.element.className = 'jp-jaxviz-scene';
     // For the benchmark: frames copied from the kept layer or each drawn afresh.
-    const hooks = this.element as unknown as { jaxvizUseLayer: (on: boolean) => void; jaxvizPaints: () => number };
+    const hooks = this.element as unknown as {
+      jaxvizUseLayer: (on: boolean) => void;
+      jaxvizPaints: () => number;
+      jaxvizItemsInView: () => [string, string, number, number][];
+    };
+    hooks.jaxvizItemsInView = () => this.itemsInView();
+    // For the benchmark: how many clusters this layout laid out afresh, of how many.
+    this.element.dataset.fresh = String(layout.fresh ?? '');
+    this.element.dataset.clusters = String(scene.clusters.length + 1);
     hooks.jaxvizUseLayer = on => {
       this.useLayer = on;
       this.request();
@@ -181,7 +193,8 @@ export class SceneCanvas {
     hooks.jaxvizPaints = () => this.paints;
     this.layer = document.createElement('canvas');
     this.itemIndex = new Map(scene.items.map((id, k) => [id, k]));
-    this.clusterIndex = new Map(scene.clusters.map((gid, c) => [`cluster_g${gid}`, c]));
+    // Any open group of a chain is found at its chain's cluster.
+    this.clusterIndex = new Map(scene.clusterChains.flatMap((chain, c) => chain.map(g => [`cluster_g${g}`, c])));
     this.edges = new EdgeGeometry(scene, layout);
     const fillIndex = new Map<string, number>();
     this.fillOf = Int32Array.from(scene.itemLooks, l => {
@@ -215,15 +228,30 @@ export class SceneCanvas {
     for (let e = 0; e + 1 < start.length; e++) {
       this.segmentEdge.fill(e, start[e], Math.max(start[e], start[e + 1] - 1));
     }
-    const segments = this.segmentEdge.length;
-    this.segmentGrid = new SpatialGrid(segments, width, height, cellFor(width, height, segments), add => {
-      for (let k = 0; k < this.segmentEdge.length; k++) {
-        if (this.segmentEdge[k] >= 0) {
-          const [x0, y0, x1, y1] = pts.subarray(2 * k, 2 * k + 4);
-          add(k, Math.min(x0, x1), Math.min(y0, y1), Math.max(x0, x1), Math.max(y0, y1));
-        }
+    this.runs = edgeRuns(start);
+    const runs = this.runs.length / 2;
+    this.segmentGrid = new SpatialGrid(runs, width, height, cellFor(width, height, runs), add => {
+      for (let r = 0; r < runs; r++) {
+        const box = pointsBox(pts, this.runs[2 * r], this.runs[2 * r + 1]);
+        add(r, box[0], box[1], box[2], box[3]);
       }
     });
+  }
+
+  /** The edge segments (by their first point) whose boxes meet the rectangle, in order:
+   * those of the runs the index finds there. */
+  private segmentsIn(x0: number, y0: number, x1: number, y1: number): number[] {
+    const out: number[] = [];
+    const { pts } = this.edges;
+    for (const r of this.segmentGrid.within(x0, y0, x1, y1)) {
+      for (let k = this.runs[2 * r]; k < this.runs[2 * r + 1]; k++) {
+        const [ax, ay, bx, by] = pts.subarray(2 * k, 2 * k + 4);
+        if (Math.min(ax, bx) <= x1 && Math.max(ax, bx) >= x0 && Math.min(ay, by) <= y1 && Math.max(ay, by) >= y0) {
+          out.push(k);
+        }
+      }
+    }
+    return out;
   }
 
   /** Where item `k` is drawn (px at zoom 1). */
@@ -253,6 +281,65 @@ export class SceneCanvas {
       }
     }
     return best;
+  }
+
+  /** Where a first view `w` × `h` (px at zoom 1) starts: at the top of the program's first
+   * item (not an input or output) or of the open groups holding it, across where the items of that first screenful are
+   * densest (the window of width `w` holding most of them), not where one item happens to
+   * be: the centre across and the top, null when there is no such item. */
+  startPoint(w: number, h: number): { x: number; y: number } | null {
+    const first = this.firstItem();
+    if (first < 0) {
+      return null;
+    }
+    // From the top of the outermost open group holding it: its title shows.
+    const item = this.itemRect(first);
+    let top = item.y;
+    for (let c = 0; c < this.scene.clusters.length; c++) {
+      const r = this.clusterRect(c);
+      if (r.y < top && r.x <= item.x && r.x + r.w >= item.x + item.w && r.y + r.h >= item.y + item.h) {
+        top = r.y;
+      }
+    }
+    const { itemRank } = this.scene.layout;
+    const centres: number[] = [];
+    for (let k = 0; k < this.scene.items.length; k++) {
+      const r = this.itemRect(k);
+      if (!itemRank[k] && r.y >= top && r.y + r.h <= top + h) {
+        centres.push(r.x + r.w / 2);
+      }
+    }
+    centres.sort((a, b) => a - b);
+    let best = 0;
+    let bestCount = 0;
+    for (let i = 0, j = 0; j < centres.length; j++) {
+      while (centres[j] - centres[i] > w) {
+        i++;
+      }
+      if (j - i + 1 > bestCount) {
+        bestCount = j - i + 1;
+        best = (centres[i] + centres[j]) / 2;
+      }
+    }
+    return { x: bestCount ? best : this.itemRect(first).x, y: top };
+  }
+
+  /** The items wholly in view, by the spatial index, in reading order: each one's id,
+   * kind and centre on the page (for the benchmark and tests: what a click would hit). */
+  itemsInView(): [string, string, number, number][] {
+    const { scale, tx, ty } = this.transform;
+    const box = this.element.getBoundingClientRect();
+    const view = this.viewArea(box.width, box.height, this.transform);
+    const out: [string, string, number, number][] = [];
+    for (const k of this.itemGrid.within(view.x0, view.y0, view.x1, view.y1)) {
+      const r = this.itemRect(k);
+      if (r.x >= view.x0 && r.y >= view.y0 && r.x + r.w <= view.x1 && r.y + r.h <= view.y1) {
+        const x = box.left + tx + (r.x + r.w / 2) * scale;
+        const y = box.top + ty + (r.y + r.h / 2) * scale;
+        out.push([this.scene.items[k], this.scene.itemKinds[k], x, y]);
+      }
+    }
+    return out.sort((a, b) => a[3] - b[3] || a[2] - b[2]);
   }
 
   /** The index of an item, -1 when it is not shown. */
@@ -459,7 +546,7 @@ export class SceneCanvas {
     const { edgeWeak } = this.scene;
     const curved = scale > 0.2;
     const arrows = scale > 0.3;
-    const segments = this.segmentGrid.within(view.x0, view.y0, view.x1, view.y1);
+    const segments = this.segmentsIn(view.x0, view.y0, view.x1, view.y1);
     const longX = 3 * (view.x1 - view.x0);
     const longY = 3 * (view.y1 - view.y0);
     const { pts, start } = this.edges;
@@ -591,7 +678,7 @@ export class SceneCanvas {
     const near = 5 / scale;
     const { pts } = this.edges;
     const long = (3 * this.element.clientWidth) / scale;
-    for (const k of this.segmentGrid.within(x - near, y - near, x + near, y + near)) {
+    for (const k of this.segmentsIn(x - near, y - near, x + near, y + near)) {
       const [x0, y0, x1, y1] = pts.subarray(2 * k, 2 * k + 4);
       const straight = Math.abs(x1 - x0) > long || Math.abs(y1 - y0) > long;
       const d = straight ? segmentDistance(x, y, x0, y0, x1, y1) : curveDistance(x, y, x0, y0, x1, y1, this.edges.tb);
@@ -607,6 +694,37 @@ export class SceneCanvas {
     window.clearTimeout(this.settle);
     this.element.remove();
   }
+}
+
+/** Segments per run of the edge index. */
+const RUN = 8;
+
+/** The edges' segments (`start`: each edge's first point) in runs of at most `RUN` of one
+ * edge, as pairs of bounds: run r is segments `runs[2r] .. runs[2r + 1]`, the end
+ * excluded (an edge's last point starts no segment). */
+function edgeRuns(start: Int32Array): Int32Array {
+  const runs: number[] = [];
+  for (let e = 0; e + 1 < start.length; e++) {
+    for (let k = start[e]; k + 1 < start[e + 1]; k += RUN) {
+      runs.push(k, Math.min(k + RUN, start[e + 1] - 1));
+    }
+  }
+  return Int32Array.from(runs);
+}
+
+/** The box of points `first .. end` (the last segment's end point included). */
+function pointsBox(pts: Float64Array, first: number, end: number): [number, number, number, number] {
+  let x0 = Infinity;
+  let y0 = Infinity;
+  let x1 = -Infinity;
+  let y1 = -Infinity;
+  for (let k = first; k <= end; k++) {
+    x0 = Math.min(x0, pts[2 * k]);
+    x1 = Math.max(x1, pts[2 * k]);
+    y0 = Math.min(y0, pts[2 * k + 1]);
+    y1 = Math.max(y1, pts[2 * k + 1]);
+  }
+  return [x0, y0, x1, y1];
 }
 
 function meets(r: Rect, view: Area): boolean {

@@ -122,22 +122,22 @@ export class Viewport {
   }
 
   /** A scene bigger than the canvas starts at the program's first equation or box (the
-   * topmost item that is not an input or output; the leftmost of those), centred across. */
+   * topmost item that is not an input or output), across where the structure under it is
+   * (`SceneCanvas.startPoint`). */
   private focusScene(scene: SceneCanvas): void {
     const { scale } = this.host.model.transform;
     const width = this.canvasWidth();
     if (this.size.w * scale <= width && this.size.h * scale <= this.maxCanvasHeight()) {
       return;
     }
-    const first = scene.firstItem();
-    if (first < 0) {
+    const start = scene.startPoint(width / scale, this.maxCanvasHeight() / scale);
+    if (!start) {
       return;
     }
-    const r = scene.itemRect(first);
-    const tx = width / 2 - (r.x + r.w / 2) * scale;
+    const tx = width / 2 - start.x * scale;
     this.host.model.setTransform({
       tx: Math.min(PAD, Math.max(width - PAD - this.size.w * scale, tx)),
-      ty: Math.min(PAD, 4 * PAD - r.y * scale)
+      ty: Math.min(PAD, 4 * PAD - start.y * scale)
     });
   }
 
