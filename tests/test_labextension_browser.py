@@ -388,8 +388,11 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         panel.screenshot(path=str(ARTIFACTS / "7-dark-panel-recompiles.png"))
         set_theme(page, "JupyterLab Light")
         check_theme_colors(page.evaluate(THEME_COLORS_JS, handles), dark=False)
-        graph.locator(f"svg text.jaxviz-cluster-label[data-cluster='cluster_g{path[0]}']").click()
-        graph.locator(f"svg g.node#g{path[0]}").wait_for(timeout=30_000)
+        # Closed one level at a time, innermost first: nothing open inside is remembered,
+        # so opening the outermost again later opens it alone.
+        for gid in reversed(path):
+            graph.locator(f"svg text.jaxviz-cluster-label[data-cluster='cluster_g{gid}']").click()
+            graph.locator(f"svg g.node#g{gid}").wait_for(timeout=30_000)
 
         # Switching notebooks: the panel follows the current one's kernel, and back.
         page.locator(".jp-DirListing-item", has_text="other.ipynb").dblclick()
