@@ -13,6 +13,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,6 +153,56 @@ def run_cell(page, index: int, timeout: float = 60_000) -> None:
     tb = cell.locator(".jp-OutputArea-output:has-text('Traceback')")
     assert tb.count() == 0, f"cell {index} failed: {tb.first.inner_text()[:2000]}"
     del errors
+
+
+@contextmanager
+def notebook_page(lab: LabServer, name: str, cells: list[str], *,
+                  viewport: dict[str, int] | None = None, show_panel: bool = True,
+                  panel_timeout: float = 60_000, before_run: Callable | None = None,
+                  run: Iterable[int] | None = (), run_timeout: float = 120_000,
+                  artifacts: Path | None = None, accept_downloads: bool = False,
+                  console: list[str] | None = None) -> Iterator:
+    """A Chromium page on a new notebook ``name`` of ``cells`` in ``lab``, as a user opens
+    it: the notebook is written, opened, its kernel idle; with ``show_panel``, the jaxviz
+    panel is shown and has heard from the kernel (the kernel is ready once it answered).
+    Then ``before_run(page)`` runs, and the cells ``run`` (None: all) are run in order.
+
+    A failure before the ``with`` block ends leaves ``artifacts/failure-setup.png``. Page
+    errors that name jaxviz fail it at the end; ``console`` (a list) also collects every
+    console message as ``"type: text"`` and every page error as ``"pageerror: ..."``."""
+    from playwright.sync_api import sync_playwright
+
+    write_notebook(lab.root / name, cells)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
+        context = browser.new_context(viewport=viewport or {"width": 1400, "height": 1000},
+                                      accept_downloads=accept_downloads)
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        if console is not None:
+            page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
+            page.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
+        try:
+            page.goto(lab.page_url(name), timeout=90_000)
+            page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
+            page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
+            if show_panel:
+                command(page, "jaxviz: Show panel")  # it asks the kernel: ready once it answered
+                page.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=panel_timeout)
+            if before_run is not None:
+                before_run(page)
+            for i in range(len(cells)) if run is None else run:
+                run_cell(page, i, timeout=run_timeout)
+            yield page
+        except Exception:
+            if artifacts is not None:
+                save_shot(page, artifacts, "failure-setup")
+            raise
+        finally:
+            context.close()
+            browser.close()
+    assert not [e for e in errors if "jaxviz" in e.lower()], errors
 
 
 def svg_items(graph) -> list[str]:

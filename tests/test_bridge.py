@@ -134,7 +134,8 @@ def test_schema_holds_real_payloads_and_refuses_what_the_panel_cannot_read(clean
     import jaxviz
 
     program = jaxviz.trace(lambda x, w: jnp.tanh(x @ w).sum(), jnp.ones((2, 3)), jnp.ones((3, 4)))
-    reply = bridge._jsonable({"type": "graph", "name": program.name, "payload": program.to_json()})
+    # As the panel receives it: JSON over the comm.
+    reply = json.loads(json.dumps({"type": "graph", "name": program.name, "payload": program.to_json()}))
     assert_valid(KERNEL_MESSAGE, reply)
     compile_event = {"function": "step", "count": 2, "causes": [{"kind": "shape", "path": "x"}]}
     assert_valid(KERNEL_MESSAGE, {"type": "event", "kind": "compile", "payload": compile_event})

@@ -9,10 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from browser_lab import CHROMIUM_ARGS, ROOT, browser_marks, chromium_path, command, write_notebook
+from browser_lab import ROOT, browser_marks, command, notebook_page
 
 ARTIFACTS = ROOT / "artifacts" / "recompiles"
-CHROMIUM = chromium_path()
 
 pytestmark = browser_marks(timeout=240)
 
@@ -43,20 +42,8 @@ CELLS = [
 
 @pytest.fixture(scope="module")
 def page(lab):
-    from playwright.sync_api import sync_playwright
-
-    write_notebook(lab.root / "recompiles.ipynb", CELLS)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            pg = browser.new_page(viewport={"width": 1400, "height": 1000})
-            pg.goto(lab.page_url("recompiles.ipynb"))
-            pg.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=60_000)
-            pg.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
-                timeout=90_000)
-            yield pg
-        finally:
-            browser.close()
+    with notebook_page(lab, "recompiles.ipynb", CELLS, show_panel=False) as pg:
+        yield pg
 
 
 def shot(page, name: str, element=None) -> Path:

@@ -13,19 +13,15 @@ from xml.etree import ElementTree
 
 import pytest
 from browser_lab import (
-    CHROMIUM_ARGS,
     ROOT,
     TEXT_HEIGHTS_JS,
     browser_marks,
-    chromium_path,
     command,
-    run_cell,
+    notebook_page,
     save_shot,
-    write_notebook,
 )
 
 ARTIFACTS = ROOT / "artifacts" / "labextension-views"
-CHROMIUM = chromium_path()
 VIEWPORT = {"width": 1600, "height": 1000}
 
 pytestmark = browser_marks(timeout=300)
@@ -99,33 +95,10 @@ graph => Object.fromEntries([...graph.querySelectorAll('svg.jp-jaxviz-svg :is(g.
 @pytest.fixture(scope="module")
 def page(lab):
     """One page on one notebook for the module, its cells run once."""
-    from playwright.sync_api import sync_playwright
-
-    write_notebook(lab.root / "views.ipynb", CELLS)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context(viewport=VIEWPORT)
-        pg = context.new_page()
-        errors: list[str] = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        try:
-            pg.goto(lab.page_url("views.ipynb"), timeout=90_000)
-            pg.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
-            pg.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
-            command(pg, "jaxviz: Show panel")  # it asks the kernel: the kernel is ready once answered
-            pg.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=60_000)
-            for i in range(len(CELLS)):
-                run_cell(pg, i, timeout=120_000)
-            for i in (2, 4, 5, 6, 8, 10):
-                graph_of(pg, i).locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=90_000)
-            yield pg
-        except Exception:
-            save_shot(pg, ARTIFACTS, "failure-setup")
-            raise
-        finally:
-            context.close()
-            browser.close()
-        assert not [e for e in errors if "jaxviz" in e.lower()], errors
+    with notebook_page(lab, "views.ipynb", CELLS, viewport=VIEWPORT, run=None, artifacts=ARTIFACTS) as pg:
+        for i in (2, 4, 5, 6, 8, 10):
+            graph_of(pg, i).locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=90_000)
+        yield pg
 
 
 def graph_of(page, cell: int):
