@@ -142,10 +142,6 @@ def unregister(shell: Any = None) -> None:
             pass
 
 
-def is_registered() -> bool:
-    return _state.manager is not None
-
-
 def connected() -> int:
     """How many panels are listening."""
     return len(_state.live)
