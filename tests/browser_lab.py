@@ -160,8 +160,7 @@ def notebook_page(lab: LabServer, name: str, cells: list[str], *,
                   viewport: dict[str, int] | None = None, show_panel: bool = True,
                   panel_timeout: float = 60_000, before_run: Callable | None = None,
                   run: Iterable[int] | None = (), run_timeout: float = 120_000,
-                  artifacts: Path | None = None, accept_downloads: bool = False,
-                  console: list[str] | None = None) -> Iterator:
+                  artifacts: Path | None = None, console: list[str] | None = None) -> Iterator:
     """A Chromium page on a new notebook ``name`` of ``cells`` in ``lab``, as a user opens
     it: the notebook is written, opened, its kernel idle; with ``show_panel``, the jaxviz
     panel is shown and has heard from the kernel (the kernel is ready once it answered).
@@ -175,8 +174,7 @@ def notebook_page(lab: LabServer, name: str, cells: list[str], *,
     write_notebook(lab.root / name, cells)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context(viewport=viewport or {"width": 1400, "height": 1000},
-                                      accept_downloads=accept_downloads)
+        context = browser.new_context(viewport=viewport or {"width": 1400, "height": 1000})
         page = context.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))

@@ -62,7 +62,7 @@ WATCH_PROGRESS_JS = """() => { window.jaxvizProgress = {said: [], widest: 0};
 @pytest.fixture(scope="module")
 def page(lab):
     with notebook_page(lab, "scale.ipynb", CELLS, viewport={"width": 1600, "height": 1000},
-                       accept_downloads=True, before_run=lambda pg: pg.evaluate(WATCH_PROGRESS_JS),
+                       before_run=lambda pg: pg.evaluate(WATCH_PROGRESS_JS),
                        run=None, run_timeout=400_000, artifacts=ARTIFACTS) as pg:
         settled(graph(pg))
         yield pg
