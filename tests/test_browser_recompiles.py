@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from browser_lab import ROOT, browser_marks, command, notebook_page
+from browser_lab import ROOT, browser_marks, command, notebook_page, run_cell
 
 ARTIFACTS = ROOT / "artifacts" / "recompiles"
 
@@ -54,25 +54,14 @@ def shot(page, name: str, element=None) -> Path:
 
 
 def run(page, index: int, timeout: float = 90_000):
-    """Run cell ``index`` with Shift+Enter, as a user does (again if the kernel was not
-    ready to take it); wait for its execution count and an idle kernel; return the cell."""
-    cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
-    prompt = cell.locator(".jp-InputPrompt")
-    for attempt in range(3):
-        prompt.click()
-        page.keyboard.press("Shift+Enter")
-        try:
-            page.wait_for_function("el => /\\[(\\*|\\d+)\\]/.test(el.textContent)",
-                                   arg=prompt.element_handle(), timeout=20_000)
-            break
-        except Exception:
-            if attempt == 2:
-                shot(page, f"failed_cell_{index}")
-                raise
-    page.wait_for_function("el => /\\[\\d+\\]/.test(el.textContent)",
-                           arg=prompt.element_handle(), timeout=timeout)
-    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
-        timeout=timeout)
+    """Run cell ``index`` (again if the kernel was not ready to take it), tracebacks
+    allowed; wait for an idle kernel; return the cell."""
+    try:
+        cell = run_cell(page, index, timeout, tries=6, traceback_ok=True)
+    except Exception:
+        shot(page, f"failed_cell_{index}")
+        raise
+    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=timeout)
     return cell
 
 

@@ -181,6 +181,16 @@ def test_a_tall_column_is_drawn_across_the_width(page):
     assert statistics.median(graph.evaluate(TEXT_HEIGHTS_JS)) >= 9
 
 
+def assert_drawn_as(graph, before: dict) -> None:
+    """Once settled, the view shows the items of ``before`` (rectangles by id, as
+    ``ITEM_RECTS_JS`` gives them), each within 2 px of where it was."""
+    settled(graph)
+    back = graph.evaluate(ITEM_RECTS_JS)
+    assert set(back) == set(before)
+    worst = max(abs(back[k][0] - before[k][0]) + abs(back[k][1] - before[k][1]) for k in before)
+    assert worst < 2, f"an item is {worst:.1f} px away from where it was"
+
+
 def visible_boxes(graph) -> list[list]:
     """Collapsed group boxes wholly inside the canvas: [id, centre x, centre y, eqns]."""
     return graph.evaluate("""g => {
@@ -326,11 +336,7 @@ def test_expand_is_steady(page, cell, name):
         return [r.left + 4, r.top + r.height / 2]; }}""")
     page.mouse.click(lx, ly)
     graph.locator(f"svg g.node#{gid}").wait_for(timeout=30_000)
-    settled(graph)
-    back = graph.evaluate(ITEM_RECTS_JS)
-    assert set(back) == set(before)
-    worst = max(abs(back[k][0] - before[k][0]) + abs(back[k][1] - before[k][1]) for k in before)
-    assert worst < 2, f"an item is {worst:.1f} px away from where it was"
+    assert_drawn_as(graph, before)
     # The drawing opened in place has the ids and classes Graphviz gives the whole view
     # (what tooltips, clicks, search and the theme go by): opened again, then tidied.
     page.mouse.click(x, y)
@@ -426,11 +432,7 @@ def test_closing_a_group_open_from_the_start_keeps_the_rest_in_place(page):
     box = after[gid]
     page.mouse.click(box[0] + box[2] / 2, box[1] + box[3] / 2)
     graph.locator(f"svg g.cluster#{cid}").wait_for(timeout=30_000)
-    settled(graph)
-    back = graph.evaluate(ITEM_RECTS_JS)
-    assert set(back) == set(before)
-    worst = max(abs(back[k][0] - before[k][0]) + abs(back[k][1] - before[k][1]) for k in before)
-    assert worst < 2, f"an item is {worst:.1f} px away from where it was"
+    assert_drawn_as(graph, before)
     page.mouse.move(4, 4)
 
 
