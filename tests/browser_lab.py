@@ -170,16 +170,18 @@ def run_cell(page, index: int, timeout: float = 60_000, *, tries: int = 1,
 
 @contextmanager
 def notebook_page(lab: LabServer, name: str, cells: list[str], *,
-                  viewport: dict[str, int] | None = None, show_panel: bool = True,
+                  viewport: dict[str, int] | None = None, before_open: Callable | None = None,
+                  show_panel: bool = True,
                   panel_timeout: float = 60_000, before_run: Callable | None = None,
                   run: Iterable[int] | None = (), run_timeout: float = 120_000,
-                  artifacts: Path | None = None, console: list[str] | None = None) -> Iterator:
+                  artifacts: Path | None = None, failure_shot: str = "failure-setup", console: list[str] | None = None) -> Iterator:
     """A Chromium page on a new notebook ``name`` of ``cells`` in ``lab``, as a user opens
-    it: the notebook is written, opened, its kernel idle; with ``show_panel``, the jaxviz
-    panel is shown and has heard from the kernel (the kernel is ready once it answered).
-    Then ``before_run(page)`` runs, and the cells ``run`` (None: all) are run in order.
+    it: ``before_open(page)`` runs (to route requests, say), the notebook is written,
+    opened, its kernel idle; with ``show_panel``, the jaxviz panel is shown and has heard
+    from the kernel (the kernel is ready once it answered). Then ``before_run(page)`` runs,
+    and the cells ``run`` (None: all) are run in order.
 
-    A failure before the ``with`` block ends leaves ``artifacts/failure-setup.png``. Page
+    A failure before the ``with`` block ends leaves ``artifacts/<failure_shot>.png``. Page
     errors that name jaxviz fail it at the end; ``console`` (a list) also collects every
     console message as ``"type: text"`` and every page error as ``"pageerror: ..."``."""
     from playwright.sync_api import sync_playwright
@@ -195,6 +197,8 @@ def notebook_page(lab: LabServer, name: str, cells: list[str], *,
             page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
             page.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
         try:
+            if before_open is not None:
+                before_open(page)
             page.goto(lab.page_url(name), timeout=90_000)
             page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
             page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
@@ -208,7 +212,7 @@ def notebook_page(lab: LabServer, name: str, cells: list[str], *,
             yield page
         except Exception:
             if artifacts is not None:
-                save_shot(page, artifacts, "failure-setup")
+                save_shot(page, artifacts, failure_shot)
             raise
         finally:
             context.close()
