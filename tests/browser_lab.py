@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -170,7 +171,7 @@ def run_cell(page, index: int, timeout: float = 60_000, *, tries: int = 1,
 
 @contextmanager
 def notebook_page(lab: LabServer, name: str, cells: list[str], *,
-                  viewport: dict[str, int] | None = None, before_open: Callable | None = None,
+                  viewport: Any = None, before_open: Callable | None = None,
                   show_panel: bool = True,
                   panel_timeout: float = 60_000, before_run: Callable | None = None,
                   run: Iterable[int] | None = (), run_timeout: float = 120_000,
