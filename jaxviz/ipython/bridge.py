@@ -383,12 +383,6 @@ def publish_program(program: Any) -> None:
                         "eqn_count": program.eqn_count, "payload": payload})
 
 
-def history(kind: str) -> list[dict[str, Any]]:
-    """What is kept of one kind of event, oldest first (for tests and tools)."""
-    with _state.lock:
-        return list(_state.history[kind])
-
-
 def reset() -> None:
     """Forget all history (the comms stay open)."""
     _state.reset()
