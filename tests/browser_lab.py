@@ -170,21 +170,21 @@ def run_cell(page, index: int, timeout: float = 60_000, *, tries: int = 1,
 
 
 @contextmanager
-def notebook_page(lab: LabServer, name: str, cells: list[str], *,
-                  viewport: Any = None, before_open: Callable | None = None,
-                  show_panel: bool = True,
+def notebook_page(lab: LabServer, name: str, cells: list[str], *, viewport: Any = None,
+                  before_open: Callable | None = None, show_panel: bool = True,
                   panel_timeout: float = 60_000, before_run: Callable | None = None,
                   run: Iterable[int] | None = (), run_timeout: float = 120_000,
-                  artifacts: Path | None = None, failure_shot: str = "failure-setup", console: list[str] | None = None) -> Iterator:
-    """A Chromium page on a new notebook ``name`` of ``cells`` in ``lab``, as a user opens
-    it: ``before_open(page)`` runs (to route requests, say), the notebook is written,
-    opened, its kernel idle; with ``show_panel``, the jaxviz panel is shown and has heard
-    from the kernel (the kernel is ready once it answered). Then ``before_run(page)`` runs,
-    and the cells ``run`` (None: all) are run in order.
+                  artifacts: Path | None = None, failure_shot: str = "failure-setup",
+                  console: list[str] | None = None) -> Iterator:
+    """A Chromium page on a new notebook ``name`` of ``cells`` in ``lab``, opened as a user
+    opens it: ``before_open(page)`` runs first (to route requests, say), then the notebook
+    opens and its kernel is idle; with ``show_panel``, the jaxviz panel is shown and has
+    heard from the kernel (the kernel is ready once it answered). Then ``before_run(page)``
+    runs, and the cells ``run`` (None: all of them) run in order.
 
-    A failure before the ``with`` block ends leaves ``artifacts/<failure_shot>.png``. Page
-    errors that name jaxviz fail it at the end; ``console`` (a list) also collects every
-    console message as ``"type: text"`` and every page error as ``"pageerror: ..."``."""
+    A failure inside the ``with`` block leaves ``artifacts/<failure_shot>.png``. Page errors
+    that name jaxviz fail it at the end; ``console`` (a list) also collects every console
+    message as ``"type: text"`` and every page error as ``"pageerror: ..."``."""
     from playwright.sync_api import sync_playwright
 
     write_notebook(lab.root / name, cells)
