@@ -114,7 +114,9 @@ def transformer_args(key: jax.Array, layers: int = 2, b: int = 4, t: int = 64, d
     return params, jax.random.normal(next(ks), (b, t, d))
 
 
-def _models() -> list[tuple[str, Callable[..., Any], tuple, bool]]:
+def cost_cases() -> list[tuple[str, Callable[..., Any], tuple, bool]]:
+    """The programs measured: (name, function, arguments, whether matmuls dominate its
+    FLOPs), shared with ``tests/test_costs.py``."""
     key = jax.random.key(0)
     big = (jax.random.normal(key, (256, 256)), jax.random.normal(key, (128, 256)))
     return [
@@ -149,7 +151,7 @@ def main() -> None:
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}:{jax.devices()[0].device_kind}")
     print(f"{'model':32s} {'jaxviz':>12s} {'XLA':>12s} {'ratio':>7s} {'est. time':>10s} "
           f"{'bytes (unfused)':>16s} {'XLA bytes':>11s}")
-    for name, fn, args, _ in _models():
+    for name, fn, args, _ in cost_cases():
         r = compare(fn, args)
         print(f"{name:32s} {fmt_flops(r['estimate']):>12s} {fmt_flops(r['xla']):>12s} {r['ratio']:7.3f} "
               f"{r['estimate_s'] * 1e3:8.2f}ms {fmt_bytes(r['est_bytes']):>16s} {fmt_bytes(r['xla_bytes']):>11s}")

@@ -516,7 +516,7 @@ def install_tracer_error_capture() -> None:
 
 
 def _install_capture() -> None:
-    if _captured_originals:
+    if tracer_error_capture_installed():
         return
     for cls in _tracer_error_classes():
         original = cls.__dict__["__init__"]
@@ -582,6 +582,8 @@ def uninstall_tracer_error_capture() -> None:
 
 
 def tracer_error_capture_installed() -> bool:
+    """Whether JAX's tracer-error constructors are wrapped now (by a block or by
+    ``install_tracer_error_capture``)."""
     return bool(_captured_originals)
 
 

@@ -84,6 +84,12 @@ class LiveMonitor:
         except Exception:
             pass
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` ran: it no longer follows the log, and its output keeps
+        the final state."""
+        return self._closed
+
     def close(self) -> None:
         with self._lock:
             self._closed = True

@@ -13,8 +13,11 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -138,19 +141,84 @@ def save_shot(page, folder: Path, name: str) -> None:
     page.screenshot(path=str(folder / f"{name}.png"))
 
 
-def run_cell(page, index: int, timeout: float = 60_000) -> None:
+def run_cell(page, index: int, timeout: float = 60_000, *, tries: int = 1,
+             traceback_ok: bool = False):
     """Select cell ``index`` and run it with Shift+Enter, as a user does; wait for its
-    execution count."""
+    execution count; return the cell. With ``tries`` > 1 it is sent again while its prompt
+    stays "[ ]" (a Shift+Enter that came before the kernel's session could take it queues
+    nothing). A traceback in its output fails, unless ``traceback_ok``."""
     cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
-    cell.locator(".jp-InputPrompt").click()
-    page.keyboard.press("Shift+Enter")
     prompt = cell.locator(".jp-InputPrompt")
+    for attempt in range(tries):
+        prompt.click()
+        page.keyboard.press("Shift+Enter")
+        if tries == 1:
+            break
+        try:
+            page.wait_for_function("el => /\\[(\\*|\\d+)\\]/.test(el.textContent)",
+                                   arg=prompt.element_handle(), timeout=10_000)
+            break
+        except Exception:  # Playwright's TimeoutError: not taken yet
+            if attempt == tries - 1:
+                raise
     page.wait_for_function(
         "el => /\\[\\d+\\]/.test(el.textContent)", arg=prompt.element_handle(), timeout=timeout)
-    errors = cell.locator(".jp-RenderedText[data-mime-type='application/vnd.jupyter.stderr']")
-    tb = cell.locator(".jp-OutputArea-output:has-text('Traceback')")
-    assert tb.count() == 0, f"cell {index} failed: {tb.first.inner_text()[:2000]}"
-    del errors
+    if not traceback_ok:
+        tb = cell.locator(".jp-OutputArea-output:has-text('Traceback')")
+        assert tb.count() == 0, f"cell {index} failed: {tb.first.inner_text()[:2000]}"
+    return cell
+
+
+@contextmanager
+def notebook_page(lab: LabServer, name: str, cells: list[str], *, viewport: Any = None,
+                  before_open: Callable | None = None, show_panel: bool = True,
+                  panel_timeout: float = 60_000, before_run: Callable | None = None,
+                  run: Iterable[int] | None = (), run_timeout: float = 120_000,
+                  artifacts: Path | None = None, failure_shot: str = "failure-setup",
+                  console: list[str] | None = None) -> Iterator:
+    """A Chromium page on a new notebook ``name`` of ``cells`` in ``lab``, opened as a user
+    opens it: ``before_open(page)`` runs first (to route requests, say), then the notebook
+    opens and its kernel is idle; with ``show_panel``, the jaxviz panel is shown and has
+    heard from the kernel (the kernel is ready once it answered). Then ``before_run(page)``
+    runs, and the cells ``run`` (None: all of them) run in order.
+
+    A failure inside the ``with`` block leaves ``artifacts/<failure_shot>.png``. Page errors
+    that name jaxviz fail it at the end; ``console`` (a list) also collects every console
+    message as ``"type: text"`` and every page error as ``"pageerror: ..."``."""
+    from playwright.sync_api import sync_playwright
+
+    write_notebook(lab.root / name, cells)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
+        context = browser.new_context(viewport=viewport or {"width": 1400, "height": 1000})
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        if console is not None:
+            page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
+            page.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
+        try:
+            if before_open is not None:
+                before_open(page)
+            page.goto(lab.page_url(name), timeout=90_000)
+            page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
+            page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
+            if show_panel:
+                command(page, "jaxviz: Show panel")  # it asks the kernel: ready once it answered
+                page.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=panel_timeout)
+            if before_run is not None:
+                before_run(page)
+            for i in range(len(cells)) if run is None else run:
+                run_cell(page, i, timeout=run_timeout)
+            yield page
+        except Exception:
+            if artifacts is not None:
+                save_shot(page, artifacts, failure_shot)
+            raise
+        finally:
+            context.close()
+            browser.close()
+    assert not [e for e in errors if "jaxviz" in e.lower()], errors
 
 
 def svg_items(graph) -> list[str]:

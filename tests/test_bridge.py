@@ -11,6 +11,7 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
+import comm
 import jsonschema
 import numpy as np
 import pytest
@@ -61,10 +62,10 @@ def test_register_is_a_noop_without_a_kernel(clean_bridge):
 
     shell = InteractiveShell.instance()
     assert bridge.register(shell) is False
-    assert not bridge.is_registered()
+    assert bridge.TARGET not in comm.get_comm_manager().targets
     bridge.unregister(shell)  # harmless
     bridge.publish("compile", {"function": "f", "count": 1, "causes": []})
-    assert bridge.history("compile")[-1]["function"] == "f"
+    assert bridge.snapshot()["compiles"][-1]["function"] == "f"
 
 
 def test_publish_without_panel_is_cheap_and_bounded(clean_bridge):
@@ -74,10 +75,10 @@ def test_publish_without_panel_is_cheap_and_bounded(clean_bridge):
         "message": "m", "suggestion": None, "durations": {"trace": np.float32(0.1)}}
     for i in range(n):
         bridge.publish("compile", dict(payload, count=i + 1))
-    kept = bridge.history("compile")
+    snap = bridge.snapshot()
+    kept = snap["compiles"]
     assert len(kept) == bridge.HISTORY["compile"]
     assert kept[-1]["count"] == n and kept[0]["count"] == n - len(kept) + 1
-    snap = bridge.snapshot()
     assert_valid(KERNEL_MESSAGE, snap)
     assert snap["totals"]["compile"] == n
     assert snap["functions"] == [{"name": "step", "summary": None, "eqn_count": None,
@@ -134,7 +135,8 @@ def test_schema_holds_real_payloads_and_refuses_what_the_panel_cannot_read(clean
     import jaxviz
 
     program = jaxviz.trace(lambda x, w: jnp.tanh(x @ w).sum(), jnp.ones((2, 3)), jnp.ones((3, 4)))
-    reply = bridge._jsonable({"type": "graph", "name": program.name, "payload": program.to_json()})
+    # As the panel receives it: JSON over the comm.
+    reply = json.loads(json.dumps({"type": "graph", "name": program.name, "payload": program.to_json()}))
     assert_valid(KERNEL_MESSAGE, reply)
     compile_event = {"function": "step", "count": 2, "causes": [{"kind": "shape", "path": "x"}]}
     assert_valid(KERNEL_MESSAGE, {"type": "event", "kind": "compile", "payload": compile_event})
@@ -405,7 +407,8 @@ def test_a_flood_of_events_is_batched_and_arrives_complete_in_order(loaded):
 def test_unregister_closes_panel_comms(loaded):
     comm_id = loaded.open({"type": "snapshot_request"})
     loaded.comm_msg(comm_id, "snapshot")
-    loaded.execute("jaxviz.ipython.bridge.unregister(get_ipython())\nassert not jaxviz.ipython.bridge.is_registered()")
+    loaded.execute("import comm\njaxviz.ipython.bridge.unregister(get_ipython())\n"
+                   "assert 'jaxviz' not in comm.get_comm_manager().targets")
     loaded.wait_for(lambda m: m["msg_type"] == "comm_close" and m["content"]["comm_id"] == comm_id,
                     what="comm_close on unregister")
     again = loaded.open({"type": "snapshot_request"})

@@ -9,10 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from browser_lab import CHROMIUM_ARGS, ROOT, browser_marks, chromium_path, command, write_notebook
+from browser_lab import ROOT, browser_marks, command, notebook_page, run_cell
 
 ARTIFACTS = ROOT / "artifacts" / "recompiles"
-CHROMIUM = chromium_path()
 
 pytestmark = browser_marks(timeout=240)
 
@@ -43,20 +42,8 @@ CELLS = [
 
 @pytest.fixture(scope="module")
 def page(lab):
-    from playwright.sync_api import sync_playwright
-
-    write_notebook(lab.root / "recompiles.ipynb", CELLS)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            pg = browser.new_page(viewport={"width": 1400, "height": 1000})
-            pg.goto(lab.page_url("recompiles.ipynb"))
-            pg.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=60_000)
-            pg.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
-                timeout=90_000)
-            yield pg
-        finally:
-            browser.close()
+    with notebook_page(lab, "recompiles.ipynb", CELLS, show_panel=False) as pg:
+        yield pg
 
 
 def shot(page, name: str, element=None) -> Path:
@@ -67,25 +54,14 @@ def shot(page, name: str, element=None) -> Path:
 
 
 def run(page, index: int, timeout: float = 90_000):
-    """Run cell ``index`` with Shift+Enter, as a user does (again if the kernel was not
-    ready to take it); wait for its execution count and an idle kernel; return the cell."""
-    cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
-    prompt = cell.locator(".jp-InputPrompt")
-    for attempt in range(3):
-        prompt.click()
-        page.keyboard.press("Shift+Enter")
-        try:
-            page.wait_for_function("el => /\\[(\\*|\\d+)\\]/.test(el.textContent)",
-                                   arg=prompt.element_handle(), timeout=20_000)
-            break
-        except Exception:
-            if attempt == 2:
-                shot(page, f"failed_cell_{index}")
-                raise
-    page.wait_for_function("el => /\\[\\d+\\]/.test(el.textContent)",
-                           arg=prompt.element_handle(), timeout=timeout)
-    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
-        timeout=timeout)
+    """Run cell ``index`` (again if the kernel was not ready to take it), tracebacks
+    allowed; wait for an idle kernel; return the cell."""
+    try:
+        cell = run_cell(page, index, timeout, tries=6, traceback_ok=True)
+    except Exception:
+        shot(page, f"failed_cell_{index}")
+        raise
+    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=timeout)
     return cell
 
 

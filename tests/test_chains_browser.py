@@ -17,11 +17,9 @@ from pathlib import Path
 import nbformat
 import pytest
 from browser_lab import (
-    CHROMIUM_ARGS,
     ROOT,
     TEXT_HEIGHTS_JS,
     browser_marks,
-    chromium_path,
     save_shot,
 )
 
@@ -60,18 +58,6 @@ def kernel_clusters(nb: nbformat.NotebookNode, program: str) -> dict[str, str]:
     svg = out.data["image/svg+xml"]
     found = re.findall(r'<g id="(cluster_g\d+)" class="cluster">.*?<text[^>]*>(.*?)</text>', svg, flags=re.S)
     return {cid: html.unescape(text) for cid, text in found}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def check_chains(graph, want: dict[str, str], where: str) -> list[str]:

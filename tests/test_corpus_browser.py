@@ -15,15 +15,12 @@ import sys
 
 import pytest
 from browser_lab import (
-    CHROMIUM_ARGS,
     ROOT,
     TEXT_HEIGHTS_JS,
     browser_marks,
-    chromium_path,
-    command,
+    notebook_page,
     run_cell,
     save_shot,
-    write_notebook,
 )
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -74,32 +71,16 @@ graph => {
 def page(lab):
     """One page on one notebook, its cells run once (a program that fails to trace
     leaves its cell's traceback, which its own test reports)."""
-    from playwright.sync_api import sync_playwright
-
-    write_notebook(lab.root / "corpus.ipynb", CELLS)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context(viewport=VIEWPORT)
-        pg = context.new_page()
-        try:
-            pg.goto(lab.page_url("corpus.ipynb"), timeout=90_000)
-            pg.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
-            pg.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
-            command(pg, "jaxviz: Show panel")  # it asks the kernel: the kernel is ready once answered
-            pg.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=120_000)
-            for i in range(len(SETUP)):
-                run_cell(pg, i, timeout=300_000)
-            failed = {}
-            for i in range(FIRST_PROGRAM_CELL, len(CELLS)):
-                try:
-                    run_cell(pg, i, timeout=180_000)
-                except AssertionError as exc:
-                    failed[i] = str(exc)
-            pg.jaxviz_failed = failed  # type: ignore[attr-defined]
-            yield pg
-        finally:
-            context.close()
-            browser.close()
+    with notebook_page(lab, "corpus.ipynb", CELLS, viewport=VIEWPORT, panel_timeout=120_000,
+                       run=range(len(SETUP)), run_timeout=300_000) as pg:
+        failed = {}
+        for i in range(FIRST_PROGRAM_CELL, len(CELLS)):
+            try:
+                run_cell(pg, i, timeout=180_000)
+            except AssertionError as exc:
+                failed[i] = str(exc)
+        pg.jaxviz_failed = failed  # type: ignore[attr-defined]
+        yield pg
 
 
 def shown_graph(page, family: str):

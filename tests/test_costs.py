@@ -214,7 +214,7 @@ def test_heat_scale_and_formatting():
 def test_whole_programs_against_xla_cost_analysis(capsys):
     bench = _bench()
     lines = []
-    for name, fn, args, matmul_dominated in bench._models():
+    for name, fn, args, matmul_dominated in bench.cost_cases():
         r = bench.compare(fn, args)
         lines.append(f"{name:28s} jaxviz {r['estimate']:.4g}  XLA {r['xla']:.4g}  ratio {r['ratio']:.3f}")
         if "scan" in name:

@@ -4,12 +4,14 @@ the user calls it and compared with the library's own trace and the real call.""
 import functools
 import json
 import sys
+from typing import Any
 
 import jax
 import jax.extend.core as jcore
 import jax.numpy as jnp
 import pytest
 from frameworks import BY_NAME, INTERNAL_NAMES, ZOO
+from IPython.core.interactiveshell import InteractiveShell
 from zoo import recursive_eqn_count
 
 import jaxviz
@@ -103,7 +105,7 @@ def test_inputs_named_by_the_users_fields():
     nnx_mlp = _get("nnx_mlp")
     assert type(nnx_mlp.args[0].linear1).__name__ == "Linear"
     assert type(nnx_mlp.args[0].linear1).__module__.startswith("flax")  # the user's objects untouched
-    assert not hasattr(nnx_mlp.args[0].linear1, "_jaxviz_scope")
+    assert not [k for k in vars(nnx_mlp.args[0].linear1) if "jaxviz" in k]  # nothing of ours left on it
     names = [i.name for i in nnx_mlp.program.inputs]
     assert "model.linear1.kernel" in names and "optimizer.opt_state[0].mu.linear2.bias" in names
     assert "model.bn.mean" in names  # batch statistics: state nnx.jit propagates
@@ -135,61 +137,50 @@ def _get(name: str) -> Traced:
     return _traced[name]
 
 
-@pytest.mark.parametrize("name", ["equinox_mlp", "nnx_mlp"])
-def test_line_magic_traces_as_called(name):
-    from IPython.core.interactiveshell import InteractiveShell
-
+def run_with_jaxviz(cell: str, **namespace: Any) -> dict[str, Any]:
+    """Run ``cell`` in IPython with jaxviz loaded, the names given defined; return the
+    namespace after it (jaxviz is unloaded again: the shell is shared with other test files)."""
     shell = InteractiveShell.instance()
-    fn, args, _ = BY_NAME[name].build()
-    shell.user_ns.update(step=fn, args=args)
+    shell.user_ns.update(namespace)
     shell.run_cell("%load_ext jaxviz")
     try:
-        result = shell.run_cell("%jaxpr --quiet -o prog step(*args)")
+        result = shell.run_cell(cell)
     finally:
-        shell.run_cell("%unload_ext jaxviz")  # the shell is shared with other test files
+        shell.run_cell("%unload_ext jaxviz")
     assert result.error_in_exec is None
-    program = shell.user_ns["prog"]
+    return shell.user_ns
+
+
+@pytest.mark.parametrize("name", ["equinox_mlp", "nnx_mlp"])
+def test_line_magic_traces_as_called(name):
+    fn, args, _ = BY_NAME[name].build()
+    program = run_with_jaxviz("%jaxpr --quiet -o prog step(*args)", step=fn, args=args)["prog"]
     assert len(program.jaxpr.jaxpr.outvars) == _get(name).real_outputs
 
 
 def test_cell_magic_splits_a_module_as_filter_jit_does():
     """%%jaxpr: a Module read by the cell has its arrays traced and the rest held static."""
-    from IPython.core.interactiveshell import InteractiveShell
-
-    shell = InteractiveShell.instance()
     fn, (model, opt_state, x, y), _ = BY_NAME["equinox_mlp"].build()
-    shell.user_ns.update(train_step=fn, model=model, opt_state=opt_state, x=x, y=y)
-    shell.run_cell("%load_ext jaxviz")
-    try:
-        result = shell.run_cell("%%jaxpr --quiet -o prog\nmodel2, opt_state2, loss = train_step(model, opt_state, x, y)\n")
-    finally:
-        shell.run_cell("%unload_ext jaxviz")
-    assert result.error_in_exec is None
-    program = shell.user_ns["prog"]
+    ns = run_with_jaxviz("%%jaxpr --quiet -o prog\nmodel2, opt_state2, loss = train_step(model, opt_state, x, y)\n",
+                         train_step=fn, model=model, opt_state=opt_state, x=x, y=y)
+    program = ns["prog"]
     kinds = {i.name: i.kind for i in program.inputs}
     assert kinds["model.layers[0].weight"] == "traced" and kinds["model.activation"] == "static"
     assert len(program.jaxpr.jaxpr.outvars) == _get("equinox_mlp").real_outputs
-    assert shell.user_ns["model2"].depth == 2 and shell.user_ns["loss"].shape == ()
+    assert ns["model2"].depth == 2 and ns["loss"].shape == ()
 
 
 def test_cell_magic_writes_back_nnx_state_as_nnx_jit_does():
     """%%jaxpr on a cell calling an nnx.jit step: the model and optimizer are updated as
     the real call updates them, and their state is among the outputs."""
     from flax import nnx
-    from IPython.core.interactiveshell import InteractiveShell
 
-    shell = InteractiveShell.instance()
     fn, (model, optimizer, x, y), _ = BY_NAME["nnx_mlp"].build()
     real_model, real_optimizer = nnx.clone((model, optimizer))
     fn(real_model, real_optimizer, x, y)
-    shell.user_ns.update(train_step=fn, model=model, optimizer=optimizer, x=x, y=y)
-    shell.run_cell("%load_ext jaxviz")
-    try:
-        result = shell.run_cell("%%jaxpr --quiet -o prog\nloss = train_step(model, optimizer, x, y)\n")
-    finally:
-        shell.run_cell("%unload_ext jaxviz")
-    assert result.error_in_exec is None
-    program = shell.user_ns["prog"]
+    ns = run_with_jaxviz("%%jaxpr --quiet -o prog\nloss = train_step(model, optimizer, x, y)\n",
+                         train_step=fn, model=model, optimizer=optimizer, x=x, y=y)
+    program = ns["prog"]
     assert "model.linear1.kernel" in [i.name for i in program.inputs]
     assert "optimizer.step" in program.output_names
     assert len(program.jaxpr.jaxpr.outvars) == _get("nnx_mlp").real_outputs

@@ -31,6 +31,7 @@ from browser_lab import (
     contrast,
     luminance,
     over,
+    run_cell,
     save_shot,
     start_lab,
     write_notebook,
@@ -38,8 +39,7 @@ from browser_lab import (
 
 from jaxviz.render.embed import VIEWER_PATH
 
-PlaywrightTimeout = pytest.importorskip("playwright.sync_api").TimeoutError
-
+pytest.importorskip("playwright.sync_api")
 ARTIFACTS = ROOT / "artifacts" / "frontends"
 
 pytestmark = [*browser_marks(timeout=300),
@@ -95,27 +95,6 @@ def expand_first_group(frame, out_selector: str) -> tuple[int, int]:
     frame.wait_for_function(f"([o, n]) => ({ITEMS_JS})(o) > n",
                             arg=[out.element_handle(), before], timeout=30_000)
     return before, out.evaluate(ITEMS_JS)
-
-
-def run_cell_when_ready(page, index: int, timeout: float = 120_000) -> None:
-    """Run cell ``index`` with Shift+Enter, as a user does, and wait for its execution
-    count; sent again while its prompt stays "[ ]" (a Shift+Enter that came before the
-    kernel's session could take it queues nothing)."""
-    cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
-    prompt = cell.locator(".jp-InputPrompt")
-    for _ in range(6):
-        prompt.click()
-        page.keyboard.press("Shift+Enter")
-        try:
-            page.wait_for_function(r"el => /\[(\*|\d+)\]/.test(el.textContent)",
-                                   arg=prompt.element_handle(), timeout=10_000)
-            break
-        except PlaywrightTimeout:
-            continue
-    page.wait_for_function(r"el => /\[\d+\]/.test(el.textContent)", arg=prompt.element_handle(),
-                           timeout=timeout)
-    tb = cell.locator(".jp-OutputArea-output:has-text('Traceback')")
-    assert tb.count() == 0, f"cell {index} failed: {tb.first.inner_text()[:2000]}"
 
 
 def layout_modes(frame) -> set[str]:
@@ -224,8 +203,8 @@ def test_notebook7_renders_expands_and_shows_the_panel(notebook7, browser):
         page.goto(f"{notebook7.url}/notebooks/nb7.ipynb?token={notebook7.token}", timeout=90_000)
         page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
         page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
-        run_cell_when_ready(page, 0)
-        run_cell_when_ready(page, 1)
+        run_cell(page, 0, 120_000, tries=6)
+        run_cell(page, 1, 120_000, tries=6)
         graph = page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-jaxviz-output")
         graph.locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=60_000)
         # the extension's renderer, not the standalone viewer (its MIME type wins)

@@ -25,6 +25,7 @@ from browser_lab import (
     command,
     contrast,
     luminance,
+    notebook_page,
     over,
     run_cell,
     save_shot,
@@ -189,26 +190,14 @@ def set_theme(page, name: str) -> None:
     page.locator("#jupyterlab-splash").wait_for(state="detached", timeout=30_000)  # its fade-out
 
 
-def test_graph_and_panel_in_jupyterlab(lab, browser):
-    write_notebook(lab.root / "jaxviz_test.ipynb", CELLS)
+def test_graph_and_panel_in_jupyterlab(lab):
     write_notebook(lab.root / "other.ipynb", ["1 + 1"])
-    context = browser.new_context(viewport={"width": 1500, "height": 1000}, accept_downloads=True)
-    page = context.new_page()
-    console_errors: list[str] = []
-    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: console_errors.append(str(e)))
-    page.on("console", lambda m: console_errors.append(m.text)
-            if m.type == "warning" and "layout worker" in m.text else None)  # fell back to the main thread
-    try:
-        page.goto(lab.page_url("jaxviz_test.ipynb"), timeout=90_000)
-        page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
-        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
-
+    console: list[str] = []
+    with notebook_page(lab, "jaxviz_test.ipynb", CELLS, viewport={"width": 1500, "height": 1000},
+                       panel_timeout=30_000, artifacts=ARTIFACTS, failure_shot="failure", console=console) as page:
         # The panel, from the command palette, before jaxviz is loaded in the kernel.
-        command(page, "jaxviz: Show panel")
         panel = page.locator("#jaxviz-panel")
-        panel.wait_for(state="visible")
-        page.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=30_000)
+        assert panel.is_visible()
         assert "%load_ext jaxviz" in panel.locator(".jp-jaxviz-link-status").inner_text()
         shot(page, "1-panel-not-loaded")
 
@@ -473,45 +462,31 @@ def test_graph_and_panel_in_jupyterlab(lab, browser):
         graph.locator(f"svg g.node#g{path[0]}").wait_for(timeout=60_000)
         assert svg_items(graph) == expected["collapsed"]
         assert graph.get_attribute("data-jaxviz-expanded") == ",".join(map(str, expected["kernel_expanded"]))
-    except Exception:
-        shot(page, "failure")
-        raise
-    finally:
-        context.close()
-    ours = [e for e in console_errors if "jaxviz" in e.lower()]
+    # jaxviz's errors, and a layout worker that fell back to the main thread
+    ours = [m for m in console if "jaxviz" in m.lower() and (m.startswith(("error: ", "pageerror: "))
+                                                         or m.startswith("warning: ") and "layout worker" in m)]
     assert not ours, ours
 
 
-def test_layout_falls_back_to_the_main_thread(lab, browser):
+def test_layout_falls_back_to_the_main_thread(lab):
     """When the layout worker's script cannot load, the graph is laid out on the main thread."""
-    write_notebook(lab.root / "jaxviz_fallback.ipynb", CELLS[:3])
-    context = browser.new_context(viewport={"width": 1500, "height": 1000})
-    page = context.new_page()
     blocked: list[str] = []
 
     def block(route):
         blocked.append(route.request.url)
         route.abort()
 
-    page.route(re.compile(r".*/jaxviz_layout_worker\.[0-9a-f]+\.js.*"), block)
-    warnings: list[str] = []
-    page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
-    try:
-        page.goto(lab.page_url("jaxviz_fallback.ipynb"), timeout=90_000)
-        page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
-        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
-        command(page, "jaxviz: Show panel")  # the panel asks the kernel: it is ready once answered
-        page.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=30_000)
-        for i in (0, 1, 2):
-            run_cell(page, i)
+    def block_the_worker(page):
+        page.route(re.compile(r".*/jaxviz_layout_worker\.[0-9a-f]+\.js.*"), block)
+
+    console: list[str] = []
+    with notebook_page(lab, "jaxviz_fallback.ipynb", CELLS[:3], viewport={"width": 1500, "height": 1000},
+                       before_open=block_the_worker, panel_timeout=30_000, run=None, run_timeout=60_000,
+                       artifacts=ARTIFACTS, failure_shot="failure-fallback", console=console) as page:
         graph = page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".jp-jaxviz-output")
         graph.locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=60_000)
         assert blocked, "the worker's script was requested"
         assert graph.get_attribute("data-jaxviz-layout") == "main"
+        warnings = [m for m in console if m.startswith("warning: ")]
         assert any("layout worker unusable" in w for w in warnings), warnings
         assert "Graphviz failed" not in graph.inner_text()
-    except Exception:
-        shot(page, "failure-fallback")
-        raise
-    finally:
-        context.close()

@@ -15,14 +15,10 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from browser_lab import (
-    CHROMIUM_ARGS,
     ROOT,
     browser_marks,
-    chromium_path,
-    command,
-    run_cell,
+    notebook_page,
     save_shot,
-    write_notebook,
 )
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -33,7 +29,6 @@ from jaxviz.render.embed import graph_output_html  # noqa: E402
 from jaxviz.render.payload import program_payload  # noqa: E402
 
 ARTIFACTS = ROOT / "artifacts" / "labextension-scale"
-CHROMIUM = chromium_path()
 BLOCKS = 80  # 80 blocks with every group open: about 20,500 visible items
 
 pytestmark = browser_marks(timeout=600)  # a limit for a loaded machine, not a time asserted
@@ -66,32 +61,11 @@ WATCH_PROGRESS_JS = """() => { window.jaxvizProgress = {said: [], widest: 0};
 
 @pytest.fixture(scope="module")
 def page(lab):
-    from playwright.sync_api import sync_playwright
-
-    write_notebook(lab.root / "scale.ipynb", CELLS)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context(viewport={"width": 1600, "height": 1000}, accept_downloads=True)
-        pg = context.new_page()
-        errors: list[str] = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        try:
-            pg.goto(lab.page_url("scale.ipynb"), timeout=90_000)
-            pg.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
-            command(pg, "jaxviz: Show panel")  # it asks the kernel: the kernel is ready once answered
-            pg.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=60_000)
-            pg.evaluate(WATCH_PROGRESS_JS)
-            for i in range(len(CELLS)):
-                run_cell(pg, i, timeout=400_000)
-            settled(graph(pg))
-            yield pg
-        except Exception:
-            save_shot(pg, ARTIFACTS, "failure-setup")
-            raise
-        finally:
-            context.close()
-            browser.close()
-        assert not [e for e in errors if "jaxviz" in e.lower()], errors
+    with notebook_page(lab, "scale.ipynb", CELLS, viewport={"width": 1600, "height": 1000},
+                       before_run=lambda pg: pg.evaluate(WATCH_PROGRESS_JS),
+                       run=None, run_timeout=400_000, artifacts=ARTIFACTS) as pg:
+        settled(graph(pg))
+        yield pg
 
 
 def graph(page):

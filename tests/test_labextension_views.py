@@ -13,19 +13,15 @@ from xml.etree import ElementTree
 
 import pytest
 from browser_lab import (
-    CHROMIUM_ARGS,
     ROOT,
     TEXT_HEIGHTS_JS,
     browser_marks,
-    chromium_path,
     command,
-    run_cell,
+    notebook_page,
     save_shot,
-    write_notebook,
 )
 
 ARTIFACTS = ROOT / "artifacts" / "labextension-views"
-CHROMIUM = chromium_path()
 VIEWPORT = {"width": 1600, "height": 1000}
 
 pytestmark = browser_marks(timeout=300)
@@ -99,33 +95,10 @@ graph => Object.fromEntries([...graph.querySelectorAll('svg.jp-jaxviz-svg :is(g.
 @pytest.fixture(scope="module")
 def page(lab):
     """One page on one notebook for the module, its cells run once."""
-    from playwright.sync_api import sync_playwright
-
-    write_notebook(lab.root / "views.ipynb", CELLS)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context(viewport=VIEWPORT)
-        pg = context.new_page()
-        errors: list[str] = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        try:
-            pg.goto(lab.page_url("views.ipynb"), timeout=90_000)
-            pg.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
-            pg.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
-            command(pg, "jaxviz: Show panel")  # it asks the kernel: the kernel is ready once answered
-            pg.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=60_000)
-            for i in range(len(CELLS)):
-                run_cell(pg, i, timeout=120_000)
-            for i in (2, 4, 5, 6, 8, 10):
-                graph_of(pg, i).locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=90_000)
-            yield pg
-        except Exception:
-            save_shot(pg, ARTIFACTS, "failure-setup")
-            raise
-        finally:
-            context.close()
-            browser.close()
-        assert not [e for e in errors if "jaxviz" in e.lower()], errors
+    with notebook_page(lab, "views.ipynb", CELLS, viewport=VIEWPORT, run=None, artifacts=ARTIFACTS) as pg:
+        for i in (2, 4, 5, 6, 8, 10):
+            graph_of(pg, i).locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=90_000)
+        yield pg
 
 
 def graph_of(page, cell: int):
@@ -206,6 +179,16 @@ def test_a_tall_column_is_drawn_across_the_width(page):
     svg = graph.locator("svg.jp-jaxviz-svg").bounding_box()
     assert svg["width"] > 0.9 * canvas["width"], (svg, canvas)  # the width is used
     assert statistics.median(graph.evaluate(TEXT_HEIGHTS_JS)) >= 9
+
+
+def assert_drawn_as(graph, before: dict) -> None:
+    """Once settled, the view shows the items of ``before`` (rectangles by id, as
+    ``ITEM_RECTS_JS`` gives them), each within 2 px of where it was."""
+    settled(graph)
+    back = graph.evaluate(ITEM_RECTS_JS)
+    assert set(back) == set(before)
+    worst = max(abs(back[k][0] - before[k][0]) + abs(back[k][1] - before[k][1]) for k in before)
+    assert worst < 2, f"an item is {worst:.1f} px away from where it was"
 
 
 def visible_boxes(graph) -> list[list]:
@@ -353,11 +336,7 @@ def test_expand_is_steady(page, cell, name):
         return [r.left + 4, r.top + r.height / 2]; }}""")
     page.mouse.click(lx, ly)
     graph.locator(f"svg g.node#{gid}").wait_for(timeout=30_000)
-    settled(graph)
-    back = graph.evaluate(ITEM_RECTS_JS)
-    assert set(back) == set(before)
-    worst = max(abs(back[k][0] - before[k][0]) + abs(back[k][1] - before[k][1]) for k in before)
-    assert worst < 2, f"an item is {worst:.1f} px away from where it was"
+    assert_drawn_as(graph, before)
     # The drawing opened in place has the ids and classes Graphviz gives the whole view
     # (what tooltips, clicks, search and the theme go by): opened again, then tidied.
     page.mouse.click(x, y)
@@ -453,11 +432,7 @@ def test_closing_a_group_open_from_the_start_keeps_the_rest_in_place(page):
     box = after[gid]
     page.mouse.click(box[0] + box[2] / 2, box[1] + box[3] / 2)
     graph.locator(f"svg g.cluster#{cid}").wait_for(timeout=30_000)
-    settled(graph)
-    back = graph.evaluate(ITEM_RECTS_JS)
-    assert set(back) == set(before)
-    worst = max(abs(back[k][0] - before[k][0]) + abs(back[k][1] - before[k][1]) for k in before)
-    assert worst < 2, f"an item is {worst:.1f} px away from where it was"
+    assert_drawn_as(graph, before)
     page.mouse.move(4, 4)
 
 

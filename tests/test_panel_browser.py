@@ -6,7 +6,7 @@ keeps the entries already shown."""
 
 from __future__ import annotations
 
-from browser_lab import browser_marks, command, run_cell, write_notebook
+from browser_lab import browser_marks, notebook_page, run_cell
 
 pytestmark = browser_marks(timeout=240)
 
@@ -14,30 +14,23 @@ CELLS = [
     "%load_ext jaxviz",
     # 1: sent on the panel's own comm, as a broken or newer kernel might: a snapshot
     # missing its lists, then a batch with one event the panel cannot read beside one it can.
-    "from jaxviz.ipython import bridge\n"
-    "for c in list(bridge._state.live.values()):\n"
-    "    c.send({'type': 'snapshot', 'functions': 'not a list'})\n"
-    "    c.send({'type': 'events', 'events': [\n"
-    "        {'kind': 'compile', 'payload': {'count': 1}},\n"
-    "        {'kind': 'stale', 'payload': {'name': 'after_the_bad_one', 'message': 'kept'}}]})",
+    "import comm\n"
+    "for c in list(comm.get_comm_manager().comms.values()):\n"
+    "    if c.target_name == 'jaxviz':\n"
+    "        c.send({'type': 'snapshot', 'functions': 'not a list'})\n"
+    "        c.send({'type': 'events', 'events': [\n"
+    "            {'kind': 'compile', 'payload': {'count': 1}},\n"
+    "            {'kind': 'stale', 'payload': {'name': 'after_the_bad_one', 'message': 'kept'}}]})",
     # 2 and 3: a function compiled, then recompiled
     "import jax, jax.numpy as jnp\n@jax.jit\ndef step(x):\n    return x * 2\nstep(jnp.ones(2))",
     "step(jnp.ones(3))",
 ]
 
 
-def test_bad_messages_are_dropped_and_lists_grow_in_place(lab, browser):
-    write_notebook(lab.root / "panel.ipynb", CELLS)
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+def test_bad_messages_are_dropped_and_lists_grow_in_place(lab):
     console: list[str] = []
-    page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
-    page.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
-    try:
-        page.goto(lab.page_url("panel.ipynb"), timeout=90_000)
-        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
-        command(page, "jaxviz: Show panel")
-        # The kernel answered (it has no jaxviz yet) before the first cell runs.
-        page.locator("#jaxviz-panel[data-jaxviz-state='not-loaded']").wait_for(timeout=60_000)
+    # The kernel answered the panel (it has no jaxviz yet) before the first cell runs.
+    with notebook_page(lab, "panel.ipynb", CELLS, console=console) as page:
         run_cell(page, 0)
         panel = page.locator("#jaxviz-panel[data-jaxviz-state='connected']")
         panel.wait_for(timeout=30_000)
@@ -60,5 +53,3 @@ def test_bad_messages_are_dropped_and_lists_grow_in_place(lab, browser):
         assert entries.count() == 2
         # The first compile's entry is the same element, now second: added to, not redrawn.
         assert entries.nth(1).evaluate("(el, old) => el === old", first)
-    finally:
-        page.close()

@@ -21,8 +21,9 @@ import jaxviz
 from jaxviz import _jax_internals as internals
 from jaxviz import recompiles as rc
 from jaxviz.ipython import recompiles as notebook
-from jaxviz.recompiles import history, listeners, signature
+from jaxviz.recompiles import listeners, signature
 from jaxviz.recompiles import stale as stale_globals
+from jaxviz.widgets import LiveMonitor
 
 
 def causes(event):
@@ -31,6 +32,11 @@ def causes(event):
 
 def only(log, name):
     return [e for e in log.events if e.function.name == name]
+
+
+def open_monitors() -> list[LiveMonitor]:
+    """The live monitors not closed yet (``%jaxviz watch`` shows one at a time)."""
+    return [m for m in gc.get_objects() if isinstance(m, LiveMonitor) and not m.closed]
 
 
 # ---------------------------------------------------------------------- one per kind
@@ -589,8 +595,23 @@ def test_long_run_keeps_memory_bounded():
             step(jnp.zeros(n))
     assert len(log.events) == 5 and log.dropped == 4
     assert log.summary()["<lambda>"].compiles == 9  # totals survive the bound
-    hist = [fh for fh in history._FUNCTIONS.values() if fh.info.name == "<lambda>"]
-    assert all(len(o.signatures) <= 16 for fh in hist for o in fh.objects)
+
+
+def test_a_function_keeps_its_last_16_signatures():
+    """Each jit object remembers the last 16 signatures it compiled (memory stays bounded):
+    after 17 shapes and a cleared cache, the 2nd shape is known to have compiled before,
+    the 1st is not (its recompile is explained against the latest signature)."""
+    step = jax.jit(lambda x: x + 1)
+    with jaxviz.watch(storm=100) as log:
+        for n in range(1, 18):
+            step(jnp.zeros(n))
+        jax.clear_caches()
+        step(jnp.zeros(2))
+        step(jnp.zeros(1))
+    remembered, forgotten = log.events[-2:]
+    assert [c.kind for c in remembered.causes] == ["cache_cleared"]
+    assert [(c.kind, c.path) for c in forgotten.causes] == [("shape", "x")]
+    assert "(2,) → (1,)" in str(forgotten)
 
 
 # ---------------------------------------------------------------------- stale globals
@@ -735,12 +756,12 @@ def test_stale_globals_through_a_real_ipython_shell(capfd):
         shell.run_cell("%jaxviz watch --quiet")
         assert notebook.session().active
         r = shell.run_cell("%jaxviz watch --storm 3")
-        assert r.error_in_exec is None and notebook.session().storm == 3 and len(notebook._MONITORS) == 1
+        assert r.error_in_exec is None and notebook.session().storm == 3 and len(open_monitors()) == 1
         r = shell.run_cell("%jaxviz watch sideways")
         assert isinstance(r.error_in_exec, ValueError)
     finally:
         shell.run_line_magic("unload_ext", "jaxviz")
-    assert notebook.session() is None and notebook._MONITORS == [] and rc.active_watches() == []
+    assert notebook.session() is None and open_monitors() == [] and rc.active_watches() == []
     shell.run_cell("g = 11\n")
     captured = capfd.readouterr()
     assert "was compiled with" not in captured.out + captured.err

@@ -1,7 +1,10 @@
 """The live monitor: what it shows, that it throttles, and that it updates in a real
 kernel while a loop is still running in the same cell."""
 
+import gc
+import threading
 import time
+import weakref
 
 import jax
 import jax.numpy as jnp
@@ -13,6 +16,16 @@ pytest.importorskip("ipywidgets")
 
 from jaxviz.visual import HTML_COLOR  # noqa: E402
 from jaxviz.widgets import LiveMonitor  # noqa: E402
+
+
+def shown(monitor: LiveMonitor) -> str:
+    """The HTML the notebook's widget shows."""
+    return monitor.widget.children[0].value
+
+
+def timers() -> set[threading.Thread]:
+    """The timers waiting to run."""
+    return {t for t in threading.enumerate() if isinstance(t, threading.Timer)}
 
 
 def test_monitor_shows_counts_timeline_causes_and_warnings():
@@ -35,23 +48,33 @@ def test_monitor_shows_counts_timeline_causes_and_warnings():
     assert "static argument <code>n</code> changed 2 → 3" in html  # the latest event's causes
     assert "<details><summary>how to fix</summary>" in html
     assert f"color:{HTML_COLOR['error']};font-weight:600'>⚠ recompile storm" in html  # warnings in red
-    assert monitor.updates >= 1 and monitor._html.value  # drawn into the widget
+    assert monitor.updates >= 1 and "4 compiles of 1 functions" in shown(monitor)  # drawn into the widget
     monitor.close()
-    assert monitor._on_event not in log._subscribers
+    assert monitor.closed
+    gone = weakref.ref(monitor)
+    del monitor
+    gc.collect()
+    assert gone() is None, "the log still holds the closed monitor"
+    assert log.events  # the log itself is still there
 
 
 def test_monitor_throttles_redraws():
     f = jax.jit(lambda x: x + 1)
     with jaxviz.watch() as log:
+        before = timers()
         monitor = LiveMonitor(log, interval=60)
         for n in range(1, 6):
             f(jnp.ones(n))  # 5 compiles, several notifications each
         assert monitor.updates == 1  # the first drew at once; the rest wait for the timer
-        assert monitor._timer is not None
+        (pending,) = timers() - before
+        assert "5 compiles" not in shown(monitor)
         monitor.refresh()
-        assert monitor.updates == 2 and "5 compiles" in monitor._html.value
+        assert monitor.updates == 2 and "5 compiles" in shown(monitor)
+        f(jnp.ones(6))  # within the interval again: another redraw waits
+        (waiting,) = timers() - before - {pending}
     monitor.close()
-    assert monitor._timer is None
+    waiting.join(5)
+    assert not waiting.is_alive() and monitor.updates == 2  # closing cancelled it
 
 
 def test_monitor_redraws_from_the_timer():
@@ -61,9 +84,9 @@ def test_monitor_redraws_from_the_timer():
         f(jnp.ones(1))
         f(jnp.ones(2))
         deadline = time.monotonic() + 5
-        while "2 compiles" not in monitor._html.value and time.monotonic() < deadline:
+        while "2 compiles" not in shown(monitor) and time.monotonic() < deadline:
             time.sleep(0.01)
-    assert "2 compiles" in monitor._html.value
+    assert "2 compiles" in shown(monitor)
     monitor.close()
 
 

@@ -142,10 +142,6 @@ def unregister(shell: Any = None) -> None:
             pass
 
 
-def is_registered() -> bool:
-    return _state.manager is not None
-
-
 def connected() -> int:
     """How many panels are listening."""
     return len(_state.live)
@@ -385,12 +381,6 @@ def publish_program(program: Any) -> None:
     payload = program.to_json() if _state.live else None
     publish("program", {"name": program.name, "summary": program.summary(),
                         "eqn_count": program.eqn_count, "payload": payload})
-
-
-def history(kind: str) -> list[dict[str, Any]]:
-    """What is kept of one kind of event, oldest first (for tests and tools)."""
-    with _state.lock:
-        return list(_state.history[kind])
 
 
 def reset() -> None:
