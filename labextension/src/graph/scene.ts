@@ -135,6 +135,45 @@ function chainClusters(view: View): { clusters: number[]; chains: number[][]; cl
   return { clusters, chains, clusterIndex };
 }
 
+/** Which band a root-level item of this kind is ranked in: 1 the inputs (first), 2 the
+ * outputs (last), 0 the rest. */
+function rootRankOf(kind: string): number {
+  return kind === 'inputs' || kind === 'input' || kind === 'const' ? 1 : kind.startsWith('output') ? 2 : 0;
+}
+
+/** Each item's size, holding cluster and (at the root) rank band into `layout`. */
+function fillItemPlacement(
+  layout: LayeredInput,
+  graph: GraphJSON,
+  items: ItemId[],
+  sized: { w: number; h: number }[],
+  holder: (gid: number | null) => number
+): void {
+  const root = graph.root ?? 0;
+  items.forEach((id, k) => {
+    layout.itemW[k] = sized[k].w;
+    layout.itemH[k] = sized[k].h;
+    const isGroup = id[0] === 'g';
+    const num = Number(id.slice(1));
+    const parent = isGroup ? graph.groups[num].parent : graph.nodes[num].group;
+    layout.itemParent[k] = holder(parent);
+    if (parent === root) {
+      layout.itemRank[k] = rootRankOf(isGroup ? graph.groups[num].kind : graph.nodes[num].kind);
+    }
+  });
+}
+
+/** Each edge's item ends into `layout` (-1 for an end not drawn); which edges are weak. */
+function fillEdgeEnds(layout: LayeredInput, view: View, itemIndex: Map<ItemId, number>): Uint8Array {
+  const edgeWeak = new Uint8Array(view.edges.length);
+  view.edges.forEach((e, k) => {
+    layout.edgeSrc[k] = itemIndex.get(e.src) ?? -1;
+    layout.edgeDst[k] = itemIndex.get(e.dst) ?? -1;
+    edgeWeak[k] = edgeIsWeak(e) ? 1 : 0;
+  });
+  return edgeWeak;
+}
+
 /** The scene of a view: the items in DOT order, the open groups parents first. */
 export function sceneOf(view: View, rankdir: 'TB' | 'LR'): Scene {
   const graph: GraphJSON = view.index.graph;
@@ -153,7 +192,6 @@ export function sceneOf(view: View, rankdir: 'TB' | 'LR'): Scene {
     chain => lookOf(graph, `c${chain.join('>')}`, () => chainClusterAttrs(graph, chain)).look
   );
   const holder = (gid: number | null) => (gid === null || gid === root ? -1 : (clusterIndex.get(gid) ?? -1));
-  const itemIndex = new Map(items.map((id, k) => [id, k]));
   const n = items.length;
   const layout: LayeredInput = {
     itemW: new Float64Array(n),
@@ -167,25 +205,8 @@ export function sceneOf(view: View, rankdir: 'TB' | 'LR'): Scene {
     edgeDst: new Int32Array(view.edges.length),
     rankdir
   };
-  items.forEach((id, k) => {
-    layout.itemW[k] = sized[k].w;
-    layout.itemH[k] = sized[k].h;
-    const isGroup = id[0] === 'g';
-    const num = Number(id.slice(1));
-    const parent = isGroup ? graph.groups[num].parent : graph.nodes[num].group;
-    layout.itemParent[k] = holder(parent);
-    if (parent === root) {
-      const kind = isGroup ? graph.groups[num].kind : graph.nodes[num].kind;
-      layout.itemRank[k] =
-        kind === 'inputs' || kind === 'input' || kind === 'const' ? 1 : kind.startsWith('output') ? 2 : 0;
-    }
-  });
-  const edgeWeak = new Uint8Array(view.edges.length);
-  view.edges.forEach((e, k) => {
-    layout.edgeSrc[k] = itemIndex.get(e.src) ?? -1;
-    layout.edgeDst[k] = itemIndex.get(e.dst) ?? -1;
-    edgeWeak[k] = edgeIsWeak(e) ? 1 : 0;
-  });
+  fillItemPlacement(layout, graph, items, sized, holder);
+  const edgeWeak = fillEdgeEnds(layout, view, new Map(items.map((id, k) => [id, k])));
   return {
     items,
     itemLooks,

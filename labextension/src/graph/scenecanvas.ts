@@ -137,6 +137,16 @@ export class EdgeGeometry {
   }
 }
 
+/** The edge of each segment of edges whose points start at `start` (by the segment's
+ * first point), -1 for an edge's last point. */
+function segmentEdgesOf(start: Int32Array): Int32Array {
+  const segmentEdge = new Int32Array(start[start.length - 1]).fill(-1);
+  for (let e = 0; e + 1 < start.length; e++) {
+    segmentEdge.fill(e, start[e], Math.max(start[e], start[e + 1] - 1));
+  }
+  return segmentEdge;
+}
+
 export class SceneCanvas {
   readonly element: HTMLCanvasElement;
   private frame = 0;
@@ -176,21 +186,7 @@ export class SceneCanvas {
   ) {
     this.element = document.createElement('canvas');
     this.element.className = 'jp-jaxviz-scene';
-    // For the benchmark: frames copied from the kept layer or each drawn afresh.
-    const hooks = this.element as unknown as {
-      jaxvizUseLayer: (on: boolean) => void;
-      jaxvizPaints: () => number;
-      jaxvizItemsInView: () => [string, string, number, number][];
-    };
-    hooks.jaxvizItemsInView = () => this.itemsInView();
-    // For the benchmark: how many clusters this layout laid out afresh, of how many.
-    this.element.dataset.fresh = String(layout.fresh ?? '');
-    this.element.dataset.clusters = String(scene.clusters.length + 1);
-    hooks.jaxvizUseLayer = on => {
-      this.useLayer = on;
-      this.request();
-    };
-    hooks.jaxvizPaints = () => this.paints;
+    this.installBenchmarkHooks();
     this.layer = document.createElement('canvas');
     this.itemIndex = new Map(scene.items.map((id, k) => [id, k]));
     // Any open group of a chain is found at its chain's cluster.
@@ -224,10 +220,7 @@ export class SceneCanvas {
       }
     });
     const { start, pts } = this.edges;
-    this.segmentEdge = new Int32Array(start[start.length - 1]).fill(-1);
-    for (let e = 0; e + 1 < start.length; e++) {
-      this.segmentEdge.fill(e, start[e], Math.max(start[e], start[e + 1] - 1));
-    }
+    this.segmentEdge = segmentEdgesOf(start);
     this.runs = edgeRuns(start);
     const runs = this.runs.length / 2;
     this.segmentGrid = new SpatialGrid(runs, width, height, cellFor(width, height, runs), add => {
@@ -236,6 +229,27 @@ export class SceneCanvas {
         add(r, box[0], box[1], box[2], box[3]);
       }
     });
+  }
+
+  /** What the benchmark reads and sets on the element: frames copied from the kept layer
+   * or each drawn afresh, paints, the items in view, and how many clusters this layout
+   * laid out afresh, of how many. */
+  private installBenchmarkHooks(): void {
+    // For the benchmark: frames copied from the kept layer or each drawn afresh.
+    const hooks = this.element as unknown as {
+      jaxvizUseLayer: (on: boolean) => void;
+      jaxvizPaints: () => number;
+      jaxvizItemsInView: () => [string, string, number, number][];
+    };
+    hooks.jaxvizItemsInView = () => this.itemsInView();
+    // For the benchmark: how many clusters this layout laid out afresh, of how many.
+    this.element.dataset.fresh = String(this.layout.fresh ?? '');
+    this.element.dataset.clusters = String(this.scene.clusters.length + 1);
+    hooks.jaxvizUseLayer = on => {
+      this.useLayer = on;
+      this.request();
+    };
+    hooks.jaxvizPaints = () => this.paints;
   }
 
   /** The edge segments (by their first point) whose boxes meet the rectangle, in order:
