@@ -98,39 +98,13 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
   // Cluster index nClusters stands for the root.
   const root = nClusters;
   const parentOf = (c: number) => (input.clusterParent[c] < 0 ? root : input.clusterParent[c]);
-  const depth = new Int32Array(nClusters + 1);
-  for (let c = 0; c < nClusters; c++) {
-    depth[c] = input.clusterParent[c] < 0 ? 1 : depth[input.clusterParent[c]] + 1;
-  }
-  const locals: Local[] = Array.from({ length: nClusters + 1 }, () => ({
-    members: [],
-    edges: new Map(),
-    routes: new Map()
-  }));
-  const slot = new Int32Array(nItems);
-  const clusterSlot = new Int32Array(nClusters);
-  for (let c = 0; c < nClusters; c++) {
-    const local = locals[parentOf(c)];
-    clusterSlot[c] = local.members.length;
-    local.members.push(~c);
-  }
-  for (let i = 0; i < nItems; i++) {
-    const p = input.itemParent[i] < 0 ? root : input.itemParent[i];
-    slot[i] = locals[p].members.length;
-    locals[p].members.push(i);
-  }
+  const depth = clusterDepths(input.clusterParent);
+  const { locals, slot, clusterSlot } = membersOf(input, parentOf, root);
   const lifted = liftEdges(input, locals, slot, clusterSlot, parentOf, depth, root);
 
   // Items, then ports, then clusters.
   const nAll = nItems + lifted.portRank.length;
-  const w = new Float64Array(nAll + nClusters);
-  const h = new Float64Array(nAll + nClusters);
-  w.set(input.itemW);
-  h.set(input.itemH);
-  // A port is as thin as an edge passing a layer, and takes no room along the layers.
-  const tb = input.rankdir === 'TB';
-  w.fill(tb ? DUMMY_W : 0, nItems, nAll);
-  h.fill(tb ? 0 : DUMMY_W, nItems, nAll);
+  const { w, h } = memberSizes(input, nAll, nClusters);
   // Local positions (relative to the holding cluster's content) of every member.
   const lx = new Float64Array(nAll + nClusters);
   const ly = new Float64Array(nAll + nClusters);
@@ -163,17 +137,7 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
       rootSize.w = size.w;
       rootSize.h = size.h;
     } else {
-      const labelBand = input.labelH[c] + 4;
-      contentOrigin.x[c] = CLUSTER_PAD;
-      contentOrigin.y[c] = CLUSTER_PAD + labelBand;
-      w[nAll + c] = Math.max(size.w + 2 * CLUSTER_PAD, input.labelW[c] + 2 * CLUSTER_PAD);
-      h[nAll + c] = size.h + 2 * CLUSTER_PAD + labelBand;
-      if (size.w + 2 * CLUSTER_PAD < w[nAll + c]) {
-        contentOrigin.x[c] += (w[nAll + c] - size.w - 2 * CLUSTER_PAD) / 2;
-      }
-      lead[nAll + c] = tb
-        ? contentOrigin.x[c] + placed.anchor - w[nAll + c] / 2
-        : contentOrigin.y[c] + placed.anchor - h[nAll + c] / 2;
+      frameCluster(input, c, placed, nAll, { w, h, lead }, contentOrigin);
     }
     progress?.(++done, nClusters + 1);
   }
@@ -181,6 +145,84 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
   routeEdges(input, out, locals, lifted, contentOrigin, nClusters);
   out.fresh = fresh;
   return out;
+}
+
+/** Each cluster's depth (the root's children 1); the root, last, 0. */
+function clusterDepths(clusterParent: Int32Array): Int32Array {
+  const depth = new Int32Array(clusterParent.length + 1);
+  for (let c = 0; c < clusterParent.length; c++) {
+    depth[c] = clusterParent[c] < 0 ? 1 : depth[clusterParent[c]] + 1;
+  }
+  return depth;
+}
+
+/** Each cluster's members (its subclusters, then its items) and each one's position
+ * there (`slot` for items, `clusterSlot` for clusters). */
+function membersOf(
+  input: LayeredInput,
+  parentOf: (c: number) => number,
+  root: number
+): { locals: Local[]; slot: Int32Array; clusterSlot: Int32Array } {
+  const nItems = input.itemW.length;
+  const nClusters = input.clusterParent.length;
+  const locals: Local[] = Array.from({ length: nClusters + 1 }, () => ({
+    members: [],
+    edges: new Map(),
+    routes: new Map()
+  }));
+  const slot = new Int32Array(nItems);
+  const clusterSlot = new Int32Array(nClusters);
+  for (let c = 0; c < nClusters; c++) {
+    const local = locals[parentOf(c)];
+    clusterSlot[c] = local.members.length;
+    local.members.push(~c);
+  }
+  for (let i = 0; i < nItems; i++) {
+    const p = input.itemParent[i] < 0 ? root : input.itemParent[i];
+    slot[i] = locals[p].members.length;
+    locals[p].members.push(i);
+  }
+  return { locals, slot, clusterSlot };
+}
+
+/** Sizes of items, then ports, then clusters (theirs set as each is laid out). */
+function memberSizes(input: LayeredInput, nAll: number, nClusters: number): { w: Float64Array; h: Float64Array } {
+  const nItems = input.itemW.length;
+  const w = new Float64Array(nAll + nClusters);
+  const h = new Float64Array(nAll + nClusters);
+  w.set(input.itemW);
+  h.set(input.itemH);
+  // A port is as thin as an edge passing a layer, and takes no room along the layers.
+  const tb = input.rankdir === 'TB';
+  w.fill(tb ? DUMMY_W : 0, nItems, nAll);
+  h.fill(tb ? 0 : DUMMY_W, nItems, nAll);
+  return { w, h };
+}
+
+/** Cluster c's box around its laid-out content (padding, label band, at least as wide as
+ * its label, the content centred in it), where its content starts in it, and its lead. */
+function frameCluster(
+  input: LayeredInput,
+  c: number,
+  placed: Placed,
+  nAll: number,
+  member: { w: Float64Array; h: Float64Array; lead: Float64Array },
+  contentOrigin: { x: Float64Array; y: Float64Array }
+): void {
+  const { w, h, lead } = member;
+  const size = placed.size;
+  const labelBand = input.labelH[c] + 4;
+  contentOrigin.x[c] = CLUSTER_PAD;
+  contentOrigin.y[c] = CLUSTER_PAD + labelBand;
+  w[nAll + c] = Math.max(size.w + 2 * CLUSTER_PAD, input.labelW[c] + 2 * CLUSTER_PAD);
+  h[nAll + c] = size.h + 2 * CLUSTER_PAD + labelBand;
+  if (size.w + 2 * CLUSTER_PAD < w[nAll + c]) {
+    contentOrigin.x[c] += (w[nAll + c] - size.w - 2 * CLUSTER_PAD) / 2;
+  }
+  lead[nAll + c] =
+    input.rankdir === 'TB'
+      ? contentOrigin.x[c] + placed.anchor - w[nAll + c] / 2
+      : contentOrigin.y[c] + placed.anchor - h[nAll + c] / 2;
 }
 
 /** Each edge's bends on the page: those of its local edges, each moved to its cluster's
@@ -200,41 +242,21 @@ function routeEdges(
   const all = new PointBuffer();
   // Across and along coordinates on the page; NaN across: taken from the point before
   // (a drop out of a layer, kind 1) or after (into one, kind 2). Reused edge to edge.
-  const across: number[] = [];
-  const along: number[] = [];
-  const kind: number[] = [];
-  let bAcross = 0;
-  let bAlong = 0;
-  const put = (pts: number[] | undefined, from: number) => {
-    for (let k = from; pts && k < pts.length; k += 2) {
-      across.push(bAcross + (tb ? pts[k] : pts[k + 1]));
-      along.push(bAlong + (tb ? pts[k + 1] : pts[k]));
-      kind.push(0);
-    }
-  };
+  const trace: EdgeTrace = { across: [], along: [], kind: [] };
+  const { across, along, kind } = trace;
   for (let e = 0; e < nEdges; e++) {
     across.length = along.length = kind.length = 0;
     for (let hop = lifted.hopStart[e]; hop < lifted.hopStart[e + 1]; hop++) {
       const c = lifted.hopCluster[hop];
-      const key = lifted.hopKey[hop];
-      const routes = locals[c].routes;
-      const a = Math.floor(key / 1048576);
       const bx = c === nClusters ? 0 : out.clusterX[c] + origin.x[c];
       const by = c === nClusters ? 0 : out.clusterY[c] + origin.y[c];
-      bAcross = tb ? bx : by;
-      bAlong = tb ? by : bx;
-      const route = routes.get(key);
-      put(routes.get(portKey(a)), 0);
-      if (route) {
-        across.push(NaN);
-        along.push(bAlong + route[0]);
-        kind.push(1);
-        put(route, 2);
-        across.push(NaN);
-        along.push(bAlong + route[1]);
-        kind.push(2);
-      }
-      put(routes.get(portKey(key - a * 1048576)), 0);
+      traceHop(
+        trace,
+        locals[c].routes,
+        lifted.hopKey[hop],
+        tb ? { across: bx, along: by } : { across: by, along: bx },
+        tb
+      );
     }
     resolveDrops(input, out, e, across, kind);
     for (let k = 0; k < across.length; k++) {
@@ -248,6 +270,47 @@ function routeEdges(
   }
   out.routeStart = start;
   out.routePoints = all.done();
+}
+
+/** An edge's points on the page, across and along the layers, as `routeEdges` gathers
+ * them; a kind 1 or 2 point's across is NaN until `resolveDrops` sets it. */
+interface EdgeTrace {
+  across: number[];
+  along: number[];
+  kind: number[];
+}
+
+/** Appends to `trace` the points of the local edge `key` of a cluster whose content starts
+ * at `base` on the page: the port it leaves through, its bends between the drop out of its
+ * source's layer and into its target's, the port it enters through. */
+function traceHop(
+  trace: EdgeTrace,
+  routes: Map<number, number[]>,
+  key: number,
+  base: { across: number; along: number },
+  tb: boolean
+): void {
+  const { across, along, kind } = trace;
+  const put = (pts: number[] | undefined, from: number) => {
+    for (let k = from; pts && k < pts.length; k += 2) {
+      across.push(base.across + (tb ? pts[k] : pts[k + 1]));
+      along.push(base.along + (tb ? pts[k + 1] : pts[k]));
+      kind.push(0);
+    }
+  };
+  const a = Math.floor(key / 1048576);
+  const route = routes.get(key);
+  put(routes.get(portKey(a)), 0);
+  if (route) {
+    across.push(NaN);
+    along.push(base.along + route[0]);
+    kind.push(1);
+    put(route, 2);
+    across.push(NaN);
+    along.push(base.along + route[1]);
+    kind.push(2);
+  }
+  put(routes.get(portKey(key - a * 1048576)), 0);
 }
 
 /** Numbers appended to a typed array that grows (a million points, without a JS array's
@@ -359,27 +422,12 @@ function placeCached(local: Local, ranks: number[], sizes: Sizes, rankdir: 'TB' 
   return placed;
 }
 
-/** Each edge counts in the cluster holding both ends, between the children holding them. */
-function liftEdges(
-  input: LayeredInput,
-  locals: Local[],
-  slot: Int32Array,
-  clusterSlot: Int32Array,
-  parentOf: (c: number) => number,
-  depth: Int32Array,
-  root: number
-): Lifted {
-  const nItems = input.itemW.length;
-  const containerOf = (i: number) => (input.itemParent[i] < 0 ? root : input.itemParent[i]);
-  const lifted: Lifted = {
-    hopStart: new Int32Array(input.edgeSrc.length + 1),
-    hopCluster: [],
-    hopKey: [],
-    portRank: []
-  };
+/** `port(c, a, rank)`: the member position in cluster c of its port for edges from item a
+ * that leave (PORT_OUT) or enter (PORT_IN) it, added on first use. One port per cluster,
+ * way and source: what one value feeds inside fans out there. */
+function portMaker(locals: Local[], lifted: Lifted, nItems: number): (c: number, a: number, rank: number) => number {
   const ports = new Map<number, number>();
-  // One port per cluster, way and source: what one value feeds inside fans out there.
-  const port = (c: number, a: number, rank: number) => {
+  return (c, a, rank) => {
     const name = (c * nItems + a) * 2 + (rank === PORT_OUT ? 1 : 0);
     let k = ports.get(name);
     if (k === undefined) {
@@ -390,16 +438,50 @@ function liftEdges(
     }
     return k;
   };
-  const link = (c: number, sa: number, sb: number, hops: number[]) => {
-    const edges = locals[c].edges;
-    let out = edges.get(sa);
-    if (!out) {
-      out = new Set();
-      edges.set(sa, out);
-    }
-    out.add(sb);
-    hops.push(c, edgeKey(sa, sb));
+}
+
+/** Adds the local edge sa → sb to cluster c's, and its hop to `hops`. */
+function linkLocal(local: Local, c: number, sa: number, sb: number, hops: number[]): void {
+  let out = local.edges.get(sa);
+  if (!out) {
+    out = new Set();
+    local.edges.set(sa, out);
+  }
+  out.add(sb);
+  hops.push(c, edgeKey(sa, sb));
+}
+
+/** Appends edge e's hops to `lifted`: those out to the common cluster (`out`, in order),
+ * then those in to its target (`into`, gathered from the target outwards). */
+function appendHops(lifted: Lifted, e: number, out: number[], into: number[]): void {
+  for (let k = into.length - 2; k >= 0; k -= 2) {
+    out.push(into[k], into[k + 1]);
+  }
+  for (let k = 0; k < out.length; k += 2) {
+    lifted.hopCluster.push(out[k]);
+    lifted.hopKey.push(out[k + 1]);
+  }
+  lifted.hopStart[e + 1] = lifted.hopCluster.length;
+}
+
+/** Each edge counts in the cluster holding both ends, between the children holding them. */
+function liftEdges(
+  input: LayeredInput,
+  locals: Local[],
+  slot: Int32Array,
+  clusterSlot: Int32Array,
+  parentOf: (c: number) => number,
+  depth: Int32Array,
+  root: number
+): Lifted {
+  const containerOf = (i: number) => (input.itemParent[i] < 0 ? root : input.itemParent[i]);
+  const lifted: Lifted = {
+    hopStart: new Int32Array(input.edgeSrc.length + 1),
+    hopCluster: [],
+    hopKey: [],
+    portRank: []
   };
+  const port = portMaker(locals, lifted, input.itemW.length);
   const into: number[] = [];
   for (let e = 0; e < input.edgeSrc.length; e++) {
     const a = input.edgeSrc[e];
@@ -412,16 +494,15 @@ function liftEdges(
     let pb = containerOf(b);
     let sa = slot[a];
     let sb = slot[b];
-    const first = lifted.hopCluster.length;
     const out: number[] = [];
     into.length = 0;
     while (pa !== pb) {
       if (depth[pa] >= depth[pb]) {
-        link(pa, sa, port(pa, a, PORT_OUT), out);
+        linkLocal(locals[pa], pa, sa, port(pa, a, PORT_OUT), out);
         sa = clusterSlot[pa];
         pa = parentOf(pa);
       } else {
-        link(pb, port(pb, a, PORT_IN), sb, into);
+        linkLocal(locals[pb], pb, port(pb, a, PORT_IN), sb, into);
         sb = clusterSlot[pb];
         pb = parentOf(pb);
       }
@@ -429,15 +510,8 @@ function liftEdges(
     if (sa === sb) {
       continue;
     }
-    link(pa, sa, sb, out);
-    for (let k = into.length - 2; k >= 0; k -= 2) {
-      out.push(into[k], into[k + 1]);
-    }
-    for (let k = 0; k < out.length; k += 2) {
-      lifted.hopCluster.push(out[k]);
-      lifted.hopKey.push(out[k + 1]);
-    }
-    lifted.hopStart[e + 1] = first + out.length / 2;
+    linkLocal(locals[pa], pa, sa, sb, out);
+    appendHops(lifted, e, out, into);
   }
   return lifted;
 }
