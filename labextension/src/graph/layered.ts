@@ -611,14 +611,7 @@ function placeLocal(
   if (!n) {
     return { w: 0, h: 0, anchor: 0 };
   }
-  const succ: number[][] = Array.from({ length: n }, () => []);
-  const pred: number[][] = Array.from({ length: n }, () => []);
-  for (const [a, outs] of local.edges) {
-    for (const b of outs) {
-      succ[a].push(b);
-      pred[b].push(a);
-    }
-  }
+  const { succ, pred } = adjacency(n, local.edges);
   const layer = assignLayers(n, succ, ranks);
   const g = withDummies(n, layer, succ, pred, rankdir === 'TB' ? widths : heights, rankdir === 'TB' ? heights : widths);
   const passing = passingBy(n, ranks, g.pred, g.succ);
@@ -626,11 +619,67 @@ function placeLocal(
   const lead = (v: number) => (v < n ? sizes.leads[v] : 0);
   const centre = crossPositions(layers, g, v => v >= n || ranks[v] >= PORT_IN, passing, lead);
   const first = layers.find(row => row.length && !passing[row[0]])?.[0];
-  const bendAt: number[] = new Array(g.across.length - n);
-  const rowStart = new Float64Array(n);
-  const rowEnd = new Float64Array(n);
-  let offset = 0;
-  let extent = 0;
+  const rows = placeRows(layers, g, centre, n, (v, a, r, thick) => {
+    if (ranks[v] >= PORT_IN) {
+      // A port: where its edges cross its layer, straight through.
+      local.routes.set(
+        portKey(v),
+        rankdir === 'TB' ? [centre[v], r, centre[v], r + thick] : [r, centre[v], r + thick, centre[v]]
+      );
+    }
+    if (rankdir === 'TB') {
+      put(v, a, r);
+    } else {
+      put(v, r, a);
+    }
+  });
+  routeLocalEdges(local, layer, g, centre, rows, n, rankdir);
+  const { offset, extent } = rows;
+  const length = Math.max(0, offset - RANK_GAP);
+  const anchor = first === undefined ? extent / 2 : centre[first] + lead(first);
+  return rankdir === 'TB' ? { w: extent, h: length, anchor } : { w: length, h: extent, anchor };
+}
+
+/** Each member's inputs and outputs, from a cluster's local edges. */
+function adjacency(n: number, edges: Map<number, Set<number>>): { succ: number[][]; pred: number[][] } {
+  const succ: number[][] = Array.from({ length: n }, () => []);
+  const pred: number[][] = Array.from({ length: n }, () => []);
+  for (const [a, outs] of edges) {
+    for (const b of outs) {
+      succ[a].push(b);
+      pred[b].push(a);
+    }
+  }
+  return { succ, pred };
+}
+
+/** Where the layers go along: each as thick as its thickest member, `offset` past the
+ * last; `extent` across; where each member's layer starts and ends, each dummy's layer
+ * starts (`bendAt`, by dummy; its thickness into `g.thick`). */
+interface Rows {
+  bendAt: number[];
+  rowStart: Float64Array;
+  rowEnd: Float64Array;
+  offset: number;
+  extent: number;
+}
+
+/** The layers one after another, `put(v, across, along, thick)` told each member's corner
+ * (and its layer's thickness). */
+function placeRows(
+  layers: number[][],
+  g: { across: number[]; along: number[]; thick: number[] },
+  centre: Float64Array,
+  n: number,
+  put: (v: number, a: number, r: number, thick: number) => void
+): Rows {
+  const rows: Rows = {
+    bendAt: new Array(g.across.length - n),
+    rowStart: new Float64Array(n),
+    rowEnd: new Float64Array(n),
+    offset: 0,
+    extent: 0
+  };
   for (const row of layers) {
     let thick = 0;
     for (const v of row) {
@@ -638,48 +687,44 @@ function placeLocal(
     }
     for (const v of row) {
       const a = centre[v] - g.across[v] / 2;
-      extent = Math.max(extent, a + g.across[v]);
-      if (v < n) {
-        rowStart[v] = offset;
-        rowEnd[v] = offset + thick;
-      }
+      rows.extent = Math.max(rows.extent, a + g.across[v]);
       if (v >= n) {
-        bendAt[v - n] = offset;
+        rows.bendAt[v - n] = rows.offset;
         g.thick[v - n] = thick;
         continue;
       }
-      if (ranks[v] >= PORT_IN) {
-        // A port: where its edges cross its layer, straight through.
-        local.routes.set(
-          portKey(v),
-          rankdir === 'TB'
-            ? [centre[v], offset, centre[v], offset + thick]
-            : [offset, centre[v], offset + thick, centre[v]]
-        );
-      }
+      rows.rowStart[v] = rows.offset;
+      rows.rowEnd[v] = rows.offset + thick;
       // At the start of its layer: beside a cluster thousands of px long, an item stays
       // by its inputs, not halfway down.
-      const r = offset;
-      if (rankdir === 'TB') {
-        put(v, a, r);
-      } else {
-        put(v, r, a);
-      }
+      put(v, a, rows.offset, thick);
     }
-    offset += thick + RANK_GAP;
+    rows.offset += thick + RANK_GAP;
   }
-  // Each edge down: first (along the layers' axis) to the end of its source's layer, then
-  // straight through each layer it passes, in its gap, then in at the start of its
-  // target's layer. A member shorter than its layer has nothing under it in the layer.
+  return rows;
+}
+
+/** Each edge down: first (along the layers' axis) to the end of its source's layer, then
+ * straight through each layer it passes, in its gap, then in at the start of its target's
+ * layer. A member shorter than its layer has nothing under it in the layer. */
+function routeLocalEdges(
+  local: Local,
+  layer: Int32Array,
+  g: { thick: number[]; chains: Map<number, number[]> },
+  centre: Float64Array,
+  rows: Rows,
+  n: number,
+  rankdir: 'TB' | 'LR'
+): void {
   for (const [a, outs] of local.edges) {
     for (const b of outs) {
       if (layer[b] <= layer[a]) {
         continue;
       }
-      const pts: number[] = [rowEnd[a], rowStart[b]];
+      const pts: number[] = [rows.rowEnd[a], rows.rowStart[b]];
       for (const d of g.chains.get(edgeKey(a, b)) ?? []) {
         const c = centre[d];
-        const r0 = bendAt[d - n];
+        const r0 = rows.bendAt[d - n];
         const r1 = r0 + g.thick[d - n];
         if (rankdir === 'TB') {
           pts.push(c, r0, c, r1);
@@ -690,9 +735,6 @@ function placeLocal(
       local.routes.set(edgeKey(a, b), pts);
     }
   }
-  const length = Math.max(0, offset - RANK_GAP);
-  const anchor = first === undefined ? extent / 2 : centre[first] + lead(first);
-  return rankdir === 'TB' ? { w: extent, h: length, anchor } : { w: length, h: extent, anchor };
 }
 
 /** The members' graph with a dummy member in every layer that an edge passes (after
