@@ -746,59 +746,70 @@ function withDummies(
   pred: number[][],
   across: number[],
   along: number[]
-): {
-  layer: Int32Array;
-  succ: number[][];
-  pred: number[][];
-  across: number[];
-  along: number[];
-  thick: number[];
-  chains: Map<number, number[]>;
-} {
-  const layers = [...layer];
-  const s2 = succ.map(list => [...list]);
-  const p2 = pred.map(list => [...list]);
-  const a2 = [...across];
-  const l2 = [...along];
+): DummyGraph {
+  const grown: Growing = {
+    layer: [...layer],
+    succ: succ.map(list => [...list]),
+    pred: pred.map(list => [...list]),
+    across: [...across],
+    along: [...along]
+  };
   const chains = new Map<number, number[]>();
   for (let a = 0; a < n; a++) {
     for (let k = 0; k < succ[a].length; k++) {
       const b = succ[a][k];
-      const span = layer[b] - layer[a];
-      if (span <= 1) {
-        continue;
+      if (layer[b] - layer[a] > 1) {
+        chains.set(edgeKey(a, b), splitEdge(grown, a, k, b));
       }
-      const chain: number[] = [];
-      let prev = a;
-      for (let i = 1; i < span; i++) {
-        const d = layers.length;
-        layers.push(layer[a] + i);
-        a2.push(DUMMY_W);
-        l2.push(0);
-        s2.push([]);
-        p2.push([prev]);
-        if (prev === a) {
-          s2[a][k] = d;
-        } else {
-          s2[prev].push(d);
-        }
-        chain.push(d);
-        prev = d;
-      }
-      s2[prev].push(b);
-      p2[b][p2[b].indexOf(a)] = prev;
-      chains.set(edgeKey(a, b), chain);
     }
   }
   return {
-    layer: Int32Array.from(layers),
-    succ: s2,
-    pred: p2,
-    across: a2,
-    along: l2,
-    thick: new Array(a2.length - n).fill(0),
+    ...grown,
+    layer: Int32Array.from(grown.layer),
+    thick: new Array(grown.across.length - n).fill(0),
     chains
   };
+}
+
+/** The members' graph as dummies are added to it. */
+interface Growing {
+  layer: number[];
+  succ: number[][];
+  pred: number[][];
+  across: number[];
+  along: number[];
+}
+
+/** The members' graph with its dummies, and where each dummy's layer is thick. */
+interface DummyGraph extends Omit<Growing, 'layer'> {
+  layer: Int32Array;
+  thick: number[];
+  chains: Map<number, number[]>;
+}
+
+/** Splits the edge a → b (a's k-th output), which passes layers, along a new dummy in each
+ * layer it passes; their chain, in order. */
+function splitEdge(g: Growing, a: number, k: number, b: number): number[] {
+  const chain: number[] = [];
+  let prev = a;
+  for (let i = 1; i < g.layer[b] - g.layer[a]; i++) {
+    const d = g.layer.length;
+    g.layer.push(g.layer[a] + i);
+    g.across.push(DUMMY_W);
+    g.along.push(0);
+    g.succ.push([]);
+    g.pred.push([prev]);
+    if (prev === a) {
+      g.succ[a][k] = d;
+    } else {
+      g.succ[prev].push(d);
+    }
+    chain.push(d);
+    prev = d;
+  }
+  g.succ[prev].push(b);
+  g.pred[b][g.pred[b].indexOf(a)] = prev;
+  return chain;
 }
 
 /** What passes by: the members forced onto the first layer (the program's inputs, the
