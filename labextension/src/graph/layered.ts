@@ -890,37 +890,8 @@ function crossPositions(
   const n = across.length;
   const centre = new Float64Array(n);
   const placed = new Uint8Array(n);
-  const pack = (row: number[], want: (v: number) => number | null) => {
-    let right = -Infinity;
-    // How far the row would rather be, by what passes by (1) and the rest (0).
-    const shift = [0, 0];
-    const wanted = [0, 0];
-    let last = -1;
-    for (const v of row) {
-      // Wished for its structure's start (a wide cluster's column, not its middle).
-      const wish = want(v);
-      const d = wish === null ? null : wish - lead(v);
-      const gap = last >= 0 && thin(v) && thin(last) ? DUMMY_GAP : NODE_GAP;
-      last = v;
-      const lo = right + gap + across[v] / 2;
-      const c = d === null ? (isFinite(right) ? lo : across[v] / 2) : Math.max(d, lo);
-      centre[v] = c;
-      right = c + across[v] / 2;
-      if (d !== null) {
-        shift[passing[v]] += d - c;
-        wanted[passing[v]]++;
-      }
-    }
-    // Members with no wish of their own stay packed from the left: what passes by them
-    // does not move them either.
-    const by = row.some(v => !passing[v]) ? 0 : 1;
-    if (wanted[by]) {
-      for (const v of row) {
-        centre[v] += shift[by] / wanted[by];
-      }
-    }
-    row.forEach(v => (placed[v] = 1));
-  };
+  const packing: Packing = { across, centre, placed, passing, thin, lead };
+  const pack = (row: number[], want: (v: number) => number | null) => packRow(row, want, packing);
   // What passes by is placed by what it passes; the rest by the rest.
   const mean = (ns: number[], fromAbove: boolean) => {
     let s = 0;
@@ -938,8 +909,60 @@ function crossPositions(
   if (layers.length > 1) {
     pack(layers[0], v => mean(succ[v], true));
   }
-  // The left edge is the structure's: a row of what passes by, wider than what it feeds,
-  // is moved to start there rather than widen the cluster to the left.
+  alignLeft(layers, centre, across, passing);
+  return centre;
+}
+
+/** What packing a row reads and writes: sizes across, centres so far, which members are
+ * placed, which pass by, which are thin (ports, dummies), where structure starts. */
+interface Packing {
+  across: number[];
+  centre: Float64Array;
+  placed: Uint8Array;
+  passing: Uint8Array;
+  thin: (v: number) => boolean;
+  lead: (v: number) => number;
+}
+
+/** Packs a row in order, each member as near where it wishes to be (`want`, its centre;
+ * null: no wish) as the ones before it allow, then shifts the row as a whole by the mean
+ * of how far its members would rather be. */
+function packRow(row: number[], want: (v: number) => number | null, ctx: Packing): void {
+  let right = -Infinity;
+  // How far the row would rather be, by what passes by (1) and the rest (0).
+  const shift = [0, 0];
+  const wanted = [0, 0];
+  let last = -1;
+  for (const v of row) {
+    // Wished for its structure's start (a wide cluster's column, not its middle).
+    const wish = want(v);
+    const d = wish === null ? null : wish - ctx.lead(v);
+    const gap = last >= 0 && ctx.thin(v) && ctx.thin(last) ? DUMMY_GAP : NODE_GAP;
+    last = v;
+    const lo = right + gap + ctx.across[v] / 2;
+    const c = d === null ? (isFinite(right) ? lo : ctx.across[v] / 2) : Math.max(d, lo);
+    ctx.centre[v] = c;
+    right = c + ctx.across[v] / 2;
+    if (d !== null) {
+      shift[ctx.passing[v]] += d - c;
+      wanted[ctx.passing[v]]++;
+    }
+  }
+  // Members with no wish of their own stay packed from the left: what passes by them
+  // does not move them either.
+  const by = row.some(v => !ctx.passing[v]) ? 0 : 1;
+  if (wanted[by]) {
+    for (const v of row) {
+      ctx.centre[v] += shift[by] / wanted[by];
+    }
+  }
+  row.forEach(v => (ctx.placed[v] = 1));
+}
+
+/** Moves the structure's left edge to 0: a row of what passes by, wider than what it
+ * feeds, is moved to start there rather than widen the cluster to the left. */
+function alignLeft(layers: number[][], centre: Float64Array, across: number[], passing: Uint8Array): void {
+  const n = across.length;
   const leftOf = (vs: Iterable<number>) => {
     let min = Infinity;
     for (const v of vs) {
@@ -958,7 +981,6 @@ function crossPositions(
   for (let v = 0; v < n; v++) {
     centre[v] -= min;
   }
-  return centre;
 }
 
 /** Local positions to page ones, from the root down. */
