@@ -400,6 +400,24 @@ def call_at(code: Any, lasti: int) -> ast.Call | None:
     return tree.body if isinstance(tree.body, ast.Call) else None
 
 
+def called_function_text(code: Any, lasti: int) -> str | None:
+    """The dotted name of the function the call at byte offset ``lasti`` of ``code``
+    calls, as the user wrote it: ``jax.lax.map`` for ``jax.lax.map(step, xs).sum()``,
+    ``jax.vmap`` for ``jax.vmap(f)(x)``; None for a call of anything else (a subscript, a
+    call's result attribute)."""
+    call = call_at(code, lasti)
+    func = call.func if call is not None else None
+    while isinstance(func, ast.Call):  # jax.vmap(f)(x): the function transformed is called
+        func = func.func
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return None
+    return ".".join([func.id, *reversed(parts)])
+
+
 def _running_code(code: Any, frame: Any) -> bool:
     while frame is not None:
         if frame.f_code is code:

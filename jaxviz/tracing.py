@@ -244,6 +244,7 @@ class GraphBuilder:
         self._params_texts: dict[tuple[Any, ...], dict[str, str]] = {}  # per distinct params
         self.library_nodes: set[int] = set()  # equations recorded inside a library call
         self.functions_run: dict[int, list[str]] = {}  # eqn group → the functions JAX traced into it
+        self.apis_called: dict[int, str | None] = {}  # eqn group of lambdas → ``lax.map``
         self.called = CalledNames()  # library calls named as the user's values say
 
     def build(self, closed: Any, inputs: list[InputInfo], input_names: list[str],
@@ -368,13 +369,18 @@ class GraphBuilder:
             recorded = [n for n in self.functions_run.get(group.id, []) if not call_scopes.is_plumbing_name(n)]
             body = self._loop_body(group)
             shown = g.groups[body].name if body is not None else (recorded[-1] if recorded else None)
+            api = self.apis_called.get(group.id) if shown is None else None
+            shown = shown or api
             if shown is None:
                 continue
             others = [n for n in recorded if n != shown and not n.startswith("_")]  # not JAX's own (_fori_cond_fun)
             length = holder.params.get("length")
             count = f" ×{length}" if length is not None else ""
             word = _eqn_label_word(holder.primitive)
-            group.name = f"{shown}{count} ({word}: {', '.join(others)})" if others else f"{shown}{count} ({word})"
+            if api is not None and api.rpartition(".")[2] == word:
+                group.name = f"{shown}{count}"  # lax.scan ×7, not lax.scan ×7 (scan)
+            else:
+                group.name = f"{shown}{count} ({word}: {', '.join(others)})" if others else f"{shown}{count} ({word})"
 
     def _loop_body(self, loop: Any) -> int | None:
         """The call group that holds most of a loop's equations (in its body's jaxpr
@@ -582,6 +588,15 @@ class GraphBuilder:
             return scope + library
         return scope[:split] + library[:-1] + scope[split:] + library[-1:]
 
+    def _api_called(self, eqn: Any) -> str | None:
+        """The function the user's innermost line called to make ``eqn``, as written
+        there, without ``jax.``: ``lax.map`` for ``jax.lax.map(lambda x: ..., xs)``."""
+        for code, lasti in internals.code_stack(eqn):  # innermost first
+            if self._is_user_code(code):
+                text = call_scopes.called_function_text(code, lasti)
+                return text.removeprefix("jax.") if text else None
+        return None
+
     def _library_path(self, eqn: Any) -> list[tuple[str, str]]:
         """The library calls below the innermost user frame of the equation's traceback,
         outermost first, as group keys (``("library", "HMC.sample")``): read from the
@@ -706,6 +721,8 @@ class GraphBuilder:
             g.groups[group].holder = len(g.nodes)  # the equation's node, added next
             names = [internals.jaxpr_function_name(sub) for _, sub, _ in subs]
             self.functions_run[group] = list(dict.fromkeys(n for n in names if n))
+            if not self.functions_run[group]:  # lambdas: named after the call that ran them
+                self.apis_called[group] = self._api_called(eqn)
         node = g.add_node(
             "eqn", label, group, primitive=eqn.primitive.name,
             params=params, outputs=[aval_of_var(v) for v in eqn.outvars],

@@ -46,7 +46,7 @@ def test_a_cheap_program_is_not_shaded_as_if_it_were_expensive():
 
     program = jaxviz.trace(tiny, jnp.ones(3))
     program.costs()
-    (body,) = [g for g in program.graph.groups if g.kind == "eqn" and g.name == "scan"]
+    (body,) = [g for g in program.graph.groups if g.kind == "eqn" and g.name == "lax.scan ×3"]
     heat = costs.group_heat(program.graph, body.id)
     assert heat is not None and heat.share == 1.0  # all of the program's few FLOPs
     assert heat.fill == costs.HEAT_STOPS[0]  # yet the palest, not deep brown

@@ -6,6 +6,7 @@ import re
 import jax
 import jax.numpy as jnp
 import pytest
+from jax import lax
 from zoo import ZOO, deep_loss, flax_apply, mlp_loss, recursive_eqn_count
 
 import jaxviz
@@ -51,6 +52,20 @@ def test_sub_jaxprs_are_groups():
     cond = next(g for g in graph.groups if g.kind == "eqn" and re.fullmatch(r"\w+ \(cond: \w+\)", g.name))
     branches = [graph.groups[c].name for c in cond.groups]
     assert branches == ["branch 0", "branch 1", "branch 2"]
+
+
+def test_a_loop_over_a_lambda_is_named_after_the_call_that_ran_it():
+    """A lambda has no name of its own: the loop reads as the user's call, with its trip
+    count (the style of JAX's own docs: ``lax.map(lambda x: ..., xs)``)."""
+    def run(xs):
+        mapped = jax.lax.map(lambda x: jnp.tanh(x) @ x.T, xs)
+        summed = lax.fori_loop(0, 10, lambda i, c: c * 2.0 + i, mapped.sum())
+        carry, _ = lax.scan(lambda c, x: (c + x.sum(), None), summed, xs)
+        return lax.cond(carry > 0, lambda: carry, lambda: -carry)
+
+    graph = jaxviz.trace(run, jnp.ones((5, 3, 3))).graph
+    names = [g.name for g in graph.groups if g.kind == "eqn" and g.holder is not None]
+    assert names == ["lax.map ×5 (scan)", "lax.fori_loop ×10 (scan)", "lax.scan ×5", "lax.cond"], names
 
 
 def test_user_calls_become_groups_forward_and_backward_apart():
