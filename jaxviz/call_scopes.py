@@ -79,6 +79,9 @@ class CallInfo:
     function: str
     defined: SourceLoc | None
     call_site: SourceLoc | None
+    # JAX called it to trace it (``jax.checkpoint``'s body, a scan's step): JAX may cache
+    # that trace and replay its equations for later calls, under this one activation.
+    traced_by_jax: bool = False
 
 
 def make_source(file: str, line: int, function: str, cell_file: str | None) -> SourceLoc:
@@ -471,13 +474,16 @@ class _Recorder:
             name = factory
         key = f"{SCOPE_PREFIX}{next(_activations)}:{name}"
         caller = frame.f_back
+        traced_by_jax = False
         while caller is not None and not is_user_file(caller.f_code.co_filename):
+            traced_by_jax = traced_by_jax or internals.is_jax_file(caller.f_code.co_filename)
             caller = caller.f_back  # e.g. lax.scan calling the body: show the user's line
         info = CallInfo(
             name,
             make_source(code.co_filename, code.co_firstlineno, code.co_name, self._cell_file),
             make_source(caller.f_code.co_filename, caller.f_lineno, shown_name(caller.f_code), self._cell_file)
             if caller is not None else None,
+            traced_by_jax,
         )
         self.calls[key] = _known_calls[key] = info
         if len(_known_calls) > _KNOWN_CALLS_MAX:

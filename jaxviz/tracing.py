@@ -8,6 +8,7 @@ name stacks (read through ``_jax_internals``) and become nested groups here.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import gc
@@ -234,7 +235,7 @@ class GraphBuilder:
         self._frames: dict[Any, internals.UserFrame | None] = {}  # per traceback
         self._user_code: dict[Any, bool] = {}
         self._var_names: dict[Any, str] = {}
-        self._keyed: dict[tuple[int, tuple[str, str]], int] = {}  # (parent, key) → group
+        self._keyed: dict[tuple[int, tuple[str, ...]], int] = {}  # (parent, key) → group
         self.outside_phases: dict[int, Any] = {}  # node id → equation, outside fwd/bwd
         self.sites: dict[int, Any] = {}  # node id → the user frame (line and column) it came from
         self._last_frame: Any = None
@@ -536,14 +537,20 @@ class GraphBuilder:
                 g.nodes[nid].group = gid
 
     def _add_eqns(self, eqns: Sequence[Any], base: int, env: dict[Any, int],
-                  base_path: list[tuple[str, str]]) -> None:
-        open_groups: list[tuple[tuple[str, str], int]] = []
-        for eqn in eqns:
-            path = self._eqn_path(eqn)
+                  base_path: list[tuple[str, ...]]) -> None:
+        open_groups: list[tuple[tuple[str, ...], int]] = []
+        paths = [self._eqn_path(eqn) for eqn in eqns]
+        copies = self._replayed_copies(eqns, paths)
+        for i, eqn in enumerate(eqns):
+            path: Sequence[tuple[str, ...]] = paths[i]
+            replayed = copies[i] if copies is not None else None
+            if replayed is not None:
+                depth, copy = replayed
+                path = [*path[:depth], (*path[depth], str(copy)), *path[depth + 1:]]
             # A sub-jaxpr's equations carry the path of the equation holding it (or of
             # the part of it its own caller shares, a library calling back user code).
             shared = 0
-            while shared < min(len(path), len(base_path)) and path[shared] == base_path[shared]:
+            while shared < min(len(path), len(base_path)) and path[shared] == base_path[shared][:2]:
                 shared += 1
             path = path[shared:]
             common = 0
@@ -556,15 +563,46 @@ class GraphBuilder:
                 open_groups.append((key, self._group_for(key, parent)))
             group = open_groups[-1][1] if open_groups else base
             first_node = len(self.graph.nodes)
-            full_path = base_path[:shared] + path
+            full_path = base_path[:shared] + list(path)
             self._add_eqn(eqn, group, env, path=full_path)
             self._name_call_sites(open_groups, first_node)
             if full_path and full_path[-1][0] == "library":
                 # Its user line is the library call's: the call's group says it already.
                 self.library_nodes.add(first_node)
             self.sites[first_node] = self._last_frame
-            if all(kind != "phase" for kind, _ in full_path):  # where an update may be
+            if all(key[0] != "phase" for key in full_path):  # where an update may be
                 self.outside_phases[first_node] = eqn
+
+    def _replayed_copies(self, eqns: Sequence[Any], paths: list[list[tuple[str, str]]],
+                         ) -> list[tuple[int, int] | None] | None:
+        """Per equation, (depth in its path, copy number) where it belongs to a later copy
+        of a call whose trace JAX cached and replayed: ``jax.checkpoint(block)`` called in
+        a loop is traced once, and under ``grad`` its forward equations come back once per
+        call, all under that one activation. They are told apart by their tracebacks: a
+        replay reuses the traced equations' traceback objects, a Python loop makes new
+        ones. None where nothing was replayed (the common case, found in one pass)."""
+        tracebacks = [internals.traceback_of(eqn) for eqn in eqns]
+        if not _comes_back(tracebacks):
+            return None
+        by_call: dict[tuple[tuple[str, str], ...], list[int]] = {}
+        for i, path in enumerate(paths):
+            for depth, key in enumerate(path):
+                if key[0] == "scope" and self._traced_by_jax(key[1]):
+                    by_call.setdefault(tuple(path[:depth + 1]), []).append(i)
+        starts = {call: found for call, indices in by_call.items()
+                  if (found := replay_starts([tracebacks[i] for i in indices])) is not None}
+        copies: list[tuple[int, int] | None] = [None] * len(eqns)
+        for call in _replay_roots(starts):
+            indices = by_call[call]
+            for position, i in enumerate(indices):
+                copy = bisect.bisect_right(starts[call], position) - 1
+                if copy > 0:
+                    copies[i] = (len(call) - 1, copy)
+        return copies
+
+    def _traced_by_jax(self, scope: str) -> bool:
+        call = self.calls.get(scope) or call_scopes.known_call(scope)
+        return call is not None and call.traced_by_jax
 
     def _eqn_path(self, eqn: Any) -> list[tuple[str, str]]:
         """The equation's group keys: its name stack's, then its library calls'. A
@@ -628,7 +666,7 @@ class GraphBuilder:
         self._library_paths[traceback] = found
         return found
 
-    def _name_call_sites(self, open_groups: list[tuple[tuple[str, str], int]], node: int) -> None:
+    def _name_call_sites(self, open_groups: list[tuple[tuple[str, ...], int]], node: int) -> None:
         """A library call's group is located at the user line that made it (its first
         equation's)."""
         source = self.graph.nodes[node].source
@@ -640,17 +678,17 @@ class GraphBuilder:
                 break
             group.source = source
 
-    def _group_for(self, key: tuple[str, str], parent: int) -> int:
+    def _group_for(self, key: tuple[str, ...], parent: int) -> int:
         """The group for a name-stack key under ``parent``. A phase or a call is one group
         however its equations interleave with others (JAX emits the backward pass of one
         layer in pieces), so it is reused; other scopes open anew after an interruption."""
         # A library call is one group too: its key holds its call site.
         reusable = key[0] in ("phase", "library") or call_scopes.activation_number(key[1]) is not None
         if not reusable:
-            return self._open_group(key, parent)
+            return self._open_group((key[0], key[1]), parent)
         gid = self._keyed.get((parent, key))
-        if gid is None:
-            gid = self._keyed[(parent, key)] = self._open_group(key, parent)
+        if gid is None:  # (kind, name, copy) for a replayed call's later copy
+            gid = self._keyed[(parent, key)] = self._open_group((key[0], key[1]), parent)
         return gid
 
     def _open_group(self, key: tuple[str, str], parent: int) -> int:
@@ -706,7 +744,7 @@ class GraphBuilder:
             user = self._user_code[code] = is_user_file(code.co_filename)
         return user
 
-    def _add_eqn(self, eqn: Any, group: int, env: dict[Any, int], path: list[tuple[str, str]]) -> None:
+    def _add_eqn(self, eqn: Any, group: int, env: dict[Any, int], path: list[tuple[str, ...]]) -> None:
         g = self.graph
         subs = sub_jaxprs(eqn.params)
         literals = [short(v.val, 20) for v in eqn.invars if isinstance(v, jcore.Literal)]
@@ -838,6 +876,55 @@ def _outputs_by_value(outvars: Sequence[Any], names: list[str]) -> list[tuple[An
             by_var[key] = [name]
             order.append((var, by_var[key]))
     return order
+
+
+def _comes_back(tracebacks: list[Any]) -> bool:
+    """Whether some traceback object comes back after another one (by identity)."""
+    seen: set[int] = set()
+    previous = None
+    for traceback in tracebacks:
+        if traceback is not None and traceback is not previous:
+            if id(traceback) in seen:
+                return True
+            seen.add(id(traceback))
+        previous = traceback
+    return False
+
+
+def replay_starts(tracebacks: list[Any]) -> list[int] | None:
+    """Where each copy of a replayed trace starts in one call's equations (their
+    tracebacks, in order): the first traceback object comes back, and every copy runs
+    through the first one's objects in order (dead code may drop some). None for a call
+    that ran once, or whose equations are anything else."""
+    if not tracebacks or any(t is None for t in tracebacks):
+        return None
+    first = tracebacks[0]
+    starts = [i for i, t in enumerate(tracebacks) if t is first and (i == 0 or tracebacks[i - 1] is not first)]
+    if len(starts) < 2:
+        return None
+    unit = [id(t) for t in tracebacks[:starts[1]]]
+    for begin, end in zip(starts[1:], [*starts[2:], len(tracebacks)]):
+        at = 0
+        for t in tracebacks[begin:end]:
+            while at < len(unit) and unit[at] != id(t):
+                at += 1
+            if at == len(unit):
+                return None
+    return starts
+
+
+def _replay_roots(starts: dict[tuple[Any, ...], list[int]]) -> list[tuple[Any, ...]]:
+    """The calls to split into copies: the outermost that were replayed; of calls nested
+    with the same copies (a jitted model that is only a loop of checkpointed blocks), the
+    innermost."""
+    roots: list[tuple[Any, ...]] = []
+    for call in sorted(starts, key=len):
+        if any(call[:len(root)] == root for root in roots):
+            continue
+        same = [inner for inner in starts if inner[:len(call)] == call
+                and len(starts[inner]) == len(starts[call])]
+        roots.append(max(same, key=len))
+    return roots
 
 
 def _eqn_label_word(primitive: str | None) -> str:

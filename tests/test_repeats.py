@@ -6,6 +6,7 @@ import json
 import os
 import sys
 
+import jax
 import jax.numpy as jnp
 import pydot
 import pytest
@@ -17,6 +18,7 @@ from jaxviz.graph import LEGEND, REPEAT_MIN
 from jaxviz.render.dot import program_dot
 from jaxviz.render.html import program_html
 from jaxviz.render.payload import decode_graph, program_payload
+from jaxviz.tracing import replay_starts
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import models  # noqa: E402
@@ -278,3 +280,45 @@ def test_many_repeats_fold_fast():
     # Collapsed it is one item; the auto view opens it only within the budget.
     assert graph.view(0).visible_counts() == (2, 1)
     assert sum(graph.view("auto").visible_counts()) <= 60
+
+
+def test_checkpointed_layers_in_a_loop_are_one_call_each_under_grad():
+    """``jax.checkpoint(block)`` in a Python loop (how LLM code saves memory): JAX traces
+    ``block`` once and, under ``grad``, replays its forward equations once per call, all
+    under that one activation. The forward pass still reads ``block ×4``, each a whole
+    layer; a Python loop inside one call (the two ``sin``) is not taken for calls."""
+    def mlp(x, p):
+        return jnp.tanh(x @ p["w1"]) @ p["w2"]
+
+    def block(x, p):
+        for _ in range(2):
+            x = jnp.sin(x)
+        return x + mlp(x, p)
+
+    def loss(params, x):
+        for p in params:
+            x = jax.checkpoint(block)(x, p)
+        return (x ** 2).mean()
+
+    params = [{"w1": jnp.ones((8, 16)), "w2": jnp.ones((16, 8))} for _ in range(4)]
+    graph = jaxviz.trace(jax.jit(jax.value_and_grad(loss)), params, jnp.ones((2, 8))).graph
+    check_tree(graph)
+    (forward,) = [g for g in graph.groups if g.kind == "phase" and g.name == "forward"]
+    (fold,) = children(graph, forward.id, "repeat")
+    assert fold.name == "block ×4"
+    layers = children(graph, fold.id)
+    assert [g.name for g in layers] == ["block"] * 4
+    sizes = {(g.n_eqns, tuple(graph.nodes[n].primitive for n in g.nodes)) for g in layers}
+    assert len(sizes) == 1, sizes  # four whole, identical layers
+    (size, primitives) = sizes.pop()
+    assert primitives.count("sin") == 2 and size == 2 + 1 + 2 + 1  # sin sin, dot tanh dot, add
+
+
+def test_replay_starts_follow_traceback_objects_not_their_content():
+    a, b, c = object(), object(), object()
+    assert replay_starts([a, b, c, a, b, c]) == [0, 3]
+    assert replay_starts([a, a, b, a, a, b, a, a, b]) == [0, 3, 6]  # jvp: several per object
+    assert replay_starts([a, b, c, a, c]) == [0, 3]  # dead code dropped from a copy
+    assert replay_starts([a, b, c, a, c, b]) is None  # not a copy: out of order
+    assert replay_starts([a, b, c]) is None
+    assert replay_starts([a, b, None, a, b, None]) is None
