@@ -246,6 +246,9 @@ class GraphBuilder:
         self.library_nodes: set[int] = set()  # equations recorded inside a library call
         self.functions_run: dict[int, list[str]] = {}  # eqn group → the functions JAX traced into it
         self.apis_called: dict[int, str | None] = {}  # eqn group of lambdas → ``lax.map``
+        # functions a library had JAX trace for it (Equinox's ``fun_checkpoint``): not the
+        # user's, so not named beside the user's function a box runs
+        self.plumbing_run: set[str] = set()
         self.called = CalledNames()  # library calls named as the user's values say
 
     def build(self, closed: Any, inputs: list[InputInfo], input_names: list[str],
@@ -369,12 +372,16 @@ class GraphBuilder:
                 continue  # already named (a jit's function)
             recorded = [n for n in self.functions_run.get(group.id, []) if not call_scopes.is_plumbing_name(n)]
             body = self._loop_body(group)
+            if body is None and recorded and all(n in self.plumbing_run for n in recorded):
+                # a library's own function (Equinox's fun_checkpoint) calling the user's
+                body = self._loop_body(group, majority=False)
             shown = g.groups[body].name if body is not None else (recorded[-1] if recorded else None)
             api = self.apis_called.get(group.id) if shown is None else None
             shown = shown or api
             if shown is None:
                 continue
-            others = [n for n in recorded if n != shown and not n.startswith("_")]  # not JAX's own (_fori_cond_fun)
+            others = [n for n in recorded  # not JAX's own (_fori_cond_fun), nor a library's
+                      if n != shown and not n.startswith("_") and n not in self.plumbing_run]
             length = holder.params.get("length")
             count = f" ×{length}" if length is not None else ""
             word = _eqn_label_word(holder.primitive)
@@ -383,9 +390,9 @@ class GraphBuilder:
             else:
                 group.name = f"{shown}{count} ({word}: {', '.join(others)})" if others else f"{shown}{count} ({word})"
 
-    def _loop_body(self, loop: Any) -> int | None:
+    def _loop_body(self, loop: Any, majority: bool = True) -> int | None:
         """The call group that holds most of a loop's equations (in its body's jaxpr
-        group, for a ``while``), or None."""
+        group, for a ``while``), or None; without ``majority``, the biggest call."""
         g = self.graph
         candidates = list(loop.groups)
         # a while's condition is not what it runs
@@ -396,7 +403,7 @@ class GraphBuilder:
             return None
         sizes = {c: len(phases.nodes_below(g, c)) for c in calls_}
         best = max(calls_, key=sizes.__getitem__)
-        if sizes[best] * 2 < len(phases.nodes_below(g, loop.id)):
+        if majority and sizes[best] * 2 < len(phases.nodes_below(g, loop.id)):
             return None
         inner = g.groups[best]
         # a step function that only calls the layer; a user's step that only calls a
@@ -759,6 +766,9 @@ class GraphBuilder:
             g.groups[group].holder = len(g.nodes)  # the equation's node, added next
             names = [internals.jaxpr_function_name(sub) for _, sub, _ in subs]
             self.functions_run[group] = list(dict.fromkeys(n for n in names if n))
+            self.plumbing_run.update(traced[0] for _, sub, _ in subs
+                                     if (traced := internals.traced_function(sub)) is not None
+                                     and not is_user_file(traced[1]) and not internals.is_jax_file(traced[1]))
             if not self.functions_run[group]:  # lambdas: named after the call that ran them
                 self.apis_called[group] = self._api_called(eqn)
         node = g.add_node(

@@ -376,3 +376,28 @@ def test_globals_reached_through_linen_and_haiku_are_captured():
     program = jaxviz.trace(jax.jit(transformed.apply), params, None, jnp.ones((1, 2)))
     assert "GAIN" in [i.name for i in program.inputs if i.kind == "captured"]
     assert any(n.label == "GAIN" for n in program.graph.nodes)  # the constant is named
+
+
+def test_a_library_s_own_traced_function_is_not_named_beside_the_user_s():
+    """``eqx.filter_checkpoint(block)`` has JAX trace Equinox's ``fun_checkpoint``, which
+    calls the user's ``Block``: the backward box reads ``Block (checkpoint)``, in the style
+    of Equinox's docs (https://docs.kidger.site/equinox/api/transformations/#checkpointing)."""
+    eqx = pytest.importorskip("equinox")
+
+    class Block(eqx.Module):
+        linear: eqx.nn.Linear
+
+        def __call__(self, x):
+            return x + jnp.tanh(self.linear(x))
+
+    blocks = [Block(eqx.nn.Linear(8, 8, key=k)) for k in jax.random.split(jax.random.PRNGKey(0), 4)]
+
+    def loss(blocks, x):
+        for block in blocks:
+            x = eqx.filter_checkpoint(block)(x)
+        return x.sum()
+
+    graph = jaxviz.trace(eqx.filter_jit(eqx.filter_grad(loss)), blocks, jnp.ones(8)).graph
+    boxes = {g.name for g in graph.groups if g.holder is not None and graph.nodes[g.holder].primitive == "remat2"}
+    assert boxes == {"Block (checkpoint)"}, boxes
+    assert not [g.name for g in graph.groups if "fun_checkpoint" in g.name]
