@@ -398,7 +398,10 @@ class GraphBuilder:
         # a while's condition is not what it runs
         candidates += [c for j in loop.groups if g.groups[j].kind == "jaxpr" and g.groups[j].name != "cond_jaxpr"
                        for c in g.groups[j].groups]
-        calls_ = [c for c in candidates if g.groups[c].kind in ("call", "library") and g.groups[c].holder is None]
+        # without a majority, a Flax module's scope (``CheckpointBlock_0``) names it too
+        kinds = ("call", "library") if majority else ("call", "library", "scope")
+        calls_ = [c for c in candidates if g.groups[c].kind in kinds and g.groups[c].holder is None
+                  and g.groups[c].name not in USER_WORD_OF_SCOPE.values()]
         if not calls_:
             return None
         sizes = {c: len(phases.nodes_below(g, c)) for c in calls_}

@@ -401,3 +401,27 @@ def test_a_library_s_own_traced_function_is_not_named_beside_the_user_s():
     boxes = {g.name for g in graph.groups if g.holder is not None and graph.nodes[g.holder].primitive == "remat2"}
     assert boxes == {"Block (checkpoint)"}, boxes
     assert not [g.name for g in graph.groups if "fun_checkpoint" in g.name]
+
+
+def test_a_linen_remat_layer_s_box_is_named_after_the_module():
+    """``nn.remat(Block)`` has JAX trace Flax's lifting function ``core_fn``: the backward
+    boxes read ``Block (checkpoint)`` (Flax's docs, https://flax.readthedocs.io/en/latest/api_reference/flax.linen/transformations.html#flax.linen.remat)."""
+    nn = pytest.importorskip("flax.linen")
+
+    class Block(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            return x + nn.Dense(8)(jnp.tanh(x))
+
+    class Model(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            for _ in range(3):
+                x = nn.remat(Block)()(x)
+            return x.sum()
+
+    model = Model()
+    params = model.init(jax.random.PRNGKey(0), jnp.ones(8))
+    graph = jaxviz.trace(jax.jit(jax.grad(model.apply)), params, jnp.ones(8)).graph
+    boxes = {g.name for g in graph.groups if g.holder is not None and graph.nodes[g.holder].primitive == "remat2"}
+    assert boxes == {"Block (checkpoint)"}, boxes
