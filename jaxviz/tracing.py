@@ -233,13 +233,14 @@ class GraphBuilder:
         self._sources: dict[tuple[str, int, str], SourceLoc] = {}  # shared: one per line
         # per traceback: its innermost user frame, that frame's source, its library path
         self._by_traceback: dict[Any, tuple[Any, SourceLoc | None, list[tuple[str, str]]]] = {}
-        self._user_code: dict[int, tuple[Any, bool]] = {}  # id(code) → (code, is it user code)
+        self._code_infos: dict[int, tuple[Any, bool, bool, str | None]] = {}  # by id(code): _code_info
         self._var_names: dict[Any, str] = {}
         self._keyed: dict[tuple[int, tuple[str, str]], int] = {}  # (parent, key) → group
         self.outside_phases: dict[int, Any] = {}  # node id → equation, outside fwd/bwd
         self.sites: dict[int, Any] = {}  # node id → the user frame (line and column) it came from
         # per (name stack, library path): the equations of one layer share both
         self._eqn_paths: dict[tuple[Any, ...], list[tuple[str, str]]] = {}
+        self._literal_texts: dict[tuple[Any, ...], str] = {}
         self._params_texts: dict[tuple[Any, ...], tuple[str, dict[str, str]]] = {}  # per distinct params
         self.library_nodes: set[int] = set()  # equations recorded inside a library call
         self.functions_run: dict[int, list[str]] = {}  # eqn group → the functions JAX traced into it
@@ -615,15 +616,15 @@ class GraphBuilder:
         stack = internals.code_stack(eqn)
         outermost = None  # the code of the library function the user called
         for i, (code, lasti) in enumerate(stack):  # innermost first
-            if self._is_user_code(code):
+            _, user, ours, name = self._code_info(code)
+            if user:
                 if outermost is not None:
                     name = self.called.name(code, lasti, outermost)
                     if name is not None:
                         names[-1] = name + names[-1][names[-1].index("@"):]
                 break
-            if code.co_filename.startswith(call_scopes.PACKAGE_DIR):
+            if ours:
                 break  # jaxviz's tracing the user's code (JAX < 0.9 keeps the whole stack)
-            name = call_scopes.library_call_name(code)
             if name is not None and (not names or names[-1].partition("@")[0] != name):
                 # the calling frame's position: two call sites of one function are two calls
                 caller = stack[i + 1] if i + 1 < len(stack) else (None, 0)
@@ -703,12 +704,21 @@ class GraphBuilder:
         return name
 
     def _is_user_code(self, code: Any) -> bool:
-        # Keyed by identity (the code kept beside it): a code object hashes its whole
-        # bytecode and constants, every time.
-        known = self._user_code.get(id(code))
+        return self._code_info(code)[1]
+
+    def _code_info(self, code: Any) -> tuple[Any, bool, bool, str | None]:
+        """(code, whether it is the user's, whether it is jaxviz's, the library call it
+        stands for or None): read once per code object of the tracebacks. Keyed by
+        identity (the code kept beside it): a code object hashes its whole bytecode and
+        constants, every time."""
+        known = self._code_infos.get(id(code))
         if known is None or known[0] is not code:
-            known = self._user_code[id(code)] = (code, is_user_file(code.co_filename))
-        return known[1]
+            file = code.co_filename
+            user = is_user_file(file)
+            known = self._code_infos[id(code)] = (
+                code, user, file.startswith(call_scopes.PACKAGE_DIR),
+                None if user else call_scopes.library_call_name(code))
+        return known
 
     def _add_eqn(self, eqn: Any, group: int, env: dict[Any, int], path: list[tuple[str, str]],
                  source: SourceLoc | None) -> None:
@@ -716,7 +726,7 @@ class GraphBuilder:
         literals, operands = [], []
         for v in eqn.invars:
             if isinstance(v, jcore.Literal):
-                literals.append(short(v.val, 20))
+                literals.append(self._literal_text(v.val))
             else:
                 operands.append(v)
         statics = self._statics(eqn)
@@ -749,14 +759,26 @@ class GraphBuilder:
             for var in sub.outvars:  # inner results flow back into the equation's node
                 if not isinstance(var, jcore.Literal) and var in sub_env:
                     g.add_edge(sub_env[var], node, aval_of_var(var), self._var_name(var))
-        edges = g.edges
+        edges, var_names = g.edges, self._var_names
         for var in operands:  # the rest (e.g. a cond's predicate) feed the node itself
             src = env.get(var)
             if src is not None and src != node and var not in bound:
-                edges.append(Edge(src, node, aval_of_var(var), self._var_name(var)))
+                name = var_names.get(var)
+                edges.append(Edge(src, node, aval_of_var(var), name if name is not None else self._var_name(var)))
         for var in eqn.outvars:
             if not isinstance(var, internals.DropVar):
                 env[var] = node
+
+    def _literal_text(self, value: Any) -> str:
+        """``short(value, 20)``, once per distinct literal (a 0-d array: by its dtype and
+        bytes, which say all its text does)."""
+        if not (isinstance(value, np.ndarray) and value.ndim == 0):
+            return short(value, 20)
+        key = (type(value), value.dtype, value.tobytes())
+        text = self._literal_texts.get(key)
+        if text is None:
+            text = self._literal_texts[key] = short(value, 20)
+        return text
 
     def _statics(self, eqn: Any) -> tuple[str, dict[str, str]] | None:
         """(label, ``_display_params``) of an equation that holds no sub-jaxpr, shared by
@@ -764,7 +786,7 @@ class GraphBuilder:
         done once. None for one that holds sub-jaxprs. The dict is shared: read-only."""
         params = eqn.params
         try:  # the types too: True and 1 are equal keys but print differently
-            key: tuple[Any, ...] | None = (eqn.primitive, *((k, type(v), v) for k, v in params.items()))
+            key: tuple[Any, ...] | None = (eqn.primitive, tuple(params.items()), tuple(map(type, params.values())))
             found = self._params_texts.get(key)
         except TypeError:  # an unhashable value (an array)
             key, found = None, None
