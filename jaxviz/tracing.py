@@ -408,7 +408,8 @@ class GraphBuilder:
         for group in list(g.groups):
             by_kind: dict[str, list[int]] = {}
             for nid in group.nodes:
-                kind = _leaf_kind(g.nodes[nid])
+                node = g.nodes[nid]
+                kind = _leaf_kind(node) if node.kind != "eqn" else None
                 if kind is not None:
                     by_kind.setdefault(kind, []).append(nid)
             for kind, nids in by_kind.items():
