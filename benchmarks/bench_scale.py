@@ -6,7 +6,10 @@ interleaved with jaxviz so that a shared machine's load hits both):
   - FIRST VIEW: what ``jaxviz.trace`` / ``%%jaxpr`` do before the first view is ready
     (trace, graph model, the first view's items and edges, which the frontend lays out)
     as a ratio to make_jaxpr alone, of wall and of CPU time (target <= 1.2x); then the
-    same plus the browser's payload, and plus dot's SVG (where no frontend lays out);
+    same plus the browser's payload, and plus dot's SVG (where no frontend lays out); and
+    what a ``%%jaxpr`` cell waits for before its drawing shows: the trace plus what
+    ``display(program)`` publishes (the cost estimate, the jaxpr text, dot's SVG, the
+    payload and the HTML: ``render.notebook.program_mimebundle``), CPU including dot's;
   - EXPAND: groups opened alone at L = 48 (300, spread over all), view model and DOT
     source (target < 0.1 s),
     and a few big ones laid out by dot to SVG;
@@ -44,6 +47,7 @@ import models  # noqa: E402
 
 import jaxviz  # noqa: E402
 from jaxviz.render.dot import dot_available, render_svg, view_to_dot  # noqa: E402
+from jaxviz.render.notebook import program_mimebundle  # noqa: E402
 from jaxviz.render.payload import program_payload  # noqa: E402
 
 
@@ -156,6 +160,10 @@ def first_view_stages(step, args, best):
         best.add("dot layout", t, c)  # Graphviz's fixed cost: only where no frontend lays out
     payload, t, c = measured(lambda: program_payload(program))
     best.add("payload", t, c)  # the JSON the browser gets (the whole model, gzipped)
+    _, t, c = measured(program.costs)
+    best.add("costs", t, c)  # estimated once, when the program is first displayed
+    _, t, c = measured(lambda: program_mimebundle(program))
+    best.add("bundle", t, c)  # what display(program) publishes (dot's wall overlapped)
     return program, len(json.dumps(payload, separators=(",", ":")))
 
 
@@ -181,6 +189,9 @@ def bench_train_step(label, step, args, expand_groups=True):
         wall, cpu = best.ratio([*kernel, "dot source", "dot layout"])
         print(f"{'':>14}  + dot's SVG instead (DOT {best.wall['dot source']:5.3f} s, layout "
               f"{best.wall['dot layout']:5.3f} s): {wall:4.2f}x (CPU {cpu:4.2f}x)")
+    wall, cpu = best.ratio(["trace", "costs", "bundle"])
+    print(f"{'':>14}  %%jaxpr's DRAWING (trace + what display(program) publishes: costs {best.wall['costs']:5.3f} s, "
+          f"text, dot's SVG, payload, HTML {best.wall['bundle']:5.3f} s): {wall:4.2f}x (CPU {cpu:4.2f}x)")
     print(f"{'':>14}  first time in this process: make_jaxpr {t_jaxpr_first:5.2f} s, jaxviz.trace "
           f"{t_trace_first:5.2f} s")
     if expand_groups:

@@ -58,7 +58,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.errors
@@ -117,9 +117,9 @@ def missing_internals() -> list[str]:
             for name, without in _MISSING.items()]
 
 
-@dataclass(frozen=True, slots=True)
-class UserFrame:
-    """One frame of user code in an equation's traceback."""
+class UserFrame(NamedTuple):
+    """One frame of user code in an equation's traceback. A named tuple: hashed in C
+    (a graph build keys on it per equation), where a dataclass hashes in Python."""
 
     file: str
     function: str
@@ -129,9 +129,9 @@ class UserFrame:
     end_column: int
 
 
-@dataclass(frozen=True, slots=True)
-class ScopeElement:
-    """One element of an equation's name stack: a named scope or a transformation."""
+class ScopeElement(NamedTuple):
+    """One element of an equation's name stack: a named scope or a transformation (a
+    named tuple, hashed in C as ``UserFrame``)."""
 
     kind: str  # "scope" | "transform"
     name: str

@@ -896,12 +896,23 @@ class CodeScopes(_Recorder):
         trace's entry, or a jitted callee, a scan body ...) inward. A stack whose outermost
         user function could have been instrumented but was not comes from a trace JAX had
         cached before this one (a jitted callee the user ran already)."""
+        member: dict[int, tuple[Any, bool]] = {}  # id(code) → (code, a user frame here)
+        cached: dict[int, tuple[Any, bool]] = {}  # id(outer code) → (code, from a cached trace)
         for codes in internals.traceback_code_stacks(closed):
-            users = [c for c in codes if self._is_user(c) or c in self._skip]
+            users = []
+            for c in codes:  # by identity: a code object hashes its bytecode, every time
+                known = member.get(id(c))
+                if known is None or known[0] is not c:
+                    known = member[id(c)] = (c, self._is_user(c) or c in self._skip)
+                if known[1]:
+                    users.append(c)
             if users:
                 outer = users[-1]
-                yield users, (outer not in self._skip and not is_instrumented(outer)
-                              and instrumented_code(outer) is not None)
+                found = cached.get(id(outer))
+                if found is None or found[0] is not outer:
+                    found = cached[id(outer)] = (outer, outer not in self._skip and not is_instrumented(outer)
+                                                 and instrumented_code(outer) is not None)
+                yield users, found[1]
 
 
 def _plain_builtins(fn: types.FunctionType) -> bool:

@@ -440,10 +440,10 @@ class Graph:
         for gid in top_down:
             g = groups[gid]
             g.depth = 0 if g.parent is None else groups[g.parent].depth + 1
+        is_eqn = [n.kind == "eqn" for n in self.nodes]
         for gid in reversed(top_down):  # every group after its descendants
             g = groups[gid]
-            g.n_eqns = sum(1 for n in g.nodes if self.nodes[n].kind == "eqn") + sum(
-                groups[c].n_eqns for c in g.groups)
+            g.n_eqns = sum(map(is_eqn.__getitem__, g.nodes)) + sum(groups[c].n_eqns for c in g.groups)
         self._index_edges()
         self._finished = True
         return self
@@ -452,11 +452,11 @@ class Graph:
         """Each edge under the lowest group holding both its ends (``_edges_at``); the
         buckets are made from it when a view opens that group."""
         up = [g.id if g.parent is None else g.parent for g in self.groups]
-        nodes = self.nodes
+        group_of = [n.group for n in self.nodes]
         memo: dict[tuple[int, int], int] = {}  # per pair of groups: few, edges are many
         by_lca: dict[int, list[int]] = {}
         for i, e in enumerate(self.edges):
-            pair = (nodes[e.src].group, nodes[e.dst].group)
+            pair = (group_of[e.src], group_of[e.dst])
             lca = memo.get(pair)
             if lca is None:
                 lca = memo[pair] = self._lca_groups(*pair, up)[0]

@@ -37,7 +37,7 @@ from .adapters.base import (
     positional_names,
 )
 from .call_scopes import CalledNames, CallInfo, display_function, is_user_file, make_source
-from .graph import Graph, SourceLoc, name_stem
+from .graph import Edge, Graph, Node, SourceLoc, name_stem
 from .jaxprs import (
     aval_of_value,
     aval_of_var,
@@ -232,17 +232,17 @@ class GraphBuilder:
         # (activation number, its group): the group objects, whose ids Graph.finish may renumber
         self.call_groups: list[tuple[int, Any]] = []
         self._sources: dict[tuple[str, int, str], SourceLoc] = {}  # shared: one per line
-        self._frames: dict[Any, internals.UserFrame | None] = {}  # per traceback
-        self._user_code: dict[Any, bool] = {}
+        # per traceback: its innermost user frame, that frame's source, its library path
+        self._by_traceback: dict[Any, tuple[Any, SourceLoc | None, list[tuple[str, str]]]] = {}
+        self._code_infos: dict[int, tuple[Any, bool, bool, str | None]] = {}  # by id(code): _code_info
         self._var_names: dict[Any, str] = {}
         self._keyed: dict[tuple[int, tuple[str, ...]], int] = {}  # (parent, key) → group
         self.outside_phases: dict[int, Any] = {}  # node id → equation, outside fwd/bwd
         self.sites: dict[int, Any] = {}  # node id → the user frame (line and column) it came from
-        self._last_frame: Any = None
-        self._library_paths: dict[Any, list[tuple[str, str]]] = {}  # per traceback
         # per (name stack, library path): the equations of one layer share both
         self._eqn_paths: dict[tuple[Any, ...], list[tuple[str, str]]] = {}
-        self._params_texts: dict[tuple[Any, ...], dict[str, str]] = {}  # per distinct params
+        self._literal_texts: dict[tuple[Any, ...], str] = {}
+        self._params_texts: dict[tuple[Any, ...], tuple[str, dict[str, str]]] = {}  # per distinct params
         self.library_nodes: set[int] = set()  # equations recorded inside a library call
         self.functions_run: dict[int, list[str]] = {}  # eqn group → the functions JAX traced into it
         self.apis_called: dict[int, str | None] = {}  # eqn group of lambdas → ``lax.map``
@@ -425,7 +425,8 @@ class GraphBuilder:
         for group in list(g.groups):
             by_kind: dict[str, list[int]] = {}
             for nid in group.nodes:
-                kind = _leaf_kind(g.nodes[nid])
+                node = g.nodes[nid]
+                kind = _leaf_kind(node) if node.kind != "eqn" else None
                 if kind is not None:
                     by_kind.setdefault(kind, []).append(nid)
             for kind, nids in by_kind.items():
@@ -549,39 +550,54 @@ class GraphBuilder:
     def _add_eqns(self, eqns: Sequence[Any], base: int, env: dict[Any, int],
                   base_path: list[tuple[str, ...]]) -> None:
         open_groups: list[tuple[tuple[str, ...], int]] = []
-        paths = [self._eqn_path(eqn) for eqn in eqns]
+        last_path: Sequence[tuple[str, ...]] | None = None
+        group, full_path, in_library, outside = base, base_path, False, True
+        infos = [self._traceback_info(eqn) for eqn in eqns]
+        paths = [self._eqn_path(eqn, library) for eqn, (_, _, library) in zip(eqns, infos)]
         copies = self._replayed_copies(eqns, paths)
         for i, eqn in enumerate(eqns):
+            frame, source, _ = infos[i]
             path: Sequence[tuple[str, ...]] = paths[i]
             replayed = copies[i] if copies is not None else None
-            if replayed is not None:
+            if replayed is not None:  # a later copy of a replayed call: a key of its own
                 depth, copy = replayed
                 path = [*path[:depth], (*path[depth], str(copy)), *path[depth + 1:]]
-            # A sub-jaxpr's equations carry the path of the equation holding it (or of
-            # the part of it its own caller shares, a library calling back user code).
-            shared = 0
-            while shared < min(len(path), len(base_path)) and path[shared] == base_path[shared][:2]:
-                shared += 1
-            path = path[shared:]
-            common = 0
-            while (common < len(open_groups) and common < len(path)
-                   and open_groups[common][0] == path[common]):
-                common += 1
-            del open_groups[common:]
-            for key in path[common:]:
-                parent = open_groups[-1][1] if open_groups else base
-                open_groups.append((key, self._group_for(key, parent)))
-            group = open_groups[-1][1] if open_groups else base
+            if path is not last_path:  # consecutive equations of one scope share all this
+                last_path = path
+                group, full_path = self._open_path(path, base, base_path, open_groups)
+                in_library = bool(full_path) and full_path[-1][0] == "library"
+                outside = all(key[0] != "phase" for key in full_path)  # where an update may be
             first_node = len(self.graph.nodes)
-            full_path = base_path[:shared] + list(path)
-            self._add_eqn(eqn, group, env, path=full_path)
-            self._name_call_sites(open_groups, first_node)
-            if full_path and full_path[-1][0] == "library":
+            self._add_eqn(eqn, group, env, full_path, source)
+            if open_groups and open_groups[-1][0][0] == "library":
+                self._name_call_sites(open_groups, first_node)
+            if in_library:
                 # Its user line is the library call's: the call's group says it already.
                 self.library_nodes.add(first_node)
-            self.sites[first_node] = self._last_frame
-            if all(key[0] != "phase" for key in full_path):  # where an update may be
+            self.sites[first_node] = frame
+            if outside:
                 self.outside_phases[first_node] = eqn
+
+    def _open_path(self, path: Sequence[tuple[str, ...]], base: int, base_path: list[tuple[str, ...]],
+                   open_groups: list[tuple[tuple[str, ...], int]]) -> tuple[int, list[tuple[str, ...]]]:
+        """Open the groups of an equation's ``path`` below ``base`` (``open_groups``: those
+        open now, updated); its group and its full path."""
+        # A sub-jaxpr's equations carry the path of the equation holding it (or of
+        # the part of it its own caller shares, a library calling back user code).
+        shared = 0
+        while shared < min(len(path), len(base_path)) and path[shared] == base_path[shared][:2]:
+            shared += 1
+        path = path[shared:]
+        common = 0
+        while (common < len(open_groups) and common < len(path)
+               and open_groups[common][0] == path[common]):
+            common += 1
+        del open_groups[common:]
+        for key in path[common:]:
+            parent = open_groups[-1][1] if open_groups else base
+            open_groups.append((key, self._group_for(key, parent)))
+        group = open_groups[-1][1] if open_groups else base
+        return group, base_path[:shared] + list(path)
 
     def _replayed_copies(self, eqns: Sequence[Any], paths: list[list[tuple[str, str]]],
                          ) -> list[tuple[int, int] | None] | None:
@@ -614,18 +630,29 @@ class GraphBuilder:
         call = self.calls.get(scope) or call_scopes.known_call(scope)
         return call is not None and call.traced_by_jax
 
-    def _eqn_path(self, eqn: Any) -> list[tuple[str, str]]:
-        """The equation's group keys: its name stack's, then its library calls'. A
+    def _eqn_path(self, eqn: Any, library: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The equation's group keys: its name stack's, then its library calls'
+        (``library``, as ``_traceback_info`` reads them). A
         transformation the name stack ends with (``vmap``), under library calls, is
         taken as applied by the library to its innermost call (mctx's search vmaps its
         ``update``): the name stack does not say where among them it was applied.
         Read once per name stack and library path (callers must not mutate the list)."""
-        library = self._library_path(eqn)
         key = (internals.name_stack(eqn), *library)
         path = self._eqn_paths.get(key)
         if path is None:
             path = self._eqn_paths[key] = self._join_paths(_scope_path(eqn), library)
         return path
+
+    def _traceback_info(self, eqn: Any) -> tuple[Any, SourceLoc | None, list[tuple[str, str]]]:
+        """(the innermost user frame, its source line, the library path) of the
+        equation's traceback: read once per distinct traceback (a layer called in a loop
+        records the same ones), each equation paying one lookup."""
+        traceback = internals.traceback_of(eqn)
+        info = self._by_traceback.get(traceback)
+        if info is None:
+            frame = internals.innermost_frame(eqn, self._is_user_code)
+            info = self._by_traceback[traceback] = (frame, self._source_of(frame), self._library_path(eqn))
+        return info
 
     @staticmethod
     def _join_paths(scope: list[tuple[str, str]], library: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -650,31 +677,25 @@ class GraphBuilder:
         outermost first, as group keys (``("library", "HMC.sample")``): read from the
         traceback JAX keeps, so no library function is touched. At most ``LIBRARY_DEPTH``
         levels; a name repeated by recursion counts once."""
-        traceback = internals.traceback_of(eqn)
-        found = self._library_paths.get(traceback)
-        if found is not None:
-            return found
         names: list[str] = []
         stack = internals.code_stack(eqn)
         outermost = None  # the code of the library function the user called
         for i, (code, lasti) in enumerate(stack):  # innermost first
-            if self._is_user_code(code):
+            _, user, ours, name = self._code_info(code)
+            if user:
                 if outermost is not None:
                     name = self.called.name(code, lasti, outermost)
                     if name is not None:
                         names[-1] = name + names[-1][names[-1].index("@"):]
                 break
-            if code.co_filename.startswith(call_scopes.PACKAGE_DIR):
+            if ours:
                 break  # jaxviz's tracing the user's code (JAX < 0.9 keeps the whole stack)
-            name = call_scopes.library_call_name(code)
             if name is not None and (not names or names[-1].partition("@")[0] != name):
                 # the calling frame's position: two call sites of one function are two calls
                 caller = stack[i + 1] if i + 1 < len(stack) else (None, 0)
                 names.append(f"{name}@{id(caller[0])}:{caller[1]}")
                 outermost = code
-        found = [("library", n) for n in reversed(names[-LIBRARY_DEPTH:])]
-        self._library_paths[traceback] = found
-        return found
+        return [("library", n) for n in reversed(names[-LIBRARY_DEPTH:])]
 
     def _name_call_sites(self, open_groups: list[tuple[tuple[str, ...], int]], node: int) -> None:
         """A library call's group is located at the user line that made it (its first
@@ -731,8 +752,7 @@ class GraphBuilder:
         self.call_groups.append((number, self.graph.groups[gid]))
         return gid
 
-    def _source(self, eqn: Any) -> SourceLoc | None:
-        f = self._last_frame = internals.innermost_frame(eqn, self._is_user_code, self._frames)
+    def _source_of(self, f: Any) -> SourceLoc | None:
         if f is None:
             return None
         key = (f.file, f.line, f.function)
@@ -749,18 +769,37 @@ class GraphBuilder:
         return name
 
     def _is_user_code(self, code: Any) -> bool:
-        user = self._user_code.get(code)
-        if user is None:
-            user = self._user_code[code] = is_user_file(code.co_filename)
-        return user
+        return self._code_info(code)[1]
 
-    def _add_eqn(self, eqn: Any, group: int, env: dict[Any, int], path: list[tuple[str, ...]]) -> None:
+    def _code_info(self, code: Any) -> tuple[Any, bool, bool, str | None]:
+        """(code, whether it is the user's, whether it is jaxviz's, the library call it
+        stands for or None): read once per code object of the tracebacks. Keyed by
+        identity (the code kept beside it): a code object hashes its whole bytecode and
+        constants, every time."""
+        known = self._code_infos.get(id(code))
+        if known is None or known[0] is not code:
+            file = code.co_filename
+            user = is_user_file(file)
+            known = self._code_infos[id(code)] = (
+                code, user, file.startswith(call_scopes.PACKAGE_DIR),
+                None if user else call_scopes.library_call_name(code))
+        return known
+
+    def _add_eqn(self, eqn: Any, group: int, env: dict[Any, int], path: list[tuple[str, ...]],
+                 source: SourceLoc | None) -> None:
         g = self.graph
-        subs = sub_jaxprs(eqn.params)
-        literals = [short(v.val, 20) for v in eqn.invars if isinstance(v, jcore.Literal)]
-        source = self._source(eqn)
-        label = _eqn_label(eqn)
-        params = self._params_text(eqn) if not subs else _display_params(eqn.params)
+        literals, operands = [], []
+        for v in eqn.invars:
+            if isinstance(v, jcore.Literal):
+                literals.append(self._literal_text(v.val))
+            else:
+                operands.append(v)
+        statics = self._statics(eqn)
+        if statics is not None:
+            label, params = statics
+            subs: list[tuple[str, Any, Sequence[Any]]] = []
+        else:
+            label, params, subs = _eqn_label(eqn), _display_params(eqn.params), sub_jaxprs(eqn.params)
         if subs:  # a jnp helper (``where``) is the user's call, not JAX's ``jit: _where``
             helper = library_helper_name(eqn)
             if helper is not None:
@@ -774,12 +813,10 @@ class GraphBuilder:
                                      and not is_user_file(traced[1]) and not internals.is_jax_file(traced[1]))
             if not self.functions_run[group]:  # lambdas: named after the call that ran them
                 self.apis_called[group] = self._api_called(eqn)
-        node = g.add_node(
-            "eqn", label, group, primitive=eqn.primitive.name,
-            params=params, outputs=[aval_of_var(v) for v in eqn.outvars],
-            literals=literals, source=source,
-        )
-        operands = [v for v in eqn.invars if not isinstance(v, jcore.Literal)]
+        node = len(g.nodes)
+        g.nodes.append(Node(node, "eqn", label, group, eqn.primitive.name, None, params,
+                            [aval_of_var(v) for v in eqn.outvars], literals, source))
+        g.groups[group].nodes.append(node)
         if self._unnamed_consts:
             for var in operands:
                 if env.get(var) in self._unnamed_consts:
@@ -792,25 +829,45 @@ class GraphBuilder:
             for var in sub.outvars:  # inner results flow back into the equation's node
                 if not isinstance(var, jcore.Literal) and var in sub_env:
                     g.add_edge(sub_env[var], node, aval_of_var(var), self._var_name(var))
+        edges, var_names = g.edges, self._var_names
         for var in operands:  # the rest (e.g. a cond's predicate) feed the node itself
-            if var in env and var not in bound:
-                g.add_edge(env[var], node, aval_of_var(var), self._var_name(var))
+            src = env.get(var)
+            if src is not None and src != node and var not in bound:
+                name = var_names.get(var)
+                edges.append(Edge(src, node, aval_of_var(var), name if name is not None else self._var_name(var)))
         for var in eqn.outvars:
             if not isinstance(var, internals.DropVar):
                 env[var] = node
 
-    def _params_text(self, eqn: Any) -> dict[str, str]:
-        """``_display_params``, shared by the equations with equal params (a layer's
-        ``dot_general``s): per-equation work done once. The dict is shared: read-only."""
+    def _literal_text(self, value: Any) -> str:
+        """``short(value, 20)``, once per distinct literal (a 0-d array: by its dtype and
+        bytes, which say all its text does)."""
+        if not (isinstance(value, np.ndarray) and value.ndim == 0):
+            return short(value, 20)
+        key = (type(value), value.dtype, value.tobytes())
+        text = self._literal_texts.get(key)
+        if text is None:
+            text = self._literal_texts[key] = short(value, 20)
+        return text
+
+    def _statics(self, eqn: Any) -> tuple[str, dict[str, str]] | None:
+        """(label, ``_display_params``) of an equation that holds no sub-jaxpr, shared by
+        the equations with equal params (a layer's ``dot_general``s): per-equation work
+        done once. None for one that holds sub-jaxprs. The dict is shared: read-only."""
         params = eqn.params
         try:  # the types too: True and 1 are equal keys but print differently
-            key = (eqn.primitive, *((k, type(v), v) for k, v in params.items()))
-            text = self._params_texts.get(key)
+            key: tuple[Any, ...] | None = (eqn.primitive, tuple(params.items()), tuple(map(type, params.values())))
+            found = self._params_texts.get(key)
         except TypeError:  # an unhashable value (an array)
-            return _display_params(params)
-        if text is None:
-            text = self._params_texts[key] = _display_params(params)
-        return text
+            key, found = None, None
+        if found is None:
+            if sub_jaxprs(params):
+                return None
+            found = (_eqn_label(eqn), _display_params(params))
+            # a collective's label counts the bytes of its operands: not params alone
+            if key is not None and eqn.primitive.name not in sharding.COLLECTIVES:
+                self._params_texts[key] = found
+        return found
 
     def _sub_env(self, eqn: Any, sub: Any, consts: Sequence[Any], group: int,
                  env: dict[Any, int], node: int, bound: set[Any]) -> dict[Any, int]:

@@ -4,10 +4,11 @@ viewer where scripts run: see ``embed``), and the jaxpr text."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from ..graph import MIME_TYPE
-from .dot import DotUnavailable, dot_available, program_dot, render_svg
+from .dot import DotUnavailable, dot_available, render_svg, view_to_dot
 from .embed import graph_output_html
 from .html import program_html
 from .payload import program_payload
@@ -23,30 +24,44 @@ MAX_TEXT_EQNS = 2000
 def program_mimebundle(program: Any, use_dot: bool | None = None) -> dict[str, Any]:
     """``use_dot``: lay out with Graphviz (default: when the ``dot`` binary is installed)."""
     use_dot = dot_available() if use_dot is None else use_dot
+    expanded = program.graph.expansion(program.expand)  # chosen once for every form below
+    view = program.graph.view(expanded)
+    n_nodes, n_groups = view.visible_counts()
+    layout: Future[str] | None = None
+    note = None
+    if n_nodes + n_groups > MAX_DOT_ITEMS:
+        note = (f"{n_nodes + n_groups} items are visible at this expansion: too many to lay out; "
+                "showing the listing. Collapse groups with --expand.")
+    elif use_dot:
+        # dot lays out in its own process while this one writes the text and the payload
+        layout = _LAYOUT.submit(render_svg, view_to_dot(view).source)
+    else:
+        note = "Graphviz 'dot' not found: showing the listing (install graphviz for the drawing)."
     if program.eqn_count <= MAX_TEXT_EQNS:
         text = f"{program.summary()}\n{program.text()}"
     else:
         text = f"{program.summary()}\n(jaxpr text of {program.eqn_count} equations not shown: program.text() has it)"
     bundle: dict[str, Any] = {"text/plain": text}
-    svg = None
-    note = None
-    view = program.graph.view(program.expand)
-    n_nodes, n_groups = view.visible_counts()
-    if n_nodes + n_groups > MAX_DOT_ITEMS:
-        note = (f"{n_nodes + n_groups} items are visible at this expansion: too many to lay out; "
-                "showing the listing. Collapse groups with --expand.")
-    elif use_dot:
-        try:
-            svg = render_svg(program_dot(program))
-        except DotUnavailable:
-            svg = None
-    else:
-        note = "Graphviz 'dot' not found: showing the listing (install graphviz for the drawing)."
+    payload = program_payload(program, expanded)
+    svg = _laid_out(layout)
     if svg is not None:
         bundle["image/svg+xml"] = svg
-    payload = program_payload(program)
     # Where the extension is (JupyterLab), the payload's own MIME type wins; elsewhere the
     # HTML shows the static drawing and turns it into the same interactive view.
     bundle["text/html"] = graph_output_html(program_html(program, svg=svg, note=note), payload)
     bundle[MIME_TYPE] = payload
     return bundle
+
+
+# One worker: it only waits for the ``dot`` subprocess (the GIL released meanwhile).
+_LAYOUT = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jaxviz-dot")
+
+
+def _laid_out(layout: Future[str] | None) -> str | None:
+    """The SVG ``dot`` made, or None (no layout asked, or Graphviz gone)."""
+    if layout is None:
+        return None
+    try:
+        return layout.result()
+    except DotUnavailable:
+        return None

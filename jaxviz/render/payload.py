@@ -24,9 +24,10 @@ def encode_graph(graph: Any) -> tuple[Any, str | None]:
     if len(graph.nodes) > MAX_SHIPPED_NODES:
         return None, (f"{len(graph.nodes)} nodes is more than the browser view takes "
                       f"({MAX_SHIPPED_NODES}); showing the static rendering")
-    text = graph.to_json_str()
+    data = graph.to_json()  # once: its text decides how it travels
+    text = json.dumps(data, separators=(",", ":"))
     if len(text) <= MAX_INLINE_GRAPH_BYTES:
-        return graph.to_json(), None
+        return data, None
     return compressed_graph(text), None
 
 
@@ -50,7 +51,8 @@ def decode_graph(shipped: Any) -> Any:
     return shipped
 
 
-def program_payload(program: Any) -> dict[str, Any]:
+def program_payload(program: Any, expanded: frozenset[int] | None = None) -> dict[str, Any]:
+    """``expanded``: the program's expansion where the caller resolved it already."""
     graph = program.graph
     shipped, omitted = encode_graph(graph)
     payload = {
@@ -66,7 +68,7 @@ def program_payload(program: Any) -> dict[str, Any]:
             for i in program.inputs
         ],
         "trace_output": program.trace_output,
-        "expanded": sorted(graph.expansion(program.expand)),
+        "expanded": sorted(graph.expansion(program.expand) if expanded is None else expanded),
         "graph": shipped,
     }
     if omitted:
