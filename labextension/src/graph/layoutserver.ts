@@ -7,11 +7,32 @@
 import type { Viz } from '@viz-js/viz';
 
 import type { LayoutReply, LayoutRequest } from './layout';
-import { layered } from './layered';
+import { LayeredInput, LayeredOutput, layered } from './layered';
+import { SceneIndex, indexBuffers, sceneIndexOf } from './sceneindex';
 
 export interface WorkerScope {
   onmessage: ((ev: { data: LayoutRequest }) => void) | null;
-  postMessage(message: LayoutReply): void;
+  postMessage(message: LayoutReply, transfer?: Transferable[]): void;
+}
+
+/** A view laid out by the layered layout, with what the canvas looks things up in. */
+export interface LaidScene {
+  layout: LayeredOutput;
+  index: SceneIndex;
+}
+
+/** The layered layout of `input` and its index (in the worker, or on the page where no
+ * worker runs). */
+export function layOutScene(input: LayeredInput, progress?: (done: number, total: number) => void): LaidScene {
+  const layout = layered(input, progress);
+  return { layout, index: sceneIndexOf(input, layout) };
+}
+
+/** The buffers of a laid-out scene: transferred to the page, not copied. */
+function sceneBuffers({ layout, index }: LaidScene): ArrayBuffer[] {
+  const { itemX, itemY, clusterX, clusterY, clusterW, clusterH, routeStart, routePoints } = layout;
+  const arrays = [itemX, itemY, clusterX, clusterY, clusterW, clusterH, routeStart, routePoints];
+  return [...new Set([...arrays.map(a => a.buffer as ArrayBuffer), ...indexBuffers(index)])];
 }
 
 export function serveLayouts(scope: WorkerScope): void {
@@ -48,13 +69,13 @@ export function serveLayouts(scope: WorkerScope): void {
 function answerLayered(scope: WorkerScope, id: number, request: LayoutRequest): void {
   let told = 0;
   try {
-    const out = layered(request.layered!, (done, total) => {
+    const laid = layOutScene(request.layered!, (done, total) => {
       if (done / total - told >= 0.05) {
         told = done / total;
         scope.postMessage({ id, progress: told });
       }
     });
-    scope.postMessage({ id, layered: out });
+    scope.postMessage({ id, layered: laid.layout, index: laid.index }, sceneBuffers(laid));
   } catch (err) {
     scope.postMessage({ id, error: (err as Error).message ?? String(err) });
   }

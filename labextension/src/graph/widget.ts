@@ -22,12 +22,12 @@ import { button, download, el } from './dom';
 import { viewToDot } from './dot';
 import { Arranged, ExpandPlan, ReopenMemory, levelBelow, planExpand } from './expand';
 import { firstView, prefersSideways } from './geometry';
-import { LayeredOutput } from './layered';
 import { parseSvg } from './layout';
 import { Pan } from './pan';
 import { SearchBox } from './search';
 import { drawingTip, hoverScene, sceneHit } from './hover';
 import { closeInPlace, openInPlace, prefetchOpenings } from './inplace';
+import { LaidScene } from './layoutserver';
 import { layouter, layoutMode, layoutText } from './layoutsvg';
 import { renderLegend } from './legend';
 import { GraphModel } from './model';
@@ -430,7 +430,7 @@ export class GraphView extends Widget {
     const ms = performance.now() - t0;
     // The DOT of a view this big is written when exported (it takes longer than the layout).
     this.model.show(view, '');
-    this.installScene(laid.scene, laid.layout);
+    this.installScene(laid.scene, laid.laid);
     this.showProgress(null);
     this.shownNow(count, layoutMode() ?? 'worker', 'layout', ms);
     this.viewport.place(opts, false, this.index);
@@ -443,7 +443,7 @@ export class GraphView extends Widget {
     count: number,
     token: number,
     opts: Placement
-  ): Promise<{ scene: Scene; layout: LayeredOutput } | null> {
+  ): Promise<{ scene: Scene; laid: LaidScene } | null> {
     const progress = (share: number) => {
       if (token === this.renderToken) {
         this.showProgress(share);
@@ -453,15 +453,15 @@ export class GraphView extends Widget {
     progress(0);
     try {
       let scene = sceneOf(view, this.model.rankdir);
-      let layout = await layouter.layered(scene.layout, progress);
+      let laid = await layouter.layered(scene.layout, progress);
       if (opts.initial && this.model.rankdir === 'TB' && token === this.renderToken) {
-        if (this.prefersSideways({ w: layout.width, h: layout.height })) {
+        if (this.prefersSideways({ w: laid.layout.width, h: laid.layout.height })) {
           this.model.drawSideways();
           scene = sceneOf(view, 'LR');
-          layout = await layouter.layered(scene.layout, progress);
+          laid = await layouter.layered(scene.layout, progress);
         }
       }
-      return { scene, layout };
+      return { scene, laid };
     } catch (err) {
       if (token === this.renderToken) {
         this.node.classList.remove('jp-jaxviz-busy');
@@ -473,11 +473,11 @@ export class GraphView extends Widget {
   }
 
   /** Put a laid-out scene on the canvas in place of a drawing. */
-  private installScene(scene: Scene, layout: LayeredOutput): void {
+  private installScene(scene: Scene, { layout, index }: LaidScene): void {
     this.dropScene();
     this.stage.replaceChildren();
     this.svg = null;
-    const drawn = new SceneCanvas(scene, layout);
+    const drawn = new SceneCanvas(scene, layout, index);
     this.scene = drawn;
     this.viewport.size = { w: Math.max(1, layout.width), h: Math.max(1, layout.height) };
     this.canvas.insertBefore(drawn.element, this.progressEl);
