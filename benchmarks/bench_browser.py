@@ -9,8 +9,9 @@ every group open (``%%jaxpr --expand all --no-run``) at L = 10, 39 and 78 blocks
     time while panning with every frame drawn afresh (the kept layer off): what the
     layer buys;
 and the time from click to paint of opening a group in place, in a small program's first
-view (Graphviz, spliced in place) and in the 10k view (the layered layout again).
-Figures, not assertions: one run, best of several where a step repeats.
+view (Graphviz, spliced in place) and in the 10k view (the layered layout again): an
+innermost group, and an outer one with all it held. Figures, not assertions: one run, best
+of several where a step repeats; each line ends with the machine's load average (1 min).
 
 Usage: .venv/bin/python benchmarks/bench_browser.py [--blocks 10 39 78]
 """
@@ -109,6 +110,11 @@ ZOOM_JS = """([g, ms]) => new Promise(resolve => {
 USE_LAYER_JS = "(g, on) => { const s = g.querySelector('canvas.jp-jaxviz-scene'); if (s) s.jaxvizUseLayer(on); }"
 
 
+def load() -> str:
+    """The machine's load average over the last minute, to quote with a time."""
+    return f"[load {os.getloadavg()[0]:.1f}]"
+
+
 def graph(page, cell: int):
     return page.locator(".jp-Notebook .jp-Cell").nth(cell).locator(".jp-jaxviz-output")
 
@@ -153,7 +159,7 @@ def bench_size(page, cell: int, blocks: int) -> None:
           f"(ask to paint {min(paints):7.0f} ms) · panning: frame {pan['median']:5.1f} ms median, "
           f"{pan['p90']:5.1f} ms p90 ({1000 / pan['median']:3.0f} fps), canvas draw {draw:5.1f} ms/frame · "
           f"zooming: frame {zoom['median']:5.1f} ms median, {zoom['p90']:5.1f} ms p90 ({1000 / zoom['median']:3.0f} fps)"
-          f" · panning, each frame drawn afresh: {bare['median']:5.1f} ms median, {bare['p90']:5.1f} ms p90")
+          f" · panning, each frame drawn afresh: {bare['median']:5.1f} ms median, {bare['p90']:5.1f} ms p90 {load()}")
 
 
 def boxes_in_view(g) -> list[tuple[str, float, float]]:
@@ -186,19 +192,25 @@ def label_of(g, item: str) -> tuple[float, float]:
       return [r.left + 12, r.top + 8]; }""", item)
 
 
-def close_one_group(g) -> None:
-    """Close an open group whose label is in view (a view with every group open has no box)."""
+def close_one_group(g, smallest: bool = False) -> None:
+    """Close an open group whose label is in view (a view with every group open has no box):
+    the first one listed, or the smallest drawn (an innermost group: opening it again opens
+    that group alone, not all that was open inside it)."""
     canvas = g.locator(".jp-jaxviz-canvas").bounding_box()
+    found = []
     for gid in g.evaluate("g => g.dataset.jaxvizExpanded").split(","):
         r = g.evaluate("(g, id) => { const r = g.querySelector('canvas.jp-jaxviz-scene').jaxvizRect(id);"
                        " return r && [r.left, r.top, r.width, g.querySelector('.jp-jaxviz-canvas')"
-                       ".contains(document.elementFromPoint(r.left + 12, r.top + 8))]; }", f"cluster_g{gid}")
+                       ".contains(document.elementFromPoint(r.left + 12, r.top + 8)), r.height]; }",
+                       f"cluster_g{gid}")
         if r and r[3] and canvas["x"] < r[0] < canvas["x"] + canvas["width"] - 100 \
                 and canvas["y"] < r[1] < canvas["y"] + canvas["height"] - 40 and r[2] > 120:
-            if click_to_paint_ms(g, r[0] + 12, r[1] + 8) >= 0:
-                settle(g)
-                return
-            print(f"  (a click on the label of group {gid} changed nothing)")
+            found.append((r[2] * r[4] if smallest else len(found), gid, r))
+    for _, gid, r in sorted(found):
+        if click_to_paint_ms(g, r[0] + 12, r[1] + 8) >= 0:
+            settle(g)
+            return
+        print(f"  (a click on the label of group {gid} changed nothing)")
 
 
 # How many clusters the canvas's layout laid out afresh (the rest taken from before), of how many.
@@ -206,30 +218,43 @@ FRESH_JS = "g => { const s = g.querySelector('canvas.jp-jaxviz-scene');" \
            " return s ? `${s.dataset.fresh} of ${s.dataset.clusters}` : null; }"
 
 
-def bench_open_in_place(page, cell: int, what: str, boxes: int = 3) -> None:
-    """Open boxes of the first view one after another (each closed again before the next,
-    which brings back the kept drawing): ms from click to paint of each opening."""
+def open_and_close(g, item: str) -> tuple[float, str, str | None] | None:
+    """Open the box `item` where it is in view (ms from click to paint, how the view was
+    arranged, the clusters laid out afresh), then close it again (the kept drawing back)."""
+    where = {i: (x, y) for i, x, y in boxes_in_view(g)}.get(item)
+    if where is None:
+        return None
+    took = click_to_paint_ms(g, *where)
+    if took < 0:
+        print(f"  (a click on {item} changed nothing)")
+        return None
+    how = g.evaluate("g => g.dataset.jaxvizArranged")
+    fresh = g.evaluate(FRESH_JS)
+    settle(g)
+    click_to_paint_ms(g, *label_of(g, item))
+    settle(g)
+    return took, how, fresh
+
+
+def bench_open_in_place(page, cell: int, what: str, boxes: int = 3, repeats: int = 3,
+                        smallest: bool = False) -> None:
+    """Open boxes of the first view one after another, each `repeats` times (each closed
+    again before the next, which brings back the kept drawing): ms from click to paint of
+    each opening. In a canvas view (every group open) a group is closed first: the smallest
+    whose label is in view, or the first listed."""
     g = graph(page, cell)
     settle(g)
     g.scroll_into_view_if_needed()
-    times, how, fresh = [], set(), []
     if g.evaluate("g => g.dataset.jaxvizRenderer") == "canvas":
-        close_one_group(g)
-    for item, x, y in boxes_in_view(g)[:boxes]:
-        took = click_to_paint_ms(g, x, y)
-        if took < 0:
-            print(f"  (a click on {item} changed nothing)")
-            continue
-        times.append(took)
-        how.add(g.evaluate("g => g.dataset.jaxvizArranged"))
-        fresh.append(g.evaluate(FRESH_JS))
-        settle(g)
-        click_to_paint_ms(g, *label_of(g, item))
-        settle(g)
-    if times:
+        close_one_group(g, smallest)
+    runs = [r for item, _, _ in boxes_in_view(g)[:boxes] for _ in range(repeats)
+            if (r := open_and_close(g, item))]
+    if runs:
+        times = [t for t, _, _ in runs]
+        fresh = [f for _, _, f in runs if f]
         print(f"open in place, {what}: click to paint {min(times):6.0f} ms best of {len(times)} "
-              f"(median {statistics.median(times):.0f} ms; arranged: {', '.join(sorted(how))})"
-              + (f"; clusters laid out afresh: {', '.join(map(str, fresh))}" if any(fresh) else ""))
+              f"(median {statistics.median(times):.0f} ms; arranged: {', '.join(sorted({h for _, h, _ in runs}))})"
+              + (f"; clusters laid out afresh: {', '.join(map(str, fresh))}" if fresh else "") + f" {load()}")
     else:
         print(f"open in place, {what}: no box in view")
 
@@ -258,12 +283,15 @@ def main() -> None:
                 for i in range(len(cells)):
                     run_cell(page, i, timeout=300_000)
                 print(f"Chromium {browser.version}, headless, software rendering; "
-                      f"{os.cpu_count()} cores")
+                      f"{os.cpu_count()} cores {load()}")
                 for k, blocks in enumerate([] if args.open_only else args.blocks):
                     bench_size(page, 3 + k, blocks)
                 bench_open_in_place(page, 2, "a 2-block train step's first view (Graphviz, SVG)")
                 if len(args.blocks) > 1:
-                    bench_open_in_place(page, 4, f"the {args.blocks[1]}-block view (layered, canvas)")
+                    bench_open_in_place(page, 4, f"an innermost group of the {args.blocks[1]}-block view "
+                                        "(layered, canvas)", smallest=True)
+                    bench_open_in_place(page, 4, f"an outer group of the {args.blocks[1]}-block view, "
+                                        "all it held opening again (layered, canvas)", boxes=1)
                 browser.close()
         finally:
             lab.stop()

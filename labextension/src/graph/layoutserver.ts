@@ -64,13 +64,17 @@ export function serveLayouts(scope: WorkerScope): void {
   };
 }
 
+/** A layout quicker than this (ms) tells no progress: the page has other work meanwhile. */
+const QUIET_MS = 100;
+
 /** The layered layout needs no Graphviz: answered at once, with progress on the way (at
- * most every 5 %). */
+ * most every 5 %, once it has taken `QUIET_MS`). */
 function answerLayered(scope: WorkerScope, id: number, request: LayoutRequest): void {
   let told = 0;
+  const t0 = performance.now();
   try {
     const laid = layOutScene(request.layered!, (done, total) => {
-      if (done / total - told >= 0.05) {
+      if (done / total - told >= 0.05 && performance.now() - t0 > QUIET_MS) {
         told = done / total;
         scope.postMessage({ id, progress: told });
       }

@@ -63,6 +63,8 @@ export class SceneCanvas {
   private readonly layer: HTMLCanvasElement;
   private layerAt: (Transform & { w: number; h: number }) | null = null;
   private settle = 0;
+  /** The layer's drawing after a new scene's first frame (a timer). */
+  private layerLater = 0;
   /** Whether frames are copied from the kept layer (off: each frame drawn afresh). */
   useLayer = true;
   /** Frames shown, frames drawn afresh, and the time they took (ms), for the benchmark. */
@@ -70,16 +72,18 @@ export class SceneCanvas {
   paints = 0;
   drawMs = 0;
 
-  /** `index`: built with the layout, in the worker (`sceneindex.ts`). */
+  /** `index`: built with the layout, in the worker (`sceneindex.ts`); `canvases`: those
+   * of the scene before (`handOver`), drawn on again (a new canvas costs a new context). */
   constructor(
     readonly scene: Scene,
     readonly layout: LayeredOutput,
-    index: SceneIndex
+    index: SceneIndex,
+    canvases?: { element: HTMLCanvasElement; layer: HTMLCanvasElement }
   ) {
-    this.element = document.createElement('canvas');
+    this.element = canvases?.element ?? document.createElement('canvas');
     this.element.className = 'jp-jaxviz-scene';
     this.installBenchmarkHooks();
-    this.layer = document.createElement('canvas');
+    this.layer = canvases?.layer ?? document.createElement('canvas');
     this.itemIndex = new Map(scene.items.map((id, k) => [id, k]));
     // Any open group of a chain is found at its chain's cluster.
     this.clusterIndex = new Map(scene.clusterChains.flatMap((chain, c) => chain.map(g => [`cluster_g${g}`, c])));
@@ -302,20 +306,30 @@ export class SceneCanvas {
     if (!ctx) {
       return;
     }
-    const t = this.transform;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.clearRect(0, 0, canvas.width, canvas.height);
     if (!this.useLayer) {
       this.layerAt = null;
-      ctx.setTransform(dpr * t.scale, 0, 0, dpr * t.scale, dpr * t.tx, dpr * t.ty);
-      this.paint(ctx, this.viewArea(cw, ch, t), t.scale);
-      this.paints++;
+      this.paintView(ctx, dpr, cw, ch);
+    } else if (!this.frames) {
+      // A new scene's first frame: the view alone (a quarter of the layer's area), the
+      // layer drawn just after it is on screen.
+      this.paintView(ctx, dpr, cw, ch);
+      this.layerLater = window.setTimeout(() => this.layerAt ?? this.paintLayer(dpr, cw, ch), 0);
     } else {
       this.fromLayer(ctx, dpr, cw, ch);
     }
     this.frames++;
     this.drawMs += performance.now() - t0;
     canvas.dataset.frames = String(this.frames);
+  }
+
+  /** Draw the view straight onto the screen's canvas. */
+  private paintView(ctx: CanvasRenderingContext2D, dpr: number, cw: number, ch: number): void {
+    const t = this.transform;
+    ctx.setTransform(dpr * t.scale, 0, 0, dpr * t.scale, dpr * t.tx, dpr * t.ty);
+    this.paint(ctx, this.viewArea(cw, ch, t), t.scale);
+    this.paints++;
   }
 
   private fromLayer(ctx: CanvasRenderingContext2D, dpr: number, cw: number, ch: number): void {
@@ -572,9 +586,17 @@ export class SceneCanvas {
   }
 
   dispose(): void {
+    this.handOver();
+    this.element.remove();
+  }
+
+  /** Stop drawing; the canvases, for the next scene to draw on. */
+  handOver(): { element: HTMLCanvasElement; layer: HTMLCanvasElement } {
     cancelAnimationFrame(this.frame);
     window.clearTimeout(this.settle);
-    this.element.remove();
+    window.clearTimeout(this.layerLater);
+    this.frame = 0;
+    return { element: this.element, layer: this.layer };
   }
 }
 

@@ -26,7 +26,7 @@ import { parseSvg } from './layout';
 import { Pan } from './pan';
 import { SearchBox } from './search';
 import { drawingTip, hoverScene, sceneHit } from './hover';
-import { closeInPlace, openInPlace, prefetchOpenings } from './inplace';
+import { closeInPlace, openInPlace, prefetchOpenings, svgOf } from './inplace';
 import { LaidScene } from './layoutserver';
 import { layouter, layoutMode, layoutText } from './layoutsvg';
 import { renderLegend } from './legend';
@@ -324,7 +324,8 @@ export class GraphView extends Widget {
         return null;
       }
       const drawn = text ?? (await layoutText(dot));
-      laid = { svg: parseSvg(drawn), text: drawn, dot, arranged };
+      // A drawing opened or closed in place was parsed already: copied, not parsed again.
+      laid = { svg: arranged === 'layout' ? parseSvg(drawn) : svgOf(drawn), text: drawn, dot, arranged };
     } catch (err) {
       if (token === this.renderToken) {
         this.node.classList.remove('jp-jaxviz-busy');
@@ -474,13 +475,16 @@ export class GraphView extends Widget {
 
   /** Put a laid-out scene on the canvas in place of a drawing. */
   private installScene(scene: Scene, { layout, index }: LaidScene): void {
-    this.dropScene();
+    const canvases = this.scene?.handOver();
+    this.scene = null;
     this.stage.replaceChildren();
     this.svg = null;
-    const drawn = new SceneCanvas(scene, layout, index);
+    const drawn = new SceneCanvas(scene, layout, index, canvases);
     this.scene = drawn;
     this.viewport.size = { w: Math.max(1, layout.width), h: Math.max(1, layout.height) };
-    this.canvas.insertBefore(drawn.element, this.progressEl);
+    if (!canvases) {
+      this.canvas.insertBefore(drawn.element, this.progressEl);
+    }
     this.node.dataset.jaxvizRenderer = 'canvas';
     addSceneHooks(drawn, id => this.viewport.scenePageRect(id));
     drawn.setTransform(this.model.transform);
