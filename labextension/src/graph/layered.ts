@@ -401,15 +401,22 @@ const PLACED_KEPT = 50000;
 let placedKept = 0;
 let placedMisses = 0;
 
+/** Where signatures are written (grown as needed): one array for every cluster, not one each. */
+let scratch = new Float64Array(1024);
+
 /** All that a cluster's layout depends on, as numbers: the direction, the members'
- * forced ranks, sizes and leads, the local edges in order. */
+ * forced ranks, sizes and leads, the local edges in order; as 32-bit words (a view of
+ * `scratch`, valid until the next call). */
 function signatureOf(local: Local, ranks: number[], sizes: Sizes, rankdir: 'TB' | 'LR'): Int32Array {
   const n = ranks.length;
   let length = 2 + 4 * n;
   for (const outs of local.edges.values()) {
     length += 2 + outs.size;
   }
-  const numbers = new Float64Array(length);
+  if (scratch.length < length) {
+    scratch = new Float64Array(2 * length);
+  }
+  const numbers = scratch;
   numbers[0] = rankdir === 'TB' ? 1 : 2;
   numbers[1] = n;
   for (let k = 0; k < n; k++) {
@@ -426,7 +433,7 @@ function signatureOf(local: Local, ranks: number[], sizes: Sizes, rankdir: 'TB' 
       numbers[at++] = b;
     }
   }
-  return new Int32Array(numbers.buffer);
+  return new Int32Array(numbers.buffer, 0, 2 * length);
 }
 
 /** A 32-bit hash of a signature (FNV-1a over its words). */
@@ -478,7 +485,7 @@ function placeCached(local: Local, ranks: number[], sizes: Sizes, rankdir: 'TB' 
     placedKept = 0;
   }
   const bucket = placedBefore.get(hash) ?? [];
-  bucket.push({ signature, placed });
+  bucket.push({ signature: signature.slice(), placed });
   placedBefore.set(hash, bucket);
   placedKept++;
   return placed;

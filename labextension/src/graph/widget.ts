@@ -30,10 +30,11 @@ import { closeInPlace, openInPlace, prefetchOpenings, svgOf } from './inplace';
 import { LaidScene } from './layoutserver';
 import { layouter, layoutMode, layoutText } from './layoutsvg';
 import { renderLegend } from './legend';
-import { GraphModel } from './model';
+import { GraphModel, RankDir } from './model';
 import { initialExpansion } from './persist';
 import { addSceneHooks, reportShown } from './report';
 import { Scene, sceneOf } from './scene';
+import { LaidView, SceneStore, layOutAhead } from './sceneahead';
 import { SceneCanvas } from './scenecanvas';
 import { sceneSvg } from './scenesvg';
 import { StatusLine, drawnText, layingOutText, sceneText, tooManyText } from './status';
@@ -90,6 +91,8 @@ export class GraphView extends Widget {
   private scene: SceneCanvas | null = null;
   private renderToken = 0;
   private readonly reopen = new ReopenMemory();
+  /** Canvas views shown lately, and those laid out ahead of a click on a box in view. */
+  private readonly scenes = new SceneStore();
   private readonly pan = new Pan(this.canvas, this.model, () => this.tooltip.hide());
   /** Resolved when the current layout is on screen (for tests and callers). */
   ready: Promise<void> = Promise.resolve();
@@ -274,8 +277,13 @@ export class GraphView extends Widget {
     if (!index || !expanded) {
       return;
     }
+    const kept = this.keptScene(index, expanded, opts);
+    if (kept) {
+      return this.putScene(kept, opts, ++this.renderToken, performance.now());
+    }
     const view = buildView(index, expanded);
-    const count = visibleItems(view).nodes.length + visibleItems(view).groups.length;
+    const { nodes, groups } = visibleItems(view);
+    const count = nodes.length + groups.length;
     if (count > MAX_LAYOUT_ITEMS) {
       this.status.set(tooManyText(count, MAX_LAYOUT_ITEMS), true);
       return;
@@ -310,6 +318,15 @@ export class GraphView extends Widget {
       const shown = { index, expanded: this.expanded, text: laid.text, rankdir: this.model.rankdir };
       prefetchOpenings(svg, this.canvas.getBoundingClientRect(), shown, () => this.isCurrent(token));
     }
+  }
+
+  /** The canvas view of this state, shown lately or laid out ahead (not for a first view,
+   * nor when asked afresh). */
+  private keptScene(index: GraphIndex, expanded: Set<number>, opts: ExpandOptions): LaidView | undefined {
+    if (opts.initial) {
+      this.scenes.clear(); // another program, or its state stored in the notebook
+    }
+    return opts.fresh || opts.initial ? undefined : this.scenes.get(index, expanded, this.model.rankdir);
   }
 
   /** The Graphviz drawing of `view`, as `expand.ts` plans it (null: failed, said in the
@@ -402,7 +419,7 @@ export class GraphView extends Widget {
   }
 
   /** The layout is on screen: not busy, and what is shown written on the element. */
-  private shownNow(count: number, layout: string, arranged: Arranged, layoutMs?: number): void {
+  private shownNow(count: number, layout: string, arranged: Arranged | 'ahead', layoutMs?: number): void {
     this.node.classList.remove('jp-jaxviz-busy');
     const { expandedGroups: expanded, model } = this;
     reportShown(this.node, { expanded, items: count, layout, rankdir: model.rankdir, arranged, layoutMs });
@@ -428,14 +445,38 @@ export class GraphView extends Widget {
     if (!laid || token !== this.renderToken) {
       return;
     }
+    this.putScene({ view, scene: laid.scene, laid: laid.laid, count, shown: false, ahead: false }, opts, token, t0);
+  }
+
+  /** Put a laid-out view on the canvas (kept for coming back to it), then lay out ahead
+   * what opening each box in view would show. `t0`: when it was asked for. */
+  private putScene(entry: LaidView, opts: Placement, token: number, t0: number): void {
+    const { view, scene, laid, count } = entry;
+    const arranged = entry.shown ? 'restore' : entry.ahead ? 'ahead' : 'layout';
     const ms = performance.now() - t0;
+    entry.shown = true;
+    this.scenes.put(view.index, scene.layout.rankdir, entry);
     // The DOT of a view this big is written when exported (it takes longer than the layout).
     this.model.show(view, '');
-    this.installScene(laid.scene, laid.laid);
+    this.installScene(scene, laid);
     this.showProgress(null);
-    this.shownNow(count, layoutMode() ?? 'worker', 'layout', ms);
+    this.shownNow(count, layoutMode() ?? 'worker', arranged, ms);
     this.viewport.place(opts, false, this.index);
     this.finish(view, opts, sceneText(view, ms));
+    if (this.node.dataset.jaxvizAhead !== 'off') {
+      this.layOutAhead(view, scene.layout.rankdir, token);
+    }
+  }
+
+  /** Lay out ahead, while the page is idle, what opening each box in view would show
+   * (off where the element says `data-jaxviz-ahead="off"`: for the benchmark). */
+  private layOutAhead(view: View, rankdir: RankDir, token: number): void {
+    const boxes = (this.scene?.itemsInView() ?? [])
+      .filter(([id, kind]) => id[0] === 'g' && kind !== 'inputs' && kind !== 'outputs')
+      .map(([id]) => parseItem(id).id);
+    const [minItems, maxItems] = [GRAPHVIZ_MAX_ITEMS, MAX_LAYOUT_ITEMS];
+    const ahead = { index: view.index, expanded: view.expanded, rankdir, boxes, minItems, maxItems };
+    layOutAhead(this.scenes, { ...ahead, current: () => this.isCurrent(token) });
   }
 
   /** The layered layout of `view` (null: failed, said in the status line). */
