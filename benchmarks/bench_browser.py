@@ -136,6 +136,18 @@ def click_to_paint_ms(g, x: float, y: float) -> float:
     return g.page.evaluate(CLICK_TO_PAINT_JS, [g.element_handle(), [x, y]])
 
 
+def renderer_cpu_ms(page) -> float:
+    """CPU time the page's renderer process (its main thread and the layout worker) has
+    used, ms (Chrome's own count): a measure that a loaded machine hardly changes."""
+    session = getattr(page, "_jaxviz_cdp", None)
+    if session is None:
+        session = page.context.new_cdp_session(page)
+        session.send("Performance.enable")
+        page._jaxviz_cdp = session
+    metrics = {m["name"]: m["value"] for m in session.send("Performance.getMetrics")["metrics"]}
+    return 1000 * metrics["ProcessTime"]
+
+
 def bench_size(page, cell: int, blocks: int) -> None:
     """Layout time (first and fresh ones), frame time while panning, draw time per frame."""
     g = graph(page, cell)
@@ -219,16 +231,18 @@ FRESH_JS = "g => { const s = g.querySelector('canvas.jp-jaxviz-scene');" \
            " return s ? `${s.dataset.fresh} of ${s.dataset.clusters}` : null; }"
 
 
-def open_and_close(g, item: str, look_ms: int = 0) -> tuple[float, str, str | None] | None:
+def open_and_close(g, item: str, look_ms: int = 0) -> tuple[float, float, str, str | None] | None:
     """Open the box `item` where it is in view, `look_ms` after the view settled (a user
     looks before clicking: what the view lays out ahead while idle is ready by then): ms
-    from click to paint, how the view came to be, the clusters laid out afresh. Then close
-    it again (the kept drawing back)."""
+    from click to paint, the renderer's CPU ms meanwhile, how the view came to be, the
+    clusters laid out afresh. Then close it again (the kept drawing back)."""
     g.page.wait_for_timeout(look_ms)
     where = {i: (x, y) for i, x, y in boxes_in_view(g)}.get(item)
     if where is None:
         return None
+    cpu0 = renderer_cpu_ms(g.page)
     took = click_to_paint_ms(g, *where)
+    cpu = renderer_cpu_ms(g.page) - cpu0
     if took < 0:
         print(f"  (a click on {item} changed nothing)")
         return None
@@ -237,7 +251,7 @@ def open_and_close(g, item: str, look_ms: int = 0) -> tuple[float, str, str | No
     settle(g)
     click_to_paint_ms(g, *label_of(g, item))
     settle(g)
-    return took, how, fresh
+    return took, cpu, how, fresh
 
 
 def report_openings(what: str, runs: list) -> None:
@@ -247,10 +261,11 @@ def report_openings(what: str, runs: list) -> None:
     if not runs:
         print(f"open in place, {what}: no box in view")
         return
-    fresh = [f for _, _, f in runs if f]
-    by_how = {h: [t for t, how, _ in runs if how == h] for h in sorted({h for _, h, _ in runs})}
-    figures = "; ".join(f"{how}: {min(ts):4.0f} ms best of {len(ts)} (median {statistics.median(ts):.0f} ms)"
-                        for how, ts in by_how.items())
+    fresh = [f for *_, f in runs if f]
+    by_how = {h: [(t, c) for t, c, how, _ in runs if how == h] for h in sorted({r[2] for r in runs})}
+    figures = "; ".join(
+        f"{how}: {min(t for t, _ in tc):4.0f} ms best of {len(tc)} (median {statistics.median(t for t, _ in tc):.0f} ms;"
+        f" renderer CPU {min(c for _, c in tc):4.0f} ms best)" for how, tc in by_how.items())
     print(f"open in place, {what}: click to paint, {figures}"
           + (f"; clusters laid out afresh: {', '.join(map(str, fresh))}" if fresh else "") + f" {load()}")
 
@@ -272,9 +287,9 @@ def bench_open_on_canvas(page, cell: int, what: str, boxes: int = 3) -> None:
     g = graph(page, cell)
     settle(g)
     g.scroll_into_view_if_needed()
+    g.evaluate("g => { g.dataset.jaxvizAhead = 'off'; }")
     for _ in range(boxes):
         close_one_group(g, smallest=True)
-    g.evaluate("g => { g.dataset.jaxvizAhead = 'off'; }")
     runs = [open_and_close(g, item) for item, _, _ in boxes_in_view(g)[:boxes]]
     g.evaluate("g => { delete g.dataset.jaxvizAhead; }")
     close_one_group(g, smallest=True)  # a view not shown before: so is opening each box in it

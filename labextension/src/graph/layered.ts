@@ -931,14 +931,14 @@ function orderLayers(
   const index = new Float64Array(n);
   const number = () => layers.forEach(row => row.forEach((v, k) => (index[v] = k)));
   number();
+  const bary = new Float64Array(n);
   const sweep = (rows: number[][], neighbours: number[][]) => {
     for (const row of rows) {
-      const bary = new Map<number, number>();
       for (const v of row) {
         const ns = neighbours[v];
-        bary.set(v, ns.length ? ns.reduce((s, u) => s + index[u], 0) / ns.length : index[v]);
+        bary[v] = ns.length ? ns.reduce((s, u) => s + index[u], 0) / ns.length : index[v];
       }
-      row.sort((a, b) => bary.get(a)! - bary.get(b)! || index[a] - index[b]);
+      row.sort((a, b) => bary[a] - bary[b] || index[a] - index[b]);
       row.forEach((v, k) => (index[v] = k));
     }
   };

@@ -28,6 +28,8 @@ export interface LaidView {
 const KEPT = 6;
 /** Boxes in view whose opening is laid out ahead. */
 const AHEAD_BOXES = 3;
+/** How long after a view is shown laying out ahead may start (ms). */
+const SETTLE_MS = 300;
 
 export class SceneStore {
   private readonly entries = new Map<string, LaidView>();
@@ -85,7 +87,8 @@ export function layOutAhead(store: SceneStore, ahead: Ahead): void {
       .catch(() => undefined)
       .then(() => whenIdle(next));
   };
-  whenIdle(next);
+  // Not before the new view's first frames are out.
+  window.setTimeout(() => whenIdle(next), SETTLE_MS);
 }
 
 async function layOutOpening(store: SceneStore, ahead: Ahead, gid: number): Promise<void> {
