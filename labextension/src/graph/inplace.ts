@@ -20,17 +20,17 @@ const PARSED_KEPT = 6;
 
 /** The parsed drawing of `text`, to read only. */
 function parsedDrawing(text: string): Document {
-  let doc = parsed.get(text);
-  if (doc) {
-    parsed.delete(text);
-  } else {
-    doc = parseDrawing(text);
-  }
+  const doc = parsed.get(text) ?? parseDrawing(text);
+  keepParsed(text, doc);
+  return doc;
+}
+
+function keepParsed(text: string, doc: Document): void {
+  parsed.delete(text);
   parsed.set(text, doc);
   while (parsed.size > PARSED_KEPT) {
     parsed.delete(parsed.keys().next().value as string);
   }
-  return doc;
 }
 
 /** A copy of the drawing of `text`, to change. */
@@ -41,7 +41,7 @@ function drawingOf(text: string): Document {
 /** The text of a drawing just made, which is kept parsed as it is. */
 function keptText(drawing: Document): string {
   const text = drawingText(drawing);
-  parsed.set(text, drawing);
+  keepParsed(text, drawing);
   return text;
 }
 
