@@ -462,7 +462,7 @@ export class GraphView extends Widget {
     this.showProgress(null);
     this.shownNow(count, layoutMode() ?? 'worker', arranged, ms);
     this.viewport.place(opts, false, this.index);
-    this.finish(view, opts, sceneText(view, ms));
+    this.finish(view, opts, sceneText(view, ms, arranged));
     if (this.node.dataset.jaxvizAhead !== 'off') {
       this.layOutAhead(view, scene.layout.rankdir, token);
     }
