@@ -241,18 +241,14 @@ function visibleBelow(index: GraphIndex, nodeId: number, top: ItemId, expanded: 
 export function buildView(index: GraphIndex, expandedIn: Iterable<number>): View {
   const expanded = index.normalize(expandedIn);
   const graph = index.graph;
-  type Merged = { src: ItemId; dst: ItemId; vals: Map<string, Aval>; vars: string[] };
-  const merged = new Map<string, Merged>();
-  const edgeOf = (src: ItemId, dst: ItemId) => {
+  const merged = new Map<string, { src: ItemId; dst: ItemId; vals: Map<string, Aval>; vars: string[] }>();
+  const add = (src: ItemId, dst: ItemId, edgeId: number) => {
     const key = `${src}>${dst}`;
     let m = merged.get(key);
     if (!m) {
       m = { src, dst, vals: new Map(), vars: [] };
       merged.set(key, m);
     }
-    return m;
-  };
-  const addTo = (m: Merged, edgeId: number) => {
     const e = graph.edges[edgeId];
     const vkey = `${e.src}:${e.var}`;
     if (!m.vals.has(vkey)) {
@@ -260,14 +256,12 @@ export function buildView(index: GraphIndex, expandedIn: Iterable<number>): View
       m.vars.push(e.var);
     }
   };
-  const add = (src: ItemId, dst: ItemId, edgeId: number) => addTo(edgeOf(src, dst), edgeId);
   for (const gid of expanded) {
     for (const bucket of index.bucketsOf(gid)) {
       if (isLeaf(bucket.a, expanded) && isLeaf(bucket.b, expanded)) {
         // Every distinct value, each once (as Graph.view: the label counts them all).
-        const m = edgeOf(bucket.a, bucket.b);
         for (const i of bucket.edges) {
-          addTo(m, i);
+          add(bucket.a, bucket.b, i);
         }
         continue;
       }
