@@ -3,7 +3,9 @@ Playwright), from real programs: the transformer train step of ``models.py`` tra
 every group open (``%%jaxpr --expand all --no-run``) at L = 10, 39 and 78 blocks: about
 2.5k, 10k and 20k visible items. Prints, for each:
   - the layout time (the layered layout in the worker, as the view reports it) and the
-    time from asking to paint for a fresh layout (Tidy layout: the same view again);
+    time from asking to paint for a fresh layout (Tidy layout: the same view again), with
+    the CPU time the page's renderer (main thread and worker) used meanwhile: a figure a
+    loaded machine hardly changes;
   - the frame time while panning (mouse drags, frames counted by requestAnimationFrame)
     and while zooming (ctrl+wheel), the canvas's own draw time per frame, and the frame
     time while panning with every frame drawn afresh (the kept layer off): what the
@@ -50,7 +52,7 @@ CLICK_TO_PAINT_JS = """([g, where]) => new Promise(resolve => {
   const before = state();
   const target = typeof where === 'string' ? g.querySelector(where) : document.elementFromPoint(where[0], where[1]);
   const t0 = performance.now();
-  setTimeout(() => resolve(-1), 60000);  // nothing changed: the click hit nothing
+  setTimeout(() => resolve(-1), 30000);  // nothing changed: the click hit nothing
   if (typeof where === 'string') target.click();
   else target.dispatchEvent(new MouseEvent('click', {clientX: where[0], clientY: where[1], bubbles: true, button: 0}));
   const check = () => {
@@ -126,9 +128,12 @@ def settle(g) -> None:
     g.page.wait_for_timeout(300)
 
 
-def fresh_layout_ms(g) -> float:
-    """Ask for the same view afresh (Tidy layout): ms from the click to the paint."""
-    return g.page.evaluate(CLICK_TO_PAINT_JS, [g.element_handle(), "button.jp-jaxviz-tidy"])
+def fresh_layout_ms(g) -> tuple[float, float]:
+    """Ask for the same view afresh (Tidy layout): ms from the click to the paint, and the
+    renderer's CPU ms meanwhile."""
+    cpu0 = renderer_cpu_ms(g.page)
+    took = g.page.evaluate(CLICK_TO_PAINT_JS, [g.element_handle(), "button.jp-jaxviz-tidy"])
+    return took, renderer_cpu_ms(g.page) - cpu0
 
 
 def click_to_paint_ms(g, x: float, y: float) -> float:
@@ -156,9 +161,11 @@ def bench_size(page, cell: int, blocks: int) -> None:
     items = int(g.evaluate("g => g.dataset.jaxvizItems"))
     renderer = g.evaluate("g => g.dataset.jaxvizRenderer")
     layouts = [float(g.evaluate("g => g.dataset.jaxvizLayoutMs"))]
-    paints = []
-    for _ in range(2):
-        paints.append(fresh_layout_ms(g))
+    paints, cpus = [], []
+    for _ in range(3):
+        took, cpu = fresh_layout_ms(g)
+        paints.append(took)
+        cpus.append(cpu)
         layouts.append(float(g.evaluate("g => g.dataset.jaxvizLayoutMs")))
     pans = [page.evaluate(PAN_JS, [g.element_handle(), 2500]) for _ in range(2)]
     pan = min(pans, key=lambda p: p["median"])
@@ -169,7 +176,7 @@ def bench_size(page, cell: int, blocks: int) -> None:
     bare = min((page.evaluate(PAN_JS, [g.element_handle(), 2500]) for _ in range(2)), key=lambda p: p["median"])
     g.evaluate(USE_LAYER_JS, True)
     print(f"L = {blocks:3d}: {items:6,d} items ({renderer}): layout {min(layouts):7.0f} ms in the worker "
-          f"(ask to paint {min(paints):7.0f} ms) · panning: frame {pan['median']:5.1f} ms median, "
+          f"(ask to paint {min(paints):7.0f} ms, renderer CPU {min(cpus):5.0f} ms) · panning: frame {pan['median']:5.1f} ms median, "
           f"{pan['p90']:5.1f} ms p90 ({1000 / pan['median']:3.0f} fps), canvas draw {draw:5.1f} ms/frame · "
           f"zooming: frame {zoom['median']:5.1f} ms median, {zoom['p90']:5.1f} ms p90 ({1000 / zoom['median']:3.0f} fps)"
           f" · panning, each frame drawn afresh: {bare['median']:5.1f} ms median, {bare['p90']:5.1f} ms p90 {load()}")
@@ -205,7 +212,7 @@ def label_of(g, item: str) -> tuple[float, float]:
       return [r.left + 12, r.top + 8]; }""", item)
 
 
-def close_one_group(g, smallest: bool = False) -> None:
+def close_one_group(g, smallest: bool = False) -> str | None:
     """Close an open group whose label is in view (a view with every group open has no box):
     the first one listed, or the smallest drawn (an innermost group: opening it again opens
     that group alone, not all that was open inside it)."""
@@ -222,8 +229,9 @@ def close_one_group(g, smallest: bool = False) -> None:
     for _, gid, r in sorted(found):
         if click_to_paint_ms(g, r[0] + 12, r[1] + 8) >= 0:
             settle(g)
-            return
+            return f"g{gid}"
         print(f"  (a click on the label of group {gid} changed nothing)")
+    return None
 
 
 # How many clusters the canvas's layout laid out afresh (the rest taken from before), of how many.
@@ -275,25 +283,27 @@ def bench_open_in_place(page, cell: int, what: str, boxes: int = 3, repeats: int
     `repeats` times (each closed again before the next)."""
     g = graph(page, cell)
     settle(g)
-    g.scroll_into_view_if_needed()
+    g.evaluate("g => g.querySelector('.jp-jaxviz-canvas').scrollIntoView({block: 'center'})")
+    g.page.wait_for_timeout(500)
     report_openings(what, [open_and_close(g, item) for item, _, _ in boxes_in_view(g)[:boxes]
                            for _ in range(repeats)])
 
 
 def bench_open_on_canvas(page, cell: int, what: str, boxes: int = 3) -> None:
     """Open innermost groups of a canvas view (every group open: some are closed first),
-    each into a view not shown before: laid out on the click (laying out ahead off), then
-    laid out ahead while the user looks, then brought back (the same opening again)."""
+    each into a view not shown before (never the group closed last: opening it brings back
+    the view before): laid out on the click (laying out ahead off), then laid out ahead
+    while the user looks, then brought back (the same opening again)."""
     g = graph(page, cell)
     settle(g)
     g.scroll_into_view_if_needed()
     g.evaluate("g => { g.dataset.jaxvizAhead = 'off'; }")
-    for _ in range(boxes):
-        close_one_group(g, smallest=True)
-    runs = [open_and_close(g, item) for item, _, _ in boxes_in_view(g)[:boxes]]
+    closed = [close_one_group(g, smallest=True) for _ in range(boxes + 1)]
+    opened = [item for item in closed[:-1] if item]
+    runs = [open_and_close(g, item) for item in opened]
     g.evaluate("g => { delete g.dataset.jaxvizAhead; }")
     close_one_group(g, smallest=True)  # a view not shown before: so is opening each box in it
-    for item, _, _ in boxes_in_view(g)[:boxes]:
+    for item in opened:
         runs += [open_and_close(g, item, look_ms=3000), open_and_close(g, item, look_ms=3000)]
     report_openings(what, runs)
 
