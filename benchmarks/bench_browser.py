@@ -212,18 +212,27 @@ def label_of(g, item: str) -> tuple[float, float]:
       return [r.left + 12, r.top + 8]; }""", item)
 
 
-def close_one_group(g, smallest: bool = False) -> str | None:
+# Page rectangle of a canvas item: left, top, width, height.
+RECT_JS = ("(g, id) => { const r = g.querySelector('canvas.jp-jaxviz-scene').jaxvizRect(id);"
+           " return r && [r.left, r.top, r.width, r.height]; }")
+
+
+def close_one_group(g, smallest: bool = False, around: tuple[str, ...] = ()) -> str | None:
     """Close an open group whose label is in view (a view with every group open has no box):
     the first one listed, or the smallest drawn (an innermost group: opening it again opens
-    that group alone, not all that was open inside it)."""
+    that group alone, not all that was open inside it), not one holding the boxes `around`.
+    The box it became."""
     canvas = g.locator(".jp-jaxviz-canvas").bounding_box()
     found = []
+    held = [g.evaluate(RECT_JS, item) for item in around]
     for gid in g.evaluate("g => g.dataset.jaxvizExpanded").split(","):
         r = g.evaluate("(g, id) => { const r = g.querySelector('canvas.jp-jaxviz-scene').jaxvizRect(id);"
                        " return r && [r.left, r.top, r.width, g.querySelector('.jp-jaxviz-canvas')"
                        ".contains(document.elementFromPoint(r.left + 12, r.top + 8)), r.height]; }",
                        f"cluster_g{gid}")
-        if r and r[3] and canvas["x"] < r[0] < canvas["x"] + canvas["width"] - 100 \
+        holds = any(b and r and r[0] <= b[0] and r[1] <= b[1] and b[0] + b[2] <= r[0] + r[2]
+                    and b[1] + b[3] <= r[1] + r[4] for b in held)
+        if r and r[3] and not holds and canvas["x"] < r[0] < canvas["x"] + canvas["width"] - 100 \
                 and canvas["y"] < r[1] < canvas["y"] + canvas["height"] - 40 and r[2] > 120:
             found.append((r[2] * r[4] if smallest else len(found), gid, r))
     for _, gid, r in sorted(found):
@@ -299,11 +308,11 @@ def bench_open_on_canvas(page, cell: int, what: str, boxes: int = 3) -> None:
     g.scroll_into_view_if_needed()
     g.evaluate("g => { g.dataset.jaxvizAhead = 'off'; }")
     closed = [close_one_group(g, smallest=True) for _ in range(boxes + 1)]
-    opened = [item for item in closed[:-1] if item]
+    opened = [item for item, _, _ in boxes_in_view(g) if item != closed[-1]][:boxes]
     runs = [open_and_close(g, item) for item in opened]
     g.evaluate("g => { delete g.dataset.jaxvizAhead; }")
-    close_one_group(g, smallest=True)  # a view not shown before: so is opening each box in it
-    for item in opened:
+    last = close_one_group(g, smallest=True)  # a view not shown before: so is each opening
+    for item in [item for item, _, _ in boxes_in_view(g) if item != last][:boxes]:
         runs += [open_and_close(g, item, look_ms=3000), open_and_close(g, item, look_ms=3000)]
     report_openings(what, runs)
 
