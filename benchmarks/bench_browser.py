@@ -3,14 +3,18 @@ Playwright), from real programs: the transformer train step of ``models.py`` tra
 every group open (``%%jaxpr --expand all --no-run``) at L = 10, 39 and 78 blocks: about
 2.5k, 10k and 20k visible items. Prints, for each:
   - the layout time (the layered layout in the worker, as the view reports it) and the
-    time from asking to paint for a fresh layout (Tidy layout: the same view again);
+    time from asking to paint for a fresh layout (Tidy layout: the same view again), with
+    the CPU time the page's renderer (main thread and worker) used meanwhile: a figure a
+    loaded machine hardly changes;
   - the frame time while panning (mouse drags, frames counted by requestAnimationFrame)
     and while zooming (ctrl+wheel), the canvas's own draw time per frame, and the frame
     time while panning with every frame drawn afresh (the kept layer off): what the
     layer buys;
 and the time from click to paint of opening a group in place, in a small program's first
-view (Graphviz, spliced in place) and in the 10k view (the layered layout again).
-Figures, not assertions: one run, best of several where a step repeats.
+view (Graphviz, spliced in place) and in the 10k view (the layered layout again, on the
+click or ahead of it while the user looks), by how the view came to be. Figures, not
+assertions: one run, best
+of several where a step repeats; each line ends with the machine's load average (1 min).
 
 Usage: .venv/bin/python benchmarks/bench_browser.py [--blocks 10 39 78]
 """
@@ -48,7 +52,7 @@ CLICK_TO_PAINT_JS = """([g, where]) => new Promise(resolve => {
   const before = state();
   const target = typeof where === 'string' ? g.querySelector(where) : document.elementFromPoint(where[0], where[1]);
   const t0 = performance.now();
-  setTimeout(() => resolve(-1), 60000);  // nothing changed: the click hit nothing
+  setTimeout(() => resolve(-1), 30000);  // nothing changed: the click hit nothing
   if (typeof where === 'string') target.click();
   else target.dispatchEvent(new MouseEvent('click', {clientX: where[0], clientY: where[1], bubbles: true, button: 0}));
   const check = () => {
@@ -109,6 +113,11 @@ ZOOM_JS = """([g, ms]) => new Promise(resolve => {
 USE_LAYER_JS = "(g, on) => { const s = g.querySelector('canvas.jp-jaxviz-scene'); if (s) s.jaxvizUseLayer(on); }"
 
 
+def load() -> str:
+    """The machine's load average over the last minute, to quote with a time."""
+    return f"[load {os.getloadavg()[0]:.1f}]"
+
+
 def graph(page, cell: int):
     return page.locator(".jp-Notebook .jp-Cell").nth(cell).locator(".jp-jaxviz-output")
 
@@ -119,14 +128,29 @@ def settle(g) -> None:
     g.page.wait_for_timeout(300)
 
 
-def fresh_layout_ms(g) -> float:
-    """Ask for the same view afresh (Tidy layout): ms from the click to the paint."""
-    return g.page.evaluate(CLICK_TO_PAINT_JS, [g.element_handle(), "button.jp-jaxviz-tidy"])
+def fresh_layout_ms(g) -> tuple[float, float]:
+    """Ask for the same view afresh (Tidy layout): ms from the click to the paint, and the
+    renderer's CPU ms meanwhile."""
+    cpu0 = renderer_cpu_ms(g.page)
+    took = g.page.evaluate(CLICK_TO_PAINT_JS, [g.element_handle(), "button.jp-jaxviz-tidy"])
+    return took, renderer_cpu_ms(g.page) - cpu0
 
 
 def click_to_paint_ms(g, x: float, y: float) -> float:
     """ms from a click at (x, y) to the first paint of the new state."""
     return g.page.evaluate(CLICK_TO_PAINT_JS, [g.element_handle(), [x, y]])
+
+
+def renderer_cpu_ms(page) -> float:
+    """CPU time the page's renderer process (its main thread and the layout worker) has
+    used, ms (Chrome's own count): a measure that a loaded machine hardly changes."""
+    session = getattr(page, "_jaxviz_cdp", None)
+    if session is None:
+        session = page.context.new_cdp_session(page)
+        session.send("Performance.enable")
+        page._jaxviz_cdp = session
+    metrics = {m["name"]: m["value"] for m in session.send("Performance.getMetrics")["metrics"]}
+    return 1000 * metrics["ProcessTime"]
 
 
 def bench_size(page, cell: int, blocks: int) -> None:
@@ -137,9 +161,11 @@ def bench_size(page, cell: int, blocks: int) -> None:
     items = int(g.evaluate("g => g.dataset.jaxvizItems"))
     renderer = g.evaluate("g => g.dataset.jaxvizRenderer")
     layouts = [float(g.evaluate("g => g.dataset.jaxvizLayoutMs"))]
-    paints = []
-    for _ in range(2):
-        paints.append(fresh_layout_ms(g))
+    paints, cpus = [], []
+    for _ in range(3):
+        took, cpu = fresh_layout_ms(g)
+        paints.append(took)
+        cpus.append(cpu)
         layouts.append(float(g.evaluate("g => g.dataset.jaxvizLayoutMs")))
     pans = [page.evaluate(PAN_JS, [g.element_handle(), 2500]) for _ in range(2)]
     pan = min(pans, key=lambda p: p["median"])
@@ -150,10 +176,10 @@ def bench_size(page, cell: int, blocks: int) -> None:
     bare = min((page.evaluate(PAN_JS, [g.element_handle(), 2500]) for _ in range(2)), key=lambda p: p["median"])
     g.evaluate(USE_LAYER_JS, True)
     print(f"L = {blocks:3d}: {items:6,d} items ({renderer}): layout {min(layouts):7.0f} ms in the worker "
-          f"(ask to paint {min(paints):7.0f} ms) · panning: frame {pan['median']:5.1f} ms median, "
+          f"(ask to paint {min(paints):7.0f} ms, renderer CPU {min(cpus):5.0f} ms) · panning: frame {pan['median']:5.1f} ms median, "
           f"{pan['p90']:5.1f} ms p90 ({1000 / pan['median']:3.0f} fps), canvas draw {draw:5.1f} ms/frame · "
           f"zooming: frame {zoom['median']:5.1f} ms median, {zoom['p90']:5.1f} ms p90 ({1000 / zoom['median']:3.0f} fps)"
-          f" · panning, each frame drawn afresh: {bare['median']:5.1f} ms median, {bare['p90']:5.1f} ms p90")
+          f" · panning, each frame drawn afresh: {bare['median']:5.1f} ms median, {bare['p90']:5.1f} ms p90 {load()}")
 
 
 def boxes_in_view(g) -> list[tuple[str, float, float]]:
@@ -186,19 +212,35 @@ def label_of(g, item: str) -> tuple[float, float]:
       return [r.left + 12, r.top + 8]; }""", item)
 
 
-def close_one_group(g) -> None:
-    """Close an open group whose label is in view (a view with every group open has no box)."""
+# Page rectangle of a canvas item: left, top, width, height.
+RECT_JS = ("(g, id) => { const r = g.querySelector('canvas.jp-jaxviz-scene').jaxvizRect(id);"
+           " return r && [r.left, r.top, r.width, r.height]; }")
+
+
+def close_one_group(g, smallest: bool = False, around: tuple[str, ...] = ()) -> str | None:
+    """Close an open group whose label is in view (a view with every group open has no box):
+    the first one listed, or the smallest drawn (an innermost group: opening it again opens
+    that group alone, not all that was open inside it), not one holding the boxes `around`.
+    The box it became."""
     canvas = g.locator(".jp-jaxviz-canvas").bounding_box()
+    found = []
+    held = [g.evaluate(RECT_JS, item) for item in around]
     for gid in g.evaluate("g => g.dataset.jaxvizExpanded").split(","):
         r = g.evaluate("(g, id) => { const r = g.querySelector('canvas.jp-jaxviz-scene').jaxvizRect(id);"
                        " return r && [r.left, r.top, r.width, g.querySelector('.jp-jaxviz-canvas')"
-                       ".contains(document.elementFromPoint(r.left + 12, r.top + 8))]; }", f"cluster_g{gid}")
-        if r and r[3] and canvas["x"] < r[0] < canvas["x"] + canvas["width"] - 100 \
+                       ".contains(document.elementFromPoint(r.left + 12, r.top + 8)), r.height]; }",
+                       f"cluster_g{gid}")
+        holds = any(b and r and r[0] <= b[0] and r[1] <= b[1] and b[0] + b[2] <= r[0] + r[2]
+                    and b[1] + b[3] <= r[1] + r[4] for b in held)
+        if r and r[3] and not holds and canvas["x"] < r[0] < canvas["x"] + canvas["width"] - 100 \
                 and canvas["y"] < r[1] < canvas["y"] + canvas["height"] - 40 and r[2] > 120:
-            if click_to_paint_ms(g, r[0] + 12, r[1] + 8) >= 0:
-                settle(g)
-                return
-            print(f"  (a click on the label of group {gid} changed nothing)")
+            found.append((r[2] * r[4] if smallest else len(found), gid, r))
+    for _, gid, r in sorted(found):
+        if click_to_paint_ms(g, r[0] + 12, r[1] + 8) >= 0:
+            settle(g)
+            return f"g{gid}"
+        print(f"  (a click on the label of group {gid} changed nothing)")
+    return None
 
 
 # How many clusters the canvas's layout laid out afresh (the rest taken from before), of how many.
@@ -206,32 +248,73 @@ FRESH_JS = "g => { const s = g.querySelector('canvas.jp-jaxviz-scene');" \
            " return s ? `${s.dataset.fresh} of ${s.dataset.clusters}` : null; }"
 
 
-def bench_open_in_place(page, cell: int, what: str, boxes: int = 3) -> None:
-    """Open boxes of the first view one after another (each closed again before the next,
-    which brings back the kept drawing): ms from click to paint of each opening."""
+def open_and_close(g, item: str, look_ms: int = 0) -> tuple[float, float, str, str | None] | None:
+    """Open the box `item` where it is in view, `look_ms` after the view settled (a user
+    looks before clicking: what the view lays out ahead while idle is ready by then): ms
+    from click to paint, the renderer's CPU ms meanwhile, how the view came to be, the
+    clusters laid out afresh. Then close it again (the kept drawing back)."""
+    g.page.wait_for_timeout(look_ms)
+    where = {i: (x, y) for i, x, y in boxes_in_view(g)}.get(item)
+    if where is None:
+        return None
+    cpu0 = renderer_cpu_ms(g.page)
+    took = click_to_paint_ms(g, *where)
+    cpu = renderer_cpu_ms(g.page) - cpu0
+    if took < 0:
+        print(f"  (a click on {item} changed nothing)")
+        return None
+    how = g.evaluate("g => g.dataset.jaxvizArranged")
+    fresh = g.evaluate(FRESH_JS)
+    settle(g)
+    click_to_paint_ms(g, *label_of(g, item))
+    settle(g)
+    return took, cpu, how, fresh
+
+
+def report_openings(what: str, runs: list) -> None:
+    """Click to paint by how the view came to be: laid out on the click, laid out ahead
+    (canvas), opened in place (Graphviz), or a view shown before brought back."""
+    runs = [r for r in runs if r]
+    if not runs:
+        print(f"open in place, {what}: no box in view")
+        return
+    fresh = [f for *_, f in runs if f]
+    by_how = {h: [(t, c) for t, c, how, _ in runs if how == h] for h in sorted({r[2] for r in runs})}
+    figures = "; ".join(
+        f"{how}: {min(t for t, _ in tc):4.0f} ms best of {len(tc)} (median {statistics.median(t for t, _ in tc):.0f} ms;"
+        f" renderer CPU {min(c for _, c in tc):4.0f} ms best)" for how, tc in by_how.items())
+    print(f"open in place, {what}: click to paint, {figures}"
+          + (f"; clusters laid out afresh: {', '.join(map(str, fresh))}" if fresh else "") + f" {load()}")
+
+
+def bench_open_in_place(page, cell: int, what: str, boxes: int = 3, repeats: int = 3) -> None:
+    """Open boxes of a small program's first view (Graphviz) one after another, each
+    `repeats` times (each closed again before the next)."""
+    g = graph(page, cell)
+    settle(g)
+    g.evaluate("g => g.querySelector('.jp-jaxviz-canvas').scrollIntoView({block: 'center'})")
+    g.page.wait_for_timeout(500)
+    report_openings(what, [open_and_close(g, item) for item, _, _ in boxes_in_view(g)[:boxes]
+                           for _ in range(repeats)])
+
+
+def bench_open_on_canvas(page, cell: int, what: str, boxes: int = 3) -> None:
+    """Open innermost groups of a canvas view (every group open: some are closed first),
+    each into a view not shown before (never the group closed last: opening it brings back
+    the view before): laid out on the click (laying out ahead off), then laid out ahead
+    while the user looks, then brought back (the same opening again)."""
     g = graph(page, cell)
     settle(g)
     g.scroll_into_view_if_needed()
-    times, how, fresh = [], set(), []
-    if g.evaluate("g => g.dataset.jaxvizRenderer") == "canvas":
-        close_one_group(g)
-    for item, x, y in boxes_in_view(g)[:boxes]:
-        took = click_to_paint_ms(g, x, y)
-        if took < 0:
-            print(f"  (a click on {item} changed nothing)")
-            continue
-        times.append(took)
-        how.add(g.evaluate("g => g.dataset.jaxvizArranged"))
-        fresh.append(g.evaluate(FRESH_JS))
-        settle(g)
-        click_to_paint_ms(g, *label_of(g, item))
-        settle(g)
-    if times:
-        print(f"open in place, {what}: click to paint {min(times):6.0f} ms best of {len(times)} "
-              f"(median {statistics.median(times):.0f} ms; arranged: {', '.join(sorted(how))})"
-              + (f"; clusters laid out afresh: {', '.join(map(str, fresh))}" if any(fresh) else ""))
-    else:
-        print(f"open in place, {what}: no box in view")
+    g.evaluate("g => { g.dataset.jaxvizAhead = 'off'; }")
+    closed = [close_one_group(g, smallest=True) for _ in range(boxes + 1)]
+    opened = [item for item, _, _ in boxes_in_view(g) if item != closed[-1]][:boxes]
+    runs = [open_and_close(g, item) for item in opened]
+    g.evaluate("g => { delete g.dataset.jaxvizAhead; }")
+    last = close_one_group(g, smallest=True)  # a view not shown before: so is each opening
+    for item in [item for item, _, _ in boxes_in_view(g) if item != last][:boxes]:
+        runs += [open_and_close(g, item, look_ms=3000), open_and_close(g, item, look_ms=3000)]
+    report_openings(what, runs)
 
 
 def main() -> None:
@@ -258,12 +341,13 @@ def main() -> None:
                 for i in range(len(cells)):
                     run_cell(page, i, timeout=300_000)
                 print(f"Chromium {browser.version}, headless, software rendering; "
-                      f"{os.cpu_count()} cores")
+                      f"{os.cpu_count()} cores {load()}")
                 for k, blocks in enumerate([] if args.open_only else args.blocks):
                     bench_size(page, 3 + k, blocks)
                 bench_open_in_place(page, 2, "a 2-block train step's first view (Graphviz, SVG)")
                 if len(args.blocks) > 1:
-                    bench_open_in_place(page, 4, f"the {args.blocks[1]}-block view (layered, canvas)")
+                    bench_open_on_canvas(page, 4, f"innermost groups of the {args.blocks[1]}-block view "
+                                         "(layered, canvas)")
                 browser.close()
         finally:
             lab.stop()

@@ -4,7 +4,9 @@ import { describe, it } from 'node:test';
 import { boxAttrs, clusterAttrs, legendOf, nodeAttrs } from '../src/graph/dot';
 import { CLUSTER_PAD, LayeredInput, LayeredOutput, assignLayers, layered } from '../src/graph/layered';
 import { sceneOf } from '../src/graph/scene';
+import { sceneIndexOf } from '../src/graph/sceneindex';
 import { sceneSvg } from '../src/graph/scenesvg';
+import { SpatialGrid } from '../src/graph/spatialgrid';
 import { GraphIndex, buildView, visibleCount } from '../src/graph/visible';
 import { repeatGraph, smallGraph } from './fixtures';
 
@@ -127,6 +129,49 @@ describe('scene', () => {
     assert.equal(scene.clusterLooks[0].lines[0], clusterAttrs(graph, 2).label);
     assert.equal(scene.edgeSrc.length, view.edges.length);
     assert.ok([...scene.edgeSrc, ...scene.edgeDst].every(k => k >= 0));
+  });
+
+  it('indexes with the layout what a rectangle meets: the same items and edge points as a search of all', () => {
+    const input = chain(300, 6);
+    const out = layered(input);
+    const index = sceneIndexOf(input, out);
+    const items = new SpatialGrid(index.items);
+    const segments = new SpatialGrid(index.segments);
+    for (const [x, y, s] of [
+      [0, 0, 50],
+      [out.width / 2, out.height / 3, 400],
+      [out.width / 3, out.height - 200, 120]
+    ]) {
+      const found = new Set(items.within(x, y, x + s, y + s));
+      for (let k = 0; k < 300; k++) {
+        const b = itemBox(input, out, k);
+        if (b.x <= x + s && b.y <= y + s && b.x + b.w >= x && b.y + b.h >= y) {
+          assert.ok(found.has(k), `item ${k} meets the rectangle but was not found`);
+        }
+      }
+      const runs = segments.within(x, y, x + s, y + s);
+      const inRun = (k: number) => runs.some(r => index.runs[2 * r] <= k && k < index.runs[2 * r + 1]);
+      let meeting = 0;
+      for (let e = 0; e < input.edgeSrc.length; e++) {
+        const line = edgePolyline(input, out, e);
+        line.forEach(([px, py], i) => {
+          const k = index.edges.start[e] + i;
+          assert.deepEqual([index.edges.pts[2 * k], index.edges.pts[2 * k + 1]], [px, py]);
+          const q = line[i + 1];
+          if (
+            q &&
+            Math.min(px, q[0]) <= x + s &&
+            Math.max(px, q[0]) >= x &&
+            Math.min(py, q[1]) <= y + s &&
+            Math.max(py, q[1]) >= y
+          ) {
+            meeting++;
+            assert.ok(inRun(k), `segment ${i} of edge ${e} meets the rectangle but was not found`);
+          }
+        });
+      }
+      assert.ok(found.size > 0 && meeting > 0, 'the rectangle meets something');
+    }
   });
 
   it('writes the scene as SVG: every item with its label and fill, every group and edge', () => {

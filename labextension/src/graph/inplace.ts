@@ -13,6 +13,43 @@ import { GraphIndex, buildView, groupItem, parseItem } from './visible';
 /** Boxes in view whose opening is laid out ahead, while nothing else runs. */
 const PREFETCH_BOXES = 8;
 
+/** Drawings parsed lately, by their text, most recent last: a click on a box of the
+ * drawing on screen starts from a copy of it, not from a parse of its text. */
+const parsed = new Map<string, Document>();
+const PARSED_KEPT = 6;
+
+/** The parsed drawing of `text`, to read only. */
+function parsedDrawing(text: string): Document {
+  const doc = parsed.get(text) ?? parseDrawing(text);
+  keepParsed(text, doc);
+  return doc;
+}
+
+function keepParsed(text: string, doc: Document): void {
+  parsed.delete(text);
+  parsed.set(text, doc);
+  while (parsed.size > PARSED_KEPT) {
+    parsed.delete(parsed.keys().next().value as string);
+  }
+}
+
+/** A copy of the drawing of `text`, to change. */
+function drawingOf(text: string): Document {
+  return parsedDrawing(text).cloneNode(true) as Document;
+}
+
+/** The text of a drawing just made, which is kept parsed as it is. */
+function keptText(drawing: Document): string {
+  const text = drawingText(drawing);
+  keepParsed(text, drawing);
+  return text;
+}
+
+/** A copy of the SVG element of the drawing of `text` (parsed once), for the page. */
+export function svgOf(text: string): SVGSVGElement {
+  return parsedDrawing(text).documentElement.cloneNode(true) as unknown as SVGSVGElement;
+}
+
 /** Open the groups `base.open` in the drawing `base.text`, in place: each box drawn
  * there is opened in one go, with the groups to open inside it laid out as its own
  * drawing (fewer joins than opening them level by level). The drawing's text (undefined:
@@ -23,7 +60,7 @@ export async function openInPlace(
   rankdir: RankDir,
   current: () => boolean
 ): Promise<string | undefined> {
-  const drawing = parseDrawing(base.text);
+  const drawing = drawingOf(base.text);
   const groups = new Set(base.groups);
   const pending = new Set(base.open);
   for (const gid of base.open) {
@@ -43,9 +80,9 @@ export async function openInPlace(
     if (!current()) {
       return undefined;
     }
-    spliceGroup(drawing, parseDrawing(sub), item);
+    spliceGroup(drawing, drawingOf(sub), item);
   }
-  return drawingText(drawing);
+  return keptText(drawing);
 }
 
 /** Close `gid` in the drawing `shown`, in place (`splicesvg.ts closeGroup`): the box
@@ -60,9 +97,9 @@ export async function closeInPlace(
   if (shown === undefined) {
     throw new Error('the drawing on screen is not kept');
   }
-  const drawing = parseDrawing(shown);
-  closeGroup(drawing, parseDrawing(await layoutText(dot)), groupItem(gid), rankdir);
-  return drawingText(drawing);
+  const drawing = drawingOf(shown);
+  closeGroup(drawing, drawingOf(await layoutText(dot)), groupItem(gid), rankdir);
+  return keptText(drawing);
 }
 
 /** Lay out ahead, one at a time in the worker, what opening each box of `svg` in view
@@ -86,7 +123,7 @@ export function prefetchOpenings(
     .map(g => parseItem(g.id).id);
   const { index, expanded, text, rankdir } = shown;
   const run = async () => {
-    const drawing = parseDrawing(text);
+    const drawing = parsedDrawing(text);
     for (const gid of boxes) {
       if (!current()) {
         return;
@@ -95,5 +132,11 @@ export function prefetchOpenings(
       await layoutText(groupToDot(buildView(index, index.expand(expanded, gid)), gid, { rankdir }, order));
     }
   };
-  window.setTimeout(() => void run().catch(() => undefined), 0);
+  // After the drawing is on screen, while nothing else runs.
+  const start = () => void run().catch(() => undefined);
+  if (window.requestIdleCallback) {
+    window.requestIdleCallback(start, { timeout: 300 });
+  } else {
+    window.setTimeout(start, 50);
+  }
 }

@@ -240,28 +240,21 @@ function routeEdges(
   const tb = input.rankdir === 'TB';
   const start = new Int32Array(nEdges + 1);
   const all = new PointBuffer();
-  // Across and along coordinates on the page; NaN across: taken from the point before
-  // (a drop out of a layer, kind 1) or after (into one, kind 2). Reused edge to edge.
-  const trace: EdgeTrace = { across: [], along: [], kind: [] };
-  const { across, along, kind } = trace;
+  // Reused edge to edge.
+  const trace = new EdgeTrace();
   for (let e = 0; e < nEdges; e++) {
-    across.length = along.length = kind.length = 0;
+    trace.length = 0;
     for (let hop = lifted.hopStart[e]; hop < lifted.hopStart[e + 1]; hop++) {
       const c = lifted.hopCluster[hop];
       const bx = c === nClusters ? 0 : out.clusterX[c] + origin.x[c];
       const by = c === nClusters ? 0 : out.clusterY[c] + origin.y[c];
-      traceHop(
-        trace,
-        locals[c].routes,
-        lifted.hopKey[hop],
-        tb ? { across: bx, along: by } : { across: by, along: bx },
-        tb
-      );
+      traceHop(trace, locals[c].routes, lifted.hopKey[hop], tb ? bx : by, tb ? by : bx, tb);
     }
-    resolveDrops(input, out, e, across, kind);
-    for (let k = 0; k < across.length; k++) {
+    resolveDrops(input, out, e, trace);
+    const { across, along, length } = trace;
+    for (let k = 0; k < length; k++) {
       // A bend straight between its neighbours (down a run of layers) is no bend.
-      if (k > 0 && k + 1 < across.length && across[k - 1] === across[k] && across[k] === across[k + 1]) {
+      if (k > 0 && k + 1 < length && across[k - 1] === across[k] && across[k] === across[k + 1]) {
         continue;
       }
       all.push(tb ? across[k] : along[k], tb ? along[k] : across[k]);
@@ -273,44 +266,66 @@ function routeEdges(
 }
 
 /** An edge's points on the page, across and along the layers, as `routeEdges` gathers
- * them; a kind 1 or 2 point's across is NaN until `resolveDrops` sets it. */
-interface EdgeTrace {
-  across: number[];
-  along: number[];
-  kind: number[];
+ * them (the first `length`); a point of kind 1 (a drop out of a layer) or 2 (into one)
+ * has its across NaN until `resolveDrops` takes it from the point before or after. */
+class EdgeTrace {
+  across = new Float64Array(64);
+  along = new Float64Array(64);
+  kind = new Uint8Array(64);
+  length = 0;
+
+  push(across: number, along: number, kind: number): void {
+    if (this.length === this.kind.length) {
+      this.grow();
+    }
+    this.across[this.length] = across;
+    this.along[this.length] = along;
+    this.kind[this.length++] = kind;
+  }
+
+  private grow(): void {
+    const size = 2 * this.kind.length;
+    const across = new Float64Array(size);
+    const along = new Float64Array(size);
+    const kind = new Uint8Array(size);
+    across.set(this.across);
+    along.set(this.along);
+    kind.set(this.kind);
+    Object.assign(this, { across, along, kind });
+  }
+
+  /** Local points `pts` (from `from` on) of a cluster whose content starts at
+   * (`across`, `along`) on the page. */
+  put(pts: number[] | undefined, from: number, across: number, along: number, tb: boolean): void {
+    if (!pts) {
+      return;
+    }
+    for (let k = from; k < pts.length; k += 2) {
+      this.push(across + (tb ? pts[k] : pts[k + 1]), along + (tb ? pts[k + 1] : pts[k]), 0);
+    }
+  }
 }
 
 /** Appends to `trace` the points of the local edge `key` of a cluster whose content starts
- * at `base` on the page: the port it leaves through, its bends between the drop out of its
- * source's layer and into its target's, the port it enters through. */
+ * at (`across`, `along`) on the page: the port it leaves through, its bends between the
+ * drop out of its source's layer and into its target's, the port it enters through. */
 function traceHop(
   trace: EdgeTrace,
   routes: Map<number, number[]>,
   key: number,
-  base: { across: number; along: number },
+  across: number,
+  along: number,
   tb: boolean
 ): void {
-  const { across, along, kind } = trace;
-  const put = (pts: number[] | undefined, from: number) => {
-    for (let k = from; pts && k < pts.length; k += 2) {
-      across.push(base.across + (tb ? pts[k] : pts[k + 1]));
-      along.push(base.along + (tb ? pts[k + 1] : pts[k]));
-      kind.push(0);
-    }
-  };
   const a = Math.floor(key / 1048576);
   const route = routes.get(key);
-  put(routes.get(portKey(a)), 0);
+  trace.put(routes.get(portKey(a)), 0, across, along, tb);
   if (route) {
-    across.push(NaN);
-    along.push(base.along + route[0]);
-    kind.push(1);
-    put(route, 2);
-    across.push(NaN);
-    along.push(base.along + route[1]);
-    kind.push(2);
+    trace.push(NaN, along + route[0], 1);
+    trace.put(route, 2, across, along, tb);
+    trace.push(NaN, along + route[1], 2);
   }
-  put(routes.get(portKey(key - a * 1048576)), 0);
+  trace.put(routes.get(portKey(key - a * 1048576)), 0, across, along, tb);
 }
 
 /** Numbers appended to a typed array that grows (a million points, without a JS array's
@@ -336,13 +351,14 @@ class PointBuffer {
 
 /** Drops take the across coordinate of the point before (kind 1) or after (kind 2): the
  * edge's source and target centres at its ends. */
-function resolveDrops(input: LayeredInput, out: LayeredOutput, e: number, across: number[], kind: number[]): void {
+function resolveDrops(input: LayeredInput, out: LayeredOutput, e: number, trace: EdgeTrace): void {
+  const { across, kind, length } = trace;
   const tb = input.rankdir === 'TB';
   const a = input.edgeSrc[e];
   const b = input.edgeDst[e];
   const centre = (i: number) => (tb ? out.itemX[i] + input.itemW[i] / 2 : out.itemY[i] + input.itemH[i] / 2);
-  let prev = across.length ? centre(a) : 0;
-  for (let k = 0; k < across.length; k++) {
+  let prev = length ? centre(a) : 0;
+  for (let k = 0; k < length; k++) {
     if (kind[k] === 1) {
       across[k] = prev;
     }
@@ -350,8 +366,8 @@ function resolveDrops(input: LayeredInput, out: LayeredOutput, e: number, across
       prev = across[k];
     }
   }
-  let next = across.length ? centre(b) : 0;
-  for (let k = across.length - 1; k >= 0; k--) {
+  let next = length ? centre(b) : 0;
+  for (let k = length - 1; k >= 0; k--) {
     if (kind[k] === 2) {
       across[k] = next;
     }
@@ -378,26 +394,75 @@ interface Sizes {
 
 /** Layouts of clusters already laid out, by all that their layout depends on (members'
  * sizes and forced ranks, local edges in order, direction): opening a group lays out
- * that group and those holding it, and takes every other cluster's layout from here. */
-const placedBefore = new Map<string, Placed>();
+ * that group and those holding it, and takes every other cluster's layout from here.
+ * Found by a hash of that signature, then checked against it word for word. */
+const placedBefore = new Map<number, { signature: Int32Array; placed: Placed }[]>();
 const PLACED_KEPT = 50000;
+let placedKept = 0;
 let placedMisses = 0;
 
-function placeCached(local: Local, ranks: number[], sizes: Sizes, rankdir: 'TB' | 'LR'): Placed {
-  const parts: string[] = [
-    rankdir,
-    ranks.join(','),
-    sizes.widths.join(','),
-    sizes.heights.join(','),
-    sizes.leads.join(',')
-  ];
-  for (const [a, outs] of local.edges) {
-    parts.push(`${a}>${[...outs].join(',')}`);
+/** Where signatures are written (grown as needed): one array for every cluster, not one each. */
+let scratch = new Float64Array(1024);
+
+/** All that a cluster's layout depends on, as numbers: the direction, the members'
+ * forced ranks, sizes and leads, the local edges in order; as 32-bit words (a view of
+ * `scratch`, valid until the next call). */
+function signatureOf(local: Local, ranks: number[], sizes: Sizes, rankdir: 'TB' | 'LR'): Int32Array {
+  const n = ranks.length;
+  let length = 2 + 4 * n;
+  for (const outs of local.edges.values()) {
+    length += 2 + outs.size;
   }
-  const key = parts.join('|');
-  const found = placedBefore.get(key);
+  if (scratch.length < length) {
+    scratch = new Float64Array(2 * length);
+  }
+  const numbers = scratch;
+  numbers[0] = rankdir === 'TB' ? 1 : 2;
+  numbers[1] = n;
+  for (let k = 0; k < n; k++) {
+    numbers[2 + 4 * k] = ranks[k];
+    numbers[3 + 4 * k] = sizes.widths[k];
+    numbers[4 + 4 * k] = sizes.heights[k];
+    numbers[5 + 4 * k] = sizes.leads[k];
+  }
+  let at = 2 + 4 * n;
+  for (const [a, outs] of local.edges) {
+    numbers[at++] = a;
+    numbers[at++] = outs.size;
+    for (const b of outs) {
+      numbers[at++] = b;
+    }
+  }
+  return new Int32Array(numbers.buffer, 0, 2 * length);
+}
+
+/** A 32-bit hash of a signature (FNV-1a over its words). */
+function hashOf(words: Int32Array): number {
+  let h = 0x811c9dc5;
+  for (let k = 0; k < words.length; k++) {
+    h = Math.imul(h ^ words[k], 0x01000193);
+  }
+  return h;
+}
+
+function sameWords(a: Int32Array, b: Int32Array): boolean {
+  if (a.length !== b.length) {
+    return false;
+  }
+  for (let k = 0; k < a.length; k++) {
+    if (a[k] !== b[k]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+function placeCached(local: Local, ranks: number[], sizes: Sizes, rankdir: 'TB' | 'LR'): Placed {
+  const signature = signatureOf(local, ranks, sizes, rankdir);
+  const hash = hashOf(signature);
+  const found = placedBefore.get(hash)?.find(entry => sameWords(entry.signature, signature));
   if (found) {
-    return found;
+    return found.placed;
   }
   placedMisses++;
   const n = local.members.length;
@@ -415,10 +480,14 @@ function placeCached(local: Local, ranks: number[], sizes: Sizes, rankdir: 'TB' 
   });
   placed.size = { w, h };
   placed.anchor = anchor;
-  if (placedBefore.size >= PLACED_KEPT) {
+  if (placedKept >= PLACED_KEPT) {
     placedBefore.clear();
+    placedKept = 0;
   }
-  placedBefore.set(key, placed);
+  const bucket = placedBefore.get(hash) ?? [];
+  bucket.push({ signature: signature.slice(), placed });
+  placedBefore.set(hash, bucket);
+  placedKept++;
   return placed;
 }
 
@@ -426,15 +495,17 @@ function placeCached(local: Local, ranks: number[], sizes: Sizes, rankdir: 'TB' 
  * that leave (PORT_OUT) or enter (PORT_IN) it, added on first use. One port per cluster,
  * way and source: what one value feeds inside fans out there. */
 function portMaker(locals: Local[], lifted: Lifted, nItems: number): (c: number, a: number, rank: number) => number {
-  const ports = new Map<number, number>();
+  // Per cluster, by source and way: small integers, which a Map hashes fastest.
+  const ports: (Map<number, number> | undefined)[] = new Array(locals.length);
   return (c, a, rank) => {
-    const name = (c * nItems + a) * 2 + (rank === PORT_OUT ? 1 : 0);
-    let k = ports.get(name);
+    const name = a * 2 + (rank === PORT_OUT ? 1 : 0);
+    const own = (ports[c] ??= new Map());
+    let k = own.get(name);
     if (k === undefined) {
       k = locals[c].members.length;
       locals[c].members.push(nItems + lifted.portRank.length);
       lifted.portRank.push(rank);
-      ports.set(name, k);
+      own.set(name, k);
     }
     return k;
   };
@@ -482,7 +553,8 @@ function liftEdges(
     portRank: []
   };
   const port = portMaker(locals, lifted, input.itemW.length);
-  const into: number[] = [];
+  // Hops out from the source and in from the target, reused edge to edge.
+  const [out, into]: number[][] = [[], []];
   for (let e = 0; e < input.edgeSrc.length; e++) {
     const a = input.edgeSrc[e];
     const b = input.edgeDst[e];
@@ -494,7 +566,7 @@ function liftEdges(
     let pb = containerOf(b);
     let sa = slot[a];
     let sb = slot[b];
-    const out: number[] = [];
+    out.length = 0;
     into.length = 0;
     while (pa !== pb) {
       if (depth[pa] >= depth[pb]) {
@@ -859,14 +931,14 @@ function orderLayers(
   const index = new Float64Array(n);
   const number = () => layers.forEach(row => row.forEach((v, k) => (index[v] = k)));
   number();
+  const bary = new Float64Array(n);
   const sweep = (rows: number[][], neighbours: number[][]) => {
     for (const row of rows) {
-      const bary = new Map<number, number>();
       for (const v of row) {
         const ns = neighbours[v];
-        bary.set(v, ns.length ? ns.reduce((s, u) => s + index[u], 0) / ns.length : index[v]);
+        bary[v] = ns.length ? ns.reduce((s, u) => s + index[u], 0) / ns.length : index[v];
       }
-      row.sort((a, b) => bary.get(a)! - bary.get(b)! || index[a] - index[b]);
+      row.sort((a, b) => bary[a] - bary[b] || index[a] - index[b]);
       row.forEach((v, k) => (index[v] = k));
     }
   };

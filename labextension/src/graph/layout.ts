@@ -2,7 +2,9 @@
 
 import type { Viz } from '@viz-js/viz';
 
-import { LayeredInput, LayeredOutput, layered } from './layered';
+import { LayeredInput, LayeredOutput } from './layered';
+import { SceneIndex } from './sceneindex';
+import { LaidScene, layOutScene } from './layoutserver';
 
 let vizPromise: Promise<Viz> | null = null;
 
@@ -65,6 +67,8 @@ export interface LayoutReply {
   id: number;
   svg?: string;
   layered?: LayeredOutput;
+  /** With a layered layout: what the canvas looks things up in (`sceneindex.ts`). */
+  index?: SceneIndex;
   /** A layered layout under way: the share done (0..1); the answer comes later. */
   progress?: number;
   error?: string;
@@ -137,18 +141,18 @@ export class WorkerLayout {
     }
   }
 
-  /** The layered layout of a view (`layered.ts`), in the worker (on this thread where no
-   * worker runs); `progress` hears the share done as it goes. */
-  async layered(input: LayeredInput, progress?: (share: number) => void): Promise<LayeredOutput> {
+  /** The layered layout of a view (`layered.ts`) and its index, in the worker (on this
+   * thread where no worker runs); `progress` hears the share done as it goes. */
+  async layered(input: LayeredInput, progress?: (share: number) => void): Promise<LaidScene> {
     try {
       const reply = await this.ask({ id: 0, layered: input }, progress);
-      if (!reply.layered) {
+      if (!reply.layered || !reply.index) {
         throw new Error(reply.error ?? 'the layout worker returned nothing');
       }
-      return reply.layered;
+      return { layout: reply.layered, index: reply.index };
     } catch (err) {
       if (err instanceof WorkerUnusable) {
-        return layered(input, (done, total) => progress?.(done / total));
+        return layOutScene(input, (done, total) => progress?.(done / total));
       }
       throw err;
     }

@@ -40,6 +40,7 @@ export class GraphModel {
   private readonly edgesById = new Map<string, VisibleEdge>();
   private readonly ins = new Map<ItemId, string[]>();
   private readonly outs = new Map<ItemId, string[]>();
+  private edgesIndexed = false;
   /** The drawings shown, by expansion state: closing a group brings back the drawing
    * from before it opened; opening one starts from the drawing shown. */
   readonly drawings = new DrawingStore();
@@ -135,25 +136,37 @@ export class GraphModel {
     this.open = view.expanded;
     this.shownView = view;
     this.shownDot = dot;
+    this.edgesIndexed = false;
+    this.viewSignal.emit(view);
+  }
+
+  /** The shown view's edges by id, and their labels by the items they go into and out of:
+   * made when a tooltip first asks (a view of 20k items shows before). */
+  private indexEdges(): void {
+    if (this.edgesIndexed) {
+      return;
+    }
+    this.edgesIndexed = true;
     this.edgesById.clear();
     this.ins.clear();
     this.outs.clear();
-    for (const e of view.edges) {
+    for (const e of this.shownView?.edges ?? []) {
       this.edgesById.set(`e_${e.src}_${e.dst}`, e);
       const label = edgeLabel(e);
       (this.outs.get(e.src) ?? this.outs.set(e.src, []).get(e.src)!).push(label);
       (this.ins.get(e.dst) ?? this.ins.set(e.dst, []).get(e.dst)!).push(label);
     }
-    this.viewSignal.emit(view);
   }
 
   /** The visible edge drawn with this id. */
   edge(id: string): VisibleEdge | undefined {
+    this.indexEdges();
     return this.edgesById.get(id);
   }
 
   /** The labels of the values into and out of a drawn item. */
   edgeLabels(item: ItemId): { ins: string[]; outs: string[] } {
+    this.indexEdges();
     return { ins: this.ins.get(item) ?? [], outs: this.outs.get(item) ?? [] };
   }
 

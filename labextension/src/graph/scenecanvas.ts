@@ -11,6 +11,7 @@
 
 import { LayeredOutput } from './layered';
 import { EDGE_COLOR, LINE_HEIGHT, Look, Scene } from './scene';
+import { EdgeGeometry, PathSink, SceneIndex } from './sceneindex';
 import { SpatialGrid } from './spatialgrid';
 import { CANVAS_OUTLINE, CLUSTER, HEAT_DARK_TEXT, LEGEND, MATCH_COLOR } from '../shared/visual';
 
@@ -19,13 +20,6 @@ export const MIN_LABEL_PX = 5;
 export const FONT_FAMILY = 'Helvetica, Arial, sans-serif';
 /** Boxes narrower than this on screen are drawn as plain marks (no outline, no shape). */
 const MIN_SHAPE_PX = 4;
-/** Side of a cell of the spatial index (px at zoom 1), at least: about one thing per
- * cell in a big scene (a scene a million px tall has no use for millions of cells). */
-const GRID_CELL = 256;
-
-function cellFor(width: number, height: number, count: number): number {
-  return Math.max(GRID_CELL, Math.sqrt((width * height) / Math.max(1, count)));
-}
 /** After the last zoom step, the scaled layer is drawn afresh this much later (ms). */
 const ZOOM_SETTLE_MS = 120;
 
@@ -42,110 +36,6 @@ export interface Transform {
 
 export type Rect = { x: number; y: number; w: number; h: number };
 type Area = { x0: number; y0: number; x1: number; y1: number };
-
-/** What drawing a path needs: a 2D canvas context, or `SvgPath`. */
-export interface PathSink {
-  moveTo(x: number, y: number): void;
-  lineTo(x: number, y: number): void;
-  bezierCurveTo(a: number, b: number, c: number, d: number, x: number, y: number): void;
-  closePath(): void;
-  rect(x: number, y: number, w: number, h: number): void;
-  roundRect(x: number, y: number, w: number, h: number, r: number): void;
-}
-
-/** Each edge as drawn, from its source's side through its bends into its target's. */
-export class EdgeGeometry {
-  /** Points of edge e: `pts[2k], pts[2k + 1]` for k in `start[e] .. start[e + 1]`. */
-  readonly start: Int32Array;
-  readonly pts: Float64Array;
-  readonly tb: boolean;
-
-  constructor(
-    readonly scene: Scene,
-    readonly layout: LayeredOutput
-  ) {
-    const { edgeSrc, edgeDst } = scene;
-    const nEdges = edgeSrc.length;
-    this.tb = scene.layout.rankdir === 'TB';
-    this.start = new Int32Array(nEdges + 1);
-    const route = layout.routeStart ?? new Int32Array(nEdges + 1);
-    for (let e = 0; e < nEdges; e++) {
-      const drawn = edgeSrc[e] >= 0 && edgeDst[e] >= 0;
-      this.start[e + 1] = this.start[e] + (drawn ? 2 + route[e + 1] - route[e] : 0);
-    }
-    this.pts = new Float64Array(2 * this.start[nEdges]);
-    for (let e = 0; e < nEdges; e++) {
-      if (this.start[e + 1] === this.start[e]) {
-        continue;
-      }
-      const [x0, y0, x1, y1] = this.ends(e);
-      let k = 2 * this.start[e];
-      this.pts[k++] = x0;
-      this.pts[k++] = y0;
-      for (let r = route[e]; r < route[e + 1]; r++) {
-        this.pts[k++] = layout.routePoints[2 * r];
-        this.pts[k++] = layout.routePoints[2 * r + 1];
-      }
-      this.pts[k++] = x1;
-      this.pts[k++] = y1;
-    }
-  }
-
-  /** Out of the bottom of the source, into the top of the target (left to right: out of
-   * the right side, into the left). */
-  private ends(e: number): [number, number, number, number] {
-    const { itemX, itemY } = this.layout;
-    const { itemW, itemH } = this.scene.layout;
-    const a = this.scene.edgeSrc[e];
-    const b = this.scene.edgeDst[e];
-    if (this.tb) {
-      return [itemX[a] + itemW[a] / 2, itemY[a] + itemH[a], itemX[b] + itemW[b] / 2, itemY[b]];
-    }
-    return [itemX[a] + itemW[a], itemY[a] + itemH[a] / 2, itemX[b], itemY[b] + itemH[b] / 2];
-  }
-
-  /** One segment (`k`: its first point) as drawn: a curve leaving and arriving along the
-   * layers' axis, or a straight line. */
-  segment(sink: PathSink, k: number, curved: boolean): void {
-    const [x0, y0, x1, y1] = this.pts.subarray(2 * k, 2 * k + 4);
-    sink.moveTo(x0, y0);
-    if (!curved || x0 === x1 || y0 === y1) {
-      sink.lineTo(x1, y1);
-    } else if (this.tb) {
-      const m = (y1 - y0) / 2;
-      sink.bezierCurveTo(x0, y0 + m, x1, y1 - m, x1, y1);
-    } else {
-      const m = (x1 - x0) / 2;
-      sink.bezierCurveTo(x0 + m, y0, x1 - m, y1, x1, y1);
-    }
-  }
-
-  /** The arrowhead at the end of edge e. */
-  head(sink: PathSink, e: number): void {
-    const k = 2 * (this.start[e + 1] - 1);
-    const x1 = this.pts[k];
-    const y1 = this.pts[k + 1];
-    sink.moveTo(x1, y1);
-    if (this.tb) {
-      sink.lineTo(x1 - 3.5, y1 - 7);
-      sink.lineTo(x1 + 3.5, y1 - 7);
-    } else {
-      sink.lineTo(x1 - 7, y1 - 3.5);
-      sink.lineTo(x1 - 7, y1 + 3.5);
-    }
-    sink.closePath();
-  }
-}
-
-/** The edge of each segment of edges whose points start at `start` (by the segment's
- * first point), -1 for an edge's last point. */
-function segmentEdgesOf(start: Int32Array): Int32Array {
-  const segmentEdge = new Int32Array(start[start.length - 1]).fill(-1);
-  for (let e = 0; e + 1 < start.length; e++) {
-    segmentEdge.fill(e, start[e], Math.max(start[e], start[e + 1] - 1));
-  }
-  return segmentEdge;
-}
 
 export class SceneCanvas {
   readonly element: HTMLCanvasElement;
@@ -173,6 +63,8 @@ export class SceneCanvas {
   private readonly layer: HTMLCanvasElement;
   private layerAt: (Transform & { w: number; h: number }) | null = null;
   private settle = 0;
+  /** The layer's drawing after a new scene's first frame (a timer). */
+  private layerLater = 0;
   /** Whether frames are copied from the kept layer (off: each frame drawn afresh). */
   useLayer = true;
   /** Frames shown, frames drawn afresh, and the time they took (ms), for the benchmark. */
@@ -180,18 +72,22 @@ export class SceneCanvas {
   paints = 0;
   drawMs = 0;
 
+  /** `index`: built with the layout, in the worker (`sceneindex.ts`); `canvases`: those
+   * of the scene before (`handOver`), drawn on again (a new canvas costs a new context). */
   constructor(
     readonly scene: Scene,
-    readonly layout: LayeredOutput
+    readonly layout: LayeredOutput,
+    index: SceneIndex,
+    canvases?: { element: HTMLCanvasElement; layer: HTMLCanvasElement }
   ) {
-    this.element = document.createElement('canvas');
+    this.element = canvases?.element ?? document.createElement('canvas');
     this.element.className = 'jp-jaxviz-scene';
     this.installBenchmarkHooks();
-    this.layer = document.createElement('canvas');
+    this.layer = canvases?.layer ?? document.createElement('canvas');
     this.itemIndex = new Map(scene.items.map((id, k) => [id, k]));
     // Any open group of a chain is found at its chain's cluster.
     this.clusterIndex = new Map(scene.clusterChains.flatMap((chain, c) => chain.map(g => [`cluster_g${g}`, c])));
-    this.edges = new EdgeGeometry(scene, layout);
+    this.edges = new EdgeGeometry(index.edges, scene.layout.rankdir);
     const fillIndex = new Map<string, number>();
     this.fillOf = Int32Array.from(scene.itemLooks, l => {
       if (!fillIndex.has(l.fill)) {
@@ -200,35 +96,11 @@ export class SceneCanvas {
       }
       return fillIndex.get(l.fill)!;
     });
-    const { width, height } = layout;
-    const n = scene.items.length;
-    this.itemGrid = new SpatialGrid(n, width, height, cellFor(width, height, n), add => {
-      for (let k = 0; k < scene.items.length; k++) {
-        const r = this.itemRect(k);
-        add(k, r.x, r.y, r.x + r.w, r.y + r.h);
-      }
-    });
-    // An open group is found by its outline only: its inside holds its children.
-    this.clusterGrid = new SpatialGrid(scene.clusters.length, width, height, cellFor(width, height, n), add => {
-      for (let c = 0; c < scene.clusters.length; c++) {
-        const { x, y, w, h } = this.clusterRect(c);
-        add(c, x, y, x + w, y + 1);
-        add(c, x, y + h - 1, x + w, y + h);
-        add(c, x, y, x + 1, y + h);
-        add(c, x + w - 1, y, x + w, y + h);
-        add(c, x, y, x + Math.min(w, scene.layout.labelW[c] + 16), y + scene.layout.labelH[c] + 8);
-      }
-    });
-    const { start, pts } = this.edges;
-    this.segmentEdge = segmentEdgesOf(start);
-    this.runs = edgeRuns(start);
-    const runs = this.runs.length / 2;
-    this.segmentGrid = new SpatialGrid(runs, width, height, cellFor(width, height, runs), add => {
-      for (let r = 0; r < runs; r++) {
-        const box = pointsBox(pts, this.runs[2 * r], this.runs[2 * r + 1]);
-        add(r, box[0], box[1], box[2], box[3]);
-      }
-    });
+    this.itemGrid = new SpatialGrid(index.items);
+    this.clusterGrid = new SpatialGrid(index.clusters);
+    this.segmentGrid = new SpatialGrid(index.segments);
+    this.segmentEdge = index.segmentEdge;
+    this.runs = index.runs;
   }
 
   /** What the benchmark reads and sets on the element: frames copied from the kept layer
@@ -434,20 +306,30 @@ export class SceneCanvas {
     if (!ctx) {
       return;
     }
-    const t = this.transform;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.clearRect(0, 0, canvas.width, canvas.height);
     if (!this.useLayer) {
       this.layerAt = null;
-      ctx.setTransform(dpr * t.scale, 0, 0, dpr * t.scale, dpr * t.tx, dpr * t.ty);
-      this.paint(ctx, this.viewArea(cw, ch, t), t.scale);
-      this.paints++;
+      this.paintView(ctx, dpr, cw, ch);
+    } else if (!this.frames) {
+      // A new scene's first frame: the view alone (a quarter of the layer's area), the
+      // layer drawn just after it is on screen.
+      this.paintView(ctx, dpr, cw, ch);
+      this.layerLater = window.setTimeout(() => this.layerAt ?? this.paintLayer(dpr, cw, ch), 0);
     } else {
       this.fromLayer(ctx, dpr, cw, ch);
     }
     this.frames++;
     this.drawMs += performance.now() - t0;
     canvas.dataset.frames = String(this.frames);
+  }
+
+  /** Draw the view straight onto the screen's canvas. */
+  private paintView(ctx: CanvasRenderingContext2D, dpr: number, cw: number, ch: number): void {
+    const t = this.transform;
+    ctx.setTransform(dpr * t.scale, 0, 0, dpr * t.scale, dpr * t.tx, dpr * t.ty);
+    this.paint(ctx, this.viewArea(cw, ch, t), t.scale);
+    this.paints++;
   }
 
   private fromLayer(ctx: CanvasRenderingContext2D, dpr: number, cw: number, ch: number): void {
@@ -704,41 +586,18 @@ export class SceneCanvas {
   }
 
   dispose(): void {
-    cancelAnimationFrame(this.frame);
-    window.clearTimeout(this.settle);
+    this.handOver();
     this.element.remove();
   }
-}
 
-/** Segments per run of the edge index. */
-const RUN = 8;
-
-/** The edges' segments (`start`: each edge's first point) in runs of at most `RUN` of one
- * edge, as pairs of bounds: run r is segments `runs[2r] .. runs[2r + 1]`, the end
- * excluded (an edge's last point starts no segment). */
-function edgeRuns(start: Int32Array): Int32Array {
-  const runs: number[] = [];
-  for (let e = 0; e + 1 < start.length; e++) {
-    for (let k = start[e]; k + 1 < start[e + 1]; k += RUN) {
-      runs.push(k, Math.min(k + RUN, start[e + 1] - 1));
-    }
+  /** Stop drawing; the canvases, for the next scene to draw on. */
+  handOver(): { element: HTMLCanvasElement; layer: HTMLCanvasElement } {
+    cancelAnimationFrame(this.frame);
+    window.clearTimeout(this.settle);
+    window.clearTimeout(this.layerLater);
+    this.frame = 0;
+    return { element: this.element, layer: this.layer };
   }
-  return Int32Array.from(runs);
-}
-
-/** The box of points `first .. end` (the last segment's end point included). */
-function pointsBox(pts: Float64Array, first: number, end: number): [number, number, number, number] {
-  let x0 = Infinity;
-  let y0 = Infinity;
-  let x1 = -Infinity;
-  let y1 = -Infinity;
-  for (let k = first; k <= end; k++) {
-    x0 = Math.min(x0, pts[2 * k]);
-    x1 = Math.max(x1, pts[2 * k]);
-    y0 = Math.min(y0, pts[2 * k + 1]);
-    y1 = Math.max(y1, pts[2 * k + 1]);
-  }
-  return [x0, y0, x1, y1];
 }
 
 function meets(r: Rect, view: Area): boolean {

@@ -7,15 +7,8 @@
 
 import { LayeredOutput } from './layered';
 import { EDGE_COLOR, Scene, textWidth } from './scene';
-import {
-  EdgeGeometry,
-  FONT_FAMILY,
-  PathSink,
-  clusterTitleColor,
-  extraOutlines,
-  labelLines,
-  shapePath
-} from './scenecanvas';
+import { FONT_FAMILY, clusterTitleColor, extraOutlines, labelLines, shapePath } from './scenecanvas';
+import { EdgeGeometry, PathSink, edgePointsOf } from './sceneindex';
 import { CANVAS_OUTLINE, LEGEND } from '../shared/visual';
 
 const MARGIN = 8;
@@ -139,7 +132,7 @@ function itemsSvg(scene: Scene, layout: LayeredOutput): string[] {
 
 /** The whole scene as an SVG document. */
 export function sceneSvg(scene: Scene, layout: LayeredOutput): string {
-  const edges = new EdgeGeometry(scene, layout);
+  const edges = new EdgeGeometry(edgePointsOf(scene.layout, layout), scene.layout.rankdir);
   const w = layout.width + 2 * MARGIN;
   const h = layout.height + 2 * MARGIN;
   return [

@@ -37,7 +37,8 @@ export function drawnText(view: View, arranged: Arranged, ms: number): string {
   return `${statusText(view)} · ${ARRANGED[arranged]} ${ms.toFixed(0)} ms · ${HINT}`;
 }
 
-/** A layered layout on the canvas. */
-export function sceneText(view: View, ms: number): string {
-  return `${statusText(view)} · layered layout ${ms.toFixed(0)} ms (canvas) · ${HINT}`;
+/** A layered layout on the canvas: laid out on the click, ahead of it, or shown before. */
+export function sceneText(view: View, ms: number, arranged: 'layout' | 'ahead' | 'restore' = 'layout'): string {
+  const how = { layout: 'layered layout', ahead: 'laid out ahead, shown in', restore: 'as before, shown in' }[arranged];
+  return `${statusText(view)} · ${how} ${ms.toFixed(0)} ms (canvas) · ${HINT}`;
 }

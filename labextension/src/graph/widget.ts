@@ -22,18 +22,19 @@ import { button, download, el } from './dom';
 import { viewToDot } from './dot';
 import { Arranged, ExpandPlan, ReopenMemory, levelBelow, planExpand } from './expand';
 import { firstView, prefersSideways } from './geometry';
-import { LayeredOutput } from './layered';
 import { parseSvg } from './layout';
 import { Pan } from './pan';
 import { SearchBox } from './search';
 import { drawingTip, hoverScene, sceneHit } from './hover';
-import { closeInPlace, openInPlace, prefetchOpenings } from './inplace';
+import { closeInPlace, openInPlace, prefetchOpenings, svgOf } from './inplace';
+import { LaidScene } from './layoutserver';
 import { layouter, layoutMode, layoutText } from './layoutsvg';
 import { renderLegend } from './legend';
-import { GraphModel } from './model';
+import { GraphModel, RankDir } from './model';
 import { initialExpansion } from './persist';
 import { addSceneHooks, reportShown } from './report';
 import { Scene, sceneOf } from './scene';
+import { LaidView, SceneStore, layOutAhead } from './sceneahead';
 import { SceneCanvas } from './scenecanvas';
 import { sceneSvg } from './scenesvg';
 import { StatusLine, drawnText, layingOutText, sceneText, tooManyText } from './status';
@@ -90,6 +91,8 @@ export class GraphView extends Widget {
   private scene: SceneCanvas | null = null;
   private renderToken = 0;
   private readonly reopen = new ReopenMemory();
+  /** Canvas views shown lately, and those laid out ahead of a click on a box in view. */
+  private readonly scenes = new SceneStore();
   private readonly pan = new Pan(this.canvas, this.model, () => this.tooltip.hide());
   /** Resolved when the current layout is on screen (for tests and callers). */
   ready: Promise<void> = Promise.resolve();
@@ -274,8 +277,13 @@ export class GraphView extends Widget {
     if (!index || !expanded) {
       return;
     }
+    const kept = this.keptScene(index, expanded, opts);
+    if (kept) {
+      return this.putScene(kept, opts, ++this.renderToken, performance.now());
+    }
     const view = buildView(index, expanded);
-    const count = visibleItems(view).nodes.length + visibleItems(view).groups.length;
+    const { nodes, groups } = visibleItems(view);
+    const count = nodes.length + groups.length;
     if (count > MAX_LAYOUT_ITEMS) {
       this.status.set(tooManyText(count, MAX_LAYOUT_ITEMS), true);
       return;
@@ -312,6 +320,15 @@ export class GraphView extends Widget {
     }
   }
 
+  /** The canvas view of this state, shown lately or laid out ahead (not for a first view,
+   * nor when asked afresh). */
+  private keptScene(index: GraphIndex, expanded: Set<number>, opts: ExpandOptions): LaidView | undefined {
+    if (opts.initial) {
+      this.scenes.clear(); // another program, or its state stored in the notebook
+    }
+    return opts.fresh || opts.initial ? undefined : this.scenes.get(index, expanded, this.model.rankdir);
+  }
+
   /** The Graphviz drawing of `view`, as `expand.ts` plans it (null: failed, said in the
    * status line, or outdated). */
   private async layOut(index: GraphIndex, view: View, token: number, opts: ExpandOptions): Promise<Laid | null> {
@@ -324,7 +341,8 @@ export class GraphView extends Widget {
         return null;
       }
       const drawn = text ?? (await layoutText(dot));
-      laid = { svg: parseSvg(drawn), text: drawn, dot, arranged };
+      // A drawing opened or closed in place was parsed already: copied, not parsed again.
+      laid = { svg: arranged === 'layout' ? parseSvg(drawn) : svgOf(drawn), text: drawn, dot, arranged };
     } catch (err) {
       if (token === this.renderToken) {
         this.node.classList.remove('jp-jaxviz-busy');
@@ -401,7 +419,7 @@ export class GraphView extends Widget {
   }
 
   /** The layout is on screen: not busy, and what is shown written on the element. */
-  private shownNow(count: number, layout: string, arranged: Arranged, layoutMs?: number): void {
+  private shownNow(count: number, layout: string, arranged: Arranged | 'ahead', layoutMs?: number): void {
     this.node.classList.remove('jp-jaxviz-busy');
     const { expandedGroups: expanded, model } = this;
     reportShown(this.node, { expanded, items: count, layout, rankdir: model.rankdir, arranged, layoutMs });
@@ -427,14 +445,38 @@ export class GraphView extends Widget {
     if (!laid || token !== this.renderToken) {
       return;
     }
+    this.putScene({ view, scene: laid.scene, laid: laid.laid, count, shown: false, ahead: false }, opts, token, t0);
+  }
+
+  /** Put a laid-out view on the canvas (kept for coming back to it), then lay out ahead
+   * what opening each box in view would show. `t0`: when it was asked for. */
+  private putScene(entry: LaidView, opts: Placement, token: number, t0: number): void {
+    const { view, scene, laid, count } = entry;
+    const arranged = entry.shown ? 'restore' : entry.ahead ? 'ahead' : 'layout';
     const ms = performance.now() - t0;
+    entry.shown = true;
+    this.scenes.put(view.index, scene.layout.rankdir, entry);
     // The DOT of a view this big is written when exported (it takes longer than the layout).
     this.model.show(view, '');
-    this.installScene(laid.scene, laid.layout);
+    this.installScene(scene, laid);
     this.showProgress(null);
-    this.shownNow(count, layoutMode() ?? 'worker', 'layout', ms);
+    this.shownNow(count, layoutMode() ?? 'worker', arranged, ms);
     this.viewport.place(opts, false, this.index);
-    this.finish(view, opts, sceneText(view, ms));
+    this.finish(view, opts, sceneText(view, ms, arranged));
+    if (this.node.dataset.jaxvizAhead !== 'off') {
+      this.layOutAhead(view, scene.layout.rankdir, token);
+    }
+  }
+
+  /** Lay out ahead, while the page is idle, what opening each box in view would show
+   * (off where the element says `data-jaxviz-ahead="off"`: for the benchmark). */
+  private layOutAhead(view: View, rankdir: RankDir, token: number): void {
+    const boxes = (this.scene?.itemsInView() ?? [])
+      .filter(([id, kind]) => id[0] === 'g' && kind !== 'inputs' && kind !== 'outputs')
+      .map(([id]) => parseItem(id).id);
+    const [minItems, maxItems] = [GRAPHVIZ_MAX_ITEMS, MAX_LAYOUT_ITEMS];
+    const ahead = { index: view.index, expanded: view.expanded, rankdir, boxes, minItems, maxItems };
+    layOutAhead(this.scenes, { ...ahead, current: () => this.isCurrent(token) });
   }
 
   /** The layered layout of `view` (null: failed, said in the status line). */
@@ -443,7 +485,7 @@ export class GraphView extends Widget {
     count: number,
     token: number,
     opts: Placement
-  ): Promise<{ scene: Scene; layout: LayeredOutput } | null> {
+  ): Promise<{ scene: Scene; laid: LaidScene } | null> {
     const progress = (share: number) => {
       if (token === this.renderToken) {
         this.showProgress(share);
@@ -453,15 +495,15 @@ export class GraphView extends Widget {
     progress(0);
     try {
       let scene = sceneOf(view, this.model.rankdir);
-      let layout = await layouter.layered(scene.layout, progress);
+      let laid = await layouter.layered(scene.layout, progress);
       if (opts.initial && this.model.rankdir === 'TB' && token === this.renderToken) {
-        if (this.prefersSideways({ w: layout.width, h: layout.height })) {
+        if (this.prefersSideways({ w: laid.layout.width, h: laid.layout.height })) {
           this.model.drawSideways();
           scene = sceneOf(view, 'LR');
-          layout = await layouter.layered(scene.layout, progress);
+          laid = await layouter.layered(scene.layout, progress);
         }
       }
-      return { scene, layout };
+      return { scene, laid };
     } catch (err) {
       if (token === this.renderToken) {
         this.node.classList.remove('jp-jaxviz-busy');
@@ -473,14 +515,17 @@ export class GraphView extends Widget {
   }
 
   /** Put a laid-out scene on the canvas in place of a drawing. */
-  private installScene(scene: Scene, layout: LayeredOutput): void {
-    this.dropScene();
+  private installScene(scene: Scene, { layout, index }: LaidScene): void {
+    const canvases = this.scene?.handOver();
+    this.scene = null;
     this.stage.replaceChildren();
     this.svg = null;
-    const drawn = new SceneCanvas(scene, layout);
+    const drawn = new SceneCanvas(scene, layout, index, canvases);
     this.scene = drawn;
     this.viewport.size = { w: Math.max(1, layout.width), h: Math.max(1, layout.height) };
-    this.canvas.insertBefore(drawn.element, this.progressEl);
+    if (!canvases) {
+      this.canvas.insertBefore(drawn.element, this.progressEl);
+    }
     this.node.dataset.jaxvizRenderer = 'canvas';
     addSceneHooks(drawn, id => this.viewport.scenePageRect(id));
     drawn.setTransform(this.model.transform);

@@ -1,0 +1,119 @@
+/**
+ * Views too big for Graphviz, laid out before a click asks for them: the last ones shown
+ * (a state shown before comes back as it was, at once) and, while nothing else runs, what
+ * opening each box in view would show (its view, scene, layered layout and index), so
+ * that a click on a box only puts the scene on the canvas. The same layout as a click's
+ * own, sooner: the canvas's counterpart of `prefetchOpenings` (`inplace.ts`).
+ */
+
+import { LaidScene } from './layoutserver';
+import { layouter } from './layoutsvg';
+import { RankDir } from './model';
+import { expansionKey } from './persist';
+import { Scene, sceneOf } from './scene';
+import { GraphIndex, View, buildView, visibleItems } from './visible';
+
+/** A view laid out for the canvas; `shown`: it was on screen; `ahead`: laid out ahead of
+ * a click. */
+export interface LaidView {
+  view: View;
+  scene: Scene;
+  laid: LaidScene;
+  count: number;
+  shown: boolean;
+  ahead: boolean;
+}
+
+/** Views kept (each holds its scene's index: a few MB for 20k items). */
+const KEPT = 6;
+/** Boxes in view whose opening is laid out ahead. */
+const AHEAD_BOXES = 3;
+/** How long after a view is shown laying out ahead may start (ms). */
+const SETTLE_MS = 300;
+
+export class SceneStore {
+  private readonly entries = new Map<string, LaidView>();
+
+  private key(index: GraphIndex, expanded: Set<number>, rankdir: RankDir): string {
+    return `${rankdir}|${expansionKey(index.normalize(expanded))}`;
+  }
+
+  /** The laid-out view of this state, if kept (the most recently used last). */
+  get(index: GraphIndex, expanded: Set<number>, rankdir: RankDir): LaidView | undefined {
+    const key = this.key(index, expanded, rankdir);
+    const found = this.entries.get(key);
+    if (found) {
+      this.entries.delete(key);
+      this.entries.set(key, found);
+    }
+    return found;
+  }
+
+  put(index: GraphIndex, rankdir: RankDir, entry: LaidView): void {
+    const key = this.key(index, entry.view.expanded, rankdir);
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    while (this.entries.size > KEPT) {
+      this.entries.delete(this.entries.keys().next().value as string);
+    }
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+/** What laying out ahead needs: the graph, what is open, the direction, the boxes in view
+ * (group ids), the smallest view drawn on the canvas, and whether this is still current. */
+export interface Ahead {
+  index: GraphIndex;
+  expanded: Set<number>;
+  rankdir: RankDir;
+  boxes: number[];
+  minItems: number;
+  maxItems: number;
+  current: () => boolean;
+}
+
+/** Lay out, one at a time when the page is idle, what opening each box in view shows. */
+export function layOutAhead(store: SceneStore, ahead: Ahead): void {
+  const boxes = ahead.boxes.slice(0, AHEAD_BOXES);
+  const next = () => {
+    const gid = boxes.shift();
+    if (gid === undefined || !ahead.current()) {
+      return;
+    }
+    void layOutOpening(store, ahead, gid)
+      .catch(() => undefined)
+      .then(() => whenIdle(next));
+  };
+  // Not before the new view's first frames are out.
+  window.setTimeout(() => whenIdle(next), SETTLE_MS);
+}
+
+async function layOutOpening(store: SceneStore, ahead: Ahead, gid: number): Promise<void> {
+  const { index, rankdir } = ahead;
+  const expanded = index.expand(ahead.expanded, gid);
+  if (store.get(index, expanded, rankdir)) {
+    return;
+  }
+  const view = buildView(index, expanded);
+  const { nodes, groups } = visibleItems(view);
+  const count = nodes.length + groups.length;
+  if (count <= ahead.minItems || count > ahead.maxItems) {
+    return; // drawn by Graphviz, or not at all
+  }
+  const scene = sceneOf(view, rankdir);
+  const laid = await layouter.layered(scene.layout);
+  if (ahead.current()) {
+    store.put(index, rankdir, { view, scene, laid, count, shown: false, ahead: true });
+  }
+}
+
+function whenIdle(run: () => void): void {
+  if (window.requestIdleCallback) {
+    window.requestIdleCallback(run, { timeout: 500 });
+  } else {
+    window.setTimeout(run, 50);
+  }
+}
