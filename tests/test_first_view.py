@@ -25,7 +25,7 @@ from flax import nnx
 from numpyro.infer import NUTS
 
 import jaxviz
-from benchmarks import models
+from benchmarks import models, programs
 from jaxviz.render.dot import program_dot
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz")
@@ -401,3 +401,95 @@ def test_sgd_update_names_the_parameter_each_equation_updates():
     assert len(labels) == 16, labels
     assert sorted(labels) == sorted(f"{op} · params[{i}][{j}]" for op in ("mul", "sub")
                                     for i in range(4) for j in range(2)), labels
+
+
+# ---------------------------------------------------------------------- the first view's choices
+def test_a_wrapper_opens_only_with_what_it_wraps():
+    """Haiku's ``transformer`` scope only wraps the ``Transformer`` call: it opens with it
+    (its fold shows in the forward pass), never alone around a closed box; so does every
+    group of single children in the first view."""
+    program = programs.load("haiku_transformer")
+    traced = jaxviz.trace(program.fn, *program.args, **program.kwargs)
+    graph = traced.graph
+    expanded = graph.expansion("auto")
+    for gid in expanded:
+        g = graph.groups[gid]
+        if gid and not g.nodes and len(g.groups) == 1:
+            child = graph.groups[g.groups[0]]
+            assert child.id in expanded or child.kind == "repeat", (g.name, child.name)
+    forward = next(g for g in graph.groups if g.kind == "phase" and g.name == "forward")
+    folds = [graph.groups[c].name for c in graph.descendants(forward.id)
+             if graph.groups[c].kind == "repeat" and graph.groups[c].parent in expanded]
+    assert folds and all(re.search(r" ×4$", f) for f in folds), folds
+
+
+def inner(x):
+    for _ in range(4):
+        x = jnp.tanh(x @ x.T) + x
+    return x
+
+
+def middle(x):
+    return inner(x)
+
+
+def outer(x):
+    return middle(x)
+
+
+def test_a_chain_is_estimated_as_the_one_cluster_it_is_drawn():
+    """``outer › middle › inner`` is one cluster: as tall as ``inner`` alone, one title
+    row and one margin, not one per level."""
+    deep = jaxviz.trace(outer, jnp.ones((3, 3))).graph
+    shallow = jaxviz.trace(inner, jnp.ones((3, 3))).graph
+    deep_rows = deep.layout_extent(deep.expansion("all"))[1]
+    shallow_rows = shallow.layout_extent(shallow.expansion("all"))[1]
+    assert deep_rows - shallow_rows <= 0.5 + 1e-9, (deep_rows, shallow_rows)
+
+
+@needs_dot
+@pytest.mark.parametrize("name", [
+    pytest.param("diffrax_neural_ode", marks=pytest.mark.xfail(strict=True, reason=(
+        "dot draws the backward pass beside the forward one (boxes of the backward pass feed each "
+        "other, so the phase order's anchor binds only part of it); the estimate stacks them"))),
+    "numpyro_nuts", "haiku_transformer", "nanogpt", "blackjax_nuts_adaptation"])
+def test_the_size_estimate_tracks_dot_and_the_first_view_fits(name):
+    case = programs.load(name)
+    program = jaxviz.trace(case.fn, *case.args, **case.kwargs)
+    width, height = laid_out_size(program)
+    assert width <= MAX_PT and height <= MAX_PT, (width, height)
+    estimate = program.graph.layout_extent(program.graph.expansion("auto"))[0]
+    assert 0.5 <= width / estimate <= 1.7, (width, estimate)
+
+
+def test_a_library_s_control_flow_opens_after_the_rest():
+    """numpyro's step: numpyro's own ``cond`` (its warmup adapter) and its branches do not
+    take the first view's room before the sampler's structure (its kernel's calls)."""
+    x, y = jnp.ones((20, 8)), jnp.ones(20)
+    sampler = NUTS(numpyro_model)
+    state = sampler.init(jax.random.PRNGKey(0), 10, model_args=(x, y))
+    graph = jaxviz.trace(lambda state: sampler.sample(state, (x, y), {}), state).graph
+    expanded = graph.expansion("auto")
+    opened = [graph.groups[g].name for g in expanded if graph.groups[g].kind in ("eqn", "jaxpr")]
+    assert not opened, opened
+    assert any(graph.groups[g].name == "numpyro.hmc.sample_kernel" for g in expanded)
+
+
+def test_a_sampler_taking_gradients_in_its_kernel_has_no_train_phases():
+    """blackjax's window adaptation takes the log density's gradient at its starting
+    point, then runs a kernel that differentiates again at every step: no forward /
+    backward / update phases (a train step, as the MLP step's, keeps them)."""
+    case = programs.load("blackjax_nuts_adaptation")
+    graph = jaxviz.trace(case.fn, *case.args, **case.kwargs).graph
+    top = [graph.groups[c] for c in graph.groups[0].groups]
+    assert not [g.name for g in top if g.kind == "phase"], [g.name for g in top]
+    assert {"jvp", "transpose"} <= {g.name for g in top if g.kind == "transform"}
+
+    def step(params, x, y):
+        loss, grads = jax.value_and_grad(mlp_loss)(params, x, y)
+        return sgd(params, grads), loss
+
+    params = [(jnp.ones((4, 4)), jnp.zeros(4)) for _ in range(2)]
+    graph = jaxviz.trace(step, params, jnp.ones((2, 4)), jnp.ones((2, 4))).graph
+    assert [graph.groups[c].name for c in graph.groups[0].groups if graph.groups[c].kind == "phase"] \
+        == ["forward", "backward", "update"]
