@@ -53,6 +53,7 @@ from __future__ import annotations
 import functools
 import heapq
 import json
+import math
 import re
 from array import array
 from collections.abc import Iterable
@@ -203,8 +204,13 @@ AUTO_BUDGET = 80  # items (boxes and nodes) in the first view: what two screens 
 # The first view fits about two screens (3,000 pt each way as dot lays it out, the
 # legend included): within this estimate of its size, which leaves room for the legend
 # and for what the estimate misses.
-AUTO_RANKS = 36  # rows (about 55 pt each)
+AUTO_RANKS = 36  # rows (about 50 pt each)
 AUTO_WIDTH_PT = 1700
+# The estimate's error against dot's layout is large (its width 0.5 to 2 times dot's):
+# where dot is at hand, the renderer fits the budget to it (``first_view_room``).
+# A fold shown in the first view keeps its top within this many rows of the view's top:
+# the first screen at a legible zoom (about 700 pt of a 1,000 px window's canvas).
+FIRST_SCREEN_ROWS = 9
 # Each character's advance in dot's 10 pt Helvetica as laid out here (measured with
 # ``dot -Tjson`` on runs of one character); any other character: CHAR_PT.
 CHAR_PT = 6.04
@@ -437,6 +443,10 @@ class Graph:
         # A diff's statuses ({"nodes"|"groups": {id: "added"|"removed"|"changed"}, "notes":
         # {"n3"|"g2": text}}), shipped with the graph so that every drawing colours them.
         self.marks: dict[str, dict[str, str]] | None = None
+        # The first view's budget (``AUTO_WIDTH_PT`` wide, ``AUTO_RANKS`` rows) times these
+        # (width, rows): fitted to ``dot``'s layout by the renderer where dot is at hand
+        # (``render.dot.first_view_svg``); the estimate alone, without.
+        self.first_view_room: tuple[float, float] = (1.0, 1.0)
 
     # ----------------------------------------------------------------- building
     def add_group(self, name: str, kind: str, parent: int, source: SourceLoc | None = None) -> int:
@@ -756,10 +766,12 @@ class Graph:
         self._push_openable(heap, 0, tier=0)
         # Each open group's extent, kept between tries: opening a group changes its own
         # and its ancestors' only.
-        extents: dict[int, tuple[float, float]] = {}
+        extents: dict[int, tuple[float, float, float]] = {}
         # The inputs' row and the legend may be wider than the budget already: then what
         # opens must not widen the view further.
-        max_width = max(AUTO_WIDTH_PT, self.layout_extent(expanded, extents)[0])
+        room_width, room_rows = self.first_view_room
+        max_width = max(AUTO_WIDTH_PT * room_width, self.layout_extent(expanded, extents)[0])
+        max_rows = AUTO_RANKS * room_rows
         while heap:
             tier, *_, gid = heapq.heappop(heap)
             chain = self._wrapper_chain(gid)
@@ -768,9 +780,11 @@ class Graph:
             cost = self._items(chain[-1]) - 1
             if visible + cost > budget:
                 continue
+            self.layout_extent(expanded, extents)
+            fold_top = extents[0][2]
             expanded.update(chain)
             self._forget_extents(extents, chain[-1])
-            if cost > 0 and not self._fits(expanded, extents, max_width):
+            if cost > 0 and not self._fits(expanded, extents, max_width, max_rows, fold_top):
                 expanded.difference_update(chain)  # more than about two screens
                 self._forget_extents(extents, chain[-1])
                 continue
@@ -804,11 +818,16 @@ class Graph:
             chain.append(g.id)
         return chain
 
-    def _fits(self, expanded: set[int], extents: dict[int, tuple[float, float]], max_width: float) -> bool:
+    def _fits(self, expanded: set[int], extents: dict[int, tuple[float, float, float]], max_width: float,
+              max_rows: float, fold_top: float) -> bool:
+        """Whether the view fits the budget, and a fold that was on the first screen
+        (``fold_top``: the topmost fold's row before this opening) still is."""
         width, rows = self.layout_extent(expanded, extents)
-        return width <= max_width and rows <= AUTO_RANKS
+        if fold_top <= FIRST_SCREEN_ROWS < extents[0][2]:
+            return False  # what opened above the model's layers pushed them off the first screen
+        return width <= max_width and rows <= max_rows
 
-    def _forget_extents(self, extents: dict[int, tuple[float, float]], gid: int) -> None:
+    def _forget_extents(self, extents: dict[int, tuple[float, float, float]], gid: int) -> None:
         """Drop the extents that opening or closing ``gid`` changes: its own, its ancestors'."""
         g: int | None = gid
         while g is not None:
@@ -827,16 +846,26 @@ class Graph:
         return self.layout_extent(expanded)[1]
 
     def layout_extent(self, expanded: set[int] | frozenset[int],
-                      memo: dict[int, tuple[float, float]] | None = None) -> tuple[float, float]:
+                      memo: dict[int, tuple[float, float, float]] | None = None) -> tuple[float, float]:
         """(width in pt, height in rows) of a top-to-bottom layout of the view, estimated
         as ``layout_ranks`` is: items placed in rows by their longest chain, the width
-        the widest row (labels at about ``PT_PER_CHAR``), an open group as big as what it
-        shows plus its margins. ``memo``: open groups' extents known for this expansion
-        (filled in with the rest)."""
+        the widest row (labels as wide as ``dot`` draws them), an open group as big as
+        what it shows plus its margins. ``memo``: open groups' extents known for this
+        expansion (filled in with the rest), each with the row its topmost fold starts
+        at (``_group_extent``)."""
         memo = {} if memo is None else memo
         for gid in sorted((g for g in expanded if g not in memo), key=lambda g: -self.groups[g].depth):
             memo[gid] = self._group_extent(gid, expanded, memo)
-        return memo[0]
+        return memo[0][:2]
+
+    def is_fold(self, gid: int) -> bool:
+        """Whether a group reads as repeated layers: a fold (``Block ×12``) or a scan
+        named after its step, with its trip count (``_update_step ×3 (scan)``)."""
+        g = self.groups[gid]
+        if g.kind == "repeat":  # of layers, not of source lines (``rng, _rng = split(rng)`` ×3)
+            return bool(g.groups) and self.groups[g.groups[0]].kind != "line"
+        return (g.holder is not None and g.name != self.nodes[g.holder].primitive
+                                      and self.nodes[g.holder].params.get("length") is not None)
 
     def open_chain(self, gid: int, expanded: set[int] | frozenset[int]) -> list[int]:
         """An open group and the open groups it only wraps (no node and a single child
@@ -859,7 +888,9 @@ class Graph:
         return _text_width(title, PHASE_TITLE_SCALE if self.groups[chain[0]].kind == "phase" else 1.0)
 
     def _group_extent(self, gid: int, expanded: set[int] | frozenset[int],
-                      memo: dict[int, tuple[float, float]]) -> tuple[float, float]:
+                      memo: dict[int, tuple[float, float, float]]) -> tuple[float, float, float]:
+        """(width in pt, height in rows, the row its topmost fold starts at: inf if none)
+        of an open group, from the extents of the open groups it holds."""
         g = self.groups[gid]
         if not g.nodes and len(g.groups) == 1 and g.kind != "repeat" and g.groups[0] in expanded:
             return memo[g.groups[0]]  # one cluster with what it wraps (``open_chain``)
@@ -874,7 +905,7 @@ class Graph:
                 crossing[b] = crossing.get(b, 0) + 1
         for c in g.groups:
             if c in expanded:
-                inner_width, inner_rows = memo[c]
+                inner_width, inner_rows, _ = memo[c]
                 height[("g", c)] = inner_rows + CLUSTER_LABEL_RANKS
                 # each value crossing its border is routed inside it too, beside its items
                 width[("g", c)] = max(inner_width + crossing.get(("g", c), 0) * EDGE_PT,
@@ -900,7 +931,19 @@ class Graph:
             start[LEGEND_ITEM], height[LEGEND_ITEM], width[LEGEND_ITEM] = 0.0, 1.0, self._legend_width()
         rows = max((start[i] + height[i] for i in start), default=0.0)
         edges = [pair for pair in self._bucket(gid) if pair[0] != pair[1]]
-        return _widest_row(start, height, width, edges), rows
+        return _widest_row(start, height, width, edges), rows, self._fold_top(g, start, expanded, memo)
+
+    def _fold_top(self, g: Group, start: dict[Item, float], expanded: set[int] | frozenset[int],
+                  memo: dict[int, tuple[float, float, float]]) -> float:
+        """The row the topmost fold inside an open group starts at (its own title row
+        first), from where its items start."""
+        top = math.inf
+        for c in g.groups:
+            if self.is_fold(c):
+                top = min(top, start[("g", c)])
+            elif c in expanded and self.groups[c].kind not in ("inputs", "outputs"):
+                top = min(top, start[("g", c)] + CLUSTER_LABEL_RANKS + memo[c][2])
+        return top
 
     def _legend_width(self) -> float:
         """About how wide ``dot`` draws the legend (``render.dot.legend_kinds``): one
@@ -962,6 +1005,9 @@ class Graph:
             # loop's step: the story of a training loop).
             named = g.holder is not None and g.name != self.nodes[g.holder].primitive
             rank = 1 if g.holder is not None and not named else AUTO_OPEN_RANK.get(g.kind, 2)
+            inner = g.kind == "library" and p.kind == "library"
+            if g.kind == "library" and not inner:
+                rank = AUTO_OPEN_RANK["call"]  # the user's call into a library: as telling as their own
             if rank == 0 or g.n_eqns <= AUTO_OPEN_MIN_EQNS:
                 continue
             head = self.groups[c]
@@ -969,7 +1015,6 @@ class Graph:
             # A box of loose equations (a library's layer norm) tells less than structure,
             # and a library's inner calls less than the call the user made.
             flat = len(g.nodes) >= FLAT_NODES_MIN and len(g.groups) * 4 <= len(g.nodes)
-            inner = g.kind == "library" and p.kind == "library"
             if g.kind in CONTROL_FLOW and self._in_library(end):
                 own = LIBRARY_FLOW_TIER  # the library's own branches and loops: after the user's
             heapq.heappush(heap, (own if own == LIBRARY_FLOW_TIER else EQUATION_TIER if rank == 1 or flat or inner else own,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..graph import MIME_TYPE
-from .dot import DotUnavailable, dot_available, program_dot, render_svg
+from .dot import DotUnavailable, dot_available, first_view_svg
 from .embed import graph_output_html
 from .html import program_html
 from .payload import program_payload
@@ -37,7 +37,7 @@ def program_mimebundle(program: Any, use_dot: bool | None = None) -> dict[str, A
                 "showing the listing. Collapse groups with --expand.")
     elif use_dot:
         try:
-            svg = render_svg(program_dot(program))
+            svg = first_view_svg(program)
         except DotUnavailable:
             svg = None
     else:
