@@ -1015,6 +1015,8 @@ class Graph:
             # A box of loose equations (a library's layer norm) tells less than structure,
             # and a library's inner calls less than the call the user made.
             flat = len(g.nodes) >= FLAT_NODES_MIN and len(g.groups) * 4 <= len(g.nodes)
+            if inner and self._in_library(p.id):
+                continue  # a library's own calls open a level at a time; this deep is the user's click
             if flat and (g.kind == "library" or self._in_library(end)):
                 continue  # a library's own loose equations (optax's zeros, a layer norm) tell nothing
             if g.kind in CONTROL_FLOW and self._in_library(end):
