@@ -54,7 +54,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import programs  # noqa: E402
 
 import jaxviz  # noqa: E402
-from jaxviz.render.dot import render_svg  # noqa: E402
+from jaxviz.render.dot import first_view_svg, svg_size_pt  # noqa: E402
 
 CHECKS = ("traced", "nodes", "outputs", "size", "folds", "lines", "loops", "library", "consts",
           "captured", "speed")
@@ -142,10 +142,7 @@ def group_label(graph: Any, gid: int) -> str:
 
 def view_size_pt(program: Any) -> tuple[float, float]:
     """Width and height of the first view as ``dot`` lays it out, legend included."""
-    svg = render_svg(program.to_dot())
-    match = re.search(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"', svg)
-    assert match, svg[:300]
-    return float(match.group(1)), float(match.group(2))
+    return svg_size_pt(first_view_svg(program))
 
 
 # ---------------------------------------------------------------------- the checks

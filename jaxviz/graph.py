@@ -53,12 +53,14 @@ from __future__ import annotations
 import functools
 import heapq
 import json
+import math
 import re
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .text import fmt_bytes, fmt_flops
 from .visual import LEGEND  # the payload carries it for readers of the JSON
 
 SCHEMA_VERSION = 1
@@ -202,16 +204,29 @@ AUTO_BUDGET = 80  # items (boxes and nodes) in the first view: what two screens 
 # The first view fits about two screens (3,000 pt each way as dot lays it out, the
 # legend included): within this estimate of its size, which leaves room for the legend
 # and for what the estimate misses.
-AUTO_RANKS = 36  # rows (about 55 pt each)
-AUTO_WIDTH_PT = 1800
-PT_PER_CHAR = 5.6  # 10 pt Helvetica, on average
-LABEL_MARGIN_PT = 8
+AUTO_RANKS = 36  # rows (about 50 pt each)
+AUTO_WIDTH_PT = 1700
+# The estimate's error against dot's layout is large (its width 0.5 to 2 times dot's):
+# where dot is at hand, the renderer fits the budget to it (``first_view_room``).
+# A fold shown in the first view keeps its top within this many rows of the view's top:
+# the first screen at a legible zoom (about 700 pt of a 1,000 px window's canvas).
+FIRST_SCREEN_ROWS = 9
+# Each character's advance in dot's 10 pt Helvetica as laid out here (measured with
+# ``dot -Tjson`` on runs of one character); any other character: CHAR_PT.
+CHAR_PT = 6.04
+_CHAR_PT = {**dict.fromkeys("ijlIJ',./:;| ·", 3.04), "f": 3.41, **dict.fromkeys("rt!()-[]›", 3.79),
+            **dict.fromkeys("cszL*?_`", 5.29), **dict.fromkeys("ABCKRVXZ", 6.79),
+            **dict.fromkeys("DGHNOQU&", 7.54), **dict.fromkeys("w#+<=>^~×→", 8.29), "M": 9.04,
+            **dict.fromkeys("mW%@…", 9.79)}
+LABEL_MARGIN_PT = 5.76  # a node's margin each side (0.08 in)
+HOUSE_WIDTH = 1.74  # a house (an input, an output) is this much wider than a box of its label
 MIN_ITEM_PT = 54  # dot's smallest node (0.75 in)
 ITEM_GAP_PT = 18  # nodesep
 EDGE_PT = 40  # an edge's route and label, across the rows it spans
 CLUSTER_MARGIN_PT = 16
 CLUSTER_LABEL_RANKS = 0.5  # an open group's label and margins, in rows
 BOX_RANKS = 1.5  # a closed group's box: name, size, source and cost lines
+PHASE_TITLE_SCALE = 1.2  # a phase's title is 12 pt (visual.json's phase), others 10
 AUTO_MIN_ITEMS = 8  # a first view with fewer opens its biggest box, up to AUTO_MAX_ITEMS
 AUTO_MAX_ITEMS = 90
 # How much opening a group of each kind tells in the first view (0: never opened there).
@@ -221,14 +236,23 @@ AUTO_OPEN_MIN_EQNS = 4  # boxes this small stay closed in the first view
 FLAT_NODES_MIN = 8  # a box of this many loose equations (and few boxes) opens last
 PHASE_TIERS = {"forward": 0, "backward": 1, "update": 2}  # what the first view opens first
 EQUATION_TIER = 3
+LIBRARY_FLOW_TIER = 4  # a library's own control flow (numpyro's cond branches) opens last
+CONTROL_FLOW = frozenset({"eqn", "jaxpr"})  # an equation holding sub-jaxprs, one of them
 
 
-def _text_width(text: str) -> float:
-    """About how wide ``dot`` draws a label line (10 pt Helvetica, with margins)."""
-    return len(text) * PT_PER_CHAR + 2 * LABEL_MARGIN_PT
+@functools.lru_cache(maxsize=65536)
+def _line_width(line: str) -> float:
+    return sum(_CHAR_PT.get(ch, CHAR_PT) for ch in line)
 
 
-def _layers(height: dict[Item, float], successors: dict[Item, list[Item]]) -> dict[Item, float]:
+def _text_width(text: str, scale: float = 1.0) -> float:
+    """About how wide ``dot`` draws a label (10 pt Helvetica times ``scale``, lines split
+    at ``\\n``), with its margins."""
+    return max(map(_line_width, text.split("\n"))) * scale + 2 * LABEL_MARGIN_PT
+
+
+def _layers(height: dict[Item, float], successors: dict[Item, list[Item]],
+            top: frozenset[Item] = frozenset()) -> dict[Item, float]:
     """Where each item starts, in rows: after the heaviest path of items leading to it
     (a top-to-bottom layout's ranks); an edge closing a cycle (groups can feed each other
     both ways) is ignored."""
@@ -256,6 +280,13 @@ def _layers(height: dict[Item, float], successors: dict[Item, list[Item]]) -> di
             stack.pop()
             on_path.discard(item)
             start[item] = max((start[p] + height[p] for p in before if p in start), default=0.0)
+    # dot keeps edges short: an item fed by nothing here (a constant, a value from outside)
+    # stands just above the first item that reads it, not on the top row; but those of
+    # ``top`` (the program's inputs, drawn on the first row).
+    for item in sorted((i for i in height if i not in predecessors and i not in top), key=lambda i: -start[i]):
+        below = [start[b] for b in successors.get(item, ()) if b in start and b != item]
+        if below:
+            start[item] = max(start[item], min(below) - height[item])
     return start
 
 
@@ -265,7 +296,11 @@ def _widest_row(start: dict[Item, float], height: dict[Item, float], width: dict
     the most width standing side by side at one height (a sweep over the spans). An edge
     takes room in the rows it crosses too (dot routes it through them, its label beside)."""
     spans = [(start[i], start[i] + height[i], width[i]) for i in start]
-    for a, b in edges:
+    linked = set(edges)
+    # One route a pair; none for two items feeding each other (a loop of layers and its
+    # residual adds: dot draws them side by side, their edges short).
+    for a, b in {(a, b) if start.get(a, 0) <= start.get(b, 0) else (b, a) for a, b in edges
+                 if (b, a) not in linked}:
         if a in start and b in start:
             top, bottom = start[a] + height[a] - 0.5, start[b] + 0.5
             spans.append((min(top, bottom), max(top, bottom), EDGE_PT))
@@ -314,6 +349,7 @@ def repeat_text(graph: Graph, gid: int) -> str:
 
 # A visible item of a view: a node or a collapsed group (tagged so ids don't collide).
 Item = tuple[str, int]  # ("n", node_id) | ("g", group_id)
+LEGEND_ITEM: Item = ("legend", 0)  # the legend, in the estimate of the first view's size
 
 
 @dataclass(slots=True)
@@ -377,12 +413,7 @@ class View:
         """An open group and the open groups it only wraps (``forward`` › ``loss_fn`` ›
         ``GPT``: no node and a single child each), outermost first: drawn as one cluster
         titled by their path."""
-        chain = [gid]
-        g = self.graph.groups[gid]
-        while not g.nodes and len(g.groups) == 1 and g.kind != "repeat" and g.groups[0] in self.expanded:
-            g = self.graph.groups[g.groups[0]]
-            chain.append(g.id)
-        return chain
+        return self.graph.open_chain(gid, self.expanded)
 
     def visible_counts(self) -> tuple[int, int]:
         """(visible nodes, visible collapsed groups)."""
@@ -412,6 +443,10 @@ class Graph:
         # A diff's statuses ({"nodes"|"groups": {id: "added"|"removed"|"changed"}, "notes":
         # {"n3"|"g2": text}}), shipped with the graph so that every drawing colours them.
         self.marks: dict[str, dict[str, str]] | None = None
+        # The first view's budget (``AUTO_WIDTH_PT`` wide, ``AUTO_RANKS`` rows) times these
+        # (width, rows): fitted to ``dot``'s layout by the renderer where dot is at hand
+        # (``render.dot.first_view_svg``); the estimate alone, without.
+        self.first_view_room: tuple[float, float] = (1.0, 1.0)
 
     # ----------------------------------------------------------------- building
     def add_group(self, name: str, kind: str, parent: int, source: SourceLoc | None = None) -> int:
@@ -716,33 +751,45 @@ class Graph:
         """The most telling set of open groups whose view shows at most ``budget`` items.
 
         Greedy, by tier (the forward pass and the model's structure, then the backward
-        pass, the update, and equation boxes last; ``_push_openable``), then shallow before
-        deep and big before small; a box that only wraps another (``forward`` →
-        ``loss_fn``) opens for free.
+        pass, the update, and equation boxes last; ``_push_openable``), then groups that
+        hold groups before boxes of equations (the budget goes to structure), shallow
+        before deep and big before small. A box that only wraps another (``forward`` →
+        ``loss_fn``) opens with it, as one cluster, and costs nothing only when it shows a
+        fold; it stays closed when what it wraps cannot open.
         Never opened: the leaves of an argument, folds (their layers are all alike: opening
         one is the user's choice), a line's equations, and small boxes. The view
         must also fit about two screens: ``AUTO_WIDTH_PT`` wide and ``AUTO_RANKS`` rows
         as ``layout_extent`` estimates them."""
         expanded = {0}
         visible = self._items(0)
-        heap: list[tuple[int, int, int, int, int]] = []
+        heap: list[tuple[int, int, int, int, int, int]] = []
         self._push_openable(heap, 0, tier=0)
         # Each open group's extent, kept between tries: opening a group changes its own
         # and its ancestors' only.
-        extents: dict[int, tuple[float, float]] = {}
+        extents: dict[int, tuple[float, float, float]] = {}
+        # The inputs' row and the legend may be wider than the budget already: then what
+        # opens must not widen the view further.
+        room_width, room_rows = self.first_view_room
+        max_width = max(AUTO_WIDTH_PT * room_width, self.layout_extent(expanded, extents)[0])
+        max_rows = AUTO_RANKS * room_rows
         while heap:
-            tier, _, _, _, gid = heapq.heappop(heap)
-            cost = self._items(gid) - 1
+            tier, *_, gid = heapq.heappop(heap)
+            chain = self._wrapper_chain(gid)
+            if self.groups[chain[-1]].kind == "repeat":
+                chain.pop()  # the fold shows as a box
+            cost = self._items(chain[-1]) - 1
             if visible + cost > budget:
                 continue
-            expanded.add(gid)
-            self._forget_extents(extents, gid)
-            if cost > 0 and not self._fits(expanded, extents):
-                expanded.discard(gid)  # more than about two screens
-                self._forget_extents(extents, gid)
+            self.layout_extent(expanded, extents)
+            fold_top = extents[0][2]
+            expanded.update(chain)
+            self._forget_extents(extents, chain[-1])
+            if cost > 0 and not self._fits(expanded, extents, max_width, max_rows, fold_top):
+                expanded.difference_update(chain)  # more than about two screens
+                self._forget_extents(extents, chain[-1])
                 continue
             visible += cost
-            self._push_openable(heap, gid, tier=min(tier, EQUATION_TIER - 1))
+            self._push_openable(heap, chain[-1], tier=min(tier, EQUATION_TIER - 1))
         if visible < AUTO_MIN_ITEMS:  # one box says nothing: open the biggest, within reason
             for gid in sorted(self._closed_boxes(expanded), key=lambda c: -self.groups[c].n_eqns):
                 cost = self._items(gid) - 1
@@ -752,11 +799,35 @@ class Graph:
                     break
         return frozenset(expanded)
 
-    def _fits(self, expanded: set[int], extents: dict[int, tuple[float, float]]) -> bool:
-        width, rows = self.layout_extent(expanded, extents)
-        return width <= AUTO_WIDTH_PT and rows <= AUTO_RANKS
+    def _in_library(self, gid: int) -> bool:
+        """Whether a group lies inside a call of a library's function."""
+        g = self.groups[gid].parent
+        while g is not None:
+            if self.groups[g].kind == "library":
+                return True
+            g = self.groups[g].parent
+        return False
 
-    def _forget_extents(self, extents: dict[int, tuple[float, float]], gid: int) -> None:
+    def _wrapper_chain(self, gid: int) -> list[int]:
+        """``gid`` and the groups it only wraps (no node and a single child each, a fold
+        ending it), outermost first: what opens as one cluster."""
+        chain = [gid]
+        g = self.groups[gid]
+        while not g.nodes and len(g.groups) == 1 and g.kind != "repeat":
+            g = self.groups[g.groups[0]]
+            chain.append(g.id)
+        return chain
+
+    def _fits(self, expanded: set[int], extents: dict[int, tuple[float, float, float]], max_width: float,
+              max_rows: float, fold_top: float) -> bool:
+        """Whether the view fits the budget, and a fold that was on the first screen
+        (``fold_top``: the topmost fold's row before this opening) still is."""
+        width, rows = self.layout_extent(expanded, extents)
+        if fold_top <= FIRST_SCREEN_ROWS < extents[0][2]:
+            return False  # what opened above the model's layers pushed them off the first screen
+        return width <= max_width and rows <= max_rows
+
+    def _forget_extents(self, extents: dict[int, tuple[float, float, float]], gid: int) -> None:
         """Drop the extents that opening or closing ``gid`` changes: its own, its ancestors'."""
         g: int | None = gid
         while g is not None:
@@ -775,20 +846,54 @@ class Graph:
         return self.layout_extent(expanded)[1]
 
     def layout_extent(self, expanded: set[int] | frozenset[int],
-                      memo: dict[int, tuple[float, float]] | None = None) -> tuple[float, float]:
+                      memo: dict[int, tuple[float, float, float]] | None = None) -> tuple[float, float]:
         """(width in pt, height in rows) of a top-to-bottom layout of the view, estimated
         as ``layout_ranks`` is: items placed in rows by their longest chain, the width
-        the widest row (labels at about ``PT_PER_CHAR``), an open group as big as what it
-        shows plus its margins. ``memo``: open groups' extents known for this expansion
-        (filled in with the rest)."""
+        the widest row (labels as wide as ``dot`` draws them), an open group as big as
+        what it shows plus its margins. ``memo``: open groups' extents known for this
+        expansion (filled in with the rest), each with the row its topmost fold starts
+        at (``_group_extent``)."""
         memo = {} if memo is None else memo
         for gid in sorted((g for g in expanded if g not in memo), key=lambda g: -self.groups[g].depth):
             memo[gid] = self._group_extent(gid, expanded, memo)
-        return memo[0]
+        return memo[0][:2]
+
+    def is_fold(self, gid: int) -> bool:
+        """Whether a group reads as repeated layers: a fold (``Block ×12``) or a scan
+        named after its step, with its trip count (``_update_step ×3 (scan)``)."""
+        g = self.groups[gid]
+        if g.kind == "repeat":  # of layers, not of source lines (``rng, _rng = split(rng)`` ×3)
+            return bool(g.groups) and self.groups[g.groups[0]].kind != "line"
+        return (g.holder is not None and g.name != self.nodes[g.holder].primitive
+                                      and self.nodes[g.holder].params.get("length") is not None)
+
+    def open_chain(self, gid: int, expanded: set[int] | frozenset[int]) -> list[int]:
+        """An open group and the open groups it only wraps (no node and a single child
+        each), outermost first: ``View.chain``."""
+        chain = [gid]
+        g = self.groups[gid]
+        while not g.nodes and len(g.groups) == 1 and g.kind != "repeat" and g.groups[0] in expanded:
+            g = self.groups[g.groups[0]]
+            chain.append(g.id)
+        return chain
+
+    def _chain_title_width(self, chain: list[int]) -> float:
+        """How wide ``dot`` draws the title of an open chain's one cluster
+        (``render.dot.chain_label``): ``forward › loss_fn › GPT (584 eqns) · cell line 5``,
+        a phase's larger."""
+        last = self.groups[chain[-1]]
+        names = [self.groups[g].repeat or self.groups[g].name for g in chain]
+        where = f" · {last.source.short()}" if last.source else ""
+        title = f"{' › '.join(names)} ({size_text(self, last.id)}){where}"
+        return _text_width(title, PHASE_TITLE_SCALE if self.groups[chain[0]].kind == "phase" else 1.0)
 
     def _group_extent(self, gid: int, expanded: set[int] | frozenset[int],
-                      memo: dict[int, tuple[float, float]]) -> tuple[float, float]:
+                      memo: dict[int, tuple[float, float, float]]) -> tuple[float, float, float]:
+        """(width in pt, height in rows, the row its topmost fold starts at: inf if none)
+        of an open group, from the extents of the open groups it holds."""
         g = self.groups[gid]
+        if not g.nodes and len(g.groups) == 1 and g.kind != "repeat" and g.groups[0] in expanded:
+            return memo[g.groups[0]]  # one cluster with what it wraps (``open_chain``)
         height: dict[Item, float] = {}
         width: dict[Item, float] = {}
         for n in g.nodes:
@@ -800,11 +905,11 @@ class Graph:
                 crossing[b] = crossing.get(b, 0) + 1
         for c in g.groups:
             if c in expanded:
-                inner_width, inner_rows = memo[c]
+                inner_width, inner_rows, _ = memo[c]
                 height[("g", c)] = inner_rows + CLUSTER_LABEL_RANKS
                 # each value crossing its border is routed inside it too, beside its items
                 width[("g", c)] = max(inner_width + crossing.get(("g", c), 0) * EDGE_PT,
-                                      _text_width(self.groups[c].name) + 60) + CLUSTER_MARGIN_PT
+                                      self._chain_title_width(self.open_chain(c, expanded))) + CLUSTER_MARGIN_PT
             else:
                 height[("g", c)], width[("g", c)] = BOX_RANKS, self._box_width(c)
         successors: dict[Item, list[Item]] = {}
@@ -814,46 +919,110 @@ class Graph:
         phases = [("g", c) for c in g.groups if self.groups[c].kind == "phase"]
         for a, b in zip(phases, phases[1:]):  # drawn stacked (View.phase_order)
             successors.setdefault(a, []).append(b)
-        start = _layers(height, successors)
+        top = frozenset(i for i in height if gid == 0 and (
+            i[0] == "n" and self.nodes[i[1]].kind in ("input", "const")
+            or i[0] == "g" and self.groups[i[1]].kind == "inputs"))
+        start = _layers(height, successors, top)
+        for c in g.groups:  # what an open group reads from the inputs pulls its top up to them
+            if c in expanded and self.groups[c].kind != "phase" and any(
+                    b == ("g", c) for a in top for b in successors.get(a, ())):
+                start[("g", c)] = min(start[("g", c)], 1.0)
+        if gid == 0:  # the legend stands on the top row, beside the inputs
+            start[LEGEND_ITEM], height[LEGEND_ITEM], width[LEGEND_ITEM] = 0.0, 1.0, self._legend_width()
         rows = max((start[i] + height[i] for i in start), default=0.0)
         edges = [pair for pair in self._bucket(gid) if pair[0] != pair[1]]
-        return _widest_row(start, height, width, edges), rows
+        return _widest_row(start, height, width, edges), rows, self._fold_top(g, start, expanded, memo)
+
+    def _fold_top(self, g: Group, start: dict[Item, float], expanded: set[int] | frozenset[int],
+                  memo: dict[int, tuple[float, float, float]]) -> float:
+        """The row the topmost fold inside an open group starts at (its own title row
+        first), from where its items start."""
+        top = math.inf
+        for c in g.groups:
+            if self.is_fold(c):
+                top = min(top, start[("g", c)])
+            elif c in expanded and self.groups[c].kind not in ("inputs", "outputs"):
+                top = min(top, start[("g", c)] + CLUSTER_LABEL_RANKS + memo[c][2])
+        return top
+
+    def _legend_width(self) -> float:
+        """About how wide ``dot`` draws the legend (``render.dot.legend_kinds``): one
+        entry per kind of input the graph has, its outputs, and folds."""
+        kinds = {n.input_kind for n in self.nodes if n.input_kind} | {"output"}
+        if any(g.kind == "repeat" for g in self.groups):
+            kinds.add("repeat")
+        entries = [_text_width(LEGEND[k]["text"]) * (HOUSE_WIDTH if "house" in LEGEND[k]["shape"] else 1.0)
+                   for k in kinds if k in LEGEND]
+        return sum(max(MIN_ITEM_PT, w) + ITEM_GAP_PT for w in entries) + CLUSTER_MARGIN_PT
 
     def _node_width(self, nid: int) -> float:
+        """As wide as ``dot`` draws the node's label (``render.dot.node_attrs``): an
+        equation's name, literals and source line; an input's or output's path and type,
+        in a house that much wider than a box."""
         n = self.nodes[nid]
-        aval = n.outputs[0].text if n.outputs else ""
-        return max(MIN_ITEM_PT, _text_width(n.label), _text_width(aval))
+        lines = [n.label]
+        if n.kind == "eqn":
+            if n.literals and self.groups[n.group].holder != nid:
+                lines[0] += " " + ", ".join(n.literals)
+        else:
+            lines += [a.text for a in n.outputs[:1]]
+            lines.append(n.params.get("sharding", ""))
+        if n.source is not None and n.kind == "eqn":
+            lines.append(n.source.short())
+        width = _text_width("\n".join(lines))
+        house = n.kind == "output" or n.kind != "eqn" and LEGEND[n.input_kind or "traced"]["shape"] == "invhouse"
+        return max(MIN_ITEM_PT, width * HOUSE_WIDTH if house else width)
 
     def _box_width(self, gid: int) -> float:
+        """As wide as ``dot`` draws a closed group's box (``render.dot.group_box_attrs``):
+        its name, size, source and cost lines."""
         g = self.groups[gid]
-        lines = [g.repeat or g.name, g.source.short() if g.source else "", size_text(self, gid)]
-        return max(MIN_ITEM_PT, *map(_text_width, lines))
+        lines = [g.repeat or g.name, g.source.short() if g.source else ""]
+        if g.kind not in ("inputs", "outputs"):
+            lines.append(size_text(self, gid))
+        if g.flops or g.bytes:  # "6.33 kFLOP · 73.7 KiB · 13%"
+            lines.append(f"{fmt_flops(g.flops)} · {fmt_bytes(g.bytes)} · 99%")
+        return max(MIN_ITEM_PT, _text_width("\n".join(lines)))
 
     def _items(self, gid: int) -> int:
         g = self.groups[gid]
         return len(g.nodes) + len(g.groups)
 
-    def _push_openable(self, heap: list[tuple[int, int, int, int, int]], parent: int, tier: int) -> None:
+    def _push_openable(self, heap: list[tuple[int, int, int, int, int, int]], parent: int, tier: int) -> None:
         """Queue the children of an opened group, by tier: the model's structure (and the
         forward pass) first, then the backward pass's, then the update's, then equation
-        boxes; within a tier shallow before deep, and big before small."""
+        boxes; within a tier groups of groups before boxes of equations, shallow before
+        deep, and big before small. A wrapper is queued as what it wraps (the end of its
+        ``_wrapper_chain``): not at all when that cannot open, for free when it is a fold."""
         p = self.groups[parent]
         for c in p.groups:
-            g = self.groups[c]
+            end = self._wrapper_chain(c)[-1]
+            g = self.groups[end]
+            if g.kind == "repeat" and end != c:  # a wrapper around a fold: showing it tells
+                heapq.heappush(heap, (tier, 0, 0, 0, 0, c))
+                continue
             # An equation's box tells little, unless named after the function it runs (a
             # loop's step: the story of a training loop).
             named = g.holder is not None and g.name != self.nodes[g.holder].primitive
             rank = 1 if g.holder is not None and not named else AUTO_OPEN_RANK.get(g.kind, 2)
+            inner = g.kind == "library" and p.kind == "library"
+            if g.kind == "library" and not inner:
+                rank = AUTO_OPEN_RANK["call"]  # the user's call into a library: as telling as their own
             if rank == 0 or g.n_eqns <= AUTO_OPEN_MIN_EQNS:
                 continue
-            wrapper = not g.nodes and len(g.groups) == 1  # opening it costs nothing
-            own = PHASE_TIERS.get(g.name, tier) if g.kind == "phase" else tier
+            head = self.groups[c]
+            own = PHASE_TIERS.get(head.name, tier) if head.kind == "phase" else tier
             # A box of loose equations (a library's layer norm) tells less than structure,
             # and a library's inner calls less than the call the user made.
             flat = len(g.nodes) >= FLAT_NODES_MIN and len(g.groups) * 4 <= len(g.nodes)
-            inner = g.kind == "library" and p.kind == "library"
-            heapq.heappush(heap, (EQUATION_TIER if rank == 1 or flat or inner else own,
-                                  0 if wrapper else g.depth, -rank, -g.n_eqns, c))
+            if inner and self._in_library(p.id):
+                continue  # a library's own calls open a level at a time; this deep is the user's click
+            if flat and (g.kind == "library" or self._in_library(end)):
+                continue  # a library's own loose equations (optax's zeros, a layer norm) tell nothing
+            if g.kind in CONTROL_FLOW and self._in_library(end):
+                own = LIBRARY_FLOW_TIER  # the library's own branches and loops: after the user's
+            heapq.heappush(heap, (own if own == LIBRARY_FLOW_TIER else EQUATION_TIER if rank == 1 or flat or inner else own,
+                                  0 if g.groups else 1, head.depth, -rank, -g.n_eqns, c))
 
     def view(self, expand: int | str | Iterable[int] | None = None) -> View:
         """The visible items and aggregated edges for an expansion state."""

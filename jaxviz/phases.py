@@ -37,6 +37,9 @@ def shape_phases(graph: Graph, outside_phases: dict[int, Any],
             forward = graph.groups[phases[FORWARD]]
             forward.kind, forward.name = "transform", "jvp"
         if BACKWARD in phases:
+            if _differentiates_again(graph, parent, phases[BACKWARD], flow):
+                _as_transforms(graph, phases)  # a sampler, not a train step
+                continue
             update = _gather_update(graph, parent, phases[BACKWARD], flow)
             if update is not None:
                 _group_update(graph, update, outside_phases, transform_of, flow)
@@ -70,6 +73,24 @@ def _reach(start: Iterable[int], step: dict[int, list[int]]) -> set[int]:
     return seen
 
 
+def _differentiates_again(graph: Graph, parent: Group, backward: int, flow: _Flow) -> bool:
+    """Whether what consumes the gradients takes gradients itself: a sampler's kernel
+    (HMC's leapfrog, an adaptation's loop) reads the gradient at its starting point and
+    differentiates again at every step, where a train step's update only applies it."""
+    for kind, member in _update_candidates(graph, parent, backward, flow):
+        if kind == "g" and any(graph.groups[g].kind == "phase" and graph.groups[g].name == BACKWARD
+                               for g in graph.descendants(member)):
+            return True
+    return False
+
+
+def _as_transforms(graph: Graph, phases: dict[str, int]) -> None:
+    """Phases that are no train step's are shown as the transformations they are."""
+    for name, transform in ((FORWARD, "jvp"), (BACKWARD, "transpose")):
+        group = graph.groups[phases[name]]
+        group.kind, group.name = "transform", transform
+
+
 def nodes_below(graph: Graph, gid: int) -> list[int]:
     return [n for g in graph.descendants(gid) for n in graph.groups[g].nodes]
 
@@ -78,14 +99,8 @@ def _gather_update(graph: Graph, parent: Group, backward: int, flow: _Flow) -> G
     """Move the members of ``parent`` that come after the backward pass and consume its
     results (the gradients), or feed what does (an optimizer's step count), into a new
     ``update`` phase placed after it; None when nothing consumes them."""
-    backward_nodes = nodes_below(graph, backward)
-    after = max(backward_nodes, default=-1)
-    members = {m: _member_nodes(graph, m) for m in _members(parent)
-               if m[0] == "n" and graph.nodes[m[1]].kind == "eqn"
-               or m[0] == "g" and graph.groups[m[1]].kind not in ("phase", "inputs", "outputs")}
-    members = {m: nodes for m, nodes in members.items() if nodes and min(nodes) > after}
-    reached = flow.downstream(backward_nodes)
-    update = {m for m, nodes in members.items() if any(n in reached for n in nodes)}
+    members = _later_members(graph, parent, backward)
+    update = _update_candidates(graph, parent, backward, flow, members)
     if not update:
         return None
     feeding = flow.upstream(n for m in update for n in members[m])
@@ -96,6 +111,24 @@ def _gather_update(graph: Graph, parent: Group, backward: int, flow: _Flow) -> G
     ordered = [m for m in _members(parent) if m in update]
     _move(graph, graph.groups[gid], [i for k, i in ordered if k == "n"], [i for k, i in ordered if k == "g"])
     return graph.groups[gid]
+
+
+def _later_members(graph: Graph, parent: Group, backward: int) -> dict[tuple[str, int], list[int]]:
+    """The members of ``parent`` after the backward pass (equations and groups but
+    phases and arguments), each with its nodes."""
+    after = max(nodes_below(graph, backward), default=-1)
+    members = {m: _member_nodes(graph, m) for m in _members(parent)
+               if m[0] == "n" and graph.nodes[m[1]].kind == "eqn"
+               or m[0] == "g" and graph.groups[m[1]].kind not in ("phase", "inputs", "outputs")}
+    return {m: nodes for m, nodes in members.items() if nodes and min(nodes) > after}
+
+
+def _update_candidates(graph: Graph, parent: Group, backward: int, flow: _Flow,
+                       members: dict[tuple[str, int], list[int]] | None = None) -> set[tuple[str, int]]:
+    """The later members of ``parent`` that consume the backward pass's results."""
+    members = _later_members(graph, parent, backward) if members is None else members
+    reached = flow.downstream(nodes_below(graph, backward))
+    return {m for m, nodes in members.items() if any(n in reached for n in nodes)}
 
 
 def _member_nodes(graph: Graph, member: tuple[str, int]) -> list[int]:

@@ -107,11 +107,8 @@ def expected_labels(name: str) -> list[re.Pattern[str]]:
 
 
 # Rules of issue 20 these programs do not meet yet (strict: a fix makes the test fail
-# until its line here goes): Haiku's fold below the first screen at a legible zoom (its
-# wrapper opens though its only child, the Transformer, stays closed).
-NOT_YET = {
-    "haiku": "the ×4 fold lies below the first screen at a legible zoom",
-}
+# until its line here goes).
+NOT_YET: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("family", [pytest.param(f, marks=pytest.mark.xfail(reason=NOT_YET[f], strict=True))

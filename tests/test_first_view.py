@@ -6,11 +6,10 @@ function; loops are named after the function they run, with their trip count."""
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
-import subprocess
 from typing import NamedTuple
+from xml.etree import ElementTree
 
 import equinox as eqx
 import haiku as hk
@@ -25,21 +24,20 @@ from flax import nnx
 from numpyro.infer import NUTS
 
 import jaxviz
-from benchmarks import models
-from jaxviz.render.dot import program_dot
+from benchmarks import models, programs
+from jaxviz.render import dot as dot_renderer
+from jaxviz.render.dot import first_view_svg, program_dot, render_svg, svg_size_pt
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz")
 MAX_PT = 3000  # about two screens, each way
 PIECE = re.compile(r"\b\d+/\d+\b")  # "line 36: … 3/6": a line cut into pieces
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 def laid_out_size(program) -> tuple[float, float]:
-    """(width, height) in pt of the first view as ``dot`` lays it out, legend included."""
-    source = program_dot(program).source
-    laid = json.loads(subprocess.run(["dot", "-Tjson"], input=source, capture_output=True, text=True,
-                                     check=True).stdout)
-    _, _, width, height = map(float, laid["bb"].split(","))
-    return width, height
+    """(width, height) in pt of the first view as ``dot`` lays it out, legend included
+    (fitted to dot's layout, as the notebook shows it)."""
+    return svg_size_pt(first_view_svg(program))
 
 
 def first_view_boxes(program) -> list[str]:
@@ -401,3 +399,137 @@ def test_sgd_update_names_the_parameter_each_equation_updates():
     assert len(labels) == 16, labels
     assert sorted(labels) == sorted(f"{op} · params[{i}][{j}]" for op in ("mul", "sub")
                                     for i in range(4) for j in range(2)), labels
+
+
+# ---------------------------------------------------------------------- the first view's choices
+def test_a_wrapper_opens_only_with_what_it_wraps():
+    """Haiku's ``transformer`` scope only wraps the ``Transformer`` call: it opens with it
+    (its fold shows in the forward pass), never alone around a closed box; so does every
+    group of single children in the first view."""
+    program = programs.load("haiku_transformer")
+    traced = jaxviz.trace(program.fn, *program.args, **program.kwargs)
+    graph = traced.graph
+    expanded = graph.expansion("auto")
+    for gid in expanded:
+        g = graph.groups[gid]
+        if gid and not g.nodes and len(g.groups) == 1:
+            child = graph.groups[g.groups[0]]
+            assert child.id in expanded or child.kind == "repeat", (g.name, child.name)
+    forward = next(g for g in graph.groups if g.kind == "phase" and g.name == "forward")
+    folds = [graph.groups[c].name for c in graph.descendants(forward.id)
+             if graph.groups[c].kind == "repeat" and graph.groups[c].parent in expanded]
+    assert folds and all(re.search(r" ×4$", f) for f in folds), folds
+
+
+def inner(x):
+    for _ in range(4):
+        x = jnp.tanh(x @ x.T) + x
+    return x
+
+
+def middle(x):
+    return inner(x)
+
+
+def outer(x):
+    return middle(x)
+
+
+def test_a_chain_is_estimated_as_the_one_cluster_it_is_drawn():
+    """``outer › middle › inner`` is one cluster: as tall as ``inner`` alone, one title
+    row and one margin, not one per level."""
+    deep = jaxviz.trace(outer, jnp.ones((3, 3))).graph
+    shallow = jaxviz.trace(inner, jnp.ones((3, 3))).graph
+    deep_rows = deep.layout_extent(deep.expansion("all"))[1]
+    shallow_rows = shallow.layout_extent(shallow.expansion("all"))[1]
+    assert deep_rows - shallow_rows <= 0.5 + 1e-9, (deep_rows, shallow_rows)
+
+
+@needs_dot
+@pytest.mark.parametrize("name", [
+    "diffrax_neural_ode", "numpyro_nuts", "haiku_transformer", "nanogpt", "blackjax_nuts_adaptation"])
+def test_the_size_estimate_tracks_dot_and_the_first_view_fits(name):
+    case = programs.load(name)
+    program = jaxviz.trace(case.fn, *case.args, **case.kwargs)
+    width, height = laid_out_size(program)
+    assert width <= MAX_PT and height <= MAX_PT, (width, height)
+    estimate = program.graph.layout_extent(program.graph.expansion("auto"))[0]
+    assert 0.5 <= width / estimate <= 1.7, (width, estimate)
+
+
+def test_a_library_s_control_flow_opens_after_the_rest():
+    """numpyro's step: numpyro's own ``cond`` (its warmup adapter) and its branches do not
+    take the first view's room before the sampler's structure (its kernel's calls)."""
+    x, y = jnp.ones((20, 8)), jnp.ones(20)
+    sampler = NUTS(numpyro_model)
+    state = sampler.init(jax.random.PRNGKey(0), 10, model_args=(x, y))
+    graph = jaxviz.trace(lambda state: sampler.sample(state, (x, y), {}), state).graph
+    expanded = graph.expansion("auto")
+    opened = [graph.groups[g].name for g in expanded if graph.groups[g].kind in ("eqn", "jaxpr")]
+    assert not opened, opened
+    assert any(graph.groups[g].name == "numpyro.hmc.sample_kernel" for g in expanded)
+
+
+def test_a_sampler_taking_gradients_in_its_kernel_has_no_train_phases():
+    """blackjax's window adaptation takes the log density's gradient at its starting
+    point, then runs a kernel that differentiates again at every step: no forward /
+    backward / update phases (a train step, as the MLP step's, keeps them)."""
+    case = programs.load("blackjax_nuts_adaptation")
+    graph = jaxviz.trace(case.fn, *case.args, **case.kwargs).graph
+    top = [graph.groups[c] for c in graph.groups[0].groups]
+    assert not [g.name for g in top if g.kind == "phase"], [g.name for g in top]
+    assert {"jvp", "transpose"} <= {g.name for g in top if g.kind == "transform"}
+
+    def step(params, x, y):
+        loss, grads = jax.value_and_grad(mlp_loss)(params, x, y)
+        return sgd(params, grads), loss
+
+    params = [(jnp.ones((4, 4)), jnp.zeros(4)) for _ in range(2)]
+    graph = jaxviz.trace(step, params, jnp.ones((2, 4)), jnp.ones((2, 4))).graph
+    assert [graph.groups[c].name for c in graph.groups[0].groups if graph.groups[c].kind == "phase"] \
+        == ["forward", "backward", "update"]
+
+
+# The first screen at a legible zoom: the top of the drawing a JupyterLab output shows
+# before any scroll (a 1,000 px window's canvas at 1 px a pt).
+FIRST_SCREEN_PT = 700
+
+
+def text_tops_pt(svg: str) -> list[tuple[str, float]]:
+    """Each text of a Graphviz SVG and how far below the drawing's top it stands (pt)."""
+    root = ElementTree.fromstring(svg)
+    shift = re.search(r"translate\(([\d.]+) ([\d.]+)\)", next(root.iter(f"{SVG}g")).get("transform", ""))
+    dy = float(shift.group(2)) if shift else 0.0
+    return [(t.text or "", float(t.get("y", "0")) + dy) for t in root.iter(f"{SVG}text")]
+
+
+@needs_dot
+@pytest.mark.parametrize("name", ["ppo_gymnax", "haiku_transformer"])
+def test_the_first_view_shows_its_folds_on_the_first_screen(name):
+    """The repeated layers the program states (``_update_step ×3``, ``Transformer ×4``)
+    are drawn within the first screen's height: what opens above them (a network's
+    initialisation, before the training loop) stays closed when it would push them
+    below it."""
+    case = programs.load(name)
+    program = jaxviz.trace(case.fn, *case.args, **case.kwargs)
+    tops = text_tops_pt(first_view_svg(program))
+    for layer, count in case.folds:
+        fold = re.compile(rf"{re.escape(layer)}\b.*×\s*{count}\b")
+        drawn = [y for text, y in tops if fold.search(text)]
+        assert drawn and min(drawn) <= FIRST_SCREEN_PT, (layer, drawn)
+
+
+@needs_dot
+def test_the_first_view_is_fitted_to_dot_s_layout(monkeypatch):
+    """Where dot lays the estimated first view out wider or taller than the limit, the
+    budget narrows (groups close) until it fits or the tries are spent; the room found
+    stays, so every later drawing of the first view is the one measured."""
+    program = jaxviz.trace(models.train_step, models.init_params(12), models.tokens())
+    roomy = svg_size_pt(first_view_svg(program))
+    opened = program.graph.expansion("auto")
+    limit = 0.9 * max(roomy)
+    monkeypatch.setattr(dot_renderer, "VIEW_FIT_PT", limit)
+    svg = first_view_svg(program)
+    assert max(svg_size_pt(svg)) < max(roomy), (svg_size_pt(svg), roomy)
+    assert program.graph.expansion("auto") < opened
+    assert render_svg(program_dot(program)) == svg

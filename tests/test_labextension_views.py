@@ -345,9 +345,13 @@ def test_expand_is_steady(page, cell, name):
     spliced = graph.evaluate(DRAWN_JS)
     # It is what tooltips and export read: an item inside says what it is, the SVG
     # exported is a whole document with the opened group in it.
+    # (one whose centre is in the canvas's view: a wide group may run past its edge)
     inner = graph.evaluate(f"""g => {{ const c = g.querySelector('svg g.cluster#cluster_{gid}').getBoundingClientRect();
+        const v = g.querySelector('.jp-jaxviz-canvas').getBoundingClientRect();
         const n = [...g.querySelectorAll('svg g.node')].map(e => [e.id, e.getBoundingClientRect()])
-          .find(([, r]) => r.left >= c.left && r.right <= c.right && r.top >= c.top && r.bottom <= c.bottom);
+          .find(([, r]) => r.left >= c.left && r.right <= c.right && r.top >= c.top && r.bottom <= c.bottom
+            && r.left + r.width / 2 > v.left && r.left + r.width / 2 < v.right
+            && r.top + r.height / 2 > v.top && r.top + r.height / 2 < v.bottom);
         return [n[0], n[1].left + n[1].width / 2, n[1].top + n[1].height / 2]; }}""")
     page.mouse.move(inner[1], inner[2])
     tooltip = page.locator(".jp-jaxviz-tooltip:visible")

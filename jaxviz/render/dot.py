@@ -318,3 +318,56 @@ def responsive_svg(svg: str) -> str:
 def program_dot(program: Any, expand: Any = None, **options: Any) -> graphviz.Digraph:
     """A program's view at ``expand`` (default: its own), ``options`` as ``view_to_dot``'s."""
     return view_to_dot(program.graph.view(program.expand if expand is None else expand), **options)
+
+
+# The first view's size, each way, as dot lays it out (issue 20: about two screens);
+# aimed below, since the browser's Graphviz lays it out a little differently.
+VIEW_FIT_PT = 2800
+# The estimate's budget (``Graph.first_view_room``) made this much roomier, width and
+# rows, on the first try: dot checks it, and each further try narrows the budget by how
+# far dot's layout overshot.
+FIRST_ROOM = (1.4, 1.25)
+FIT_TRIES = 3
+NARROW_STEP = 0.85  # a narrower budget that chooses the same view: narrow on, so far
+NARROW_TRIES = 8
+
+
+def svg_size_pt(svg: str) -> tuple[float, float]:
+    """(width, height) in pt of a Graphviz SVG."""
+    match = re.search(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"', svg)
+    if match is None:
+        raise ValueError(f"not a Graphviz SVG: {svg[:200]!r}")
+    return float(match.group(1)), float(match.group(2))
+
+
+def first_view_svg(program: Any, first_try: str | None = None) -> str:
+    """The SVG of a program's view (``render_svg``). An automatic first view is fitted
+    to dot's own layout: the estimate's budget (``Graph.first_view_room``) starts
+    roomier, and is narrowed while dot lays the view out over ``VIEW_FIT_PT`` either
+    way. One layout when it fits (the drawing shown), a few when the estimate was far
+    off; the room found stays on the graph, so every later drawing of the first view
+    (the payload, an export) is this one. ``first_try``: the drawing of the view at
+    ``FIRST_ROOM``, where the caller had dot lay it out already."""
+    graph = program.graph
+    if program.expand not in (None, "auto"):
+        return first_try or render_svg(program_dot(program))
+    room = FIRST_ROOM
+    graph.first_view_room = room
+    svg = first_try or render_svg(program_dot(program))
+    for _ in range(FIT_TRIES - 1):
+        width, height = svg_size_pt(svg)
+        if width <= VIEW_FIT_PT and height <= VIEW_FIT_PT:
+            break
+        shown = graph.expansion("auto")
+        scale = (min(1.0, VIEW_FIT_PT / width), min(1.0, VIEW_FIT_PT / height))
+        for _ in range(NARROW_TRIES):
+            room = (room[0] * scale[0], room[1] * scale[1])
+            graph.first_view_room = room
+            if graph.expansion("auto") != shown:
+                break
+            scale = (min(scale[0], NARROW_STEP) if width > VIEW_FIT_PT else 1.0,
+                     min(scale[1], NARROW_STEP) if height > VIEW_FIT_PT else 1.0)
+        if graph.expansion("auto") == shown:
+            break  # nothing left to close
+        svg = render_svg(program_dot(program))
+    return svg

@@ -8,7 +8,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from ..graph import MIME_TYPE
-from .dot import DotUnavailable, dot_available, render_svg, view_to_dot
+from .dot import FIRST_ROOM, DotUnavailable, dot_available, first_view_svg, render_svg, view_to_dot
 from .embed import graph_output_html
 from .html import program_html
 from .payload import program_payload
@@ -24,8 +24,14 @@ MAX_TEXT_EQNS = 2000
 def program_mimebundle(program: Any, use_dot: bool | None = None) -> dict[str, Any]:
     """``use_dot``: lay out with Graphviz (default: when the ``dot`` binary is installed)."""
     use_dot = dot_available() if use_dot is None else use_dot
-    expanded = program.graph.expansion(program.expand)  # chosen once for every form below
-    view = program.graph.view(expanded)
+    graph = program.graph
+    # dot fits an automatic first view to its own layout (``first_view_svg``), starting
+    # from this room: the view chosen here is its first try, the one drawn when it fits
+    fitting = use_dot and program.expand in (None, "auto")
+    if fitting:
+        graph.first_view_room = FIRST_ROOM
+    expanded = graph.expansion(program.expand)  # chosen once for every form below
+    view = graph.view(expanded)
     n_nodes, n_groups = view.visible_counts()
     layout: Future[str] | None = None
     note = None
@@ -44,6 +50,10 @@ def program_mimebundle(program: Any, use_dot: bool | None = None) -> dict[str, A
     bundle: dict[str, Any] = {"text/plain": text}
     payload = program_payload(program, expanded)
     svg = _laid_out(layout)
+    if fitting and svg is not None:
+        svg = first_view_svg(program, first_try=svg)
+        if graph.first_view_room != FIRST_ROOM:  # narrowed to fit: another view
+            payload = program_payload(program, graph.expansion(program.expand))
     if svg is not None:
         bundle["image/svg+xml"] = svg
     # Where the extension is (JupyterLab), the payload's own MIME type wins; elsewhere the

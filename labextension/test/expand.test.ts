@@ -55,6 +55,13 @@ describe('what an expand does to the drawing on screen', () => {
     assert.deepEqual([...memory.opened(index, closed, 2)].sort(), [0, 2]);
   });
 
+  it('forgets what was open inside closed groups on Collapse all', () => {
+    const memory = new ReopenMemory();
+    const closed = memory.closed(index, set(0, 2, 3), 2);
+    assert.deepEqual([...memory.collapsedAll(index)].sort(), [0]);
+    assert.deepEqual([...memory.opened(index, closed, 2)].sort(), [0, 2]);
+  });
+
   it('opens one more level: the children of every open group', () => {
     assert.deepEqual([...levelBelow(index, set(0))].sort(), [0, 1, 2]);
   });

@@ -87,6 +87,13 @@ export class ReopenMemory {
     return next;
   }
 
+  /** Collapse all: the top level only, and a fresh start (what was open inside a group
+   * closed earlier is forgotten: a group opened next opens one level, as after a run). */
+  collapsedAll(index: GraphIndex): Set<number> {
+    this.inside.clear();
+    return index.expandToDepth(0);
+  }
+
   /** The open groups once `gid` closes (and everything in it), remembering what was open
    * inside it. */
   closed(index: GraphIndex, expanded: Set<number>, gid: number): Set<number> {

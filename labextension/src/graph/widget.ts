@@ -143,7 +143,7 @@ export class GraphView extends Widget {
       button(
         'Collapse all',
         'Show only the top level',
-        () => void this.setExpanded(this.index?.expandToDepth(0), { fresh: true })
+        () => void this.setExpanded(this.index ? this.reopen.collapsedAll(this.index) : undefined, { fresh: true })
       ),
       button('Expand level', 'Open one more level of groups', () => void this.expandLevel()),
       button('−', 'Zoom out', () => this.zoomBy(1 / 1.25), 'jp-jaxviz-zoom-out'),
