@@ -50,7 +50,8 @@ def pytest_collection_modifyitems(config, items):
 def pytest_collection_finish(session):
     """The work in other processes that the modules to run declared (``tests/background.py``)
     starts now, beside the tests."""
-    background.start(session.items)
+    if not session.config.option.collectonly:
+        background.start(session.items)
 
 
 def pytest_sessionfinish(session):
