@@ -73,6 +73,31 @@ class LabServer:
         except OSError:
             return ""
 
+    def fresh(self) -> None:
+        """Back to the state a new server starts in, as far as a test can see: no
+        kernels running, the settings written at start (a theme a test switched to and
+        did not switch back does not carry over to the next module)."""
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"jupyter lab exited ({self.proc.returncode}):\n{self.log_tail()}")
+        self.shutdown_kernels()
+        settings = self.root.parent / "settings"
+        shutil.rmtree(settings, ignore_errors=True)
+        write_settings(settings)
+
+    def shutdown_kernels(self) -> None:
+        """Shut down every notebook's session and kernel the server runs."""
+        for session in self.api("GET", "sessions"):
+            self.api("DELETE", f"sessions/{session['id']}")
+        for kernel in self.api("GET", "kernels"):
+            self.api("DELETE", f"kernels/{kernel['id']}")
+
+    def api(self, method: str, path: str) -> Any:
+        request = urllib.request.Request(f"{self.url}/api/{path}", method=method,
+                                         headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(request, timeout=60) as r:
+            body = r.read()
+        return json.loads(body) if body else None
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -83,6 +108,15 @@ class LabServer:
                 self.proc.wait(5)
 
 
+def write_settings(settings: Path) -> None:
+    """The user settings a test server starts with: no news or update checks popping up
+    over the page."""
+    notif = settings / "@jupyterlab" / "apputils-extension"
+    notif.mkdir(parents=True, exist_ok=True)
+    (notif / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+
+
 def start_lab(base: Path, timeout: float = 90, app: str = "jupyterlab") -> LabServer:
     """Start ``jupyter lab`` (this interpreter's; ``app="notebook"``: Notebook 7) with its
     own config, data, settings and workspace directories under ``base``, a random token
@@ -90,11 +124,7 @@ def start_lab(base: Path, timeout: float = 90, app: str = "jupyterlab") -> LabSe
     root = base / "root"
     for d in ("root", "config", "data", "runtime", "settings", "workspaces", "ipython"):
         (base / d).mkdir(parents=True, exist_ok=True)
-    # No news or update checks popping up over the page.
-    notif = base / "settings" / "@jupyterlab" / "apputils-extension"
-    notif.mkdir(parents=True, exist_ok=True)
-    (notif / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    write_settings(base / "settings")
     token = secrets.token_hex(16)
     port = free_port()
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_DATA_DIR=str(base / "data"),

@@ -1,6 +1,7 @@
 import importlib.util
 import os
 
+import background
 import pytest
 from browser_lab import BUILT, CHROMIUM_ARGS, chromium_path, start_lab
 
@@ -46,6 +47,17 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+def pytest_collection_finish(session):
+    """The work in other processes that the modules to run declared (``tests/background.py``)
+    starts now, beside the tests."""
+    if not session.config.option.collectonly:
+        background.start(session.items)
+
+
+def pytest_sessionfinish(session):
+    background.stop()
+
+
 @pytest.fixture()
 def capture():
     """The capture of JAX's tracer errors installed for one test, and the state before
@@ -62,9 +74,10 @@ def capture():
         internals.uninstall_tracer_error_capture()
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    """A real JupyterLab server for one browser-test module (``tests/browser_lab.py``)."""
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory):
+    """A real JupyterLab server (``tests/browser_lab.py``), started once for the session:
+    each browser-test module gets it through ``lab``."""
     if not BUILT.exists():
         pytest.fail("jaxviz/labextension is not built: run `bash scripts/setup_env.sh test`")
     server = start_lab(tmp_path_factory.mktemp("lab"))
@@ -72,6 +85,16 @@ def lab(tmp_path_factory):
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def lab(lab_server):
+    """The JupyterLab server for one browser-test module, as a new server would be: no
+    kernel running, the settings it started with (its notebooks' kernels shut down after
+    the module)."""
+    lab_server.fresh()
+    yield lab_server
+    lab_server.shutdown_kernels()
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ import re
 import statistics
 from pathlib import Path
 
+import background
 import nbformat
 import pytest
 from browser_lab import (
@@ -41,15 +42,19 @@ graph => [...graph.querySelectorAll('svg.jp-jaxviz-svg text.jaxviz-cluster-label
 """
 
 
-@pytest.fixture(scope="module")
-def executed() -> nbformat.NotebookNode:
-    from nbclient import NotebookClient
-
+def execute() -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.cells = [nbformat.v4.new_code_cell(src) for src in CELLS]
-    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=False).execute()
-    return nb
+    return background.execute_notebook(nb, timeout=300)
+
+
+EXECUTED = background.job(__file__, execute)  # run by nbclient beside the tests before this module's
+
+
+@pytest.fixture(scope="module")
+def executed() -> nbformat.NotebookNode:
+    return EXECUTED.result()
 
 
 def kernel_clusters(nb: nbformat.NotebookNode, program: str) -> dict[str, str]:

@@ -3,16 +3,15 @@ traces with ``jaxviz.trace``, and the single-device ones run, returning as many 
 the program states (what ``benchmarks/bench_programs.py`` scores the graph's outputs
 against); the graph names the library calls the program states, and its first view shows
 the folds it states (the benchmark's ``library`` and ``folds`` checks); its views, made
-from edge buckets built per group on first use, draw what its edges say. Programs that need
-8 devices are traced and run in one subprocess with
-``XLA_FLAGS=--xla_force_host_platform_device_count=8``."""
+from edge buckets built per group on first use, draw what its edges say. The programs run
+in a subprocess started beside the tests (``tests/background.py``); those that need 8
+devices in another, with ``XLA_FLAGS=--xla_force_host_platform_device_count=8``."""
 
 from __future__ import annotations
 
 import functools
 import json
 import os
-import subprocess
 import sys
 import traceback
 from pathlib import Path
@@ -26,6 +25,7 @@ import pytest
 nnx = pytest.importorskip("flax.nnx")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
+import background  # noqa: E402
 import bench_programs  # noqa: E402
 import programs  # noqa: E402
 from views import edges_problem  # noqa: E402
@@ -80,27 +80,52 @@ def test_the_corpus_is_big_enough():
     assert len(set(programs.PROGRAMS)) == len(programs.PROGRAMS)
 
 
-@pytest.mark.parametrize("name", SINGLE)
-def test_program_traces_and_runs(name):
-    problem = trace_and_run(name)
-    assert not problem, problem
+def selected(job: background.Job, names: list[str]) -> list[str]:
+    """Those of ``names`` whose test runs in this session."""
+    chosen = {getattr(item, "callspec", None) and item.callspec.params.get("name") for item in job.selected}
+    return [n for n in names if n in chosen]
 
 
-@pytest.fixture(scope="module")
-def several_devices() -> dict[str, str]:
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
-    done = subprocess.run([sys.executable, __file__, *SEVERAL], env=env, capture_output=True, text=True,
-                          timeout=300)
+def run_programs(names: list[str], devices: int) -> dict[str, str]:
+    """``trace_and_run`` of each program in a process of its own, with ``devices`` host
+    devices: what went wrong with each ('' when nothing did)."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env.pop("XLA_FLAGS", None)
+    if devices > 1:
+        env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    done = background.run([sys.executable, __file__, str(devices), *names], env=env, timeout=600)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     assert lines, done.stderr[-3000:]
     return json.loads(lines[-1])
 
 
+def programs_job(names: list[str], devices: int) -> background.Job:
+    """A job that runs those of ``names`` whose tests run, with ``devices`` host devices."""
+    job = background.job(__file__, lambda: run_programs(selected(job, names), devices))
+    return job
+
+
+# The programs run in other processes (a few at a time: each test waits for its own
+# share, and two shares can run at once), beside the tests before this module's.
+SHARE = 9
+ONE_DEVICE = {name: job for i in range(0, len(SINGLE), SHARE)
+              for job in [programs_job(SINGLE[i:i + SHARE], 1)] for name in SINGLE[i:i + SHARE]}
+EIGHT_DEVICES = programs_job(SEVERAL, 8)
+
+
+@pytest.mark.parametrize("name", SINGLE)
+def test_program_traces_and_runs(name):
+    problem = ONE_DEVICE[name].result()[name]
+    assert not problem, problem
+
+
 @pytest.mark.parametrize("name", SEVERAL)
-def test_program_on_eight_devices_traces_and_runs(several_devices, name):
-    assert not several_devices[name], several_devices[name]
+def test_program_on_eight_devices_traces_and_runs(name):
+    problem = EIGHT_DEVICES.result()[name]
+    assert not problem, problem
 
 
-if __name__ == "__main__":  # the subprocess of several_devices
-    assert jax.device_count() >= 8, jax.devices()
-    print(json.dumps({name: trace_and_run(name) for name in sys.argv[1:]}))
+if __name__ == "__main__":  # the processes of run_programs
+    devices, *names = sys.argv[1:]
+    assert jax.device_count() >= int(devices), jax.devices()
+    print(json.dumps({name: trace_and_run(name) for name in names}))

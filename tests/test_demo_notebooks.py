@@ -1,5 +1,6 @@
 """The demo notebooks, executed top to bottom in a fresh Jupyter kernel (a separate
-process, via nbclient, with demo_notebooks/ as its working directory), then checked.
+process, via nbclient, with demo_notebooks/ as its working directory; started beside
+the tests before this module's: ``tests/background.py``), then checked.
 
 A notebook fails if any cell shows an error, except cells tagged ``raises-exception``
 (which must then raise the error they demonstrate). Beyond that, each notebook prints a
@@ -13,12 +14,13 @@ two CPU cores.
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import background
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
 from jaxviz.graph import MIME_TYPE
 from jaxviz.render.payload import decode_graph
@@ -28,18 +30,20 @@ NOTEBOOKS = sorted(p.name for p in DEMO_DIR.glob("[0-9][0-9]_*.ipynb"))
 EXPECTED = ["01_tour.ipynb", "02_jit_pitfalls.ipynb", "03_training_mlp.ipynb",
             "04_flax_optax.ipynb", "05_accelerators.ipynb", "06_sharding.ipynb"]
 RAISES = "raises-exception"
-_executed: dict[str, Any] = {}
+
+
+def execute(name: str) -> Any:
+    return background.execute_notebook(nbformat.read(DEMO_DIR / name, as_version=4), timeout=300,
+                                       cwd=DEMO_DIR, allow_errors=True)
+
+
+# Each notebook runs once per session, beside the tests before this module's.
+EXECUTED = {name: background.job(__file__, partial(execute, name)) for name in EXPECTED}
 
 
 def executed(name: str) -> Any:
-    """The notebook after running it in a fresh ``python3`` kernel (once per session)."""
-    if name not in _executed:
-        nb = nbformat.read(DEMO_DIR / name, as_version=4)
-        client = NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
-                                resources={"metadata": {"path": str(DEMO_DIR)}})
-        client.execute()
-        _executed[name] = nb
-    return _executed[name]
+    """The notebook after running it in a fresh ``python3`` kernel."""
+    return EXECUTED[name].result()
 
 
 # ---------------------------------------------------------------------- helpers

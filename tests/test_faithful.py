@@ -6,7 +6,8 @@
 - every captured array is named after the global or closure cell it came from (with its
   path inside a pytree), or after what made it.
 
-Programs over 8 host devices run in a subprocess (``pmap_programs.py``)."""
+Programs over 8 host devices run in a subprocess (``pmap_programs.py``), started beside
+the tests before these (``tests/background.py``)."""
 
 import functools
 import json
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import background
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -34,14 +36,20 @@ HERE = Path(__file__).parent
 
 
 # ---------------------------------------------------------------------- pmap, shard_map
-@pytest.fixture(scope="module")
-def eight_devices():
+def run_on_eight_devices() -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["JAX_PLATFORMS"] = "cpu"
     # first: XLA stops reading its flags at a token it does not know
     env["XLA_FLAGS"] = ("--xla_force_host_platform_device_count=8 " + env.get("XLA_FLAGS", "")).strip()
-    proc = subprocess.run([sys.executable, str(HERE / "pmap_programs.py")], env=env, capture_output=True,
-                          text=True, timeout=300)
+    return background.run([sys.executable, str(HERE / "pmap_programs.py")], env=env, timeout=300)
+
+
+EIGHT_DEVICES = background.job(__file__, run_on_eight_devices)  # beside the tests before these
+
+
+@pytest.fixture(scope="module")
+def eight_devices():
+    proc = EIGHT_DEVICES.result()
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     assert lines, proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads(lines[-1][len("RESULT "):])

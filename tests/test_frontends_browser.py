@@ -21,6 +21,7 @@ import html
 import os
 from pathlib import Path
 
+import background
 import nbformat
 import pytest
 from browser_lab import (
@@ -58,16 +59,20 @@ CELLS = [
 ITEMS_JS = "out => out.querySelectorAll('svg.jp-jaxviz-svg g.node').length"
 
 
-@pytest.fixture(scope="module")
-def executed(tmp_path_factory) -> nbformat.NotebookNode:
-    """The notebook above, run in a real kernel by nbclient (widget state saved, as
-    nbclient does by default)."""
-    from nbclient import NotebookClient
-
+def execute() -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(src) for src in CELLS]
-    NotebookClient(nb, timeout=180, kernel_name="python3", allow_errors=False).execute()
-    return nb
+    return background.execute_notebook(nb, timeout=180)
+
+
+EXECUTED = background.job(__file__, execute)  # run beside the tests before this module's
+
+
+@pytest.fixture(scope="module")
+def executed() -> nbformat.NotebookNode:
+    """The notebook above, run in a real kernel by nbclient (widget state saved, as
+    nbclient does by default)."""
+    return EXECUTED.result()
 
 
 @pytest.fixture(scope="module")

@@ -13,18 +13,26 @@ import subprocess
 import sys
 from pathlib import Path
 
+import background
 import pytest
 
 ROOT = Path(__file__).parents[1]
 THREAD = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/(issues|pull|discussions)/\d+$")
 
 
-@pytest.fixture(scope="module")
-def report() -> dict:
+def run_histories() -> subprocess.CompletedProcess:
     env = {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(ROOT)}
     env.pop("XLA_FLAGS", None)
-    out = subprocess.run([sys.executable, "benchmarks/bench_causes.py", "--check"], cwd=ROOT,
-                         env=env, capture_output=True, text=True, timeout=240)
+    return background.run([sys.executable, "benchmarks/bench_causes.py", "--check"], cwd=ROOT,
+                          env=env, timeout=240)
+
+
+HISTORIES = background.job(__file__, run_histories)  # beside the tests before this module's
+
+
+@pytest.fixture(scope="module")
+def report() -> dict:
+    out = HISTORIES.result()
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 

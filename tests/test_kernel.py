@@ -1,14 +1,15 @@
-"""The extension in a real Jupyter kernel (a separate process, via nbclient)."""
+"""The extension in a real Jupyter kernel (a separate process, via nbclient; run beside
+the tests before this one: ``tests/background.py``)."""
 
 import shutil
 
+import background
 import nbformat
-from nbclient import NotebookClient
 
 from jaxviz.graph import MIME_TYPE
 
 
-def test_magic_in_a_real_kernel():
+def execute() -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell("%load_ext jaxviz\nimport jax.numpy as jnp\nx = jnp.arange(4.0)"),
@@ -18,7 +19,14 @@ def test_magic_in_a_real_kernel():
         nbformat.v4.new_code_cell("print('alive', 'z' in dir())"),
     ]
     nb.cells[3].metadata["tags"] = ["raises-exception"]
-    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=False).execute()
+    return background.execute_notebook(nb, timeout=120)
+
+
+EXECUTED = background.job(__file__, execute)  # run beside the tests before this module's
+
+
+def test_magic_in_a_real_kernel():
+    nb = EXECUTED.result()
     graph_out = nb.cells[1].outputs
     displays = [o for o in graph_out if o.output_type == "display_data"]
     assert displays and MIME_TYPE in displays[0].data

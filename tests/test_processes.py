@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 
+import background
 import pytest
 
 from jaxviz import _jax_internals as internals
@@ -50,13 +51,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def two_processes(tmp_path_factory):
-    """The output of both processes (a time limit in the harness: nothing may hang)."""
-    script = tmp_path_factory.mktemp("processes") / "job.py"
-    script.write_text(PROCESS)
+def run_two_processes() -> list[subprocess.CompletedProcess]:
+    """Both processes of the job, run to their end (a time limit: nothing may hang)."""
     port = str(free_port())
-    procs = [subprocess.Popen([sys.executable, str(script), port, str(pid)], text=True,
+    procs = [background.popen([sys.executable, "-c", PROCESS, port, str(pid)], text=True,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for pid in (0, 1)]
     outputs = []
     try:
@@ -66,9 +64,19 @@ def two_processes(tmp_path_factory):
         for p in procs:
             if p.poll() is None:
                 p.kill()
-    for p, out in zip(procs, outputs):
-        assert p.returncode == 0, out
-    return outputs
+    return [subprocess.CompletedProcess(p.args, p.returncode, out) for p, out in zip(procs, outputs)]
+
+
+TWO_PROCESSES = background.job(__file__, run_two_processes)  # beside the tests before these
+
+
+@pytest.fixture(scope="module")
+def two_processes():
+    """The output of both processes."""
+    done = TWO_PROCESSES.result()
+    for p in done:
+        assert p.returncode == 0, p.stdout
+    return [p.stdout for p in done]
 
 
 def test_each_process_names_the_process_that_compiled_another_shape(two_processes):

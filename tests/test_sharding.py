@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 
+import background
 import jax
 import jax.numpy as jnp
 import pytest
@@ -172,14 +173,20 @@ print("RESULT " + json.dumps(out))
 '''
 
 
-@pytest.fixture(scope="module")
-def eight():
+def run_on_eight_devices() -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["JAX_PLATFORMS"] = "cpu"
     # first: XLA stops reading its flags at a token it does not know
     env["XLA_FLAGS"] = ("--xla_force_host_platform_device_count=8 " + env.get("XLA_FLAGS", "")).strip()
-    proc = subprocess.run([sys.executable, "-c", EIGHT_DEVICES], env=env, capture_output=True, text=True,
-                          timeout=280)
+    return background.run([sys.executable, "-c", EIGHT_DEVICES], env=env, timeout=280)
+
+
+EIGHT = background.job(__file__, run_on_eight_devices)  # beside the tests before these
+
+
+@pytest.fixture(scope="module")
+def eight():
+    proc = EIGHT.result()
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     assert lines, proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads(lines[-1][len("RESULT "):])

@@ -1,0 +1,137 @@
+"""Work in other processes that tests wait for (a notebook run by a fresh kernel, a script
+under ``XLA_FLAGS``…), started beside the tests before they need it.
+
+A test module declares each such piece of work at import, ``JOB = background.job(__file__,
+fn)``, and its fixture takes ``JOB.result()`` (``JOB.selected``: the module's tests that
+run, for a job that serves only those). Once pytest has collected the session, ``conftest.py``
+queues the jobs of the modules that run, in the order they run; one job at a time runs
+in a thread beside the tests (the subprocesses it starts use a core the tests leave idle
+while they trace in this one). A job that has not started when its result is wanted runs
+at once in the thread that wants it; its error is raised there. ``fn`` starts processes
+only through ``run`` or ``popen`` below, so that the session's end kills any still running.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+EXECUTE_NOTEBOOK = Path(__file__).with_name("execute_notebook.py")
+
+
+class Job:
+    def __init__(self, fn: Callable[[], Any], module: str):
+        self.fn, self.module = fn, module
+        self.selected: list[Any] = []  # the module's tests that run (pytest items)
+        self.started = False
+        self.done = threading.Event()
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self.claim = threading.Lock()
+
+    def start(self) -> bool:
+        """Run the job here unless another thread has; False if it had."""
+        with self.claim:
+            if self.started:
+                return False
+            self.started = True
+        try:
+            self.value = self.fn()
+        except BaseException as exc:  # raised again where the result is wanted
+            self.error = exc
+        finally:
+            self.done.set()
+        return True
+
+    def result(self) -> Any:
+        self.start()
+        self.done.wait()
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+JOBS: list[Job] = []
+PROCESSES: set[subprocess.Popen] = set()
+STOPPING = threading.Event()
+
+
+def job(module: str, fn: Callable[[], Any]) -> Job:
+    """Declare ``fn`` as a job of the test file ``module`` (its ``__file__``), at import."""
+    declared = Job(fn, module)
+    JOBS.append(declared)
+    return declared
+
+
+def start(items: list[Any]) -> None:
+    """Run the jobs of the modules of ``items`` (the tests that run), in the order of their
+    first test, in one thread beside the tests."""
+    first: dict[Path, int] = {}
+    for i, item in enumerate(items):
+        first.setdefault(Path(item.path).resolve(), i)
+    queued = sorted((j for j in JOBS if Path(j.module).resolve() in first),
+                    key=lambda j: first[Path(j.module).resolve()])
+    for j in queued:
+        j.selected = [item for item in items if Path(item.path).resolve() == Path(j.module).resolve()]
+
+    def worker() -> None:
+        for j in queued:
+            if STOPPING.is_set():
+                return
+            j.start()
+
+    if queued:
+        threading.Thread(target=worker, name="background-jobs", daemon=True).start()
+
+
+def stop() -> None:
+    """Start no more jobs; kill the processes of those running."""
+    STOPPING.set()
+    for proc in list(PROCESSES):
+        if proc.poll() is None:
+            proc.kill()
+
+
+def popen(args: list[str], **kwargs: Any) -> subprocess.Popen:
+    if STOPPING.is_set():
+        raise RuntimeError("the test session is over")
+    proc = subprocess.Popen(args, **kwargs)
+    PROCESSES.add(proc)
+    return proc
+
+
+def run(args: list[str], timeout: float, input: str | None = None,
+        **kwargs: Any) -> subprocess.CompletedProcess:
+    """``subprocess.run(args, input=input, capture_output=True, text=True)`` through
+    ``popen``."""
+    proc = popen(args, stdin=subprocess.PIPE if input is not None else None, stdout=subprocess.PIPE,
+                 stderr=subprocess.PIPE, text=True, **kwargs)
+    try:
+        out, err = proc.communicate(input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    finally:
+        PROCESSES.discard(proc)
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)
+
+
+def execute_notebook(nb: Any, timeout: float, *, cwd: Path | None = None,
+                     allow_errors: bool = False) -> Any:
+    """``nb`` run top to bottom by nbclient in a fresh ``python3`` kernel (from another
+    process: ``tests/execute_notebook.py``), in ``cwd`` if given; the notebook with its
+    outputs. A cell's error fails it unless ``allow_errors``."""
+    args = [sys.executable, str(EXECUTE_NOTEBOOK), json.dumps(
+        {"timeout": timeout, "cwd": str(cwd) if cwd else None, "allow_errors": allow_errors})]
+    done = run(args, timeout=timeout * max(len(nb.cells), 1) + 120, input=nbformat.writes(nb))
+    if done.returncode != 0:
+        raise RuntimeError(f"the notebook failed to run:\n{done.stderr[-5000:]}")
+    return nbformat.reads(done.stdout, as_version=4)
