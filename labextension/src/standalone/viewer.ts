@@ -83,6 +83,11 @@ function spawnFromSource(source: string | null): () => WorkerLike {
 function upgradeOne(out: HTMLElement, views: GraphView[]): boolean {
   const staticPart = out.querySelector<HTMLElement>(':scope > .jaxviz-static');
   const data = out.querySelector(':scope > .jaxviz-scripts > script.jaxviz-data');
+  if (!data?.nextElementSibling) {
+    // Still being parsed (the viewer boots asynchronously, and may look while a long
+    // payload's text is half read): the output's own loader, after it, upgrades it.
+    return false;
+  }
   let payload: { graph?: unknown } | null = null;
   try {
     payload = JSON.parse(data?.textContent ?? 'null');
