@@ -39,8 +39,9 @@ def config_hashed_by_identity() -> None:
     def forward(x, cfg):
         return x * cfg.depth
 
-    for _ in range(2):
-        forward(jnp.ones(3), cfg=Config(2))
+    configs = [Config(2), Config(2)]  # both alive: a freed one's address (its hash) may be reused
+    for cfg in configs:
+        forward(jnp.ones(3), cfg=cfg)
 
 
 # https://github.com/jax-ml/jax/issues/4712 (equal but not identical static arguments)
