@@ -807,11 +807,13 @@ def is_filled(cell: Any) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def global_names(code: Any) -> tuple[str, ...]:
-    """Names ``code`` and the code of functions defined inside it look up (globals, attributes)."""
-    names = set(code.co_names)
+    """Names ``code`` and the code of functions defined inside it look up (globals,
+    attributes), in the order the code names them: the same on every run, whatever the
+    process's hash seed."""
+    names = dict.fromkeys(code.co_names)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names.update(global_names(const))
+            names.update(dict.fromkeys(global_names(const)))
     return tuple(names)
 
 
