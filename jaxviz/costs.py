@@ -262,6 +262,14 @@ class ProgramCosts:
     def transcendentals(self) -> float:
         return self.total.transcendentals
 
+    @property
+    def matmul_flops(self) -> float:
+        """The FLOPs of the matrix products and convolutions (a multiply and an add per term)."""
+        return sum(c.flops for c, p in zip(self.per_eqn, self.primitives) if p in MATMUL_PRIMITIVES)
+
+
+MATMUL_PRIMITIVES = frozenset({"dot_general", "conv_general_dilated", "ragged_dot_general"})
+
 
 def _holds_jaxpr(params: dict[str, Any]) -> bool:
     for val in params.values():

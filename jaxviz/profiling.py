@@ -160,6 +160,7 @@ class RunReport(Displayed):
     memory: dict[str, int] | None = None  # memory_analysis()
     estimate: Cost | None = None  # jaxviz's per-equation estimate
     loops: int = 0  # scan/while equations: XLA counts their bodies once
+    matmul_flops: float = 0.0  # of the estimate: what XLA's GPU count may count once per term
     # The collectives in the compiled HLO (the SPMD partitioner's included) and the
     # shardings the executable takes and gives (flat, in argument and result order).
     collectives: CollectiveCounts | None = None
@@ -189,6 +190,7 @@ class RunReport(Displayed):
         if costs is not None:
             report.estimate = costs.total
             report.loops = sum(1 for p in costs.primitives if p in ("scan", "while"))
+            report.matmul_flops = costs.matmul_flops
             report.notes += costs.notes
         if dev.platform == "cpu" and requested is None and not has_accelerator():
             report.notes.insert(0, "no accelerator found: ran on the CPU")
@@ -205,17 +207,35 @@ class RunReport(Displayed):
     @property
     def flops(self) -> float | None:
         """FLOPs of one run on all its devices: XLA's count (of one device's program, times
-        the devices), or jaxviz's estimate when the program loops (XLA counts a loop body
-        once) or the backend gives no count."""
+        the devices), or jaxviz's estimate when XLA's falls short of the program: it loops
+        (XLA counts a loop body once), XLA counted each matmul multiply-add once, or the
+        backend gives no count."""
+        if self.flops_source == "XLA":
+            return self.xla_flops
+        return self.estimate.flops if self.estimate else None
+
+    @property
+    def xla_flops(self) -> float | None:
+        """XLA's count for the whole run (one device's program times the devices)."""
         xla = (self.xla or {}).get("flops")
-        if xla is not None and not (self.loops and self.estimate):
-            return xla * self.n_devices
-        return self.estimate.flops if self.estimate else xla
+        return None if xla is None else xla * self.n_devices
 
     @property
     def flops_source(self) -> str:
-        xla = (self.xla or {}).get("flops")
-        return "XLA" if xla is not None and not (self.loops and self.estimate) else "jaxviz estimate"
+        xla = self.xla_flops
+        if xla is None or (self.estimate and (self.loops or self.xla_counts_multiply_adds_once)):
+            return "jaxviz estimate"
+        return "XLA"
+
+    @property
+    def xla_counts_multiply_adds_once(self) -> bool:
+        """Whether XLA's count is the program's with each matmul multiply-add counted as one
+        FLOP instead of two, as XLA's GPU cost analysis counts the products it hands to
+        cuBLAS (jax-ml/jax#22249): checked against the estimate, within 2 %."""
+        xla, est = self.xla_flops, self.estimate
+        if xla is None or est is None or not self.matmul_flops or abs(xla - est.flops) <= 0.1 * est.flops:
+            return False
+        return abs(xla - (est.flops - self.matmul_flops / 2)) <= 0.02 * est.flops
 
     @property
     def bytes_accessed(self) -> float | None:
@@ -286,6 +306,8 @@ class RunReport(Displayed):
                     line += f" on {self.n_devices} devices"
                 if self.loops:
                     line += " (XLA counts each loop body once)"
+                elif self.xla_counts_multiply_adds_once:
+                    line += " (XLA counts each matmul multiply-add as one FLOP here, jaxviz as two)"
             rows.append(("estimate", line))
         if self.memory:
             names = (("argument", "arguments"), ("output", "outputs"), ("temp", "temporaries"),

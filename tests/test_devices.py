@@ -15,6 +15,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import jaxviz
 from jaxviz import devices, profiling
+from jaxviz.costs import Cost, program_costs
 from jaxviz.devices import DeviceNotFound, resolve_device
 from jaxviz.ipython import commands
 from jaxviz.profiling import RunReport, profile
@@ -151,6 +152,35 @@ def test_loops_use_the_estimate():
     assert r.loops == 1 and r.flops_source == "jaxviz estimate"
     assert r.flops == 10 * 2 * 32 ** 3
     assert "loop" in r.text()
+
+
+def test_an_xla_count_of_one_flop_per_matmul_multiply_add_is_named_and_not_used():
+    """XLA's GPU cost analysis counts a matrix product it hands to cuBLAS at one FLOP per
+    multiply-add (jax-ml/jax#22249). The figures are demo 05's MLP as run on an H200
+    (JAX 0.11.2): XLA 540,016,640 FLOPs against 1,074,397,184 by hand and by jaxviz, whose
+    matmuls are 1,073,741,824. FLOP/s must then use jaxviz's count, and say why."""
+    def report(xla_flops: float, matmul_flops: float = 1_073_741_824) -> RunReport:
+        return RunReport("mlp", "gpu:0", "NVIDIA H200", "gpu", timings={"steady": 1e-3},
+                         xla={"flops": xla_flops}, estimate=Cost(1_074_397_184, 655_360, 0),
+                         matmul_flops=matmul_flops)
+
+    on_gpu = report(540_016_640)
+    assert on_gpu.xla_counts_multiply_adds_once and on_gpu.flops_source == "jaxviz estimate"
+    assert on_gpu.flops == 1_074_397_184
+    assert "XLA counts each matmul multiply-add as one FLOP here" in on_gpu.text()
+    as_on_cpu = report(1_074_397_184)  # the CPU's count: two per multiply-add
+    assert not as_on_cpu.xla_counts_multiply_adds_once and as_on_cpu.flops_source == "XLA"
+    # A count that is merely different (not half the matmuls short) is XLA's to give.
+    assert report(300_000_000).flops_source == "XLA"
+    assert report(540_016_640, matmul_flops=0).flops_source == "XLA"
+
+
+def test_matmul_flops_are_the_products_share_of_the_estimate():
+    def layer(x, w):
+        return jnp.tanh(x @ w).sum()
+
+    costs = program_costs(jax.make_jaxpr(layer)(jnp.ones((8, 16)), jnp.ones((16, 4))))
+    assert costs.matmul_flops == 2 * 8 * 16 * 4 < costs.flops
 
 
 def test_fmt_seconds_is_the_one_time_format():
