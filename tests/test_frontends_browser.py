@@ -18,7 +18,11 @@ Screenshots go to ``artifacts/frontends/``.
 from __future__ import annotations
 
 import html
+import http.server
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import background
@@ -145,6 +149,60 @@ def test_export_from_file_url_is_interactive(browser, exported):
         assert after > before
         settle(page)
         save_shot(page, ARTIFACTS, "2-export-expanded")
+        assert not errors, errors
+    finally:
+        page.close()
+
+
+@contextmanager
+def served_in_two_parts(body: bytes, cut: int) -> Iterator[tuple[str, threading.Event]]:
+    """An HTTP server that sends ``body[:cut]``, then the rest once the event is set, as a
+    slow network delivers a long page while the browser is already running its scripts."""
+    rest = threading.Event()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.end_headers()
+            self.wfile.write(body[:cut])
+            self.wfile.flush()
+            rest.wait(60)
+            self.wfile.write(body[cut:])
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/", rest
+    finally:
+        rest.set()
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_output_still_arriving_when_the_viewer_boots_is_upgraded_once_it_has(browser, exported):
+    """The viewer boots asynchronously and then looks at every output on the page. One
+    whose payload is still arriving (its data script half parsed) is left for its own
+    loader, which comes after the payload: it must not be marked static for good."""
+    body = exported.read_bytes()
+    tag = b'class="jaxviz-data"'  # of a <script>, its attributes in any order
+    second = body.index(b">", body.index(tag, body.index(tag) + 1)) + 1
+    cut = second + (body.index(b"</script>", second) - second) // 2  # halfway into its JSON
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        with served_in_two_parts(body, cut) as (url, rest):
+            page.goto(url, wait_until="commit")
+            wait_upgraded(page, 1)  # the viewer has booted and looked at the page
+            outs = page.locator(".jaxviz-out")
+            assert outs.count() == 2 and outs.nth(1).get_attribute("data-jaxviz-upgraded") is None
+            rest.set()
+            wait_upgraded(page, 2)
+        assert page.evaluate("window.jaxviz.views.length") == 2
         assert not errors, errors
     finally:
         page.close()
