@@ -36,7 +36,6 @@ import operator
 import os
 import re
 import sys
-import sysconfig
 import threading
 import types
 import weakref
@@ -48,15 +47,9 @@ import jax
 import numpy as np
 
 from . import _jax_internals as internals
+from .code_paths import PACKAGE_DIR, installed_package, is_user_file
 from .graph import SourceLoc
 
-PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-_LIBRARY_DIRS = tuple(
-    {p + os.sep for p in (sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib"),
-                          sysconfig.get_path("purelib"), sysconfig.get_path("platlib")) if p}
-    | {PACKAGE_DIR}
-)
 _ANONYMOUS = frozenset({"<lambda>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<module>"})
 SCOPE_PREFIX = "jv"  # our activation scopes are named "jv<id>:<function>"
 HOOK_NAME = "__jaxviz_call__"  # the builtin an instrumented function body calls
@@ -67,11 +60,6 @@ _GENERATOR_FLAGS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ITE
 # The compiler flags ``from __future__ import ...`` sets: a recompile must use the same.
 _FUTURE_FLAGS = functools.reduce(
     operator.or_, (getattr(__future__, name).compiler_flag for name in __future__.all_feature_names), 0)
-
-
-def is_user_file(filename: str) -> bool:
-    """User code: anything outside the standard library, site-packages and jaxviz."""
-    return not filename.startswith(_LIBRARY_DIRS)
 
 
 @dataclass(slots=True)
@@ -178,8 +166,6 @@ MACHINERY_PACKAGES = frozenset({"jax", "jaxlib", "jaxviz", "numpy", "ml_dtypes",
                                 "typing_extensions", "chex", "jaxtyping", "typeguard", "treescope"})
 # Functions that only pass a call on (decorators' wrappers, comprehension frames).
 PLUMBING_FUNCTIONS = GENERIC_CLOSURES | _ANONYMOUS | {"__call__"}
-_SITE_DIRS = tuple(sorted({p + os.sep for p in (sysconfig.get_path("purelib"), sysconfig.get_path("platlib")) if p},
-                          key=len, reverse=True))
 
 
 def is_plumbing_name(name: str) -> bool:
@@ -195,7 +181,7 @@ def library_call_name(code: Any) -> str | None:
     wrapper, which only pass the call on): ``mctx.gumbel_muzero_policy`` for a function,
     ``HMC.sample`` for a method, ``Linear`` for a module's ``__call__``,
     ``optax.scale_by_adam.update_fn`` for a closure a factory returned."""
-    package = _site_package(code.co_filename)
+    package = installed_package(code.co_filename)
     if package is None or package in MACHINERY_PACKAGES:
         return None
     parts = [p for p in getattr(code, "co_qualname", code.co_name).split(".") if p != "<locals>"]
@@ -210,16 +196,6 @@ def library_call_name(code: Any) -> str | None:
     if parts[0][:1].isupper():  # a method: its class says where it comes from
         return ".".join(parts)
     return ".".join([package, *parts])
-
-
-@functools.lru_cache(maxsize=1024)
-def _site_package(filename: str) -> str | None:
-    """``mctx`` for ``…/site-packages/mctx/_src/policies.py``; None outside site-packages."""
-    for site in _SITE_DIRS:
-        if filename.startswith(site):
-            top = filename[len(site):].split(os.sep, 1)[0]
-            return top.removesuffix(".py")
-    return None
 
 
 # ---------------------------------------------------------------------- what the user called
@@ -270,7 +246,7 @@ def _called_name(frame: Any, lasti: int, callee: Any) -> str | None:
     if _runs(_class_attribute(receiver, func.attr), callee):  # a method, maybe inherited
         return f"{type(receiver).__name__}.{func.attr}"
     if _runs(value, callee):  # a function the value holds
-        factory = _factory_of(func.value, frame, call.lineno, _site_package(callee.co_filename))
+        factory = _factory_of(func.value, frame, call.lineno, installed_package(callee.co_filename))
         return f"{factory}.{func.attr}" if factory else None
     return None
 
@@ -348,7 +324,7 @@ def _factory_of(receiver: ast.expr, frame: Any, line: int, package: str | None) 
     factory = _static_value(made[0].func, frame)
     if isinstance(factory, types.FunctionType):
         factory = inspect.unwrap(factory)
-    if package is None or _site_package(getattr(getattr(factory, "__code__", None), "co_filename", "")) != package:
+    if package is None or installed_package(getattr(getattr(factory, "__code__", None), "co_filename", "")) != package:
         return None
     return f"{package}.{factory.__name__}"
 

@@ -14,10 +14,8 @@ import functools
 import gc
 import inspect
 import io
-import os
 import re
 import sys
-import sysconfig
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +34,8 @@ from .adapters.base import (
     output_leaf_names,
     positional_names,
 )
-from .call_scopes import CalledNames, CallInfo, display_function, is_user_file, make_source
+from .call_scopes import CalledNames, CallInfo, display_function, make_source
+from .code_paths import PACKAGE_DIR, installed_package, is_user_file
 from .graph import Edge, Graph, Node, SourceLoc, name_stem
 from .jaxprs import (
     aval_of_value,
@@ -133,21 +132,9 @@ def _is_user_code(code: Any) -> bool:
     return is_user_file(code.co_filename)
 
 
-_SITE_DIRS = tuple({os.path.join(p, "") for p in (sysconfig.get_path("purelib"), sysconfig.get_path("platlib")) if p})
-
-
 def _is_library_file(file: str) -> bool:
     """An installed library's code, not JAX's."""
-    return file.startswith(_SITE_DIRS) and not internals.is_jax_file(file)
-
-
-@functools.lru_cache(maxsize=256)
-def _package_of(file: str) -> str:
-    """``numpyro`` for ``…/site-packages/numpyro/infer/hmc_util.py``."""
-    for site in _SITE_DIRS:
-        if file.startswith(site):
-            return file[len(site):].split(os.sep, 1)[0].removesuffix(".py")
-    return os.path.basename(file)
+    return installed_package(file) is not None and not internals.is_jax_file(file)
 
 
 def _axes_text(axes: Sequence[tuple[str | None, int]], specs: str = "") -> str:
@@ -781,7 +768,7 @@ class GraphBuilder:
             file = code.co_filename
             user = is_user_file(file)
             known = self._code_infos[id(code)] = (
-                code, user, file.startswith(call_scopes.PACKAGE_DIR),
+                code, user, file.startswith(PACKAGE_DIR),
                 None if user else call_scopes.library_call_name(code))
         return known
 
@@ -911,9 +898,9 @@ class GraphBuilder:
         libraries = [f for f in frames[: frames.index(inner) if inner else None] if _is_library_file(f.file)]
         if libraries:  # the library doing the work (most of the frames; wrappers such as
             # equinox's filter_jit are few), at its innermost function
-            packages = [_package_of(f.file) for f in libraries]
+            packages = [installed_package(f.file) for f in libraries]
             package = max(reversed(packages), key=packages.count)
-            maker = next(f for f in libraries if _package_of(f.file) == package)
+            maker = next(f for f in libraries if installed_package(f.file) == package)
             node.label = f"{package}: {display_function(maker.function)}"
         elif source is not None:
             node.label = f"line {source.cell_line or source.line}: {short(source.text or source.function, 30)}"

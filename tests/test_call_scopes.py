@@ -14,7 +14,7 @@ import pytest
 from zoo import ZOO, flax_apply
 
 import jaxviz
-from jaxviz import call_scopes
+from jaxviz import call_scopes, code_paths
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "benchmarks"))
 import models  # noqa: E402
@@ -432,3 +432,48 @@ def test_a_trace_under_leak_checking_leaks_no_tracer():
     with jax.checking_leaks():
         program = jaxviz.trace(step, jnp.ones(3))
     assert "_scaled" in [g.name for g in program.graph.groups if g.kind == "call"]
+
+
+LIBRARY_SOURCE = '''
+import jax.numpy as jnp
+
+
+def smooth(x):
+    """A library function the user calls."""
+    return jnp.tanh(x) * 2.0 + jnp.sin(x)
+'''
+
+
+def _package_folder(root, name, installed):
+    """``root/name/__init__.py``, with ``root/name-1.0.dist-info`` beside it when
+    ``installed`` (what ``pip install --target root`` leaves)."""
+    (root / name).mkdir(parents=True)
+    (root / name / "__init__.py").write_text(LIBRARY_SOURCE)
+    if installed:
+        info = root / f"{name}-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    return root
+
+
+@pytest.mark.parametrize("installed", [True, False], ids=["pip-target", "own-folder"])
+def test_a_library_installed_outside_site_packages_is_a_library(tmp_path, monkeypatch, installed):
+    """Libraries live wherever pip put them (``--target``, ``--user``, a system
+    dist-packages, a PYTHONPATH of wheels), not only in this venv's site-packages: a
+    sys.path folder holding installed distributions is one. The same package in a folder
+    of the user's own (no ``.dist-info``) is the user's code."""
+    name = f"smoothlib_{'installed' if installed else 'own'}"
+    monkeypatch.syspath_prepend(str(_package_folder(tmp_path, name, installed)))
+    lib = importlib.import_module(name)
+    assert code_paths.is_user_file(lib.__file__) is not installed
+    assert code_paths.installed_package(lib.__file__) == (name if installed else None)
+
+    def loss(x):
+        return lib.smooth(x).sum()
+
+    graph = jaxviz.trace(loss, jnp.ones(3)).graph
+    groups = {(g.kind, g.name) for g in graph.groups[1:]}
+    if installed:
+        assert ("library", f"{name}.smooth") in groups, groups
+    else:
+        assert ("call", "smooth") in groups, groups
