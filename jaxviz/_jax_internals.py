@@ -1019,6 +1019,17 @@ def backends_initialized() -> bool | None:
     return bool(initialized()) if callable(initialized) else None
 
 
+# ---------------------------------------------------------------------- Pallas
+def pallas_grid(params: dict[str, Any]) -> tuple[int, ...] | None:
+    """The grid a ``pallas_call`` equation runs its kernel over (``(2, 2)``: four
+    instances), from its ``grid_mapping`` (Pallas' own class); None where a dimension is
+    only known at run time or the params hold no grid."""
+    grid = getattr(params.get("grid_mapping"), "grid", None)
+    if not isinstance(grid, tuple) or not all(isinstance(d, int) for d in grid):
+        return None
+    return grid
+
+
 # ---------------------------------------------------------------------- transformations
 def transform_name(fun: Any) -> str | None:
     """``"grad"`` for what ``jax.grad(f)`` returned (``"vmap"``, ``"value_and_grad"``, …),

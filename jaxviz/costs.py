@@ -32,6 +32,7 @@ from typing import Any
 
 import jax.extend.core as jcore
 
+from . import _jax_internals as internals
 from .jaxprs import sub_jaxprs
 from .sharding import CollectiveCounts, call_numbers, fused_op_names, scope_name, scope_path
 from .text import fmt_bytes, fmt_flops
@@ -322,6 +323,12 @@ def _walk(jaxpr: Any, mult: float, per_eqn: list[Cost], prims: list[str], notes:
         inner = mult
         if name == "scan":
             inner = mult * int(eqn.params.get("length", 1))
+        elif name == "pallas_call":  # the kernel runs once per point of its grid
+            grid = internals.pallas_grid(eqn.params)
+            inner = mult * math.prod(grid or (1,))
+            note = "a Pallas kernel whose grid is known only when it runs is counted once"
+            if grid is None and note not in notes:
+                notes.append(note)
         elif name == "while":
             note = "while loops are counted once (their trip count is not known when tracing)"
             if note not in notes:

@@ -46,21 +46,26 @@ DEFAULT_REPEATS = 5
 
 
 # ---------------------------------------------------------------------- executables
-def xla_cost(compiled: Any) -> dict[str, float] | None:
-    """``flops``, ``bytes accessed``, ``transcendentals`` from ``compiled.cost_analysis()``,
-    or None where the backend gives none."""
+def xla_cost(compiled: Any) -> tuple[dict[str, float] | None, dict[str, float]]:
+    """``flops``, ``bytes accessed``, ``transcendentals`` from ``compiled.cost_analysis()``
+    (None where the backend gives none), and apart from them the counts XLA gives as
+    negative: its sign for a cost it could not count (-1 per custom call it cannot see
+    into, such as a Pallas kernel compiled for a GPU), which are not counts."""
     try:
         cost = compiled.cost_analysis()
     except Exception:
-        return None
+        return None, {}
     if isinstance(cost, (list, tuple)):  # older JAX: one dict per executable
         cost = cost[0] if cost else None
     if not cost:
-        return None
+        return None, {}
     keys = ("flops", "bytes accessed", "transcendentals", "optimal_seconds")
-    out = {k: float(cost[k]) for k in keys if k in cost}
-    out.setdefault("flops", 0.0)  # XLA leaves out counts that are zero
-    return out
+    raw = {k: float(cost[k]) for k in keys if k in cost}
+    uncounted = {k: v for k, v in raw.items() if v < 0 and k != "optimal_seconds"}
+    out = {k: v for k, v in raw.items() if v >= 0}
+    if "flops" not in uncounted:
+        out.setdefault("flops", 0.0)  # XLA leaves out counts that are zero
+    return out, uncounted
 
 
 MEMORY_FIELDS = (("argument", "argument_size_in_bytes"), ("output", "output_size_in_bytes"),
@@ -140,6 +145,14 @@ def attach_report(program: Program, report: RunReport) -> None:
             node.params["sharding"] = f"{report.output_shardings[i]} (chosen)"
 
 
+def uncounted_note(uncounted: dict[str, float]) -> str:
+    """Why a run report leaves out XLA's negative counts (``xla_cost``), quoting them."""
+    given = ", ".join(f"{k} {v:g}" for k, v in uncounted.items())
+    instead = "FLOPs are jaxviz's estimate" if "flops" in uncounted else "left out here"
+    return (f"XLA could not count part of this program ({given}: its sign for a custom call it "
+            f"cannot see into, such as a Pallas kernel compiled for a GPU); {instead}")
+
+
 # ---------------------------------------------------------------------- the report
 TIMING_LABELS = (("trace", "trace"), ("lower", "lower"), ("compile", "compile"),
                  ("run", "first run"), ("steady", "steady state"))
@@ -178,8 +191,9 @@ class RunReport(Displayed):
         executable's own device wins), ``costs`` jaxviz's estimate for its jaxpr,
         ``requested`` the device the user asked for (None: JAX's default)."""
         dev = executable_device(compiled, device)
+        xla, uncounted = xla_cost(compiled)
         report = cls(name, device_label(dev), dev.device_kind, dev.platform,
-                     timings=dict(timings or {}), xla=xla_cost(compiled), memory=xla_memory(compiled))
+                     timings=dict(timings or {}), xla=xla, memory=xla_memory(compiled))
         report.collectives = executable_collectives(compiled)
         ins, outs = compiled_shardings(compiled)
         report.input_shardings = [sharding_text(x) for x in ins]
@@ -196,6 +210,8 @@ class RunReport(Displayed):
             report.notes.insert(0, "no accelerator found: ran on the CPU")
         if report.xla is None:
             report.notes.append(f"the {dev.platform} backend gives no cost analysis: FLOPs are jaxviz's estimate")
+        elif uncounted:
+            report.notes.append(uncounted_note(uncounted))
         return report
 
     # ----------------------------------------------------------------- figures
@@ -289,8 +305,8 @@ class RunReport(Displayed):
         if times:
             rows.append(("time", " · ".join(times)))
         xla = self.xla or {}
-        if xla:
-            line = [f"{fmt_flops(xla.get('flops', 0))}"]
+        if self.xla is not None:  # empty when XLA could count nothing (``xla_cost``)
+            line = [fmt_flops(xla["flops"]) if "flops" in xla else "FLOPs not counted"]
             if "transcendentals" in xla:
                 line.append(f"{fmt_count(xla['transcendentals'])} transcendentals")
             if "bytes accessed" in xla:

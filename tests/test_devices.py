@@ -175,6 +175,28 @@ def test_an_xla_count_of_one_flop_per_matmul_multiply_add_is_named_and_not_used(
     assert report(540_016_640, matmul_flops=0).flops_source == "XLA"
 
 
+class CompiledOnH200:
+    """What ``compiled.cost_analysis()`` gave for two Pallas matmul kernels compiled for an
+    H200 (JAX 0.11.2, 2026-11-26): XLA gives -1 per custom call it cannot see into. Only
+    a GPU compiles Pallas to such calls, so the figures stand in for it here."""
+
+    def cost_analysis(self):
+        return {"flops": -2.0, "bytes accessed": -2.0, "optimal_seconds": -1.0}
+
+
+def test_negative_xla_counts_are_uncounted_not_counts():
+    xla, uncounted = profiling.xla_cost(CompiledOnH200())
+    assert xla == {} and uncounted == {"flops": -2.0, "bytes accessed": -2.0}
+    r = RunReport("two_layers", "gpu:0", "NVIDIA H200", "gpu", timings={"steady": 173e-6}, xla=xla,
+                  estimate=Cost(12_582_912, 0, 802_816), notes=[profiling.uncounted_note(uncounted)])
+    assert r.flops_source == "jaxviz estimate" and r.flops == 12_582_912
+    assert r.flops_per_second and r.flops_per_second > 0 and r.bytes_per_second is None
+    text = r.text()
+    assert "FLOPs not counted" in text and "-2" not in text.replace("flops -2, bytes accessed -2", "")
+    assert "XLA could not count part of this program (flops -2, bytes accessed -2" in text
+    assert "× XLA's count" not in text
+
+
 def test_matmul_flops_are_the_products_share_of_the_estimate():
     def layer(x, w):
         return jnp.tanh(x @ w).sum()

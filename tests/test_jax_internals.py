@@ -737,3 +737,20 @@ def test_a_jax_without_some_private_names_gets_one_line_each_and_no_crash():
                      if name != "_python_pjit_helper"}, named  # the older place of _run_python_pjit
     assert out["trace_event"] == "/jax/core/compile/jaxpr_trace_duration"
     assert out["jit_call"] and out["earlier"] == [] and out["process"]
+
+
+def test_pallas_grid_is_readable():
+    from jax.experimental import pallas as pl
+
+    def kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...] * 2.0
+
+    def doubled(x):
+        return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(4, 2),
+                              in_specs=[pl.BlockSpec((2, 4), lambda i, j: (i, j))],
+                              out_specs=pl.BlockSpec((2, 4), lambda i, j: (i, j)), interpret=True)(x)
+
+    closed = jax.make_jaxpr(doubled)(jnp.ones((8, 8)))
+    (eqn,) = [e for e in closed.jaxpr.eqns if e.primitive.name == "pallas_call"]
+    assert internals.pallas_grid(eqn.params) == (4, 2)
+    assert internals.pallas_grid({}) is None
