@@ -172,7 +172,7 @@ class RunReport(Displayed):
     xla: dict[str, float] | None = None  # cost_analysis()
     memory: dict[str, int] | None = None  # memory_analysis()
     estimate: Cost | None = None  # jaxviz's per-equation estimate
-    loops: int = 0  # scan/while equations: XLA counts their bodies once
+    loops: int = 0  # scan, while and pallas_call equations: XLA counts their bodies once
     matmul_flops: float = 0.0  # of the estimate: what XLA's GPU count may count once per term
     # The collectives in the compiled HLO (the SPMD partitioner's included) and the
     # shardings the executable takes and gives (flat, in argument and result order).
@@ -203,7 +203,8 @@ class RunReport(Displayed):
                                       and len(x.device_set) > 1), None))
         if costs is not None:
             report.estimate = costs.total
-            report.loops = sum(1 for p in costs.primitives if p in ("scan", "while"))
+            # A Pallas kernel is a loop over its grid where XLA compiles it (interpret mode)
+            report.loops = sum(1 for p in costs.primitives if p in ("scan", "while", "pallas_call"))
             report.matmul_flops = costs.matmul_flops
             report.notes += costs.notes
         if dev.platform == "cpu" and requested is None and not has_accelerator():

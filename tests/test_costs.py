@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 from jax import lax
-from zoo import ZOO
+from zoo import ZOO, pallas_matmul
 
 import jaxviz
 from jaxviz import costs
@@ -250,25 +250,10 @@ def test_costs_out_of_order_are_refused():
     assert all(n.flops == 0 for n in prog.graph.eqn_nodes())
 
 
-def _pallas_matmul(x, y, grid):
-    """The Pallas quickstart's blocked matmul (interpret mode: runs on the CPU)."""
-    from jax.experimental import pallas as pl
-
-    def kernel(x_ref, y_ref, z_ref):
-        z_ref[...] = x_ref[...] @ y_ref[...]
-
-    bm, bn = x.shape[0] // grid[0], y.shape[1] // grid[1]
-    return pl.pallas_call(
-        kernel, out_shape=jax.ShapeDtypeStruct((x.shape[0], y.shape[1]), x.dtype), grid=grid,
-        in_specs=[pl.BlockSpec((bm, x.shape[1]), lambda i, j: (i, 0)),
-                  pl.BlockSpec((y.shape[0], bn), lambda i, j: (0, j))],
-        out_specs=pl.BlockSpec((bm, bn), lambda i, j: (i, j)), interpret=True)(x, y)
-
-
 @pytest.mark.parametrize("grid", [(1, 1), (2, 2), (4, 2)])
 def test_a_pallas_kernel_counts_once_per_point_of_its_grid(grid):
     """Each instance of the kernel multiplies one block: the whole product is the
     blocks' sum, whatever the grid (2·M·N·K FLOPs)."""
     x, y = jnp.ones((16, 32)), jnp.ones((32, 8))
-    closed = jax.make_jaxpr(lambda x, y: _pallas_matmul(x, y, grid))(x, y)
+    closed = jax.make_jaxpr(lambda x, y: pallas_matmul(x, y, grid))(x, y)
     assert costs.program_costs(closed).flops == 2 * 16 * 8 * 32

@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from zoo import pallas_matmul
 
 import jaxviz
 from jaxviz import devices, profiling
@@ -288,6 +289,7 @@ TWO_DEVICES = textwrap.dedent("""
     import json
     import jax, jax.numpy as jnp
     from IPython.core.interactiveshell import InteractiveShell
+from zoo import pallas_matmul
     import jaxviz
     from jaxviz.cells import stage_cell
     from jaxviz.devices import DeviceNotFound
@@ -364,3 +366,11 @@ def test_two_devices_missing_device_and_profile(two_devices):
     assert "cpu:0" in out["missing_message"] and "cpu:1" in out["missing_message"]
     assert out["profile_device"] == "cpu:1" and out["profile_result"] == ["cpu:1"]
     assert "cpu:0" in out["table"] and "cpu:1" in out["table"]
+
+
+def test_a_pallas_kernel_in_interpret_mode_is_a_loop_xla_counts_once():
+    """Interpret mode compiles the kernel into a loop over its grid, whose body XLA counts
+    once: the report's FLOPs are jaxviz's, which count every grid point."""
+    x, y = jnp.ones((16, 32)), jnp.ones((32, 8))
+    r = profile(lambda x, y: pallas_matmul(x, y, (2, 2)), x, y, repeats=0)
+    assert r.loops == 1 and r.flops_source == "jaxviz estimate" and r.flops == 2 * 16 * 8 * 32

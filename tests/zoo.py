@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax.experimental import pallas as pl
 
 from jaxviz import _jax_internals as internals
 
@@ -162,3 +163,16 @@ def deep_loss(ws, x):
     for w in ws:
         x = block(x, w)
     return (x ** 2).mean()
+
+
+def pallas_matmul(x, y, grid):
+    """The Pallas quickstart's blocked matmul (interpret mode: runs on the CPU)."""
+    def kernel(x_ref, y_ref, z_ref):
+        z_ref[...] = x_ref[...] @ y_ref[...]
+
+    bm, bn = x.shape[0] // grid[0], y.shape[1] // grid[1]
+    return pl.pallas_call(
+        kernel, out_shape=jax.ShapeDtypeStruct((x.shape[0], y.shape[1]), x.dtype), grid=grid,
+        in_specs=[pl.BlockSpec((bm, x.shape[1]), lambda i, j: (i, 0)),
+                  pl.BlockSpec((y.shape[0], bn), lambda i, j: (0, j))],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j: (i, j)), interpret=True)(x, y)
