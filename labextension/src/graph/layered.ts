@@ -392,24 +392,51 @@ interface Sizes {
   leads: number[];
 }
 
+/** What was worked out before, by all that it depends on as a signature (`signatureOf`):
+ * found by a hash of the signature, then checked against it word for word. */
+class KeptBySignature<T> {
+  private readonly entries = new Map<number, { signature: Int32Array; value: T }[]>();
+  private kept = 0;
+
+  constructor(private readonly capacity: number) {}
+
+  get(signature: Int32Array, hash: number): T | undefined {
+    return this.entries.get(hash)?.find(entry => sameWords(entry.signature, signature))?.value;
+  }
+
+  put(signature: Int32Array, hash: number, value: T): void {
+    if (this.kept >= this.capacity) {
+      this.entries.clear();
+      this.kept = 0;
+    }
+    const bucket = this.entries.get(hash) ?? [];
+    bucket.push({ signature: signature.slice(), value });
+    this.entries.set(hash, bucket);
+    this.kept++;
+  }
+}
+
 /** Layouts of clusters already laid out, by all that their layout depends on (members'
  * sizes and forced ranks, local edges in order, direction): opening a group lays out
- * that group and those holding it, and takes every other cluster's layout from here.
- * Found by a hash of that signature, then checked against it word for word. */
-const placedBefore = new Map<number, { signature: Int32Array; placed: Placed }[]>();
-const PLACED_KEPT = 50000;
-let placedKept = 0;
+ * that group and those holding it, and takes every other cluster's layout from here. */
+const placedBefore = new KeptBySignature<Placed>(50000);
+/** The structures of clusters laid out before, by their members' forced ranks and local
+ * edges: a cluster that holds the opened group keeps its structure (its members' sizes
+ * change, not its edges), so only its positions are worked out again. */
+const structuresBefore = new KeptBySignature<Structure>(2000);
 let placedMisses = 0;
 
 /** Where signatures are written (grown as needed): one array for every cluster, not one each. */
 let scratch = new Float64Array(1024);
 
 /** All that a cluster's layout depends on, as numbers: the direction, the members'
- * forced ranks, sizes and leads, the local edges in order; as 32-bit words (a view of
+ * forced ranks, sizes and leads, the local edges in order (with `sizes` null: all that
+ * its structure depends on, the forced ranks and the edges); as 32-bit words (a view of
  * `scratch`, valid until the next call). */
-function signatureOf(local: Local, ranks: number[], sizes: Sizes, rankdir: 'TB' | 'LR'): Int32Array {
+function signatureOf(local: Local, ranks: number[], sizes: Sizes | null, rankdir: 'TB' | 'LR'): Int32Array {
   const n = ranks.length;
-  let length = 2 + 4 * n;
+  const stride = sizes ? 4 : 1;
+  let length = 2 + stride * n;
   for (const outs of local.edges.values()) {
     length += 2 + outs.size;
   }
@@ -417,15 +444,17 @@ function signatureOf(local: Local, ranks: number[], sizes: Sizes, rankdir: 'TB' 
     scratch = new Float64Array(2 * length);
   }
   const numbers = scratch;
-  numbers[0] = rankdir === 'TB' ? 1 : 2;
+  numbers[0] = sizes ? (rankdir === 'TB' ? 1 : 2) : 0;
   numbers[1] = n;
   for (let k = 0; k < n; k++) {
-    numbers[2 + 4 * k] = ranks[k];
-    numbers[3 + 4 * k] = sizes.widths[k];
-    numbers[4 + 4 * k] = sizes.heights[k];
-    numbers[5 + 4 * k] = sizes.leads[k];
+    numbers[2 + stride * k] = ranks[k];
+    if (sizes) {
+      numbers[3 + 4 * k] = sizes.widths[k];
+      numbers[4 + 4 * k] = sizes.heights[k];
+      numbers[5 + 4 * k] = sizes.leads[k];
+    }
   }
-  let at = 2 + 4 * n;
+  let at = 2 + stride * n;
   for (const [a, outs] of local.edges) {
     numbers[at++] = a;
     numbers[at++] = outs.size;
@@ -457,14 +486,27 @@ function sameWords(a: Int32Array, b: Int32Array): boolean {
   return true;
 }
 
+/** The structure of a cluster's layout, as worked out before where it was. */
+function structureCached(local: Local, ranks: number[]): Structure {
+  const signature = signatureOf(local, ranks, null, 'TB');
+  const hash = hashOf(signature);
+  let found = structuresBefore.get(signature, hash);
+  if (!found) {
+    found = structureOf(local, ranks);
+    structuresBefore.put(signature, hash, found);
+  }
+  return found;
+}
+
 function placeCached(local: Local, ranks: number[], sizes: Sizes, rankdir: 'TB' | 'LR'): Placed {
   const signature = signatureOf(local, ranks, sizes, rankdir);
   const hash = hashOf(signature);
-  const found = placedBefore.get(hash)?.find(entry => sameWords(entry.signature, signature));
+  const found = placedBefore.get(signature, hash);
   if (found) {
-    return found.placed;
+    return found;
   }
   placedMisses++;
+  const saved = signature.slice();
   const n = local.members.length;
   const placed: Placed = {
     x: new Float64Array(n),
@@ -474,20 +516,14 @@ function placeCached(local: Local, ranks: number[], sizes: Sizes, rankdir: 'TB' 
     routes: new Map()
   };
   local.routes = placed.routes;
-  const { w, h, anchor } = placeLocal(local, ranks, sizes, rankdir, (k, x, y) => {
+  const structure = structureCached(local, ranks);
+  const { w, h, anchor } = placeLocal(local, structure, ranks, sizes, rankdir, (k, x, y) => {
     placed.x[k] = x;
     placed.y[k] = y;
   });
   placed.size = { w, h };
   placed.anchor = anchor;
-  if (placedKept >= PLACED_KEPT) {
-    placedBefore.clear();
-    placedKept = 0;
-  }
-  const bucket = placedBefore.get(hash) ?? [];
-  bucket.push({ signature: signature.slice(), placed });
-  placedBefore.set(hash, bucket);
-  placedKept++;
+  placedBefore.put(saved, hash, placed);
   return placed;
 }
 
@@ -670,24 +706,55 @@ function topoOrder(n: number, succ: number[][]): number[] {
   return post.reverse();
 }
 
-/** Lay out one cluster's members; `put(k, x, y)` receives their top-left corners. */
+/** What a cluster's layout takes from its structure alone (its members' forced ranks and
+ * its local edges, not their sizes): the members' graph with its dummies, what passes by,
+ * the order of each layer. */
+interface Structure {
+  graph: DummyGraph;
+  passing: Uint8Array;
+  layers: number[][];
+}
+
+/** The structure of a cluster's layout: layers, dummies, order. */
+function structureOf(local: Local, ranks: number[]): Structure {
+  const n = local.members.length;
+  const { succ, pred } = adjacency(n, local.edges);
+  const layer = assignLayers(n, succ, ranks);
+  const graph = withDummies(n, layer, succ, pred);
+  const passing = passingBy(n, ranks, graph.pred, graph.succ);
+  const layers = orderLayers(graph.layer.length, graph.layer, graph.succ, graph.pred, passing);
+  return { graph, passing, layers };
+}
+
+/** Sizes across and along the layers of the members, then of the dummies (thin, no
+ * length along). */
+function extents(n: number, total: number, sizes: Sizes, rankdir: 'TB' | 'LR'): Extents {
+  const across = new Float64Array(total).fill(DUMMY_W);
+  const along = new Float64Array(total);
+  const [a, b] = rankdir === 'TB' ? [sizes.widths, sizes.heights] : [sizes.heights, sizes.widths];
+  for (let v = 0; v < n; v++) {
+    across[v] = a[v];
+    along[v] = b[v];
+  }
+  return { across, along, thick: new Float64Array(total - n) };
+}
+
+/** Lay out one cluster's members, whose structure is `structure`; `put(k, x, y)` receives
+ * their top-left corners. */
 function placeLocal(
   local: Local,
+  structure: Structure,
   ranks: number[],
   sizes: Sizes,
   rankdir: 'TB' | 'LR',
   put: (k: number, x: number, y: number) => void
 ): { w: number; h: number; anchor: number } {
   const n = local.members.length;
-  const { widths, heights } = sizes;
   if (!n) {
     return { w: 0, h: 0, anchor: 0 };
   }
-  const { succ, pred } = adjacency(n, local.edges);
-  const layer = assignLayers(n, succ, ranks);
-  const g = withDummies(n, layer, succ, pred, rankdir === 'TB' ? widths : heights, rankdir === 'TB' ? heights : widths);
-  const passing = passingBy(n, ranks, g.pred, g.succ);
-  const layers = orderLayers(g.across.length, g.layer, g.succ, g.pred, passing);
+  const { graph, passing, layers } = structure;
+  const g = { ...graph, ...extents(n, graph.layer.length, sizes, rankdir) };
   const lead = (v: number) => (v < n ? sizes.leads[v] : 0);
   const centre = crossPositions(layers, g, v => v >= n || ranks[v] >= PORT_IN, passing, lead);
   const first = layers.find(row => row.length && !passing[row[0]])?.[0];
@@ -705,7 +772,7 @@ function placeLocal(
       put(v, r, a);
     }
   });
-  routeLocalEdges(local, layer, g, centre, rows, n, rankdir);
+  routeLocalEdges(local, graph.layer, g, centre, rows, n, rankdir);
   const { offset, extent } = rows;
   const length = Math.max(0, offset - RANK_GAP);
   const anchor = first === undefined ? extent / 2 : centre[first] + lead(first);
@@ -729,7 +796,7 @@ function adjacency(n: number, edges: Map<number, Set<number>>): { succ: number[]
  * last; `extent` across; where each member's layer starts and ends, each dummy's layer
  * starts (`bendAt`, by dummy; its thickness into `g.thick`). */
 interface Rows {
-  bendAt: number[];
+  bendAt: Float64Array;
   rowStart: Float64Array;
   rowEnd: Float64Array;
   offset: number;
@@ -740,13 +807,13 @@ interface Rows {
  * (and its layer's thickness). */
 function placeRows(
   layers: number[][],
-  g: { across: number[]; along: number[]; thick: number[] },
+  g: Extents,
   centre: Float64Array,
   n: number,
   put: (v: number, a: number, r: number, thick: number) => void
 ): Rows {
   const rows: Rows = {
-    bendAt: new Array(g.across.length - n),
+    bendAt: new Float64Array(g.across.length - n),
     rowStart: new Float64Array(n),
     rowEnd: new Float64Array(n),
     offset: 0,
@@ -782,7 +849,7 @@ function placeRows(
 function routeLocalEdges(
   local: Local,
   layer: Int32Array,
-  g: { thick: number[]; chains: Map<number, number[]> },
+  g: { thick: Float64Array; chains: Map<number, number[]> },
   centre: Float64Array,
   rows: Rows,
   n: number,
@@ -810,22 +877,10 @@ function routeLocalEdges(
 }
 
 /** The members' graph with a dummy member in every layer that an edge passes (after
- * members `n`), the edge split along them: each chain by its edge's key `a * n + b`. */
-function withDummies(
-  n: number,
-  layer: Int32Array,
-  succ: number[][],
-  pred: number[][],
-  across: number[],
-  along: number[]
-): DummyGraph {
-  const grown: Growing = {
-    layer: [...layer],
-    succ: succ.map(list => [...list]),
-    pred: pred.map(list => [...list]),
-    across: [...across],
-    along: [...along]
-  };
+ * members `n`), the edge split along them: each chain by its edge's key `a * n + b`.
+ * (`succ` and `pred` are grown in place.) */
+function withDummies(n: number, layer: Int32Array, succ: number[][], pred: number[][]): DummyGraph {
+  const grown: Growing = { layer: [...layer], succ, pred };
   const chains = new Map<number, number[]>();
   for (let a = 0; a < n; a++) {
     for (let k = 0; k < succ[a].length; k++) {
@@ -835,12 +890,7 @@ function withDummies(
       }
     }
   }
-  return {
-    ...grown,
-    layer: Int32Array.from(grown.layer),
-    thick: new Array(grown.across.length - n).fill(0),
-    chains
-  };
+  return { ...grown, layer: Int32Array.from(grown.layer), chains };
 }
 
 /** The members' graph as dummies are added to it. */
@@ -848,15 +898,20 @@ interface Growing {
   layer: number[];
   succ: number[][];
   pred: number[][];
-  across: number[];
-  along: number[];
 }
 
-/** The members' graph with its dummies, and where each dummy's layer is thick. */
+/** The members' graph with its dummies. */
 interface DummyGraph extends Omit<Growing, 'layer'> {
   layer: Int32Array;
-  thick: number[];
   chains: Map<number, number[]>;
+}
+
+/** Members' and dummies' sizes across and along the layers, and (written as the layers
+ * are placed) how thick each dummy's layer is. */
+interface Extents {
+  across: Float64Array;
+  along: Float64Array;
+  thick: Float64Array;
 }
 
 /** Splits the edge a → b (a's k-th output), which passes layers, along a new dummy in each
@@ -867,8 +922,6 @@ function splitEdge(g: Growing, a: number, k: number, b: number): number[] {
   for (let i = 1; i < g.layer[b] - g.layer[a]; i++) {
     const d = g.layer.length;
     g.layer.push(g.layer[a] + i);
-    g.across.push(DUMMY_W);
-    g.along.push(0);
     g.succ.push([]);
     g.pred.push([prev]);
     if (prev === a) {
@@ -953,7 +1006,7 @@ function orderLayers(
  * where the row has any). */
 function crossPositions(
   layers: number[][],
-  g: { across: number[]; pred: number[][]; succ: number[][] },
+  g: { across: Float64Array; pred: number[][]; succ: number[][] },
   thin: (v: number) => boolean,
   passing: Uint8Array,
   lead: (v: number) => number
@@ -988,7 +1041,7 @@ function crossPositions(
 /** What packing a row reads and writes: sizes across, centres so far, which members are
  * placed, which pass by, which are thin (ports, dummies), where structure starts. */
 interface Packing {
-  across: number[];
+  across: Float64Array;
   centre: Float64Array;
   placed: Uint8Array;
   passing: Uint8Array;
@@ -1033,7 +1086,7 @@ function packRow(row: number[], want: (v: number) => number | null, ctx: Packing
 
 /** Moves the structure's left edge to 0: a row of what passes by, wider than what it
  * feeds, is moved to start there rather than widen the cluster to the left. */
-function alignLeft(layers: number[][], centre: Float64Array, across: number[], passing: Uint8Array): void {
+function alignLeft(layers: number[][], centre: Float64Array, across: Float64Array, passing: Uint8Array): void {
   const n = across.length;
   const leftOf = (vs: Iterable<number>) => {
     let min = Infinity;
