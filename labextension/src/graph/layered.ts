@@ -120,12 +120,9 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
   const rankOf = (m: Member) => (m < 0 ? 0 : m < nItems ? input.itemRank[m] : lifted.portRank[m - nItems]);
   for (const c of order) {
     const local = locals[c];
-    const ranks = local.members.map(rankOf);
-    const widths = local.members.map(m => w[key(m)]);
-    const heights = local.members.map(m => h[key(m)]);
-    const leads = local.members.map(m => lead[key(m)]);
+    const { ranks, ...sizes } = memberScratch.of(local.members, key, rankOf, { w, h, lead });
     const misses = placedMisses;
-    const placed = placeCached(local, ranks, { widths, heights, leads }, input.rankdir);
+    const placed = placeCached(local, ranks, sizes, input.rankdir);
     fresh += placedMisses - misses;
     local.members.forEach((m, k) => {
       lx[key(m)] = placed.x[k];
@@ -387,10 +384,45 @@ interface Placed {
 
 /** Members' sizes, and where their structure starts across, from their centre. */
 interface Sizes {
-  widths: number[];
-  heights: number[];
-  leads: number[];
+  widths: Float64Array;
+  heights: Float64Array;
+  leads: Float64Array;
 }
+
+type MemberData = Sizes & { ranks: Float64Array };
+
+/** Members' forced ranks (0 free, 1 first, 2 last, PORT_IN, PORT_OUT). */
+type Ranks = ArrayLike<number>;
+
+/** Where each cluster's members' ranks and sizes are gathered: the same arrays, grown as
+ * needed, for every cluster (the layout of a cluster keeps none of them). */
+class MemberScratch {
+  private data = [0, 1, 2, 3].map(() => new Float64Array(256));
+
+  /** The ranks, sizes and leads of `members` (each member's sizes and lead at `key(m)`). */
+  of(
+    members: Member[],
+    key: (m: Member) => number,
+    rankOf: (m: Member) => number,
+    all: { w: Float64Array; h: Float64Array; lead: Float64Array }
+  ): MemberData {
+    const n = members.length;
+    if (this.data[0].length < n) {
+      this.data = this.data.map(() => new Float64Array(2 * n));
+    }
+    const [ranks, widths, heights, leads] = this.data;
+    for (let k = 0; k < n; k++) {
+      const at = key(members[k]);
+      ranks[k] = rankOf(members[k]);
+      widths[k] = all.w[at];
+      heights[k] = all.h[at];
+      leads[k] = all.lead[at];
+    }
+    const view = (a: Float64Array) => a.subarray(0, n);
+    return { ranks: view(ranks), widths: view(widths), heights: view(heights), leads: view(leads) };
+  }
+}
+const memberScratch = new MemberScratch();
 
 /** What was worked out before, by all that it depends on as a signature (`signatureOf`):
  * found by a hash of the signature, then checked against it word for word. */
@@ -433,7 +465,7 @@ let scratch = new Float64Array(1024);
  * forced ranks, sizes and leads, the local edges in order (with `sizes` null: all that
  * its structure depends on, the forced ranks and the edges); as 32-bit words (a view of
  * `scratch`, valid until the next call). */
-function signatureOf(local: Local, ranks: number[], sizes: Sizes | null, rankdir: 'TB' | 'LR'): Int32Array {
+function signatureOf(local: Local, ranks: Ranks, sizes: Sizes | null, rankdir: 'TB' | 'LR'): Int32Array {
   const n = ranks.length;
   const stride = sizes ? 4 : 1;
   let length = 2 + stride * n;
@@ -487,7 +519,7 @@ function sameWords(a: Int32Array, b: Int32Array): boolean {
 }
 
 /** The structure of a cluster's layout, as worked out before where it was. */
-function structureCached(local: Local, ranks: number[]): Structure {
+function structureCached(local: Local, ranks: Ranks): Structure {
   const signature = signatureOf(local, ranks, null, 'TB');
   const hash = hashOf(signature);
   let found = structuresBefore.get(signature, hash);
@@ -498,7 +530,7 @@ function structureCached(local: Local, ranks: number[]): Structure {
   return found;
 }
 
-function placeCached(local: Local, ranks: number[], sizes: Sizes, rankdir: 'TB' | 'LR'): Placed {
+function placeCached(local: Local, ranks: Ranks, sizes: Sizes, rankdir: 'TB' | 'LR'): Placed {
   const signature = signatureOf(local, ranks, sizes, rankdir);
   const hash = hashOf(signature);
   const found = placedBefore.get(signature, hash);
@@ -627,7 +659,7 @@ function liftEdges(
 /** Layers by longest path from the sources (back edges of a depth-first search ignored),
  * members without inputs pulled down next to their first consumer; forced ranks first and
  * last. */
-export function assignLayers(n: number, succ: number[][], ranks: number[]): Int32Array {
+export function assignLayers(n: number, succ: number[][], ranks: Ranks): Int32Array {
   const topo = topoOrder(n, succ);
   const pos = new Int32Array(n);
   topo.forEach((v, k) => (pos[v] = k));
@@ -656,7 +688,7 @@ export function assignLayers(n: number, succ: number[][], ranks: number[]): Int3
       layer[v] = first - 1;
     }
   }
-  const sources = ranks.some(r => r === 1) ? 1 : 0;
+  const sources = Array.prototype.some.call(ranks, r => r === 1) ? 1 : 0;
   let last = 0;
   for (let v = 0; v < n; v++) {
     if (ranks[v] === 1 || ranks[v] === PORT_IN) {
@@ -666,7 +698,7 @@ export function assignLayers(n: number, succ: number[][], ranks: number[]): Int3
       last = Math.max(last, layer[v]);
     }
   }
-  const sinks = ranks.some(r => r === 2) ? 1 : 0;
+  const sinks = Array.prototype.some.call(ranks, r => r === 2) ? 1 : 0;
   for (let v = 0; v < n; v++) {
     if (ranks[v] === 2 || ranks[v] === PORT_OUT) {
       layer[v] = last + sinks;
@@ -716,7 +748,7 @@ interface Structure {
 }
 
 /** The structure of a cluster's layout: layers, dummies, order. */
-function structureOf(local: Local, ranks: number[]): Structure {
+function structureOf(local: Local, ranks: Ranks): Structure {
   const n = local.members.length;
   const { succ, pred } = adjacency(n, local.edges);
   const layer = assignLayers(n, succ, ranks);
@@ -744,7 +776,7 @@ function extents(n: number, total: number, sizes: Sizes, rankdir: 'TB' | 'LR'): 
 function placeLocal(
   local: Local,
   structure: Structure,
-  ranks: number[],
+  ranks: Ranks,
   sizes: Sizes,
   rankdir: 'TB' | 'LR',
   put: (k: number, x: number, y: number) => void
@@ -941,7 +973,7 @@ function splitEdge(g: Growing, a: number, k: number, b: number): number[] {
  * ports where edges enter a cluster) or the last (its outputs, the ports where edges
  * leave), and the dummies of the edges from the first or to the last. Rows of hundreds
  * of them are wider than what they pass: they follow it, never pull or push it sideways. */
-function passingBy(n: number, ranks: number[], pred: number[][], succ: number[][]): Uint8Array {
+function passingBy(n: number, ranks: Ranks, pred: number[][], succ: number[][]): Uint8Array {
   const aside = new Uint8Array(pred.length);
   for (let v = 0; v < n; v++) {
     aside[v] = ranks[v] === 1 || ranks[v] === PORT_IN || ranks[v] === 2 || ranks[v] === PORT_OUT ? 1 : 0;
@@ -1095,8 +1127,15 @@ function alignLeft(layers: number[][], centre: Float64Array, across: Float64Arra
     }
     return min;
   };
-  const structure = [...centre.keys()].filter(v => !passing[v]);
-  const min = structure.length ? leftOf(structure) : leftOf(centre.keys());
+  let min = Infinity;
+  for (let v = 0; v < n; v++) {
+    if (!passing[v]) {
+      min = Math.min(min, centre[v] - across[v] / 2);
+    }
+  }
+  if (min === Infinity) {
+    min = leftOf(centre.keys());
+  }
   for (const row of layers) {
     const left = leftOf(row);
     if (left < min && row.every(v => passing[v])) {

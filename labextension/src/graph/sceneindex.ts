@@ -160,7 +160,10 @@ function clusterCells(input: LayeredInput, layout: LayeredOutput): GridCells {
   const nClusters = input.clusterParent.length;
   return gridCells(nClusters, width, height, cellFor(width, height, input.itemW.length), add => {
     for (let c = 0; c < nClusters; c++) {
-      const [x, y, w, h] = [layout.clusterX[c], layout.clusterY[c], layout.clusterW[c], layout.clusterH[c]];
+      const x = layout.clusterX[c];
+      const y = layout.clusterY[c];
+      const w = layout.clusterW[c];
+      const h = layout.clusterH[c];
       add(c, x, y, x + w, y + 1);
       add(c, x, y + h - 1, x + w, y + h);
       add(c, x, y, x + 1, y + h);
@@ -173,9 +176,10 @@ function clusterCells(input: LayeredInput, layout: LayeredOutput): GridCells {
 function runCells(layout: LayeredOutput, pts: Float64Array, runs: Int32Array): GridCells {
   const { width, height } = layout;
   const count = runs.length / 2;
+  const box = new Float64Array(4);
   return gridCells(count, width, height, cellFor(width, height, count), add => {
     for (let r = 0; r < count; r++) {
-      const box = pointsBox(pts, runs[2 * r], runs[2 * r + 1]);
+      pointsBox(pts, runs[2 * r], runs[2 * r + 1], box);
       add(r, box[0], box[1], box[2], box[3]);
     }
   });
@@ -213,8 +217,9 @@ function edgeRuns(start: Int32Array): Int32Array {
   return runs;
 }
 
-/** The box of points `first .. end` (the last segment's end point included). */
-function pointsBox(pts: Float64Array, first: number, end: number): [number, number, number, number] {
+/** The box of points `first .. end` (the last segment's end point included), into `box`:
+ * x0, y0, x1, y1. */
+function pointsBox(pts: Float64Array, first: number, end: number, box: Float64Array): void {
   let x0 = Infinity;
   let y0 = Infinity;
   let x1 = -Infinity;
@@ -225,5 +230,8 @@ function pointsBox(pts: Float64Array, first: number, end: number): [number, numb
     y0 = Math.min(y0, pts[2 * k + 1]);
     y1 = Math.max(y1, pts[2 * k + 1]);
   }
-  return [x0, y0, x1, y1];
+  box[0] = x0;
+  box[1] = y0;
+  box[2] = x1;
+  box[3] = y1;
 }

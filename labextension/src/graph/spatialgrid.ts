@@ -40,12 +40,14 @@ export function gridCells(
   const bigBoxes: number[] = [];
   const big = (x0: number, y0: number, x1: number, y1: number) =>
     (x1 - x0) / cell > BIG_CELLS || (y1 - y0) / cell > BIG_CELLS;
+  // One visitor per pass, not a closure per box (garbage by the million).
+  const tally = (c: number) => sizes[c + 1]++;
   boxes((id, x0, y0, x1, y1) => {
     if (big(x0, y0, x1, y1)) {
       bigIds.push(id);
       bigBoxes.push(x0, y0, x1, y1);
     } else {
-      visitCells(shape, x0, y0, x1, y1, c => sizes[c + 1]++);
+      visitCells(shape, x0, y0, x1, y1, tally);
     }
   });
   for (let c = 0; c < cols * rows; c++) {
@@ -53,9 +55,12 @@ export function gridCells(
   }
   const start = sizes.slice();
   const ids = new Int32Array(sizes[cols * rows]);
+  let current = 0;
+  const fill = (c: number) => (ids[sizes[c]++] = current);
   boxes((id, x0, y0, x1, y1) => {
     if (!big(x0, y0, x1, y1)) {
-      visitCells(shape, x0, y0, x1, y1, c => (ids[sizes[c]++] = id));
+      current = id;
+      visitCells(shape, x0, y0, x1, y1, fill);
     }
   });
   return {
