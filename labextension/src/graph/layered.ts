@@ -66,7 +66,7 @@ type Member = number;
 interface Local {
   members: Member[];
   /** Local edges, as member positions (deduplicated). */
-  edges: Map<number, Set<number>>;
+  edges: LocalEdges;
   /** Bends of the local edges that pass layers (key `a * members + b`): local points. */
   routes: Map<number, number[]>;
 }
@@ -164,7 +164,7 @@ function membersOf(
   const nClusters = input.clusterParent.length;
   const locals: Local[] = Array.from({ length: nClusters + 1 }, () => ({
     members: [],
-    edges: new Map(),
+    edges: NO_EDGES,
     routes: new Map()
   }));
   const slot = new Int32Array(nItems);
@@ -468,10 +468,8 @@ let scratch = new Float64Array(1024);
 function signatureOf(local: Local, ranks: Ranks, sizes: Sizes | null, rankdir: 'TB' | 'LR'): Int32Array {
   const n = ranks.length;
   const stride = sizes ? 4 : 1;
-  let length = 2 + stride * n;
-  for (const outs of local.edges.values()) {
-    length += 2 + outs.size;
-  }
+  const { src, dst, from, to } = local.edges;
+  const length = 3 + stride * n + 2 * (to - from);
   if (scratch.length < length) {
     scratch = new Float64Array(2 * length);
   }
@@ -487,12 +485,10 @@ function signatureOf(local: Local, ranks: Ranks, sizes: Sizes | null, rankdir: '
     }
   }
   let at = 2 + stride * n;
-  for (const [a, outs] of local.edges) {
-    numbers[at++] = a;
-    numbers[at++] = outs.size;
-    for (const b of outs) {
-      numbers[at++] = b;
-    }
+  numbers[at++] = to - from;
+  for (let k = from; k < to; k++) {
+    numbers[at++] = src[k];
+    numbers[at++] = dst[k];
   }
   return new Int32Array(numbers.buffer, 0, 2 * length);
 }
@@ -559,6 +555,128 @@ function placeCached(local: Local, ranks: Ranks, sizes: Sizes, rankdir: 'TB' | '
   return placed;
 }
 
+/** A cluster's local edges: member positions `src[k] → dst[k]` for k in `from .. to`
+ * (arrays shared by all clusters), each once, in the order first met. */
+interface LocalEdges {
+  src: Int32Array;
+  dst: Int32Array;
+  from: number;
+  to: number;
+}
+
+const NO_EDGES: LocalEdges = { src: new Int32Array(0), dst: new Int32Array(0), from: 0, to: 0 };
+
+/** A cluster's local edges by source, the sources in the order first met, each one's
+ * targets in the order met. */
+function bySource(edges: LocalEdges, n: number): { src: Int32Array; dst: Int32Array } {
+  const { from, to } = edges;
+  const firstMet = new Int32Array(n).fill(-1);
+  const count = new Int32Array(n + 1);
+  let sources = 0;
+  for (let k = from; k < to; k++) {
+    const a = edges.src[k];
+    if (firstMet[a] < 0) {
+      firstMet[a] = sources++;
+    }
+    count[firstMet[a] + 1]++;
+  }
+  for (let r = 0; r < sources; r++) {
+    count[r + 1] += count[r];
+  }
+  const src = new Int32Array(to - from);
+  const dst = new Int32Array(to - from);
+  for (let k = from; k < to; k++) {
+    const at = count[firstMet[edges.src[k]]]++;
+    src[at] = edges.src[k];
+    dst[at] = edges.dst[k];
+  }
+  return { src, dst };
+}
+
+/** Int32 numbers appended to an array that grows. */
+class Int32Buffer {
+  data = new Int32Array(1024);
+  length = 0;
+
+  push(v: number): void {
+    if (this.length === this.data.length) {
+      const bigger = new Int32Array(2 * this.data.length);
+      bigger.set(this.data);
+      this.data = bigger;
+    }
+    this.data[this.length++] = v;
+  }
+}
+
+/** The local edges of all clusters as they are met, each once (cluster, source, target):
+ * a hash set in typed arrays (not a Set per member: tens of thousands of objects a layout),
+ * dealt out to the clusters at the end, each one's in the order met. */
+class EdgeSet {
+  private readonly c = new Int32Buffer();
+  private readonly a = new Int32Buffer();
+  private readonly b = new Int32Buffer();
+  /** Open addressing: an index into the edges, -1 where free. */
+  private table = new Int32Array(4096).fill(-1);
+
+  add(c: number, a: number, b: number): void {
+    const mask = this.table.length - 1;
+    let h = hashTriple(c, a, b) & mask;
+    for (let k = this.table[h]; k >= 0; k = this.table[h]) {
+      if (this.c.data[k] === c && this.a.data[k] === a && this.b.data[k] === b) {
+        return;
+      }
+      h = (h + 1) & mask;
+    }
+    this.table[h] = this.c.length;
+    this.c.push(c);
+    this.a.push(a);
+    this.b.push(b);
+    if (2 * this.c.length > this.table.length) {
+      this.rehash();
+    }
+  }
+
+  private rehash(): void {
+    this.table = new Int32Array(2 * this.table.length).fill(-1);
+    const mask = this.table.length - 1;
+    for (let k = 0; k < this.c.length; k++) {
+      let h = hashTriple(this.c.data[k], this.a.data[k], this.b.data[k]) & mask;
+      while (this.table[h] >= 0) {
+        h = (h + 1) & mask;
+      }
+      this.table[h] = k;
+    }
+  }
+
+  /** Each cluster's edges (the root's last), grouped by cluster, in the order met. */
+  deal(locals: Local[]): void {
+    const n = this.c.length;
+    const start = new Int32Array(locals.length + 1);
+    for (let k = 0; k < n; k++) {
+      start[this.c.data[k] + 1]++;
+    }
+    for (let c = 0; c < locals.length; c++) {
+      start[c + 1] += start[c];
+    }
+    const src = new Int32Array(n);
+    const dst = new Int32Array(n);
+    const at = start.slice();
+    for (let k = 0; k < n; k++) {
+      const i = at[this.c.data[k]]++;
+      src[i] = this.a.data[k];
+      dst[i] = this.b.data[k];
+    }
+    locals.forEach((local, c) => (local.edges = { src, dst, from: start[c], to: start[c + 1] }));
+  }
+}
+
+function hashTriple(c: number, a: number, b: number): number {
+  let h = Math.imul(c ^ 0x9e3779b9, 0x85ebca6b);
+  h = Math.imul(h ^ a ^ (h >>> 15), 0xc2b2ae35);
+  h = Math.imul(h ^ b ^ (h >>> 13), 0x27d4eb2f);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
 /** `port(c, a, rank)`: the member position in cluster c of its port for edges from item a
  * that leave (PORT_OUT) or enter (PORT_IN) it, added on first use. One port per cluster,
  * way and source: what one value feeds inside fans out there. */
@@ -580,13 +698,8 @@ function portMaker(locals: Local[], lifted: Lifted, nItems: number): (c: number,
 }
 
 /** Adds the local edge sa → sb to cluster c's, and its hop to `hops`. */
-function linkLocal(local: Local, c: number, sa: number, sb: number, hops: number[]): void {
-  let out = local.edges.get(sa);
-  if (!out) {
-    out = new Set();
-    local.edges.set(sa, out);
-  }
-  out.add(sb);
+function linkLocal(edges: EdgeSet, c: number, sa: number, sb: number, hops: number[]): void {
+  edges.add(c, sa, sb);
   hops.push(c, edgeKey(sa, sb));
 }
 
@@ -603,6 +716,10 @@ function appendHops(lifted: Lifted, e: number, out: number[], into: number[]): v
   lifted.hopStart[e + 1] = lifted.hopCluster.length;
 }
 
+function noHops(nEdges: number): Lifted {
+  return { hopStart: new Int32Array(nEdges + 1), hopCluster: [], hopKey: [], portRank: [] };
+}
+
 /** Each edge counts in the cluster holding both ends, between the children holding them. */
 function liftEdges(
   input: LayeredInput,
@@ -614,13 +731,9 @@ function liftEdges(
   root: number
 ): Lifted {
   const containerOf = (i: number) => (input.itemParent[i] < 0 ? root : input.itemParent[i]);
-  const lifted: Lifted = {
-    hopStart: new Int32Array(input.edgeSrc.length + 1),
-    hopCluster: [],
-    hopKey: [],
-    portRank: []
-  };
+  const lifted = noHops(input.edgeSrc.length);
   const port = portMaker(locals, lifted, input.itemW.length);
+  const edges = new EdgeSet();
   // Hops out from the source and in from the target, reused edge to edge.
   const [out, into]: number[][] = [[], []];
   for (let e = 0; e < input.edgeSrc.length; e++) {
@@ -638,11 +751,11 @@ function liftEdges(
     into.length = 0;
     while (pa !== pb) {
       if (depth[pa] >= depth[pb]) {
-        linkLocal(locals[pa], pa, sa, port(pa, a, PORT_OUT), out);
+        linkLocal(edges, pa, sa, port(pa, a, PORT_OUT), out);
         sa = clusterSlot[pa];
         pa = parentOf(pa);
       } else {
-        linkLocal(locals[pb], pb, port(pb, a, PORT_IN), sb, into);
+        linkLocal(edges, pb, port(pb, a, PORT_IN), sb, into);
         sb = clusterSlot[pb];
         pb = parentOf(pb);
       }
@@ -650,9 +763,10 @@ function liftEdges(
     if (sa === sb) {
       continue;
     }
-    linkLocal(locals[pa], pa, sa, sb, out);
+    linkLocal(edges, pa, sa, sb, out);
     appendHops(lifted, e, out, into);
   }
+  edges.deal(locals);
   return lifted;
 }
 
@@ -811,15 +925,15 @@ function placeLocal(
   return rankdir === 'TB' ? { w: extent, h: length, anchor } : { w: length, h: extent, anchor };
 }
 
-/** Each member's inputs and outputs, from a cluster's local edges. */
-function adjacency(n: number, edges: Map<number, Set<number>>): { succ: number[][]; pred: number[][] } {
+/** Each member's inputs and outputs, from a cluster's local edges (by source: each one's
+ * inputs in the order their sources were first met). */
+function adjacency(n: number, edges: LocalEdges): { succ: number[][]; pred: number[][] } {
   const succ: number[][] = Array.from({ length: n }, () => []);
   const pred: number[][] = Array.from({ length: n }, () => []);
-  for (const [a, outs] of edges) {
-    for (const b of outs) {
-      succ[a].push(b);
-      pred[b].push(a);
-    }
+  const { src, dst } = bySource(edges, n);
+  for (let k = 0; k < src.length; k++) {
+    succ[src[k]].push(dst[k]);
+    pred[dst[k]].push(src[k]);
   }
   return { succ, pred };
 }
@@ -887,24 +1001,25 @@ function routeLocalEdges(
   n: number,
   rankdir: 'TB' | 'LR'
 ): void {
-  for (const [a, outs] of local.edges) {
-    for (const b of outs) {
-      if (layer[b] <= layer[a]) {
-        continue;
-      }
-      const pts: number[] = [rows.rowEnd[a], rows.rowStart[b]];
-      for (const d of g.chains.get(edgeKey(a, b)) ?? []) {
-        const c = centre[d];
-        const r0 = rows.bendAt[d - n];
-        const r1 = r0 + g.thick[d - n];
-        if (rankdir === 'TB') {
-          pts.push(c, r0, c, r1);
-        } else {
-          pts.push(r0, c, r1, c);
-        }
-      }
-      local.routes.set(edgeKey(a, b), pts);
+  const { src, dst, from, to } = local.edges;
+  for (let k = from; k < to; k++) {
+    const a = src[k];
+    const b = dst[k];
+    if (layer[b] <= layer[a]) {
+      continue;
     }
+    const pts: number[] = [rows.rowEnd[a], rows.rowStart[b]];
+    for (const d of g.chains.get(edgeKey(a, b)) ?? []) {
+      const c = centre[d];
+      const r0 = rows.bendAt[d - n];
+      const r1 = r0 + g.thick[d - n];
+      if (rankdir === 'TB') {
+        pts.push(c, r0, c, r1);
+      } else {
+        pts.push(r0, c, r1, c);
+      }
+    }
+    local.routes.set(edgeKey(a, b), pts);
   }
 }
 
