@@ -67,27 +67,39 @@ interface Local {
   members: Member[];
   /** Local edges, as member positions (deduplicated). */
   edges: LocalEdges;
-  /** Bends of the local edges that pass layers (key `a * members + b`): local points. */
-  routes: Map<number, number[]>;
+  /** Where the local edges pass layers, and the ports cross theirs: local points. */
+  routes: LocalRoutes;
 }
 
+/** A cluster's local points: local edge j's (by its place among the cluster's edges), those
+ * of `pts` from `start[j]` to `start[j + 1]`: where it drops out of its source's layer and
+ * into its target's (along), then its bends (x, y each); none for an edge that does not go
+ * down the layers. Port v's, `ports[4v] .. ports[4v + 4]` (x, y where it enters its layer
+ * and where it leaves), NaN for members that are no port. */
+interface LocalRoutes {
+  start: Int32Array;
+  pts: Float64Array;
+  ports: Float64Array;
+}
+
+const NO_ROUTES: LocalRoutes = { start: new Int32Array(1), pts: new Float64Array(0), ports: new Float64Array(0) };
+
 /** The local edges that carry each edge, from its source's cluster out to the one that
- * holds both ends and in to its target's: edge e's are `hopCluster[h]`, `hopKey[h]` for
+ * holds both ends and in to its target's: edge e's are `hopCluster[h]`, `hopEdge[h]` for
  * h in `hopStart[e] .. hopStart[e + 1]`. An edge leaves a cluster through a port on its
  * last layer and enters one through a port on its first, so that inside a cluster it
  * passes layers through their gaps as any other edge does. */
 interface Lifted {
   hopStart: Int32Array;
   hopCluster: number[];
-  hopKey: number[];
+  /** The hop's local edge: its place in its cluster's `edges` arrays (shared by all). */
+  hopEdge: number[];
   /** Ports: the i-th is item `nItems + i`, on the first (3) or last (4) layer. */
   portRank: number[];
 }
 
 /** A local edge's key: its ends' member positions. */
 const edgeKey = (a: number, b: number) => a * 1048576 + b;
-/** The key of a port's own points (where it crosses its layer). */
-const portKey = (k: number) => -1 - k;
 export const PORT_IN = 3;
 export const PORT_OUT = 4;
 
@@ -165,7 +177,7 @@ function membersOf(
   const locals: Local[] = Array.from({ length: nClusters + 1 }, () => ({
     members: [],
     edges: NO_EDGES,
-    routes: new Map()
+    routes: NO_ROUTES
   }));
   const slot = new Int32Array(nItems);
   const clusterSlot = new Int32Array(nClusters);
@@ -245,7 +257,7 @@ function routeEdges(
       const c = lifted.hopCluster[hop];
       const bx = c === nClusters ? 0 : out.clusterX[c] + origin.x[c];
       const by = c === nClusters ? 0 : out.clusterY[c] + origin.y[c];
-      traceHop(trace, locals[c].routes, lifted.hopKey[hop], tb ? bx : by, tb ? by : bx, tb);
+      traceHop(trace, locals[c], lifted.hopEdge[hop], tb ? bx : by, tb ? by : bx, tb);
     }
     resolveDrops(input, out, e, trace);
     const { across, along, length } = trace;
@@ -291,45 +303,46 @@ class EdgeTrace {
     Object.assign(this, { across, along, kind });
   }
 
-  /** Local points `pts` (from `from` on) of a cluster whose content starts at
-   * (`across`, `along`) on the page. */
-  put(pts: number[] | undefined, from: number, across: number, along: number, tb: boolean): void {
-    if (!pts) {
-      return;
-    }
-    for (let k = from; k < pts.length; k += 2) {
+  /** Local points `pts[from .. to]` of a cluster whose content starts at (`across`,
+   * `along`) on the page. */
+  put(pts: Float64Array, from: number, to: number, across: number, along: number, tb: boolean): void {
+    for (let k = from; k < to; k += 2) {
       this.push(across + (tb ? pts[k] : pts[k + 1]), along + (tb ? pts[k + 1] : pts[k]), 0);
     }
   }
 }
 
-/** Appends to `trace` the points of the local edge `key` of a cluster whose content starts
- * at (`across`, `along`) on the page: the port it leaves through, its bends between the
- * drop out of its source's layer and into its target's, the port it enters through. */
-function traceHop(
-  trace: EdgeTrace,
-  routes: Map<number, number[]>,
-  key: number,
-  across: number,
-  along: number,
-  tb: boolean
-): void {
-  const a = Math.floor(key / 1048576);
-  const route = routes.get(key);
-  trace.put(routes.get(portKey(a)), 0, across, along, tb);
-  if (route) {
-    trace.push(NaN, along + route[0], 1);
-    trace.put(route, 2, across, along, tb);
-    trace.push(NaN, along + route[1], 2);
+/** Appends to `trace` the points of the local edge `i` (its place in the shared `edges`
+ * arrays) of a cluster whose content starts at (`across`, `along`) on the page: the port
+ * it leaves through, its bends between the drop out of its source's layer and into its
+ * target's, the port it enters through. */
+function traceHop(trace: EdgeTrace, local: Local, i: number, across: number, along: number, tb: boolean): void {
+  const { start, pts, ports } = local.routes;
+  const j = i - local.edges.from;
+  const a = 4 * local.edges.src[i];
+  const b = 4 * local.edges.dst[i];
+  if (!isNaN(ports[a])) {
+    trace.put(ports, a, a + 4, across, along, tb);
   }
-  trace.put(routes.get(portKey(key - a * 1048576)), 0, across, along, tb);
+  if (start[j + 1] > start[j]) {
+    trace.push(NaN, along + pts[start[j]], 1);
+    trace.put(pts, start[j] + 2, start[j + 1], across, along, tb);
+    trace.push(NaN, along + pts[start[j] + 1], 2);
+  }
+  if (!isNaN(ports[b])) {
+    trace.put(ports, b, b + 4, across, along, tb);
+  }
 }
 
 /** Numbers appended to a typed array that grows (a million points, without a JS array's
  * garbage). */
 class PointBuffer {
-  private data = new Float64Array(1 << 16);
+  private data: Float64Array;
   length = 0;
+
+  constructor(capacity = 1 << 16) {
+    this.data = new Float64Array(Math.max(2, capacity));
+  }
 
   push(x: number, y: number): void {
     if (this.length + 2 > this.data.length) {
@@ -379,7 +392,7 @@ interface Placed {
   size: { w: number; h: number };
   /** Across, the centre of the first member of its structure (not of what passes by). */
   anchor: number;
-  routes: Map<number, number[]>;
+  routes: LocalRoutes;
 }
 
 /** Members' sizes, and where their structure starts across, from their centre. */
@@ -541,9 +554,8 @@ function placeCached(local: Local, ranks: Ranks, sizes: Sizes, rankdir: 'TB' | '
     y: new Float64Array(n),
     size: { w: 0, h: 0 },
     anchor: 0,
-    routes: new Map()
+    routes: NO_ROUTES
   };
-  local.routes = placed.routes;
   const structure = structureCached(local, ranks);
   const { w, h, anchor } = placeLocal(local, structure, ranks, sizes, rankdir, (k, x, y) => {
     placed.x[k] = x;
@@ -551,6 +563,7 @@ function placeCached(local: Local, ranks: Ranks, sizes: Sizes, rankdir: 'TB' | '
   });
   placed.size = { w, h };
   placed.anchor = anchor;
+  placed.routes = local.routes;
   placedBefore.put(saved, hash, placed);
   return placed;
 }
@@ -618,22 +631,25 @@ class EdgeSet {
   /** Open addressing: an index into the edges, -1 where free. */
   private table = new Int32Array(4096).fill(-1);
 
-  add(c: number, a: number, b: number): void {
+  /** Adds the edge where it is new; its number (in the order met). */
+  add(c: number, a: number, b: number): number {
     const mask = this.table.length - 1;
     let h = hashTriple(c, a, b) & mask;
     for (let k = this.table[h]; k >= 0; k = this.table[h]) {
       if (this.c.data[k] === c && this.a.data[k] === a && this.b.data[k] === b) {
-        return;
+        return k;
       }
       h = (h + 1) & mask;
     }
-    this.table[h] = this.c.length;
+    const added = this.c.length;
+    this.table[h] = added;
     this.c.push(c);
     this.a.push(a);
     this.b.push(b);
     if (2 * this.c.length > this.table.length) {
       this.rehash();
     }
+    return added;
   }
 
   private rehash(): void {
@@ -648,8 +664,9 @@ class EdgeSet {
     }
   }
 
-  /** Each cluster's edges (the root's last), grouped by cluster, in the order met. */
-  deal(locals: Local[]): void {
+  /** Each cluster's edges (the root's last), grouped by cluster, in the order met; where
+   * each edge (by its number) went. */
+  deal(locals: Local[]): Int32Array {
     const n = this.c.length;
     const start = new Int32Array(locals.length + 1);
     for (let k = 0; k < n; k++) {
@@ -661,12 +678,15 @@ class EdgeSet {
     const src = new Int32Array(n);
     const dst = new Int32Array(n);
     const at = start.slice();
+    const placeOf = new Int32Array(n);
     for (let k = 0; k < n; k++) {
       const i = at[this.c.data[k]]++;
       src[i] = this.a.data[k];
       dst[i] = this.b.data[k];
+      placeOf[k] = i;
     }
     locals.forEach((local, c) => (local.edges = { src, dst, from: start[c], to: start[c + 1] }));
+    return placeOf;
   }
 }
 
@@ -699,8 +719,7 @@ function portMaker(locals: Local[], lifted: Lifted, nItems: number): (c: number,
 
 /** Adds the local edge sa → sb to cluster c's, and its hop to `hops`. */
 function linkLocal(edges: EdgeSet, c: number, sa: number, sb: number, hops: number[]): void {
-  edges.add(c, sa, sb);
-  hops.push(c, edgeKey(sa, sb));
+  hops.push(c, edges.add(c, sa, sb));
 }
 
 /** Appends edge e's hops to `lifted`: those out to the common cluster (`out`, in order),
@@ -711,13 +730,13 @@ function appendHops(lifted: Lifted, e: number, out: number[], into: number[]): v
   }
   for (let k = 0; k < out.length; k += 2) {
     lifted.hopCluster.push(out[k]);
-    lifted.hopKey.push(out[k + 1]);
+    lifted.hopEdge.push(out[k + 1]);
   }
   lifted.hopStart[e + 1] = lifted.hopCluster.length;
 }
 
 function noHops(nEdges: number): Lifted {
-  return { hopStart: new Int32Array(nEdges + 1), hopCluster: [], hopKey: [], portRank: [] };
+  return { hopStart: new Int32Array(nEdges + 1), hopCluster: [], hopEdge: [], portRank: [] };
 }
 
 /** Each edge counts in the cluster holding both ends, between the children holding them. */
@@ -766,7 +785,10 @@ function liftEdges(
     linkLocal(edges, pa, sa, sb, out);
     appendHops(lifted, e, out, into);
   }
-  edges.deal(locals);
+  const placeOf = edges.deal(locals);
+  for (let h = 0; h < lifted.hopEdge.length; h++) {
+    lifted.hopEdge[h] = placeOf[lifted.hopEdge[h]];
+  }
   return lifted;
 }
 
@@ -904,13 +926,15 @@ function placeLocal(
   const lead = (v: number) => (v < n ? sizes.leads[v] : 0);
   const centre = crossPositions(layers, g, v => v >= n || ranks[v] >= PORT_IN, passing, lead);
   const first = layers.find(row => row.length && !passing[row[0]])?.[0];
+  const ports = new Float64Array(4 * n).fill(NaN);
   const rows = placeRows(layers, g, centre, n, (v, a, r, thick) => {
     if (ranks[v] >= PORT_IN) {
       // A port: where its edges cross its layer, straight through.
-      local.routes.set(
-        portKey(v),
-        rankdir === 'TB' ? [centre[v], r, centre[v], r + thick] : [r, centre[v], r + thick, centre[v]]
-      );
+      const tb = rankdir === 'TB';
+      ports[4 * v] = tb ? centre[v] : r;
+      ports[4 * v + 1] = tb ? r : centre[v];
+      ports[4 * v + 2] = tb ? centre[v] : r + thick;
+      ports[4 * v + 3] = tb ? r + thick : centre[v];
     }
     if (rankdir === 'TB') {
       put(v, a, r);
@@ -918,7 +942,7 @@ function placeLocal(
       put(v, r, a);
     }
   });
-  routeLocalEdges(local, graph.layer, g, centre, rows, n, rankdir);
+  local.routes = { ...routeLocalEdges(local, graph.layer, g, centre, rows, n, rankdir), ports };
   const { offset, extent } = rows;
   const length = Math.max(0, offset - RANK_GAP);
   const anchor = first === undefined ? extent / 2 : centre[first] + lead(first);
@@ -991,7 +1015,8 @@ function placeRows(
 
 /** Each edge down: first (along the layers' axis) to the end of its source's layer, then
  * straight through each layer it passes, in its gap, then in at the start of its target's
- * layer. A member shorter than its layer has nothing under it in the layer. */
+ * layer. A member shorter than its layer has nothing under it in the layer. Their points,
+ * as `LocalRoutes` has them. */
 function routeLocalEdges(
   local: Local,
   layer: Int32Array,
@@ -1000,27 +1025,32 @@ function routeLocalEdges(
   rows: Rows,
   n: number,
   rankdir: 'TB' | 'LR'
-): void {
+): { start: Int32Array; pts: Float64Array } {
   const { src, dst, from, to } = local.edges;
+  const start = new Int32Array(to - from + 1);
+  // Two numbers an edge, four a dummy: all that is written.
+  const pts = new PointBuffer(2 * (to - from) + 4 * g.thick.length);
   for (let k = from; k < to; k++) {
     const a = src[k];
     const b = dst[k];
-    if (layer[b] <= layer[a]) {
-      continue;
-    }
-    const pts: number[] = [rows.rowEnd[a], rows.rowStart[b]];
-    for (const d of g.chains.get(edgeKey(a, b)) ?? []) {
-      const c = centre[d];
-      const r0 = rows.bendAt[d - n];
-      const r1 = r0 + g.thick[d - n];
-      if (rankdir === 'TB') {
-        pts.push(c, r0, c, r1);
-      } else {
-        pts.push(r0, c, r1, c);
+    if (layer[b] > layer[a]) {
+      pts.push(rows.rowEnd[a], rows.rowStart[b]);
+      for (const d of g.chains.get(edgeKey(a, b)) ?? []) {
+        const c = centre[d];
+        const r0 = rows.bendAt[d - n];
+        const r1 = r0 + g.thick[d - n];
+        if (rankdir === 'TB') {
+          pts.push(c, r0);
+          pts.push(c, r1);
+        } else {
+          pts.push(r0, c);
+          pts.push(r1, c);
+        }
       }
     }
-    local.routes.set(edgeKey(a, b), pts);
+    start[k - from + 1] = pts.length;
   }
+  return { start, pts: pts.done() };
 }
 
 /** The members' graph with a dummy member in every layer that an edge passes (after
