@@ -451,13 +451,17 @@ class KeptBySignature<T> {
 
   put(signature: Int32Array, hash: number, value: T): void {
     if (this.kept >= this.capacity) {
-      this.entries.clear();
-      this.kept = 0;
+      this.clear();
     }
     const bucket = this.entries.get(hash) ?? [];
     bucket.push({ signature: signature.slice(), value });
     this.entries.set(hash, bucket);
     this.kept++;
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.kept = 0;
   }
 }
 
@@ -470,6 +474,13 @@ const placedBefore = new KeptBySignature<Placed>(50000);
  * change, not its edges), so only its positions are worked out again. */
 const structuresBefore = new KeptBySignature<Structure>(2000);
 let placedMisses = 0;
+
+/** Forget the clusters laid out before: the next layout works each one out afresh (what a
+ * layout taken from before must equal). */
+export function forgetLayouts(): void {
+  placedBefore.clear();
+  structuresBefore.clear();
+}
 
 /** Where signatures are written (grown as needed): one array for every cluster, not one each. */
 let scratch = new Float64Array(1024);
