@@ -24,6 +24,7 @@ Usage: .venv/bin/python benchmarks/bench_browser.py [--blocks 10 39 78]
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import sys
@@ -184,7 +185,9 @@ def bench_size(page, cell: int, blocks: int) -> None:
     pan = min(pans, key=lambda p: p["median"])
     draw = g.evaluate("""g => { const s = g.querySelector('canvas.jp-jaxviz-scene');
       return s ? s.jaxvizDrawMs() : -1; }""")
+    scale = float(g.evaluate("g => g.dataset.jaxvizScale"))
     zoom = min((page.evaluate(ZOOM_JS, [g.element_handle(), 2500]) for _ in range(2)), key=lambda p: p["median"])
+    restore_zoom(g, scale)
     g.evaluate(USE_LAYER_JS, False)
     bare = min((page.evaluate(PAN_JS, [g.element_handle(), 2500]) for _ in range(2)), key=lambda p: p["median"])
     g.evaluate(USE_LAYER_JS, True)
@@ -193,6 +196,22 @@ def bench_size(page, cell: int, blocks: int) -> None:
           f"{pan['p90']:5.1f} ms p90 ({1000 / pan['median']:3.0f} fps), canvas draw {draw:5.1f} ms/frame · "
           f"zooming: frame {zoom['median']:5.1f} ms median, {zoom['p90']:5.1f} ms p90 ({1000 / zoom['median']:3.0f} fps)"
           f" · panning, each frame drawn afresh: {bare['median']:5.1f} ms median, {bare['p90']:5.1f} ms p90 {load()}")
+
+
+# Zoom steps of ctrl+wheel at the canvas's centre (as ZOOM_JS steps), `n` in (< 0: out).
+ZOOM_STEPS_JS = """([g, n]) => { const canvas = g.querySelector('.jp-jaxviz-canvas');
+  const r = canvas.getBoundingClientRect();
+  for (let k = 0; k < Math.abs(n); k++)
+    canvas.dispatchEvent(new WheelEvent('wheel', {clientX: r.left + r.width / 2, clientY: r.top + r.height / 2,
+      deltaY: n > 0 ? -100 : 100, ctrlKey: true, bubbles: true, cancelable: true})); }"""
+
+
+def restore_zoom(g, scale: float) -> None:
+    """Zoom back to `scale` about the point ZOOM_JS zooms about: the view as before it (what
+    the openings measured next find in view)."""
+    now = float(g.evaluate("g => g.dataset.jaxvizScale"))
+    g.evaluate(ZOOM_STEPS_JS, [g.element_handle(), round(math.log(scale / now) / math.log(1.15))])
+    g.page.wait_for_timeout(300)
 
 
 def boxes_in_view(g) -> list[tuple[str, float, float]]:

@@ -1046,16 +1046,19 @@ function routeLocalEdges(
     const b = dst[k];
     if (layer[b] > layer[a]) {
       pts.push(rows.rowEnd[a], rows.rowStart[b]);
-      for (const d of g.chains.get(edgeKey(a, b)) ?? []) {
+      const chain = g.chains.get(edgeKey(a, b)) ?? [];
+      // A dummy's top and bottom, but where the dummies before and after are in line
+      // with it: a bend between two points straight across from it is no bend.
+      for (let i = 0; i < chain.length; i++) {
+        const d = chain[i];
         const c = centre[d];
         const r0 = rows.bendAt[d - n];
-        const r1 = r0 + g.thick[d - n];
-        if (rankdir === 'TB') {
-          pts.push(c, r0);
-          pts.push(c, r1);
-        } else {
-          pts.push(r0, c);
-          pts.push(r1, c);
+        if (i === 0 || centre[chain[i - 1]] !== c) {
+          pts.push(rankdir === 'TB' ? c : r0, rankdir === 'TB' ? r0 : c);
+        }
+        if (i + 1 === chain.length || centre[chain[i + 1]] !== c) {
+          const r1 = r0 + g.thick[d - n];
+          pts.push(rankdir === 'TB' ? c : r1, rankdir === 'TB' ? r1 : c);
         }
       }
     }
