@@ -91,9 +91,9 @@ const NO_ROUTES: LocalRoutes = { start: new Int32Array(1), pts: new Float64Array
  * passes layers through their gaps as any other edge does. */
 interface Lifted {
   hopStart: Int32Array;
-  hopCluster: number[];
+  hopCluster: Int32Buffer;
   /** The hop's local edge: its place in its cluster's `edges` arrays (shared by all). */
-  hopEdge: number[];
+  hopEdge: Int32Buffer;
   /** Ports: the i-th is item `nItems + i`, on the first (3) or last (4) layer. */
   portRank: number[];
 }
@@ -254,10 +254,10 @@ function routeEdges(
   for (let e = 0; e < nEdges; e++) {
     trace.length = 0;
     for (let hop = lifted.hopStart[e]; hop < lifted.hopStart[e + 1]; hop++) {
-      const c = lifted.hopCluster[hop];
+      const c = lifted.hopCluster.data[hop];
       const bx = c === nClusters ? 0 : out.clusterX[c] + origin.x[c];
       const by = c === nClusters ? 0 : out.clusterY[c] + origin.y[c];
-      traceHop(trace, locals[c], lifted.hopEdge[hop], tb ? bx : by, tb ? by : bx, tb);
+      traceHop(trace, locals[c], lifted.hopEdge.data[hop], tb ? bx : by, tb ? by : bx, tb);
     }
     resolveDrops(input, out, e, trace);
     const { across, along, length } = trace;
@@ -729,25 +729,32 @@ function portMaker(locals: Local[], lifted: Lifted, nItems: number): (c: number,
 }
 
 /** Adds the local edge sa → sb to cluster c's, and its hop to `hops`. */
-function linkLocal(edges: EdgeSet, c: number, sa: number, sb: number, hops: number[]): void {
-  hops.push(c, edges.add(c, sa, sb));
+function linkLocal(edges: EdgeSet, c: number, sa: number, sb: number, hops: Int32Buffer): void {
+  hops.push(c);
+  hops.push(edges.add(c, sa, sb));
 }
 
 /** Appends edge e's hops to `lifted`: those out to the common cluster (`out`, in order),
  * then those in to its target (`into`, gathered from the target outwards). */
-function appendHops(lifted: Lifted, e: number, out: number[], into: number[]): void {
-  for (let k = into.length - 2; k >= 0; k -= 2) {
-    out.push(into[k], into[k + 1]);
-  }
+function appendHops(lifted: Lifted, e: number, out: Int32Buffer, into: Int32Buffer): void {
   for (let k = 0; k < out.length; k += 2) {
-    lifted.hopCluster.push(out[k]);
-    lifted.hopEdge.push(out[k + 1]);
+    lifted.hopCluster.push(out.data[k]);
+    lifted.hopEdge.push(out.data[k + 1]);
+  }
+  for (let k = into.length - 2; k >= 0; k -= 2) {
+    lifted.hopCluster.push(into.data[k]);
+    lifted.hopEdge.push(into.data[k + 1]);
   }
   lifted.hopStart[e + 1] = lifted.hopCluster.length;
 }
 
 function noHops(nEdges: number): Lifted {
-  return { hopStart: new Int32Array(nEdges + 1), hopCluster: [], hopEdge: [], portRank: [] };
+  return {
+    hopStart: new Int32Array(nEdges + 1),
+    hopCluster: new Int32Buffer(),
+    hopEdge: new Int32Buffer(),
+    portRank: []
+  };
 }
 
 /** Each edge counts in the cluster holding both ends, between the children holding them. */
@@ -765,7 +772,7 @@ function liftEdges(
   const port = portMaker(locals, lifted, input.itemW.length);
   const edges = new EdgeSet();
   // Hops out from the source and in from the target, reused edge to edge.
-  const [out, into]: number[][] = [[], []];
+  const [out, into] = [new Int32Buffer(), new Int32Buffer()];
   for (let e = 0; e < input.edgeSrc.length; e++) {
     const a = input.edgeSrc[e];
     const b = input.edgeDst[e];
@@ -798,7 +805,7 @@ function liftEdges(
   }
   const placeOf = edges.deal(locals);
   for (let h = 0; h < lifted.hopEdge.length; h++) {
-    lifted.hopEdge[h] = placeOf[lifted.hopEdge[h]];
+    lifted.hopEdge.data[h] = placeOf[lifted.hopEdge.data[h]];
   }
   return lifted;
 }
