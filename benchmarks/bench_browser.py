@@ -12,7 +12,9 @@ every group open (``%%jaxpr --expand all --no-run``) at L = 10, 39 and 78 blocks
     layer buys;
 and the time from click to paint of opening a group in place, in a small program's first
 view (Graphviz, spliced in place) and in the 10k view (the layered layout again, on the
-click or ahead of it while the user looks), by how the view came to be. Figures, not
+click or ahead of it while the user looks), by how the view came to be: to the frame that
+shows the new state, and to the frame after it (by then the canvas has drawn the layer it
+keeps for panning). Figures, not
 assertions: one run, best
 of several where a step repeats; each line ends with the machine's load average (1 min).
 
@@ -22,6 +24,7 @@ Usage: .venv/bin/python benchmarks/bench_browser.py [--blocks 10 39 78]
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import sys
@@ -45,22 +48,26 @@ SMALL = "%%jaxpr --no-run\n_ = models.train_step(p2, toks)"
 
 # Milliseconds from a click (on the element at a page point, or on a button) until the view
 # shows a new state, painted: the state changes (its open groups, layout time or how it was
-# arranged), the view is not busy, then a frame is drawn after it. Measured in the page.
+# arranged) and the view is not busy, seen at a frame (the frame that draws it), and that
+# frame is out (a task after it); then until the frame after that is out (what the page does just after the first paint, such as drawing the
+# canvas's kept layer for panning, done by then). Both, [first, next]; [-1, -1] when the
+# click changed nothing. Measured in the page.
 CLICK_TO_PAINT_JS = """([g, where]) => new Promise(resolve => {
   const state = () => g.dataset.jaxvizExpanded + '|' + g.dataset.jaxvizLayoutMs + '|' + g.dataset.jaxvizArranged
     + '|' + g.querySelector('.jp-jaxviz-status').textContent;
   const before = state();
   const target = typeof where === 'string' ? g.querySelector(where) : document.elementFromPoint(where[0], where[1]);
   const t0 = performance.now();
-  setTimeout(() => resolve(-1), 30000);  // nothing changed: the click hit nothing
+  setTimeout(() => resolve([-1, -1]), 30000);  // nothing changed: the click hit nothing
   if (typeof where === 'string') target.click();
   else target.dispatchEvent(new MouseEvent('click', {clientX: where[0], clientY: where[1], bubbles: true, button: 0}));
   const check = () => {
     if (state() !== before && !g.classList.contains('jp-jaxviz-busy'))
-      requestAnimationFrame(() => setTimeout(() => resolve(performance.now() - t0), 0));
+      setTimeout(() => { const first = performance.now() - t0;
+        requestAnimationFrame(() => setTimeout(() => resolve([first, performance.now() - t0]), 0)); }, 0);
     else requestAnimationFrame(check);
   };
-  check();
+  requestAnimationFrame(check);  // in frames only: the view draws in the frame that shows the change
 })"""
 
 # Frames while the page pans the view: drag events at 60 per second for `ms`.
@@ -130,15 +137,22 @@ def settle(g) -> None:
 
 def fresh_layout_ms(g) -> tuple[float, float]:
     """Ask for the same view afresh (Tidy layout): ms from the click to the paint, and the
-    renderer's CPU ms meanwhile."""
+    renderer's CPU ms meanwhile (to the frame after it)."""
     cpu0 = renderer_cpu_ms(g.page)
-    took = g.page.evaluate(CLICK_TO_PAINT_JS, [g.element_handle(), "button.jp-jaxviz-tidy"])
+    took, _ = g.page.evaluate(CLICK_TO_PAINT_JS, [g.element_handle(), "button.jp-jaxviz-tidy"])
     return took, renderer_cpu_ms(g.page) - cpu0
+
+
+def click_to_paints_ms(g, x: float, y: float) -> tuple[float, float]:
+    """ms from a click at (x, y) to the first paint of the new state, and to the frame after
+    it (-1: the click changed nothing)."""
+    first, after = g.page.evaluate(CLICK_TO_PAINT_JS, [g.element_handle(), [x, y]])
+    return first, after
 
 
 def click_to_paint_ms(g, x: float, y: float) -> float:
     """ms from a click at (x, y) to the first paint of the new state."""
-    return g.page.evaluate(CLICK_TO_PAINT_JS, [g.element_handle(), [x, y]])
+    return click_to_paints_ms(g, x, y)[0]
 
 
 def renderer_cpu_ms(page) -> float:
@@ -171,7 +185,9 @@ def bench_size(page, cell: int, blocks: int) -> None:
     pan = min(pans, key=lambda p: p["median"])
     draw = g.evaluate("""g => { const s = g.querySelector('canvas.jp-jaxviz-scene');
       return s ? s.jaxvizDrawMs() : -1; }""")
+    scale = float(g.evaluate("g => g.dataset.jaxvizScale"))
     zoom = min((page.evaluate(ZOOM_JS, [g.element_handle(), 2500]) for _ in range(2)), key=lambda p: p["median"])
+    restore_zoom(g, scale)
     g.evaluate(USE_LAYER_JS, False)
     bare = min((page.evaluate(PAN_JS, [g.element_handle(), 2500]) for _ in range(2)), key=lambda p: p["median"])
     g.evaluate(USE_LAYER_JS, True)
@@ -180,6 +196,22 @@ def bench_size(page, cell: int, blocks: int) -> None:
           f"{pan['p90']:5.1f} ms p90 ({1000 / pan['median']:3.0f} fps), canvas draw {draw:5.1f} ms/frame · "
           f"zooming: frame {zoom['median']:5.1f} ms median, {zoom['p90']:5.1f} ms p90 ({1000 / zoom['median']:3.0f} fps)"
           f" · panning, each frame drawn afresh: {bare['median']:5.1f} ms median, {bare['p90']:5.1f} ms p90 {load()}")
+
+
+# Zoom steps of ctrl+wheel at the canvas's centre (as ZOOM_JS steps), `n` in (< 0: out).
+ZOOM_STEPS_JS = """([g, n]) => { const canvas = g.querySelector('.jp-jaxviz-canvas');
+  const r = canvas.getBoundingClientRect();
+  for (let k = 0; k < Math.abs(n); k++)
+    canvas.dispatchEvent(new WheelEvent('wheel', {clientX: r.left + r.width / 2, clientY: r.top + r.height / 2,
+      deltaY: n > 0 ? -100 : 100, ctrlKey: true, bubbles: true, cancelable: true})); }"""
+
+
+def restore_zoom(g, scale: float) -> None:
+    """Zoom back to `scale` about the point ZOOM_JS zooms about: the view as before it (what
+    the openings measured next find in view)."""
+    now = float(g.evaluate("g => g.dataset.jaxvizScale"))
+    g.evaluate(ZOOM_STEPS_JS, [g.element_handle(), round(math.log(scale / now) / math.log(1.15))])
+    g.page.wait_for_timeout(300)
 
 
 def boxes_in_view(g) -> list[tuple[str, float, float]]:
@@ -248,17 +280,21 @@ FRESH_JS = "g => { const s = g.querySelector('canvas.jp-jaxviz-scene');" \
            " return s ? `${s.dataset.fresh} of ${s.dataset.clusters}` : null; }"
 
 
-def open_and_close(g, item: str, look_ms: int = 0) -> tuple[float, float, str, str | None] | None:
+Opening = tuple[float, float, str, str | None, float]
+
+
+def open_and_close(g, item: str, look_ms: int = 0) -> Opening | None:
     """Open the box `item` where it is in view, `look_ms` after the view settled (a user
     looks before clicking: what the view lays out ahead while idle is ready by then): ms
-    from click to paint, the renderer's CPU ms meanwhile, how the view came to be, the
-    clusters laid out afresh. Then close it again (the kept drawing back)."""
+    from click to paint, the renderer's CPU ms meanwhile (to the frame after the paint),
+    how the view came to be, the clusters laid out afresh, ms from click to the frame after
+    the paint. Then close it again (the kept drawing back)."""
     g.page.wait_for_timeout(look_ms)
     where = {i: (x, y) for i, x, y in boxes_in_view(g)}.get(item)
     if where is None:
         return None
     cpu0 = renderer_cpu_ms(g.page)
-    took = click_to_paint_ms(g, *where)
+    took, after = click_to_paints_ms(g, *where)
     cpu = renderer_cpu_ms(g.page) - cpu0
     if took < 0:
         print(f"  (a click on {item} changed nothing)")
@@ -268,7 +304,7 @@ def open_and_close(g, item: str, look_ms: int = 0) -> tuple[float, float, str, s
     settle(g)
     click_to_paint_ms(g, *label_of(g, item))
     settle(g)
-    return took, cpu, how, fresh
+    return took, cpu, how, fresh, after
 
 
 def report_openings(what: str, runs: list) -> None:
@@ -278,11 +314,12 @@ def report_openings(what: str, runs: list) -> None:
     if not runs:
         print(f"open in place, {what}: no box in view")
         return
-    fresh = [f for *_, f in runs if f]
-    by_how = {h: [(t, c) for t, c, how, _ in runs if how == h] for h in sorted({r[2] for r in runs})}
+    fresh = [r[3] for r in runs if r[3]]
+    by_how = {h: [r for r in runs if r[2] == h] for h in sorted({r[2] for r in runs})}
     figures = "; ".join(
-        f"{how}: {min(t for t, _ in tc):4.0f} ms best of {len(tc)} (median {statistics.median(t for t, _ in tc):.0f} ms;"
-        f" renderer CPU {min(c for _, c in tc):4.0f} ms best)" for how, tc in by_how.items())
+        f"{how}: {min(r[0] for r in rs):4.0f} ms best of {len(rs)} (median {statistics.median(r[0] for r in rs):.0f} ms;"
+        f" renderer CPU {min(r[1] for r in rs):4.0f} ms best; the frame after: {min(r[4] for r in rs):4.0f} ms best)"
+        for how, rs in by_how.items())
     print(f"open in place, {what}: click to paint, {figures}"
           + (f"; clusters laid out afresh: {', '.join(map(str, fresh))}" if fresh else "") + f" {load()}")
 

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
 import { chainClusterAttrs, viewToDot } from '../src/graph/dot';
-import { LayeredInput, layered } from '../src/graph/layered';
+import { LayeredInput, LayeredOutput, forgetLayouts, layered } from '../src/graph/layered';
 import { sceneOf } from '../src/graph/scene';
 import { GraphIndex, buildView, clusterOf } from '../src/graph/visible';
 import { repeatGraph, smallGraph } from './fixtures';
@@ -115,5 +115,32 @@ describe('opening a group lays out that group and those holding it, nothing else
       assert.ok(out.fresh <= holders.size + 1, `g${gid}: ${out.fresh} laid out, ${holders.size} hold it`);
       assert.ok(out.fresh >= 1, `g${gid}: the root is laid out again`);
     }
+  });
+});
+
+describe('a layout taken from before is the layout made afresh', () => {
+  const opened = (index: GraphIndex, before: Set<number>) =>
+    sceneOf(buildView(index, before), 'TB')
+      .items.filter(id => id[0] === 'g')
+      .map(id => index.expand(before, Number(id.slice(1))));
+  const fresh = (out: LayeredOutput) => ({ ...out, fresh: 0 });
+
+  it('on opening any box at any depth, the clusters holding it placed again from their kept structure', () => {
+    const graph = repeatGraph();
+    const index = new GraphIndex(graph);
+    let openings = 0;
+    for (const depth of [1, 2, 3]) {
+      const before = index.expandToDepth(depth);
+      for (const expanded of opened(index, before)) {
+        forgetLayouts();
+        layered(sceneOf(buildView(index, before), 'TB').layout);
+        const input = sceneOf(buildView(index, expanded), 'TB').layout;
+        const kept = layered(input);
+        forgetLayouts();
+        assert.deepEqual(fresh(kept), fresh(layered(input)), `opening to ${[...expanded]}`);
+        openings++;
+      }
+    }
+    assert.ok(openings >= 3, `${openings} openings`);
   });
 });

@@ -66,28 +66,40 @@ type Member = number;
 interface Local {
   members: Member[];
   /** Local edges, as member positions (deduplicated). */
-  edges: Map<number, Set<number>>;
-  /** Bends of the local edges that pass layers (key `a * members + b`): local points. */
-  routes: Map<number, number[]>;
+  edges: LocalEdges;
+  /** Where the local edges pass layers, and the ports cross theirs: local points. */
+  routes: LocalRoutes;
 }
 
+/** A cluster's local points: local edge j's (by its place among the cluster's edges), those
+ * of `pts` from `start[j]` to `start[j + 1]`: where it drops out of its source's layer and
+ * into its target's (along), then its bends (x, y each); none for an edge that does not go
+ * down the layers. Port v's, `ports[4v] .. ports[4v + 4]` (x, y where it enters its layer
+ * and where it leaves), NaN for members that are no port. */
+interface LocalRoutes {
+  start: Int32Array;
+  pts: Float64Array;
+  ports: Float64Array;
+}
+
+const NO_ROUTES: LocalRoutes = { start: new Int32Array(1), pts: new Float64Array(0), ports: new Float64Array(0) };
+
 /** The local edges that carry each edge, from its source's cluster out to the one that
- * holds both ends and in to its target's: edge e's are `hopCluster[h]`, `hopKey[h]` for
+ * holds both ends and in to its target's: edge e's are `hopCluster[h]`, `hopEdge[h]` for
  * h in `hopStart[e] .. hopStart[e + 1]`. An edge leaves a cluster through a port on its
  * last layer and enters one through a port on its first, so that inside a cluster it
  * passes layers through their gaps as any other edge does. */
 interface Lifted {
   hopStart: Int32Array;
-  hopCluster: number[];
-  hopKey: number[];
+  hopCluster: Int32Buffer;
+  /** The hop's local edge: its place in its cluster's `edges` arrays (shared by all). */
+  hopEdge: Int32Buffer;
   /** Ports: the i-th is item `nItems + i`, on the first (3) or last (4) layer. */
   portRank: number[];
 }
 
 /** A local edge's key: its ends' member positions. */
 const edgeKey = (a: number, b: number) => a * 1048576 + b;
-/** The key of a port's own points (where it crosses its layer). */
-const portKey = (k: number) => -1 - k;
 export const PORT_IN = 3;
 export const PORT_OUT = 4;
 
@@ -120,12 +132,9 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
   const rankOf = (m: Member) => (m < 0 ? 0 : m < nItems ? input.itemRank[m] : lifted.portRank[m - nItems]);
   for (const c of order) {
     const local = locals[c];
-    const ranks = local.members.map(rankOf);
-    const widths = local.members.map(m => w[key(m)]);
-    const heights = local.members.map(m => h[key(m)]);
-    const leads = local.members.map(m => lead[key(m)]);
+    const { ranks, ...sizes } = memberScratch.of(local.members, key, rankOf, { w, h, lead });
     const misses = placedMisses;
-    const placed = placeCached(local, ranks, { widths, heights, leads }, input.rankdir);
+    const placed = placeCached(local, ranks, sizes, input.rankdir);
     fresh += placedMisses - misses;
     local.members.forEach((m, k) => {
       lx[key(m)] = placed.x[k];
@@ -167,8 +176,8 @@ function membersOf(
   const nClusters = input.clusterParent.length;
   const locals: Local[] = Array.from({ length: nClusters + 1 }, () => ({
     members: [],
-    edges: new Map(),
-    routes: new Map()
+    edges: NO_EDGES,
+    routes: NO_ROUTES
   }));
   const slot = new Int32Array(nItems);
   const clusterSlot = new Int32Array(nClusters);
@@ -245,10 +254,10 @@ function routeEdges(
   for (let e = 0; e < nEdges; e++) {
     trace.length = 0;
     for (let hop = lifted.hopStart[e]; hop < lifted.hopStart[e + 1]; hop++) {
-      const c = lifted.hopCluster[hop];
+      const c = lifted.hopCluster.data[hop];
       const bx = c === nClusters ? 0 : out.clusterX[c] + origin.x[c];
       const by = c === nClusters ? 0 : out.clusterY[c] + origin.y[c];
-      traceHop(trace, locals[c].routes, lifted.hopKey[hop], tb ? bx : by, tb ? by : bx, tb);
+      traceHop(trace, locals[c], lifted.hopEdge.data[hop], tb ? bx : by, tb ? by : bx, tb);
     }
     resolveDrops(input, out, e, trace);
     const { across, along, length } = trace;
@@ -294,45 +303,46 @@ class EdgeTrace {
     Object.assign(this, { across, along, kind });
   }
 
-  /** Local points `pts` (from `from` on) of a cluster whose content starts at
-   * (`across`, `along`) on the page. */
-  put(pts: number[] | undefined, from: number, across: number, along: number, tb: boolean): void {
-    if (!pts) {
-      return;
-    }
-    for (let k = from; k < pts.length; k += 2) {
+  /** Local points `pts[from .. to]` of a cluster whose content starts at (`across`,
+   * `along`) on the page. */
+  put(pts: Float64Array, from: number, to: number, across: number, along: number, tb: boolean): void {
+    for (let k = from; k < to; k += 2) {
       this.push(across + (tb ? pts[k] : pts[k + 1]), along + (tb ? pts[k + 1] : pts[k]), 0);
     }
   }
 }
 
-/** Appends to `trace` the points of the local edge `key` of a cluster whose content starts
- * at (`across`, `along`) on the page: the port it leaves through, its bends between the
- * drop out of its source's layer and into its target's, the port it enters through. */
-function traceHop(
-  trace: EdgeTrace,
-  routes: Map<number, number[]>,
-  key: number,
-  across: number,
-  along: number,
-  tb: boolean
-): void {
-  const a = Math.floor(key / 1048576);
-  const route = routes.get(key);
-  trace.put(routes.get(portKey(a)), 0, across, along, tb);
-  if (route) {
-    trace.push(NaN, along + route[0], 1);
-    trace.put(route, 2, across, along, tb);
-    trace.push(NaN, along + route[1], 2);
+/** Appends to `trace` the points of the local edge `i` (its place in the shared `edges`
+ * arrays) of a cluster whose content starts at (`across`, `along`) on the page: the port
+ * it leaves through, its bends between the drop out of its source's layer and into its
+ * target's, the port it enters through. */
+function traceHop(trace: EdgeTrace, local: Local, i: number, across: number, along: number, tb: boolean): void {
+  const { start, pts, ports } = local.routes;
+  const j = i - local.edges.from;
+  const a = 4 * local.edges.src[i];
+  const b = 4 * local.edges.dst[i];
+  if (!isNaN(ports[a])) {
+    trace.put(ports, a, a + 4, across, along, tb);
   }
-  trace.put(routes.get(portKey(key - a * 1048576)), 0, across, along, tb);
+  if (start[j + 1] > start[j]) {
+    trace.push(NaN, along + pts[start[j]], 1);
+    trace.put(pts, start[j] + 2, start[j + 1], across, along, tb);
+    trace.push(NaN, along + pts[start[j] + 1], 2);
+  }
+  if (!isNaN(ports[b])) {
+    trace.put(ports, b, b + 4, across, along, tb);
+  }
 }
 
 /** Numbers appended to a typed array that grows (a million points, without a JS array's
  * garbage). */
 class PointBuffer {
-  private data = new Float64Array(1 << 16);
+  private data: Float64Array;
   length = 0;
+
+  constructor(capacity = 1 << 16) {
+    this.data = new Float64Array(Math.max(2, capacity));
+  }
 
   push(x: number, y: number): void {
     if (this.length + 2 > this.data.length) {
@@ -382,56 +392,127 @@ interface Placed {
   size: { w: number; h: number };
   /** Across, the centre of the first member of its structure (not of what passes by). */
   anchor: number;
-  routes: Map<number, number[]>;
+  routes: LocalRoutes;
 }
 
 /** Members' sizes, and where their structure starts across, from their centre. */
 interface Sizes {
-  widths: number[];
-  heights: number[];
-  leads: number[];
+  widths: Float64Array;
+  heights: Float64Array;
+  leads: Float64Array;
+}
+
+type MemberData = Sizes & { ranks: Float64Array };
+
+/** Members' forced ranks (0 free, 1 first, 2 last, PORT_IN, PORT_OUT). */
+type Ranks = ArrayLike<number>;
+
+/** Where each cluster's members' ranks and sizes are gathered: the same arrays, grown as
+ * needed, for every cluster (the layout of a cluster keeps none of them). */
+class MemberScratch {
+  private data = [0, 1, 2, 3].map(() => new Float64Array(256));
+
+  /** The ranks, sizes and leads of `members` (each member's sizes and lead at `key(m)`). */
+  of(
+    members: Member[],
+    key: (m: Member) => number,
+    rankOf: (m: Member) => number,
+    all: { w: Float64Array; h: Float64Array; lead: Float64Array }
+  ): MemberData {
+    const n = members.length;
+    if (this.data[0].length < n) {
+      this.data = this.data.map(() => new Float64Array(2 * n));
+    }
+    const [ranks, widths, heights, leads] = this.data;
+    for (let k = 0; k < n; k++) {
+      const at = key(members[k]);
+      ranks[k] = rankOf(members[k]);
+      widths[k] = all.w[at];
+      heights[k] = all.h[at];
+      leads[k] = all.lead[at];
+    }
+    const view = (a: Float64Array) => a.subarray(0, n);
+    return { ranks: view(ranks), widths: view(widths), heights: view(heights), leads: view(leads) };
+  }
+}
+const memberScratch = new MemberScratch();
+
+/** What was worked out before, by all that it depends on as a signature (`signatureOf`):
+ * found by a hash of the signature, then checked against it word for word. */
+class KeptBySignature<T> {
+  private readonly entries = new Map<number, { signature: Int32Array; value: T }[]>();
+  private kept = 0;
+
+  constructor(private readonly capacity: number) {}
+
+  get(signature: Int32Array, hash: number): T | undefined {
+    return this.entries.get(hash)?.find(entry => sameWords(entry.signature, signature))?.value;
+  }
+
+  put(signature: Int32Array, hash: number, value: T): void {
+    if (this.kept >= this.capacity) {
+      this.clear();
+    }
+    const bucket = this.entries.get(hash) ?? [];
+    bucket.push({ signature: signature.slice(), value });
+    this.entries.set(hash, bucket);
+    this.kept++;
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.kept = 0;
+  }
 }
 
 /** Layouts of clusters already laid out, by all that their layout depends on (members'
  * sizes and forced ranks, local edges in order, direction): opening a group lays out
- * that group and those holding it, and takes every other cluster's layout from here.
- * Found by a hash of that signature, then checked against it word for word. */
-const placedBefore = new Map<number, { signature: Int32Array; placed: Placed }[]>();
-const PLACED_KEPT = 50000;
-let placedKept = 0;
+ * that group and those holding it, and takes every other cluster's layout from here. */
+const placedBefore = new KeptBySignature<Placed>(50000);
+/** The structures of clusters laid out before, by their members' forced ranks and local
+ * edges: a cluster that holds the opened group keeps its structure (its members' sizes
+ * change, not its edges), so only its positions are worked out again. */
+const structuresBefore = new KeptBySignature<Structure>(2000);
 let placedMisses = 0;
+
+/** Forget the clusters laid out before: the next layout works each one out afresh (what a
+ * layout taken from before must equal). */
+export function forgetLayouts(): void {
+  placedBefore.clear();
+  structuresBefore.clear();
+}
 
 /** Where signatures are written (grown as needed): one array for every cluster, not one each. */
 let scratch = new Float64Array(1024);
 
 /** All that a cluster's layout depends on, as numbers: the direction, the members'
- * forced ranks, sizes and leads, the local edges in order; as 32-bit words (a view of
+ * forced ranks, sizes and leads, the local edges in order (with `sizes` null: all that
+ * its structure depends on, the forced ranks and the edges); as 32-bit words (a view of
  * `scratch`, valid until the next call). */
-function signatureOf(local: Local, ranks: number[], sizes: Sizes, rankdir: 'TB' | 'LR'): Int32Array {
+function signatureOf(local: Local, ranks: Ranks, sizes: Sizes | null, rankdir: 'TB' | 'LR'): Int32Array {
   const n = ranks.length;
-  let length = 2 + 4 * n;
-  for (const outs of local.edges.values()) {
-    length += 2 + outs.size;
-  }
+  const stride = sizes ? 4 : 1;
+  const { src, dst, from, to } = local.edges;
+  const length = 3 + stride * n + 2 * (to - from);
   if (scratch.length < length) {
     scratch = new Float64Array(2 * length);
   }
   const numbers = scratch;
-  numbers[0] = rankdir === 'TB' ? 1 : 2;
+  numbers[0] = sizes ? (rankdir === 'TB' ? 1 : 2) : 0;
   numbers[1] = n;
   for (let k = 0; k < n; k++) {
-    numbers[2 + 4 * k] = ranks[k];
-    numbers[3 + 4 * k] = sizes.widths[k];
-    numbers[4 + 4 * k] = sizes.heights[k];
-    numbers[5 + 4 * k] = sizes.leads[k];
-  }
-  let at = 2 + 4 * n;
-  for (const [a, outs] of local.edges) {
-    numbers[at++] = a;
-    numbers[at++] = outs.size;
-    for (const b of outs) {
-      numbers[at++] = b;
+    numbers[2 + stride * k] = ranks[k];
+    if (sizes) {
+      numbers[3 + 4 * k] = sizes.widths[k];
+      numbers[4 + 4 * k] = sizes.heights[k];
+      numbers[5 + 4 * k] = sizes.leads[k];
     }
+  }
+  let at = 2 + stride * n;
+  numbers[at++] = to - from;
+  for (let k = from; k < to; k++) {
+    numbers[at++] = src[k];
+    numbers[at++] = dst[k];
   }
   return new Int32Array(numbers.buffer, 0, 2 * length);
 }
@@ -457,38 +538,174 @@ function sameWords(a: Int32Array, b: Int32Array): boolean {
   return true;
 }
 
-function placeCached(local: Local, ranks: number[], sizes: Sizes, rankdir: 'TB' | 'LR'): Placed {
+/** The structure of a cluster's layout, as worked out before where it was. */
+function structureCached(local: Local, ranks: Ranks): Structure {
+  const signature = signatureOf(local, ranks, null, 'TB');
+  const hash = hashOf(signature);
+  let found = structuresBefore.get(signature, hash);
+  if (!found) {
+    found = structureOf(local, ranks);
+    structuresBefore.put(signature, hash, found);
+  }
+  return found;
+}
+
+function placeCached(local: Local, ranks: Ranks, sizes: Sizes, rankdir: 'TB' | 'LR'): Placed {
   const signature = signatureOf(local, ranks, sizes, rankdir);
   const hash = hashOf(signature);
-  const found = placedBefore.get(hash)?.find(entry => sameWords(entry.signature, signature));
+  const found = placedBefore.get(signature, hash);
   if (found) {
-    return found.placed;
+    return found;
   }
   placedMisses++;
+  const saved = signature.slice();
   const n = local.members.length;
   const placed: Placed = {
     x: new Float64Array(n),
     y: new Float64Array(n),
     size: { w: 0, h: 0 },
     anchor: 0,
-    routes: new Map()
+    routes: NO_ROUTES
   };
-  local.routes = placed.routes;
-  const { w, h, anchor } = placeLocal(local, ranks, sizes, rankdir, (k, x, y) => {
+  const structure = structureCached(local, ranks);
+  const { w, h, anchor } = placeLocal(local, structure, ranks, sizes, rankdir, (k, x, y) => {
     placed.x[k] = x;
     placed.y[k] = y;
   });
   placed.size = { w, h };
   placed.anchor = anchor;
-  if (placedKept >= PLACED_KEPT) {
-    placedBefore.clear();
-    placedKept = 0;
-  }
-  const bucket = placedBefore.get(hash) ?? [];
-  bucket.push({ signature: signature.slice(), placed });
-  placedBefore.set(hash, bucket);
-  placedKept++;
+  placed.routes = local.routes;
+  placedBefore.put(saved, hash, placed);
   return placed;
+}
+
+/** A cluster's local edges: member positions `src[k] → dst[k]` for k in `from .. to`
+ * (arrays shared by all clusters), each once, in the order first met. */
+interface LocalEdges {
+  src: Int32Array;
+  dst: Int32Array;
+  from: number;
+  to: number;
+}
+
+const NO_EDGES: LocalEdges = { src: new Int32Array(0), dst: new Int32Array(0), from: 0, to: 0 };
+
+/** A cluster's local edges by source, the sources in the order first met, each one's
+ * targets in the order met. */
+function bySource(edges: LocalEdges, n: number): { src: Int32Array; dst: Int32Array } {
+  const { from, to } = edges;
+  const firstMet = new Int32Array(n).fill(-1);
+  const count = new Int32Array(n + 1);
+  let sources = 0;
+  for (let k = from; k < to; k++) {
+    const a = edges.src[k];
+    if (firstMet[a] < 0) {
+      firstMet[a] = sources++;
+    }
+    count[firstMet[a] + 1]++;
+  }
+  for (let r = 0; r < sources; r++) {
+    count[r + 1] += count[r];
+  }
+  const src = new Int32Array(to - from);
+  const dst = new Int32Array(to - from);
+  for (let k = from; k < to; k++) {
+    const at = count[firstMet[edges.src[k]]]++;
+    src[at] = edges.src[k];
+    dst[at] = edges.dst[k];
+  }
+  return { src, dst };
+}
+
+/** Int32 numbers appended to an array that grows. */
+class Int32Buffer {
+  data = new Int32Array(1024);
+  length = 0;
+
+  push(v: number): void {
+    if (this.length === this.data.length) {
+      const bigger = new Int32Array(2 * this.data.length);
+      bigger.set(this.data);
+      this.data = bigger;
+    }
+    this.data[this.length++] = v;
+  }
+}
+
+/** The local edges of all clusters as they are met, each once (cluster, source, target):
+ * a hash set in typed arrays (not a Set per member: tens of thousands of objects a layout),
+ * dealt out to the clusters at the end, each one's in the order met. */
+class EdgeSet {
+  private readonly c = new Int32Buffer();
+  private readonly a = new Int32Buffer();
+  private readonly b = new Int32Buffer();
+  /** Open addressing: an index into the edges, -1 where free. */
+  private table = new Int32Array(4096).fill(-1);
+
+  /** Adds the edge where it is new; its number (in the order met). */
+  add(c: number, a: number, b: number): number {
+    const mask = this.table.length - 1;
+    let h = hashTriple(c, a, b) & mask;
+    for (let k = this.table[h]; k >= 0; k = this.table[h]) {
+      if (this.c.data[k] === c && this.a.data[k] === a && this.b.data[k] === b) {
+        return k;
+      }
+      h = (h + 1) & mask;
+    }
+    const added = this.c.length;
+    this.table[h] = added;
+    this.c.push(c);
+    this.a.push(a);
+    this.b.push(b);
+    if (2 * this.c.length > this.table.length) {
+      this.rehash();
+    }
+    return added;
+  }
+
+  private rehash(): void {
+    this.table = new Int32Array(2 * this.table.length).fill(-1);
+    const mask = this.table.length - 1;
+    for (let k = 0; k < this.c.length; k++) {
+      let h = hashTriple(this.c.data[k], this.a.data[k], this.b.data[k]) & mask;
+      while (this.table[h] >= 0) {
+        h = (h + 1) & mask;
+      }
+      this.table[h] = k;
+    }
+  }
+
+  /** Each cluster's edges (the root's last), grouped by cluster, in the order met; where
+   * each edge (by its number) went. */
+  deal(locals: Local[]): Int32Array {
+    const n = this.c.length;
+    const start = new Int32Array(locals.length + 1);
+    for (let k = 0; k < n; k++) {
+      start[this.c.data[k] + 1]++;
+    }
+    for (let c = 0; c < locals.length; c++) {
+      start[c + 1] += start[c];
+    }
+    const src = new Int32Array(n);
+    const dst = new Int32Array(n);
+    const at = start.slice();
+    const placeOf = new Int32Array(n);
+    for (let k = 0; k < n; k++) {
+      const i = at[this.c.data[k]]++;
+      src[i] = this.a.data[k];
+      dst[i] = this.b.data[k];
+      placeOf[k] = i;
+    }
+    locals.forEach((local, c) => (local.edges = { src, dst, from: start[c], to: start[c + 1] }));
+    return placeOf;
+  }
+}
+
+function hashTriple(c: number, a: number, b: number): number {
+  let h = Math.imul(c ^ 0x9e3779b9, 0x85ebca6b);
+  h = Math.imul(h ^ a ^ (h >>> 15), 0xc2b2ae35);
+  h = Math.imul(h ^ b ^ (h >>> 13), 0x27d4eb2f);
+  return (h ^ (h >>> 16)) >>> 0;
 }
 
 /** `port(c, a, rank)`: the member position in cluster c of its port for edges from item a
@@ -512,27 +729,32 @@ function portMaker(locals: Local[], lifted: Lifted, nItems: number): (c: number,
 }
 
 /** Adds the local edge sa → sb to cluster c's, and its hop to `hops`. */
-function linkLocal(local: Local, c: number, sa: number, sb: number, hops: number[]): void {
-  let out = local.edges.get(sa);
-  if (!out) {
-    out = new Set();
-    local.edges.set(sa, out);
-  }
-  out.add(sb);
-  hops.push(c, edgeKey(sa, sb));
+function linkLocal(edges: EdgeSet, c: number, sa: number, sb: number, hops: Int32Buffer): void {
+  hops.push(c);
+  hops.push(edges.add(c, sa, sb));
 }
 
 /** Appends edge e's hops to `lifted`: those out to the common cluster (`out`, in order),
  * then those in to its target (`into`, gathered from the target outwards). */
-function appendHops(lifted: Lifted, e: number, out: number[], into: number[]): void {
-  for (let k = into.length - 2; k >= 0; k -= 2) {
-    out.push(into[k], into[k + 1]);
-  }
+function appendHops(lifted: Lifted, e: number, out: Int32Buffer, into: Int32Buffer): void {
   for (let k = 0; k < out.length; k += 2) {
-    lifted.hopCluster.push(out[k]);
-    lifted.hopKey.push(out[k + 1]);
+    lifted.hopCluster.push(out.data[k]);
+    lifted.hopEdge.push(out.data[k + 1]);
+  }
+  for (let k = into.length - 2; k >= 0; k -= 2) {
+    lifted.hopCluster.push(into.data[k]);
+    lifted.hopEdge.push(into.data[k + 1]);
   }
   lifted.hopStart[e + 1] = lifted.hopCluster.length;
+}
+
+function noHops(nEdges: number): Lifted {
+  return {
+    hopStart: new Int32Array(nEdges + 1),
+    hopCluster: new Int32Buffer(),
+    hopEdge: new Int32Buffer(),
+    portRank: []
+  };
 }
 
 /** Each edge counts in the cluster holding both ends, between the children holding them. */
@@ -546,15 +768,11 @@ function liftEdges(
   root: number
 ): Lifted {
   const containerOf = (i: number) => (input.itemParent[i] < 0 ? root : input.itemParent[i]);
-  const lifted: Lifted = {
-    hopStart: new Int32Array(input.edgeSrc.length + 1),
-    hopCluster: [],
-    hopKey: [],
-    portRank: []
-  };
+  const lifted = noHops(input.edgeSrc.length);
   const port = portMaker(locals, lifted, input.itemW.length);
+  const edges = new EdgeSet();
   // Hops out from the source and in from the target, reused edge to edge.
-  const [out, into]: number[][] = [[], []];
+  const [out, into] = [new Int32Buffer(), new Int32Buffer()];
   for (let e = 0; e < input.edgeSrc.length; e++) {
     const a = input.edgeSrc[e];
     const b = input.edgeDst[e];
@@ -570,11 +788,11 @@ function liftEdges(
     into.length = 0;
     while (pa !== pb) {
       if (depth[pa] >= depth[pb]) {
-        linkLocal(locals[pa], pa, sa, port(pa, a, PORT_OUT), out);
+        linkLocal(edges, pa, sa, port(pa, a, PORT_OUT), out);
         sa = clusterSlot[pa];
         pa = parentOf(pa);
       } else {
-        linkLocal(locals[pb], pb, port(pb, a, PORT_IN), sb, into);
+        linkLocal(edges, pb, port(pb, a, PORT_IN), sb, into);
         sb = clusterSlot[pb];
         pb = parentOf(pb);
       }
@@ -582,8 +800,12 @@ function liftEdges(
     if (sa === sb) {
       continue;
     }
-    linkLocal(locals[pa], pa, sa, sb, out);
+    linkLocal(edges, pa, sa, sb, out);
     appendHops(lifted, e, out, into);
+  }
+  const placeOf = edges.deal(locals);
+  for (let h = 0; h < lifted.hopEdge.length; h++) {
+    lifted.hopEdge.data[h] = placeOf[lifted.hopEdge.data[h]];
   }
   return lifted;
 }
@@ -591,7 +813,7 @@ function liftEdges(
 /** Layers by longest path from the sources (back edges of a depth-first search ignored),
  * members without inputs pulled down next to their first consumer; forced ranks first and
  * last. */
-export function assignLayers(n: number, succ: number[][], ranks: number[]): Int32Array {
+export function assignLayers(n: number, succ: number[][], ranks: Ranks): Int32Array {
   const topo = topoOrder(n, succ);
   const pos = new Int32Array(n);
   topo.forEach((v, k) => (pos[v] = k));
@@ -620,7 +842,7 @@ export function assignLayers(n: number, succ: number[][], ranks: number[]): Int3
       layer[v] = first - 1;
     }
   }
-  const sources = ranks.some(r => r === 1) ? 1 : 0;
+  const sources = Array.prototype.some.call(ranks, r => r === 1) ? 1 : 0;
   let last = 0;
   for (let v = 0; v < n; v++) {
     if (ranks[v] === 1 || ranks[v] === PORT_IN) {
@@ -630,7 +852,7 @@ export function assignLayers(n: number, succ: number[][], ranks: number[]): Int3
       last = Math.max(last, layer[v]);
     }
   }
-  const sinks = ranks.some(r => r === 2) ? 1 : 0;
+  const sinks = Array.prototype.some.call(ranks, r => r === 2) ? 1 : 0;
   for (let v = 0; v < n; v++) {
     if (ranks[v] === 2 || ranks[v] === PORT_OUT) {
       layer[v] = last + sinks;
@@ -670,34 +892,67 @@ function topoOrder(n: number, succ: number[][]): number[] {
   return post.reverse();
 }
 
-/** Lay out one cluster's members; `put(k, x, y)` receives their top-left corners. */
+/** What a cluster's layout takes from its structure alone (its members' forced ranks and
+ * its local edges, not their sizes): the members' graph with its dummies, what passes by,
+ * the order of each layer. */
+interface Structure {
+  graph: DummyGraph;
+  passing: Uint8Array;
+  layers: number[][];
+}
+
+/** The structure of a cluster's layout: layers, dummies, order. */
+function structureOf(local: Local, ranks: Ranks): Structure {
+  const n = local.members.length;
+  const { succ, pred } = adjacency(n, local.edges);
+  const layer = assignLayers(n, succ, ranks);
+  const graph = withDummies(n, layer, succ, pred);
+  const passing = passingBy(n, ranks, graph.pred, graph.succ);
+  const layers = orderLayers(graph.layer.length, graph.layer, graph.succ, graph.pred, passing);
+  return { graph, passing, layers };
+}
+
+/** Sizes across and along the layers of the members, then of the dummies (thin, no
+ * length along). */
+function extents(n: number, total: number, sizes: Sizes, rankdir: 'TB' | 'LR'): Extents {
+  const across = new Float64Array(total).fill(DUMMY_W);
+  const along = new Float64Array(total);
+  const [a, b] = rankdir === 'TB' ? [sizes.widths, sizes.heights] : [sizes.heights, sizes.widths];
+  for (let v = 0; v < n; v++) {
+    across[v] = a[v];
+    along[v] = b[v];
+  }
+  return { across, along, thick: new Float64Array(total - n) };
+}
+
+/** Lay out one cluster's members, whose structure is `structure`; `put(k, x, y)` receives
+ * their top-left corners. */
 function placeLocal(
   local: Local,
-  ranks: number[],
+  structure: Structure,
+  ranks: Ranks,
   sizes: Sizes,
   rankdir: 'TB' | 'LR',
   put: (k: number, x: number, y: number) => void
 ): { w: number; h: number; anchor: number } {
   const n = local.members.length;
-  const { widths, heights } = sizes;
   if (!n) {
     return { w: 0, h: 0, anchor: 0 };
   }
-  const { succ, pred } = adjacency(n, local.edges);
-  const layer = assignLayers(n, succ, ranks);
-  const g = withDummies(n, layer, succ, pred, rankdir === 'TB' ? widths : heights, rankdir === 'TB' ? heights : widths);
-  const passing = passingBy(n, ranks, g.pred, g.succ);
-  const layers = orderLayers(g.across.length, g.layer, g.succ, g.pred, passing);
+  const { graph, passing, layers } = structure;
+  const g = { ...graph, ...extents(n, graph.layer.length, sizes, rankdir) };
   const lead = (v: number) => (v < n ? sizes.leads[v] : 0);
   const centre = crossPositions(layers, g, v => v >= n || ranks[v] >= PORT_IN, passing, lead);
   const first = layers.find(row => row.length && !passing[row[0]])?.[0];
+  const ports = new Float64Array(4 * n).fill(NaN);
   const rows = placeRows(layers, g, centre, n, (v, a, r, thick) => {
     if (ranks[v] >= PORT_IN) {
       // A port: where its edges cross its layer, straight through.
-      local.routes.set(
-        portKey(v),
-        rankdir === 'TB' ? [centre[v], r, centre[v], r + thick] : [r, centre[v], r + thick, centre[v]]
-      );
+      const tb = rankdir === 'TB';
+      ports[4 * v] = tb ? centre[v] : r;
+      ports[4 * v + 1] = tb ? r : centre[v];
+      ports[4 * v + 2] = tb ? centre[v] : r + thick;
+      ports[4 * v + 3] = tb ? r + thick : centre[v];
     }
     if (rankdir === 'TB') {
       put(v, a, r);
@@ -705,22 +960,22 @@ function placeLocal(
       put(v, r, a);
     }
   });
-  routeLocalEdges(local, layer, g, centre, rows, n, rankdir);
+  local.routes = { ...routeLocalEdges(local, graph.layer, g, centre, rows, n, rankdir), ports };
   const { offset, extent } = rows;
   const length = Math.max(0, offset - RANK_GAP);
   const anchor = first === undefined ? extent / 2 : centre[first] + lead(first);
   return rankdir === 'TB' ? { w: extent, h: length, anchor } : { w: length, h: extent, anchor };
 }
 
-/** Each member's inputs and outputs, from a cluster's local edges. */
-function adjacency(n: number, edges: Map<number, Set<number>>): { succ: number[][]; pred: number[][] } {
+/** Each member's inputs and outputs, from a cluster's local edges (by source: each one's
+ * inputs in the order their sources were first met). */
+function adjacency(n: number, edges: LocalEdges): { succ: number[][]; pred: number[][] } {
   const succ: number[][] = Array.from({ length: n }, () => []);
   const pred: number[][] = Array.from({ length: n }, () => []);
-  for (const [a, outs] of edges) {
-    for (const b of outs) {
-      succ[a].push(b);
-      pred[b].push(a);
-    }
+  const { src, dst } = bySource(edges, n);
+  for (let k = 0; k < src.length; k++) {
+    succ[src[k]].push(dst[k]);
+    pred[dst[k]].push(src[k]);
   }
   return { succ, pred };
 }
@@ -729,7 +984,7 @@ function adjacency(n: number, edges: Map<number, Set<number>>): { succ: number[]
  * last; `extent` across; where each member's layer starts and ends, each dummy's layer
  * starts (`bendAt`, by dummy; its thickness into `g.thick`). */
 interface Rows {
-  bendAt: number[];
+  bendAt: Float64Array;
   rowStart: Float64Array;
   rowEnd: Float64Array;
   offset: number;
@@ -740,13 +995,13 @@ interface Rows {
  * (and its layer's thickness). */
 function placeRows(
   layers: number[][],
-  g: { across: number[]; along: number[]; thick: number[] },
+  g: Extents,
   centre: Float64Array,
   n: number,
   put: (v: number, a: number, r: number, thick: number) => void
 ): Rows {
   const rows: Rows = {
-    bendAt: new Array(g.across.length - n),
+    bendAt: new Float64Array(g.across.length - n),
     rowStart: new Float64Array(n),
     rowEnd: new Float64Array(n),
     offset: 0,
@@ -778,54 +1033,52 @@ function placeRows(
 
 /** Each edge down: first (along the layers' axis) to the end of its source's layer, then
  * straight through each layer it passes, in its gap, then in at the start of its target's
- * layer. A member shorter than its layer has nothing under it in the layer. */
+ * layer. A member shorter than its layer has nothing under it in the layer. Their points,
+ * as `LocalRoutes` has them. */
 function routeLocalEdges(
   local: Local,
   layer: Int32Array,
-  g: { thick: number[]; chains: Map<number, number[]> },
+  g: { thick: Float64Array; chains: Map<number, number[]> },
   centre: Float64Array,
   rows: Rows,
   n: number,
   rankdir: 'TB' | 'LR'
-): void {
-  for (const [a, outs] of local.edges) {
-    for (const b of outs) {
-      if (layer[b] <= layer[a]) {
-        continue;
-      }
-      const pts: number[] = [rows.rowEnd[a], rows.rowStart[b]];
-      for (const d of g.chains.get(edgeKey(a, b)) ?? []) {
+): { start: Int32Array; pts: Float64Array } {
+  const { src, dst, from, to } = local.edges;
+  const start = new Int32Array(to - from + 1);
+  // Two numbers an edge, four a dummy: all that is written.
+  const pts = new PointBuffer(2 * (to - from) + 4 * g.thick.length);
+  for (let k = from; k < to; k++) {
+    const a = src[k];
+    const b = dst[k];
+    if (layer[b] > layer[a]) {
+      pts.push(rows.rowEnd[a], rows.rowStart[b]);
+      const chain = g.chains.get(edgeKey(a, b)) ?? [];
+      // A dummy's top and bottom, but where the dummies before and after are in line
+      // with it: a bend between two points straight across from it is no bend.
+      for (let i = 0; i < chain.length; i++) {
+        const d = chain[i];
         const c = centre[d];
         const r0 = rows.bendAt[d - n];
-        const r1 = r0 + g.thick[d - n];
-        if (rankdir === 'TB') {
-          pts.push(c, r0, c, r1);
-        } else {
-          pts.push(r0, c, r1, c);
+        if (i === 0 || centre[chain[i - 1]] !== c) {
+          pts.push(rankdir === 'TB' ? c : r0, rankdir === 'TB' ? r0 : c);
+        }
+        if (i + 1 === chain.length || centre[chain[i + 1]] !== c) {
+          const r1 = r0 + g.thick[d - n];
+          pts.push(rankdir === 'TB' ? c : r1, rankdir === 'TB' ? r1 : c);
         }
       }
-      local.routes.set(edgeKey(a, b), pts);
     }
+    start[k - from + 1] = pts.length;
   }
+  return { start, pts: pts.done() };
 }
 
 /** The members' graph with a dummy member in every layer that an edge passes (after
- * members `n`), the edge split along them: each chain by its edge's key `a * n + b`. */
-function withDummies(
-  n: number,
-  layer: Int32Array,
-  succ: number[][],
-  pred: number[][],
-  across: number[],
-  along: number[]
-): DummyGraph {
-  const grown: Growing = {
-    layer: [...layer],
-    succ: succ.map(list => [...list]),
-    pred: pred.map(list => [...list]),
-    across: [...across],
-    along: [...along]
-  };
+ * members `n`), the edge split along them: each chain by its edge's key `a * n + b`.
+ * (`succ` and `pred` are grown in place.) */
+function withDummies(n: number, layer: Int32Array, succ: number[][], pred: number[][]): DummyGraph {
+  const grown: Growing = { layer: [...layer], succ, pred };
   const chains = new Map<number, number[]>();
   for (let a = 0; a < n; a++) {
     for (let k = 0; k < succ[a].length; k++) {
@@ -835,12 +1088,7 @@ function withDummies(
       }
     }
   }
-  return {
-    ...grown,
-    layer: Int32Array.from(grown.layer),
-    thick: new Array(grown.across.length - n).fill(0),
-    chains
-  };
+  return { ...grown, layer: Int32Array.from(grown.layer), chains };
 }
 
 /** The members' graph as dummies are added to it. */
@@ -848,15 +1096,20 @@ interface Growing {
   layer: number[];
   succ: number[][];
   pred: number[][];
-  across: number[];
-  along: number[];
 }
 
-/** The members' graph with its dummies, and where each dummy's layer is thick. */
+/** The members' graph with its dummies. */
 interface DummyGraph extends Omit<Growing, 'layer'> {
   layer: Int32Array;
-  thick: number[];
   chains: Map<number, number[]>;
+}
+
+/** Members' and dummies' sizes across and along the layers, and (written as the layers
+ * are placed) how thick each dummy's layer is. */
+interface Extents {
+  across: Float64Array;
+  along: Float64Array;
+  thick: Float64Array;
 }
 
 /** Splits the edge a → b (a's k-th output), which passes layers, along a new dummy in each
@@ -867,8 +1120,6 @@ function splitEdge(g: Growing, a: number, k: number, b: number): number[] {
   for (let i = 1; i < g.layer[b] - g.layer[a]; i++) {
     const d = g.layer.length;
     g.layer.push(g.layer[a] + i);
-    g.across.push(DUMMY_W);
-    g.along.push(0);
     g.succ.push([]);
     g.pred.push([prev]);
     if (prev === a) {
@@ -888,7 +1139,7 @@ function splitEdge(g: Growing, a: number, k: number, b: number): number[] {
  * ports where edges enter a cluster) or the last (its outputs, the ports where edges
  * leave), and the dummies of the edges from the first or to the last. Rows of hundreds
  * of them are wider than what they pass: they follow it, never pull or push it sideways. */
-function passingBy(n: number, ranks: number[], pred: number[][], succ: number[][]): Uint8Array {
+function passingBy(n: number, ranks: Ranks, pred: number[][], succ: number[][]): Uint8Array {
   const aside = new Uint8Array(pred.length);
   for (let v = 0; v < n; v++) {
     aside[v] = ranks[v] === 1 || ranks[v] === PORT_IN || ranks[v] === 2 || ranks[v] === PORT_OUT ? 1 : 0;
@@ -953,7 +1204,7 @@ function orderLayers(
  * where the row has any). */
 function crossPositions(
   layers: number[][],
-  g: { across: number[]; pred: number[][]; succ: number[][] },
+  g: { across: Float64Array; pred: number[][]; succ: number[][] },
   thin: (v: number) => boolean,
   passing: Uint8Array,
   lead: (v: number) => number
@@ -988,7 +1239,7 @@ function crossPositions(
 /** What packing a row reads and writes: sizes across, centres so far, which members are
  * placed, which pass by, which are thin (ports, dummies), where structure starts. */
 interface Packing {
-  across: number[];
+  across: Float64Array;
   centre: Float64Array;
   placed: Uint8Array;
   passing: Uint8Array;
@@ -1033,7 +1284,7 @@ function packRow(row: number[], want: (v: number) => number | null, ctx: Packing
 
 /** Moves the structure's left edge to 0: a row of what passes by, wider than what it
  * feeds, is moved to start there rather than widen the cluster to the left. */
-function alignLeft(layers: number[][], centre: Float64Array, across: number[], passing: Uint8Array): void {
+function alignLeft(layers: number[][], centre: Float64Array, across: Float64Array, passing: Uint8Array): void {
   const n = across.length;
   const leftOf = (vs: Iterable<number>) => {
     let min = Infinity;
@@ -1042,8 +1293,15 @@ function alignLeft(layers: number[][], centre: Float64Array, across: number[], p
     }
     return min;
   };
-  const structure = [...centre.keys()].filter(v => !passing[v]);
-  const min = structure.length ? leftOf(structure) : leftOf(centre.keys());
+  let min = Infinity;
+  for (let v = 0; v < n; v++) {
+    if (!passing[v]) {
+      min = Math.min(min, centre[v] - across[v] / 2);
+    }
+  }
+  if (min === Infinity) {
+    min = leftOf(centre.keys());
+  }
   for (const row of layers) {
     const left = leftOf(row);
     if (left < min && row.every(v => passing[v])) {

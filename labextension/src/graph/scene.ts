@@ -86,28 +86,37 @@ function itemSize(l: Look): { w: number; h: number } {
   };
 }
 
-/** Each graph's looks and sizes, by item (`n…`, `g…`) and open group (`c…`): they
- * depend on the graph alone, so a view opened from another reuses them (opening a
- * group in place then costs what it shows anew). */
-const looksOf = new WeakMap<GraphJSON, Map<string, { look: Look; w: number; h: number }>>();
+type Sized = { look: Look; w: number; h: number };
 
-function lookOf(
-  graph: GraphJSON,
-  key: string,
-  make: () => { [key: string]: string }
-): { look: Look; w: number; h: number } {
+/** Each graph's looks and sizes, by node, by group (as a box) and by chain of open groups
+ * (`>`-joined ids): they depend on the graph alone, so a view opened from another reuses
+ * them (opening a group in place then costs what it shows anew). By index where the key
+ * is a number: ten thousand items a view, not ten thousand strings made and hashed. */
+const looksOf = new WeakMap<GraphJSON, { nodes: Sized[]; groups: Sized[]; chains: Map<string, Sized> }>();
+
+function looksOfGraph(graph: GraphJSON): { nodes: Sized[]; groups: Sized[]; chains: Map<string, Sized> } {
   let looks = looksOf.get(graph);
   if (!looks) {
-    looks = new Map();
+    looks = { nodes: [], groups: [], chains: new Map() };
     looksOf.set(graph, looks);
   }
-  let found = looks.get(key);
+  return looks;
+}
+
+function sizedLook(attrs: { [key: string]: string }): Sized {
+  const l = look(attrs, NODE_FONT_PX);
+  return { look: l, ...itemSize(l) };
+}
+
+/** How a chain of open groups is drawn, as a cluster (kept in `kept`). */
+function chainLook(graph: GraphJSON, kept: Map<string, Sized>, chain: number[]): Look {
+  const key = chain.join('>');
+  let found = kept.get(key);
   if (!found) {
-    const l = look(make(), NODE_FONT_PX);
-    found = { look: l, ...itemSize(l) };
-    looks.set(key, found);
+    found = sizedLook(chainClusterAttrs(graph, chain));
+    kept.set(key, found);
   }
-  return found;
+  return found.look;
 }
 
 /** The open groups drawn as clusters, parents first, as the DOT draws them (`dot.ts`):
@@ -181,16 +190,15 @@ export function sceneOf(view: View, rankdir: 'TB' | 'LR'): Scene {
   const root = graph.root ?? 0;
   const { nodes, groups } = visibleItems(view);
   const items: ItemId[] = [...groups.map(groupItem), ...nodes.map(nodeItem)];
+  const looks = looksOfGraph(graph);
   const sized = [
-    ...groups.map(g => lookOf(graph, `g${g}`, () => boxAttrs(graph, g))),
-    ...nodes.map(n => lookOf(graph, `n${n}`, () => nodeAttrs(graph, n, (legend ??= legendOf(graph)))))
+    ...groups.map(g => (looks.groups[g] ??= sizedLook(boxAttrs(graph, g)))),
+    ...nodes.map(n => (looks.nodes[n] ??= sizedLook(nodeAttrs(graph, n, (legend ??= legendOf(graph))))))
   ];
   const itemLooks = sized.map(s => s.look);
   const itemKinds = [...groups.map(g => graph.groups[g].kind), ...nodes.map(n => graph.nodes[n].kind)];
   const { clusters, chains, clusterIndex } = chainClusters(view);
-  const clusterLooks = chains.map(
-    chain => lookOf(graph, `c${chain.join('>')}`, () => chainClusterAttrs(graph, chain)).look
-  );
+  const clusterLooks = chains.map(chain => chainLook(graph, looks.chains, chain));
   const holder = (gid: number | null) => (gid === null || gid === root ? -1 : (clusterIndex.get(gid) ?? -1));
   const n = items.length;
   const layout: LayeredInput = {

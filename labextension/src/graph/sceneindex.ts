@@ -7,7 +7,7 @@
  */
 
 import { LayeredInput, LayeredOutput } from './layered';
-import { GridCells, gridCells } from './spatialgrid';
+import { BoxList, GridCells, gridCells } from './spatialgrid';
 
 /** What drawing a path needs: a 2D canvas context, or `SvgPath`. */
 export interface PathSink {
@@ -49,8 +49,9 @@ export function edgePointsOf(input: LayeredInput, layout: LayeredOutput): EdgePo
     let k = 2 * start[e];
     pts[k++] = tb ? itemX[a] + itemW[a] / 2 : itemX[a] + itemW[a];
     pts[k++] = tb ? itemY[a] + itemH[a] : itemY[a] + itemH[a] / 2;
-    pts.set(layout.routePoints.subarray(2 * route[e], 2 * route[e + 1]), k);
-    k += 2 * (route[e + 1] - route[e]);
+    for (let r = 2 * route[e]; r < 2 * route[e + 1]; r++) {
+      pts[k++] = layout.routePoints[r];
+    }
     pts[k++] = tb ? itemX[b] + itemW[b] / 2 : itemX[b];
     pts[k++] = tb ? itemY[b] : itemY[b] + itemH[b] / 2;
   }
@@ -147,38 +148,42 @@ export function indexBuffers(index: SceneIndex): ArrayBuffer[] {
 function itemCells(input: LayeredInput, layout: LayeredOutput): GridCells {
   const { width, height, itemX, itemY } = layout;
   const n = input.itemW.length;
-  return gridCells(n, width, height, cellFor(width, height, n), add => {
-    for (let k = 0; k < n; k++) {
-      add(k, itemX[k], itemY[k], itemX[k] + input.itemW[k], itemY[k] + input.itemH[k]);
-    }
-  });
+  const boxes = new BoxList(n);
+  for (let k = 0; k < n; k++) {
+    boxes.add(k, itemX[k], itemY[k], itemX[k] + input.itemW[k], itemY[k] + input.itemH[k]);
+  }
+  return gridCells(n, width, height, cellFor(width, height, n), boxes);
 }
 
 /** An open group is found by its outline and its label only: its inside holds its children. */
 function clusterCells(input: LayeredInput, layout: LayeredOutput): GridCells {
   const { width, height } = layout;
   const nClusters = input.clusterParent.length;
-  return gridCells(nClusters, width, height, cellFor(width, height, input.itemW.length), add => {
-    for (let c = 0; c < nClusters; c++) {
-      const [x, y, w, h] = [layout.clusterX[c], layout.clusterY[c], layout.clusterW[c], layout.clusterH[c]];
-      add(c, x, y, x + w, y + 1);
-      add(c, x, y + h - 1, x + w, y + h);
-      add(c, x, y, x + 1, y + h);
-      add(c, x + w - 1, y, x + w, y + h);
-      add(c, x, y, x + Math.min(w, input.labelW[c] + 16), y + input.labelH[c] + 8);
-    }
-  });
+  const boxes = new BoxList(5 * nClusters);
+  for (let c = 0; c < nClusters; c++) {
+    const x = layout.clusterX[c];
+    const y = layout.clusterY[c];
+    const w = layout.clusterW[c];
+    const h = layout.clusterH[c];
+    boxes.add(c, x, y, x + w, y + 1);
+    boxes.add(c, x, y + h - 1, x + w, y + h);
+    boxes.add(c, x, y, x + 1, y + h);
+    boxes.add(c, x + w - 1, y, x + w, y + h);
+    boxes.add(c, x, y, x + Math.min(w, input.labelW[c] + 16), y + input.labelH[c] + 8);
+  }
+  return gridCells(nClusters, width, height, cellFor(width, height, input.itemW.length), boxes);
 }
 
 function runCells(layout: LayeredOutput, pts: Float64Array, runs: Int32Array): GridCells {
   const { width, height } = layout;
   const count = runs.length / 2;
-  return gridCells(count, width, height, cellFor(width, height, count), add => {
-    for (let r = 0; r < count; r++) {
-      const box = pointsBox(pts, runs[2 * r], runs[2 * r + 1]);
-      add(r, box[0], box[1], box[2], box[3]);
-    }
-  });
+  const box = new Float64Array(4);
+  const boxes = new BoxList(count);
+  for (let r = 0; r < count; r++) {
+    pointsBox(pts, runs[2 * r], runs[2 * r + 1], box);
+    boxes.add(r, box[0], box[1], box[2], box[3]);
+  }
+  return gridCells(count, width, height, cellFor(width, height, count), boxes);
 }
 
 /** The edge of each segment of edges whose points start at `start` (by the segment's
@@ -213,8 +218,9 @@ function edgeRuns(start: Int32Array): Int32Array {
   return runs;
 }
 
-/** The box of points `first .. end` (the last segment's end point included). */
-function pointsBox(pts: Float64Array, first: number, end: number): [number, number, number, number] {
+/** The box of points `first .. end` (the last segment's end point included), into `box`:
+ * x0, y0, x1, y1. */
+function pointsBox(pts: Float64Array, first: number, end: number, box: Float64Array): void {
   let x0 = Infinity;
   let y0 = Infinity;
   let x1 = -Infinity;
@@ -225,5 +231,8 @@ function pointsBox(pts: Float64Array, first: number, end: number): [number, numb
     y0 = Math.min(y0, pts[2 * k + 1]);
     y1 = Math.max(y1, pts[2 * k + 1]);
   }
-  return [x0, y0, x1, y1];
+  box[0] = x0;
+  box[1] = y0;
+  box[2] = x1;
+  box[3] = y1;
 }

@@ -23,51 +23,74 @@ export interface GridCells {
   bigBoxes: Float64Array;
 }
 
-/** The cells of a grid over `width` × `height`; `boxes(add)` calls `add(id, x0, y0, x1, y1)`
- * for each box of each of `count` things (the same twice: once to count, once to fill). */
-export function gridCells(
-  count: number,
-  width: number,
-  height: number,
-  cell: number,
-  boxes: (add: (id: number, x0: number, y0: number, x1: number, y1: number) => void) => void
-): GridCells {
+/** Boxes to index: the j-th is thing `id[j]`'s, from (`x0[j]`, `y0[j]`) to (`x1[j]`,
+ * `y1[j]`); a thing may have several. Typed arrays filled in a loop: a box a call, its
+ * coordinates passed as arguments, would box each number (garbage by the million). */
+export class BoxList {
+  readonly id: Int32Array;
+  readonly x0: Float64Array;
+  readonly y0: Float64Array;
+  readonly x1: Float64Array;
+  readonly y1: Float64Array;
+  length = 0;
+
+  constructor(capacity: number) {
+    this.id = new Int32Array(capacity);
+    [this.x0, this.y0, this.x1, this.y1] = [0, 1, 2, 3].map(() => new Float64Array(capacity));
+  }
+
+  add(id: number, x0: number, y0: number, x1: number, y1: number): void {
+    const j = this.length++;
+    this.id[j] = id;
+    this.x0[j] = x0;
+    this.y0[j] = y0;
+    this.x1[j] = x1;
+    this.y1[j] = y1;
+  }
+}
+
+/** The cells of a grid over `width` × `height` of `count` things, by their `boxes`. */
+export function gridCells(count: number, width: number, height: number, cell: number, boxes: BoxList): GridCells {
   const cols = Math.max(1, Math.ceil(width / cell) + 1);
   const rows = Math.max(1, Math.ceil(height / cell) + 1);
   const shape = { cols, rows, cell };
   const sizes = new Int32Array(cols * rows + 1);
-  const bigIds: number[] = [];
-  const bigBoxes: number[] = [];
-  const big = (x0: number, y0: number, x1: number, y1: number) =>
-    (x1 - x0) / cell > BIG_CELLS || (y1 - y0) / cell > BIG_CELLS;
-  boxes((id, x0, y0, x1, y1) => {
-    if (big(x0, y0, x1, y1)) {
-      bigIds.push(id);
-      bigBoxes.push(x0, y0, x1, y1);
+  const { id, x0, y0, x1, y1 } = boxes;
+  // Big boxes are listed, not put in cells.
+  const big = new Uint8Array(boxes.length);
+  let bigCount = 0;
+  // One visitor per pass, not a closure per box.
+  const tally = (c: number) => sizes[c + 1]++;
+  for (let j = 0; j < boxes.length; j++) {
+    if ((x1[j] - x0[j]) / cell > BIG_CELLS || (y1[j] - y0[j]) / cell > BIG_CELLS) {
+      big[j] = 1;
+      bigCount++;
     } else {
-      visitCells(shape, x0, y0, x1, y1, c => sizes[c + 1]++);
+      visitCells(shape, x0[j], y0[j], x1[j], y1[j], tally);
     }
-  });
+  }
   for (let c = 0; c < cols * rows; c++) {
     sizes[c + 1] += sizes[c];
   }
   const start = sizes.slice();
   const ids = new Int32Array(sizes[cols * rows]);
-  boxes((id, x0, y0, x1, y1) => {
-    if (!big(x0, y0, x1, y1)) {
-      visitCells(shape, x0, y0, x1, y1, c => (ids[sizes[c]++] = id));
+  const bigIds = new Int32Array(bigCount);
+  const bigBoxes = new Float64Array(4 * bigCount);
+  let current = 0;
+  const fill = (c: number) => (ids[sizes[c]++] = current);
+  for (let j = 0, b = 0; j < boxes.length; j++) {
+    if (big[j]) {
+      bigIds[b] = id[j];
+      bigBoxes[4 * b] = x0[j];
+      bigBoxes[4 * b + 1] = y0[j];
+      bigBoxes[4 * b + 2] = x1[j];
+      bigBoxes[4 * b++ + 3] = y1[j];
+    } else {
+      current = id[j];
+      visitCells(shape, x0[j], y0[j], x1[j], y1[j], fill);
     }
-  });
-  return {
-    count,
-    cols,
-    rows,
-    cell,
-    start,
-    ids,
-    bigIds: Int32Array.from(bigIds),
-    bigBoxes: Float64Array.from(bigBoxes)
-  };
+  }
+  return { count, cols, rows, cell, start, ids, bigIds, bigBoxes };
 }
 
 /** Calls `visit(c)` for each cell c that the box meets (clamped to the grid). */
