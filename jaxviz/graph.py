@@ -1081,6 +1081,7 @@ class Graph:
         assert self._finished, "call finish() first"
         expanded = self.expansion(expand)
         merged: dict[tuple[Item, Item], dict[str, Aval]] = {}
+        below: dict[tuple[int, int], Item | None] = {}  # memo of _visible: per group, not per edge
         for gid in expanded:
             for (a, b), edge_ids in self._bucket(gid).items():
                 if self._is_leaf(a, expanded) and self._is_leaf(b, expanded):
@@ -1091,7 +1092,7 @@ class Graph:
                     continue
                 for i in edge_ids:
                     e = self.edges[i]
-                    key = (self._visible(e.src, a, expanded), self._visible(e.dst, b, expanded))
+                    key = (self._visible(e.src, a, expanded, below), self._visible(e.dst, b, expanded, below))
                     merged.setdefault(key, {}).setdefault(f"{e.src}:{e.var}", e.aval)
         edges = [VisibleEdge(a, b, list(v.values())) for (a, b), v in merged.items()]
         return View(self, expanded, edges)
@@ -1100,16 +1101,20 @@ class Graph:
     def _is_leaf(item: Item, expanded: frozenset[int]) -> bool:
         return item[0] == "n" or item[1] not in expanded
 
-    def _visible(self, node_id: int, top: Item, expanded: frozenset[int]) -> Item:
-        """The visible item standing for ``node_id`` below the child item ``top``."""
+    def _visible(self, node_id: int, top: Item, expanded: frozenset[int],
+                 below: dict[tuple[int, int], Item | None]) -> Item:
+        """The visible item standing for ``node_id`` below the child item ``top``;
+        ``below`` remembers it per (the node's group, ``top``'s): a closed group, or None
+        for the node itself."""
         if top[0] == "n" or top[1] not in expanded:
             return top
-        chain = self._chain(node_id)  # innermost first
-        idx = chain.index(top[1])
-        for g in reversed(chain[:idx]):  # walk down from just below ``top``
-            if g not in expanded:
-                return ("g", g)
-        return ("n", node_id)
+        key = (self.nodes[node_id].group, top[1])
+        if key not in below:
+            chain = self._chain(node_id)  # innermost first
+            idx = chain.index(top[1])
+            # walk down from just below ``top``
+            below[key] = next((("g", g) for g in reversed(chain[:idx]) if g not in expanded), None)
+        return below[key] or ("n", node_id)
 
     # ----------------------------------------------------------------- export
     def to_json(self, tables: bool = False) -> dict[str, Any]:

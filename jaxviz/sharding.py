@@ -124,7 +124,8 @@ def find_mesh(closed: Any, shardings: Iterable[Any] = ()) -> Any:
     return None
 
 
-_PLAIN_TYPES = frozenset({int, float, bool, str, type(None)})
+# Params of these types hold no mesh and no jaxpr (a tuple in a tuple is not looked into).
+_PLAIN_TYPES = frozenset({int, float, bool, str, type(None), tuple, list})
 
 
 def axis_types_text(mesh: Any) -> dict[str, str]:
