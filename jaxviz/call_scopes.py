@@ -409,6 +409,7 @@ def call_at(code: Any, lasti: int) -> ast.Call | None:
     return tree.body if isinstance(tree.body, ast.Call) else None
 
 
+@functools.lru_cache(maxsize=4096)  # parsing the call's source is most of it; a graph asks per box
 def called_function_text(code: Any, lasti: int) -> str | None:
     """The dotted name of the function the call at byte offset ``lasti`` of ``code``
     calls, as the user wrote it: ``jax.lax.map`` for ``jax.lax.map(step, xs).sum()``,
