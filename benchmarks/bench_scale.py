@@ -1,7 +1,7 @@
 """Scale benchmark: real train steps with thousands of equations stay instant.
 
 Prints, for a plain-JAX transformer train step at L = 2, 12, 48 blocks and a Flax model
-(each stage best of 3, the collector collected then off, as timeit does; make_jaxpr
+(each stage best of 5, the collector collected then off, as timeit does; make_jaxpr
 interleaved with jaxviz so that a shared machine's load hits both):
   - FIRST VIEW: what ``jaxviz.trace`` / ``%%jaxpr`` do before the first view is ready
     (trace, graph model, the first view's items and edges, which the frontend lays out)
@@ -77,7 +77,7 @@ def first_view_seconds(program, expand=None):
     return timed(render)[1]
 
 
-REPEATS = 3
+REPEATS = 5  # best of: a shared machine's load swings a best of 3
 
 
 def trace_and_first_view(step, args):

@@ -185,17 +185,24 @@ def innermost_frame(eqn: Any, is_user_code: Callable[[Any], bool],
 
 
 def _innermost_frame(traceback: Any, is_user_code: Callable[[Any], bool]) -> UserFrame | None:
-    if _RAW_FRAME_TO_FRAME is None:
-        return None
     codes, lastis = traceback.raw_frames()
     for code, lasti in zip(codes, lastis):
         if is_user_code(code):
-            key = (code, lasti)
-            frame = _frame_cache.get(key)
-            if frame is None:
-                frame = _frame_cache[key] = _user_frame(_RAW_FRAME_TO_FRAME(code, lasti))
-            return frame
+            return frame_at(code, lasti)
     return None
+
+
+def frame_at(code: Any, lasti: int) -> UserFrame | None:
+    """The source position (file, function, lines and columns) of the instruction at
+    bytecode offset ``lasti`` of ``code``, as ``code_stack`` lists them (cached per call
+    site); None where JAX cannot say."""
+    if _RAW_FRAME_TO_FRAME is None:
+        return None
+    key = (code, lasti)
+    frame = _frame_cache.get(key)
+    if frame is None:
+        frame = _frame_cache[key] = _user_frame(_RAW_FRAME_TO_FRAME(code, lasti))
+    return frame
 
 
 def traceback_code_stacks(closed: Any) -> list[tuple[Any, ...]]:

@@ -302,23 +302,12 @@ def _factory_of(receiver: ast.expr, frame: Any, line: int, package: str | None) 
     module for an attribute such as ``self.tx``) is ``receiver = blackjax.window_adaptation(...)``,
     a function of ``package``, the library whose code ran."""
     code = frame.f_code
-    tree = _parsed(code.co_filename)
-    if tree is None:
-        return None
-    target = ast.unparse(receiver)
-
-    def assignments(statements: Iterable[ast.AST]) -> list[ast.expr]:
-        return [value for n in statements if isinstance(n, ast.Assign)
-                for t in n.targets for value in _assigned(t, n.value, target)]
-
-    made: list[ast.expr] = []
+    source = "".join(linecache.getlines(code.co_filename))
     if isinstance(receiver, ast.Name) and receiver.id in code.co_varnames + code.co_cellvars + code.co_freevars:
-        # the function's own scope, then the functions around it (a closure's variable)
-        enclosing = sorted((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                            and n.lineno <= line <= (n.end_lineno or n.lineno)), key=lambda n: -n.lineno)
-        made = next(filter(None, (assignments(ast.walk(n)) for n in enclosing)), [])
+        scope = "local"
     else:
-        made = assignments(tree.body if isinstance(receiver, ast.Name) else ast.walk(tree))
+        scope = "module" if isinstance(receiver, ast.Name) else "anywhere"
+    made = _assignments_in(source, ast.unparse(receiver), scope, line if scope == "local" else 0)
     if len(made) != 1 or not isinstance(made[0], ast.Call):
         return None
     factory = _static_value(made[0].func, frame)
@@ -327,6 +316,27 @@ def _factory_of(receiver: ast.expr, frame: Any, line: int, package: str | None) 
     if package is None or installed_package(getattr(getattr(factory, "__code__", None), "co_filename", "")) != package:
         return None
     return f"{package}.{factory.__name__}"
+
+
+@functools.lru_cache(maxsize=256)
+def _assignments_in(source: str, target: str, scope: str, line: int) -> tuple[ast.expr, ...]:
+    """The values assigned to ``target`` in ``source``: in the innermost function around
+    ``line`` that assigns it (``scope`` "local", a closure's variable found in the functions
+    around it), at the module's top level ("module"), or anywhere ("anywhere"). Searched
+    once per file and question: the walk over a module's tree is the cost."""
+    tree = _parse_source(source)
+    if tree is None:
+        return ()
+
+    def assignments(statements: Iterable[ast.AST]) -> list[ast.expr]:
+        return [value for n in statements if isinstance(n, ast.Assign)
+                for t in n.targets for value in _assigned(t, n.value, target)]
+
+    if scope == "local":  # the function's own scope, then the functions around it
+        enclosing = sorted((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                            and n.lineno <= line <= (n.end_lineno or n.lineno)), key=lambda n: -n.lineno)
+        return tuple(next(filter(None, (assignments(ast.walk(n)) for n in enclosing)), []))
+    return tuple(assignments(tree.body if scope == "module" else ast.walk(tree)))
 
 
 def _assigned(left: ast.expr, right: ast.expr, target: str) -> list[ast.expr]:
@@ -338,10 +348,6 @@ def _assigned(left: ast.expr, right: ast.expr, target: str) -> list[ast.expr]:
             and len(left.elts) == len(right.elts):
         return [v for lhs, rhs in zip(left.elts, right.elts) for v in _assigned(lhs, rhs, target)]
     return []
-
-
-def _parsed(filename: str) -> ast.Module | None:
-    return _parse_source("".join(linecache.getlines(filename)))
 
 
 @functools.lru_cache(maxsize=64)
@@ -379,6 +385,7 @@ def call_at(code: Any, lasti: int) -> ast.Call | None:
     return tree.body if isinstance(tree.body, ast.Call) else None
 
 
+@functools.lru_cache(maxsize=4096)  # parsing the call's source is most of it; a graph asks per box
 def called_function_text(code: Any, lasti: int) -> str | None:
     """The dotted name of the function the call at byte offset ``lasti`` of ``code``
     calls, as the user wrote it: ``jax.lax.map`` for ``jax.lax.map(step, xs).sum()``,

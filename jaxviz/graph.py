@@ -127,6 +127,57 @@ class SourceLoc:
         return f"{self.file.rsplit('/', 1)[-1]}:{self.line}"
 
 
+class JsonRefs:
+    """How the JSON of a node, edge or group writes its source location and avals: in
+    full (the graph's JSON, ``Graph.to_json``)."""
+
+    def source(self, loc: SourceLoc | None) -> Any:
+        return loc.to_json() if loc else None
+
+    def aval(self, aval: Aval) -> Any:
+        return aval.to_json()
+
+
+class TableRefs(JsonRefs):
+    """Each distinct source location and aval written once, in the tables ``sources`` and
+    ``avals``, and referred to by its index there (``Graph.to_json(tables=True)``): a
+    layer's equations share a few lines and types, and each would repeat them."""
+
+    def __init__(self) -> None:
+        self.sources: list[dict[str, Any]] = []
+        self.avals: list[dict[str, Any]] = []
+        # by identity first (the builder shares one per line), then by value (a call's site
+        # is made apart from its line's)
+        self._source_index: dict[int, int] = {}
+        self._source_by_value: dict[tuple[Any, ...], int] = {}
+        self._kept: list[SourceLoc] = []  # alive while their ids are keys
+        self._aval_index: dict[Aval, int] = {}
+
+    def source(self, loc: SourceLoc | None) -> Any:
+        if loc is None:
+            return None
+        index = self._source_index.get(id(loc))
+        if index is None:
+            value = (loc.file, loc.line, loc.function, loc.cell_line, loc.text, loc.cell)
+            index = self._source_by_value.get(value)
+            if index is None:
+                index = self._source_by_value[value] = len(self.sources)
+                self.sources.append(loc.to_json())
+            self._source_index[id(loc)] = index
+            self._kept.append(loc)
+        return index
+
+    def aval(self, aval: Aval) -> Any:
+        index = self._aval_index.get(aval)
+        if index is None:
+            index = self._aval_index[aval] = len(self.avals)
+            self.avals.append(aval.to_json())
+        return index
+
+
+PLAIN_REFS = JsonRefs()
+
+
 @dataclass(slots=True)
 class Node:
     id: int
@@ -142,12 +193,13 @@ class Node:
     flops: float = 0.0  # estimated cost (jaxviz.costs; trip counts of enclosing loops applied)
     bytes: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, refs: JsonRefs | None = None) -> dict[str, Any]:
+        refs = refs or PLAIN_REFS
         return {
             "id": self.id, "kind": self.kind, "label": self.label, "group": self.group,
             "primitive": self.primitive, "input_kind": self.input_kind, "params": self.params,
-            "outputs": [a.to_json() for a in self.outputs], "literals": self.literals,
-            "source": self.source.to_json() if self.source else None,
+            "outputs": [refs.aval(a) for a in self.outputs], "literals": self.literals,
+            "source": refs.source(self.source),
             "flops": self.flops, "bytes": self.bytes,
         }
 
@@ -159,8 +211,8 @@ class Edge:
     aval: Aval
     var: str
 
-    def to_json(self) -> dict[str, Any]:
-        return {"src": self.src, "dst": self.dst, "aval": self.aval.to_json(), "var": self.var}
+    def to_json(self, refs: JsonRefs | None = None) -> dict[str, Any]:
+        return {"src": self.src, "dst": self.dst, "aval": (refs or PLAIN_REFS).aval(self.aval), "var": self.var}
 
 
 @dataclass(slots=True)
@@ -185,11 +237,11 @@ class Group:
     collectives: int = 0
     comm_bytes: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, refs: JsonRefs | None = None) -> dict[str, Any]:
         return {
             "id": self.id, "name": self.name, "kind": self.kind, "parent": self.parent,
             "groups": self.groups, "nodes": self.nodes, "n_eqns": self.n_eqns,
-            "source": self.source.to_json() if self.source else None, "repeat": self.repeat,
+            "source": (refs or PLAIN_REFS).source(self.source), "repeat": self.repeat,
             "flops": self.flops, "bytes": self.bytes, "holder": self.holder,
             "collectives": self.collectives, "comm_bytes": self.comm_bytes,
         }
@@ -1029,6 +1081,7 @@ class Graph:
         assert self._finished, "call finish() first"
         expanded = self.expansion(expand)
         merged: dict[tuple[Item, Item], dict[str, Aval]] = {}
+        below: dict[tuple[int, int], Item | None] = {}  # memo of _visible: per group, not per edge
         for gid in expanded:
             for (a, b), edge_ids in self._bucket(gid).items():
                 if self._is_leaf(a, expanded) and self._is_leaf(b, expanded):
@@ -1039,7 +1092,7 @@ class Graph:
                     continue
                 for i in edge_ids:
                     e = self.edges[i]
-                    key = (self._visible(e.src, a, expanded), self._visible(e.dst, b, expanded))
+                    key = (self._visible(e.src, a, expanded, below), self._visible(e.dst, b, expanded, below))
                     merged.setdefault(key, {}).setdefault(f"{e.src}:{e.var}", e.aval)
         edges = [VisibleEdge(a, b, list(v.values())) for (a, b), v in merged.items()]
         return View(self, expanded, edges)
@@ -1048,30 +1101,42 @@ class Graph:
     def _is_leaf(item: Item, expanded: frozenset[int]) -> bool:
         return item[0] == "n" or item[1] not in expanded
 
-    def _visible(self, node_id: int, top: Item, expanded: frozenset[int]) -> Item:
-        """The visible item standing for ``node_id`` below the child item ``top``."""
+    def _visible(self, node_id: int, top: Item, expanded: frozenset[int],
+                 below: dict[tuple[int, int], Item | None]) -> Item:
+        """The visible item standing for ``node_id`` below the child item ``top``;
+        ``below`` remembers it per (the node's group, ``top``'s): a closed group, or None
+        for the node itself."""
         if top[0] == "n" or top[1] not in expanded:
             return top
-        chain = self._chain(node_id)  # innermost first
-        idx = chain.index(top[1])
-        for g in reversed(chain[:idx]):  # walk down from just below ``top``
-            if g not in expanded:
-                return ("g", g)
-        return ("n", node_id)
+        key = (self.nodes[node_id].group, top[1])
+        if key not in below:
+            chain = self._chain(node_id)  # innermost first
+            idx = chain.index(top[1])
+            # walk down from just below ``top``
+            below[key] = next((("g", g) for g in reversed(chain[:idx]) if g not in expanded), None)
+        return below[key] or ("n", node_id)
 
     # ----------------------------------------------------------------- export
-    def to_json(self) -> dict[str, Any]:
-        return {
+    def to_json(self, tables: bool = False) -> dict[str, Any]:
+        """The graph's JSON (schema "jaxviz.graph"). ``tables``: each distinct source
+        location and aval written once, in ``sources`` and ``avals``, nodes, edges and
+        groups holding their indices (the form a big graph travels in: a third of the
+        text; ``render.payload.decode_graph`` and the browser restore the full form)."""
+        refs = TableRefs() if tables else PLAIN_REFS
+        data = {
             "schema": "jaxviz.graph",
             "version": SCHEMA_VERSION,
             "name": self.name,
             "legend": LEGEND,
-            "nodes": [n.to_json() for n in self.nodes],
-            "edges": [e.to_json() for e in self.edges],
-            "groups": [g.to_json() for g in self.groups],
+            "nodes": [n.to_json(refs) for n in self.nodes],
+            "edges": [e.to_json(refs) for e in self.edges],
+            "groups": [g.to_json(refs) for g in self.groups],
             "root": 0,
             **({"marks": self.marks} if self.marks else {}),
         }
+        if isinstance(refs, TableRefs):
+            data["sources"], data["avals"] = refs.sources, refs.avals
+        return data
 
     def to_json_str(self) -> str:
         return json.dumps(self.to_json(), separators=(",", ":"))

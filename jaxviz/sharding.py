@@ -93,16 +93,6 @@ def _is_mesh(value: Any) -> bool:
     return bool(getattr(value, "axis_names", ())) and hasattr(value, "axis_sizes")
 
 
-def _meshes_in(params: dict[str, Any]) -> Iterable[Any]:
-    for value in params.values():
-        for v in value if isinstance(value, (tuple, list)) else (value,):
-            if _is_mesh(v):
-                yield v
-            mesh = getattr(v, "mesh", None)  # a NamedSharding
-            if _is_mesh(mesh):
-                yield mesh
-
-
 def find_mesh(closed: Any, shardings: Iterable[Any] = ()) -> Any:
     """The mesh a program runs on: the first of the given shardings' meshes (the inputs'),
     else of its sharded types, of its ``shard_map`` / ``sharding_constraint`` / ``reshard``
@@ -120,14 +110,22 @@ def find_mesh(closed: Any, shardings: Iterable[Any] = ()) -> Any:
             if _is_mesh(mesh):
                 return mesh
         for eqn in j.eqns:
-            for mesh in _meshes_in(eqn.params):
-                return mesh
             for value in eqn.params.values():
                 for v in value if isinstance(value, (tuple, list)) else (value,):
+                    if type(v) in _PLAIN_TYPES:  # most params: no mesh, no jaxpr
+                        continue
+                    if _is_mesh(v):  # a mesh, or a NamedSharding's
+                        return v
+                    if _is_mesh(mesh := getattr(v, "mesh", None)):
+                        return mesh
                     inner = getattr(v, "jaxpr", v)
                     if hasattr(inner, "eqns") and hasattr(inner, "invars"):
                         stack.append(inner)
     return None
+
+
+# Params of these types hold no mesh and no jaxpr (a tuple in a tuple is not looked into).
+_PLAIN_TYPES = frozenset({int, float, bool, str, type(None), tuple, list})
 
 
 def axis_types_text(mesh: Any) -> dict[str, str]:

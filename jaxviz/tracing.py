@@ -637,8 +637,10 @@ class GraphBuilder:
         traceback = internals.traceback_of(eqn)
         info = self._by_traceback.get(traceback)
         if info is None:
-            frame = internals.innermost_frame(eqn, self._is_user_code)
-            info = self._by_traceback[traceback] = (frame, self._source_of(frame), self._library_path(eqn))
+            stack = internals.code_stack(eqn)
+            user, library = self._library_path(stack)
+            frame = internals.frame_at(*stack[user]) if user < len(stack) else None
+            info = self._by_traceback[traceback] = (frame, self._source_of(frame), library)
         return info
 
     @staticmethod
@@ -659,30 +661,32 @@ class GraphBuilder:
                 return text.removeprefix("jax.") if text else None
         return None
 
-    def _library_path(self, eqn: Any) -> list[tuple[str, str]]:
-        """The library calls below the innermost user frame of the equation's traceback,
-        outermost first, as group keys (``("library", "HMC.sample")``): read from the
-        traceback JAX keeps, so no library function is touched. At most ``LIBRARY_DEPTH``
-        levels; a name repeated by recursion counts once."""
+    def _library_path(self, stack: Sequence[tuple[Any, int]]) -> tuple[int, list[tuple[str, str]]]:
+        """(the index of the innermost user frame in an equation's ``code_stack``, or its
+        length; the library calls below that frame, outermost first, as group keys
+        (``("library", "HMC.sample")``)): read from the traceback JAX keeps, so no library
+        function is touched, in one walk from the innermost frame. At most
+        ``LIBRARY_DEPTH`` levels; a name repeated by recursion counts once."""
         names: list[str] = []
-        stack = internals.code_stack(eqn)
         outermost = None  # the code of the library function the user called
+        infos, in_library = self._code_infos, True
         for i, (code, lasti) in enumerate(stack):  # innermost first
-            _, user, ours, name = self._code_info(code)
+            known = infos.get(id(code))
+            _, user, ours, name = known if known is not None and known[0] is code else self._code_info(code)
             if user:
-                if outermost is not None:
+                if outermost is not None and in_library:
                     name = self.called.name(code, lasti, outermost)
                     if name is not None:
                         names[-1] = name + names[-1][names[-1].index("@"):]
-                break
+                return i, [("library", n) for n in reversed(names[-LIBRARY_DEPTH:])]
             if ours:
-                break  # jaxviz's tracing the user's code (JAX < 0.9 keeps the whole stack)
-            if name is not None and (not names or names[-1].partition("@")[0] != name):
+                in_library = False  # jaxviz's tracing the user's code (JAX < 0.9 keeps the whole stack)
+            elif in_library and name is not None and (not names or names[-1].partition("@")[0] != name):
                 # the calling frame's position: two call sites of one function are two calls
                 caller = stack[i + 1] if i + 1 < len(stack) else (None, 0)
                 names.append(f"{name}@{id(caller[0])}:{caller[1]}")
                 outermost = code
-        return [("library", n) for n in reversed(names[-LIBRARY_DEPTH:])]
+        return len(stack), [("library", n) for n in reversed(names[-LIBRARY_DEPTH:])]
 
     def _name_call_sites(self, open_groups: list[tuple[tuple[str, ...], int]], node: int) -> None:
         """A library call's group is located at the user line that made it (its first

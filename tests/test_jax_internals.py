@@ -40,6 +40,8 @@ def test_innermost_frame_uses_raw_frames():
     assert frame is not None, "JAX changed Traceback.raw_frames / source_info_util.raw_frame_to_frame"
     assert frame.function.endswith("f") and frame.line == f.__code__.co_firstlineno + 1
     assert internals.innermost_frame(eqn, lambda code: False) is None
+    code, offset = next((c, o) for c, o in internals.code_stack(eqn) if c is f.__code__)
+    assert internals.frame_at(code, offset) == frame, "frame_at reads a code_stack entry as innermost_frame does"
 
 
 def test_traceback_code_stacks_merge_equal_tracebacks_and_reach_the_traced_function():

@@ -43,6 +43,26 @@ def test_big_payload_travels_compressed_and_decodes_to_the_graph(transformer):
     assert decoded == json.loads(transformer.graph.to_json_str())
 
 
+def test_a_big_graph_travels_with_each_source_and_aval_written_once(transformer):
+    data = transformer.graph.to_json(tables=True)
+    text = json.dumps(data, separators=(",", ":"))
+    full = transformer.graph.to_json_str()
+    assert len({json.dumps(s, sort_keys=True) for s in data["sources"]}) == len(data["sources"])
+    assert len(set(map(json.dumps, data["avals"]))) == len(data["avals"])
+    assert all(isinstance(n["source"], (int, type(None))) for n in data["nodes"])
+    assert len(text) < len(full) / 1.5  # a layer's equations share their lines and types
+    assert payload_module.full_json_size(data, len(text)) == len(full)
+
+
+def test_a_graph_travels_inline_exactly_when_its_full_json_fits(monkeypatch, transformer):
+    full = transformer.graph.to_json_str()
+    for limit, inline in ((len(full), True), (len(full) - 1, False)):
+        monkeypatch.setattr(payload_module, "MAX_INLINE_GRAPH_BYTES", limit)
+        shipped, _ = payload_module.encode_graph(transformer.graph)
+        assert ("encoding" not in shipped) == inline
+        assert payload_module.decode_graph(shipped) == json.loads(full)
+
+
 def test_huge_program_is_collapsed_and_not_shipped(monkeypatch):
     program = jaxviz.trace(models.unrolled(3_000), jnp.ones(3))
     assert program.eqn_count >= 3_000

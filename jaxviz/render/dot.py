@@ -166,12 +166,49 @@ def cluster_attrs(graph: Graph, gid: int) -> dict[str, str]:
             "fillcolor": GROUP_FILL.get(kind, CLUSTER_FILL), **CLUSTER, **(PHASE if kind == "phase" else {})}
 
 
+# graphviz quotes every name and attribute value with three regular expressions, and a view
+# repeats a few colours, shapes, fonts and ids hundreds of times: each text is quoted once
+# (by type too: graphviz's ``nohtml`` strings quote otherwise).
+_quoted = functools.lru_cache(maxsize=65536, typed=True)(graphviz.quoting.quote)
+
+
+def _quoted_edge_end(identifier: str) -> str:
+    node, _, rest = identifier.partition(":")
+    if not rest:
+        return _quoted(node)
+    return graphviz.quoting.quote_edge(identifier)
+
+
+def _attribute_list(label: str | None = None, kwargs: Any = None, attributes: Any = None) -> str:
+    """graphviz's ``attr_list`` (a plain dict's items sorted, as it sorts them) with the
+    quoting remembered."""
+    items = [("label", label)] if label is not None else []
+    for mapping in (kwargs, attributes):
+        if mapping:
+            pairs = mapping.items() if hasattr(mapping, "items") else mapping
+            items += sorted(pairs) if type(mapping) is dict else list(pairs)
+    content = " ".join(f"{_quoted(k)}={_quoted(v)}" for k, v in items if v is not None)
+    return f" [{content}]" if content else ""
+
+
+class _Digraph(graphviz.Digraph):
+    """graphviz's ``Digraph``, writing the same DOT source, with each text quoted once."""
+
+    _quote = staticmethod(_quoted)
+    _quote_edge = staticmethod(_quoted_edge_end)
+    _attr_list = staticmethod(_attribute_list)
+
+    @staticmethod
+    def _a_list(label: str | None = None, kwargs: Any = None, attributes: Any = None) -> str:
+        return _attribute_list(label, kwargs, attributes)[2:-1]
+
+
 def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None,
                 marks: Marks | None = None) -> graphviz.Digraph:
     """``marks``: what to highlight: a status per node/group (a diff's
     added/removed/changed), a path (an explained tracer error's)."""
     graph = view.graph
-    dot = graphviz.Digraph(name=graph.name, format="svg")
+    dot = _Digraph(name=graph.name, format="svg")
     dot.attr(**DOT_GRAPH, rankdir="TB")
     dot.attr("node", **DOT_NODE)
     dot.attr("edge", **DOT_EDGE)

@@ -194,6 +194,37 @@ describe('inflatePayload', () => {
     assert.equal(await inflatePayload(payload), payload, 'plain payloads pass through');
   });
 
+  it('restores the sources and avals a big graph carries in tables', async () => {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const zlib = require('node:zlib');
+    const payload = smallPayload();
+    const full = payload.graph;
+    // As Graph.to_json(tables=True) writes it: each distinct entry once, referred to by index.
+    const sources: unknown[] = [];
+    const avals: unknown[] = [];
+    const ref = (table: unknown[], value: unknown) => {
+      const text = JSON.stringify(value);
+      const found = table.findIndex(v => JSON.stringify(v) === text);
+      return found >= 0 ? found : table.push(value) - 1;
+    };
+    const source = (s: unknown) => (s === null || s === undefined ? null : ref(sources, s));
+    const tabled = {
+      ...full,
+      nodes: full.nodes.map(n => ({ ...n, source: source(n.source), outputs: n.outputs.map(a => ref(avals, a)) })),
+      edges: full.edges.map(e => ({ ...e, aval: ref(avals, e.aval) })),
+      groups: full.groups.map(g => ({ ...g, source: source(g.source) })),
+      sources,
+      avals
+    };
+    assert.ok(avals.length < full.edges.length + full.nodes.length, 'the fixture repeats avals');
+    const text = JSON.stringify(tabled);
+    const data = zlib.gzipSync(Buffer.from(text)).toString('base64');
+    const shipped = { ...payload, graph: { encoding: 'gzip+base64', data, bytes: text.length } };
+    const inflated = (await inflatePayload(shipped)) as typeof payload;
+    assert.deepEqual(inflated.graph, JSON.parse(JSON.stringify(full)));
+    assert.equal(payloadProblem(inflated), null);
+  });
+
   it('explains a graph the kernel did not ship', () => {
     const problem = payloadProblem({ ...smallPayload(), graph: null, graph_omitted: 'too big' });
     assert.match(problem ?? '', /not sent to the browser \(too big\)/);

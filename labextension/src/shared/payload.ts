@@ -48,9 +48,43 @@ function isCompressed(g: unknown): g is CompressedGraph {
   return !!g && typeof g === 'object' && (g as CompressedGraph).encoding === 'gzip+base64';
 }
 
+/** A graph as a big one travels: each distinct source location and aval written once, in
+ * `sources` and `avals`, nodes, edges and groups holding indices into them. */
+interface GraphWithTables {
+  sources?: unknown[];
+  avals?: unknown[];
+  nodes: { source: unknown; outputs: unknown[] }[];
+  edges: { aval: unknown }[];
+  groups: { source: unknown }[];
+}
+
+/** The graph JSON in full: each index into its tables replaced by the entry (as
+ * `without_tables` in `jaxviz/render/payload.py`); a graph without tables as it is. */
+function withoutTables(graph: GraphWithTables): unknown {
+  const { sources, avals } = graph;
+  if (!sources || !avals) {
+    return graph;
+  }
+  for (const item of [...graph.nodes, ...graph.groups]) {
+    if (typeof item.source === 'number') {
+      item.source = sources[item.source];
+    }
+  }
+  for (const node of graph.nodes) {
+    node.outputs = node.outputs.map(i => avals[i as number]);
+  }
+  for (const edge of graph.edges) {
+    edge.aval = avals[edge.aval as number];
+  }
+  delete graph.sources;
+  delete graph.avals;
+  return graph;
+}
+
 /**
  * The payload with its graph inflated (see `jaxviz/render/payload.py`: graphs over
- * 256 KB travel gzipped). Uses the platform's DecompressionStream: no dependency.
+ * 256 KB travel gzipped, their source locations and avals in tables). Uses the
+ * platform's DecompressionStream: no dependency.
  */
 export async function inflatePayload(data: unknown): Promise<unknown> {
   const p = data as { graph?: unknown } | null;
@@ -59,7 +93,7 @@ export async function inflatePayload(data: unknown): Promise<unknown> {
   }
   const raw = Uint8Array.from(atob(p.graph.data), c => c.charCodeAt(0));
   const stream = new Blob([raw]).stream().pipeThrough(new DecompressionStream('gzip'));
-  const graph = JSON.parse(await new Response(stream).text());
+  const graph = withoutTables(JSON.parse(await new Response(stream).text()) as GraphWithTables);
   return { ...p, graph };
 }
 
