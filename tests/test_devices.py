@@ -289,7 +289,6 @@ TWO_DEVICES = textwrap.dedent("""
     import json
     import jax, jax.numpy as jnp
     from IPython.core.interactiveshell import InteractiveShell
-from zoo import pallas_matmul
     import jaxviz
     from jaxviz.cells import stage_cell
     from jaxviz.devices import DeviceNotFound
