@@ -778,7 +778,7 @@ class Graph:
             if self.groups[chain[-1]].kind == "repeat":
                 chain.pop()  # the fold shows as a box
             cost = self._items(chain[-1]) - 1
-            if visible + cost > budget:
+            if visible + cost > budget or not self._forward_copy_open(chain[-1], expanded):
                 continue
             self.layout_extent(expanded, extents)
             fold_top = extents[0][2]
@@ -798,6 +798,27 @@ class Graph:
                     visible += cost
                     break
         return frozenset(expanded)
+
+    def _forward_copy_open(self, gid: int, expanded: set[int]) -> bool:
+        """Whether a group of a later pass (the backward's ``loss_fn › ResNet``) may open:
+        an opening is granted per model, not per pass copy, so one whose forward copy
+        (the group of the same names below the forward phase beside its own) is closed
+        stays closed: it would take the room the forward could not get. True outside
+        the later passes and where the forward has no copy."""
+        names: list[str] = []
+        g: int | None = gid
+        while g is not None and self.groups[g].kind != "phase":
+            names.append(self.groups[g].name)
+            g = self.groups[g].parent
+        if g is None or self.groups[g].name == "forward" or self.groups[g].parent is None:
+            return True
+        copy: int | None = next((c for c in self.groups[self.groups[g].parent].groups
+                                 if self.groups[c].kind == "phase" and self.groups[c].name == "forward"), None)
+        for name in reversed(names):
+            if copy is None:
+                return True
+            copy = next((c for c in self.groups[copy].groups if self.groups[c].name == name), None)
+        return copy is None or copy in expanded
 
     def _in_library(self, gid: int) -> bool:
         """Whether a group lies inside a call of a library's function."""

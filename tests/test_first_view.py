@@ -329,6 +329,46 @@ def test_scan_is_named_after_its_step_with_its_trip_count():
     assert "_update_step ×100 (scan)" in first_view_boxes(program), first_view_boxes(program)
 
 
+def loop_groups(graph, primitive: str) -> list:
+    return [g for g in graph.groups if g.holder is not None and g.kind == "eqn"
+            and graph.nodes[g.holder].primitive == primitive]
+
+
+def library_callers(graph, gid: int) -> list[str]:
+    names, up = [], graph.groups[gid].parent
+    while up is not None:
+        if graph.groups[up].kind == "library":
+            names.append(graph.groups[up].name)
+        up = graph.groups[up].parent
+    return names
+
+
+def test_a_library_s_loop_is_named_after_the_step_it_runs_not_the_frames_it_was_called_from():
+    """diffrax's solve is Equinox's ``checkpointed_while_loop`` over diffrax's
+    ``body_fun``: every traceback in the body holds the frames the loop was called from
+    (``diffeqsolve`` › … › ``checkpointed_while_loop``) and Equinox's wrappers
+    (``_body_fun``, ``new_body_fun``) hand the step on: the loop, forward and backward
+    (its adjoint runs the step's ``jvp``), is named after diffrax's step."""
+    case = programs.load("diffrax_neural_ode")
+    graph = jaxviz.trace(case.fn, *case.args, **case.kwargs).graph
+    solves = [g for g in loop_groups(graph, "while") if "equinox.checkpointed_while_loop" in library_callers(graph, g.id)
+              and not any(graph.nodes[o.holder].primitive == "while" for o in map(graph.groups.__getitem__,
+                                                                                  _ancestors(graph, g.id))
+                          if o.holder is not None)]
+    assert len(solves) == 2, [g.name for g in solves]  # the forward solve and its adjoint
+    assert all(g.name == "diffrax.loop.body_fun (while)" for g in solves), [g.name for g in solves]
+    for loop in loop_groups(graph, "while"):  # no loop is named after the frame that called it
+        assert loop.name.split(" (")[0] != library_callers(graph, loop.id)[0], loop.name
+
+
+def _ancestors(graph, gid: int) -> list[int]:
+    out, up = [], graph.groups[gid].parent
+    while up is not None:
+        out.append(up)
+        up = graph.groups[up].parent
+    return out
+
+
 class DotReluDot(nnx.Module):
     """Imitates Flax's "Scan over layers" guide (nnx.vmap to create, nnx.scan to run)."""
 
@@ -488,6 +528,31 @@ def test_a_sampler_taking_gradients_in_its_kernel_has_no_train_phases():
     graph = jaxviz.trace(step, params, jnp.ones((2, 4)), jnp.ones((2, 4))).graph
     assert [graph.groups[c].name for c in graph.groups[0].groups if graph.groups[c].kind == "phase"] \
         == ["forward", "backward", "update"]
+
+
+def path_below_phase(graph, gid: int) -> tuple[str, tuple[str, ...]] | None:
+    """(its phase, the names from below the phase down to the group), or None outside."""
+    names = []
+    while gid is not None and graph.groups[gid].kind != "phase":
+        names.append(graph.groups[gid].name)
+        gid = graph.groups[gid].parent
+    return None if gid is None else (graph.groups[gid].name, tuple(reversed(names)))
+
+
+@pytest.mark.parametrize("name", ["nnx_mnist", "equinox_vit", "haiku_transformer"])
+@pytest.mark.parametrize("room", [(0.8, 0.8), (1.0, 1.0), (1.4, 1.25)])
+def test_a_model_opens_in_the_backward_pass_only_where_it_opens_in_the_forward(name, room):
+    """An opening is granted per model, not per pass copy: the backward's ``loss_fn ›
+    CNN`` does not open where the forward's stays closed (it would take the room the
+    forward could not get, and show the model's structure only backwards)."""
+    case = programs.load(name)
+    graph = jaxviz.trace(case.fn, *case.args, **case.kwargs).graph
+    graph.first_view_room = room
+    opened = {path_below_phase(graph, g) for g in graph.expansion("auto")} - {None}
+    forward = {path for phase, path in (path_below_phase(graph, g.id) or ("", ()) for g in graph.groups)
+               if phase == "forward"}
+    alone = [path for phase, path in opened if phase != "forward" and path in forward and ("forward", path) not in opened]
+    assert not alone, alone
 
 
 # The first screen at a legible zoom: the top of the drawing a JupyterLab output shows
