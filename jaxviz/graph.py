@@ -447,6 +447,10 @@ class Graph:
         # (width, rows): fitted to ``dot``'s layout by the renderer where dot is at hand
         # (``render.dot.first_view_svg``); the estimate alone, without.
         self.first_view_room: tuple[float, float] = (1.0, 1.0)
+        # The groups the first view may open (None: any): where dot's layout of it puts
+        # the model's folds off its first screen, those it opened but what pushed them
+        # off (``render.dot.fit_folds_to_first_screen``).
+        self.first_view_opens: frozenset[int] | None = None
 
     # ----------------------------------------------------------------- building
     def add_group(self, name: str, kind: str, parent: int, source: SourceLoc | None = None) -> int:
@@ -778,7 +782,8 @@ class Graph:
             if self.groups[chain[-1]].kind == "repeat":
                 chain.pop()  # the fold shows as a box
             cost = self._items(chain[-1]) - 1
-            if visible + cost > budget or not self._forward_copy_open(chain[-1], expanded):
+            if visible + cost > budget or not self._forward_copy_open(chain[-1], expanded) \
+                    or self.first_view_opens is not None and not self.first_view_opens.issuperset(chain):
                 continue
             self.layout_extent(expanded, extents)
             fold_top = extents[0][2]
@@ -793,7 +798,8 @@ class Graph:
         if visible < AUTO_MIN_ITEMS:  # one box says nothing: open the biggest, within reason
             for gid in sorted(self._closed_boxes(expanded), key=lambda c: -self.groups[c].n_eqns):
                 cost = self._items(gid) - 1
-                if 0 < cost and visible + cost <= AUTO_MAX_ITEMS:
+                allowed = self.first_view_opens is None or gid in self.first_view_opens
+                if 0 < cost and visible + cost <= AUTO_MAX_ITEMS and allowed:
                     expanded.add(gid)
                     visible += cost
                     break
@@ -810,9 +816,10 @@ class Graph:
         while g is not None and self.groups[g].kind != "phase":
             names.append(self.groups[g].name)
             g = self.groups[g].parent
-        if g is None or self.groups[g].name == "forward" or self.groups[g].parent is None:
+        parent = self.groups[g].parent if g is not None else None
+        if g is None or parent is None or self.groups[g].name == "forward":
             return True
-        copy: int | None = next((c for c in self.groups[self.groups[g].parent].groups
+        copy: int | None = next((c for c in self.groups[parent].groups
                                  if self.groups[c].kind == "phase" and self.groups[c].name == "forward"), None)
         for name in reversed(names):
             if copy is None:

@@ -461,7 +461,7 @@ class GraphBuilder:
                 at == len(callers) - 1 or any(g.groups[k].name == callers[at + 1] for k in group.groups))
 
         out: list[int] = []
-        todo = [(c, None) for c in reversed(candidates)]
+        todo: list[tuple[int, int | None]] = [(c, None) for c in reversed(candidates)]
         while todo:
             c, at = todo.pop()
             starts = range(len(callers)) if at is None else [at] if at < len(callers) else []
