@@ -994,11 +994,13 @@ class GraphBuilder:
 
     def _mark_repeats(self) -> None:
         """Sibling groups of the same name get "name 3/12" so repeated layers read as such,
-        numbered in call order (the backward pass visits them in reverse)."""
+        numbered in call order (the backward pass visits them in reverse). An argument's
+        leaves and the state written back into it (``model (6 arrays)`` in and out) are
+        no layers: not numbered, as if halves of one."""
         for parent in self.graph.groups:
             by_name: dict[str, list[int]] = {}
             for c in parent.groups:
-                if self.graph.groups[c].holder is None:
+                if self.graph.groups[c].holder is None and self.graph.groups[c].kind not in ("inputs", "outputs"):
                     by_name.setdefault(self.graph.groups[c].name, []).append(c)
             for name, ids in by_name.items():
                 if len(ids) > 1:

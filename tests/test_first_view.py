@@ -556,6 +556,17 @@ def test_a_model_opens_in_the_backward_pass_only_where_it_opens_in_the_forward(n
     assert not alone, alone
 
 
+def test_an_argument_and_the_state_written_back_into_it_are_not_numbered_as_layers():
+    """``nnx.jit`` writes the model's and the optimizer's new state back: their input
+    and output groups share the argument's name, and read ``model (6 arrays)``, not
+    ``model (6 arrays) 1/2`` and ``2/2`` (halves of one)."""
+    case = programs.load("nnx_ensemble")
+    graph = jaxviz.trace(case.fn, *case.args, **case.kwargs).graph
+    ends = [g for g in graph.groups if g.kind in ("inputs", "outputs") and g.name.startswith(("model", "optimizer"))]
+    assert len(ends) >= 4, [g.name for g in ends]
+    assert not [g.repeat for g in ends if g.repeat], [g.repeat for g in ends]
+
+
 # The first screen at a legible zoom (1 px a pt): what a JupyterLab output shows before
 # any scroll or pan, about 1,000 px wide and 700 tall.
 FIRST_SCREEN_PT = 700
