@@ -413,8 +413,9 @@ class GraphBuilder:
         for _ in range(LOOP_BODY_LEVELS):
             if any(self._is_step_call(c) for c in candidates):
                 break
-            candidates = self._past_callers([k for c in candidates if g.groups[c].kind != "scope"
-                                             for k in g.groups[c].groups], loop)
+            scopes = [c for c in candidates if g.groups[c].kind == "scope"]  # kept, not looked into
+            candidates = scopes + self._past_callers([k for c in candidates if g.groups[c].kind != "scope"
+                                                      for k in g.groups[c].groups], loop)
         calls_ = [c for c in candidates if self._is_step_call(c)]
         if not calls_ and not majority:  # a Flax module's scope (``CheckpointBlock_0``)
             calls_ = [c for c in candidates if g.groups[c].kind == "scope"
