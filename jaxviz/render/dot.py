@@ -475,30 +475,30 @@ def first_screen_span(graph: Graph, items: dict[str, Any], width: float) -> tupl
 def first_screen_folds(graph: Graph, expanded: frozenset[int], svg: str) -> tuple[set[str], frozenset[int]]:
     """The folds (by name) a copy of which dot draws on the first screen; and the open
     groups to keep closed so that the others move onto it: those, holding no fold and
-    inside none, that stand wholly before a fold's first copy (left of it, where it is
+    inside none, that stand wholly before a fold's first copy (left of its box, where it is
     beside the screen) or above it (where it is below)."""
     items = svg_items(svg)
     lo, hi = first_screen_span(graph, items, svg_size_pt(svg)[0])
-    screen_width, screen_height = FIRST_SCREEN_PT
-    copies: dict[str, list[tuple[float, float, int]]] = {}
+    screen_height = FIRST_SCREEN_PT[1]
+    copies: dict[str, list[tuple[float, float, int, tuple[float, float, float, float]]]] = {}
     for gid in _shown(graph, expanded):
         item = items.get(f"cluster_g{gid}" if gid in expanded else f"g{gid}")
         if graph.is_fold(gid) and item is not None and item[1] is not None:
-            copies.setdefault(graph.groups[gid].repeat or graph.groups[gid].name, []).append((*item[1], gid))
-    folds = {gid for found in copies.values() for *_, gid in found}
+            copies.setdefault(graph.groups[gid].repeat or graph.groups[gid].name, []).append((*item[1], gid, item[0]))
+    folds = {gid for found in copies.values() for _, _, gid, _ in found}
     near = {a for gid in folds for a in _ancestors(graph, gid)}
     on_screen = {name for name, found in copies.items()
-                 if any(lo <= x <= hi and y <= screen_height for x, y, _ in found)}
+                 if any(lo <= x <= hi and y <= screen_height for x, y, _, _ in found)}
     pushing: set[int] = set()
     for name, found in copies.items():
         if name in on_screen:
             continue
-        x, y, _ = min(found, key=lambda f: (f[1], f[0]))
+        x, y, _, fold_box = min(found, key=lambda f: (f[1], f[0]))
         for other in expanded - near:
             box = items.get(f"cluster_g{other}", (None,))[0]
             if box is None or any(a in folds for a in _ancestors(graph, other)):
                 continue
-            if x > hi and box[2] < x - screen_width / 10 or y > screen_height and box[3] < y:
+            if x > hi and box[2] < fold_box[0] or y > screen_height and box[3] < fold_box[1]:
                 pushing.add(other)
     return on_screen, frozenset(g for g in pushing if not any(a in pushing for a in _ancestors(graph, g)[1:]))
 
