@@ -13,6 +13,9 @@ Checks (each stated from the program or from JAX's own trace, never from jaxviz'
   3,000 pt wide and tall.
 - ``folds``: the repeated layers the program states (``Block ×6``) are visible in the first
   view (a box or an open group labelled with the layer's name and its count).
+- ``screen``: each of them stands on the first screen of dot's layout, both ways: its title
+  within the top 700 pt, and within the 1,000 pt wide columns a notebook shows (the
+  program's own structure, centred when it fits that width, else from its left edge).
 - ``lines``: no source line is cut into pieces (sibling ``line`` groups of one name).
 - ``loops``: the loops the program runs (scan, while, fori_loop bodies) are groups named
   after their function, and no box in the first view is a bare ``scan``/``while``/
@@ -46,6 +49,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
+from xml.etree import ElementTree
 
 import jax
 import jax.extend.core as jcore
@@ -55,15 +59,17 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import programs  # noqa: E402
 
 import jaxviz  # noqa: E402
-from jaxviz.render.dot import first_view_svg, svg_size_pt  # noqa: E402
+from jaxviz.render.dot import first_view_svg, svg_items, svg_size_pt  # noqa: E402
 
-CHECKS = ("traced", "nodes", "outputs", "size", "folds", "lines", "loops", "library", "consts",
+CHECKS = ("traced", "nodes", "outputs", "size", "folds", "screen", "lines", "loops", "library", "consts",
           "captured", "speed")
 MAX_VIEW_PT = 3000
+FIRST_SCREEN_PT = (1000.0, 700.0)  # a notebook output at a legible zoom, before any pan
 SPEED_TARGET = 1.5
 JIT_PRIMITIVES = ("pjit", "jit")
 # Names JAX gives a function that has none of its own.
 ANONYMOUS = ("<lambda>", "<unnamed function>", "<unnamed wrapped function>")
+SVG = "{http://www.w3.org/2000/svg}"
 JAX_SOURCE = os.path.join(os.path.dirname(os.path.abspath(jax.__file__)), "")
 
 
@@ -161,7 +167,10 @@ def check_nodes(program: Any, case: programs.Case) -> Result:
 
 
 def check_outputs(program: Any, case: programs.Case) -> Result:
-    drawn = sum(len(n.label.split(" = ")) for n in program.graph.nodes if n.kind == "output")
+    # State updated and dropped (an NNX module under plain ``jax.jit``) is drawn as lost:
+    # computed, not returned.
+    drawn = sum(len(n.label.split(" = ")) for n in program.graph.nodes
+                if n.kind == "output" and n.input_kind != "lost")
     return drawn == case.outputs, f"{drawn} output nodes, the call returns {case.outputs} arrays"
 
 
@@ -180,6 +189,44 @@ def check_folds(program: Any, case: programs.Case) -> Result:
                if not any(re.search(rf"{re.escape(name)}\b[^|]*×\s*{n}\b", label, re.I) for label in labels)]
     folded = sorted({graph.groups[g].name for g in shown if graph.groups[g].kind == "repeat"})
     return not missing, f"missing {missing}; folds shown: {folded}" if missing else f"{len(case.folds)} shown"
+
+
+def screen_columns(program: Any, svg: str) -> tuple[float, float]:
+    """The columns (pt) of the drawing a notebook shows first: all of a drawing as wide as
+    the screen; else the program's own structure (the root's groups, not its inputs or
+    outputs), centred when it fits, else from its left edge."""
+    width, screen = svg_size_pt(svg)[0], FIRST_SCREEN_PT[0]
+    if width <= screen:
+        return 0.0, width
+    graph, items = program.graph, svg_items(svg)
+    boxes = [items[key][0] for c in graph.groups[0].groups if graph.groups[c].kind not in ("inputs", "outputs")
+             for key in (f"g{c}", f"cluster_g{c}") if key in items]
+    left, right = min(b[0] for b in boxes), max(b[2] for b in boxes)
+    if right - left <= screen:
+        return (left + right - screen) / 2, (left + right + screen) / 2
+    return left, left + screen
+
+
+def check_screen(program: Any, case: programs.Case) -> Result:
+    if not case.folds:
+        return None, ""
+    svg = first_view_svg(program)
+    lo, hi = screen_columns(program, svg)
+    off = []
+    for name, n in case.folds:
+        fold = re.compile(rf"{re.escape(name)}\b[^|]*×\s*{n}\b", re.I)
+        drawn = [(x, y) for text, x, y in svg_texts(svg) if fold.search(text)]
+        if not any(lo <= x <= hi and y <= FIRST_SCREEN_PT[1] for x, y in drawn):
+            off.append(f"{name} ×{n} at {[(round(x), round(y)) for x, y in drawn]}")
+    return not off, f"off the first screen (columns {lo:.0f}..{hi:.0f}): {off}" if off else "on the first screen"
+
+
+def svg_texts(svg: str) -> list[tuple[str, float, float]]:
+    """Each text of a Graphviz SVG and where it stands (pt from the drawing's top left)."""
+    root = ElementTree.fromstring(svg)
+    shift = re.search(r"translate\(([-\d.]+) ([-\d.]+)\)", next(root.iter(f"{SVG}g")).get("transform", ""))
+    dx, dy = (float(shift.group(1)), float(shift.group(2))) if shift else (0.0, 0.0)
+    return [(t.text or "", float(t.get("x", "0")) + dx, float(t.get("y", "0")) + dy) for t in root.iter(f"{SVG}text")]
 
 
 def check_lines(program: Any, case: programs.Case) -> Result:
@@ -285,7 +332,7 @@ def score(name: str, repeats: int) -> dict[str, Result]:
     results["traced"] = (True, f"{program.eqn_count} equations")
     checks: dict[str, Callable[[Any, programs.Case], Result]] = {
         "nodes": check_nodes, "outputs": check_outputs, "size": check_size, "folds": check_folds,
-        "lines": check_lines, "loops": check_loops, "library": check_library, "consts": check_consts,
+        "screen": check_screen, "lines": check_lines, "loops": check_loops, "library": check_library, "consts": check_consts,
         "captured": check_captured}
     for key, check in checks.items():
         try:

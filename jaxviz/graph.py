@@ -499,6 +499,10 @@ class Graph:
         # (width, rows): fitted to ``dot``'s layout by the renderer where dot is at hand
         # (``render.dot.first_view_svg``); the estimate alone, without.
         self.first_view_room: tuple[float, float] = (1.0, 1.0)
+        # The groups the first view may open (None: any): where dot's layout of it puts
+        # the model's folds off its first screen, those it opened but what pushed them
+        # off (``render.dot.fit_folds_to_first_screen``).
+        self.first_view_opens: frozenset[int] | None = None
 
     # ----------------------------------------------------------------- building
     def add_group(self, name: str, kind: str, parent: int, source: SourceLoc | None = None) -> int:
@@ -830,7 +834,8 @@ class Graph:
             if self.groups[chain[-1]].kind == "repeat":
                 chain.pop()  # the fold shows as a box
             cost = self._items(chain[-1]) - 1
-            if visible + cost > budget:
+            if visible + cost > budget or not self._forward_copy_open(chain[-1], expanded) \
+                    or self.first_view_opens is not None and not self.first_view_opens.issuperset(chain):
                 continue
             self.layout_extent(expanded, extents)
             fold_top = extents[0][2]
@@ -845,11 +850,34 @@ class Graph:
         if visible < AUTO_MIN_ITEMS:  # one box says nothing: open the biggest, within reason
             for gid in sorted(self._closed_boxes(expanded), key=lambda c: -self.groups[c].n_eqns):
                 cost = self._items(gid) - 1
-                if 0 < cost and visible + cost <= AUTO_MAX_ITEMS:
+                allowed = self.first_view_opens is None or gid in self.first_view_opens
+                if 0 < cost and visible + cost <= AUTO_MAX_ITEMS and allowed:
                     expanded.add(gid)
                     visible += cost
                     break
         return frozenset(expanded)
+
+    def _forward_copy_open(self, gid: int, expanded: set[int]) -> bool:
+        """Whether a group of a later pass (the backward's ``loss_fn › ResNet``) may open:
+        an opening is granted per model, not per pass copy, so one whose forward copy
+        (the group of the same names below the forward phase beside its own) is closed
+        stays closed: it would take the room the forward could not get. True outside
+        the later passes and where the forward has no copy."""
+        names: list[str] = []
+        g: int | None = gid
+        while g is not None and self.groups[g].kind != "phase":
+            names.append(self.groups[g].name)
+            g = self.groups[g].parent
+        parent = self.groups[g].parent if g is not None else None
+        if g is None or parent is None or self.groups[g].name == "forward":
+            return True
+        copy: int | None = next((c for c in self.groups[parent].groups
+                                 if self.groups[c].kind == "phase" and self.groups[c].name == "forward"), None)
+        for name in reversed(names):
+            if copy is None:
+                return True
+            copy = next((c for c in self.groups[copy].groups if self.groups[c].name == name), None)
+        return copy is None or copy in expanded
 
     def _in_library(self, gid: int) -> bool:
         """Whether a group lies inside a call of a library's function."""

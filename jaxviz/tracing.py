@@ -88,6 +88,7 @@ CUSTOM_RULE_CALLS = frozenset({"custom_vjp_call", "custom_jvp_call", "custom_vjp
 # Primitives and scopes JAX names after its own machinery, in the words the user wrote.
 USER_WORD_OF_PRIMITIVE = {"remat2": "checkpoint", "remat": "checkpoint"}
 USER_WORD_OF_SCOPE = {"rematted_computation": "recomputed forward"}
+LOOP_BODY_LEVELS = 4  # how deep below a loop's body its step's call is looked for
 
 
 def _eqn_label(eqn: Any) -> str:
@@ -135,6 +136,14 @@ def _is_user_code(code: Any) -> bool:
 def _is_library_file(file: str) -> bool:
     """An installed library's code, not JAX's."""
     return installed_package(file) is not None and not internals.is_jax_file(file)
+
+
+@functools.lru_cache(maxsize=256)
+def _package_word(name: str) -> str | None:
+    """``diffrax`` for a library call named ``diffrax.loop.body_fun``; None for one named
+    after a method's class (``HMC.sample``), which does not say its package."""
+    package, dot, _ = name.partition(".")
+    return package if dot and package[:1].islower() else None
 
 
 def _axes_text(axes: Sequence[tuple[str | None, int]], specs: str = "") -> str:
@@ -379,16 +388,26 @@ class GraphBuilder:
 
     def _loop_body(self, loop: Any, majority: bool = True) -> int | None:
         """The call group that holds most of a loop's equations (in its body's jaxpr
-        group, for a ``while``), or None; without ``majority``, the biggest call."""
+        group, for a ``while``), or None; without ``majority``, the biggest call (a
+        scope, where no call is). Where the body's top level holds no call, the level
+        below it (through transformations, control flow and phases: an adjoint's
+        backward loop runs the ``jvp`` of the solver's step) is looked at, and so on."""
         g = self.graph
         candidates = list(loop.groups)
         # a while's condition is not what it runs
         candidates += [c for j in loop.groups if g.groups[j].kind == "jaxpr" and g.groups[j].name != "cond_jaxpr"
                        for c in g.groups[j].groups]
-        # without a majority, a Flax module's scope (``CheckpointBlock_0``) names it too
-        kinds = ("call", "library") if majority else ("call", "library", "scope")
-        calls_ = [c for c in candidates if g.groups[c].kind in kinds and g.groups[c].holder is None
-                  and g.groups[c].name not in USER_WORD_OF_SCOPE.values()]
+        candidates = self._past_callers(candidates, loop)
+        for _ in range(LOOP_BODY_LEVELS):
+            if any(self._is_step_call(c) for c in candidates):
+                break
+            scopes = [c for c in candidates if g.groups[c].kind == "scope"]  # kept, not looked into
+            candidates = scopes + self._past_callers([k for c in candidates if g.groups[c].kind != "scope"
+                                                      for k in g.groups[c].groups], loop)
+        calls_ = [c for c in candidates if self._is_step_call(c)]
+        if not calls_ and not majority:  # a Flax module's scope (``CheckpointBlock_0``)
+            calls_ = [c for c in candidates if g.groups[c].kind == "scope"
+                      and g.groups[c].name not in USER_WORD_OF_SCOPE.values()]
         if not calls_:
             return None
         sizes = {c: len(phases.nodes_below(g, c)) for c in calls_}
@@ -401,7 +420,64 @@ class GraphBuilder:
         while not inner.nodes and len(inner.groups) == 1 \
                 and g.groups[inner.groups[0]].kind in ("call", inner.kind):
             inner = g.groups[inner.groups[0]]
-        return inner.id
+        handed = self._handed_on(inner)
+        return (handed or inner).id
+
+    def _is_step_call(self, gid: int) -> bool:
+        group = self.graph.groups[gid]
+        return group.kind in ("call", "library") and group.holder is None
+
+    def _past_callers(self, candidates: list[int], loop: Any) -> list[int]:
+        """The groups of a loop's body, where those restating the library frames the loop
+        was called from (tracebacks in the body hold them again, in order: diffrax's
+        ``diffeqsolve`` › … › Equinox's ``checkpointed_while_loop``, or the frames from
+        an outer loop's step down) stand for what they hold: they are not what the loop
+        runs. A frame restates a caller when what it holds goes on down the callers'
+        path (or it is the loop's own caller): a step's own ``new_body_fun``, named as an
+        outer one, does not."""
+        g = self.graph
+        callers: list[str] = []
+        up = loop.parent
+        while up is not None:
+            if g.groups[up].kind == "library":
+                callers.append(g.groups[up].name)
+            up = g.groups[up].parent
+        callers.reverse()
+
+        def restates(gid: int, at: int) -> bool:
+            group = g.groups[gid]
+            return group.kind == "library" and group.name == callers[at] and (
+                at == len(callers) - 1 or any(g.groups[k].name == callers[at + 1] for k in group.groups))
+
+        out: list[int] = []
+        todo: list[tuple[int, int | None]] = [(c, None) for c in reversed(candidates)]
+        while todo:
+            c, at = todo.pop()
+            starts = range(len(callers)) if at is None else [at] if at < len(callers) else []
+            found = next((i for i in starts if restates(c, i)), None)
+            if found is None:
+                out.append(c)
+            else:
+                todo.extend((k, found + 1) for k in reversed(g.groups[c].groups))
+        return out
+
+    def _handed_on(self, group: Any) -> Any | None:
+        """A library's function that hands the loop's step on to another library's, which
+        does most of it (Equinox's rewritten ``new_body_fun`` calling diffrax's
+        ``body_fun``): that function's group; else None."""
+        g = self.graph
+        if group.kind != "library":
+            return None
+        inner = [c for c in group.groups if g.groups[c].kind == "library" and g.groups[c].holder is None]
+        if not inner:
+            return None
+        sizes = {c: len(phases.nodes_below(g, c)) for c in inner}
+        best = max(inner, key=sizes.__getitem__)
+        other = g.groups[best]
+        packages = {_package_word(other.name), _package_word(group.name)}
+        if sizes[best] * 2 <= len(phases.nodes_below(g, group.id)) or len(packages) < 2 or None in packages:
+            return None
+        return other
 
     def _fold_leaves(self) -> None:
         """More than a few sibling leaves of one kind that no pytree group holds (an
@@ -911,11 +987,13 @@ class GraphBuilder:
 
     def _mark_repeats(self) -> None:
         """Sibling groups of the same name get "name 3/12" so repeated layers read as such,
-        numbered in call order (the backward pass visits them in reverse)."""
+        numbered in call order (the backward pass visits them in reverse). An argument's
+        leaves and the state written back into it (``model (6 arrays)`` in and out) are
+        no layers: not numbered, as if halves of one."""
         for parent in self.graph.groups:
             by_name: dict[str, list[int]] = {}
             for c in parent.groups:
-                if self.graph.groups[c].holder is None:
+                if self.graph.groups[c].holder is None and self.graph.groups[c].kind not in ("inputs", "outputs"):
                     by_name.setdefault(self.graph.groups[c].name, []).append(c)
             for name, ids in by_name.items():
                 if len(ids) > 1:

@@ -486,7 +486,7 @@ ZOO: list[Entry] = [
     Entry("linen_cnn", linen_cnn, ("CNN", "Conv_0", "Dense_0", "Dense_1", "loss_fn"), jax_reference),
     Entry("linen_gpt", linen_gpt, ("GPT", "h_0", "h_1", "h_2", "h_3", "attn", "loss_fn"), jax_reference),
     Entry("nnx_mlp", nnx_mlp, ("MLP", "linear1", "bn", "linear2", "loss_fn"), nnx_reference, nnx_outputs),
-    Entry("equinox_mlp", equinox_mlp, ("MLP", "eqx.nn.Linear", "loss"), equinox_reference),
+    Entry("equinox_mlp", equinox_mlp, ("MLP", "eqx.nn.Linear", "loss"), equinox_reference, root="train_step"),
     Entry("equinox_mixer", equinox_mixer, ("Mixer", "MixerBlock", "eqx.nn.MLP", "loss"), equinox_reference),
     Entry("haiku_transformer", haiku_transformer, ("block_0", "block_1", "head", "loss_fn"), jax_reference),
     Entry("optax_chain", optax_chain, ("loss", "predict"), jax_reference),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sys
 from typing import NamedTuple
 from xml.etree import ElementTree
 
@@ -26,7 +27,7 @@ from numpyro.infer import NUTS
 import jaxviz
 from benchmarks import models, programs
 from jaxviz.render import dot as dot_renderer
-from jaxviz.render.dot import first_view_svg, program_dot, render_svg, svg_size_pt
+from jaxviz.render.dot import first_view_svg, program_dot, render_svg, svg_items, svg_size_pt
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz")
 MAX_PT = 3000  # about two screens, each way
@@ -329,6 +330,46 @@ def test_scan_is_named_after_its_step_with_its_trip_count():
     assert "_update_step ×100 (scan)" in first_view_boxes(program), first_view_boxes(program)
 
 
+def loop_groups(graph, primitive: str) -> list:
+    return [g for g in graph.groups if g.holder is not None and g.kind == "eqn"
+            and graph.nodes[g.holder].primitive == primitive]
+
+
+def library_callers(graph, gid: int) -> list[str]:
+    names, up = [], graph.groups[gid].parent
+    while up is not None:
+        if graph.groups[up].kind == "library":
+            names.append(graph.groups[up].name)
+        up = graph.groups[up].parent
+    return names
+
+
+def test_a_library_s_loop_is_named_after_the_step_it_runs_not_the_frames_it_was_called_from():
+    """diffrax's solve is Equinox's ``checkpointed_while_loop`` over diffrax's
+    ``body_fun``: every traceback in the body holds the frames the loop was called from
+    (``diffeqsolve`` › … › ``checkpointed_while_loop``) and Equinox's wrappers
+    (``_body_fun``, ``new_body_fun``) hand the step on: the loop, forward and backward
+    (its adjoint runs the step's ``jvp``), is named after diffrax's step."""
+    case = programs.load("diffrax_neural_ode")
+    graph = jaxviz.trace(case.fn, *case.args, **case.kwargs).graph
+    solves = [g for g in loop_groups(graph, "while") if "equinox.checkpointed_while_loop" in library_callers(graph, g.id)
+              and not any(graph.nodes[o.holder].primitive == "while" for o in map(graph.groups.__getitem__,
+                                                                                  _ancestors(graph, g.id))
+                          if o.holder is not None)]
+    assert len(solves) == 2, [g.name for g in solves]  # the forward solve and its adjoint
+    assert all(g.name == "diffrax.loop.body_fun (while)" for g in solves), [g.name for g in solves]
+    for loop in loop_groups(graph, "while"):  # no loop is named after the frame that called it
+        assert loop.name.split(" (")[0] != library_callers(graph, loop.id)[0], loop.name
+
+
+def _ancestors(graph, gid: int) -> list[int]:
+    out, up = [], graph.groups[gid].parent
+    while up is not None:
+        out.append(up)
+        up = graph.groups[up].parent
+    return out
+
+
 class DotReluDot(nnx.Module):
     """Imitates Flax's "Scan over layers" guide (nnx.vmap to create, nnx.scan to run)."""
 
@@ -490,33 +531,168 @@ def test_a_sampler_taking_gradients_in_its_kernel_has_no_train_phases():
         == ["forward", "backward", "update"]
 
 
-# The first screen at a legible zoom: the top of the drawing a JupyterLab output shows
-# before any scroll (a 1,000 px window's canvas at 1 px a pt).
+def path_below_phase(graph, gid: int) -> tuple[str, tuple[str, ...]] | None:
+    """(its phase, the names from below the phase down to the group), or None outside."""
+    names = []
+    while gid is not None and graph.groups[gid].kind != "phase":
+        names.append(graph.groups[gid].name)
+        gid = graph.groups[gid].parent
+    return None if gid is None else (graph.groups[gid].name, tuple(reversed(names)))
+
+
+@pytest.mark.parametrize("name", ["nnx_mnist", "equinox_vit", "haiku_transformer"])
+@pytest.mark.parametrize("room", [(0.8, 0.8), (1.0, 1.0), (1.4, 1.25)])
+def test_a_model_opens_in_the_backward_pass_only_where_it_opens_in_the_forward(name, room):
+    """An opening is granted per model, not per pass copy: the backward's ``loss_fn ›
+    CNN`` does not open where the forward's stays closed (it would take the room the
+    forward could not get, and show the model's structure only backwards)."""
+    case = programs.load(name)
+    graph = jaxviz.trace(case.fn, *case.args, **case.kwargs).graph
+    graph.first_view_room = room
+    opened = {found for g in graph.expansion("auto") if (found := path_below_phase(graph, g)) is not None}
+    forward = {path for phase, path in (path_below_phase(graph, g.id) or ("", ()) for g in graph.groups)
+               if phase == "forward"}
+    alone = [path for phase, path in opened if phase != "forward" and path in forward and ("forward", path) not in opened]
+    assert not alone, alone
+
+
+def test_an_argument_and_the_state_written_back_into_it_are_not_numbered_as_layers():
+    """``nnx.jit`` writes the model's and the optimizer's new state back: their input
+    and output groups share the argument's name, and read ``model (6 arrays)``, not
+    ``model (6 arrays) 1/2`` and ``2/2`` (halves of one)."""
+    case = programs.load("nnx_ensemble")
+    graph = jaxviz.trace(case.fn, *case.args, **case.kwargs).graph
+    ends = [g for g in graph.groups if g.kind in ("inputs", "outputs") and g.name.startswith(("model", "optimizer"))]
+    assert len(ends) >= 4, [g.name for g in ends]
+    assert not [g.repeat for g in ends if g.repeat], [g.repeat for g in ends]
+
+
+# The first screen at a legible zoom (1 px a pt): what a JupyterLab output shows before
+# any scroll or pan, about 1,000 px wide and 700 tall.
 FIRST_SCREEN_PT = 700
+FIRST_SCREEN_WIDTH_PT = 1000
 
 
-def text_tops_pt(svg: str) -> list[tuple[str, float]]:
-    """Each text of a Graphviz SVG and how far below the drawing's top it stands (pt)."""
+def text_places_pt(svg: str) -> list[tuple[str, float, float]]:
+    """Each text of a Graphviz SVG and where it stands (pt from the drawing's top left)."""
     root = ElementTree.fromstring(svg)
     shift = re.search(r"translate\(([\d.]+) ([\d.]+)\)", next(root.iter(f"{SVG}g")).get("transform", ""))
-    dy = float(shift.group(2)) if shift else 0.0
-    return [(t.text or "", float(t.get("y", "0")) + dy) for t in root.iter(f"{SVG}text")]
+    dx, dy = (float(shift.group(1)), float(shift.group(2))) if shift else (0.0, 0.0)
+    return [(t.text or "", float(t.get("x", "0")) + dx, float(t.get("y", "0")) + dy) for t in root.iter(f"{SVG}text")]
+
+
+def first_screen_columns(program, svg: str) -> tuple[float, float]:
+    """The columns (pt) the first screen shows, as the viewer pans a drawing wider than
+    it: to the program's own structure (the root's groups but inputs and outputs),
+    centred when it fits, else from its left edge."""
+    width = svg_size_pt(svg)[0]
+    if width <= FIRST_SCREEN_WIDTH_PT:
+        return 0.0, width
+    graph, boxes = program.graph, svg_items(svg)
+    spans = [boxes[key][0] for c in graph.groups[0].groups if graph.groups[c].kind not in ("inputs", "outputs")
+             for key in (f"g{c}", f"cluster_g{c}") if key in boxes]
+    left, right = min(b[0] for b in spans), max(b[2] for b in spans)
+    if right - left <= FIRST_SCREEN_WIDTH_PT:
+        return (left + right - FIRST_SCREEN_WIDTH_PT) / 2, (left + right + FIRST_SCREEN_WIDTH_PT) / 2
+    return left, left + FIRST_SCREEN_WIDTH_PT
+
+
+def folds_on_first_screen(program, svg: str, folds) -> dict[str, list[tuple[float, float]]]:
+    """Per fold (``Block ×6``) where its titles stand, if none is on the first screen."""
+    lo, hi = first_screen_columns(program, svg)
+    places = text_places_pt(svg)
+    off = {}
+    for layer, count in folds:
+        fold = re.compile(rf"{re.escape(layer)}\b.*×\s*{count}\b")
+        drawn = [(x, y) for text, x, y in places if fold.search(text)]
+        if not any(lo <= x <= hi and y <= FIRST_SCREEN_PT for x, y in drawn):
+            off[f"{layer} ×{count}"] = drawn
+    return off
 
 
 @needs_dot
-@pytest.mark.parametrize("name", ["ppo_gymnax", "haiku_transformer"])
+@pytest.mark.parametrize("name", ["ppo_gymnax", "haiku_transformer", "nanogpt", "equinox_vit"])
 def test_the_first_view_shows_its_folds_on_the_first_screen(name):
     """The repeated layers the program states (``_update_step ×3``, ``Transformer ×4``)
-    are drawn within the first screen's height: what opens above them (a network's
-    initialisation, before the training loop) stays closed when it would push them
-    below it."""
+    are drawn within the first screen, both ways: what opens above them or before them
+    (a network's initialisation, before the training loop) stays closed when it would
+    push them off it."""
     case = programs.load(name)
     program = jaxviz.trace(case.fn, *case.args, **case.kwargs)
-    tops = text_tops_pt(first_view_svg(program))
-    for layer, count in case.folds:
-        fold = re.compile(rf"{re.escape(layer)}\b.*×\s*{count}\b")
-        drawn = [y for text, y in tops if fold.search(text)]
-        assert drawn and min(drawn) <= FIRST_SCREEN_PT, (layer, drawn)
+    svg = first_view_svg(program)
+    assert not folds_on_first_screen(program, svg, case.folds), svg_size_pt(svg)
+
+
+def init_layer(key, n_in, n_out):
+    w_key, b_key = jax.random.split(key)
+    return {"w": jax.random.normal(w_key, (n_in, n_out)) / jnp.sqrt(n_in),
+            "b": jax.random.normal(b_key, (n_out,)) * 0.0}
+
+
+def init_network(key, sizes):
+    keys = jax.random.split(key, len(sizes) - 1)
+    return [init_layer(k, a, b) for k, a, b in zip(keys, sizes[:-1], sizes[1:])]
+
+
+def normalise(x):
+    mean = x.mean(0)
+    std = x.std(0) + 1e-6
+    centred = x - mean
+    scaled = centred / std
+    return jnp.clip(scaled, -5, 5)
+
+
+HIDDEN_LAYERS = 10
+
+
+def train(key, x, y):
+    """Imitates PureJaxRL's ``train(rng)`` (https://github.com/luchris429/purejaxrl,
+    ppo.py): the network initialised inside the jitted function, then the whole training
+    loop one ``lax.scan`` over ``_update_step``."""
+    params = init_network(key, [8] + [16] * HIDDEN_LAYERS + [1])
+    x = normalise(x)
+    y = normalise(y)
+
+    def loss_fn(params):
+        h = x
+        for layer in params[:-1]:
+            h = jnp.tanh(h @ layer["w"] + layer["b"])
+        out = h @ params[-1]["w"] + params[-1]["b"]
+        return jnp.mean((out - y) ** 2)
+
+    def _update_step(params, _):
+        loss, grads = jax.value_and_grad(loss_fn)(params)
+        params = jax.tree_util.tree_map(lambda p, g: p - 0.01 * g, params, grads)
+        return params, loss
+
+    return jax.lax.scan(_update_step, params, None, 20)
+
+
+@needs_dot
+def test_what_pushes_a_fold_off_the_first_screen_stays_closed(monkeypatch):
+    """On a small screen (600 x 500 pt), the estimate's first view puts both folds off
+    it as dot lays it out (the network's initialisation and the inputs' normalising
+    stand before and above them): what stands wholly before or above a fold stays
+    closed, the room it leaves given to nothing else, and more folds are then on the
+    first screen; none is hidden, the view stays within its size, and every later
+    drawing of the first view is this one."""
+    screen = (600.0, 500.0)
+    monkeypatch.setattr(dot_renderer, "FIRST_SCREEN_PT", screen)
+    monkeypatch.setattr(sys.modules[__name__], "FIRST_SCREEN_WIDTH_PT", screen[0])
+    monkeypatch.setattr(sys.modules[__name__], "FIRST_SCREEN_PT", screen[1])
+    program = jaxviz.trace(train, jax.random.PRNGKey(0), jnp.ones((32, 8)), jnp.ones((32, 1)))
+    folds = [("init_layer", HIDDEN_LAYERS - 1), ("_update_step", 20)]
+    dot_renderer.start_first_view(program.graph)
+    estimated = dot_renderer.fit_view_size(program, render_svg(program_dot(program)))
+    off_before = folds_on_first_screen(program, estimated, folds)
+    assert len(off_before) == 2, off_before
+    svg = first_view_svg(program)
+    off_after = folds_on_first_screen(program, svg, folds)
+    assert len(off_after) < len(off_before), off_after
+    assert all(re.search(rf"{layer}\b.*×\s*{n}\b", svg) for layer, n in folds)
+    assert max(svg_size_pt(svg)) <= dot_renderer.VIEW_FIT_PT
+    assert program.graph.first_view_opens is not None
+    assert render_svg(program_dot(program)) == svg
 
 
 @needs_dot

@@ -64,6 +64,7 @@ PROGRAMS = (
     "ppo_gymnax", "diffrax_ode", "diffrax_neural_ode", "optimistix_root", "optimistix_lstsq",
     "pallas_matmul", "pallas_mha", "shard_map_fsdp", "pmap_resnet", "associative_scan",
     "nanogpt", "mlp_digits", "fori_loop", "while_loop", "cond_switch", "per_example_grads",
+    "equinox_ensemble", "nnx_ensemble", "optax_multisteps",
 )
 
 

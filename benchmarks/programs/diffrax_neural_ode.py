@@ -65,5 +65,7 @@ def program() -> Case:
     ys = jr.normal(jr.PRNGKey(1), (4, 6, 2))
     args = (ts, ys, model, opt_state)
     n = len(jax.tree_util.tree_leaves(eqx.filter((model, opt_state), eqx.is_array)))
-    return Case(make_step, args, outputs=1 + n, calls=("diffeqsolve",),
+    # diffeqsolve's solve is a while loop over the step ``body_fun`` of diffrax's own
+    # ``loop`` (diffrax/_integrate.py), run by Equinox's ``checkpointed_while_loop``.
+    return Case(make_step, args, outputs=1 + n, calls=("diffeqsolve",), loops=("diffrax.loop.body_fun",),
                 reference=lambda: eqx.filter_make_jaxpr(make_step.__wrapped__)(*args)[0])

@@ -48,10 +48,10 @@ def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan | None:
     kwarg_names = sorted(kwargs)
     dynamic, static = eqx.partition((args, kwargs), eqx.is_array)
     static_parts = _static_parts(static, arg_names, kwarg_names)
-    for name, value in static_parts:
+    for leaf, value in static_parts:
         if not is_hashable(value):
             raise UnsplittableArgument(
-                f"{name} ({type(value).__name__}) is neither an array nor hashable: "
+                f"{leaf} ({type(value).__name__}) is neither an array nor hashable: "
                 f"eqx.filter_jit cannot hold it static. Make it hashable (a tuple, a frozen "
                 f"dataclass) or mark the field static with eqx.field(static=True).")
     dyn_args, dyn_kwargs = dynamic

@@ -11,6 +11,7 @@ import re
 import shutil
 from contextlib import AbstractContextManager
 from typing import Any
+from xml.etree import ElementTree
 
 import graphviz
 
@@ -377,20 +378,33 @@ def svg_size_pt(svg: str) -> tuple[float, float]:
     return float(match.group(1)), float(match.group(2))
 
 
+def start_first_view(graph: Graph) -> None:
+    """The budget an automatic first view is first chosen with, before dot checks it."""
+    graph.first_view_room = FIRST_ROOM
+    graph.first_view_opens = None
+
+
 def first_view_svg(program: Any, first_try: str | None = None) -> str:
     """The SVG of a program's view (``render_svg``). An automatic first view is fitted
     to dot's own layout: the estimate's budget (``Graph.first_view_room``) starts
     roomier, and is narrowed while dot lays the view out over ``VIEW_FIT_PT`` either
-    way. One layout when it fits (the drawing shown), a few when the estimate was far
-    off; the room found stays on the graph, so every later drawing of the first view
-    (the payload, an export) is this one. ``first_try``: the drawing of the view at
-    ``FIRST_ROOM``, where the caller had dot lay it out already."""
+    way; then what pushes the model's folds off the first screen is closed
+    (``fit_folds_to_first_screen``). One layout when it fits (the drawing shown), a few
+    when the estimate was far off; the budget found stays on the graph, so every later
+    drawing of the first view (the payload, an export) is this one. ``first_try``: the
+    drawing of the view at ``FIRST_ROOM``, where the caller had dot lay it out already."""
     graph = program.graph
     if program.expand not in (None, "auto"):
         return first_try or render_svg(program_dot(program))
-    room = FIRST_ROOM
-    graph.first_view_room = room
-    svg = first_try or render_svg(program_dot(program))
+    start_first_view(graph)
+    return fit_folds_to_first_screen(program, fit_view_size(program, first_try or render_svg(program_dot(program))))
+
+
+def fit_view_size(program: Any, svg: str) -> str:
+    """The first view narrowed (``Graph.first_view_room``) while dot lays it out over
+    ``VIEW_FIT_PT`` either way; ``svg``: its drawing at the room it has now."""
+    graph = program.graph
+    room = graph.first_view_room
     for _ in range(FIT_TRIES - 1):
         width, height = svg_size_pt(svg)
         if width <= VIEW_FIT_PT and height <= VIEW_FIT_PT:
@@ -408,3 +422,129 @@ def first_view_svg(program: Any, first_try: str | None = None) -> str:
             break  # nothing left to close
         svg = render_svg(program_dot(program))
     return svg
+
+
+# The first screen: what a notebook output shows of the first view at a legible zoom
+# (1 px a pt) before any scroll or pan: about 1,000 pt wide, 700 tall.
+FIRST_SCREEN_PT = (1000.0, 700.0)
+SCREEN_TRIES = 3
+_SVG = "{http://www.w3.org/2000/svg}"
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def fit_folds_to_first_screen(program: Any, svg: str) -> str:
+    """The first view with the model's folds on its first screen both ways: where dot
+    puts every copy of a fold (``ResNetBlock ×3``) below the first screen or beside it,
+    the open groups that stand wholly above it or before it (a network's
+    initialisation, a loss's one-hot) stay closed, and dot lays the view out again. A
+    try is kept only where it brings more folds onto the first screen, hides none and
+    stays within ``VIEW_FIT_PT``: the view's size and its folds come first."""
+    graph = program.graph
+    for _ in range(SCREEN_TRIES):
+        shown = graph.expansion("auto")
+        on_screen, pushing = first_screen_folds(graph, shown, svg)
+        if not pushing:
+            break
+        before = graph.first_view_opens
+        # what stays open is what was, but those groups: the room they leave is not
+        # given to others, which would push the folds off again
+        graph.first_view_opens = frozenset(g for g in shown if pushing.isdisjoint(_ancestors(graph, g)))
+        now = graph.expansion("auto")
+        tried = render_svg(program_dot(program)) if now != shown else None
+        if tried is None or max(svg_size_pt(tried)) > VIEW_FIT_PT or fold_names(graph, now) < fold_names(graph, shown) \
+                or not first_screen_folds(graph, now, tried)[0] > on_screen:
+            graph.first_view_opens = before
+            break
+        svg = tried
+    return svg
+
+
+def fold_names(graph: Graph, expanded: frozenset[int]) -> set[str]:
+    """The folds a view shows (``ResNetBlock ×3``), by name."""
+    return {graph.groups[c].repeat or graph.groups[c].name for c in _shown(graph, expanded) if graph.is_fold(c)}
+
+
+def _shown(graph: Graph, expanded: frozenset[int]) -> set[int]:
+    return {c for g in expanded for c in graph.groups[g].groups} | set(expanded)
+
+
+def svg_items(svg: str) -> dict[str, tuple[tuple[float, float, float, float], tuple[float, float] | None]]:
+    """Each node and cluster of a Graphviz SVG by its id: its box (left, top, right,
+    bottom) and where its first text stands, in pt from the drawing's top left."""
+    root = ElementTree.fromstring(svg)
+    top = next(root.iter(f"{_SVG}g"))
+    shift = re.search(r"translate\(([-\d.]+) ([-\d.]+)\)", top.get("transform", ""))
+    dx, dy = (float(shift.group(1)), float(shift.group(2))) if shift else (0.0, 0.0)
+    items = {}
+    for g in root.iter(f"{_SVG}g"):
+        if g.get("class", "").split(" ")[0] not in ("node", "cluster"):
+            continue
+        outline = next((e for e in g.iter() if e.tag in (f"{_SVG}path", f"{_SVG}polygon")), None)
+        if outline is None:
+            continue
+        numbers = [float(v) for v in _NUMBER.findall(outline.get("d") or outline.get("points") or "")]
+        xs, ys = [x + dx for x in numbers[0::2]], [y + dy for y in numbers[1::2]]
+        text = next(g.iter(f"{_SVG}text"), None)
+        at = (float(text.get("x", 0)) + dx, float(text.get("y", 0)) + dy) if text is not None else None
+        items[g.get("id", "")] = ((min(xs), min(ys), max(xs), max(ys)), at)
+    return items
+
+
+def first_screen_span(graph: Graph, items: dict[str, Any], width: float) -> tuple[float, float]:
+    """The span (left, right, in pt) of a drawing ``width`` wide that the first screen
+    shows: all of it when it fits; else the program's own structure (the root's groups
+    but its inputs and outputs) centred when that fits, else from its left edge (as
+    the JupyterLab viewer pans)."""
+    screen = FIRST_SCREEN_PT[0]
+    if width <= screen:
+        return 0.0, width
+    boxes = [items[k][0] for c in graph.groups[0].groups if graph.groups[c].kind not in ("inputs", "outputs")
+             for k in (f"g{c}", f"cluster_g{c}") if k in items]
+    if not boxes:
+        return 0.0, screen
+    left, right = min(b[0] for b in boxes), max(b[2] for b in boxes)
+    if right - left <= screen:
+        middle = (left + right) / 2
+        return middle - screen / 2, middle + screen / 2
+    return left, left + screen
+
+
+def first_screen_folds(graph: Graph, expanded: frozenset[int], svg: str) -> tuple[set[str], frozenset[int]]:
+    """The folds (by name) a copy of which dot draws on the first screen; and the open
+    groups to keep closed so that the others move onto it: those, holding no fold and
+    inside none, that stand wholly before a fold's first copy (left of its box, where it is
+    beside the screen) or above it (where it is below)."""
+    items = svg_items(svg)
+    lo, hi = first_screen_span(graph, items, svg_size_pt(svg)[0])
+    screen_height = FIRST_SCREEN_PT[1]
+    copies: dict[str, list[tuple[float, float, int, tuple[float, float, float, float]]]] = {}
+    for gid in _shown(graph, expanded):
+        item = items.get(f"cluster_g{gid}" if gid in expanded else f"g{gid}")
+        if graph.is_fold(gid) and item is not None and item[1] is not None:
+            copies.setdefault(graph.groups[gid].repeat or graph.groups[gid].name, []).append((*item[1], gid, item[0]))
+    folds = {gid for found in copies.values() for _, _, gid, _ in found}
+    near = {a for gid in folds for a in _ancestors(graph, gid)}
+    on_screen = {name for name, found in copies.items()
+                 if any(lo <= x <= hi and y <= screen_height for x, y, _, _ in found)}
+    pushing: set[int] = set()
+    for name, found in copies.items():
+        if name in on_screen:
+            continue
+        x, y, _, fold_box = min(found, key=lambda f: (f[1], f[0]))
+        for other in expanded - near:
+            box = items.get(f"cluster_g{other}", (None,))[0]
+            if box is None or any(a in folds for a in _ancestors(graph, other)):
+                continue
+            if x > hi and box[2] < fold_box[0] or y > screen_height and box[3] < fold_box[1]:
+                pushing.add(other)
+    return on_screen, frozenset(g for g in pushing if not any(a in pushing for a in _ancestors(graph, g)[1:]))
+
+
+def _ancestors(graph: Graph, gid: int) -> list[int]:
+    """``gid`` and the groups holding it, innermost first."""
+    out: list[int] = []
+    g: int | None = gid
+    while g is not None:
+        out.append(g)
+        g = graph.groups[g].parent
+    return out

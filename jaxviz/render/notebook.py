@@ -8,7 +8,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from ..graph import MIME_TYPE
-from .dot import FIRST_ROOM, DotUnavailable, dot_available, first_view_svg, render_svg, view_to_dot
+from .dot import (
+    DotUnavailable,
+    dot_available,
+    first_view_svg,
+    render_svg,
+    start_first_view,
+    view_to_dot,
+)
 from .embed import graph_output_html
 from .html import program_html
 from .payload import program_payload
@@ -29,7 +36,7 @@ def program_mimebundle(program: Any, use_dot: bool | None = None) -> dict[str, A
     # from this room: the view chosen here is its first try, the one drawn when it fits
     fitting = use_dot and program.expand in (None, "auto")
     if fitting:
-        graph.first_view_room = FIRST_ROOM
+        start_first_view(graph)
     expanded = graph.expansion(program.expand)  # chosen once for every form below
     view = graph.view(expanded)
     n_nodes, n_groups = view.visible_counts()
@@ -52,8 +59,9 @@ def program_mimebundle(program: Any, use_dot: bool | None = None) -> dict[str, A
     svg = _laid_out(layout)
     if fitting and svg is not None:
         svg = first_view_svg(program, first_try=svg)
-        if graph.first_view_room != FIRST_ROOM:  # narrowed to fit: another view
-            payload = program_payload(program, graph.expansion(program.expand))
+        fitted = graph.expansion(program.expand)
+        if fitted != expanded:  # narrowed to fit, or its folds brought on screen: another view
+            payload = program_payload(program, fitted)
     if svg is not None:
         bundle["image/svg+xml"] = svg
     # Where the extension is (JupyterLab), the payload's own MIME type wins; elsewhere the

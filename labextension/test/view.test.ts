@@ -8,12 +8,13 @@ import {
   countAfterExpand,
   edgeIsWeak,
   edgeLabel,
+  phaseOrder,
   searchNodes,
   variableName,
   visibleCount,
   visibleItems
 } from '../src/graph/visible';
-import { smallGraph, smallPayload } from './fixtures';
+import { f32, smallGraph, smallPayload } from './fixtures';
 
 const edgeSet = (edges: { src: string; dst: string; avals: unknown[] }[]) =>
   new Set(edges.map(e => `${e.src}>${e.dst}:${e.avals.length}`));
@@ -228,5 +229,20 @@ describe('inflatePayload', () => {
   it('explains a graph the kernel did not ship', () => {
     const problem = payloadProblem({ ...smallPayload(), graph: null, graph_omitted: 'too big' });
     assert.match(problem ?? '', /not sent to the browser \(too big\)/);
+  });
+});
+
+describe('phaseOrder', () => {
+  it('stacks phases whose every item is linked (as View.phase_order in Python)', () => {
+    // group 1 a forward phase whose two items feed each other (a user's line around a
+    // library call), group 2 the backward phase after it
+    const graph = smallGraph();
+    graph.groups[1] = { ...graph.groups[1], kind: 'phase', name: 'forward', repeat: null };
+    graph.groups[2] = { ...graph.groups[2], kind: 'phase', name: 'backward' };
+    graph.edges.push({ src: 5, dst: 4, aval: f32([2, 3]), var: 'Var(id=9):float32[2,3]' });
+    const order = phaseOrder(buildView(new GraphIndex(graph), [0, 1, 2, 3]));
+    assert.equal(order.length, 1);
+    assert.deepEqual(order[0][0], ['n4', 'n5'], 'every item of the forward: none is last alone');
+    assert.deepEqual(order[0][1], ['n6'], "the backward's first item");
   });
 });

@@ -430,7 +430,9 @@ function itemsBelow(view: View, gid: number): Set<ItemId> {
   return items;
 }
 
-/** The items with no edge out of (`last`) or into them from the others. */
+/** The items with no edge out of (`last`) or into them from the others; all of them
+ * when each has one (two boxes feeding each other: a user's line around a library call),
+ * as `View._ends` in Python: else the phases would not be stacked at all. */
 function phaseEnds(view: View, items: Set<ItemId>, last: boolean): ItemId[] {
   const linked = new Set<ItemId>();
   for (const e of view.edges) {
@@ -438,7 +440,8 @@ function phaseEnds(view: View, items: Set<ItemId>, last: boolean): ItemId[] {
       linked.add(last ? e.src : e.dst);
     }
   }
-  return [...items].filter(item => !linked.has(item)).sort();
+  const ends = [...items].filter(item => !linked.has(item));
+  return (ends.length ? ends : [...items]).sort();
 }
 
 /** Whether a visible item (`n<id>` or `g<id>`) lies inside group `groupId` (not the
