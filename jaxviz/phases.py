@@ -26,11 +26,15 @@ SUBTREE_MIN_MEMBERS = 3  # per parameter subtree, on average, for the update to 
 
 
 def shape_phases(graph: Graph, outside_phases: dict[int, Any],
-                 transform_of: Callable[[Any], str | None]) -> None:
+                 transform_of: Callable[[Any], str | None],
+                 values_through: dict[int, dict[str, frozenset[str]]] | None = None) -> None:
     """Rework the phases of every level that has a backward pass (see the module doc).
     ``outside_phases`` maps node ids of equations outside the phases to their equations;
-    ``transform_of`` names the optimizer transformation an equation came from."""
-    flow = _Flow(graph)
+    ``transform_of`` names the optimizer transformation an equation came from;
+    ``values_through`` (node → outer result's edge name → inner results' edge names) lets
+    a value be followed through an equation that sub-jaxprs' results flow back into (a
+    library's jit over the whole parameter tree), instead of every value into it."""
+    flow = _Flow(graph, values_through or {})
     for parent in list(graph.groups):
         phases = {graph.groups[c].name: c for c in parent.groups if graph.groups[c].kind == "phase"}
         if FORWARD in phases and BACKWARD not in phases:
@@ -48,12 +52,30 @@ def shape_phases(graph: Graph, outside_phases: dict[int, Any],
 class _Flow:
     """Value flow between nodes, built once from the edges."""
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, values_through: dict[int, dict[str, frozenset[str]]]) -> None:
         self.consumers: dict[int, list[int]] = {}
         self.producers: dict[int, list[int]] = {}
+        self.values_through = values_through
+        self._edges_into: dict[int, list[tuple[str, int]]] = {}  # of those nodes: (name, producer)
         for e in graph.edges:
             self.consumers.setdefault(e.src, []).append(e.dst)
             self.producers.setdefault(e.dst, []).append(e.src)
+            if e.dst in values_through:
+                self._edges_into.setdefault(e.dst, []).append((e.var, e.src))
+
+    def producers_of_value(self, node: int, var: str) -> list[int]:
+        """What made the value ``var`` that ``node`` gives. Where the node passes its
+        sub-jaxprs' results through: for one of its results, the inner results' producers;
+        for a value its sub-jaxpr reads from it (an operand it stands in for), what feeds
+        it from outside. Any other node: all it reads."""
+        through = self.values_through.get(node)
+        if through is None:
+            return self.producers.get(node, [])
+        inner = through.get(var)
+        if inner is None:
+            inner = frozenset().union(*through.values())
+            return [src for name, src in self._edges_into.get(node, ()) if name not in inner]
+        return [src for name, src in self._edges_into.get(node, ()) if name in inner]
 
     def downstream(self, start: Iterable[int]) -> set[int]:
         return _reach(start, self.consumers)
@@ -246,7 +268,7 @@ def _subtree_keys(graph: Graph, update: Group, flow: _Flow) -> dict[int, str | N
     inside = set(nodes_below(graph, update.id))
     producers = flow.producers
     consumers = {n: [c for c in cs if c in inside] for n, cs in flow.consumers.items()}
-    keys = _keys_from_outputs(graph, inside, producers)
+    keys = _keys_from_outputs(graph, inside, flow)
     for n in sorted(n for n in inside if keys.get(n) is None):  # producers first
         read = {_key_of_value(p, keys, inside, consumers) for p in producers.get(n, ())}
         read.discard(UNKNOWN)
@@ -263,21 +285,31 @@ def _subtree_keys(graph: Graph, update: Group, flow: _Flow) -> dict[int, str | N
 UNKNOWN = ""  # a node's subtree not known yet (None: it works on several)
 
 
-def _keys_from_outputs(graph: Graph, inside: set[int], producers: dict[int, list[int]]) -> dict[int, str | None]:
+def _keys_from_outputs(graph: Graph, inside: set[int], flow: _Flow) -> dict[int, str | None]:
+    """The subtree of the output each node reaches (None: several), following each value
+    through the equations that pass their sub-jaxprs' results through."""
     keys: dict[int, str | None] = {}
     inputs = _inputs_by_rest(graph)
+    edges_in: dict[int, list[tuple[int, str]]] = {}
+    for e in graph.edges:
+        if e.src in inside:
+            edges_in.setdefault(e.dst, []).append((e.src, e.var))
     for out in graph.nodes:
         if out.kind != "output":
             continue
         key = param_subtree(_as_input(out.label, inputs))
-        todo = [p for p in producers.get(out.id, ()) if p in inside]
+        todo = list(edges_in.get(out.id, ()))
         while todo:
-            n = todo.pop()
+            n, var = todo.pop()
             have = keys.get(n, UNKNOWN)
+            if n in flow.values_through:  # reached for one value: go on with that value only
+                keys[n] = key if have in (UNKNOWN, key) else None
+                todo.extend((p, v) for p, v in edges_in.get(n, ()) if p in flow.producers_of_value(n, var))
+                continue
             if have == key or have is None:
                 continue
             keys[n] = key if have == UNKNOWN else None
-            todo.extend(p for p in producers.get(n, ()) if p in inside)
+            todo.extend(edges_in.get(n, ()))
     return keys
 
 

@@ -234,6 +234,9 @@ class GraphBuilder:
         self._var_names: dict[Any, str] = {}
         self._keyed: dict[tuple[int, tuple[str, ...]], int] = {}  # (parent, key) → group
         self.outside_phases: dict[int, Any] = {}  # node id → equation, outside fwd/bwd
+        # An equation's node that its sub-jaxprs' results flow back into: per outer result,
+        # the inner results it is (a jit over a whole pytree passes each leaf through).
+        self._passes_through: dict[int, list[tuple[Any, list[Any]]]] = {}
         self.sites: dict[int, Any] = {}  # node id → the user frame (line and column) it came from
         # per (name stack, library path): the equations of one layer share both
         self._eqn_paths: dict[tuple[Any, ...], list[tuple[str, str]]] = {}
@@ -282,7 +285,7 @@ class GraphBuilder:
                              params={"sharding": placed} if placed else {})
             if not isinstance(var, jcore.Literal) and var in env:
                 g.add_edge(env[var], out, aval, self._var_name(var))
-        phases.shape_phases(g, self.outside_phases, optax_adapter.transformation_of)
+        phases.shape_phases(g, self.outside_phases, optax_adapter.transformation_of, self._values_through())
         self._fold_leaves()
         self._merge_jitted_calls()
         self._name_loops()
@@ -896,6 +899,10 @@ class GraphBuilder:
             for var in sub.outvars:  # inner results flow back into the equation's node
                 if not isinstance(var, jcore.Literal) and var in sub_env:
                     g.add_edge(sub_env[var], node, aval_of_var(var), self._var_name(var))
+            if len(sub.outvars) == len(eqn.outvars):  # the outer results, position by position
+                through = self._passes_through.setdefault(node, [(v, []) for v in eqn.outvars])
+                for (_, inner), var in zip(through, sub.outvars):
+                    inner.append(var)
         edges, var_names = g.edges, self._var_names
         for var in operands:  # the rest (e.g. a cond's predicate) feed the node itself
             src = env.get(var)
@@ -905,6 +912,19 @@ class GraphBuilder:
         for var in eqn.outvars:
             if not isinstance(var, internals.DropVar):
                 env[var] = node
+
+    def _values_through(self) -> dict[int, dict[str, frozenset[str]]]:
+        """Per equation node that sub-jaxprs' results flow back into: each outer result's
+        edge name → the edge names of the inner results it is (``phases`` follows a value
+        through the node, not every value into it)."""
+        names = self._var_names
+
+        def named(var: Any) -> str | None:  # a literal has no name (and no hash)
+            return None if isinstance(var, jcore.Literal) else names.get(var)
+
+        return {node: {outer: frozenset(n for v in inner if (n := named(v)) is not None)
+                       for out_var, inner in through if (outer := named(out_var)) is not None}
+                for node, through in self._passes_through.items()}
 
     def _literal_text(self, value: Any) -> str:
         """``short(value, 20)``, once per distinct literal (a 0-d array: by its dtype and

@@ -31,6 +31,7 @@ import programs  # noqa: E402
 from views import edges_problem  # noqa: E402
 
 import jaxviz  # noqa: E402
+from jaxviz.render.dot import dot_available, first_view_svg  # noqa: E402
 
 SINGLE = [n for n in programs.PROGRAMS if programs.devices_needed(n) <= 1]
 SEVERAL = [n for n in programs.PROGRAMS if programs.devices_needed(n) > 1]
@@ -52,7 +53,10 @@ def trace_and_run(name: str) -> str:
         returned = arrays_returned(case)
         assert returned == case.outputs, f"{name} returns {returned} arrays, states {case.outputs}"
         # the library calls it makes are named as called, its folds (inside a pmap or a
-        # shard_map too) are in the first view
+        # shard_map too) are in the first view: the one a notebook shows, fitted to dot's
+        # layout where the kernel has dot
+        if dot_available():
+            first_view_svg(program)
         for check in (bench_programs.check_library, bench_programs.check_folds):
             verdict, why = check(program, case)
             assert verdict is not False, f"{name}: {check.__name__}: {why}"

@@ -2,6 +2,7 @@
 by structure whatever they are called, loop rounds kept apart, and a first view that shows
 structure (issue #13, the model side). Real Flax Linen + optax programs, traced for real."""
 
+import importlib
 import json
 import shutil
 import subprocess
@@ -121,6 +122,59 @@ def test_layers_fold_by_structure_not_by_name(tower_step):
     assert common_name(["blocks[0]", "blocks[1]", "blocks[2]"]) == "blocks"
     assert common_name(["block"] * 3) == "block"
     assert common_name(["encoder", "decoder", "head"]) == "encoder … head"
+
+
+TREE_LIBRARY = """
+import jax, jax.numpy as jnp, optax
+
+
+@jax.jit  # kept as one equation over the whole tree (optax's own is inlined, but not on every JAX)
+def tree_bias_correction(moments, decay, count):
+    return jax.tree.map(lambda t: t / (1 - decay ** count).astype(t.dtype), moments)
+
+
+def scale_by_momentum(decay=0.9):
+    def init(params):
+        return jax.tree.map(jnp.zeros_like, params), jnp.zeros([], jnp.int32)
+
+    def update(updates, state, params=None):
+        mu, count = state
+        mu = jax.tree.map(lambda m, g: decay * m + (1 - decay) * g, mu, updates)
+        return tree_bias_correction(mu, decay, count + 1), (mu, count + 1)
+
+    return optax.GradientTransformation(init, update)
+"""
+
+
+def test_a_library_s_jit_over_the_whole_tree_passes_each_parameter_through(tmp_path, monkeypatch):
+    """A library's jitted function over the whole parameter tree is one equation that
+    every leaf flows through: each leaf's value is followed through it, so the
+    transformations before it still group by parameter (on JAX 0.11, optax's
+    ``tree_bias_correction`` is such an equation)."""
+    (tmp_path / "treeopt").mkdir()
+    (tmp_path / "treeopt" / "__init__.py").write_text(TREE_LIBRARY)
+    (tmp_path / "treeopt-1.0.dist-info").mkdir()  # installed, as ``pip install --target`` leaves it
+    (tmp_path / "treeopt-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: treeopt\nVersion: 1.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    treeopt = importlib.import_module("treeopt")
+    model = Tower()
+    tokens = jnp.zeros((2, 8), jnp.int32)
+    tx = optax.chain(optax.clip_by_global_norm(1.0), treeopt.scale_by_momentum(), optax.scale(-1e-3))
+    state = train_state.TrainState.create(apply_fn=model.apply, tx=tx,
+                                          params=model.init(jax.random.PRNGKey(0), tokens)["params"])
+
+    @jax.jit
+    def train_step(state, tokens):
+        def loss_fn(params):
+            logits = state.apply_fn({"params": params}, tokens)
+            return optax.softmax_cross_entropy_with_integer_labels(logits[:, :-1], tokens[:, 1:]).mean()
+
+        return state.apply_gradients(grads=jax.grad(loss_fn)(state.params))
+
+    graph = jaxviz.trace(train_step, state, tokens).graph
+    assert any(n.label == "jit: tree_bias_correction" for n in graph.nodes)  # one equation, kept
+    clip = find(graph, top_phases(graph)[2].id, "clip_by_global_norm")
+    assert {"Embed_0", "h ×4", "h_4", "Dense_0"} <= {g.name for g in children(graph, clip.id)}
 
 
 def test_update_grouped_by_transformation_then_parameter_subtree(tower_step):
