@@ -4,6 +4,8 @@ optax builds every ``GradientTransformation`` from two closures, ``init_fn`` and
 ``update_fn``, defined inside the function the user called (``scale_by_adam``,
 ``clip_by_global_norm``, ``add_decayed_weights``…). The innermost such ``update_fn`` on an
 equation's stack names its transformation; ``chain`` and ``multi_transform`` only route.
+Transformations written elsewhere (other libraries, the user's own) often call the closure
+``update``: it names its factory the same way.
 Nothing is imported: the convention is read from code objects (``co_qualname``, Python
 3.11+; on 3.10 the update is grouped by parameter subtree only).
 """
@@ -17,6 +19,7 @@ from .. import _jax_internals as internals
 
 ROUTERS = frozenset({"chain", "named_chain", "multi_transform", "partition", "inject_hyperparams"})
 _LOCALS = ".<locals>."
+UPDATE_CLOSURES = frozenset({"update_fn", "update"})  # a factory's closure, given to GradientTransformation
 
 
 def transformation_of(eqn: Any) -> str | None:
@@ -45,7 +48,7 @@ def _name_of(code: Any) -> str | None:
     qualname = getattr(code, "co_qualname", "")
     if code.co_name == "apply_updates" and "optax" in code.co_filename:
         return "apply_updates"
-    if code.co_name != "update_fn" or _LOCALS not in qualname:
+    if code.co_name not in UPDATE_CLOSURES or _LOCALS not in qualname:
         return None
     outer = qualname.rsplit(_LOCALS, 1)[0].rsplit(".", 1)[-1]
     return None if outer in ROUTERS else outer
