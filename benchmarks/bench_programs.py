@@ -59,12 +59,17 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import programs  # noqa: E402
 
 import jaxviz  # noqa: E402
-from jaxviz.render.dot import first_view_svg, svg_items, svg_size_pt  # noqa: E402
+from jaxviz.render.dot import (  # noqa: E402
+    FIRST_SCREEN_PT,
+    first_screen_span,
+    first_view_svg,
+    svg_items,
+    svg_size_pt,
+)
 
 CHECKS = ("traced", "nodes", "outputs", "size", "folds", "screen", "lines", "loops", "library", "consts",
           "captured", "speed")
 MAX_VIEW_PT = 3000
-FIRST_SCREEN_PT = (1000.0, 700.0)  # a notebook output at a legible zoom, before any pan
 SPEED_TARGET = 1.5
 JIT_PRIMITIVES = ("pjit", "jit")
 # Names JAX gives a function that has none of its own.
@@ -191,27 +196,11 @@ def check_folds(program: Any, case: programs.Case) -> Result:
     return not missing, f"missing {missing}; folds shown: {folded}" if missing else f"{len(case.folds)} shown"
 
 
-def screen_columns(program: Any, svg: str) -> tuple[float, float]:
-    """The columns (pt) of the drawing a notebook shows first: all of a drawing as wide as
-    the screen; else the program's own structure (the root's groups, not its inputs or
-    outputs), centred when it fits, else from its left edge."""
-    width, screen = svg_size_pt(svg)[0], FIRST_SCREEN_PT[0]
-    if width <= screen:
-        return 0.0, width
-    graph, items = program.graph, svg_items(svg)
-    boxes = [items[key][0] for c in graph.groups[0].groups if graph.groups[c].kind not in ("inputs", "outputs")
-             for key in (f"g{c}", f"cluster_g{c}") if key in items]
-    left, right = min(b[0] for b in boxes), max(b[2] for b in boxes)
-    if right - left <= screen:
-        return (left + right - screen) / 2, (left + right + screen) / 2
-    return left, left + screen
-
-
 def check_screen(program: Any, case: programs.Case) -> Result:
     if not case.folds:
         return None, ""
     svg = first_view_svg(program)
-    lo, hi = screen_columns(program, svg)
+    lo, hi = first_screen_span(program.graph, svg_items(svg), svg_size_pt(svg)[0])
     off = []
     for name, n in case.folds:
         fold = re.compile(rf"{re.escape(name)}\b[^|]*×\s*{n}\b", re.I)
