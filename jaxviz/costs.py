@@ -487,19 +487,9 @@ def _phase_of(graph: Any, gid: int) -> str | None:
     return None
 
 
-def _ancestors(graph: Any, gid: int) -> list[int]:
-    """The root first, ``gid`` last."""
-    chain = []
-    g: int | None = gid
-    while g is not None:
-        chain.append(g)
-        g = graph.groups[g].parent
-    return chain[::-1]
-
-
 def common_group(graph: Any, gids: list[int]) -> int:
     """The innermost group holding all of ``gids``."""
-    chains = [_ancestors(graph, g) for g in gids]
+    chains = [graph.ancestors(g)[::-1] for g in gids]  # the root first
     common = 0
     for level in zip(*chains):
         if len(set(level)) > 1:
@@ -516,7 +506,7 @@ def annotate_collectives(graph: Any, call_groups: dict[int, list[int]], counts: 
         g.collectives, g.comm_bytes = 0, 0.0
     where = [collective_group(graph, call_groups, c.op_name) for c in counts.items]
     for gid, c in zip(where, counts.items):
-        for a in _ancestors(graph, gid):
+        for a in graph.ancestors(gid):
             graph.groups[a].collectives += 1
             graph.groups[a].comm_bytes += c.bytes
     counts.places = {}

@@ -772,6 +772,15 @@ class Graph:
     def eqn_nodes(self) -> list[Node]:
         return [n for n in self.nodes if n.kind == "eqn"]
 
+    def ancestors(self, group_id: int) -> list[int]:
+        """``group_id`` and the groups holding it, innermost first (the root last)."""
+        chain: list[int] = []
+        g: int | None = group_id
+        while g is not None:
+            chain.append(g)
+            g = self.groups[g].parent
+        return chain
+
     def descendants(self, group_id: int) -> Iterable[int]:
         stack = [group_id]
         while stack:

@@ -56,26 +56,19 @@ class _Flow:
         self.consumers: dict[int, list[int]] = {}
         self.producers: dict[int, list[int]] = {}
         self.values_through = values_through
-        self._edges_into: dict[int, list[tuple[str, int]]] = {}  # of those nodes: (name, producer)
+        # per such node: the names of the values into it that are its sub-jaxprs' results
+        self._inner_results = {n: frozenset().union(*through.values()) for n, through in values_through.items()}
         for e in graph.edges:
             self.consumers.setdefault(e.src, []).append(e.dst)
             self.producers.setdefault(e.dst, []).append(e.src)
-            if e.dst in values_through:
-                self._edges_into.setdefault(e.dst, []).append((e.var, e.src))
 
-    def producers_of_value(self, node: int, var: str) -> list[int]:
-        """What made the value ``var`` that ``node`` gives. Where the node passes its
-        sub-jaxprs' results through: for one of its results, the inner results' producers;
-        for a value its sub-jaxpr reads from it (an operand it stands in for), what feeds
-        it from outside. Any other node: all it reads."""
-        through = self.values_through.get(node)
-        if through is None:
-            return self.producers.get(node, [])
-        inner = through.get(var)
-        if inner is None:
-            inner = frozenset().union(*through.values())
-            return [src for name, src in self._edges_into.get(node, ()) if name not in inner]
-        return [src for name, src in self._edges_into.get(node, ()) if name in inner]
+    def goes_into(self, node: int, read: str, given: str) -> bool:
+        """Whether the value ``read`` that a node in ``values_through`` reads goes into the
+        value ``given`` it gives: for one of its results, whether ``read`` is the inner
+        result it is; for a value its sub-jaxpr reads from the node (an operand the node
+        stands in for), whether ``read`` comes from outside (is no inner result)."""
+        inner = self.values_through[node].get(given)
+        return read in inner if inner is not None else read not in self._inner_results[node]
 
     def downstream(self, start: Iterable[int]) -> set[int]:
         return _reach(start, self.consumers)
@@ -304,7 +297,7 @@ def _keys_from_outputs(graph: Graph, inside: set[int], flow: _Flow) -> dict[int,
             have = keys.get(n, UNKNOWN)
             if n in flow.values_through:  # reached for one value: go on with that value only
                 keys[n] = key if have in (UNKNOWN, key) else None
-                todo.extend((p, v) for p, v in edges_in.get(n, ()) if p in flow.producers_of_value(n, var))
+                todo.extend((p, v) for p, v in edges_in.get(n, ()) if flow.goes_into(n, v, var))
                 continue
             if have == key or have is None:
                 continue

@@ -448,7 +448,7 @@ def fit_folds_to_first_screen(program: Any, svg: str) -> str:
         before = graph.first_view_opens
         # what stays open is what was, but those groups: the room they leave is not
         # given to others, which would push the folds off again
-        graph.first_view_opens = frozenset(g for g in shown if pushing.isdisjoint(_ancestors(graph, g)))
+        graph.first_view_opens = frozenset(g for g in shown if pushing.isdisjoint(graph.ancestors(g)))
         now = graph.expansion("auto")
         tried = render_svg(program_dot(program)) if now != shown else None
         if tried is None or max(svg_size_pt(tried)) > VIEW_FIT_PT or fold_names(graph, now) < fold_names(graph, shown) \
@@ -523,7 +523,7 @@ def first_screen_folds(graph: Graph, expanded: frozenset[int], svg: str) -> tupl
         if graph.is_fold(gid) and item is not None and item[1] is not None:
             copies.setdefault(graph.groups[gid].repeat or graph.groups[gid].name, []).append((*item[1], gid, item[0]))
     folds = {gid for found in copies.values() for _, _, gid, _ in found}
-    near = {a for gid in folds for a in _ancestors(graph, gid)}
+    near = {a for gid in folds for a in graph.ancestors(gid)}
     on_screen = {name for name, found in copies.items()
                  if any(lo <= x <= hi and y <= screen_height for x, y, _, _ in found)}
     pushing: set[int] = set()
@@ -533,18 +533,8 @@ def first_screen_folds(graph: Graph, expanded: frozenset[int], svg: str) -> tupl
         x, y, _, fold_box = min(found, key=lambda f: (f[1], f[0]))
         for other in expanded - near:
             box = items.get(f"cluster_g{other}", (None,))[0]
-            if box is None or any(a in folds for a in _ancestors(graph, other)):
+            if box is None or any(a in folds for a in graph.ancestors(other)):
                 continue
             if x > hi and box[2] < fold_box[0] or y > screen_height and box[3] < fold_box[1]:
                 pushing.add(other)
-    return on_screen, frozenset(g for g in pushing if not any(a in pushing for a in _ancestors(graph, g)[1:]))
-
-
-def _ancestors(graph: Graph, gid: int) -> list[int]:
-    """``gid`` and the groups holding it, innermost first."""
-    out: list[int] = []
-    g: int | None = gid
-    while g is not None:
-        out.append(g)
-        g = graph.groups[g].parent
-    return out
+    return on_screen, frozenset(g for g in pushing if not any(a in pushing for a in graph.ancestors(g)[1:]))

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..graph import MIME_TYPE
 from .dot import (
+    FIRST_ROOM,
     DotUnavailable,
     dot_available,
     first_view_svg,
@@ -59,9 +60,10 @@ def program_mimebundle(program: Any, use_dot: bool | None = None) -> dict[str, A
     svg = _laid_out(layout)
     if fitting and svg is not None:
         svg = first_view_svg(program, first_try=svg)
-        fitted = graph.expansion(program.expand)
-        if fitted != expanded:  # narrowed to fit, or its folds brought on screen: another view
-            payload = program_payload(program, fitted)
+        # narrowed to fit, or its folds brought on screen: another view (the expansion is
+        # chosen again only then: the room and the groups kept closed are what changed)
+        if graph.first_view_room != FIRST_ROOM or graph.first_view_opens is not None:
+            payload = program_payload(program, graph.expansion(program.expand))
     if svg is not None:
         bundle["image/svg+xml"] = svg
     # Where the extension is (JupyterLab), the payload's own MIME type wins; elsewhere the
