@@ -23,6 +23,7 @@ from .graph import Graph, Group
 
 FORWARD, BACKWARD, UPDATE = "forward", "backward", "update"
 SUBTREE_MIN_MEMBERS = 3  # per parameter subtree, on average, for the update to group by them
+BODY_KINDS = ("eqn", "jaxpr")  # an equation's body (a library's jit over the tree) and its branches
 
 
 def shape_phases(graph: Graph, outside_phases: dict[int, Any],
@@ -227,11 +228,22 @@ def _dissolve_library_calls(graph: Graph, update: Group, outside_phases: dict[in
         return [update]
     made = [graph.groups[g] for g in library if graph.groups[graph.groups[g].parent or 0].kind != "library"]
     for call in made:
-        for gid in list(graph.descendants(call.id)):
-            if gid != call.id and graph.groups[gid].kind == "library":
-                _dissolve_into(graph, graph.groups[gid], call)
-        call.nodes.sort()  # program order, which the transformations are grouped in
+        inner = [g for g in graph.descendants(call.id) if g != call.id and graph.groups[g].kind == "library"]
+        targets = {g: _dissolve_target(graph, g, call.id) for g in inner}  # before anything moves
+        for gid in inner:
+            _dissolve_into(graph, graph.groups[gid], graph.groups[targets[gid]])
+        for target in {call.id, *targets.values()}:
+            graph.groups[target].nodes.sort()  # program order, which the transformations are grouped in
     return made
+
+
+def _dissolve_target(graph: Graph, gid: int, call: int) -> int:
+    """Where a library call's members go: into the equation whose body it runs in (a
+    library's ``jit``, whose body stays inside it), or else the call the user made."""
+    parent = graph.groups[gid].parent
+    while parent is not None and parent != call and graph.groups[parent].holder is None:
+        parent = graph.groups[parent].parent
+    return call if parent is None else parent
 
 
 def _dissolve_into(graph: Graph, group: Group, target: Group) -> None:
@@ -327,6 +339,8 @@ def _group_subtrees(graph: Graph, group: Group, keys: dict[int, str | None]) -> 
         if key is not None:
             slot = by_key.setdefault(key, ([], []))
             slot[0 if kind == "n" else 1].append(member)
+        elif kind == "g" and graph.groups[member].kind in BODY_KINDS:
+            _group_subtrees(graph, graph.groups[member], keys)  # a body over several parameters
     if len(by_key) < 2:
         return  # one subtree: a box would hide nothing
     if sum(len(n) + len(g) for n, g in by_key.values()) < SUBTREE_MIN_MEMBERS * len(by_key):

@@ -177,6 +177,14 @@ def test_a_library_s_jit_over_the_whole_tree_passes_each_parameter_through(tmp_p
     for name in ("clip_by_global_norm", "scale_by_momentum"):  # the second, the library's own
         transformation = find(graph, update.id, name)
         assert {"Embed_0", "h ×4", "h_4", "Dense_0"} <= {g.name for g in children(graph, transformation.id)}
+    # The jit's body stays inside its equation, in the transformation that called it, and
+    # is grouped by parameter there: nothing of it is left loose in the call the user made.
+    body = find(graph, update.id, "jit: tree_bias_correction")
+    assert graph.groups[body.parent].name == "scale_by_momentum"
+    assert body.n_eqns > 100
+    assert {"Embed_0", "h ×4", "h_4", "Dense_0"} <= {g.name for g in children(graph, body.id)}
+    made = find(graph, update.id, "TrainState.apply_gradients")
+    assert sum(graph.nodes[n].kind == "eqn" for n in made.nodes) <= 2, [graph.nodes[n].label for n in made.nodes]
 
 
 def test_update_grouped_by_transformation_then_parameter_subtree(tower_step):
