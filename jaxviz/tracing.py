@@ -204,6 +204,11 @@ def _scope_path(eqn: Any) -> list[tuple[str, str]]:
                 out.append(("phase", phase))
                 phase_at = len(out)
             else:  # plumbing (a remat's jvp) re-enters the pass: its scopes repeat ours
+                restated = out[phase_at:]
+                if restated and out[:phase_at - 1][-len(restated):] == restated:
+                    # a custom rule transposed in the caller's scope restates the scopes
+                    # around the pass (``f / transpose / f / jvp / …``): they are not in it
+                    del out[phase_at:]
                 replay = phase_at
             continue
         if replay is not None and replay < len(out) and out[replay] == (kind, name):

@@ -17,7 +17,7 @@ from flax.training import train_state
 
 import jaxviz
 from jaxviz.graph import AUTO_RANKS, common_name
-from jaxviz.phases import param_subtree
+from jaxviz.phases import nodes_below, param_subtree
 from jaxviz.render.dot import view_to_dot
 
 
@@ -310,3 +310,44 @@ def test_checkpointed_layers_sit_in_the_backward_pass_once():
     for remat in remats:
         names = [c.name for c in children(graph, remat.id)]
         assert names == ["recomputed forward", "block"], names
+
+
+class SmallCNN(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        x = nn.avg_pool(nn.relu(nn.Conv(4, (3, 3))(x)), (2, 2), strides=(2, 2))
+        return nn.Dense(10)(nn.relu(nn.Dense(16)(x.reshape((x.shape[0], -1)))))
+
+
+def test_a_model_called_under_grad_in_a_user_function_is_one_group_in_each_pass():
+    """Flax's MNIST example differentiates inside its own ``apply_model``: the transpose
+    of ``relu``'s custom rule is recorded as ``apply_model / transpose / apply_model /
+    jvp / …``, restating the scope around the pass. It belongs in the backward pass's
+    ``CNN``, which stays one group, not four cut apart by a stray ``apply_model``."""
+    model = SmallCNN()
+    images = jnp.ones((2, 8, 8, 1))
+    state = train_state.TrainState.create(apply_fn=model.apply, tx=optax.sgd(0.1),
+                                          params=model.init(jax.random.PRNGKey(0), images)["params"])
+
+    @jax.jit
+    def apply_model(state, images, labels):
+        def loss_fn(params):
+            logits = state.apply_fn({"params": params}, images)
+            return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
+
+        return jax.value_and_grad(loss_fn)(state.params)
+
+    @jax.jit
+    def train_step(state, images, labels):
+        loss, grads = apply_model(state, images, labels)
+        return state.apply_gradients(grads=grads), loss
+
+    graph = jaxviz.trace(train_step, state, images, jnp.zeros((2,), jnp.int32)).graph
+    forward, backward = top_phases(graph)[:2]
+    for phase in (forward, backward):
+        loss_fn = find(graph, phase.id, "loss_fn")
+        assert [g.name for g in children(graph, loss_fn.id)].count("SmallCNN") == 1, phase.name
+    assert [g.name for g in children(graph, backward.id)] == ["loss_fn"]
+    selects = [n for n in nodes_below(graph, find(graph, backward.id, "SmallCNN").id)
+               if graph.nodes[n].primitive == "select_n"]
+    assert len(selects) == 2  # relu's backward, in the model
