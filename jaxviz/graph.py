@@ -872,6 +872,13 @@ class Graph:
         (the group of the same names below the forward phase beside its own) is closed
         stays closed: it would take the room the forward could not get. True outside
         the later passes and where the forward has no copy."""
+        copy = self.forward_copy(gid)
+        return copy is None or copy in expanded
+
+    def forward_copy(self, gid: int) -> int | None:
+        """The group of the same names as ``gid``'s, from its pass down, below the
+        ``forward`` phase beside that pass (the backward's ``loss_fn › ResNet`` → the
+        forward's); None in the forward, outside the passes, or where it has no copy."""
         names: list[str] = []
         g: int | None = gid
         while g is not None and self.groups[g].kind != "phase":
@@ -879,14 +886,14 @@ class Graph:
             g = self.groups[g].parent
         parent = self.groups[g].parent if g is not None else None
         if g is None or parent is None or self.groups[g].name == "forward":
-            return True
+            return None
         copy: int | None = next((c for c in self.groups[parent].groups
                                  if self.groups[c].kind == "phase" and self.groups[c].name == "forward"), None)
         for name in reversed(names):
             if copy is None:
-                return True
+                return None
             copy = next((c for c in self.groups[copy].groups if self.groups[c].name == name), None)
-        return copy is None or copy in expanded
+        return copy
 
     def _in_library(self, gid: int) -> bool:
         """Whether a group lies inside a call of a library's function."""

@@ -41,6 +41,8 @@ def shape_phases(graph: Graph, outside_phases: dict[int, Any],
         if FORWARD in phases and BACKWARD not in phases:
             forward = graph.groups[phases[FORWARD]]
             forward.kind, forward.name = "transform", "jvp"
+        if BACKWARD in phases and FORWARD in phases:
+            _pull_into_passes(graph, parent, [graph.groups[phases[p]] for p in (FORWARD, BACKWARD)], flow)
         if BACKWARD in phases:
             if _differentiates_again(graph, parent, phases[BACKWARD], flow):
                 _as_transforms(graph, phases)  # a sampler, not a train step
@@ -87,6 +89,58 @@ def _reach(start: Iterable[int], step: dict[int, list[int]]) -> set[int]:
                 seen.add(nxt)
                 todo.append(nxt)
     return seen
+
+
+STRAY_KINDS = ("scope", "call", "library")  # not the user's own lines at this level
+
+
+def _pull_into_passes(graph: Graph, parent: Group, passes: list[Group], flow: _Flow) -> None:
+    """JAX records outside the ``jvp`` and ``transpose`` what reads no value being
+    differentiated: a module's constants, the parameter reshapes a lifted scan hoists out
+    of its loop, the zeros a loop's transpose starts from. A module's or call's group
+    beside the passes whose values one pass alone reads belongs to that pass: it moves
+    into the pass's group that reads them (around the equation that does, where that one
+    holds a body)."""
+    below = [(p, set(nodes_below(graph, p.id))) for p in passes]
+    for gid in list(parent.groups):
+        if graph.groups[gid].kind not in STRAY_KINDS:
+            continue
+        inside = set(nodes_below(graph, gid))
+        users = {c for n in inside for c in flow.consumers.get(n, ()) if c not in inside}
+        if not users or any(graph.nodes[n].kind != "eqn" for n in inside):
+            continue
+        reader = next((p for p, nodes in below if users <= nodes), None)
+        if reader is not None:
+            target = _outside_bodies(graph, _common_group(graph, users), reader.id)
+            _move(graph, graph.groups[target], [], [gid])
+
+
+def _common_group(graph: Graph, nodes: Iterable[int]) -> int:
+    """The innermost group holding all ``nodes``."""
+    common: list[int] | None = None
+    for n in nodes:
+        chain = graph.ancestors(graph.nodes[n].group)[::-1]  # root first
+        if common is None:
+            common = chain
+        else:
+            depth = 0
+            while depth < min(len(common), len(chain)) and common[depth] == chain[depth]:
+                depth += 1
+            common = common[:depth]
+    return common[-1] if common else 0
+
+
+def _outside_bodies(graph: Graph, gid: int, stop: int) -> int:
+    """``gid``, or the group around the outermost equation body it lies in below ``stop``."""
+    found, g = gid, gid
+    while g != stop:
+        parent = graph.groups[g].parent
+        if parent is None:
+            break
+        if graph.groups[g].holder is not None:
+            found = parent
+        g = parent
+    return found
 
 
 def _differentiates_again(graph: Graph, parent: Group, backward: int, flow: _Flow) -> bool:

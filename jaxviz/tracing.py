@@ -197,19 +197,21 @@ def _scope_path(eqn: Any) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     phase_at: int | None = None  # where the scopes inside the phase start in ``out``
     replay: int | None = None
-    for kind, name in path:
+    for at, (kind, name) in enumerate(path):
         phase = PHASE_OF_TRANSFORM.get(name.partition("(")[0]) if kind == "transform" else None
         if phase is not None:
-            if phase_at is None:
+            inner = out[phase_at:] if phase_at is not None else []
+            if phase_at is not None and inner and out[:phase_at - 1][-len(inner):] == inner:
+                # a custom rule transposed in the caller's scope restates the scopes
+                # around the pass (``f / transpose / f / jvp / …``): they are not in it
+                del out[phase_at:]
+            elif phase_at is None or inner and not _scope_restated(path, at + 1, inner[0]):
+                # the pass itself, or the user's own differentiation inside it (MAML's
+                # inner ``grad``): a pass of its own, within the scopes it was taken in
                 out.append(("phase", phase))
                 phase_at = len(out)
-            else:  # plumbing (a remat's jvp) re-enters the pass: its scopes repeat ours
-                restated = out[phase_at:]
-                if restated and out[:phase_at - 1][-len(restated):] == restated:
-                    # a custom rule transposed in the caller's scope restates the scopes
-                    # around the pass (``f / transpose / f / jvp / …``): they are not in it
-                    del out[phase_at:]
-                replay = phase_at
+                continue
+            replay = phase_at  # plumbing (a remat's jvp) re-enters the pass: its scopes repeat ours
             continue
         if replay is not None and replay < len(out) and out[replay] == (kind, name):
             replay += 1
@@ -217,6 +219,14 @@ def _scope_path(eqn: Any) -> list[tuple[str, str]]:
         replay = None
         out.append((kind, USER_WORD_OF_SCOPE.get(name, name) if kind == "scope" else name))
     return out
+
+
+def _scope_restated(path: list[tuple[str, str]], at: int, scope: tuple[str, str]) -> bool:
+    """Whether ``path[at]`` is ``scope`` again (as ``_scope_path`` writes it)."""
+    if at >= len(path) or path[at][0] != scope[0]:
+        return False
+    kind, name = path[at]
+    return (kind, USER_WORD_OF_SCOPE.get(name, name) if kind == "scope" else name) == scope
 
 
 class GraphBuilder:
@@ -294,6 +304,7 @@ class GraphBuilder:
         self._fold_leaves()
         self._merge_jitted_calls()
         self._name_loops()
+        self._name_loops_as_forward()
         self._mark_repeats()
         self._group_long_lines()
         return g.finish()
@@ -393,6 +404,27 @@ class GraphBuilder:
                 group.name = f"{shown}{count}"  # lax.scan ×7, not lax.scan ×7 (scan)
             else:
                 group.name = f"{shown}{count} ({word}: {', '.join(others)})" if others else f"{shown}{count} ({word})"
+
+    def _name_loops_as_forward(self) -> None:
+        """A later pass's loop is named as its forward copy (the loop of the same kind and
+        trip count where the forward has the same groups): its transpose runs the
+        backward of the same step, though only a library's wrappers may be left in its
+        body to say so (Flax's lifted scan: ``Block ×6 (scan)``, not
+        ``flax.scan.inner.scanned ×6``)."""
+        g = self.graph
+        for group in g.groups:
+            if group.kind != "eqn" or group.holder is None or group.parent is None:
+                continue
+            holder = g.nodes[group.holder]
+            copy = g.forward_copy(group.parent) if holder.primitive in LOOP_PRIMITIVES else None
+            if copy is None:
+                continue
+            same = [c for c in g.groups[copy].groups
+                    if (h := g.groups[c].holder) is not None and g.groups[c].kind == "eqn"
+                    and g.nodes[h].primitive == holder.primitive
+                    and g.nodes[h].params.get("length") == holder.params.get("length")]
+            if len(same) == 1:
+                group.name = g.groups[same[0]].name
 
     def _loop_body(self, loop: Any, majority: bool = True) -> int | None:
         """The call group that holds most of a loop's equations (in its body's jaxpr
@@ -664,9 +696,10 @@ class GraphBuilder:
                and open_groups[common][0] == path[common]):
             common += 1
         del open_groups[common:]
-        for key in path[common:]:
+        for at in range(common, len(path)):
             parent = open_groups[-1][1] if open_groups else base
-            open_groups.append((key, self._group_for(key, parent)))
+            following = path[at + 1] if at + 1 < len(path) else None
+            open_groups.append((path[at], self._group_for(path[at], parent, following)))
         group = open_groups[-1][1] if open_groups else base
         return group, base_path[:shared] + list(path)
 
@@ -784,18 +817,32 @@ class GraphBuilder:
                 break
             group.source = source
 
-    def _group_for(self, key: tuple[str, ...], parent: int) -> int:
+    def _group_for(self, key: tuple[str, ...], parent: int,
+                   following: tuple[str, ...] | None = None) -> int:
         """The group for a name-stack key under ``parent``. A phase or a call is one group
         however its equations interleave with others (JAX emits the backward pass of one
-        layer in pieces), so it is reused; other scopes open anew after an interruption."""
+        layer in pieces), so it is reused; so is a module's scope around one call of its
+        ``__call__`` (``following``, that call's key). Other scopes open anew after an
+        interruption."""
         # A library call is one group too: its key holds its call site.
         reusable = key[0] in ("phase", "library") or call_scopes.activation_number(key[1]) is not None
+        if not reusable and following is not None and self._calls_itself(key, following):
+            key = (*key, following[1])  # one call of the module: interrupted, not called again
+            reusable = True
         if not reusable:
             return self._open_group((key[0], key[1]), parent)
         gid = self._keyed.get((parent, key))
         if gid is None:  # (kind, name, copy) for a replayed call's later copy
             gid = self._keyed[(parent, key)] = self._open_group((key[0], key[1]), parent)
         return gid
+
+    def _calls_itself(self, scope: tuple[str, ...], following: tuple[str, ...]) -> bool:
+        """Whether ``following`` is a call of the function ``scope`` is named after (a
+        Flax module's scope, then its ``__call__``), which ``_open_group`` makes one."""
+        if scope[0] != "scope" or following[0] != "scope" or call_scopes.activation_number(following[1]) is None:
+            return False
+        call = self.calls.get(following[1]) or call_scopes.known_call(following[1])
+        return call is not None and call.function == scope[1]
 
     def _open_group(self, key: tuple[str, str], parent: int) -> int:
         kind, name = key

@@ -351,3 +351,119 @@ def test_a_model_called_under_grad_in_a_user_function_is_one_group_in_each_pass(
     selects = [n for n in nodes_below(graph, find(graph, backward.id, "SmallCNN").id)
                if graph.nodes[n].primitive == "select_n"]
     assert len(selects) == 2  # relu's backward, in the model
+
+
+class ScannedLSTM(nn.Module):
+    """``nn.scan`` over an LSTM cell, as Flax's ``nn.scan`` docs write it."""
+
+    @nn.compact
+    def __call__(self, xs):
+        lstm = nn.scan(nn.LSTMCell, variable_broadcast="params", split_rngs={"params": False},
+                       in_axes=1, out_axes=1)(8)
+        carry = lstm.initialize_carry(jax.random.key(0), xs[:, 0].shape)
+        return nn.Dense(1)(lstm(carry, xs)[1][:, -1])
+
+
+@pytest.fixture(scope="module")
+def scanned_lstm_grads():
+    model = ScannedLSTM()
+    xs = jnp.ones((2, 6, 3))
+    params = model.init(jax.random.PRNGKey(0), xs)["params"]
+
+    @jax.jit
+    def grads(params, xs):
+        return jax.grad(lambda p: jnp.mean(model.apply({"params": p}, xs) ** 2))(params)
+
+    return jaxviz.trace(grads, params, xs).graph
+
+
+def test_a_module_s_one_call_is_one_group_though_jax_interrupts_it(scanned_lstm_grads):
+    """Flax's lifted scan hoists the cell's parameter reshapes out of the loop under a name
+    stack of their own, between the module's equations: its scope is still one group
+    (a module called twice is two, by its calls)."""
+    graph = scanned_lstm_grads
+    for phase in top_phases(graph)[:2]:
+        assert sum(graph.groups[g].name == "ScannedLSTM" for g in graph.descendants(phase.id)) == 1, phase.name
+
+
+def test_what_one_pass_alone_reads_is_in_that_pass(scanned_lstm_grads):
+    """The hoisted reshapes read the parameters but no value being differentiated, so JAX
+    records them outside the ``jvp``: they are the model's, drawn inside the forward pass,
+    not as a stray ``ScanLSTMCell_0`` beside the phases."""
+    graph = scanned_lstm_grads
+    forward = top_phases(graph)[0]
+    beside = [graph.groups[c] for c in graph.groups[forward.parent].groups]
+    assert {g.kind for g in beside} <= {"phase", "inputs", "outputs"}, [(g.name, g.kind) for g in beside]
+    reshapes = [n for n in nodes_below(graph, find(graph, forward.id, "ScannedLSTM").id)
+                if graph.nodes[n].primitive == "reshape"]
+    assert len(reshapes) >= 8
+
+
+class ScannedBlock(nn.Module):
+    @nn.compact
+    def __call__(self, x, _):
+        return x + nn.Dense(x.shape[-1])(nn.gelu(nn.LayerNorm()(x))), None
+
+
+class ScannedStack(nn.Module):
+    """Layers created stacked and run by ``nn.scan(nn.remat(...), variable_axes={"params":
+    0})``, the scan-over-layers pattern of Flax's ``nn.scan`` docs."""
+
+    @nn.compact
+    def __call__(self, x):
+        stack = nn.scan(nn.remat(ScannedBlock), variable_axes={"params": 0}, split_rngs={"params": True},
+                        length=3)
+        return nn.Dense(1)(stack(name="blocks")(x, None)[0])
+
+
+def test_a_backward_loop_is_named_as_its_forward_copy():
+    """The transposed scan's body holds only Flax's wrappers (``flax.scan.inner.scanned``);
+    it runs the backward of the same layers and reads as the forward's loop."""
+    model = ScannedStack()
+    x = jnp.ones((2, 8))
+    params = model.init(jax.random.PRNGKey(0), x)["params"]
+
+    @jax.jit
+    def grads(params, x):
+        return jax.grad(lambda p: jnp.sum(model.apply({"params": p}, x)))(params)
+
+    graph = jaxviz.trace(grads, params, x).graph
+    loops = {}
+    for phase in top_phases(graph)[:2]:
+        loops[phase.name] = [graph.groups[g].name for g in graph.descendants(phase.id)
+                             if graph.groups[g].kind == "eqn" and "×3" in graph.groups[g].name]
+    assert loops["forward"] == ["ScannedBlock ×3 (scan)"], loops
+    assert loops["backward"] == ["ScannedBlock ×3 (scan)"], loops
+
+
+def test_a_gradient_taken_inside_the_differentiated_function_has_passes_of_its_own():
+    """MAML differentiates through an inner SGD step: the inner ``grad``'s forward,
+    backward and update are passes inside ``inner_update``, within the outer forward
+    pass, not one line cut in two (the inner forward's and backward's pieces)."""
+    def net(params, x):
+        for w, b in params[:-1]:
+            x = jnp.tanh(x @ w + b)
+        return x @ params[-1][0] + params[-1][1]
+
+    def loss(params, x, y):
+        return jnp.mean((net(params, x) - y) ** 2)
+
+    def inner_update(params, x, y):
+        grads = jax.grad(loss)(params, x, y)
+        return jax.tree.map(lambda p, g: p - 0.1 * g, params, grads)
+
+    @jax.jit
+    def maml_step(params, x1, y1, x2, y2):
+        grads = jax.grad(lambda p: loss(inner_update(p, x1, y1), x2, y2))(params)
+        return jax.tree.map(lambda p, g: p - 1e-3 * g, params, grads)
+
+    params = [(jnp.ones((1, 8)), jnp.zeros(8)), (jnp.ones((8, 8)), jnp.zeros(8)), (jnp.ones((8, 1)), jnp.zeros(1))]
+    x = jnp.ones((10, 1))
+    graph = jaxviz.trace(maml_step, params, x, x, x, x).graph
+    outer = top_phases(graph)
+    assert [p.name for p in outer] == ["forward", "backward", "update"]
+    inner = find(graph, outer[0].id, "inner_update")
+    assert [g.name for g in children(graph, inner.id, "phase")] == ["forward", "backward", "update"]
+    inner_net = find(graph, inner.id, "net")
+    net_lines = [graph.groups[g].name for g in graph.descendants(inner_net.id) if graph.groups[g].kind == "line"]
+    assert len(net_lines) == len(set(net_lines)), net_lines  # no line in two pieces

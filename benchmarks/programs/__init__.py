@@ -65,6 +65,7 @@ PROGRAMS = (
     "pallas_matmul", "pallas_mha", "shard_map_fsdp", "pmap_resnet", "associative_scan",
     "nanogpt", "mlp_digits", "fori_loop", "while_loop", "cond_switch", "per_example_grads",
     "equinox_ensemble", "nnx_ensemble", "optax_multisteps",
+    "linen_scan_blocks", "numpyro_svi", "maml", "equinox_cnn", "lax_map_remat",
 )
 
 
