@@ -768,6 +768,18 @@ def is_jax_file(filename: str) -> bool:
     return filename.startswith(_JAX_DIRS)
 
 
+def jax_public_module(filename: str) -> str | None:
+    """``jax.experimental.ode`` for a file of JAX's own public modules; None for its
+    internals (``jax/_src``), jaxlib and anything else."""
+    root = _JAX_DIRS[0]
+    if not filename.startswith(root) or filename.startswith(os.path.join(root, "_src") + os.sep):
+        return None
+    relative = os.path.splitext(filename[len(root):])[0].split(os.sep)
+    if relative[-1] == "__init__":
+        relative.pop()
+    return ".".join(["jax", *relative])
+
+
 @dataclass(frozen=True, slots=True)
 class JitCall:
     """The call of a ``jax.jit``-ed function that JAX is tracing/lowering/compiling now."""

@@ -189,7 +189,12 @@ def library_call_name(code: Any) -> str | None:
         parts.pop()
     elif is_plumbing_name(parts[-1]):
         return None
-    if not parts or any(p.startswith("_") or p in _ANONYMOUS or "wrap" in p for p in parts):
+    if not parts or "wrap" in parts[-1]:
+        return None
+    # a factory's inner wrapper only encloses the function (optax.inject_hyperparams's
+    # ``wrapped_transform`` › ``update_fn``): the function is what was called
+    parts = [p for p in parts[:-1] if "wrap" not in p] + parts[-1:]
+    if any(p.startswith("_") or p in _ANONYMOUS for p in parts):
         return None
     if len(parts) > 1 and parts[-1].endswith("_fn"):  # optax's ``adam(...).update_fn``
         parts[-1] = parts[-1].removesuffix("_fn")

@@ -1056,6 +1056,11 @@ class GraphBuilder:
             node.label = f"{package}: {display_function(maker.function)}"
         elif source is not None:
             node.label = f"line {source.cell_line or source.line}: {short(source.text or source.function, 30)}"
+        else:  # made inside one of JAX's own public libraries (a solver's tableau)
+            module = next(((m, code) for code, _ in internals.code_stack(eqn)
+                           if (m := internals.jax_public_module(code.co_filename)) is not None), None)
+            if module is not None:
+                node.label = f"{module[0]}: {display_function(module[1].co_qualname)}"
 
     def _mark_repeats(self) -> None:
         """Sibling groups of the same name get "name 3/12" so repeated layers read as such,

@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax.experimental.ode import odeint
 
 import jaxviz
 from jaxviz.cells import stage_cell
@@ -399,3 +400,36 @@ def test_a_constant_named_by_its_line_is_the_same_constant_when_the_line_moves()
 
     changes = jaxviz.diff(jaxviz.trace(weighted, jnp.ones(3)), jaxviz.trace(weighted_again, jnp.ones(3)))
     assert [c.node.kind for c in [*changes.added, *changes.removed, *changes.changed]] == ["eqn"]  # the add
+
+
+def test_a_constant_made_inside_jax_s_own_library_is_named_after_it():
+    """``odeint``'s Dormand-Prince tableau is made inside ``jax.experimental.ode``, which no
+    user or other library frame reaches: named after JAX's module and function, not ``const
+    f32[6,7]``."""
+    def final_state(theta, y0):
+        return odeint(lambda y, t, k: -k * y, y0, jnp.linspace(0.0, 1.0, 3), theta)[-1]
+
+    program = jaxviz.trace(jax.jit(jax.grad(lambda k, y: jnp.sum(final_state(k, y)))), 1.0, jnp.ones(2))
+    labels = {n.label for n in program.graph.nodes if n.kind == "const"}
+    assert labels and not any(label.startswith("const ") for label in labels), labels
+    assert any(label.startswith("jax.experimental.ode: ") for label in labels), labels
+
+
+def test_a_transformation_wrapped_by_a_library_factory_is_named_after_the_call():
+    """``optax.inject_hyperparams(optax.adam)`` runs Adam inside the factory's
+    ``wrapped_transform``: the user's ``optimizer.update`` is one group named after it,
+    and Adam's own transformation is named inside it."""
+    optimizer = optax.inject_hyperparams(optax.adam)(learning_rate=0.1)
+    params = {"w": jnp.zeros((3, 1)), "b": jnp.zeros(1)}
+
+    @jax.jit
+    def step(params, opt_state, x):
+        grads = jax.grad(lambda p: jnp.sum(x @ p["w"] + p["b"]))(params)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state
+
+    graph = jaxviz.trace(step, params, optimizer.init(params), jnp.ones((2, 3))).graph
+    names = {g.name: g for g in graph.groups}
+    assert "optax.inject_hyperparams.update" in names, sorted(names)
+    assert "wrapped_transform" not in names
+    assert graph.groups[names["scale_by_adam"].parent].name == "optax.inject_hyperparams.update"

@@ -756,3 +756,12 @@ def test_pallas_grid_is_readable():
     (eqn,) = [e for e in closed.jaxpr.eqns if e.primitive.name == "pallas_call"]
     assert internals.pallas_grid(eqn.params) == (4, 2)
     assert internals.pallas_grid({}) is None
+
+
+def test_jax_public_modules_are_told_from_its_internals():
+    import jax.experimental.ode as ode  # noqa: PLC0415
+
+    assert internals.jax_public_module(ode.__file__) == "jax.experimental.ode"
+    assert internals.jax_public_module(jax.__file__) == "jax"
+    assert internals.jax_public_module(jax._src.core.__file__) is None  # internals
+    assert internals.jax_public_module(__file__) is None

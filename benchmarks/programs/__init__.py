@@ -66,6 +66,7 @@ PROGRAMS = (
     "nanogpt", "mlp_digits", "fori_loop", "while_loop", "cond_switch", "per_example_grads",
     "equinox_ensemble", "nnx_ensemble", "optax_multisteps",
     "linen_scan_blocks", "numpyro_svi", "maml", "equinox_cnn", "lax_map_remat",
+    "haiku_resnet_state", "odeint_lotka", "optax_inject_hparams", "equinox_scan_layers",
 )
 
 

@@ -50,5 +50,8 @@ def _name_of(code: Any) -> str | None:
         return "apply_updates"
     if code.co_name not in UPDATE_CLOSURES or _LOCALS not in qualname:
         return None
-    outer = qualname.rsplit(_LOCALS, 1)[0].rsplit(".", 1)[-1]
-    return None if outer in ROUTERS else outer
+    # the factory that made the closure, past a wrapper it encloses it in
+    # (inject_hyperparams › wrapped_transform › update_fn)
+    enclosing = [p for p in qualname.split(_LOCALS)[:-1] if "wrap" not in p]
+    outer = enclosing[-1].rsplit(".", 1)[-1] if enclosing else None
+    return None if outer is None or outer in ROUTERS else outer
