@@ -110,3 +110,57 @@ export function placeTooltip(
   y = Math.max(4, Math.min(y, viewport.h - size.h - 4));
   return { x, y };
 }
+
+/** A box in the drawing (px at zoom 1). */
+export interface Rect {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+/**
+ * Where the window's top-left corner goes (drawing px at zoom 1) in a first view: at
+ * `start` (the program's top-left story), moved as little as it takes to bring `targets`
+ * into a window of `win` (drawing px at zoom 1), with `margin` around them: the first
+ * target wholly, or, where it is bigger than the window, its top-left part (its title)
+ * filling half the window that way, then each next one while all of those taken fit
+ * together. The window stays on the
+ * drawing (no empty band beside it) wherever the drawing is bigger than it.
+ */
+export function openingOrigin(
+  drawing: Size,
+  win: Size,
+  targets: readonly Rect[],
+  start: { x: number; y: number },
+  margin = 0
+): { x: number; y: number } {
+  let union: Rect | null = null;
+  for (const t of targets) {
+    const next: Rect = union ? unionRect(union, t) : t;
+    if (union && (next.w + 2 * margin > win.w || next.h + 2 * margin > win.h)) {
+      continue;
+    }
+    union = next;
+  }
+  if (!union) {
+    return start;
+  }
+  const axis = (from: number, lo: number, size: number, room: number, total: number): number => {
+    // As near `from` as keeps [lo - margin, lo + size + margin] in view; of one too big,
+    // its start and half the window.
+    const shown = size + 2 * margin > room ? room / 2 : size;
+    const wanted = Math.min(lo - margin, Math.max(from, lo + shown + margin - room));
+    return total > room ? Math.min(Math.max(0, wanted), total - room) : from;
+  };
+  return {
+    x: axis(start.x, union.x, union.w, win.w, drawing.w),
+    y: axis(start.y, union.y, union.h, win.h, drawing.h)
+  };
+}
+
+function unionRect(a: Rect, b: Rect): Rect {
+  const x = Math.min(a.x, b.x);
+  const y = Math.min(a.y, b.y);
+  return { x, y, w: Math.max(a.x + a.w, b.x + b.w) - x, h: Math.max(a.y + a.h, b.y + b.h) - y };
+}
