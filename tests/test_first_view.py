@@ -706,6 +706,7 @@ def test_the_first_view_is_fitted_to_dot_s_layout(monkeypatch):
     limit = 0.9 * max(roomy)
     monkeypatch.setattr(dot_renderer, "VIEW_FIT_PT", limit)
     svg = first_view_svg(program)
-    assert max(svg_size_pt(svg)) < max(roomy), (svg_size_pt(svg), roomy)
+    (width, height), (roomy_width, roomy_height) = svg_size_pt(svg), roomy
+    assert width * height < roomy_width * roomy_height, (svg_size_pt(svg), roomy)
     assert program.graph.expansion("auto") < opened
     assert render_svg(program_dot(program)) == svg
