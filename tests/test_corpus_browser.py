@@ -264,11 +264,11 @@ def exported(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", EXPORTED)
-def test_the_exported_viewer_opens_with_the_folds_in_view_and_the_inputs_on_top(browser, exported, name):
+def test_the_exported_viewer_opens_with_the_folds_in_view_and_the_inputs_on_top(page, exported, name):
     """The exported HTML viewer (the same sources as the JupyterLab extension) opens a
     first view with the folds the program states in view, its text legible, and draws its
     inputs on the top row and its outputs on the bottom row."""
-    page = browser.new_page(viewport=VIEWPORT)
+    page = page.context.browser.new_page(viewport=VIEWPORT)  # the module's browser: one Playwright
     try:
         page.goto((exported / f"{name}.html").as_uri())
         page.wait_for_function("document.querySelector('.jaxviz-out[data-jaxviz-upgraded=done]')", timeout=60_000)

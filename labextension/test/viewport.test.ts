@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 
 import { viewToDot } from '../src/graph/dot';
 import { isFold, shownFolds } from '../src/graph/folds';
-import { Rect, openingOrigin } from '../src/graph/geometry';
+import { Rect, openingOrigin, titleCorner } from '../src/graph/geometry';
 import { ROW_ANCHORS, loopEdges, rowAnchorEdges } from '../src/graph/ranks';
 import { GraphJSON } from '../src/shared/payload';
 import { GraphIndex, buildView } from '../src/graph/visible';
@@ -59,6 +59,20 @@ describe('openingOrigin', () => {
     assert.ok(!inWindow(far, at));
     const flipped = openingOrigin(DRAWING, WIN, [far, first], start, MARGIN);
     assert.ok(inWindow(far, flipped) && !inWindow(first, flipped), JSON.stringify(flipped));
+  });
+
+  it('takes the targets in order: a fold`s title, the titles holding it, then its box', () => {
+    // mctx's search loop `body_fun ×8 (scan)` low in `mctx.gumbel_muzero_policy`, whose
+    // title is at the top: both titles fit, the loop's whole box with them does not
+    const holder = { x: 300, y: 40, w: 1000, h: 1500 };
+    const fold = { x: 600, y: 690, w: 360, h: 180 };
+    const win = { w: 1000, h: 700 };
+    const targets = [titleCorner(fold, win), titleCorner(holder, win), fold];
+    const at = openingOrigin(DRAWING, win, targets, start, MARGIN);
+    assert.ok(inWindow(titleCorner(fold, win), at) && inWindow(titleCorner(holder, win), at), JSON.stringify(at));
+    assert.ok(!inWindow(fold, at), 'its box only in part');
+    const boxFirst = openingOrigin(DRAWING, win, [fold, titleCorner(holder, win)], start, MARGIN);
+    assert.ok(inWindow(fold, boxFirst) && !inWindow(titleCorner(holder, win), boxFirst));
   });
 
   it('stays on the drawing: no empty band beside it', () => {

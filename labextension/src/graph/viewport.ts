@@ -6,7 +6,7 @@
  */
 
 import { shownFolds } from './folds';
-import { PAD, Rect, fitAll, firstView, keepInPlace, maxCanvasHeight, openingOrigin } from './geometry';
+import { PAD, Rect, fitAll, firstView, keepInPlace, maxCanvasHeight, openingOrigin, titleCorner } from './geometry';
 import { GraphModel } from './model';
 import { SceneCanvas } from './scenecanvas';
 import { GraphIndex } from './visible';
@@ -132,7 +132,8 @@ export class Viewport {
   /** The first view opens with the model's repeated layers in view (the folds the view
    * shows, `Block ×12`, `_update_step ×3 (scan)`: the kernel chose the view for them),
    * whatever laid it out: the pan moves from the top-left story chosen above as little
-   * as brings them in, the first wholly or its title and top-left part. */
+   * as brings in their titles, then the titles of the open groups holding them (the
+   * story around them), then their boxes, each while it fits with the ones before. */
   private focusFolds(index: GraphIndex): void {
     const { scale, tx, ty } = this.host.model.transform;
     const width = this.canvasWidth();
@@ -141,26 +142,38 @@ export class Viewport {
     if (this.size.w <= win.w && this.size.h <= win.h) {
       return;
     }
-    const boxes = shownFolds(index.graph, this.host.model.expanded)
+    const folds = shownFolds(index.graph, this.host.model.expanded)
       .map(gid => this.drawnRect(index, gid))
-      .filter((r): r is Rect => r !== null);
-    if (!boxes.length) {
+      .filter(f => f !== null);
+    if (!folds.length) {
       return;
     }
+    const holders = new Map<string, Rect>();
+    for (const fold of folds) {
+      for (const g of index.groupChain(fold.gid).slice(1)) {
+        const r = this.drawingRect(`cluster_g${g}`);
+        if (r && g !== (index.graph.root ?? 0)) {
+          holders.set(`cluster_g${g}`, titleCorner(r, win));
+        }
+      }
+    }
+    const titles = folds.map(f => (f.open ? titleCorner(f.rect, win) : f.rect));
+    const targets = [...titles, ...holders.values(), ...folds.map(f => f.rect)];
     const start = { x: (PAD - tx) / scale, y: (PAD - ty) / scale };
-    const at = openingOrigin(this.size, win, boxes, start, PAD / scale);
+    const at = openingOrigin(this.size, win, targets, start, PAD / scale);
     if (at.x !== start.x || at.y !== start.y) {
       this.host.model.setTransform({ tx: PAD - at.x * scale, ty: PAD - at.y * scale });
     }
   }
 
   /** Where a group is drawn (px at zoom 1): its box, its open group's, or, inside a chain
-   * of open groups drawn as one, the chain's. */
-  private drawnRect(index: GraphIndex, gid: number): Rect | null {
+   * of open groups drawn as one, the chain's; `gid`: the group drawn. */
+  private drawnRect(index: GraphIndex, gid: number): { gid: number; rect: Rect; open: boolean } | null {
     for (const g of index.groupChain(gid)) {
-      const r = this.drawingRect(`cluster_g${g}`) ?? this.drawingRect(`g${g}`);
-      if (r) {
-        return r;
+      const open = this.drawingRect(`cluster_g${g}`);
+      const rect = open ?? this.drawingRect(`g${g}`);
+      if (rect) {
+        return { gid: g, rect, open: !!open };
       }
     }
     return null;
