@@ -203,17 +203,22 @@ def test_the_viewer_opens_with_the_folds_in_view(page, family):
     assert not out and median >= MIN_TEXT_PX, f"{name}: {out}; median text {median:.1f} px"
 
 
-# The page boxes of the program's inputs (the top row), its outputs (the bottom row) and
-# everything else drawn (nodes, boxes and open groups, not the legend).
+# The page boxes of the program's inputs (the top row: input nodes and boxes outside every
+# open group; a constant inside one is not an input of the program), its outputs (the
+# bottom row) and everything else drawn (nodes, boxes and open groups, not the legend).
 ROWS_JS = """
 svg => {
-  const box = e => { const r = e.getBoundingClientRect(); return [e.id, r.top, r.bottom]; };
+  const box = e => { const r = e.getBoundingClientRect(); return [e.id, r.top, r.bottom, r.left, r.right]; };
   const items = [...svg.querySelectorAll('g.node, g.cluster')].filter(e => /^(cluster_)?[ng]\\d+$/.test(e.id));
+  const clusters = items.filter(e => e.id.startsWith('cluster_')).map(box);
+  const inside = b => clusters.some(c => c[1] <= b[1] && c[2] >= b[2] && c[3] <= b[3] && c[4] >= b[4]);
+  const io = /jaxviz-input|jaxviz-group-inputs|jaxviz-output|jaxviz-group-outputs/;
   const kind = e => e.getAttribute('class') || '';
+  const rows = items.filter(e => io.test(kind(e)) && !inside(box(e)));
   return {
-    inputs: items.filter(e => /jaxviz-input|jaxviz-group-inputs/.test(kind(e))).map(box),
-    outputs: items.filter(e => /jaxviz-output|jaxviz-group-outputs/.test(kind(e))).map(box),
-    rest: items.filter(e => !/jaxviz-input|jaxviz-group-inputs|jaxviz-output|jaxviz-group-outputs/.test(kind(e))).map(box)
+    inputs: rows.filter(e => /jaxviz-input|jaxviz-group-inputs/.test(kind(e))).map(box),
+    outputs: rows.filter(e => /jaxviz-output|jaxviz-group-outputs/.test(kind(e))).map(box),
+    rest: items.filter(e => !rows.includes(e)).map(box)
   };
 }
 """
@@ -239,14 +244,15 @@ def test_the_inputs_of_a_program_that_is_one_pmap_stand_on_the_top_row(page):
     assert not problem, problem
 
 
-EXPORTED = ["ppo_gymnax", "haiku_transformer", "while_loop"]
+EXPORTED = ["ppo_gymnax", "haiku_transformer", "while_loop", "mlp_digits"]
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     """The first views of a few programs as the exported HTML viewer shows them (each on a
     page of its own, the viewer inlined), traced in this process: PPO's loop of folds, a
-    Haiku transformer's blocks, and a program of two while loops."""
+    Haiku transformer's blocks, a program of two while loops, and an MLP step whose
+    forward pass opens three groups deep."""
     if not VIEWER_PATH.exists():
         pytest.skip("the standalone viewer is not built (npm run build)")
     folder = tmp_path_factory.mktemp("exported")

@@ -226,12 +226,15 @@ def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None
         splines = "line" if len(view.edges) > MAX_CURVED_EDGES else "polyline"
         dot.attr(**DOT_DENSE, splines=splines)
     loop_back, loops = loop_edges(view)
+    rows = _edge_rows(view)
     for e in view.edges:
         attrs = {"tooltip": ", ".join(a.text for a in e.avals[:8])}
         if labelled:
             attrs["label"] = e.label
         if (e.src, e.dst) in loop_back:
             attrs["constraint"] = "false"
+        elif e.src in rows["source"] or e.dst in rows["sink"]:
+            attrs.update(_row_minlen(view, e.dst if e.src in rows["source"] else e.src))
         if e.weak:
             attrs.update(style="dashed", color=LEGEND["weak"]["color"])
         if marks is not None and marks.on_path(e.src, e.dst):
@@ -305,11 +308,27 @@ def _emit_row_anchors(dot: graphviz.Digraph, view: View, loop_back: set[tuple[It
     if rows["source"]:
         fed = {e.dst for e in ranked}
         for item in sorted(items - fed - rows["source"]):
-            dot.edge(ROW_ANCHORS["source"], item_id(item), style="invis", weight="0")
+            dot.edge(ROW_ANCHORS["source"], item_id(item), style="invis", weight="0", **_row_minlen(view, item))
     if rows["sink"]:
         feeding = {e.src for e in ranked}
         for item in sorted(items - feeding - rows["sink"]):
-            dot.edge(item_id(item), ROW_ANCHORS["sink"], style="invis", weight="0")
+            dot.edge(item_id(item), ROW_ANCHORS["sink"], style="invis", weight="0", **_row_minlen(view, item))
+
+
+def _row_minlen(view: View, item: Item) -> dict[str, str]:
+    """An edge between the top or bottom row and an item inside open groups spans a rank
+    more per open group around it (a title and a margin each): the groups' borders stay
+    clear of the row. Nothing for an item outside every open group."""
+    graph = view.graph
+    group = graph.nodes[item[1]].group if item[0] == "n" else graph.groups[item[1]].parent
+    clusters = 0
+    while group:
+        parent = graph.groups[group].parent
+        # a group that only wraps its one open child is drawn as one cluster with it
+        if parent is None or parent == 0 or not graph.open_chain(parent, view.expanded)[1:2] == [group]:
+            clusters += 1
+        group = parent
+    return {"minlen": str(1 + clusters)} if clusters else {}
 
 
 def _edge_rows(view: View) -> dict[str, set[Item]]:

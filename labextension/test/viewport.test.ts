@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import { viewToDot } from '../src/graph/dot';
 import { isFold, shownFolds } from '../src/graph/folds';
 import { Rect, openingOrigin, titleCorner } from '../src/graph/geometry';
-import { ROW_ANCHORS, loopEdges, rowAnchorEdges } from '../src/graph/ranks';
+import { ROW_ANCHORS, loopEdges, rowAnchorEdges, rowMinlen } from '../src/graph/ranks';
 import { GraphJSON } from '../src/shared/payload';
 import { GraphIndex, buildView } from '../src/graph/visible';
 import { f32, repeatGraph } from './fixtures';
@@ -203,6 +203,16 @@ describe('a program that is one loop', () => {
     // n4 is fed by nothing; n5 feeds nothing, n3 only the loop's back edge
     const want = [`${ROW_ANCHORS.source}>n4`, `n3>${ROW_ANCHORS.sink}`, `n5>${ROW_ANCHORS.sink}`];
     assert.deepEqual(anchored.sort(), want.sort());
+  });
+
+  it('spans a rank more per open group between a row and what it reaches inside them', () => {
+    const v = view();
+    assert.equal(rowMinlen(v, 'n1'), 2, 'the loop`s node: inside one open group');
+    assert.equal(rowMinlen(v, 'n4'), 3, 'the iota: inside two');
+    assert.equal(rowMinlen(v, 'n0'), null);
+    const lines = viewToDot(v).split('\n');
+    assert.match(lines.find(l => l.trim().startsWith('"n0" -> "n1" [id=')) ?? '', /minlen="2"/);
+    assert.ok(lines.some(l => l.includes(`"${ROW_ANCHORS.source}" -> "n4" [style=invis weight=0 minlen=3]`)));
   });
 
   it('reads top to bottom as laid out: its inputs on the top row, its outputs on the bottom', async () => {

@@ -41,7 +41,7 @@ import {
   openChain,
   phaseOrder
 } from './visible';
-import { ROW_ANCHORS, loopEdges, rowAnchorEdges } from './ranks';
+import { ROW_ANCHORS, edgeRows, loopEdges, rowAnchorEdges, rowMinlen } from './ranks';
 
 /** The legend a graph is drawn with: the bundled visual language, each entry overridden by
  * what the payload's kernel sent (an output traced by another jaxviz version keeps the
@@ -175,14 +175,17 @@ class DotWriter {
   }
 
   /** An edge's line; `src`/`dst`: the DOT names of its ends when they are not the items;
-   * `ranks`: whether it ranks its ends (not a loop's back edge: `ranks.ts`). */
-  edgeLine(e: VisibleEdge, withLabel: boolean, src = e.src, dst = e.dst, ranks = true): void {
+   * `ranks`: whether it ranks its ends (not a loop's back edge), `minlen` how many
+   * (`ranks.ts`). */
+  edgeLine(e: VisibleEdge, withLabel: boolean, src = e.src, dst = e.dst, ranks = true, minlen?: number): void {
     const a: { [key: string]: string | undefined } = { id: `e_${e.src}_${e.dst}`, class: 'jaxviz-edge' };
     if (withLabel) {
       a.label = edgeLabel(e);
     }
     if (!ranks) {
       a.constraint = 'false';
+    } else if (minlen) {
+      a.minlen = String(minlen);
     }
     if (edgeIsWeak(e)) {
       a.style = 'dashed';
@@ -203,8 +206,10 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
   w.emitGroup(w.graph.root ?? 0, '  ');
   w.layoutLimits();
   const loops = loopEdges(view);
+  const rows = edgeRows(view);
   for (const e of view.edges) {
-    w.edgeLine(e, w.labelled, e.src, e.dst, !loops.back.has(e));
+    const row = rows.source.has(e.src) ? e.dst : rows.sink.has(e.dst) ? e.src : null;
+    w.edgeLine(e, w.labelled, e.src, e.dst, !loops.back.has(e), row ? (rowMinlen(view, row) ?? undefined) : undefined);
   }
   // As render/dot.py: forward above backward above update, an invisible anchor between.
   phaseOrder(view).forEach(([ends, starts], k) => {
@@ -222,7 +227,8 @@ export function viewToDot(view: View, options: DotOptions = {}): string {
     readers.forEach(item => lines.push(`  ${anchor} -> ${quote(item)} ${RANK_ONLY}`));
   });
   for (const [a, b] of rowAnchorEdges(view, loops.back)) {
-    lines.push(`  ${quote(a)} -> ${quote(b)} ${RANK_ONLY}`);
+    const minlen = rowMinlen(view, a === ROW_ANCHORS.source ? b : a);
+    lines.push(`  ${quote(a)} -> ${quote(b)} [style=invis weight=0${minlen ? ` minlen=${minlen}` : ''}]`);
   }
   lines.push('}');
   return lines.join('\n') + '\n';

@@ -4,7 +4,7 @@
  * entry, and the program's inputs stand on the top row and its outputs on the bottom row.
  */
 
-import { ItemId, View, VisibleEdge, itemInGroup, visibleItems } from './visible';
+import { ItemId, View, VisibleEdge, itemInGroup, openChain, parseItem, visibleItems } from './visible';
 
 /** The invisible nodes on the program's top row (its inputs) and bottom row (its outputs):
  * dot's `newrank` (which lets clusters share ranks) ignores `rank=source` and `rank=sink`,
@@ -73,6 +73,26 @@ export function edgeRows(view: View): { source: Set<ItemId>; sink: Set<ItemId> }
     }
   }
   return rows;
+}
+
+/** The `minlen` of an edge between the top or bottom row and `item` inside open groups: a
+ * rank more per open group around it (a title and a margin each), so that the groups'
+ * borders stay clear of the row; null for an item outside every open group. */
+export function rowMinlen(view: View, item: ItemId): number | null {
+  const graph = view.index.graph;
+  const root = graph.root ?? 0;
+  const { kind, id } = parseItem(item);
+  let group: number | null = kind === 'n' ? graph.nodes[id].group : graph.groups[id].parent;
+  let clusters = 0;
+  while (group !== null && group !== root) {
+    const parent: number | null = graph.groups[group].parent;
+    // a group that only wraps its one open child is drawn as one cluster with it
+    if (parent === null || parent === root || openChain(view, parent)[1] !== group) {
+      clusters++;
+    }
+    group = parent;
+  }
+  return clusters ? 1 + clusters : null;
 }
 
 /** The invisible edges that put the inputs on the top row and the outputs on the bottom
