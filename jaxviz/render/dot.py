@@ -242,7 +242,7 @@ def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None
         dot.edge(item_id(e.src), item_id(e.dst), **attrs)
     _emit_phase_order(dot, view)
     _emit_loop_exits(dot, loops)
-    _emit_row_anchors(dot, view, loop_back)
+    _emit_row_anchors(dot, view, rows, loop_back)
     if legend:
         _emit_legend(dot, graph, marks)
     return dot
@@ -295,13 +295,13 @@ def loop_edges(view: View) -> tuple[set[tuple[Item, Item]], list[tuple[list[Item
 ROW_ANCHORS = {"source": "inputs_row", "sink": "outputs_row"}
 
 
-def _emit_row_anchors(dot: graphviz.Digraph, view: View, loop_back: set[tuple[Item, Item]]) -> None:
-    """The program's inputs on the top row and its outputs on the bottom row, whatever the
-    view: an invisible edge from the top row's anchor into each item that nothing else
-    ranks below something (no edge into it), and from each item with no edge out of it to
-    the bottom row's anchor."""
+def _emit_row_anchors(dot: graphviz.Digraph, view: View, rows: dict[str, set[Item]],
+                      loop_back: set[tuple[Item, Item]]) -> None:
+    """The program's inputs on the top row and its outputs on the bottom row (``rows``:
+    ``_edge_rows``), whatever the view: an invisible edge from the top row's anchor into
+    each item that nothing else ranks below something (no edge into it), and from each
+    item with no edge out of it to the bottom row's anchor."""
     graph = view.graph
-    rows = _edge_rows(view)
     items = {("n", n) for g in view.expanded for n in graph.groups[g].nodes}
     items |= {("g", c) for g in view.expanded for c in graph.groups[g].groups if c not in view.expanded}
     ranked = [e for e in view.edges if (e.src, e.dst) not in loop_back and e.src != e.dst]
@@ -320,15 +320,17 @@ def _row_minlen(view: View, item: Item) -> dict[str, str]:
     more per open group around it (a title and a margin each): the groups' borders stay
     clear of the row. Nothing for an item outside every open group."""
     graph = view.graph
-    group = graph.nodes[item[1]].group if item[0] == "n" else graph.groups[item[1]].parent
-    clusters = 0
-    while group:
-        parent = graph.groups[group].parent
-        # a group that only wraps its one open child is drawn as one cluster with it
-        if parent is None or parent == 0 or not graph.open_chain(parent, view.expanded)[1:2] == [group]:
-            clusters += 1
-        group = parent
+    holding = graph.ancestors(_group_of(graph, item))[:-1]  # the root is no cluster
+    # a group that only wraps its one open child is drawn as one cluster with it
+    clusters = sum(1 for inner, outer in zip(holding, [*holding[1:], 0])
+                   if outer == 0 or graph.open_chain(outer, view.expanded)[1:2] != [inner])
     return {"minlen": str(1 + clusters)} if clusters else {}
+
+
+def _group_of(graph: Graph, item: Item) -> int:
+    """The group a visible item is drawn in."""
+    group = graph.nodes[item[1]].group if item[0] == "n" else graph.groups[item[1]].parent
+    return 0 if group is None else group
 
 
 def _edge_rows(view: View) -> dict[str, set[Item]]:
@@ -348,12 +350,7 @@ def _edge_rows(view: View) -> dict[str, set[Item]]:
 
 def _inside(graph: Graph, item: Item, gid: int) -> bool:
     """Whether a visible item is drawn inside the group ``gid`` (the group's own node too)."""
-    group: int | None = graph.nodes[item[1]].group if item[0] == "n" else graph.groups[item[1]].parent
-    while group is not None:
-        if group == gid:
-            return True
-        group = graph.groups[group].parent
-    return False
+    return gid in graph.ancestors(_group_of(graph, item))
 
 
 def _emit_loop_exits(dot: graphviz.Digraph, loops: list[tuple[list[Item], list[Item]]]) -> None:
