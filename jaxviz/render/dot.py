@@ -226,7 +226,7 @@ def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None
         splines = "line" if len(view.edges) > MAX_CURVED_EDGES else "polyline"
         dot.attr(**DOT_DENSE, splines=splines)
     loop_back, loops = loop_edges(view)
-    rows = _edge_rows(view)
+    rows, depths = _edge_rows(view), _cluster_depths(view)
     for e in view.edges:
         attrs = {"tooltip": ", ".join(a.text for a in e.avals[:8])}
         if labelled:
@@ -234,7 +234,7 @@ def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None
         if (e.src, e.dst) in loop_back:
             attrs["constraint"] = "false"
         elif e.src in rows["source"] or e.dst in rows["sink"]:
-            attrs.update(_row_minlen(view, e.dst if e.src in rows["source"] else e.src))
+            attrs.update(_row_minlen(graph, depths, e.dst if e.src in rows["source"] else e.src))
         if e.weak:
             attrs.update(style="dashed", color=LEGEND["weak"]["color"])
         if marks is not None and marks.on_path(e.src, e.dst):
@@ -242,7 +242,7 @@ def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None
         dot.edge(item_id(e.src), item_id(e.dst), **attrs)
     _emit_phase_order(dot, view)
     _emit_loop_exits(dot, loops)
-    _emit_row_anchors(dot, view, rows, loop_back)
+    _emit_row_anchors(dot, view, rows, depths, loop_back)
     if legend:
         _emit_legend(dot, graph, marks)
     return dot
@@ -295,7 +295,7 @@ def loop_edges(view: View) -> tuple[set[tuple[Item, Item]], list[tuple[list[Item
 ROW_ANCHORS = {"source": "inputs_row", "sink": "outputs_row"}
 
 
-def _emit_row_anchors(dot: graphviz.Digraph, view: View, rows: dict[str, set[Item]],
+def _emit_row_anchors(dot: graphviz.Digraph, view: View, rows: dict[str, set[Item]], depths: dict[int, int],
                       loop_back: set[tuple[Item, Item]]) -> None:
     """The program's inputs on the top row and its outputs on the bottom row (``rows``:
     ``_edge_rows``), whatever the view: an invisible edge from the top row's anchor into
@@ -308,22 +308,31 @@ def _emit_row_anchors(dot: graphviz.Digraph, view: View, rows: dict[str, set[Ite
     if rows["source"]:
         fed = {e.dst for e in ranked}
         for item in sorted(items - fed - rows["source"]):
-            dot.edge(ROW_ANCHORS["source"], item_id(item), style="invis", weight="0", **_row_minlen(view, item))
+            _rank_edge(dot, ROW_ANCHORS["source"], item_id(item), _row_minlen(graph, depths, item))
     if rows["sink"]:
         feeding = {e.src for e in ranked}
         for item in sorted(items - feeding - rows["sink"]):
-            dot.edge(item_id(item), ROW_ANCHORS["sink"], style="invis", weight="0", **_row_minlen(view, item))
+            _rank_edge(dot, item_id(item), ROW_ANCHORS["sink"], _row_minlen(graph, depths, item))
 
 
-def _row_minlen(view: View, item: Item) -> dict[str, str]:
-    """An edge between the top or bottom row and an item inside open groups spans a rank
-    more per open group around it (a title and a margin each): the groups' borders stay
-    clear of the row. Nothing for an item outside every open group."""
+def _cluster_depths(view: View) -> dict[int, int]:
+    """Per open group, how many clusters hold what is drawn directly in it (a group that
+    only wraps its one open child is drawn as one cluster with it)."""
     graph = view.graph
-    holding = graph.ancestors(_group_of(graph, item))[:-1]  # the root is no cluster
-    # a group that only wraps its one open child is drawn as one cluster with it
-    clusters = sum(1 for inner, outer in zip(holding, [*holding[1:], 0])
-                   if outer == 0 or graph.open_chain(outer, view.expanded)[1:2] != [inner])
+    depths = {0: 0}
+    for gid in sorted(view.expanded - {0}, key=lambda g: graph.groups[g].depth):
+        parent = graph.groups[gid].parent or 0
+        wrapped = parent != 0 and graph.open_chain(parent, view.expanded)[1:2] == [gid]
+        depths[gid] = depths.get(parent, 0) + (0 if wrapped else 1)
+    return depths
+
+
+def _row_minlen(graph: Graph, depths: dict[int, int], item: Item) -> dict[str, str]:
+    """An edge between the top or bottom row and an item inside open groups spans a rank
+    more per open group around it (a title and a margin each, ``depths``:
+    ``_cluster_depths``): the groups' borders stay clear of the row. Nothing for an item
+    outside every open group."""
+    clusters = depths.get(_group_of(graph, item), 0)
     return {"minlen": str(1 + clusters)} if clusters else {}
 
 
@@ -360,9 +369,17 @@ def _emit_loop_exits(dot: graphviz.Digraph, loops: list[tuple[list[Item], list[I
         anchor = f"loop_exit_{k}"
         dot.node(anchor, label="", shape="point", style="invis", width="0", height="0")
         for item in ends:
-            dot.edge(item_id(item), anchor, style="invis", weight="0")
+            _rank_edge(dot, item_id(item), anchor)
         for item in readers:
-            dot.edge(anchor, item_id(item), style="invis", weight="0")
+            _rank_edge(dot, anchor, item_id(item))
+
+
+def _rank_edge(dot: graphviz.Digraph, src: str, dst: str, minlen: dict[str, str] | None = None) -> None:
+    """An invisible edge that only ranks (no pull on where its ends go), written as
+    ``dot.edge`` writes it, without its per-call cost: a view has one per item it
+    anchors."""
+    extra = f" minlen={minlen['minlen']}" if minlen else ""
+    dot.body.append(f"\t{_quoted(src)} -> {_quoted(dst)} [style=invis weight=0{extra}]\n")
 
 
 def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: dict,
