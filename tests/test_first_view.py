@@ -673,13 +673,14 @@ def train(key, x, y):
 
 @needs_dot
 def test_what_pushes_a_fold_off_the_first_screen_stays_closed(monkeypatch):
-    """On a small screen (600 x 500 pt), the estimate's first view puts both folds off
-    it as dot lays it out (the network's initialisation and the inputs' normalising
-    stand before and above them): what stands wholly before or above a fold stays
-    closed, the room it leaves given to nothing else, and more folds are then on the
-    first screen; none is hidden, the view stays within its size, and every later
+    """On a small screen (600 x 560 pt: the inputs stand a rank above each open group
+    around what they feed, clear of its title), the estimate's first view puts both
+    folds off it as dot lays it out (the network's initialisation and the inputs'
+    normalising stand before and above them): what stands wholly before or above a fold
+    stays closed, the room it leaves given to nothing else, and more folds are then on
+    the first screen; none is hidden, the view stays within its size, and every later
     drawing of the first view is this one."""
-    screen = (600.0, 500.0)
+    screen = (600.0, 560.0)
     monkeypatch.setattr(dot_renderer, "FIRST_SCREEN_PT", screen)
     monkeypatch.setattr(sys.modules[__name__], "FIRST_SCREEN_WIDTH_PT", screen[0])
     monkeypatch.setattr(sys.modules[__name__], "FIRST_SCREEN_PT", screen[1])
