@@ -6,8 +6,11 @@ function; loops are named after the function they run, with their trip count."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
+import subprocess
 import sys
 from typing import NamedTuple
 from xml.etree import ElementTree
@@ -670,13 +673,14 @@ def train(key, x, y):
 
 @needs_dot
 def test_what_pushes_a_fold_off_the_first_screen_stays_closed(monkeypatch):
-    """On a small screen (600 x 500 pt), the estimate's first view puts both folds off
-    it as dot lays it out (the network's initialisation and the inputs' normalising
-    stand before and above them): what stands wholly before or above a fold stays
-    closed, the room it leaves given to nothing else, and more folds are then on the
-    first screen; none is hidden, the view stays within its size, and every later
+    """On a small screen (600 x 560 pt: the inputs stand a rank above each open group
+    around what they feed, clear of its title), the estimate's first view puts both
+    folds off it as dot lays it out (the network's initialisation and the inputs'
+    normalising stand before and above them): what stands wholly before or above a fold
+    stays closed, the room it leaves given to nothing else, and more folds are then on
+    the first screen; none is hidden, the view stays within its size, and every later
     drawing of the first view is this one."""
-    screen = (600.0, 500.0)
+    screen = (600.0, 560.0)
     monkeypatch.setattr(dot_renderer, "FIRST_SCREEN_PT", screen)
     monkeypatch.setattr(sys.modules[__name__], "FIRST_SCREEN_WIDTH_PT", screen[0])
     monkeypatch.setattr(sys.modules[__name__], "FIRST_SCREEN_PT", screen[1])
@@ -706,6 +710,104 @@ def test_the_first_view_is_fitted_to_dot_s_layout(monkeypatch):
     limit = 0.9 * max(roomy)
     monkeypatch.setattr(dot_renderer, "VIEW_FIT_PT", limit)
     svg = first_view_svg(program)
-    assert max(svg_size_pt(svg)) < max(roomy), (svg_size_pt(svg), roomy)
+    (width, height), (roomy_width, roomy_height) = svg_size_pt(svg), roomy
+    assert width * height < roomy_width * roomy_height, (svg_size_pt(svg), roomy)
     assert program.graph.expansion("auto") < opened
     assert render_svg(program_dot(program)) == svg
+
+
+# ---------------------------------------------------------------------- rows of inputs and outputs
+def replicated_step(params, batch):
+    """Imitates Flax's ImageNet example's ``train_step`` under ``jax.pmap``
+    (https://github.com/google/flax/blob/main/examples/imagenet/train.py): a gradient
+    averaged over the devices with ``lax.pmean``, the whole program one pmap."""
+    def loss_fn(p):
+        return jnp.mean((jnp.tanh(batch["x"] @ p["w"]) - batch["y"]) ** 2)
+
+    grads = jax.lax.pmean(jax.grad(loss_fn)(params), axis_name="batch")
+    return jax.tree_util.tree_map(lambda p, g: p - 0.1 * g, params, grads)
+
+
+def collatz_steps(n):
+    """A ``lax.while_loop`` whose carry starts from literals (its equation's node feeds
+    its body), as in JAX's docs for ``lax.while_loop``."""
+    def cond(carry):
+        value, _ = carry
+        return jnp.any(value > 1)
+
+    def step(carry):
+        value, count = carry
+        value = jnp.where(value % 2 == 0, value // 2, 3 * value + 1)
+        return jnp.where(value > 1, value, 1), count + 1
+
+    return jax.lax.while_loop(cond, step, (n, 0))
+
+
+def one_loop_programs():
+    devices = jax.local_device_count()
+    params = {"w": jnp.ones((devices, 4, 2))}
+    batch = {"x": jnp.ones((devices, 8, 4)), "y": jnp.ones((devices, 8, 2))}
+    return {
+        "pmap": jaxviz.trace(jax.pmap(replicated_step, axis_name="batch"), params, batch),
+        "while": jaxviz.trace(collatz_steps, jnp.array([7, 12, 27])),
+        "corpus while_loop": corpus_program("while_loop"),
+        "corpus ppo_gymnax": corpus_program("ppo_gymnax"),
+    }
+
+
+def corpus_program(name):
+    case = programs.load(name)
+    return jaxviz.trace(case.fn, *case.args, **case.kwargs)
+
+
+def rows_problem(program) -> str | None:
+    """Where the first view, as dot lays it out, has an input below the top of anything
+    but the top row (inputs, captured values, the legend), or an output above the bottom
+    of anything but the bottom row; None when the rows hold."""
+    graph = program.graph
+    items = svg_items(first_view_svg(program))
+    root = graph.groups[0]
+    top_row = {f"n{n}" for n in root.nodes if graph.nodes[n].kind in ("input", "const")}
+    top_row |= {f"g{c}" for c in root.groups if graph.groups[c].kind == "inputs"}
+    bottom_row = {f"n{n}" for n in root.nodes if graph.nodes[n].kind == "output"}
+    bottom_row |= {f"g{c}" for c in root.groups if graph.groups[c].kind == "outputs"}
+    rest = {k: box for k, (box, _) in items.items()
+            if k not in top_row | bottom_row and re.fullmatch(r"(cluster_)?[ng]\d+", k)}
+    inputs = {k: items[k][0] for k in top_row if k in items}
+    outputs = {k: items[k][0] for k in bottom_row if k in items}
+    top = min(box[1] for box in rest.values())
+    bottom = max(box[3] for box in rest.values())
+    low = {k: box[3] for k, box in inputs.items() if box[3] > top}
+    high = {k: box[1] for k, box in outputs.items() if box[1] < bottom}
+    if low or high:
+        return f"inputs reaching below {top:.0f} pt: {low}; outputs above {bottom:.0f} pt: {high}"
+    return None
+
+
+@needs_dot
+def test_the_inputs_of_a_program_that_is_one_loop_stand_on_the_top_row():
+    """A program that is one loop or one pmap (its equation's node feeding its body and
+    taking its results back) reads top to bottom as every other program: its inputs
+    above the loop on the top row, its outputs below it on the bottom row, as dot lays
+    the first view out."""
+    problems = {name: problem for name, program in one_loop_programs().items()
+                if (problem := rows_problem(program))}
+    assert not problems, problems
+
+
+EIGHT_DEVICES = ["pmap_resnet", "shard_map_fsdp"]
+
+
+@needs_dot
+def test_the_inputs_of_a_pmap_over_eight_devices_stand_on_the_top_row():
+    """The corpus's pmap'd ResNet (its shard_map's node feeds its body: the per-device
+    shapes differ from the pmap's) and its shard_map step, on 8 host devices (another
+    process): inputs on the top row, outputs on the bottom row."""
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
+    code = ("import json, tests.test_first_view as t; "
+            f"print(json.dumps({{n: t.rows_problem(t.corpus_program(n)) for n in {EIGHT_DEVICES!r}}}))")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert done.returncode == 0, done.stderr[-3000:]
+    problems = {name: problem for name, problem in json.loads(done.stdout.splitlines()[-1]).items() if problem}
+    assert not problems, problems

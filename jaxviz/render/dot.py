@@ -16,7 +16,7 @@ from xml.etree import ElementTree
 import graphviz
 
 from ..costs import comm_label, cost_label, group_heat, own_comm_label
-from ..graph import Graph, Item, View, repeat_text, size_text
+from ..graph import Graph, Item, View, VisibleEdge, repeat_text, size_text
 from ..marks import Marks
 from ..visual import (
     BOX_FILL,
@@ -225,16 +225,24 @@ def view_to_dot(view: View, legend: bool = True, edge_labels: bool | None = None
         # splines around clusters is most of dot's time there, and reads no better).
         splines = "line" if len(view.edges) > MAX_CURVED_EDGES else "polyline"
         dot.attr(**DOT_DENSE, splines=splines)
+    loop_back, loops = loop_edges(view)
+    rows, depths = _edge_rows(view), _cluster_depths(view)
     for e in view.edges:
         attrs = {"tooltip": ", ".join(a.text for a in e.avals[:8])}
         if labelled:
             attrs["label"] = e.label
+        if (e.src, e.dst) in loop_back:
+            attrs["constraint"] = "false"
+        elif e.src in rows["source"] or e.dst in rows["sink"]:
+            attrs.update(_row_minlen(graph, depths, e.dst if e.src in rows["source"] else e.src))
         if e.weak:
             attrs.update(style="dashed", color=LEGEND["weak"]["color"])
         if marks is not None and marks.on_path(e.src, e.dst):
             attrs.update(color=PATH_COLOR, penwidth="2.5")
         dot.edge(item_id(e.src), item_id(e.dst), **attrs)
     _emit_phase_order(dot, view)
+    _emit_loop_exits(dot, loops)
+    _emit_row_anchors(dot, view, rows, depths, loop_back)
     if legend:
         _emit_legend(dot, graph, marks)
     return dot
@@ -250,6 +258,128 @@ def _emit_phase_order(dot: graphviz.Digraph, view: View) -> None:
             dot.edge(item_id(item), anchor, style="invis")
         for item in starts:
             dot.edge(anchor, item_id(item), style="invis")
+
+
+def loop_edges(view: View) -> tuple[set[tuple[Item, Item]], list[tuple[list[Item], list[Item]]]]:
+    """An open loop (a scan, a while, a pmap) whose equation's node feeds its body and takes
+    its results back is a cycle, which dot breaks where it likes: the equation lands below
+    its body, and the program's inputs beside it rather than on the top row. Its node is
+    drawn as the loop's entry: the edges of the results back into it do not rank (drawn
+    upward, as a loop's back edge), and what reads the loop's results stands below its
+    body. Returns those back edges, and per such loop the items whose results go back
+    and the items outside it that read its results."""
+    graph = view.graph
+    holders = {graph.groups[g].holder: g for g in view.expanded if graph.groups[g].holder is not None}
+    if not holders:
+        return set(), []
+    feeds: set[int] = set()
+    back: dict[int, list[VisibleEdge]] = {}
+    readers: dict[int, list[Item]] = {}
+    for e in view.edges:
+        if e.src[0] == "n" and e.src[1] in holders:
+            holder = e.src[1]
+            if _inside(graph, e.dst, holders[holder]):
+                feeds.add(holder)
+            else:
+                readers.setdefault(holder, []).append(e.dst)
+        if e.dst[0] == "n" and e.dst[1] in holders and e.src != e.dst and _inside(graph, e.src, holders[e.dst[1]]):
+            back.setdefault(e.dst[1], []).append(e)
+    looping = [h for h in back if h in feeds]
+    return ({(e.src, e.dst) for h in looping for e in back[h]},
+            [(sorted({e.src for e in back[h]}), sorted(set(readers.get(h, [])))) for h in looping if h in readers])
+
+
+# The invisible node on the program's top row (its inputs) and on its bottom row (its
+# outputs): dot's ``newrank`` (which lets clusters share ranks) ignores ``rank=source``
+# and ``rank=sink``, so every other item is ranked below (above) the anchor by an edge.
+ROW_ANCHORS = {"source": "inputs_row", "sink": "outputs_row"}
+
+
+def _emit_row_anchors(dot: graphviz.Digraph, view: View, rows: dict[str, set[Item]], depths: dict[int, int],
+                      loop_back: set[tuple[Item, Item]]) -> None:
+    """The program's inputs on the top row and its outputs on the bottom row (``rows``:
+    ``_edge_rows``), whatever the view: an invisible edge from the top row's anchor into
+    each item that nothing else ranks below something (no edge into it), and from each
+    item with no edge out of it to the bottom row's anchor."""
+    graph = view.graph
+    items = {("n", n) for g in view.expanded for n in graph.groups[g].nodes}
+    items |= {("g", c) for g in view.expanded for c in graph.groups[g].groups if c not in view.expanded}
+    ranked = [e for e in view.edges if (e.src, e.dst) not in loop_back and e.src != e.dst]
+    if rows["source"]:
+        fed = {e.dst for e in ranked}
+        for item in sorted(items - fed - rows["source"]):
+            _rank_edge(dot, ROW_ANCHORS["source"], item_id(item), _row_minlen(graph, depths, item))
+    if rows["sink"]:
+        feeding = {e.src for e in ranked}
+        for item in sorted(items - feeding - rows["sink"]):
+            _rank_edge(dot, item_id(item), ROW_ANCHORS["sink"], _row_minlen(graph, depths, item))
+
+
+def _cluster_depths(view: View) -> dict[int, int]:
+    """Per open group, how many clusters hold what is drawn directly in it (a group that
+    only wraps its one open child is drawn as one cluster with it)."""
+    graph = view.graph
+    depths = {0: 0}
+    for gid in sorted(view.expanded - {0}, key=lambda g: graph.groups[g].depth):
+        parent = graph.groups[gid].parent or 0
+        wrapped = parent != 0 and graph.open_chain(parent, view.expanded)[1:2] == [gid]
+        depths[gid] = depths.get(parent, 0) + (0 if wrapped else 1)
+    return depths
+
+
+def _row_minlen(graph: Graph, depths: dict[int, int], item: Item) -> dict[str, str]:
+    """An edge between the top or bottom row and an item inside open groups spans a rank
+    more per open group around it (a title and a margin each, ``depths``:
+    ``_cluster_depths``): the groups' borders stay clear of the row. Nothing for an item
+    outside every open group."""
+    clusters = depths.get(_group_of(graph, item), 0)
+    return {"minlen": str(1 + clusters)} if clusters else {}
+
+
+def _group_of(graph: Graph, item: Item) -> int:
+    """The group a visible item is drawn in."""
+    group = graph.nodes[item[1]].group if item[0] == "n" else graph.groups[item[1]].parent
+    return 0 if group is None else group
+
+
+def _edge_rows(view: View) -> dict[str, set[Item]]:
+    """The items of the program's top row (its inputs: nodes and closed boxes) and of its
+    bottom row (its outputs)."""
+    graph = view.graph
+    root = graph.groups[0]
+    rows: dict[str, set[Item]] = {
+        "source": {("n", n) for n in root.nodes if graph.nodes[n].kind in ("input", "const")},
+        "sink": {("n", n) for n in root.nodes if graph.nodes[n].kind == "output"}}
+    for c in root.groups:
+        kind = graph.groups[c].kind
+        if c not in view.expanded and kind in ("inputs", "outputs"):
+            rows["source" if kind == "inputs" else "sink"].add(("g", c))
+    return rows
+
+
+def _inside(graph: Graph, item: Item, gid: int) -> bool:
+    """Whether a visible item is drawn inside the group ``gid`` (the group's own node too)."""
+    return gid in graph.ancestors(_group_of(graph, item))
+
+
+def _emit_loop_exits(dot: graphviz.Digraph, loops: list[tuple[list[Item], list[Item]]]) -> None:
+    """What reads a loop's results below the items whose results go back into it: an
+    invisible anchor between (``loop_edges``)."""
+    for k, (ends, readers) in enumerate(loops):
+        anchor = f"loop_exit_{k}"
+        dot.node(anchor, label="", shape="point", style="invis", width="0", height="0")
+        for item in ends:
+            _rank_edge(dot, item_id(item), anchor)
+        for item in readers:
+            _rank_edge(dot, anchor, item_id(item))
+
+
+def _rank_edge(dot: graphviz.Digraph, src: str, dst: str, minlen: dict[str, str] | None = None) -> None:
+    """An invisible edge that only ranks (no pull on where its ends go), written as
+    ``dot.edge`` writes it, without its per-call cost: a view has one per item it
+    anchors."""
+    extra = f" minlen={minlen['minlen']}" if minlen else ""
+    dot.body.append(f"\t{_quoted(src)} -> {_quoted(dst)} [style=invis weight=0{extra}]\n")
 
 
 def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: dict,
@@ -281,6 +411,7 @@ def _emit_group(dot: graphviz.Digraph, view: View, gid: int, ins: dict, outs: di
             if members or edge_groups[rank]:
                 with _subgraph(dot, f"rank_{rank}") as sub:
                     sub.attr(rank=rank)
+                    sub.node(ROW_ANCHORS[rank], label="", shape="point", style="invis", width="0", height="0")
                     for child in edge_groups[rank]:
                         item = ("g", child)
                         sub.node(item_id(item), **_mark(group_box_attrs(
@@ -427,6 +558,7 @@ def fit_view_size(program: Any, svg: str) -> str:
 # The first screen: what a notebook output shows of the first view at a legible zoom
 # (1 px a pt) before any scroll or pan: about 1,000 pt wide, 700 tall.
 FIRST_SCREEN_PT = (1000.0, 700.0)
+STORY_NEAR = 0.25  # the drawing's left edge this near its structure's (a share of the screen): from it
 SCREEN_TRIES = 3
 _SVG = "{http://www.w3.org/2000/svg}"
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -493,8 +625,9 @@ def svg_items(svg: str) -> dict[str, tuple[tuple[float, float, float, float], tu
 def first_screen_span(graph: Graph, items: dict[str, Any], width: float) -> tuple[float, float]:
     """The span (left, right, in pt) of a drawing ``width`` wide that the first screen
     shows: all of it when it fits; else the program's own structure (the root's groups
-    but its inputs and outputs) centred when that fits, else from its left edge (as
-    the JupyterLab viewer pans)."""
+    but its inputs and outputs) centred when that fits, else from its left edge, or from
+    the drawing's where that is within a quarter screen of it (as the viewer pans:
+    labextension/src/graph/viewport.ts)."""
     screen = FIRST_SCREEN_PT[0]
     if width <= screen:
         return 0.0, width
@@ -506,6 +639,8 @@ def first_screen_span(graph: Graph, items: dict[str, Any], width: float) -> tupl
     if right - left <= screen:
         middle = (left + right) / 2
         return middle - screen / 2, middle + screen / 2
+    if left <= screen * STORY_NEAR:
+        return 0.0, screen
     return left, left + screen
 
 

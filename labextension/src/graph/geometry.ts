@@ -110,3 +110,69 @@ export function placeTooltip(
   y = Math.max(4, Math.min(y, viewport.h - size.h - 4));
   return { x, y };
 }
+
+/** A box in the drawing (px at zoom 1). */
+export interface Rect {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+/** The height (px at zoom 1) of an open group's title: the row its label stands in. */
+export const TITLE_PX = 24;
+
+/** The top-left corner of an open group where its title stands: a row as high as a
+ * title, at most a quarter of the window wide. */
+export function titleCorner(r: Rect, win: Size): Rect {
+  return { x: r.x, y: r.y, w: Math.min(r.w, win.w / 4), h: Math.min(r.h, TITLE_PX) };
+}
+
+/**
+ * Where the window's top-left corner goes (drawing px at zoom 1) in a first view: at
+ * `start` (the program's top-left story), moved as little as it takes to bring `targets`
+ * into a window of `win` (drawing px at zoom 1), with `margin` around them: the first
+ * target, then each next one while all of those taken fit together. Of a target bigger
+ * than the window, its top-left part is taken, half the window that way. The window
+ * stays on the drawing (no empty band beside it) wherever the drawing is bigger than it.
+ */
+export function openingOrigin(
+  drawing: Size,
+  win: Size,
+  targets: readonly Rect[],
+  start: { x: number; y: number },
+  margin = 0
+): { x: number; y: number } {
+  const part = (t: Rect): Rect => ({
+    x: t.x,
+    y: t.y,
+    w: t.w + 2 * margin > win.w ? win.w / 2 : t.w,
+    h: t.h + 2 * margin > win.h ? win.h / 2 : t.h
+  });
+  let union: Rect | null = null;
+  for (const t of targets.map(part)) {
+    const next: Rect = union ? unionRect(union, t) : t;
+    if (union && (next.w + 2 * margin > win.w || next.h + 2 * margin > win.h)) {
+      continue;
+    }
+    union = next;
+  }
+  if (!union) {
+    return start;
+  }
+  // As near `from` as keeps [lo - margin, lo + size + margin] in view.
+  const axis = (from: number, lo: number, size: number, room: number, total: number): number => {
+    const wanted = Math.min(lo - margin, Math.max(from, lo + size + margin - room));
+    return total > room ? Math.min(Math.max(0, wanted), total - room) : from;
+  };
+  return {
+    x: axis(start.x, union.x, union.w, win.w, drawing.w),
+    y: axis(start.y, union.y, union.h, win.h, drawing.h)
+  };
+}
+
+function unionRect(a: Rect, b: Rect): Rect {
+  const x = Math.min(a.x, b.x);
+  const y = Math.min(a.y, b.y);
+  return { x, y, w: Math.max(a.x + a.w, b.x + b.w) - x, h: Math.max(a.y + a.h, b.y + b.h) - y };
+}

@@ -5,7 +5,8 @@
  * page below would jump). The zoom and pan themselves are the model's.
  */
 
-import { PAD, fitAll, firstView, keepInPlace, maxCanvasHeight } from './geometry';
+import { shownFolds } from './folds';
+import { PAD, Rect, fitAll, firstView, keepInPlace, maxCanvasHeight, openingOrigin, titleCorner } from './geometry';
 import { GraphModel } from './model';
 import { SceneCanvas } from './scenecanvas';
 import { GraphIndex } from './visible';
@@ -36,6 +37,10 @@ export interface ViewportHost {
   /** The Graphviz drawing on the stage, or the canvas scene (one of them, or none). */
   drawing(): { svg: SVGSVGElement | null; scene: SceneCanvas | null };
 }
+
+/** The share of the canvas's width within which the drawing's left edge is "near" its
+ * structure's (as render/dot.py's `first_screen_span`). */
+const STORY_NEAR = 0.25;
 
 export class Viewport {
   /** The drawing's size in px at zoom 1. */
@@ -119,6 +124,76 @@ export class Viewport {
     } else if (this.svg && index) {
       this.focusStructure(this.svg, index);
     }
+    if (index) {
+      this.focusFolds(index);
+    }
+  }
+
+  /** The first view opens with the model's repeated layers in view (the folds the view
+   * shows, `Block ×12`, `_update_step ×3 (scan)`: the kernel chose the view for them),
+   * whatever laid it out: the pan moves from the top-left story chosen above as little
+   * as brings in their titles, then the titles of the open groups holding them (the
+   * story around them), then their boxes, each while it fits with the ones before. */
+  private focusFolds(index: GraphIndex): void {
+    const { scale, tx, ty } = this.host.model.transform;
+    const width = this.canvasWidth();
+    const height = this.host.fill ? this.maxCanvasHeight() : this.host.canvas.clientHeight || this.maxCanvasHeight();
+    const win = { w: (width - 2 * PAD) / scale, h: (height - 2 * PAD) / scale };
+    if (this.size.w <= win.w && this.size.h <= win.h) {
+      return;
+    }
+    const folds = shownFolds(index.graph, this.host.model.expanded)
+      .map(gid => this.drawnRect(index, gid))
+      .filter(f => f !== null);
+    if (!folds.length) {
+      return;
+    }
+    const holders = new Map<string, Rect>();
+    for (const fold of folds) {
+      for (const g of index.groupChain(fold.gid).slice(1)) {
+        const r = this.drawingRect(`cluster_g${g}`);
+        if (r && g !== (index.graph.root ?? 0)) {
+          holders.set(`cluster_g${g}`, titleCorner(r, win));
+        }
+      }
+    }
+    const titles = folds.map(f => (f.open ? titleCorner(f.rect, win) : f.rect));
+    const targets = [...titles, ...holders.values(), ...folds.map(f => f.rect)];
+    const start = { x: (PAD - tx) / scale, y: (PAD - ty) / scale };
+    const at = openingOrigin(this.size, win, targets, start, PAD / scale);
+    if (at.x !== start.x || at.y !== start.y) {
+      this.host.model.setTransform({ tx: PAD - at.x * scale, ty: PAD - at.y * scale });
+    }
+  }
+
+  /** Where a group is drawn (px at zoom 1): its box, its open group's, or, inside a chain
+   * of open groups drawn as one, the chain's; `gid`: the group drawn. */
+  private drawnRect(index: GraphIndex, gid: number): { gid: number; rect: Rect; open: boolean } | null {
+    for (const g of index.groupChain(gid)) {
+      const open = this.drawingRect(`cluster_g${g}`);
+      const rect = open ?? this.drawingRect(`g${g}`);
+      if (rect) {
+        return { gid: g, rect, open: !!open };
+      }
+    }
+    return null;
+  }
+
+  /** Where an item (`n…`, `g…`) or open group (`cluster_g…`) is in the drawing (px at
+   * zoom 1), null when it is not drawn. */
+  private drawingRect(id: string): Rect | null {
+    if (this.scene) {
+      return this.scene.rectOf(id);
+    }
+    const svg = this.svg;
+    const e = svg?.getElementById(id) as SVGGraphicsElement | null | undefined;
+    if (!svg || !e) {
+      return null;
+    }
+    const { scale } = this.host.model.transform;
+    const s = svg.getBoundingClientRect();
+    const r = e.getBoundingClientRect();
+    return { x: (r.left - s.left) / scale, y: (r.top - s.top) / scale, w: r.width / scale, h: r.height / scale };
   }
 
   /** A scene bigger than the canvas starts at the program's first equation or box (the
@@ -143,7 +218,8 @@ export class Viewport {
 
   /** When the drawing is wider than the canvas, pan so that the program's own groups
    * (the root's children, not its inputs and outputs) are in view rather than a row of
-   * inputs: centred when they fit, else from their left edge. */
+   * inputs: centred when they fit, else from their left edge, or from the drawing's
+   * where that is near (the inputs beside them: the story from its top left). */
   private focusStructure(svg: SVGSVGElement, index: GraphIndex): void {
     const canvas = this.host.canvas.getBoundingClientRect();
     const stage = svg.getBoundingClientRect();
@@ -155,7 +231,11 @@ export class Viewport {
       return;
     }
     const width = right - left;
-    const target = width <= canvas.width - 16 ? canvas.left + (canvas.width - width) / 2 : canvas.left + 8;
+    const fits = width <= canvas.width - 16;
+    if (!fits && left - stage.left <= canvas.width * STORY_NEAR) {
+      return;
+    }
+    const target = fits ? canvas.left + (canvas.width - width) / 2 : canvas.left + 8;
     // Within the drawing's own extent: no empty band beside it.
     const shift = target - left;
     const minTx = canvas.width - stage.width - 8;

@@ -2056,7 +2056,7 @@ validate75.errors = vErrors;
 return errors === 0;
 }
 
-const schema34 = {"title":"GraphGroup","type":"object","required":["id","name","kind","parent","groups","nodes","n_eqns","source","repeat"],"properties":{"id":{"type":"integer"},"name":{"type":"string"},"kind":{"type":"string"},"parent":{"type":["integer","null"]},"groups":{"type":"array","items":{"type":"integer"}},"nodes":{"type":"array","items":{"type":"integer"}},"n_eqns":{"type":"integer"},"source":{"oneOf":[{"$ref":"#/definitions/SourceLoc"},{"type":"null"}]},"repeat":{"type":["string","null"]},"flops":{"type":"number"},"bytes":{"type":"number"},"collectives":{"type":"integer","description":"Collectives of the compiled program inside it (jaxviz.costs.annotate_collectives)."},"comm_bytes":{"type":"number","description":"The bytes their results hold on one device."}}};
+const schema34 = {"title":"GraphGroup","type":"object","required":["id","name","kind","parent","groups","nodes","n_eqns","source","repeat"],"properties":{"id":{"type":"integer"},"name":{"type":"string"},"kind":{"type":"string"},"parent":{"type":["integer","null"]},"groups":{"type":"array","items":{"type":"integer"}},"nodes":{"type":"array","items":{"type":"integer"}},"n_eqns":{"type":"integer"},"source":{"oneOf":[{"$ref":"#/definitions/SourceLoc"},{"type":"null"}]},"repeat":{"type":["string","null"]},"holder":{"type":["integer","null"],"description":"The node of the one equation whose sub-jaxprs this group holds (a scan's, a pmap's)."},"flops":{"type":"number"},"bytes":{"type":"number"},"collectives":{"type":"integer","description":"Collectives of the compiled program inside it (jaxviz.costs.annotate_collectives)."},"comm_bytes":{"type":"number","description":"The bytes their results hold on one device."}}};
 
 function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2274,11 +2274,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.flops !== undefined){
-let data11 = data.flops;
+if(data.holder !== undefined){
+let data11 = data.holder;
 const _errs26 = errors;
-if(!((typeof data11 == "number") && (isFinite(data11)))){
-validate78.errors = [{instancePath:instancePath+"/flops",schemaPath:"#/properties/flops/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
+validate78.errors = [{instancePath:instancePath+"/holder",schemaPath:"#/properties/holder/type",keyword:"type",params:{type: schema34.properties.holder.type},message:"must be integer,null"}];
 return false;
 }
 var valid0 = _errs26 === errors;
@@ -2287,11 +2287,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.bytes !== undefined){
-let data12 = data.bytes;
+if(data.flops !== undefined){
+let data12 = data.flops;
 const _errs28 = errors;
 if(!((typeof data12 == "number") && (isFinite(data12)))){
-validate78.errors = [{instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate78.errors = [{instancePath:instancePath+"/flops",schemaPath:"#/properties/flops/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 var valid0 = _errs28 === errors;
@@ -2300,11 +2300,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.collectives !== undefined){
-let data13 = data.collectives;
+if(data.bytes !== undefined){
+let data13 = data.bytes;
 const _errs30 = errors;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-validate78.errors = [{instancePath:instancePath+"/collectives",schemaPath:"#/properties/collectives/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(!((typeof data13 == "number") && (isFinite(data13)))){
+validate78.errors = [{instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 var valid0 = _errs30 === errors;
@@ -2313,17 +2313,31 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.comm_bytes !== undefined){
-let data14 = data.comm_bytes;
+if(data.collectives !== undefined){
+let data14 = data.collectives;
 const _errs32 = errors;
-if(!((typeof data14 == "number") && (isFinite(data14)))){
-validate78.errors = [{instancePath:instancePath+"/comm_bytes",schemaPath:"#/properties/comm_bytes/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+validate78.errors = [{instancePath:instancePath+"/collectives",schemaPath:"#/properties/collectives/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid0 = _errs32 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.comm_bytes !== undefined){
+let data15 = data.comm_bytes;
+const _errs34 = errors;
+if(!((typeof data15 == "number") && (isFinite(data15)))){
+validate78.errors = [{instancePath:instancePath+"/comm_bytes",schemaPath:"#/properties/comm_bytes/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+var valid0 = _errs34 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }

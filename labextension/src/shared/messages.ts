@@ -256,6 +256,10 @@ export interface GraphGroup {
   n_eqns: number;
   source: SourceLoc | null;
   repeat: string | null;
+  /**
+   * The node of the one equation whose sub-jaxprs this group holds (a scan's, a pmap's).
+   */
+  holder?: number | null;
   flops?: number;
   bytes?: number;
   /**
