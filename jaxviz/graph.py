@@ -76,6 +76,16 @@ class Aval:
     # "" for none; jaxviz.sharding.dim_axes); () when nothing is split.
     sharding: tuple[str, ...] = ()
     _text: str = field(default="", init=False, repr=False, compare=False)  # ``text``, once written
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        """The hash of its fields, as a dataclass's, computed once (layers are compared
+        by the types of their values: ``Graph._signature``)."""
+        found = self._hash
+        if found is None:
+            found = hash((self.shape, self.dtype, self.weak_type, self.sharding))
+            object.__setattr__(self, "_hash", found)
+        return found
 
     @property
     def text(self) -> str:

@@ -82,6 +82,7 @@ def _display_params(params: dict[str, Any]) -> dict[str, str]:
 
 
 _JAXPR_TYPES = (jcore.ClosedJaxpr, jcore.Jaxpr)
+_LITERAL, _DROP_VAR = jcore.Literal, internals.DropVar
 
 
 # A function with differentiation rules of its own (``jax.custom_vjp``, ``jax.custom_jvp``):
@@ -878,7 +879,7 @@ class GraphBuilder:
         g = self.graph
         literals, operands = [], []
         for v in eqn.invars:
-            if isinstance(v, jcore.Literal):
+            if isinstance(v, _LITERAL):
                 literals.append(self._literal_text(v.val))
             else:
                 operands.append(v)
@@ -928,7 +929,7 @@ class GraphBuilder:
                 name = var_names.get(var)
                 edges.append(Edge(src, node, aval_of_var(var), name if name is not None else self._var_name(var)))
         for var in eqn.outvars:
-            if not isinstance(var, internals.DropVar):
+            if not isinstance(var, _DROP_VAR):
                 env[var] = node
 
     def _values_through(self) -> dict[int, dict[str, frozenset[str]]]:
