@@ -355,20 +355,13 @@ def _finish_order(height: dict[Item, float], predecessors: dict[Item, list[Item]
     return order
 
 
-def _layers(height: dict[Item, float], successors: dict[Item, list[Item]],
-            top: frozenset[Item] = frozenset(), links: _Links | None = None) -> dict[Item, float]:
+def _layers(height: dict[Item, float], links: _Links) -> dict[Item, float]:
     """Where each item starts, in rows: after the heaviest path of items leading to it
     (a top-to-bottom layout's ranks); an edge closing a cycle is ignored
-    (``_finish_order``). ``links``: what of this is read from the items and edges alone,
-    where the caller has it (``_Links``)."""
-    if links is None:
-        predecessors = _predecessors(height, successors)
-        order = _finish_order(height, predecessors)
-        unfed = [i for i in height if i not in predecessors and i not in top]
-    else:
-        order, unfed = links.order, links.unfed
+    (``_finish_order``). ``links``: what of this is read from the items and edges alone."""
+    successors = links.successors
     start: dict[Item, float] = {}
-    for item, before in order:
+    for item, before in links.order:
         if len(before) == 1:  # most items: one value in (a chain's)
             start[item] = start[before[0]] + height[before[0]]
         else:
@@ -376,7 +369,7 @@ def _layers(height: dict[Item, float], successors: dict[Item, list[Item]],
     # dot keeps edges short: an item fed by nothing here (a constant, a value from outside)
     # stands just above the first item that reads it, not on the top row; but those of
     # ``top`` (the program's inputs, drawn on the first row).
-    for item in sorted(unfed, key=lambda i: -start[i]):
+    for item in sorted(links.unfed, key=lambda i: -start[i]):
         below = [start[b] for b in successors.get(item, ()) if b in start and b != item]
         if below:
             start[item] = max(start[item], min(below) - height[item])
@@ -392,15 +385,15 @@ def _routed(edges: list[tuple[Item, Item]]) -> list[tuple[Item, Item]]:
 
 
 def _widest_row(start: dict[Item, float], height: dict[Item, float], width: dict[Item, float],
-                edges: list[tuple[Item, Item]], routed: list[tuple[Item, Item]] | None = None) -> float:
+                routed: list[tuple[Item, Item]]) -> float:
     """The widest row of a layout where each item spans rows [start, start + height):
     the most width standing side by side at one height (a sweep over the spans). An edge
-    takes room in the rows it crosses too (dot routes it through them, its label beside).
-    ``routed``: ``_routed(edges)``, where the caller has it."""
+    takes room in the rows it crosses too (dot routes it through them, its label beside):
+    those of ``routed`` (``_routed``)."""
     events: list[tuple[float, int, float]] = []  # (row, opens, width) where a span opens or closes
     for i, first in start.items():
         events += ((first, 1, width[i]), (first + height[i], 0, width[i]))
-    for a, b in _routed(edges) if routed is None else routed:
+    for a, b in routed:
         if start.get(a, 0) > start.get(b, 0):
             a, b = b, a
         if a in start and b in start:
@@ -542,11 +535,9 @@ class _Links:
     crossing: dict[Item, int]  # values an item takes in or hands out
     successors: dict[Item, list[Item]]
     order: list[tuple[Item, list[Item]]]  # ``_finish_order``
-    top: frozenset[Item]  # the program's inputs, drawn on the first row
-    unfed: list[Item]  # items fed by nothing here, but those of ``top``
-    edges: list[tuple[Item, Item]]
-    routed: list[tuple[Item, Item]]  # ``_routed(edges)``
-    read_from_top: list[int]  # child groups (no phase) that an item of ``top`` feeds
+    unfed: list[Item]  # items fed by nothing here, but the program's inputs (the first row)
+    routed: list[tuple[Item, Item]]  # ``_routed`` of the links between different items
+    read_from_top: list[int]  # child groups (no phase) that one of the program's inputs feeds
     folds: frozenset[int]  # child groups that are folds (``Graph.is_fold``)
 
 
@@ -604,8 +595,8 @@ class _Sizes:
             or i[0] == "g" and graph.groups[i[1]].kind == "inputs"))
         predecessors = _predecessors(height, successors)
         fed = {b for a in top for b in successors.get(a, ())}
-        return _Links(height, width, crossing, successors, _finish_order(height, predecessors), top,
-                      [i for i in height if i not in predecessors and i not in top], edges, _routed(edges),
+        return _Links(height, width, crossing, successors, _finish_order(height, predecessors),
+                      [i for i in height if i not in predecessors and i not in top], _routed(edges),
                       [c for c in g.groups if graph.groups[c].kind != "phase" and ("g", c) in fed],
                       frozenset(c for c in g.groups if graph.is_fold(c)))
 
@@ -1135,14 +1126,14 @@ class Graph:
                 # each value crossing its border is routed inside it too, beside its items
                 width[("g", c)] = max(inner_width + links.crossing.get(("g", c), 0) * EDGE_PT,
                                       sizes.title_width(self.open_chain(c, expanded))) + CLUSTER_MARGIN_PT
-        start = _layers(height, links.successors, links.top, links)
+        start = _layers(height, links)
         for c in links.read_from_top:  # what an open group reads from the inputs pulls its top up to them
             if c in expanded:
                 start[("g", c)] = min(start[("g", c)], 1.0)
         if gid == 0:  # the legend stands on the top row, beside the inputs
             start[LEGEND_ITEM], height[LEGEND_ITEM], width[LEGEND_ITEM] = 0.0, 1.0, sizes.legend_width
         rows = max([start[i] + height[i] for i in start], default=0.0)
-        return (_widest_row(start, height, width, links.edges, links.routed), rows,
+        return (_widest_row(start, height, width, links.routed), rows,
                 self._fold_top(g, start, expanded, memo, links.folds))
 
     def _fold_top(self, g: Group, start: dict[Item, float], expanded: set[int] | frozenset[int],
