@@ -9,7 +9,8 @@ interleaved with jaxviz so that a shared machine's load hits both):
     same plus the browser's payload, and plus dot's SVG (where no frontend lays out); and
     what a ``%%jaxpr`` cell waits for before its drawing shows: the trace plus what
     ``display(program)`` publishes (the cost estimate, the jaxpr text, dot's SVG, the
-    payload and the HTML: ``render.notebook.program_mimebundle``), CPU including dot's;
+    payload and the HTML: ``render.notebook.program_mimebundle``), CPU including dot's,
+    and the biggest of those parts each alone (the text, the payload, dot's layout);
   - EXPAND: groups opened alone at L = 48 (300, spread over all), view model and DOT
     source (target < 0.1 s),
     and a few big ones laid out by dot to SVG;
@@ -162,6 +163,8 @@ def first_view_stages(step, args, best):
     best.add("payload", t, c)  # the JSON the browser gets (the whole model, gzipped)
     _, t, c = measured(program.costs)
     best.add("costs", t, c)  # estimated once, when the program is first displayed
+    _, t, c = measured(program.text)
+    best.add("text", t, c)  # the jaxpr's text (the bundle's text/plain), as JAX prints it
     _, t, c = measured(lambda: program_mimebundle(program))
     best.add("bundle", t, c)  # what display(program) publishes (dot's wall overlapped)
     return program, len(json.dumps(payload, separators=(",", ":")))
@@ -192,6 +195,10 @@ def bench_train_step(label, step, args, expand_groups=True):
     wall, cpu = best.ratio(["trace", "costs", "bundle"])
     print(f"{'':>14}  %%jaxpr's DRAWING (trace + what display(program) publishes: costs {best.wall['costs']:5.3f} s, "
           f"text, dot's SVG, payload, HTML {best.wall['bundle']:5.3f} s): {wall:4.2f}x (CPU {cpu:4.2f}x)")
+    parts = ["text", "payload", *(["dot layout"] if dot_available() else [])]
+    print(f"{'':>14}    of which (CPU x make_jaxpr, each alone): "
+          + ", ".join(f"{name} {best.ratio([name])[1]:4.2f}x" for name in parts)
+          + " (dot lays out in its own process while this one writes the text and the payload)")
     print(f"{'':>14}  first time in this process: make_jaxpr {t_jaxpr_first:5.2f} s, jaxviz.trace "
           f"{t_trace_first:5.2f} s")
     if expand_groups:

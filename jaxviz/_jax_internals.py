@@ -56,7 +56,7 @@ import os
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -232,11 +232,17 @@ def code_stack(eqn: Any) -> tuple[tuple[Any, int], ...]:
     function from one caller apart. Not cut where JAX called a function it traced: a
     ``vmap`` inside a library's call is traced within that call. () when JAX kept no
     traceback."""
+    codes, lastis = code_stack_columns(eqn)
+    return tuple(zip(codes, lastis))
+
+
+def code_stack_columns(eqn: Any) -> tuple[Sequence[Any], Sequence[int]]:
+    """``code_stack`` as two columns, (code objects, bytecode offsets): what a walk over
+    many tracebacks reads without pairing them up. ((), ()) when JAX kept no traceback."""
     traceback = getattr(eqn.source_info, "traceback", None)
     if traceback is None:
-        return ()
-    codes, lastis = traceback.raw_frames()
-    return tuple(zip(codes, lastis))
+        return (), ()
+    return traceback.raw_frames()
 
 
 _UNNAMED_FUNCTIONS = frozenset({"<lambda>", "<unnamed function>", "<unnamed wrapped function>"})

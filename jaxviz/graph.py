@@ -75,14 +75,28 @@ class Aval:
     # Per dimension, the mesh axes an explicit sharding splits it on ("data", "(data,model)",
     # "" for none; jaxviz.sharding.dim_axes); () when nothing is split.
     sharding: tuple[str, ...] = ()
+    _text: str = field(default="", init=False, repr=False, compare=False)  # ``text``, once written
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        """The hash of its fields, as a dataclass's, computed once (layers are compared
+        by the types of their values: ``Graph._signature``)."""
+        found = self._hash
+        if found is None:
+            found = hash((self.shape, self.dtype, self.weak_type, self.sharding))
+            object.__setattr__(self, "_hash", found)
+        return found
 
     @property
     def text(self) -> str:
         """Short form as in jaxpr text, e.g. ``f32[3,4]``, ``f32[16@data,784]`` for explicit
-        sharding; weak types get a ``~``."""
-        dims = [f"{d}@{a}" if a else str(d) for d, a in zip(self.shape, self.sharding)] \
-            if self.sharding else map(str, self.shape)
-        return f"{'~' if self.weak_type else ''}{short_dtype(self.dtype)}[{','.join(dims)}]"
+        sharding; weak types get a ``~``. Written once: every edge label and node of the
+        type reads it."""
+        if not self._text:
+            dims = [f"{d}@{a}" if a else str(d) for d, a in zip(self.shape, self.sharding)] \
+                if self.sharding else map(str, self.shape)
+            object.__setattr__(self, "_text", f"{'~' if self.weak_type else ''}{short_dtype(self.dtype)}[{','.join(dims)}]")
+        return self._text
 
     def to_json(self) -> dict[str, Any]:
         return _aval_json(self)
@@ -303,19 +317,24 @@ def _text_width(text: str, scale: float = 1.0) -> float:
     return max(map(_line_width, text.split("\n"))) * scale + 2 * LABEL_MARGIN_PT
 
 
-def _layers(height: dict[Item, float], successors: dict[Item, list[Item]],
-            top: frozenset[Item] = frozenset()) -> dict[Item, float]:
-    """Where each item starts, in rows: after the heaviest path of items leading to it
-    (a top-to-bottom layout's ranks); an edge closing a cycle (groups can feed each other
-    both ways) is ignored."""
+def _predecessors(height: dict[Item, float], successors: dict[Item, list[Item]]) -> dict[Item, list[Item]]:
     predecessors: dict[Item, list[Item]] = {}
     for a, bs in successors.items():
         for b in bs:
             if a in height and b in height:
                 predecessors.setdefault(b, []).append(a)
-    start: dict[Item, float] = {}
+    return predecessors
+
+
+def _finish_order(height: dict[Item, float], predecessors: dict[Item, list[Item]],
+                  ) -> list[tuple[Item, list[Item]]]:
+    """Each item (in the order ``_layers`` places them) with the items before it that
+    place it: its predecessors but those an edge closing a cycle comes from (groups can
+    feed each other both ways), found by a depth-first walk up the predecessors."""
+    order: list[tuple[Item, list[Item]]] = []
+    done: set[Item] = set()
     for first in height:
-        if first in start:
+        if first in done:
             continue
         stack: list[tuple[Item, int]] = [(first, 0)]
         on_path = {first}
@@ -325,42 +344,69 @@ def _layers(height: dict[Item, float], successors: dict[Item, list[Item]],
             if i < len(before):
                 stack[-1] = (item, i + 1)
                 prev = before[i]
-                if prev not in start and prev not in on_path:
+                if prev not in done and prev not in on_path:
                     stack.append((prev, 0))
                     on_path.add(prev)
                 continue
             stack.pop()
             on_path.discard(item)
-            start[item] = max((start[p] + height[p] for p in before if p in start), default=0.0)
+            order.append((item, [p for p in before if p in done]))
+            done.add(item)
+    return order
+
+
+def _layers(height: dict[Item, float], links: _Links) -> dict[Item, float]:
+    """Where each item starts, in rows: after the heaviest path of items leading to it
+    (a top-to-bottom layout's ranks); an edge closing a cycle is ignored
+    (``_finish_order``). ``links``: what of this is read from the items and edges alone."""
+    successors = links.successors
+    start: dict[Item, float] = {}
+    for item, before in links.order:
+        if len(before) == 1:  # most items: one value in (a chain's)
+            start[item] = start[before[0]] + height[before[0]]
+        else:
+            start[item] = max([start[p] + height[p] for p in before], default=0.0)
     # dot keeps edges short: an item fed by nothing here (a constant, a value from outside)
     # stands just above the first item that reads it, not on the top row; but those of
     # ``top`` (the program's inputs, drawn on the first row).
-    for item in sorted((i for i in height if i not in predecessors and i not in top), key=lambda i: -start[i]):
+    for item in sorted(links.unfed, key=lambda i: -start[i]):
         below = [start[b] for b in successors.get(item, ()) if b in start and b != item]
         if below:
             start[item] = max(start[item], min(below) - height[item])
     return start
 
 
+def _routed(edges: list[tuple[Item, Item]]) -> list[tuple[Item, Item]]:
+    """The pairs of items whose edges take a route of their own (``_widest_row``): one
+    route a pair; none for two items feeding each other (a loop of layers and its
+    residual adds: dot draws them side by side, their edges short)."""
+    linked = set(edges)
+    return list(dict.fromkeys(pair for pair in edges if pair[::-1] not in linked))
+
+
 def _widest_row(start: dict[Item, float], height: dict[Item, float], width: dict[Item, float],
-                edges: list[tuple[Item, Item]]) -> float:
+                routed: list[tuple[Item, Item]]) -> float:
     """The widest row of a layout where each item spans rows [start, start + height):
     the most width standing side by side at one height (a sweep over the spans). An edge
-    takes room in the rows it crosses too (dot routes it through them, its label beside)."""
-    spans = [(start[i], start[i] + height[i], width[i]) for i in start]
-    linked = set(edges)
-    # One route a pair; none for two items feeding each other (a loop of layers and its
-    # residual adds: dot draws them side by side, their edges short).
-    for a, b in {(a, b) if start.get(a, 0) <= start.get(b, 0) else (b, a) for a, b in edges
-                 if (b, a) not in linked}:
+    takes room in the rows it crosses too (dot routes it through them, its label beside):
+    those of ``routed`` (``_routed``)."""
+    events: list[tuple[float, int, float]] = []  # (row, opens, width) where a span opens or closes
+    for i, first in start.items():
+        events += ((first, 1, width[i]), (first + height[i], 0, width[i]))
+    for a, b in routed:
+        if start.get(a, 0) > start.get(b, 0):
+            a, b = b, a
         if a in start and b in start:
             top, bottom = start[a] + height[a] - 0.5, start[b] + 0.5
-            spans.append((min(top, bottom), max(top, bottom), EDGE_PT))
-    events = sorted([(s, 1, w) for s, _, w in spans] + [(e, 0, w) for _, e, w in spans])
+            if top > bottom:
+                top, bottom = bottom, top
+            events += ((top, 1, EDGE_PT), (bottom, 0, EDGE_PT))
+    events.sort()
     best = current = 0.0
     for _, opening, w in events:
         current += w + ITEM_GAP_PT if opening else -(w + ITEM_GAP_PT)
-        best = max(best, current)
+        if current > best:
+            best = current
     return best
 
 
@@ -475,6 +521,84 @@ class View:
             n_nodes += len(g.nodes)
             n_groups += sum(1 for c in g.groups if c not in self.expanded)
         return n_nodes, n_groups
+
+
+@dataclass(slots=True)
+class _Links:
+    """What the size estimate of an open group reads from its items and the edges between
+    them alone, whatever else is open: its items' sizes as closed boxes (in the order
+    ``_layers`` visits them), the links between them, and which of its child groups are
+    folds or read from the program's inputs."""
+
+    height: dict[Item, float]
+    width: dict[Item, float]
+    crossing: dict[Item, int]  # values an item takes in or hands out
+    successors: dict[Item, list[Item]]
+    order: list[tuple[Item, list[Item]]]  # ``_finish_order``
+    unfed: list[Item]  # items fed by nothing here, but the program's inputs (the first row)
+    routed: list[tuple[Item, Item]]  # ``_routed`` of the links between different items
+    read_from_top: list[int]  # child groups (no phase) that one of the program's inputs feeds
+    folds: frozenset[int]  # child groups that are folds (``Graph.is_fold``)
+
+
+class _Sizes:
+    """What the estimate of a view's size (``Graph.layout_extent``) reads of the graph,
+    each read once while it does not change: a first view tries dozens of expansions,
+    each estimated from the same items' widths and the same links between them."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self._links: dict[int, _Links] = {}
+        self._titles: dict[tuple[int, ...], float] = {}
+        self._legend_width: float | None = None
+
+    @property
+    def legend_width(self) -> float:
+        if self._legend_width is None:
+            self._legend_width = self.graph._legend_width()
+        return self._legend_width
+
+    def title_width(self, chain: list[int]) -> float:
+        key = tuple(chain)
+        width = self._titles.get(key)
+        if width is None:
+            width = self._titles[key] = self.graph._chain_title_width(chain)
+        return width
+
+    def links(self, gid: int) -> _Links:
+        links = self._links.get(gid)
+        if links is None:
+            links = self._links[gid] = self._read_links(gid)
+        return links
+
+    def _read_links(self, gid: int) -> _Links:
+        graph = self.graph
+        g = graph.groups[gid]
+        height: dict[Item, float] = {}
+        width: dict[Item, float] = {}
+        for n in g.nodes:
+            height[("n", n)], width[("n", n)] = 1.0, graph._node_width(n)
+        for c in g.groups:
+            height[("g", c)], width[("g", c)] = BOX_RANKS, graph._box_width(c)
+        edges = [pair for pair in graph._bucket(gid) if pair[0] != pair[1]]
+        crossing: dict[Item, int] = {}
+        successors: dict[Item, list[Item]] = {}
+        for a, b in edges:
+            crossing[a] = crossing.get(a, 0) + 1
+            crossing[b] = crossing.get(b, 0) + 1
+            successors.setdefault(a, []).append(b)
+        phases = [("g", c) for c in g.groups if graph.groups[c].kind == "phase"]
+        for a, b in zip(phases, phases[1:]):  # drawn stacked (View.phase_order)
+            successors.setdefault(a, []).append(b)
+        top = frozenset(i for i in height if gid == 0 and (
+            i[0] == "n" and graph.nodes[i[1]].kind in ("input", "const")
+            or i[0] == "g" and graph.groups[i[1]].kind == "inputs"))
+        predecessors = _predecessors(height, successors)
+        fed = {b for a in top for b in successors.get(a, ())}
+        return _Links(height, width, crossing, successors, _finish_order(height, predecessors),
+                      [i for i in height if i not in predecessors and i not in top], _routed(edges),
+                      [c for c in g.groups if graph.groups[c].kind != "phase" and ("g", c) in fed],
+                      frozenset(c for c in g.groups if graph.is_fold(c)))
 
 
 class Graph:
@@ -832,10 +956,11 @@ class Graph:
         # Each open group's extent, kept between tries: opening a group changes its own
         # and its ancestors' only.
         extents: dict[int, tuple[float, float, float]] = {}
+        sizes = _Sizes(self)
         # The inputs' row and the legend may be wider than the budget already: then what
         # opens must not widen the view further.
         room_width, room_rows = self.first_view_room
-        max_width = max(AUTO_WIDTH_PT * room_width, self.layout_extent(expanded, extents)[0])
+        max_width = max(AUTO_WIDTH_PT * room_width, self.layout_extent(expanded, extents, sizes)[0])
         max_rows = AUTO_RANKS * room_rows
         while heap:
             tier, *_, gid = heapq.heappop(heap)
@@ -846,13 +971,14 @@ class Graph:
             if visible + cost > budget or not self._forward_copy_open(chain[-1], expanded) \
                     or self.first_view_opens is not None and not self.first_view_opens.issuperset(chain):
                 continue
-            self.layout_extent(expanded, extents)
+            self.layout_extent(expanded, extents, sizes)  # after an opening that cost nothing
             fold_top = extents[0][2]
             expanded.update(chain)
-            self._forget_extents(extents, chain[-1])
-            if cost > 0 and not self._fits(expanded, extents, max_width, max_rows, fold_top):
+            before = self._forget_extents(extents, chain[-1])
+            if cost > 0 and not self._fits(expanded, extents, sizes, max_width, max_rows, fold_top):
                 expanded.difference_update(chain)  # more than about two screens
                 self._forget_extents(extents, chain[-1])
+                extents.update(before)  # as they were with it closed
                 continue
             visible += cost
             self._push_openable(heap, chain[-1], tier=min(tier, EQUATION_TIER - 1))
@@ -914,21 +1040,26 @@ class Graph:
             chain.append(g.id)
         return chain
 
-    def _fits(self, expanded: set[int], extents: dict[int, tuple[float, float, float]], max_width: float,
-              max_rows: float, fold_top: float) -> bool:
+    def _fits(self, expanded: set[int], extents: dict[int, tuple[float, float, float]], sizes: _Sizes,
+              max_width: float, max_rows: float, fold_top: float) -> bool:
         """Whether the view fits the budget, and a fold that was on the first screen
         (``fold_top``: the topmost fold's row before this opening) still is."""
-        width, rows = self.layout_extent(expanded, extents)
+        width, rows = self.layout_extent(expanded, extents, sizes)
         if fold_top <= FIRST_SCREEN_ROWS < extents[0][2]:
             return False  # what opened above the model's layers pushed them off the first screen
         return width <= max_width and rows <= max_rows
 
-    def _forget_extents(self, extents: dict[int, tuple[float, float, float]], gid: int) -> None:
-        """Drop the extents that opening or closing ``gid`` changes: its own, its ancestors'."""
+    def _forget_extents(self, extents: dict[int, tuple[float, float, float]],
+                        gid: int) -> dict[int, tuple[float, float, float]]:
+        """Drop the extents that opening or closing ``gid`` changes: its own, its
+        ancestors'; those dropped."""
+        dropped = {}
         g: int | None = gid
         while g is not None:
-            extents.pop(g, None)
+            if g in extents:
+                dropped[g] = extents.pop(g)
             g = self.groups[g].parent
+        return dropped
 
     def _closed_boxes(self, expanded: set[int] | frozenset[int]) -> list[int]:
         return [c for g in expanded for c in self.groups[g].groups
@@ -942,16 +1073,19 @@ class Graph:
         return self.layout_extent(expanded)[1]
 
     def layout_extent(self, expanded: set[int] | frozenset[int],
-                      memo: dict[int, tuple[float, float, float]] | None = None) -> tuple[float, float]:
+                      memo: dict[int, tuple[float, float, float]] | None = None,
+                      sizes: _Sizes | None = None) -> tuple[float, float]:
         """(width in pt, height in rows) of a top-to-bottom layout of the view, estimated
         as ``layout_ranks`` is: items placed in rows by their longest chain, the width
         the widest row (labels as wide as ``dot`` draws them), an open group as big as
         what it shows plus its margins. ``memo``: open groups' extents known for this
         expansion (filled in with the rest), each with the row its topmost fold starts
-        at (``_group_extent``)."""
+        at (``_group_extent``). ``sizes``: what the estimate reads of the graph, kept
+        between calls while the graph does not change (``_Sizes``)."""
         memo = {} if memo is None else memo
+        sizes = _Sizes(self) if sizes is None else sizes
         for gid in sorted((g for g in expanded if g not in memo), key=lambda g: -self.groups[g].depth):
-            memo[gid] = self._group_extent(gid, expanded, memo)
+            memo[gid] = self._group_extent(gid, expanded, memo, sizes)
         return memo[0][:2]
 
     def is_fold(self, gid: int) -> bool:
@@ -984,58 +1118,39 @@ class Graph:
         return _text_width(title, PHASE_TITLE_SCALE if self.groups[chain[0]].kind == "phase" else 1.0)
 
     def _group_extent(self, gid: int, expanded: set[int] | frozenset[int],
-                      memo: dict[int, tuple[float, float, float]]) -> tuple[float, float, float]:
+                      memo: dict[int, tuple[float, float, float]], sizes: _Sizes) -> tuple[float, float, float]:
         """(width in pt, height in rows, the row its topmost fold starts at: inf if none)
         of an open group, from the extents of the open groups it holds."""
         g = self.groups[gid]
         if not g.nodes and len(g.groups) == 1 and g.kind != "repeat" and g.groups[0] in expanded:
             return memo[g.groups[0]]  # one cluster with what it wraps (``open_chain``)
-        height: dict[Item, float] = {}
-        width: dict[Item, float] = {}
-        for n in g.nodes:
-            height[("n", n)], width[("n", n)] = 1.0, self._node_width(n)
-        crossing: dict[Item, int] = {}  # values an open group takes in or hands out
-        for a, b in self._bucket(gid):
-            if a != b:
-                crossing[a] = crossing.get(a, 0) + 1
-                crossing[b] = crossing.get(b, 0) + 1
+        links = sizes.links(gid)
+        height, width = dict(links.height), dict(links.width)  # its items closed
         for c in g.groups:
             if c in expanded:
                 inner_width, inner_rows, _ = memo[c]
                 height[("g", c)] = inner_rows + CLUSTER_LABEL_RANKS
                 # each value crossing its border is routed inside it too, beside its items
-                width[("g", c)] = max(inner_width + crossing.get(("g", c), 0) * EDGE_PT,
-                                      self._chain_title_width(self.open_chain(c, expanded))) + CLUSTER_MARGIN_PT
-            else:
-                height[("g", c)], width[("g", c)] = BOX_RANKS, self._box_width(c)
-        successors: dict[Item, list[Item]] = {}
-        for a, b in self._bucket(gid):
-            if a != b:
-                successors.setdefault(a, []).append(b)
-        phases = [("g", c) for c in g.groups if self.groups[c].kind == "phase"]
-        for a, b in zip(phases, phases[1:]):  # drawn stacked (View.phase_order)
-            successors.setdefault(a, []).append(b)
-        top = frozenset(i for i in height if gid == 0 and (
-            i[0] == "n" and self.nodes[i[1]].kind in ("input", "const")
-            or i[0] == "g" and self.groups[i[1]].kind == "inputs"))
-        start = _layers(height, successors, top)
-        for c in g.groups:  # what an open group reads from the inputs pulls its top up to them
-            if c in expanded and self.groups[c].kind != "phase" and any(
-                    b == ("g", c) for a in top for b in successors.get(a, ())):
+                width[("g", c)] = max(inner_width + links.crossing.get(("g", c), 0) * EDGE_PT,
+                                      sizes.title_width(self.open_chain(c, expanded))) + CLUSTER_MARGIN_PT
+        start = _layers(height, links)
+        for c in links.read_from_top:  # what an open group reads from the inputs pulls its top up to them
+            if c in expanded:
                 start[("g", c)] = min(start[("g", c)], 1.0)
         if gid == 0:  # the legend stands on the top row, beside the inputs
-            start[LEGEND_ITEM], height[LEGEND_ITEM], width[LEGEND_ITEM] = 0.0, 1.0, self._legend_width()
-        rows = max((start[i] + height[i] for i in start), default=0.0)
-        edges = [pair for pair in self._bucket(gid) if pair[0] != pair[1]]
-        return _widest_row(start, height, width, edges), rows, self._fold_top(g, start, expanded, memo)
+            start[LEGEND_ITEM], height[LEGEND_ITEM], width[LEGEND_ITEM] = 0.0, 1.0, sizes.legend_width
+        rows = max([start[i] + height[i] for i in start], default=0.0)
+        return (_widest_row(start, height, width, links.routed), rows,
+                self._fold_top(g, start, expanded, memo, links.folds))
 
     def _fold_top(self, g: Group, start: dict[Item, float], expanded: set[int] | frozenset[int],
-                  memo: dict[int, tuple[float, float, float]]) -> float:
+                  memo: dict[int, tuple[float, float, float]], folds: frozenset[int] | None = None) -> float:
         """The row the topmost fold inside an open group starts at (its own title row
-        first), from where its items start."""
+        first), from where its items start. ``folds``: those of its children that are
+        folds (``is_fold``), where the caller has them."""
         top = math.inf
         for c in g.groups:
-            if self.is_fold(c):
+            if c in folds if folds is not None else self.is_fold(c):
                 top = min(top, start[("g", c)])
             elif c in expanded and self.groups[c].kind not in ("inputs", "outputs"):
                 top = min(top, start[("g", c)] + CLUSTER_LABEL_RANKS + memo[c][2])

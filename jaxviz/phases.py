@@ -16,7 +16,7 @@ finishes the picture on the built group tree:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .graph import Graph, Group
@@ -44,10 +44,12 @@ def shape_phases(graph: Graph, outside_phases: dict[int, Any],
         if BACKWARD in phases and FORWARD in phases:
             _pull_into_passes(graph, parent, [graph.groups[phases[p]] for p in (FORWARD, BACKWARD)], flow)
         if BACKWARD in phases:
-            if _differentiates_again(graph, parent, phases[BACKWARD], flow):
+            members = _later_members(graph, parent, phases[BACKWARD])
+            consuming = _update_candidates(graph, phases[BACKWARD], flow, members)
+            if _differentiates_again(graph, consuming):
                 _as_transforms(graph, phases)  # a sampler, not a train step
                 continue
-            update = _gather_update(graph, parent, phases[BACKWARD], flow)
+            update = _gather_update(graph, parent, phases[BACKWARD], flow, members, consuming)
             if update is not None:
                 _group_update(graph, update, outside_phases, transform_of, flow)
 
@@ -143,11 +145,12 @@ def _outside_bodies(graph: Graph, gid: int, stop: int) -> int:
     return found
 
 
-def _differentiates_again(graph: Graph, parent: Group, backward: int, flow: _Flow) -> bool:
-    """Whether what consumes the gradients takes gradients itself: a sampler's kernel
-    (HMC's leapfrog, an adaptation's loop) reads the gradient at its starting point and
-    differentiates again at every step, where a train step's update only applies it."""
-    for kind, member in _update_candidates(graph, parent, backward, flow):
+def _differentiates_again(graph: Graph, consuming: set[tuple[str, int]]) -> bool:
+    """Whether what consumes the gradients (``consuming``: ``_update_candidates``) takes
+    gradients itself: a sampler's kernel (HMC's leapfrog, an adaptation's loop) reads the
+    gradient at its starting point and differentiates again at every step, where a train
+    step's update only applies it."""
+    for kind, member in consuming:
         if kind == "g" and any(graph.groups[g].kind == "phase" and graph.groups[g].name == BACKWARD
                                for g in graph.descendants(member)):
             return True
@@ -165,12 +168,13 @@ def nodes_below(graph: Graph, gid: int) -> list[int]:
     return [n for g in graph.descendants(gid) for n in graph.groups[g].nodes]
 
 
-def _gather_update(graph: Graph, parent: Group, backward: int, flow: _Flow) -> Group | None:
-    """Move the members of ``parent`` that come after the backward pass and consume its
-    results (the gradients), or feed what does (an optimizer's step count), into a new
-    ``update`` phase placed after it; None when nothing consumes them."""
-    members = _later_members(graph, parent, backward)
-    update = _update_candidates(graph, parent, backward, flow, members)
+def _gather_update(graph: Graph, parent: Group, backward: int, flow: _Flow,
+                   members: dict[tuple[str, int], list[int]], consuming: set[tuple[str, int]]) -> Group | None:
+    """Move the members of ``parent`` that come after the backward pass (``members``:
+    ``_later_members``) and consume its results (the gradients: ``consuming``), or feed
+    what does (an optimizer's step count), into a new ``update`` phase placed after it;
+    None when nothing consumes them."""
+    update = set(consuming)
     if not update:
         return None
     feeding = flow.upstream(n for m in update for n in members[m])
@@ -193,10 +197,10 @@ def _later_members(graph: Graph, parent: Group, backward: int) -> dict[tuple[str
     return {m: nodes for m, nodes in members.items() if nodes and min(nodes) > after}
 
 
-def _update_candidates(graph: Graph, parent: Group, backward: int, flow: _Flow,
-                       members: dict[tuple[str, int], list[int]] | None = None) -> set[tuple[str, int]]:
-    """The later members of ``parent`` that consume the backward pass's results."""
-    members = _later_members(graph, parent, backward) if members is None else members
+def _update_candidates(graph: Graph, backward: int, flow: _Flow,
+                       members: dict[tuple[str, int], list[int]]) -> set[tuple[str, int]]:
+    """The later members of the backward pass's parent (``members``: ``_later_members``)
+    that consume the backward pass's results."""
     reached = flow.downstream(nodes_below(graph, backward))
     return {m for m, nodes in members.items() if any(n in reached for n in nodes)}
 
@@ -326,7 +330,7 @@ def _subtree_keys(graph: Graph, update: Group, flow: _Flow) -> dict[int, str | N
     of the subtree of the nodes that consume it and reach one output."""
     inside = set(nodes_below(graph, update.id))
     producers = flow.producers
-    consumers = {n: [c for c in cs if c in inside] for n, cs in flow.consumers.items()}
+    consumers = _ConsumersInside(flow.consumers, inside)
     keys = _keys_from_outputs(graph, inside, flow)
     for n in sorted(n for n in inside if keys.get(n) is None):  # producers first
         read = {_key_of_value(p, keys, inside, consumers) for p in producers.get(n, ())}
@@ -342,6 +346,23 @@ def _subtree_keys(graph: Graph, update: Group, flow: _Flow) -> dict[int, str | N
 
 
 UNKNOWN = ""  # a node's subtree not known yet (None: it works on several)
+
+
+class _ConsumersInside:
+    """A node's consumers that lie ``inside`` (the update), listed for the nodes asked
+    about only (the update reads few of the graph's)."""
+
+    def __init__(self, consumers: dict[int, list[int]], inside: set[int]) -> None:
+        self._all, self._inside = consumers, inside
+        self._found: dict[int, list[int]] = {}
+
+    def get(self, node: int, default: Sequence[int] = ()) -> Sequence[int]:
+        found = self._found.get(node)
+        if found is None:
+            if node not in self._all:
+                return default
+            found = self._found[node] = [c for c in self._all[node] if c in self._inside]
+        return found
 
 
 def _keys_from_outputs(graph: Graph, inside: set[int], flow: _Flow) -> dict[int, str | None]:
@@ -373,7 +394,7 @@ def _keys_from_outputs(graph: Graph, inside: set[int], flow: _Flow) -> dict[int,
 
 
 def _key_of_value(producer: int, keys: dict[int, str | None], inside: set[int],
-                  consumers: dict[int, list[int]]) -> str | None:
+                  consumers: _ConsumersInside) -> str | None:
     """The subtree of a value read by the update: its producer's, if inside; else that of
     its consumers that have one (``UNKNOWN`` when none has)."""
     if producer in inside:

@@ -72,13 +72,17 @@ def _display_params(params: dict[str, Any]) -> dict[str, str]:
     at nothing (``accuracy=None``, ``in_layouts=(None, None)``, ``donated_invars=(False,)``)."""
     out = {}
     for key, val in params.items():
-        vals = val if isinstance(val, (tuple, list)) else (val,)
-        if any(isinstance(v, (jcore.ClosedJaxpr, jcore.Jaxpr)) for v in vals):
-            continue
-        if all(v is None or v is False for v in vals):
+        if isinstance(val, (tuple, list)):
+            if any(isinstance(v, _JAXPR_TYPES) for v in val) or all(v is None or v is False for v in val):
+                continue
+        elif val is None or val is False or isinstance(val, _JAXPR_TYPES):
             continue
         out[key] = short(val)
     return out
+
+
+_JAXPR_TYPES = (jcore.ClosedJaxpr, jcore.Jaxpr)
+_LITERAL, _DROP_VAR = jcore.Literal, internals.DropVar
 
 
 # A function with differentiation rules of its own (``jax.custom_vjp``, ``jax.custom_jvp``):
@@ -246,6 +250,9 @@ class GraphBuilder:
         # per traceback: its innermost user frame, that frame's source, its library path
         self._by_traceback: dict[Any, tuple[Any, SourceLoc | None, list[tuple[str, str]]]] = {}
         self._code_infos: dict[int, tuple[Any, bool, bool, str | None]] = {}  # by id(code): _code_info
+        # ids of those codes (kept there) that only pass a call on: not the user's nor
+        # jaxviz's, no library call (JAX's machinery, most of a traceback)
+        self._passing_codes: set[int] = set()
         self._var_names: dict[Any, str] = {}
         self._keyed: dict[tuple[int, tuple[str, ...]], int] = {}  # (parent, key) → group
         self.outside_phases: dict[int, Any] = {}  # node id → equation, outside fwd/bwd
@@ -255,6 +262,7 @@ class GraphBuilder:
         self.sites: dict[int, Any] = {}  # node id → the user frame (line and column) it came from
         # per (name stack, library path): the equations of one layer share both
         self._eqn_paths: dict[tuple[Any, ...], list[tuple[str, str]]] = {}
+        self._eqn_paths_seen: dict[tuple[int, int], tuple[Any, list[tuple[str, str]]]] = {}  # by identity
         self._literal_texts: dict[tuple[Any, ...], str] = {}
         self._params_texts: dict[tuple[Any, ...], tuple[str, dict[str, str]]] = {}  # per distinct params
         self.library_nodes: set[int] = set()  # equations recorded inside a library call
@@ -655,9 +663,10 @@ class GraphBuilder:
         open_groups: list[tuple[tuple[str, ...], int]] = []
         last_path: Sequence[tuple[str, ...]] | None = None
         group, full_path, in_library, outside = base, base_path, False, True
-        infos = [self._traceback_info(eqn) for eqn in eqns]
+        tracebacks = [internals.traceback_of(eqn) for eqn in eqns]
+        infos = [self._traceback_info(eqn, traceback) for eqn, traceback in zip(eqns, tracebacks)]
         paths = [self._eqn_path(eqn, library) for eqn, (_, _, library) in zip(eqns, infos)]
-        copies = self._replayed_copies(eqns, paths)
+        copies = self._replayed_copies(tracebacks, paths)
         for i, eqn in enumerate(eqns):
             frame, source, _ = infos[i]
             path: Sequence[tuple[str, ...]] = paths[i]
@@ -703,15 +712,15 @@ class GraphBuilder:
         group = open_groups[-1][1] if open_groups else base
         return group, base_path[:shared] + list(path)
 
-    def _replayed_copies(self, eqns: Sequence[Any], paths: list[list[tuple[str, str]]],
+    def _replayed_copies(self, tracebacks: list[Any], paths: list[list[tuple[str, str]]],
                          ) -> list[tuple[int, int] | None] | None:
         """Per equation, (depth in its path, copy number) where it belongs to a later copy
         of a call whose trace JAX cached and replayed: ``jax.checkpoint(block)`` called in
         a loop is traced once, and under ``grad`` its forward equations come back once per
         call, all under that one activation. They are told apart by their tracebacks: a
         replay reuses the traced equations' traceback objects, a Python loop makes new
-        ones. None where nothing was replayed (the common case, found in one pass)."""
-        tracebacks = [internals.traceback_of(eqn) for eqn in eqns]
+        ones. ``tracebacks``: the equations' (``internals.traceback_of``). None where
+        nothing was replayed (the common case, found in one pass)."""
         if not _comes_back(tracebacks):
             return None
         by_call: dict[tuple[tuple[str, str], ...], list[int]] = {}
@@ -721,7 +730,7 @@ class GraphBuilder:
                     by_call.setdefault(tuple(path[:depth + 1]), []).append(i)
         starts = {call: found for call, indices in by_call.items()
                   if (found := replay_starts([tracebacks[i] for i in indices])) is not None}
-        copies: list[tuple[int, int] | None] = [None] * len(eqns)
+        copies: list[tuple[int, int] | None] = [None] * len(tracebacks)
         for call in _replay_roots(starts):
             indices = by_call[call]
             for position, i in enumerate(indices):
@@ -740,23 +749,29 @@ class GraphBuilder:
         transformation the name stack ends with (``vmap``), under library calls, is
         taken as applied by the library to its innermost call (mctx's search vmaps its
         ``update``): the name stack does not say where among them it was applied.
-        Read once per name stack and library path (callers must not mutate the list)."""
-        key = (internals.name_stack(eqn), *library)
-        path = self._eqn_paths.get(key)
-        if path is None:
-            path = self._eqn_paths[key] = self._join_paths(_scope_path(eqn), library)
-        return path
+        Read once per name stack and library path (callers must not mutate the list).
+        Keyed by identity (the stack kept beside its path; a library path is
+        ``_traceback_info``'s, kept as long as this builder): a key of nested tuples
+        hashes them whole, every time."""
+        stack = internals.name_stack(eqn)
+        found = self._eqn_paths_seen.get((id(stack), id(library)))
+        if found is None or found[0] is not stack:
+            key = (stack, *library)
+            path = self._eqn_paths.get(key)
+            if path is None:
+                path = self._eqn_paths[key] = self._join_paths(_scope_path(eqn), library)
+            found = self._eqn_paths_seen[(id(stack), id(library))] = (stack, path)
+        return found[1]
 
-    def _traceback_info(self, eqn: Any) -> tuple[Any, SourceLoc | None, list[tuple[str, str]]]:
+    def _traceback_info(self, eqn: Any, traceback: Any) -> tuple[Any, SourceLoc | None, list[tuple[str, str]]]:
         """(the innermost user frame, its source line, the library path) of the
-        equation's traceback: read once per distinct traceback (a layer called in a loop
-        records the same ones), each equation paying one lookup."""
-        traceback = internals.traceback_of(eqn)
+        equation's ``traceback``: read once per distinct traceback (a layer called in a
+        loop records the same ones), each equation paying one lookup."""
         info = self._by_traceback.get(traceback)
         if info is None:
-            stack = internals.code_stack(eqn)
-            user, library = self._library_path(stack)
-            frame = internals.frame_at(*stack[user]) if user < len(stack) else None
+            codes, lastis = internals.code_stack_columns(eqn)
+            user, library = self._library_path(codes, lastis)
+            frame = internals.frame_at(codes[user], lastis[user]) if user < len(codes) else None
             info = self._by_traceback[traceback] = (frame, self._source_of(frame), library)
         return info
 
@@ -778,32 +793,36 @@ class GraphBuilder:
                 return text.removeprefix("jax.") if text else None
         return None
 
-    def _library_path(self, stack: Sequence[tuple[Any, int]]) -> tuple[int, list[tuple[str, str]]]:
-        """(the index of the innermost user frame in an equation's ``code_stack``, or its
-        length; the library calls below that frame, outermost first, as group keys
-        (``("library", "HMC.sample")``)): read from the traceback JAX keeps, so no library
-        function is touched, in one walk from the innermost frame. At most
+    def _library_path(self, codes: Sequence[Any], lastis: Sequence[int]) -> tuple[int, list[tuple[str, str]]]:
+        """(the index of the innermost user frame in an equation's ``code_stack``, given as
+        its columns, or its length; the library calls below that frame, outermost first,
+        as group keys (``("library", "HMC.sample")``)): read from the traceback JAX keeps,
+        so no library function is touched, in one walk from the innermost frame. At most
         ``LIBRARY_DEPTH`` levels; a name repeated by recursion counts once."""
         names: list[str] = []
         outermost = None  # the code of the library function the user called
-        infos, in_library = self._code_infos, True
-        for i, (code, lasti) in enumerate(stack):  # innermost first
+        infos, passing, in_library = self._code_infos, self._passing_codes, True
+        for i, code in enumerate(codes):  # innermost first
+            if id(code) in passing:
+                continue
             known = infos.get(id(code))
             _, user, ours, name = known if known is not None and known[0] is code else self._code_info(code)
             if user:
                 if outermost is not None and in_library:
-                    name = self.called.name(code, lasti, outermost)
+                    name = self.called.name(code, lastis[i], outermost)
                     if name is not None:
                         names[-1] = name + names[-1][names[-1].index("@"):]
                 return i, [("library", n) for n in reversed(names[-LIBRARY_DEPTH:])]
             if ours:
                 in_library = False  # jaxviz's tracing the user's code (JAX < 0.9 keeps the whole stack)
-            elif in_library and name is not None and (not names or names[-1].partition("@")[0] != name):
+            elif name is None:
+                passing.add(id(code))
+            elif in_library and (not names or names[-1].partition("@")[0] != name):
                 # the calling frame's position: two call sites of one function are two calls
-                caller = stack[i + 1] if i + 1 < len(stack) else (None, 0)
+                caller = (codes[i + 1], lastis[i + 1]) if i + 1 < len(codes) else (None, 0)
                 names.append(f"{name}@{id(caller[0])}:{caller[1]}")
                 outermost = code
-        return len(stack), [("library", n) for n in reversed(names[-LIBRARY_DEPTH:])]
+        return len(codes), [("library", n) for n in reversed(names[-LIBRARY_DEPTH:])]
 
     def _name_call_sites(self, open_groups: list[tuple[tuple[str, ...], int]], node: int) -> None:
         """A library call's group is located at the user line that made it (its first
@@ -912,7 +931,7 @@ class GraphBuilder:
         g = self.graph
         literals, operands = [], []
         for v in eqn.invars:
-            if isinstance(v, jcore.Literal):
+            if isinstance(v, _LITERAL):
                 literals.append(self._literal_text(v.val))
             else:
                 operands.append(v)
@@ -962,7 +981,7 @@ class GraphBuilder:
                 name = var_names.get(var)
                 edges.append(Edge(src, node, aval_of_var(var), name if name is not None else self._var_name(var)))
         for var in eqn.outvars:
-            if not isinstance(var, internals.DropVar):
+            if not isinstance(var, _DROP_VAR):
                 env[var] = node
 
     def _values_through(self) -> dict[int, dict[str, frozenset[str]]]:

@@ -532,6 +532,8 @@ def test_code_stack_has_library_frames_innermost_first():
     assert any("jax" in c.co_filename and c.co_name == "softmax" for c in stack), \
         "library frames (jax.nn.softmax) missing from the traceback"
     assert internals.traceback_of(eqns[0]) == internals.traceback_of(eqns[0])
+    codes, offsets = internals.code_stack_columns(eqns[0])
+    assert list(zip(codes, offsets)) == list(pairs), "code_stack_columns holds code_stack's pairs"
 
 
 def test_jaxpr_function_name_reads_the_traced_function_s_name():
