@@ -256,7 +256,9 @@ export function buildView(index: GraphIndex, expandedIn: Iterable<number>): View
       m.vars.push(e.var);
     }
   };
-  for (const gid of expanded) {
+  // In the order of the groups' ids, not of the set (which opening a group reorders):
+  // the same view has its edges in the same order however it was reached.
+  for (const gid of [...expanded].sort((a, b) => a - b)) {
     for (const bucket of index.bucketsOf(gid)) {
       if (isLeaf(bucket.a, expanded) && isLeaf(bucket.b, expanded)) {
         // Every distinct value, each once (as Graph.view: the label counts them all).
