@@ -340,6 +340,11 @@ export function visibleCount(view: View): number {
   return nodes.length + groups.length;
 }
 
+/** How many items an expansion state shows (its edges not worked out). */
+export function countShown(index: GraphIndex, expanded: Set<number>): number {
+  return visibleCount({ index, expanded, edges: [] });
+}
+
 /** What a view shows, counted by kind (for the status line). */
 export function itemCounts(view: View): { equations: number; groups: number; io: number } {
   const { nodes, groups } = visibleItems(view);
