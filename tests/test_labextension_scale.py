@@ -184,6 +184,40 @@ def test_a_click_closes_a_group_and_a_click_on_its_box_opens_it(page):
     save_shot(page, ARTIFACTS, "reopened-group")
 
 
+# Group boxes in the canvas's view (not the inputs/outputs), in the order the view lays out
+# ahead what opening them shows when idle: id and page centre.
+BOXES_IN_VIEW_JS = """g => g.querySelector('canvas.jp-jaxviz-scene').jaxvizItemsInView()
+  .filter(([id, kind]) => id[0] === 'g' && kind !== 'inputs' && kind !== 'outputs')
+  .map(([id, , x, y]) => [id, x, y])"""
+
+
+def test_a_box_the_pointer_rests_on_opens_from_the_layout_made_meanwhile(page):
+    """While the pointer rests on a box, what opening it shows is laid out in the worker:
+    the click puts that layout on the canvas. The box is past those laid out ahead when
+    the page is idle (the first three in view), so only the resting pointer laid it out."""
+    g = graph(page)
+    g.scroll_into_view_if_needed()
+    for _ in range(4):
+        gid, r = visible_cluster(g)
+        page.mouse.click(r[0] + 12, r[1] + 8)  # the label: close it
+        page.wait_for_function("([g, id]) => !g.dataset.jaxvizExpanded.split(',').includes(id)",
+                               arg=[g.element_handle(), str(gid)], timeout=60_000)
+        page.mouse.move(0, 0)
+        settled(g)
+    page.wait_for_timeout(3000)  # what is laid out when idle is done
+    boxes = g.evaluate(BOXES_IN_VIEW_JS)
+    assert len(boxes) >= 4, boxes
+    item, x, y = boxes[3]
+    page.mouse.move(x, y)
+    page.wait_for_timeout(3000)  # the pointer rests (a user reads the tooltip)
+    page.mouse.click(x, y)
+    page.wait_for_function("([g, id]) => g.dataset.jaxvizExpanded.split(',').includes(id)",
+                           arg=[g.element_handle(), item[1:]], timeout=60_000)
+    settled(g)
+    assert g.evaluate("g => g.dataset.jaxvizArranged") == "ahead"
+    save_shot(page, ARTIFACTS, "opened-after-resting")
+
+
 # Every 7th pixel of the canvas after its next frame, copied from the kept layer or drawn
 # afresh, as [red, alpha, red, alpha, ...] (the whole image: megabytes handed to Python).
 PIXELS_JS = """(g, layer) => new Promise(resolve => {
