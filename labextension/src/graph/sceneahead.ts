@@ -81,11 +81,13 @@ export class SceneStore {
   }
 }
 
-/** What laying out ahead needs: the graph, what is open, the direction, the boxes in view
- * (group ids), the smallest view drawn on the canvas, and whether this is still current. */
+/** What laying out ahead needs: the graph, what a click on a box opens (as the click
+ * will: with what was open inside it when it was closed), the direction, the boxes in
+ * view (group ids), the smallest view drawn on the canvas, and whether this is still
+ * current. */
 export interface Ahead {
   index: GraphIndex;
-  expanded: Set<number>;
+  opening: (gid: number) => Set<number>;
   rankdir: RankDir;
   boxes: number[];
   minItems: number;
@@ -117,7 +119,7 @@ export function layOutHovered(store: SceneStore, ahead: Ahead, gid: number): voi
 
 function layOutOpening(store: SceneStore, ahead: Ahead, gid: number): Promise<void> {
   const { index, rankdir } = ahead;
-  const expanded = index.expand(ahead.expanded, gid);
+  const expanded = ahead.opening(gid);
   if (store.get(index, expanded, rankdir) || store.underWay(index, expanded, rankdir)) {
     return Promise.resolve();
   }

@@ -501,19 +501,21 @@ export class GraphView extends Widget {
     this.shownNow(count, layoutMode() ?? 'worker', arranged, ms);
     this.viewport.place(opts, false, this.index);
     this.finish(opts, sceneText(view, ms, arranged));
-    if (this.node.dataset.jaxvizAhead !== 'off') {
+    if (!['off', 'hover'].includes(this.node.dataset.jaxvizAhead ?? '')) {
       this.layOutAhead(view, scene.layout.rankdir, token);
     }
   }
 
   /** Lay out ahead, while the page is idle, what opening each box in view would show
-   * (off where the element says `data-jaxviz-ahead="off"`: for the benchmark). */
+   * (off where the element says `data-jaxviz-ahead="off"`, or `"hover"`: the box under
+   * the pointer only; for the benchmark and the tests). */
   private layOutAhead(view: View, rankdir: RankDir, token: number): void {
     const boxes = (this.scene?.itemsInView() ?? [])
       .filter(([id, kind]) => id[0] === 'g' && kind !== 'inputs' && kind !== 'outputs')
       .map(([id]) => parseItem(id).id);
     const [minItems, maxItems] = [GRAPHVIZ_MAX_ITEMS, MAX_LAYOUT_ITEMS];
-    const ahead = { index: view.index, expanded: view.expanded, rankdir, boxes, minItems, maxItems };
+    const opening = (gid: number) => this.reopen.wouldOpen(view.index, view.expanded, gid);
+    const ahead = { index: view.index, opening, rankdir, boxes, minItems, maxItems };
     layOutAhead(this.scenes, { ...ahead, current: () => this.isCurrent(token) });
   }
 
@@ -688,7 +690,9 @@ export class GraphView extends Widget {
     }
     const token = this.renderToken;
     const current = () => this.isCurrent(token);
-    const ahead = { index, expanded: this.expanded, rankdir: this.model.rankdir, boxes: [], current };
+    const expanded = this.expanded;
+    const opening = (g: number) => this.reopen.wouldOpen(index, expanded, g);
+    const ahead = { index, opening, rankdir: this.model.rankdir, boxes: [], current };
     this.hoverTimer = window.setTimeout(() => {
       if (current()) {
         layOutHovered(this.scenes, { ...ahead, minItems: GRAPHVIZ_MAX_ITEMS, maxItems: MAX_LAYOUT_ITEMS }, gid);
