@@ -89,10 +89,13 @@ def inked_share(g) -> float:
       return n / (d.length / 4); }""")
 
 
-def visible_cluster(g, want_box: bool = False) -> tuple[int, list[float]]:
-    """An open group (not the root's inputs/outputs) whose label is in the canvas."""
+def visible_cluster(g, want_box: bool = False, skip: tuple[int, ...] = ()) -> tuple[int, list[float]]:
+    """An open group (not the root's inputs/outputs, not one of `skip`) whose label is in
+    the canvas."""
     canvas = g.locator(".jp-jaxviz-canvas").bounding_box()
     for gid in g.evaluate("g => g.dataset.jaxvizExpanded").split(","):
+        if int(gid) in skip:
+            continue
         r = g.evaluate(RECT_JS, f"cluster_g{gid}")
         if r and canvas["x"] + 4 < r[0] < canvas["x"] + canvas["width"] - 80 \
                 and canvas["y"] + 4 < r[1] < canvas["y"] + canvas["height"] - 40 and r[2] > 120:
@@ -182,6 +185,56 @@ def test_a_click_closes_a_group_and_a_click_on_its_box_opens_it(page):
     # Open again, its own subgroups closed (closing it closed them): between the two.
     assert closed < int(g.evaluate("g => g.dataset.jaxvizItems")) <= before
     save_shot(page, ARTIFACTS, "reopened-group")
+
+
+def click_and_settle(g, x: float, y: float) -> None:
+    """Click at (x, y), wait for the view it shows, and move the pointer off the view."""
+    before = g.evaluate("g => g.dataset.jaxvizExpanded")
+    g.page.mouse.click(x, y)
+    g.page.wait_for_function("([g, before]) => g.dataset.jaxvizExpanded !== before",
+                             arg=[g.element_handle(), before], timeout=60_000)
+    g.page.mouse.move(0, 0)
+    settled(g)
+
+
+# Group boxes in the canvas's view (not the inputs/outputs): id and page centre.
+BOXES_IN_VIEW_JS = """g => g.querySelector('canvas.jp-jaxviz-scene').jaxvizItemsInView()
+  .filter(([id, kind]) => id[0] === 'g' && kind !== 'inputs' && kind !== 'outputs')
+  .map(([id, , x, y]) => [id, x, y])"""
+
+
+def test_a_box_the_pointer_rests_on_opens_from_the_layout_made_meanwhile(page):
+    """While the pointer rests on a box, what opening it shows is laid out in the worker:
+    the click puts that layout on the canvas. Laying out ahead the boxes in view while the
+    page is idle is off here (`data-jaxviz-ahead="hover"`), and the view opened was never
+    shown: only the resting pointer laid it out. (The box: a subgroup of the group that
+    the test before opened again, its subgroups closed.)"""
+    g = graph(page)
+    g.scroll_into_view_if_needed()
+    g.evaluate("g => { g.dataset.jaxvizAhead = 'hover'; }")
+    try:
+        # Two groups closed that the test before did not close: the first one's box opens
+        # into a view not shown before (the second still closed), and the views were laid
+        # out with laying out ahead when idle off.
+        first = visible_cluster(g)[0]
+        before = {box[0] for box in g.evaluate(BOXES_IN_VIEW_JS)}
+        gid, r = visible_cluster(g, skip=(first,))
+        click_and_settle(g, r[0] + 12, r[1] + 8)  # the label: close it
+        boxes = [box for box in g.evaluate(BOXES_IN_VIEW_JS) if box[0] not in before]
+        assert boxes, f"closing g{gid} drew no box in view"
+        _, r = visible_cluster(g, skip=(first, gid))
+        click_and_settle(g, r[0] + 12, r[1] + 8)
+        item, x, y = next(box for box in g.evaluate(BOXES_IN_VIEW_JS) if box[0] == boxes[0][0])
+        page.mouse.move(x, y)
+        page.wait_for_timeout(3000)  # the pointer rests (a user reads the tooltip)
+        page.mouse.click(x, y)
+        page.wait_for_function("([g, id]) => g.dataset.jaxvizExpanded.split(',').includes(id)",
+                               arg=[g.element_handle(), item[1:]], timeout=60_000)
+        settled(g)
+        assert g.evaluate("g => g.dataset.jaxvizArranged") == "ahead"
+        save_shot(page, ARTIFACTS, "opened-after-resting")
+    finally:
+        g.evaluate("g => { delete g.dataset.jaxvizAhead; }")
 
 
 # Every 7th pixel of the canvas after its next frame, copied from the kept layer or drawn

@@ -51,6 +51,9 @@ describe('what an expand does to the drawing on screen', () => {
     const memory = new ReopenMemory();
     const closed = memory.closed(index, set(0, 2, 3), 2);
     assert.deepEqual([...closed].sort(), [0]);
+    // What is laid out ahead of the click: what it will open, remembering all.
+    assert.deepEqual([...memory.wouldOpen(index, closed, 2)].sort(), [0, 2, 3]);
+    assert.deepEqual([...memory.wouldOpen(index, closed, 2)].sort(), [0, 2, 3]);
     assert.deepEqual([...memory.opened(index, closed, 2)].sort(), [0, 2, 3]);
     assert.deepEqual([...memory.opened(index, closed, 2)].sort(), [0, 2]);
   });

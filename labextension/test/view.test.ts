@@ -14,7 +14,7 @@ import {
   visibleCount,
   visibleItems
 } from '../src/graph/visible';
-import { f32, smallGraph, smallPayload } from './fixtures';
+import { f32, repeatGraph, smallGraph, smallPayload } from './fixtures';
 
 const edgeSet = (edges: { src: string; dst: string; avals: unknown[] }[]) =>
   new Set(edges.map(e => `${e.src}>${e.dst}:${e.avals.length}`));
@@ -77,6 +77,22 @@ describe('buildView', () => {
     const weak = view.edges.find(e => e.src === 'n6' && e.dst === 'g3')!;
     assert.ok(edgeIsWeak(weak));
     assert.ok(!edgeIsWeak(view.edges.find(e => e.src === 'n0')!));
+  });
+
+  it('the same open groups give the same edges in the same order, however they were opened', () => {
+    for (const graph of [smallGraph(), repeatGraph()]) {
+      const idx = new GraphIndex(graph);
+      const all = [...idx.expandToDepth(10)];
+      const inOrder = buildView(idx, all);
+      const reversed = buildView(idx, [...all].reverse());
+      assert.deepEqual(reversed.edges, inOrder.edges);
+      // A group closed and opened again (as a click does: it comes last in the set).
+      for (const gid of all) {
+        const opened = idx.expand(idx.collapse(new Set(all), gid), gid);
+        const sorted = [...opened].sort((a, b) => a - b);
+        assert.deepEqual(buildView(idx, opened).edges, buildView(idx, sorted).edges, `group ${gid} opened last`);
+      }
+    }
   });
 
   it('fully expanded: every edge of the model is visible', () => {

@@ -79,11 +79,17 @@ export class ReopenMemory {
   /** The open groups once `gid` opens: with its ancestors, and with what was open inside
    * it when a click closed it. */
   opened(index: GraphIndex, expanded: Set<number>, gid: number): Set<number> {
+    const next = this.wouldOpen(index, expanded, gid);
+    this.inside.delete(gid);
+    return next;
+  }
+
+  /** What `opened` would open, remembering all (what is laid out ahead of a click). */
+  wouldOpen(index: GraphIndex, expanded: Set<number>, gid: number): Set<number> {
     const next = index.expand(expanded, gid);
     for (const g of this.inside.get(gid) ?? []) {
       next.add(g);
     }
-    this.inside.delete(gid);
     return next;
   }
 

@@ -27,14 +27,14 @@ export function drawingTip(model: GraphModel, ev: MouseEvent): TooltipContent | 
 }
 
 /** The tooltip of what is under the pointer on the canvas; the pointer a hand over what
- * a click opens or closes. */
+ * a click opens or closes. What is under it. */
 export function hoverScene(
   model: GraphModel,
   scene: SceneCanvas,
   canvas: HTMLElement,
   tooltip: Tooltip,
   ev: MouseEvent
-): void {
+): ReturnType<typeof sceneHit> {
   const hit = sceneHit(scene, canvas, ev);
   const drawn = scene.scene;
   let content: TooltipContent | null = null;
@@ -49,4 +49,5 @@ export function hoverScene(
   }
   canvas.classList.toggle('jp-jaxviz-pointing', hit?.kind === 'item' ? hit.id[0] === 'g' : hit?.kind === 'label');
   tooltip.showOrHide(content, ev);
+  return hit;
 }

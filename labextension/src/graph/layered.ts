@@ -438,41 +438,77 @@ class MemberScratch {
 const memberScratch = new MemberScratch();
 
 /** What was worked out before, by all that it depends on as a signature (`signatureOf`):
- * found by a hash of the signature, then checked against it word for word. */
+ * found by a hash of the signature, then checked against it word for word. Bounded by
+ * weight (what `weigh` says a value holds), in two generations: what is put or found
+ * goes into the young one; when that is full, the old one is dropped and the young one
+ * becomes old. So what the views shown lately use stays, and the worker's heap does not
+ * grow with every view laid out (a heap of hundreds of MB made each collection slow). */
 class KeptBySignature<T> {
-  private readonly entries = new Map<number, { signature: Int32Array; value: T }[]>();
-  private kept = 0;
+  private young = new Map<number, { signature: Int32Array; value: T }[]>();
+  private old = new Map<number, { signature: Int32Array; value: T }[]>();
+  private weight = 0;
 
-  constructor(private readonly capacity: number) {}
+  constructor(
+    private readonly capacity: number,
+    private readonly weigh: (value: T) => number
+  ) {}
 
   get(signature: Int32Array, hash: number): T | undefined {
-    return this.entries.get(hash)?.find(entry => sameWords(entry.signature, signature))?.value;
+    const found = this.young.get(hash)?.find(entry => sameWords(entry.signature, signature));
+    if (found) {
+      return found.value;
+    }
+    const bucket = this.old.get(hash);
+    const at = bucket ? bucket.findIndex(entry => sameWords(entry.signature, signature)) : -1;
+    if (!bucket || at < 0) {
+      return undefined;
+    }
+    const [entry] = bucket.splice(at, 1);
+    this.keep(hash, entry);
+    return entry.value;
   }
 
   put(signature: Int32Array, hash: number, value: T): void {
-    if (this.kept >= this.capacity) {
-      this.clear();
+    this.keep(hash, { signature: signature.slice(), value });
+  }
+
+  private keep(hash: number, entry: { signature: Int32Array; value: T }): void {
+    const weight = this.weigh(entry.value) + entry.signature.length;
+    if (this.weight + weight > this.capacity) {
+      this.old = this.young;
+      this.young = new Map();
+      this.weight = 0;
     }
-    const bucket = this.entries.get(hash) ?? [];
-    bucket.push({ signature: signature.slice(), value });
-    this.entries.set(hash, bucket);
-    this.kept++;
+    const bucket = this.young.get(hash) ?? [];
+    bucket.push(entry);
+    this.young.set(hash, bucket);
+    this.weight += weight;
   }
 
   clear(): void {
-    this.entries.clear();
-    this.kept = 0;
+    this.young.clear();
+    this.old.clear();
+    this.weight = 0;
   }
 }
+
+/** How much each generation of kept layouts and structures holds (numbers; a member or
+ * dummy of a structure weighs 8: its layer, its inputs and outputs as arrays): several
+ * times what a view of 20k items uses. */
+const PLACED_KEPT = 2_000_000;
+const STRUCTURES_KEPT = 6_000_000;
 
 /** Layouts of clusters already laid out, by all that their layout depends on (members'
  * sizes and forced ranks, local edges in order, direction): opening a group lays out
  * that group and those holding it, and takes every other cluster's layout from here. */
-const placedBefore = new KeptBySignature<Placed>(50000);
+const placedBefore = new KeptBySignature<Placed>(
+  PLACED_KEPT,
+  placed => placed.x.length + placed.routes.pts.length + placed.routes.ports.length
+);
 /** The structures of clusters laid out before, by their members' forced ranks and local
  * edges: a cluster that holds the opened group keeps its structure (its members' sizes
  * change, not its edges), so only its positions are worked out again. */
-const structuresBefore = new KeptBySignature<Structure>(2000);
+const structuresBefore = new KeptBySignature<Structure>(STRUCTURES_KEPT, structure => 8 * structure.graph.layer.length);
 let placedMisses = 0;
 
 /** Forget the clusters laid out before: the next layout works each one out afresh (what a

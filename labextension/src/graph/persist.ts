@@ -10,7 +10,7 @@
  */
 
 import { MIME_TYPE } from '../shared/payload';
-import { GraphIndex, buildView, visibleCount } from './visible';
+import { GraphIndex, countShown } from './visible';
 
 export interface StoredExpansion {
   /** Group ids, sorted, ancestors included (a normalized state). */
@@ -63,7 +63,7 @@ export function initialExpansion(
     return { expanded: kernel, stored: false };
   }
   const expanded = index.normalize(ids);
-  if (maxItems < Infinity && visibleCount(buildView(index, expanded)) > maxItems) {
+  if (maxItems < Infinity && countShown(index, expanded) > maxItems) {
     return { expanded: kernel, stored: false };
   }
   return { expanded, stored: true };

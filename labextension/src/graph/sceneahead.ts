@@ -33,6 +33,9 @@ const SETTLE_MS = 300;
 
 export class SceneStore {
   private readonly entries = new Map<string, LaidView>();
+  /** Views being laid out ahead, by state: a click on one waits for it (the worker does
+   * one layout at a time: asking again would wait for it, then do it twice). */
+  private readonly coming = new Map<string, Promise<LaidView | undefined>>();
 
   private key(index: GraphIndex, expanded: Set<number>, rankdir: RankDir): string {
     return `${rankdir}|${expansionKey(index.normalize(expanded))}`;
@@ -58,16 +61,33 @@ export class SceneStore {
     }
   }
 
+  /** The layout of this state under way ahead, if any: the laid-out view it will be
+   * (undefined: not drawn on the canvas, or it failed). */
+  underWay(index: GraphIndex, expanded: Set<number>, rankdir: RankDir): Promise<LaidView | undefined> | undefined {
+    return this.coming.get(this.key(index, expanded, rankdir));
+  }
+
+  /** `laying` lays out this state ahead: kept as under way until it is done. */
+  layingOut(index: GraphIndex, expanded: Set<number>, rankdir: RankDir, laying: Promise<LaidView | undefined>): void {
+    const key = this.key(index, expanded, rankdir);
+    const done = laying.catch(() => undefined);
+    this.coming.set(key, done);
+    void done.then(() => this.coming.get(key) === done && this.coming.delete(key));
+  }
+
   clear(): void {
     this.entries.clear();
+    this.coming.clear();
   }
 }
 
-/** What laying out ahead needs: the graph, what is open, the direction, the boxes in view
- * (group ids), the smallest view drawn on the canvas, and whether this is still current. */
+/** What laying out ahead needs: the graph, what a click on a box opens (as the click
+ * will: with what was open inside it when it was closed), the direction, the boxes in
+ * view (group ids), the smallest view drawn on the canvas, and whether this is still
+ * current. */
 export interface Ahead {
   index: GraphIndex;
-  expanded: Set<number>;
+  opening: (gid: number) => Set<number>;
   rankdir: RankDir;
   boxes: number[];
   minItems: number;
@@ -91,23 +111,39 @@ export function layOutAhead(store: SceneStore, ahead: Ahead): void {
   window.setTimeout(() => whenIdle(next), SETTLE_MS);
 }
 
-async function layOutOpening(store: SceneStore, ahead: Ahead, gid: number): Promise<void> {
+/** Lay out now what opening `gid` shows (the box under the pointer: a click may follow),
+ * unless it is kept or under way. */
+export function layOutHovered(store: SceneStore, ahead: Ahead, gid: number): void {
+  void layOutOpening(store, ahead, gid).catch(() => undefined);
+}
+
+function layOutOpening(store: SceneStore, ahead: Ahead, gid: number): Promise<void> {
   const { index, rankdir } = ahead;
-  const expanded = index.expand(ahead.expanded, gid);
-  if (store.get(index, expanded, rankdir)) {
-    return;
+  const expanded = ahead.opening(gid);
+  if (store.get(index, expanded, rankdir) || store.underWay(index, expanded, rankdir)) {
+    return Promise.resolve();
   }
-  const view = buildView(index, expanded);
+  const laying = laidView(ahead, expanded);
+  store.layingOut(index, expanded, rankdir, laying);
+  return laying.then(entry => {
+    if (entry && ahead.current()) {
+      store.put(index, rankdir, entry);
+    }
+  });
+}
+
+/** The canvas view of `expanded`, laid out in the worker (undefined: drawn by Graphviz,
+ * or not at all). */
+async function laidView(ahead: Ahead, expanded: Set<number>): Promise<LaidView | undefined> {
+  const view = buildView(ahead.index, expanded);
   const { nodes, groups } = visibleItems(view);
   const count = nodes.length + groups.length;
   if (count <= ahead.minItems || count > ahead.maxItems) {
-    return; // drawn by Graphviz, or not at all
+    return undefined;
   }
-  const scene = sceneOf(view, rankdir);
+  const scene = sceneOf(view, ahead.rankdir);
   const laid = await layouter.layered(scene.layout);
-  if (ahead.current()) {
-    store.put(index, rankdir, { view, scene, laid, count, shown: false, ahead: true });
-  }
+  return { view, scene, laid, count, shown: false, ahead: true };
 }
 
 function whenIdle(run: () => void): void {

@@ -53,6 +53,7 @@ export class GraphIndex {
   readonly graph: GraphJSON;
   readonly depth: number[];
   private readonly buckets: Map<string, Bucket>[];
+  private readonly chains: number[][] = [];
 
   constructor(graph: GraphJSON) {
     this.graph = graph;
@@ -93,6 +94,11 @@ export class GraphIndex {
       g = this.graph.groups[g].parent;
     }
     return out;
+  }
+
+  /** `chain(nodeId)`, made once per node: read only. */
+  chainOf(nodeId: number): readonly number[] {
+    return (this.chains[nodeId] ??= this.chain(nodeId));
   }
 
   /** Group ids from the group up to the root (the group itself first). */
@@ -227,7 +233,7 @@ function visibleBelow(index: GraphIndex, nodeId: number, top: ItemId, expanded: 
   if (isLeaf(top, expanded)) {
     return top;
   }
-  const chain = index.chain(nodeId); // innermost first
+  const chain = index.chainOf(nodeId); // innermost first
   const idx = chain.indexOf(Number(top.slice(1)));
   for (let i = idx - 1; i >= 0; i--) {
     if (!expanded.has(chain[i])) {
@@ -237,32 +243,66 @@ function visibleBelow(index: GraphIndex, nodeId: number, top: ItemId, expanded: 
   return nodeItem(nodeId);
 }
 
-/** The visible edges of an expansion state (as `Graph.view` in Python). */
+/** Values on one visible edge, each once (by producer and variable, as Graph.view: the
+ * label counts them all). */
+interface Merged {
+  src: ItemId;
+  dst: ItemId;
+  vals: Map<string, Aval>;
+  vars: string[];
+}
+
+function addValue(graph: GraphJSON, m: Merged, edgeId: number): void {
+  const e = graph.edges[edgeId];
+  const vkey = `${e.src}:${e.var}`;
+  if (!m.vals.has(vkey)) {
+    m.vals.set(vkey, e.aval);
+    m.vars.push(e.var);
+  }
+}
+
+const mergedEdge = (m: Merged): VisibleEdge => ({ src: m.src, dst: m.dst, avals: [...m.vals.values()], vars: m.vars });
+
+/** The visible edge of a bucket whose both ends are shown (not open): the same in every
+ * view that shows them, made once per graph. Read only. */
+const leafEdges = new WeakMap<Bucket, VisibleEdge>();
+
+function leafEdge(graph: GraphJSON, bucket: Bucket): VisibleEdge {
+  let edge = leafEdges.get(bucket);
+  if (!edge) {
+    const m: Merged = { src: bucket.a, dst: bucket.b, vals: new Map(), vars: [] };
+    bucket.edges.forEach(i => addValue(graph, m, i));
+    edge = mergedEdge(m);
+    leafEdges.set(bucket, edge);
+  }
+  return edge;
+}
+
+/** The visible edges of an expansion state (as `Graph.view` in Python). A bucket between
+ * two shown items is one edge of its own (no other bucket meets the same pair: their
+ * lowest common group is the bucket's); those below open groups merge by the pair of
+ * items they reach, in the place of the first. */
 export function buildView(index: GraphIndex, expandedIn: Iterable<number>): View {
   const expanded = index.normalize(expandedIn);
   const graph = index.graph;
-  const merged = new Map<string, { src: ItemId; dst: ItemId; vals: Map<string, Aval>; vars: string[] }>();
+  const edges: (VisibleEdge | Merged)[] = [];
+  const merged = new Map<string, Merged>();
   const add = (src: ItemId, dst: ItemId, edgeId: number) => {
     const key = `${src}>${dst}`;
     let m = merged.get(key);
     if (!m) {
       m = { src, dst, vals: new Map(), vars: [] };
       merged.set(key, m);
+      edges.push(m);
     }
-    const e = graph.edges[edgeId];
-    const vkey = `${e.src}:${e.var}`;
-    if (!m.vals.has(vkey)) {
-      m.vals.set(vkey, e.aval);
-      m.vars.push(e.var);
-    }
+    addValue(graph, m, edgeId);
   };
-  for (const gid of expanded) {
+  // In the order of the groups' ids, not of the set (which opening a group reorders):
+  // the same view has its edges in the same order however it was reached.
+  for (const gid of [...expanded].sort((a, b) => a - b)) {
     for (const bucket of index.bucketsOf(gid)) {
       if (isLeaf(bucket.a, expanded) && isLeaf(bucket.b, expanded)) {
-        // Every distinct value, each once (as Graph.view: the label counts them all).
-        for (const i of bucket.edges) {
-          add(bucket.a, bucket.b, i);
-        }
+        edges.push(leafEdge(graph, bucket));
         continue;
       }
       for (const i of bucket.edges) {
@@ -271,11 +311,7 @@ export function buildView(index: GraphIndex, expandedIn: Iterable<number>): View
       }
     }
   }
-  const edges: VisibleEdge[] = [];
-  for (const m of merged.values()) {
-    edges.push({ src: m.src, dst: m.dst, avals: [...m.vals.values()], vars: m.vars });
-  }
-  return { index, expanded, edges };
+  return { index, expanded, edges: edges.map(e => ('vals' in e ? mergedEdge(e) : e)) };
 }
 
 /** The visible items of a view, in DOT order: (visible nodes, collapsed groups). */
@@ -302,6 +338,11 @@ export function visibleItems(view: View): { nodes: number[]; groups: number[] } 
 export function visibleCount(view: View): number {
   const { nodes, groups } = visibleItems(view);
   return nodes.length + groups.length;
+}
+
+/** How many items an expansion state shows (its edges not worked out). */
+export function countShown(index: GraphIndex, expanded: Set<number>): number {
+  return visibleCount({ index, expanded, edges: [] });
 }
 
 /** What a view shows, counted by kind (for the status line). */

@@ -34,7 +34,7 @@ import { GraphModel, RankDir } from './model';
 import { initialExpansion } from './persist';
 import { addSceneHooks, reportShown } from './report';
 import { Scene, sceneOf } from './scene';
-import { LaidView, SceneStore, layOutAhead } from './sceneahead';
+import { LaidView, SceneStore, layOutAhead, layOutHovered } from './sceneahead';
 import { SceneCanvas } from './scenecanvas';
 import { sceneSvg } from './scenesvg';
 import { StatusLine, drawnText, layingOutText, sceneText, tooManyText } from './status';
@@ -50,6 +50,8 @@ export const MAX_LAYOUT_ITEMS = 100000;
  * drawings are tidier but whose time grows faster than the items (see
  * `benchmarks/bench_browser.py`). */
 export const GRAPHVIZ_MAX_ITEMS = 500;
+/** How long the pointer rests on a box before what opening it shows is laid out (ms). */
+const HOVER_AHEAD_MS = 80;
 
 export interface GraphViewOptions {
   /** Smaller canvas, for the sidebar. */
@@ -90,6 +92,9 @@ export class GraphView extends Widget {
   /** The canvas drawing of a view too big for Graphviz (then `svg` is null). */
   private scene: SceneCanvas | null = null;
   private renderToken = 0;
+  /** The box the pointer is on (-1: none), and the wait before laying out its opening. */
+  private hovered = -1;
+  private hoverTimer = 0;
   private readonly reopen = new ReopenMemory();
   /** Canvas views shown lately, and those laid out ahead of a click on a box in view. */
   private readonly scenes = new SceneStore();
@@ -166,7 +171,10 @@ export class GraphView extends Widget {
     const canvas = this.canvas;
     canvas.addEventListener('click', ev => this.onClick(ev));
     canvas.addEventListener('mousemove', ev => this.onHover(ev));
-    canvas.addEventListener('mouseleave', () => this.tooltip.hide());
+    canvas.addEventListener('mouseleave', () => {
+      this.tooltip.hide();
+      this.aheadOfClick(-1);
+    });
     canvas.addEventListener('wheel', ev => this.onWheel(ev), { passive: false });
     this.model.payloadChanged.connect(this.renderHeader, this);
     this.model.transformChanged.connect(() => this.viewport.applyTransform());
@@ -281,6 +289,9 @@ export class GraphView extends Widget {
     if (kept) {
       return this.putScene(kept, opts, ++this.renderToken, performance.now());
     }
+    if (await this.putSceneUnderWay(index, expanded, opts)) {
+      return;
+    }
     const view = buildView(index, expanded);
     const { nodes, groups } = visibleItems(view);
     const count = nodes.length + groups.length;
@@ -312,7 +323,7 @@ export class GraphView extends Widget {
     if (before) {
       this.glider.glide(this.svg, before, this.model.transform.scale);
     }
-    this.finish(view, opts, drawnText(view, laid.arranged, ms));
+    this.finish(opts, drawnText(view, laid.arranged, ms));
     const svg = this.svg;
     if (svg) {
       const shown = { index, expanded: this.expanded, text: laid.text, rankdir: this.model.rankdir };
@@ -327,6 +338,29 @@ export class GraphView extends Widget {
       this.scenes.clear(); // another program, or its state stored in the notebook
     }
     return opts.fresh || opts.initial ? undefined : this.scenes.get(index, expanded, this.model.rankdir);
+  }
+
+  /** Put the canvas view of this state on screen once its layout ahead is done, where
+   * one is under way (not for a first view, nor when asked afresh): whether it did (or
+   * a newer request came meanwhile). */
+  private async putSceneUnderWay(index: GraphIndex, expanded: Set<number>, opts: ExpandOptions): Promise<boolean> {
+    const coming = opts.fresh || opts.initial ? undefined : this.scenes.underWay(index, expanded, this.model.rankdir);
+    if (!coming) {
+      return false;
+    }
+    const token = ++this.renderToken;
+    const t0 = performance.now();
+    this.node.classList.add('jp-jaxviz-busy');
+    const entry = await coming;
+    if (token !== this.renderToken) {
+      return true;
+    }
+    if (entry?.view.index !== index) {
+      this.node.classList.remove('jp-jaxviz-busy');
+      return false;
+    }
+    this.putScene(entry, opts, token, t0);
+    return true;
   }
 
   /** The Graphviz drawing of `view`, as `expand.ts` plans it (null: failed, said in the
@@ -426,12 +460,16 @@ export class GraphView extends Widget {
   }
 
   /** What follows every layout on screen: the search marked, the status, the hooks. */
-  private finish(view: View, opts: ExpandOptions, status: string): void {
+  private finish(opts: ExpandOptions, status: string): void {
     this.search.mark();
     this.status.set(status);
     this.laidOut();
     if (!opts.initial && !this.isDisposed) {
-      this.expansionChanged(view.expanded);
+      // After the frame that shows it: storing it changes the output's model, which
+      // JupyterLab answers at once (the table of contents reads the output again).
+      requestAnimationFrame(() =>
+        window.setTimeout(() => !this.isDisposed && this.expansionChanged(new Set(this.expanded)), 0)
+      );
     }
   }
 
@@ -462,20 +500,22 @@ export class GraphView extends Widget {
     this.showProgress(null);
     this.shownNow(count, layoutMode() ?? 'worker', arranged, ms);
     this.viewport.place(opts, false, this.index);
-    this.finish(view, opts, sceneText(view, ms, arranged));
-    if (this.node.dataset.jaxvizAhead !== 'off') {
+    this.finish(opts, sceneText(view, ms, arranged));
+    if (!['off', 'hover'].includes(this.node.dataset.jaxvizAhead ?? '')) {
       this.layOutAhead(view, scene.layout.rankdir, token);
     }
   }
 
   /** Lay out ahead, while the page is idle, what opening each box in view would show
-   * (off where the element says `data-jaxviz-ahead="off"`: for the benchmark). */
+   * (off where the element says `data-jaxviz-ahead="off"`, or `"hover"`: the box under
+   * the pointer only; for the benchmark and the tests). */
   private layOutAhead(view: View, rankdir: RankDir, token: number): void {
     const boxes = (this.scene?.itemsInView() ?? [])
       .filter(([id, kind]) => id[0] === 'g' && kind !== 'inputs' && kind !== 'outputs')
       .map(([id]) => parseItem(id).id);
     const [minItems, maxItems] = [GRAPHVIZ_MAX_ITEMS, MAX_LAYOUT_ITEMS];
-    const ahead = { index: view.index, expanded: view.expanded, rankdir, boxes, minItems, maxItems };
+    const opening = (gid: number) => this.reopen.wouldOpen(view.index, view.expanded, gid);
+    const ahead = { index: view.index, opening, rankdir, boxes, minItems, maxItems };
     layOutAhead(this.scenes, { ...ahead, current: () => this.isCurrent(token) });
   }
 
@@ -636,12 +676,37 @@ export class GraphView extends Widget {
 
   // ------------------------------------------------------------------ tooltips
 
+  /** The pointer rests on box `gid` (-1: on no box): what opening it shows is laid out
+   * now, so that a click on it finds it ready (off with `data-jaxviz-ahead="off"`). */
+  private aheadOfClick(gid: number): void {
+    if (gid === this.hovered) {
+      return;
+    }
+    this.hovered = gid;
+    window.clearTimeout(this.hoverTimer);
+    const index = this.index;
+    if (gid < 0 || !index || this.node.dataset.jaxvizAhead === 'off' || this.expanded.has(gid)) {
+      return;
+    }
+    const token = this.renderToken;
+    const current = () => this.isCurrent(token);
+    const expanded = this.expanded;
+    const opening = (g: number) => this.reopen.wouldOpen(index, expanded, g);
+    const ahead = { index, opening, rankdir: this.model.rankdir, boxes: [], current };
+    this.hoverTimer = window.setTimeout(() => {
+      if (current()) {
+        layOutHovered(this.scenes, { ...ahead, minItems: GRAPHVIZ_MAX_ITEMS, maxItems: MAX_LAYOUT_ITEMS }, gid);
+      }
+    }, HOVER_AHEAD_MS);
+  }
+
   private onHover(ev: MouseEvent): void {
     if (this.pan.panning || !this.index) {
       return;
     }
     if (this.scene) {
-      hoverScene(this.model, this.scene, this.canvas, this.tooltip, ev);
+      const hit = hoverScene(this.model, this.scene, this.canvas, this.tooltip, ev);
+      this.aheadOfClick(hit?.kind === 'item' && hit.id[0] === 'g' ? parseItem(hit.id).id : -1);
     } else {
       this.tooltip.showOrHide(drawingTip(this.model, ev), ev);
     }
