@@ -158,12 +158,36 @@ export class Viewport {
       }
     }
     const titles = folds.map(f => (f.open ? titleCorner(f.rect, win) : f.rect));
-    const targets = [...titles, ...holders.values(), ...folds.map(f => f.rect)];
+    const story = this.structureTitles(index, win);
+    const targets = [...story, ...titles, ...holders.values(), ...folds.map(f => f.rect)];
     const start = { x: (PAD - tx) / scale, y: (PAD - ty) / scale };
     const at = openingOrigin(this.size, win, targets, start, PAD / scale);
     if (at.x !== start.x || at.y !== start.y) {
       this.host.model.setTransform({ tx: PAD - at.x * scale, ty: PAD - at.y * scale });
     }
+  }
+
+  /** The titles of the program's top-level structure (its outermost phases, else the
+   * root's groups), which the pan to the folds keeps in view before them. */
+  private structureTitles(index: GraphIndex, win: { w: number; h: number }): Rect[] {
+    const groups = index.graph.groups;
+    const outermostPhase = (gid: number): boolean => {
+      const chain = index.groupChain(gid).slice(1);
+      return groups[gid].kind === 'phase' && !chain.some(g => groups[g].kind === 'phase');
+    };
+    let top = groups.map((_, gid) => gid).filter(outermostPhase);
+    if (!top.length) {
+      top = groups[index.graph.root ?? 0].groups.filter(g => !['inputs', 'outputs'].includes(groups[g].kind));
+    }
+    const rects: Rect[] = [];
+    for (const gid of top) {
+      const open = this.drawingRect(`cluster_g${gid}`);
+      const rect = open ? titleCorner(open, win) : this.drawingRect(`g${gid}`);
+      if (rect) {
+        rects.push(rect);
+      }
+    }
+    return rects;
   }
 
   /** Where a group is drawn (px at zoom 1): its box, its open group's, or, inside a chain
