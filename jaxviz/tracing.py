@@ -221,16 +221,18 @@ def _scope_path(eqn: Any) -> list[tuple[str, str]]:
             replay += 1
             continue
         replay = None
-        out.append((kind, USER_WORD_OF_SCOPE.get(name, name) if kind == "scope" else name))
+        out.append(_path_key(kind, name))
     return out
+
+
+def _path_key(kind: str, name: str) -> tuple[str, str]:
+    """A name-stack element as a group key: a scope in the user's words."""
+    return (kind, USER_WORD_OF_SCOPE.get(name, name) if kind == "scope" else name)
 
 
 def _scope_restated(path: list[tuple[str, str]], at: int, scope: tuple[str, str]) -> bool:
     """Whether ``path[at]`` is ``scope`` again (as ``_scope_path`` writes it)."""
-    if at >= len(path) or path[at][0] != scope[0]:
-        return False
-    kind, name = path[at]
-    return (kind, USER_WORD_OF_SCOPE.get(name, name) if kind == "scope" else name) == scope
+    return at < len(path) and _path_key(*path[at]) == scope
 
 
 class GraphBuilder:
@@ -740,7 +742,7 @@ class GraphBuilder:
         return copies
 
     def _traced_by_jax(self, scope: str) -> bool:
-        call = self.calls.get(scope) or call_scopes.known_call(scope)
+        call = self._call_of(scope)
         return call is not None and call.traced_by_jax
 
     def _eqn_path(self, eqn: Any, library: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -855,12 +857,16 @@ class GraphBuilder:
             gid = self._keyed[(parent, key)] = self._open_group((key[0], key[1]), parent)
         return gid
 
+    def _call_of(self, scope: str) -> CallInfo | None:
+        """The call a call scope (``jv3:CNN``) records: this trace's, or one remembered."""
+        return self.calls.get(scope) or call_scopes.known_call(scope)
+
     def _calls_itself(self, scope: tuple[str, ...], following: tuple[str, ...]) -> bool:
         """Whether ``following`` is a call of the function ``scope`` is named after (a
         Flax module's scope, then its ``__call__``), which ``_open_group`` makes one."""
         if scope[0] != "scope" or following[0] != "scope" or call_scopes.activation_number(following[1]) is None:
             return False
-        call = self.calls.get(following[1]) or call_scopes.known_call(following[1])
+        call = self._call_of(following[1])
         return call is not None and call.function == scope[1]
 
     def _open_group(self, key: tuple[str, str], parent: int) -> int:
@@ -876,7 +882,7 @@ class GraphBuilder:
         number = call_scopes.activation_number(name)
         if number is None:
             return self.graph.add_group(name, "scope", parent)
-        call = self.calls.get(name) or call_scopes.known_call(name)
+        call = self._call_of(name)
         outer = self.graph.groups[parent]
         if call is not None and outer.kind in ("scope", "eqn") and outer.name == call.function:
             # A Flax module's own scope around its __call__, a custom_vjp's equation around
@@ -1076,10 +1082,11 @@ class GraphBuilder:
         elif source is not None:
             node.label = f"line {source.cell_line or source.line}: {short(source.text or source.function, 30)}"
         else:  # made inside one of JAX's own public libraries (a solver's tableau)
-            module = next(((m, code) for code, _ in internals.code_stack(eqn)
-                           if (m := internals.jax_public_module(code.co_filename)) is not None), None)
-            if module is not None:
-                node.label = f"{module[0]}: {display_function(module[1].co_qualname)}"
+            made = next(((module, code) for code, _ in internals.code_stack(eqn)
+                         if (module := internals.jax_public_module(code.co_filename)) is not None), None)
+            if made is not None:
+                module, code = made
+                node.label = f"{module}: {display_function(code.co_qualname)}"
 
     def _mark_repeats(self) -> None:
         """Sibling groups of the same name get "name 3/12" so repeated layers read as such,
