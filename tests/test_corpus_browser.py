@@ -59,8 +59,10 @@ SETUP = [
     f"import sys\nsys.path.insert(0, {str(ROOT / 'benchmarks')!r})\nimport jaxviz, programs",
 ]
 FIRST_PROGRAM_CELL = len(SETUP)
+ONE_LOOP = "while_loop"  # beyond the families: a program that is one loop (its rows)
+PROGRAMS = [*FAMILIES.values(), ONE_LOOP]
 CELLS = SETUP + [f"case = programs.load({name!r})\njaxviz.trace(case.fn, *case.args, **case.kwargs)"
-                 for name in FAMILIES.values()]
+                 for name in PROGRAMS]
 
 # Every text drawn in the graph, with whether its centre lies in the canvas's visible box.
 TEXTS_JS = """
@@ -91,9 +93,9 @@ def page(lab):
 
 
 def shown_graph(page, family: str):
-    """The graph output of the family's cell, scrolled to the top of the notebook's view
-    and settled (no layout running, nothing gliding)."""
-    cell = FIRST_PROGRAM_CELL + list(FAMILIES).index(family)
+    """The graph output of the family's cell (or of the program's, named), scrolled to the
+    top of the notebook's view and settled (no layout running, nothing gliding)."""
+    cell = FIRST_PROGRAM_CELL + PROGRAMS.index(FAMILIES.get(family, family))
     assert cell not in page.jaxviz_failed, page.jaxviz_failed[cell][:2000]
     graph = page.locator(".jp-Notebook .jp-Cell").nth(cell).locator(".jp-jaxviz-output")
     graph.locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=120_000)
@@ -235,13 +237,13 @@ def rows_problem(svg) -> str | None:
     return f"inputs below the top {low}, outputs above the bottom {high}" if low or high else None
 
 
-@pytest.mark.parametrize("family", ["gymnax", "pmap"])
+@pytest.mark.parametrize("family", [ONE_LOOP, "pmap"])
 def test_the_inputs_of_a_program_that_is_one_loop_stand_on_the_top_row(page, family):
-    """A program that is one loop (PPO's ``_update_step`` scan) or one pmap (the ResNet's
-    whole step), as the browser lays it out: its inputs above the loop's box, its outputs
-    below it, however dot breaks the loop's cycle."""
+    """A program that is one loop (Newton's and Collatz's while loops) or one pmap (the
+    ResNet's whole step), as the browser lays it out: its inputs above the loop's box, its
+    outputs below it, however dot breaks the loop's cycle."""
     graph = shown_graph(page, family)
-    save_shot(page, ARTIFACTS, f"rows-{FAMILIES[family]}")
+    save_shot(page, ARTIFACTS, f"rows-{FAMILIES.get(family, family)}")
     problem = rows_problem(graph.locator("svg.jp-jaxviz-svg"))
     assert not problem, problem
 
