@@ -243,6 +243,19 @@ def _jax_library_functions(modules: tuple[str, ...]) -> dict[Any, str]:
     return found
 
 
+def factory_made(code: Any) -> str | None:
+    """``optax.value_and_grad_from_state`` for the code of a private closure
+    (``value_and_grad_from_state.<locals>._value_and_grad``) that an installed library's
+    public module-level function made: what the user called, when they call it."""
+    package = installed_package(code.co_filename)
+    if package is None or package in MACHINERY_PACKAGES:
+        return None
+    maker, sep, inner = getattr(code, "co_qualname", code.co_name).rpartition(".<locals>.")
+    if not sep or not inner.startswith("_") or not maker.isidentifier() or maker.startswith("_"):
+        return None
+    return f"{package}.{maker}"
+
+
 # ---------------------------------------------------------------------- what the user called
 _MISSING = object()
 

@@ -856,6 +856,10 @@ class GraphBuilder:
             known = infos.get(id(code))
             _, user, ours, name = known if known is not None and known[0] is code else self._code_info(code)
             if user:
+                made = call_scopes.factory_made(codes[i - 1]) if in_library and i > start else None
+                if made is not None and (not names or names[-1].partition("@")[0] != made):
+                    names.append(f"{made}@{id(code)}:{lastis[i]}")  # a closure the user called
+                    outermost = codes[i - 1]
                 if outermost is not None and in_library:
                     name = self.called.name(code, lastis[i], outermost)
                     if name is not None:

@@ -4,7 +4,7 @@
 import { viewToDot } from './dot';
 import { LayoutCache, LayoutMode, WorkerLayout, WorkerLike, renderOnThisThread } from './layout';
 import { loopsBreakRows, rowsProblem } from './ranks';
-import { View } from './visible';
+import { View, visibleCount } from './visible';
 
 function spawnChunk(): WorkerLike {
   // Written out literally so that webpack 5 emits the worker as its own chunk, loaded from
@@ -37,6 +37,11 @@ export function layoutText(dot: string): Promise<string> {
   return cache.svg(dot);
 }
 
+/** The most items of a view whose rows are held: the anchors make dot several times
+ * slower on a view opened far past its first view (and a view found with its rows
+ * broken is laid out twice), where a first view is a few hundred items at most. */
+export const ROWS_HELD_MAX = 400;
+
 /** A view laid out: its drawing's text and its DOT. */
 export interface LaidText {
   text: string;
@@ -53,10 +58,11 @@ export interface LaidText {
  * about 4x slower). A function of the view and the direction: the same view is drawn
  * the same way however it was reached. */
 export async function layoutView(view: View, rankdir: 'TB' | 'LR'): Promise<LaidText> {
-  const held = loopsBreakRows(view);
+  const small = visibleCount(view) <= ROWS_HELD_MAX;
+  const held = small && loopsBreakRows(view);
   const dot = viewToDot(view, { rankdir, rows: held });
   const text = await layoutText(dot);
-  if (held || !rowsProblem(text, view, rankdir)) {
+  if (held || !small || !rowsProblem(text, view, rankdir)) {
     return { text, dot };
   }
   const anchored = viewToDot(view, { rankdir, rows: true });
