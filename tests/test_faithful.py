@@ -459,6 +459,29 @@ def test_user_code_a_library_call_runs_is_inside_that_call():
     assert "BoundMethod" not in names and "ImplicitAdjoint.apply" in names, sorted(names)
 
 
+def test_a_closure_a_library_function_made_is_named_after_that_function():
+    """``optax.value_and_grad_from_state(f)`` returns a private closure; the user's call of
+    it is a group named after the function that made it, holding ``f``'s passes, not a
+    line of the user's."""
+    def rosenbrock(x):
+        return jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+    value_and_grad = optax.value_and_grad_from_state(rosenbrock)
+    opt = optax.lbfgs()
+
+    @jax.jit
+    def step(params, state):
+        return value_and_grad(params, state=state)
+
+    params = jnp.zeros(3)
+    graph = jaxviz.trace(step, params, opt.init(params)).graph
+    made = [g for g in graph.groups if g.name == "optax.value_and_grad_from_state"]
+    assert len(made) == 1, sorted(g.name for g in graph.groups)
+    assert not [g.name for g in graph.groups if g.kind == "line"]
+    losses = [g for g in graph.groups if g.name == "rosenbrock"]
+    assert all(made[0].id in graph.ancestors(g.id) for g in losses)
+
+
 def test_a_transformation_wrapped_by_a_library_factory_is_named_after_the_call():
     """``optax.inject_hyperparams(optax.adam)`` runs Adam inside the factory's
     ``wrapped_transform``: the user's ``optimizer.update`` is one group named after it,
