@@ -189,7 +189,7 @@ def library_call_name(code: Any) -> str | None:
     ``optax.scale_by_adam.update_fn`` for a closure a factory returned."""
     package = installed_package(code.co_filename)
     if package == "jax":
-        return jax_library_function(code)
+        return jax_library_function(code) or _combinator_layer(code)
     if package is None or package in MACHINERY_PACKAGES:
         return None
     parts = [p for p in getattr(code, "co_qualname", code.co_name).split(".") if p != "<locals>"]
@@ -217,6 +217,21 @@ def library_call_name(code: Any) -> str | None:
 _BOUND_METHOD_NAMES = frozenset({"__func__", "__self__"})
 # JAX's own numerical libraries: a user's call into one is a library call like any other's.
 JAX_LIBRARIES = ("jax.scipy", "jax.experimental.ode")
+
+
+# JAX's own combinator library: its layers are closures its factories return.
+JAX_COMBINATORS = "jax.example_libraries.stax"
+
+
+def _combinator_layer(code: Any) -> str | None:
+    """``stax.Dense`` for ``Dense.<locals>.apply_fun`` in ``jax.example_libraries.stax``
+    (``Relu`` is ``stax.elementwise``'s lambda): the layer a factory made."""
+    if internals.jax_public_module(code.co_filename) != JAX_COMBINATORS:
+        return None
+    maker, sep, inner = getattr(code, "co_qualname", code.co_name).rpartition(".<locals>.")
+    if not sep or not maker.isidentifier() or inner not in GENERIC_CLOSURES | _ANONYMOUS:
+        return None
+    return f"{JAX_COMBINATORS.rpartition('.')[2]}.{maker}"
 
 
 def jax_library_function(code: Any) -> str | None:

@@ -260,6 +260,7 @@ class GraphBuilder:
         self._passing_codes: set[int] = set()
         self._var_names: dict[Any, str] = {}
         self._keyed: dict[tuple[int, tuple[str, ...]], int] = {}  # (parent, key) → group
+        self._last_at_site: dict[tuple[int, str], tuple[str, ...]] = {}  # library call last made there
         self.outside_phases: dict[int, Any] = {}  # node id → equation, outside fwd/bwd
         # An equation's node that its sub-jaxprs' results flow back into: per outer result,
         # the inner results it is (a jit over a whole pytree passes each leaf through).
@@ -926,9 +927,19 @@ class GraphBuilder:
         if not reusable:
             return self._open_group((key[0], key[1]), parent)
         gid = self._keyed.get((parent, key))
-        if gid is None:  # (kind, name, copy) for a replayed call's later copy
+        called_since = key[0] == "library" and self._called_since(parent, key)
+        if gid is None or called_since:
+            # (kind, name, copy) for a replayed call's later copy
             gid = self._keyed[(parent, key)] = self._open_group((key[0], key[1]), parent)
         return gid
+
+    def _called_since(self, parent: int, key: tuple[str, ...]) -> bool:
+        """Whether another library call was made at ``key``'s call site since ``key``'s
+        group under ``parent`` was last entered: a loop over layers (``stax.serial``'s)
+        calls each from one site, so ``Dense`` after ``elementwise`` is a new call."""
+        site = (parent, key[1].partition("@")[2])
+        last, self._last_at_site[site] = self._last_at_site.get(site), key
+        return last is not None and last != key
 
     def _call_of(self, scope: str) -> CallInfo | None:
         """The call a call scope (``jv3:CNN``) records: this trace's, or one remembered."""

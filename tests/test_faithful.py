@@ -482,6 +482,21 @@ def test_a_closure_a_library_function_made_is_named_after_that_function():
     assert all(made[0].id in graph.ancestors(g.id) for g in losses)
 
 
+def test_jax_s_own_combinator_layers_are_calls_each_its_own():
+    """JAX's MNIST example builds its model with ``stax.serial(Dense(...), Relu, ...)``:
+    each layer is a closure ``stax`` made, all called from one line of ``serial``'s loop.
+    Each is a group named after its factory, one per layer, in order, where the model
+    was one line of the user's (``preds = predict(params, inputs)``)."""
+    stax = pytest.importorskip("jax.example_libraries.stax")
+    init, predict = stax.serial(stax.Dense(8), stax.Relu, stax.Dense(8), stax.Relu, stax.Dense(2))
+    _, params = init(jax.random.PRNGKey(0), (-1, 4))
+    graph = jaxviz.trace(jax.jit(lambda p, x: predict(p, x)), params, jnp.ones((3, 4))).graph
+    serial = [g for g in graph.groups if g.name == "stax.serial"]
+    assert len(serial) == 1, sorted(g.name for g in graph.groups)
+    layers = [graph.groups[c].name for c in serial[0].groups]
+    assert layers == ["stax.Dense", "stax.elementwise"] * 2 + ["stax.Dense"], layers
+
+
 def test_a_transformation_wrapped_by_a_library_factory_is_named_after_the_call():
     """``optax.inject_hyperparams(optax.adam)`` runs Adam inside the factory's
     ``wrapped_transform``: the user's ``optimizer.update`` is one group named after it,
