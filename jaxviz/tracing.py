@@ -235,6 +235,23 @@ def _scope_restated(path: list[tuple[str, str]], at: int, scope: tuple[str, str]
     return at < len(path) and _path_key(*path[at]) == scope
 
 
+# What the build reads of things that outlive a trace and never change, kept between
+# builds (a cell run again, a model traced again records the same code objects):
+# per code object of the tracebacks, by id (the code kept beside it: a code object hashes
+# its whole bytecode and constants), ``GraphBuilder._code_info``; the ids of those that
+# only pass a call on (not the user's nor jaxviz's, no library call: JAX's machinery, most
+# of a traceback). Cleared past this many entries.
+KEPT_BETWEEN_BUILDS_MAX = 50_000
+_CODE_INFOS: dict[int, tuple[Any, bool, bool, str | None]] = {}
+_PASSING_CODES: set[int] = set()
+# Per literal value (a 0-d array by its dtype and bytes), its text (``_literal_text``).
+_LITERAL_TEXTS: dict[tuple[Any, ...], str] = {}
+# Per traceback (hashed and compared by content: a layer called again records equal
+# ones), ``GraphBuilder._walk_traceback``'s reading of it.
+_TracebackWalk = tuple[Any, int, Any, tuple[str, ...], Any]
+_TRACEBACK_WALKS: dict[Any, _TracebackWalk] = {}
+
+
 class GraphBuilder:
     """Builds the ``Graph`` of a ClosedJaxpr in one linear pass over all equations."""
 
@@ -251,10 +268,14 @@ class GraphBuilder:
         self._sources: dict[tuple[str, int, str], SourceLoc] = {}  # shared: one per line
         # per traceback: its innermost user frame, that frame's source, its library path
         self._by_traceback: dict[Any, tuple[Any, SourceLoc | None, list[tuple[str, str]]]] = {}
-        self._code_infos: dict[int, tuple[Any, bool, bool, str | None]] = {}  # by id(code): _code_info
-        # ids of those codes (kept there) that only pass a call on: not the user's nor
-        # jaxviz's, no library call (JAX's machinery, most of a traceback)
-        self._passing_codes: set[int] = set()
+        if len(_CODE_INFOS) > KEPT_BETWEEN_BUILDS_MAX:
+            _CODE_INFOS.clear()
+            _PASSING_CODES.clear()
+        for kept in (_TRACEBACK_WALKS, _LITERAL_TEXTS):
+            if len(kept) > KEPT_BETWEEN_BUILDS_MAX:
+                kept.clear()
+        self._code_infos = _CODE_INFOS  # by id(code): _code_info
+        self._passing_codes = _PASSING_CODES
         self._var_names: dict[Any, str] = {}
         self._keyed: dict[tuple[int, tuple[str, ...]], int] = {}  # (parent, key) → group
         self.outside_phases: dict[int, Any] = {}  # node id → equation, outside fwd/bwd
@@ -265,7 +286,7 @@ class GraphBuilder:
         # per (name stack, library path): the equations of one layer share both
         self._eqn_paths: dict[tuple[Any, ...], list[tuple[str, str]]] = {}
         self._eqn_paths_seen: dict[tuple[int, int], tuple[Any, list[tuple[str, str]]]] = {}  # by identity
-        self._literal_texts: dict[tuple[Any, ...], str] = {}
+        self._literal_texts = _LITERAL_TEXTS
         self._params_texts: dict[tuple[Any, ...], tuple[str, dict[str, str]]] = {}  # per distinct params
         self.library_nodes: set[int] = set()  # equations recorded inside a library call
         self.functions_run: dict[int, list[str]] = {}  # eqn group → the functions JAX traced into it
@@ -771,9 +792,17 @@ class GraphBuilder:
         loop records the same ones), each equation paying one lookup."""
         info = self._by_traceback.get(traceback)
         if info is None:
-            codes, lastis = internals.code_stack_columns(eqn)
-            user, library = self._library_path(codes, lastis)
-            frame = internals.frame_at(codes[user], lastis[user]) if user < len(codes) else None
+            walk = _TRACEBACK_WALKS.get(traceback) if traceback is not None else None
+            if walk is None:
+                walk = self._walk_traceback(*internals.code_stack_columns(eqn))
+                if traceback is not None:
+                    _TRACEBACK_WALKS[traceback] = walk
+            code, lasti, frame, names, outermost = walk
+            if outermost is not None:
+                name = self.called.name(code, lasti, outermost)
+                if name is not None:
+                    names = (*names[:-1], name + names[-1][names[-1].index("@"):])
+            library = [("library", n) for n in reversed(names[-LIBRARY_DEPTH:])]
             info = self._by_traceback[traceback] = (frame, self._source_of(frame), library)
         return info
 
@@ -795,12 +824,14 @@ class GraphBuilder:
                 return text.removeprefix("jax.") if text else None
         return None
 
-    def _library_path(self, codes: Sequence[Any], lastis: Sequence[int]) -> tuple[int, list[tuple[str, str]]]:
-        """(the index of the innermost user frame in an equation's ``code_stack``, given as
-        its columns, or its length; the library calls below that frame, outermost first,
-        as group keys (``("library", "HMC.sample")``)): read from the traceback JAX keeps,
-        so no library function is touched, in one walk from the innermost frame. At most
-        ``LIBRARY_DEPTH`` levels; a name repeated by recursion counts once."""
+    def _walk_traceback(self, codes: Sequence[Any], lastis: Sequence[int]) -> _TracebackWalk:
+        """What an equation's traceback, given as ``code_stack`` columns, says of where it
+        was recorded, in one walk from the innermost frame: (the innermost user frame's
+        code, bytecode offset and ``internals.frame_at``, or (None, 0, None); the library
+        calls below that frame, innermost first, each named by the library and its call
+        site (``HMC.sample@…``); the code of the library function the user called, where
+        the user's frame called it straight, else None). Read from the traceback JAX keeps, so no library function
+        is touched. A name repeated by recursion counts once."""
         names: list[str] = []
         outermost = None  # the code of the library function the user called
         infos, passing, in_library = self._code_infos, self._passing_codes, True
@@ -810,11 +841,8 @@ class GraphBuilder:
             known = infos.get(id(code))
             _, user, ours, name = known if known is not None and known[0] is code else self._code_info(code)
             if user:
-                if outermost is not None and in_library:
-                    name = self.called.name(code, lastis[i], outermost)
-                    if name is not None:
-                        names[-1] = name + names[-1][names[-1].index("@"):]
-                return i, [("library", n) for n in reversed(names[-LIBRARY_DEPTH:])]
+                return (code, lastis[i], internals.frame_at(code, lastis[i]), tuple(names),
+                        outermost if in_library else None)
             if ours:
                 in_library = False  # jaxviz's tracing the user's code (JAX < 0.9 keeps the whole stack)
             elif name is None:
@@ -824,7 +852,7 @@ class GraphBuilder:
                 caller = (codes[i + 1], lastis[i + 1]) if i + 1 < len(codes) else (None, 0)
                 names.append(f"{name}@{id(caller[0])}:{caller[1]}")
                 outermost = code
-        return len(codes), [("library", n) for n in reversed(names[-LIBRARY_DEPTH:])]
+        return None, 0, None, tuple(names), None
 
     def _name_call_sites(self, open_groups: list[tuple[tuple[str, ...], int]], node: int) -> None:
         """A library call's group is located at the user line that made it (its first
