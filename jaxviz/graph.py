@@ -208,6 +208,9 @@ class DeferredParams:
             self._params, self._write = self._write(), None
         return self._params
 
+    def __eq__(self, other: object) -> bool:  # nodes compare by their params, written or not
+        return self() == (other() if isinstance(other, DeferredParams) else other)
+
 
 @dataclass(slots=True)
 class Node:
