@@ -127,6 +127,12 @@ def call_name(code: Any) -> str:
     return owner if code.co_name == "__call__" else f"{owner}.{code.co_name}"
 
 
+def is_method(code: Any) -> bool:
+    """Whether ``code`` is a method's (``Block.__call__``), not a function's or a closure's."""
+    parts = getattr(code, "co_qualname", code.co_name).split(".")
+    return len(parts) > 1 and parts[-2] != "<locals>"
+
+
 # Names a closure gets when it stands for what its maker builds: stax's layers
 # (``Dense(8)`` returns ``apply_fun``), decorators' wrappers.
 GENERIC_CLOSURES = frozenset({"apply_fun", "init_fun", "apply_fn", "init_fn", "wrapper", "wrapped",
@@ -182,10 +188,14 @@ def library_call_name(code: Any) -> str | None:
     ``HMC.sample`` for a method, ``Linear`` for a module's ``__call__``,
     ``optax.scale_by_adam.update_fn`` for a closure a factory returned."""
     package = installed_package(code.co_filename)
+    if package == "jax":
+        return jax_library_function(code)
     if package is None or package in MACHINERY_PACKAGES:
         return None
     parts = [p for p in getattr(code, "co_qualname", code.co_name).split(".") if p != "<locals>"]
     if parts[-1] == "__call__":
+        if _BOUND_METHOD_NAMES <= set(code.co_names):
+            return None  # a bound method's object (equinox's ``BoundMethod``) passes the call on
         parts.pop()
     elif is_plumbing_name(parts[-1]):
         return None
@@ -201,6 +211,49 @@ def library_call_name(code: Any) -> str | None:
     if parts[0][:1].isupper():  # a method: its class says where it comes from
         return ".".join(parts)
     return ".".join([package, *parts])
+
+
+# A ``__call__`` that reads both calls its ``__func__`` with its ``__self__``: a bound method.
+_BOUND_METHOD_NAMES = frozenset({"__func__", "__self__"})
+# JAX's own numerical libraries: a user's call into one is a library call like any other's.
+JAX_LIBRARIES = ("jax.scipy", "jax.experimental.ode")
+
+
+def jax_library_function(code: Any) -> str | None:
+    """``jax.scipy.optimize.minimize`` for the code of a public function of JAX's own
+    numerical libraries (``JAX_LIBRARIES``); None for JAX's machinery and helpers. Read
+    from the modules already imported (a jitted function's ``__wrapped__``)."""
+    loaded = tuple(name for name in sys.modules if name.startswith(JAX_LIBRARIES))
+    return _jax_library_functions(loaded).get(code)
+
+
+@functools.lru_cache(maxsize=4)
+def _jax_library_functions(modules: tuple[str, ...]) -> dict[Any, str]:
+    found: dict[Any, str] = {}
+    for module_name in modules:
+        module = sys.modules.get(module_name)
+        # its own functions, defined there or in its implementation under ``jax._src``,
+        # not those it imports (``jax.experimental.ode`` imports ``tree_map``)
+        homes = (module_name, "jax._src." + module_name.removeprefix("jax."))
+        for name, value in vars(module).items() if module is not None else ():
+            function = inspect.unwrap(value) if callable(value) else None
+            code = getattr(function, "__code__", None)
+            if not name.startswith("_") and code is not None and getattr(function, "__module__", "").startswith(homes):
+                found.setdefault(code, f"{module_name}.{name}")
+    return found
+
+
+def factory_made(code: Any) -> str | None:
+    """``optax.value_and_grad_from_state`` for the code of a private closure
+    (``value_and_grad_from_state.<locals>._value_and_grad``) that an installed library's
+    public module-level function made: what the user called, when they call it."""
+    package = installed_package(code.co_filename)
+    if package is None or package in MACHINERY_PACKAGES:
+        return None
+    maker, sep, inner = getattr(code, "co_qualname", code.co_name).rpartition(".<locals>.")
+    if not sep or not inner.startswith("_") or not maker.isidentifier() or maker.startswith("_"):
+        return None
+    return f"{package}.{maker}"
 
 
 # ---------------------------------------------------------------------- what the user called

@@ -101,21 +101,22 @@ def _pull_into_passes(graph: Graph, parent: Group, passes: list[Group], flow: _F
     """JAX records outside the ``jvp`` and ``transpose`` what reads no value being
     differentiated: a module's constants, the parameter reshapes a lifted scan hoists out
     of its loop, the zeros a loop's transpose starts from. A module's or call's group
-    beside the passes whose values one pass alone reads belongs to that pass: it moves
-    into the pass's group that reads them (around the equation that does, where that one
-    holds a body)."""
+    beside the passes whose values only the passes read belongs to the first pass that
+    reads them (the forward pass, for what a later pass reads again as a residual): it
+    moves into that pass's group that reads them (around the equation that does, where
+    that one holds a body)."""
     below = [(p, set(nodes_below(graph, p.id))) for p in passes]
+    in_passes = set().union(*(nodes for _, nodes in below))
     for gid in list(parent.groups):
         if graph.groups[gid].kind not in STRAY_KINDS:
             continue
         inside = set(nodes_below(graph, gid))
         users = {c for n in inside for c in flow.consumers.get(n, ()) if c not in inside}
-        if not users or any(graph.nodes[n].kind != "eqn" for n in inside):
+        if not users or not users <= in_passes or any(graph.nodes[n].kind != "eqn" for n in inside):
             continue
-        reader = next((p for p, nodes in below if users <= nodes), None)
-        if reader is not None:
-            target = _outside_bodies(graph, _common_group(graph, users), reader.id)
-            _move(graph, graph.groups[target], [], [gid])
+        reader, read = next((p, users & nodes) for p, nodes in below if users & nodes)
+        target = _outside_bodies(graph, _common_group(graph, read), reader.id)
+        _move(graph, graph.groups[target], [], [gid])
 
 
 def _common_group(graph: Graph, nodes: Iterable[int]) -> int:

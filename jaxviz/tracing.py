@@ -56,9 +56,12 @@ _PATH_STEP = re.compile(r"\[[^\]]*\]|\.\w+")  # one key of a leaf's path: ['w'],
 LINE_GROUP_MIN = 4  # this many consecutive equations from one line become a group (a box: one row)
 LINE_ALONE_MAX = 30  # a program that is one line of more equations than this is one box
 LOOP_ROUND_MIN = 3  # a line's run splits into loop rounds of at least this many equations
-LOOP_ROUNDS_MAX = 64
+LOOP_ROUNDS_MAX = 64  # and of at most this many rounds (an unrolled chain stays one group)
 LOOP_PRIMITIVES = frozenset({"scan", "while"})
-LIBRARY_DEPTH = 6  # library calls nested deeper than this are shown as their caller  # and of at most this many rounds (an unrolled chain stays one group)
+LIBRARY_DEPTH = 6  # library calls nested deeper than this are shown as their caller
+# The library call a user's function runs inside as a callback: (that function's call
+# name, the call's library path as group keys, outermost first).
+Enclosing = tuple[str, tuple[tuple[str, str], ...]]
 
 # Called with an exception ``trace`` raised while staging, before it propagates:
 # ``jaxviz.errors`` adds a tracer error's explanation as a note (so that the model
@@ -246,10 +249,6 @@ _CODE_INFOS: dict[int, tuple[Any, bool, bool, str | None]] = {}
 _PASSING_CODES: set[int] = set()
 # Per literal value (a 0-d array by its dtype and bytes), its text (``_literal_text``).
 _LITERAL_TEXTS: dict[tuple[Any, ...], str] = {}
-# Per traceback (hashed and compared by content: a layer called again records equal
-# ones), ``GraphBuilder._walk_traceback``'s reading of it.
-_TracebackWalk = tuple[Any, int, Any, tuple[str, ...], Any]
-_TRACEBACK_WALKS: dict[Any, _TracebackWalk] = {}
 
 
 class GraphBuilder:
@@ -267,13 +266,12 @@ class GraphBuilder:
         self.call_groups: list[tuple[int, Any]] = []
         self._sources: dict[tuple[str, int, str], SourceLoc] = {}  # shared: one per line
         # per traceback: its innermost user frame, that frame's source, its library path
-        self._by_traceback: dict[Any, tuple[Any, SourceLoc | None, list[tuple[str, str]]]] = {}
+        self._by_traceback: dict[Any, tuple[Any, SourceLoc | None, list[tuple[str, str]], Enclosing | None]] = {}
         if len(_CODE_INFOS) > KEPT_BETWEEN_BUILDS_MAX:
             _CODE_INFOS.clear()
             _PASSING_CODES.clear()
-        for kept in (_TRACEBACK_WALKS, _LITERAL_TEXTS):
-            if len(kept) > KEPT_BETWEEN_BUILDS_MAX:
-                kept.clear()
+        if len(_LITERAL_TEXTS) > KEPT_BETWEEN_BUILDS_MAX:
+            _LITERAL_TEXTS.clear()
         self._code_infos = _CODE_INFOS  # by id(code): _code_info
         self._passing_codes = _PASSING_CODES
         self._var_names: dict[Any, str] = {}
@@ -289,6 +287,7 @@ class GraphBuilder:
         self._literal_texts = _LITERAL_TEXTS
         self._params_texts: dict[tuple[Any, ...], tuple[str, DeferredParams]] = {}  # per distinct params
         self.library_nodes: set[int] = set()  # equations recorded inside a library call
+        self._library_groups: dict[int, bool] = {}  # group → whether inside a library call
         self.functions_run: dict[int, list[str]] = {}  # eqn group → the functions JAX traced into it
         self.apis_called: dict[int, str | None] = {}  # eqn group of lambdas → ``lax.map``
         # functions a library had JAX trace for it (Equinox's ``fun_checkpoint``): not the
@@ -426,8 +425,10 @@ class GraphBuilder:
             shown = shown or api
             if shown is None:
                 continue
-            others = [n for n in recorded  # not JAX's own (_fori_cond_fun), nor a library's
-                      if n != shown and not n.startswith("_") and n not in self.plumbing_run]
+            # not JAX's own (_fori_cond_fun), nor a library's, but for a cond's branches:
+            # what it chooses between, whoever wrote them
+            others = [n for n in recorded if n != shown and not n.startswith("_")
+                      and (holder.primitive == "cond" or n not in self.plumbing_run)]
             length = holder.params.get("length")
             count = f" ×{length}" if length is not None else ""
             word = _eqn_label_word(holder.primitive)
@@ -688,10 +689,10 @@ class GraphBuilder:
         group, full_path, in_library, outside = base, base_path, False, True
         tracebacks = [internals.traceback_of(eqn) for eqn in eqns]
         infos = [self._traceback_info(eqn, traceback) for eqn, traceback in zip(eqns, tracebacks)]
-        paths = [self._eqn_path(eqn, library) for eqn, (_, _, library) in zip(eqns, infos)]
+        paths = [self._eqn_path(eqn, library, enclosing) for eqn, (_, _, library, enclosing) in zip(eqns, infos)]
         copies = self._replayed_copies(tracebacks, paths)
         for i, eqn in enumerate(eqns):
-            frame, source, _ = infos[i]
+            frame, source, _, _ = infos[i]
             path: Sequence[tuple[str, ...]] = paths[i]
             replayed = copies[i] if copies is not None else None
             if replayed is not None:  # a later copy of a replayed call: a key of its own
@@ -706,12 +707,21 @@ class GraphBuilder:
             self._add_eqn(eqn, group, env, full_path, source)
             if open_groups and open_groups[-1][0][0] == "library":
                 self._name_call_sites(open_groups, first_node)
-            if in_library:
-                # Its user line is the library call's: the call's group says it already.
+            if in_library or (source is None and self._under_library(group)):
+                # Its user line is the library call's: the call's group says it already
+                # (an equation of a body the library traced has no user line at all).
                 self.library_nodes.add(first_node)
             self.sites[first_node] = frame
             if outside:
                 self.outside_phases[first_node] = eqn
+
+    def _under_library(self, group: int) -> bool:
+        """Whether ``group`` lies inside a library call's group."""
+        found = self._library_groups.get(group)
+        if found is None:
+            found = self._library_groups[group] = any(
+                self.graph.groups[g].kind == "library" for g in self.graph.ancestors(group))
+        return found
 
     def _open_path(self, path: Sequence[tuple[str, ...]], base: int, base_path: list[tuple[str, ...]],
                    open_groups: list[tuple[tuple[str, ...], int]]) -> tuple[int, list[tuple[str, ...]]]:
@@ -766,9 +776,11 @@ class GraphBuilder:
         call = self._call_of(scope)
         return call is not None and call.traced_by_jax
 
-    def _eqn_path(self, eqn: Any, library: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    def _eqn_path(self, eqn: Any, library: list[tuple[str, str]], enclosing: Enclosing | None,
+                  ) -> list[tuple[str, str]]:
         """The equation's group keys: its name stack's, then its library calls'
-        (``library``, as ``_traceback_info`` reads them). A
+        (``library``, as ``_traceback_info`` reads them), all inside the library call
+        that runs the user's code as a callback (``enclosing``), if any. A
         transformation the name stack ends with (``vmap``), under library calls, is
         taken as applied by the library to its innermost call (mctx's search vmaps its
         ``update``): the name stack does not say where among them it was applied.
@@ -779,31 +791,27 @@ class GraphBuilder:
         stack = internals.name_stack(eqn)
         found = self._eqn_paths_seen.get((id(stack), id(library)))
         if found is None or found[0] is not stack:
-            key = (stack, *library)
+            key = (stack, enclosing, *library)
             path = self._eqn_paths.get(key)
             if path is None:
-                path = self._eqn_paths[key] = self._join_paths(_scope_path(eqn), library)
+                path = self._join_paths(_scope_path(eqn), library)
+                path = self._eqn_paths[key] = path if enclosing is None else self._inside_call(path, *enclosing)
             found = self._eqn_paths_seen[(id(stack), id(library))] = (stack, path)
         return found[1]
 
-    def _traceback_info(self, eqn: Any, traceback: Any) -> tuple[Any, SourceLoc | None, list[tuple[str, str]]]:
-        """(the innermost user frame, its source line, the library path) of the
+    def _traceback_info(self, eqn: Any, traceback: Any,
+                        ) -> tuple[Any, SourceLoc | None, list[tuple[str, str]], Enclosing | None]:
+        """(the innermost user frame, its source line, the library path, the library call
+        it is a callback of) of the
         equation's ``traceback``: read once per distinct traceback (a layer called in a
         loop records the same ones), each equation paying one lookup."""
         info = self._by_traceback.get(traceback)
         if info is None:
-            walk = _TRACEBACK_WALKS.get(traceback) if traceback is not None else None
-            if walk is None:
-                walk = self._walk_traceback(*internals.code_stack_columns(eqn))
-                if traceback is not None:
-                    _TRACEBACK_WALKS[traceback] = walk
-            code, lasti, frame, names, outermost = walk
-            if outermost is not None:
-                name = self.called.name(code, lasti, outermost)
-                if name is not None:
-                    names = (*names[:-1], name + names[-1][names[-1].index("@"):])
-            library = [("library", n) for n in reversed(names[-LIBRARY_DEPTH:])]
-            info = self._by_traceback[traceback] = (frame, self._source_of(frame), library)
+            codes, lastis = internals.code_stack_columns(eqn)
+            user, library = self._library_path(codes, lastis)
+            frame = internals.frame_at(codes[user], lastis[user]) if user < len(codes) else None
+            enclosing = self._enclosing_call(codes, lastis, user)
+            info = self._by_traceback[traceback] = (frame, self._source_of(frame), library, enclosing)
         return info
 
     @staticmethod
@@ -815,6 +823,21 @@ class GraphBuilder:
             return scope + library
         return scope[:split] + library[:-1] + scope[split:] + library[-1:]
 
+    def _inside_call(self, path: list[tuple[str, str]], function: str,
+                     library: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+        """``path`` with ``library``'s calls opened around the call scope of ``function``
+        (the callback) and the transformations the library applied to it (a solver's
+        ``jvp``); unchanged where the callback has no call scope of its own."""
+        at = len(path) - 1
+        while at >= 0 and not (path[at][0] == "scope" and (call := self._call_of(path[at][1])) is not None
+                               and call.function == function):
+            at -= 1
+        if at < 0:
+            return path
+        while at and path[at - 1][0] in ("transform", "phase"):
+            at -= 1
+        return [*path[:at], *library, *path[at:]]
+
     def _api_called(self, eqn: Any) -> str | None:
         """The function the user's innermost line called to make ``eqn``, as written
         there, without ``jax.``: ``lax.map`` for ``jax.lax.map(lambda x: ..., xs)``."""
@@ -824,25 +847,40 @@ class GraphBuilder:
                 return text.removeprefix("jax.") if text else None
         return None
 
-    def _walk_traceback(self, codes: Sequence[Any], lastis: Sequence[int]) -> _TracebackWalk:
-        """What an equation's traceback, given as ``code_stack`` columns, says of where it
-        was recorded, in one walk from the innermost frame: (the innermost user frame's
-        code, bytecode offset and ``internals.frame_at``, or (None, 0, None); the library
-        calls below that frame, innermost first, each named by the library and its call
-        site (``HMC.sample@…``); the code of the library function the user called, where
-        the user's frame called it straight, else None). Read from the traceback JAX keeps, so no library function
-        is touched. A name repeated by recursion counts once."""
+    def _library_path(self, codes: Sequence[Any], lastis: Sequence[int]) -> tuple[int, list[tuple[str, str]]]:
+        """(the index of the innermost user frame in an equation's ``code_stack``, given as
+        its columns, or its length; the library calls below that frame, outermost first,
+        as group keys (``("library", "HMC.sample")``)): read from the traceback JAX keeps,
+        so no library function is touched, in one walk from the innermost frame. At most
+        ``LIBRARY_DEPTH`` levels; a name repeated by recursion counts once."""
+        user, names, _, _ = self._library_calls(codes, lastis, 0)
+        return user, [("library", n) for n in reversed(names[-LIBRARY_DEPTH:])]
+
+    def _library_calls(self, codes: Sequence[Any], lastis: Sequence[int], start: int,
+                       ) -> tuple[int, list[str], bool, Any]:
+        """From frame ``start`` outward to the next user frame: (that frame's index, or the
+        stack's length; the library calls passed, innermost first, each with its call
+        site after ``@``; whether jaxviz's own frames were passed; the code of the
+        library function called from that frame, or None)."""
         names: list[str] = []
         outermost = None  # the code of the library function the user called
         infos, passing, in_library = self._code_infos, self._passing_codes, True
-        for i, code in enumerate(codes):  # innermost first
+        for i in range(start, len(codes)):  # innermost first
+            code = codes[i]
             if id(code) in passing:
                 continue
             known = infos.get(id(code))
             _, user, ours, name = known if known is not None and known[0] is code else self._code_info(code)
             if user:
-                return (code, lastis[i], internals.frame_at(code, lastis[i]), tuple(names),
-                        outermost if in_library else None)
+                made = call_scopes.factory_made(codes[i - 1]) if in_library and i > start else None
+                if made is not None and (not names or names[-1].partition("@")[0] != made):
+                    names.append(f"{made}@{id(code)}:{lastis[i]}")  # a closure the user called
+                    outermost = codes[i - 1]
+                if outermost is not None and in_library:
+                    name = self.called.name(code, lastis[i], outermost)
+                    if name is not None:
+                        names[-1] = name + names[-1][names[-1].index("@"):]
+                return i, names, not in_library, outermost
             if ours:
                 in_library = False  # jaxviz's tracing the user's code (JAX < 0.9 keeps the whole stack)
             elif name is None:
@@ -852,7 +890,30 @@ class GraphBuilder:
                 caller = (codes[i + 1], lastis[i + 1]) if i + 1 < len(codes) else (None, 0)
                 names.append(f"{name}@{id(caller[0])}:{caller[1]}")
                 outermost = code
-        return None, 0, None, tuple(names), None
+        return len(codes), names, not in_library, outermost
+
+    def _enclosing_call(self, codes: Sequence[Any], lastis: Sequence[int], user: int,
+                        ) -> tuple[str, tuple[tuple[str, str], ...]] | None:
+        """Where the user's code at frame ``user`` runs as a callback of a library call
+        (the loss a solver differentiates, the log density a sampler evaluates): (the
+        user function the library called, that call's library path, outermost first).
+        None where no library call is outside the user's frames; where the library
+        called a method (a framework running the user's own model: Flax's
+        ``Module.apply`` calling ``__call__``); and where the user called an object the
+        library made around the function (``nnx.value_and_grad(loss_fn)``'s ``GradFn``):
+        a transformation, not a call around its function."""
+        entry = user
+        while entry < len(codes):
+            outer, names, crossed_jaxviz, called = self._library_calls(codes, lastis, entry + 1)
+            if crossed_jaxviz or outer == len(codes):
+                return None
+            if names and (call_scopes.is_method(codes[entry]) or called.co_name == "__call__"):
+                return None
+            if names:
+                keys = tuple(("library", n) for n in reversed(names[-LIBRARY_DEPTH:]))
+                return call_scopes.call_name(codes[entry]), keys
+            entry = outer  # user code calling user code: its caller may be the callback
+        return None
 
     def _name_call_sites(self, open_groups: list[tuple[tuple[str, ...], int]], node: int) -> None:
         """A library call's group is located at the user line that made it (its first

@@ -7,6 +7,7 @@
 #   bash scripts/test_jax_versions.sh 0.6.2 0.9.2    # these versions only
 #   bash scripts/test_jax_versions.sh --oldest       # the oldest, in .venv-jax-oldest/ (CI)
 #   bash scripts/test_jax_versions.sh -- -x -k trace # pytest arguments after --
+#   bash scripts/test_jax_versions.sh --oldest --prepare  # make the venv only (CI, early)
 # Venvs: .venv-jax-VERSION/ (or $JAXVIZ_VENVS/jax-VERSION/), made once per version with
 # $JAXVIZ_PYTHON (default python3).
 set -euo pipefail
@@ -16,10 +17,11 @@ SUPPORTED=(0.6.2 0.7.2 0.8.3 0.9.2 0.10.2)
 CORE_TEST_DEPS=(pytest pytest-timeout "hypothesis>=6" "pydot>=2" "nbclient>=0.10" "nbformat>=5"
                 "ipykernel>=6" "jupyter_client>=8")
 
-versions=() pytest_args=() oldest=0
+versions=() pytest_args=() oldest=0 prepare=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --oldest) oldest=1; versions=("${SUPPORTED[0]}") ;;
+    --prepare) prepare=1 ;;
     --) shift; pytest_args=("$@"); break ;;
     *) versions+=("$1") ;;
   esac
@@ -63,6 +65,7 @@ for version in "${versions[@]}"; do
   if ! make_venv "$venv" "$version"; then
     results+=("$version|install failed|$((SECONDS - start))s"); failed=1; continue
   fi
+  if [ "$prepare" = 1 ]; then results+=("$version|venv ready|$((SECONDS - start))s"); continue; fi
   log=$(mktemp)
   set +e
   "$venv/bin/python" -m pytest -q -p no:cacheprovider -m core "${pytest_args[@]}" 2>&1 | tee "$log"

@@ -59,8 +59,10 @@ SETUP = [
     f"import sys\nsys.path.insert(0, {str(ROOT / 'benchmarks')!r})\nimport jaxviz, programs",
 ]
 FIRST_PROGRAM_CELL = len(SETUP)
+ONE_LOOP = "while_loop"  # beyond the families: a program that is one loop (its rows)
+PROGRAMS = [*FAMILIES.values(), ONE_LOOP]
 CELLS = SETUP + [f"case = programs.load({name!r})\njaxviz.trace(case.fn, *case.args, **case.kwargs)"
-                 for name in FAMILIES.values()]
+                 for name in PROGRAMS]
 
 # Every text drawn in the graph, with whether its centre lies in the canvas's visible box.
 TEXTS_JS = """
@@ -91,9 +93,9 @@ def page(lab):
 
 
 def shown_graph(page, family: str):
-    """The graph output of the family's cell, scrolled to the top of the notebook's view
-    and settled (no layout running, nothing gliding)."""
-    cell = FIRST_PROGRAM_CELL + list(FAMILIES).index(family)
+    """The graph output of the family's cell (or of the program's, named), scrolled to the
+    top of the notebook's view and settled (no layout running, nothing gliding)."""
+    cell = FIRST_PROGRAM_CELL + PROGRAMS.index(FAMILIES.get(family, family))
     assert cell not in page.jaxviz_failed, page.jaxviz_failed[cell][:2000]
     graph = page.locator(".jp-Notebook .jp-Cell").nth(cell).locator(".jp-jaxviz-output")
     graph.locator("svg.jp-jaxviz-svg g.node").first.wait_for(timeout=120_000)
@@ -203,6 +205,49 @@ def test_the_viewer_opens_with_the_folds_in_view(page, family):
     assert not out and median >= MIN_TEXT_PX, f"{name}: {out}; median text {median:.1f} px"
 
 
+# The page boxes of the program's inputs (the top row: input nodes and boxes outside every
+# open group; a constant inside one is not an input of the program), its outputs (the
+# bottom row) and everything else drawn (nodes, boxes and open groups, not the legend).
+ROWS_JS = """
+svg => {
+  const box = e => { const r = e.getBoundingClientRect(); return [e.id, r.top, r.bottom, r.left, r.right]; };
+  const items = [...svg.querySelectorAll('g.node, g.cluster')].filter(e => /^(cluster_)?[ng]\\d+$/.test(e.id));
+  const clusters = items.filter(e => e.id.startsWith('cluster_')).map(box);
+  const inside = b => clusters.some(c => c[1] <= b[1] && c[2] >= b[2] && c[3] <= b[3] && c[4] >= b[4]);
+  const io = /jaxviz-input|jaxviz-group-inputs|jaxviz-output|jaxviz-group-outputs/;
+  const kind = e => e.getAttribute('class') || '';
+  const rows = items.filter(e => io.test(kind(e)) && !inside(box(e)));
+  return {
+    inputs: rows.filter(e => /jaxviz-input|jaxviz-group-inputs/.test(kind(e))).map(box),
+    outputs: rows.filter(e => /jaxviz-output|jaxviz-group-outputs/.test(kind(e))).map(box),
+    rest: items.filter(e => !rows.includes(e)).map(box)
+  };
+}
+"""
+
+
+def rows_problem(svg) -> str | None:
+    """Where an input reaches below the top of what is not an input or an output, or an
+    output above its bottom, as the browser laid the view out."""
+    rows = svg.evaluate(ROWS_JS)
+    top = min(r[1] for r in rows["rest"])
+    bottom = max(r[2] for r in rows["rest"])
+    low = [r[0] for r in rows["inputs"] if r[2] > top + 1]
+    high = [r[0] for r in rows["outputs"] if r[1] < bottom - 1]
+    return f"inputs below the top {low}, outputs above the bottom {high}" if low or high else None
+
+
+@pytest.mark.parametrize("family", [ONE_LOOP, "pmap"])
+def test_the_inputs_of_a_program_that_is_one_loop_stand_on_the_top_row(page, family):
+    """A program that is one loop (Newton's and Collatz's while loops) or one pmap (the
+    ResNet's whole step), as the browser lays it out: its inputs above the loop's box, its
+    outputs below it, however dot breaks the loop's cycle."""
+    graph = shown_graph(page, family)
+    save_shot(page, ARTIFACTS, f"rows-{FAMILIES.get(family, family)}")
+    problem = rows_problem(graph.locator("svg.jp-jaxviz-svg"))
+    assert not problem, problem
+
+
 EXPORTED = ["ppo_gymnax", "haiku_transformer", "while_loop", "mlp_digits"]
 
 
@@ -229,9 +274,10 @@ def exported(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", EXPORTED)
-def test_the_exported_viewer_opens_with_the_folds_in_view(page, exported, name):
+def test_the_exported_viewer_opens_with_the_folds_in_view_and_the_inputs_on_top(page, exported, name):
     """The exported HTML viewer (the same sources as the JupyterLab extension) opens a
-    first view with the folds the program states in view, its text legible."""
+    first view with the folds the program states in view, its text legible, and draws its
+    inputs on the top row and its outputs on the bottom row."""
     page = page.context.browser.new_page(viewport=VIEWPORT)  # the module's browser: one Playwright
     try:
         page.goto((exported / f"{name}.html").as_uri())
@@ -244,6 +290,7 @@ def test_the_exported_viewer_opens_with_the_folds_in_view(page, exported, name):
         heights = graph.evaluate(TEXT_HEIGHTS_JS)
         median = statistics.median(heights) if heights else 0.0
         out = folds_out_of_view(graph, expected_labels(name)) if programs.stated(name)["folds"] else []
-        assert not out and median >= MIN_TEXT_PX, (out, median)
+        rows = rows_problem(graph.locator("svg.jp-jaxviz-svg"))
+        assert not out and not rows and median >= MIN_TEXT_PX, (out, rows, median)
     finally:
         page.close()

@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax.experimental.ode import odeint
+from jax.scipy.optimize import minimize
 
 import jaxviz
 from jaxviz.cells import stage_cell
@@ -413,6 +414,49 @@ def test_a_constant_made_inside_jax_s_own_library_is_named_after_it():
     labels = {n.label for n in program.graph.nodes if n.kind == "const"}
     assert labels and not any(label.startswith("const ") for label in labels), labels
     assert any(label.startswith("jax.experimental.ode: ") for label in labels), labels
+
+
+def test_a_call_into_jax_s_own_numerical_library_is_a_library_call_around_its_callbacks():
+    """``jax.scipy.optimize.minimize`` is a library like any other: one group named after
+    it holds its loop and the passes over the loss it differentiates (the user's function
+    it calls back), where it was a line (``line N: result = minimize(...)``) with the
+    loss's passes beside it."""
+    xs = jnp.linspace(-1.0, 1.0, 8).reshape(4, 2)
+
+    def loss(w):
+        return jnp.sum((xs @ w - 1.0) ** 2)
+
+    @jax.jit
+    def fit(w0):
+        return minimize(loss, w0, method="BFGS").x
+
+    graph = jaxviz.trace(fit, jnp.zeros(2)).graph
+    calls = [g for g in graph.groups if g.name == "jax.scipy.optimize.minimize"]
+    assert len(calls) == 1 and calls[0].parent == 0, [(g.name, g.parent) for g in graph.groups]
+    assert graph.groups[0].groups == [calls[0].id]  # nothing of the solver's beside it
+    losses = [g for g in graph.groups if g.name == "loss"]
+    assert losses and all(calls[0].id in graph.ancestors(g.id) for g in losses)
+
+
+def test_user_code_a_library_call_runs_is_inside_that_call():
+    """blackjax's ``hmc.init`` evaluates the user's log density and its gradient: those
+    passes are the library call's work, inside its group, not passes of the user's
+    function beside it. An Equinox bound method (``BoundMethod``, optimistix's solver
+    steps) only passes the call on: not a call of its own."""
+    blackjax = pytest.importorskip("blackjax")
+
+    def logdensity(x):
+        return -0.5 * jnp.sum(x ** 2)
+
+    graph = jaxviz.trace(jax.jit(lambda x: blackjax.hmc.init(x, logdensity).logdensity_grad), jnp.ones(3)).graph
+    top = [graph.groups[g] for g in graph.groups[0].groups]
+    assert [g.kind for g in top] == ["library"], [(g.name, g.kind) for g in top]
+    assert {graph.groups[g].kind for g in top[0].groups} == {"phase"}
+
+    solved = jaxviz.trace(jax.jit(lambda a: optx.root_find(lambda y, a: jnp.tanh(y + a) - y, optx.Newton(1e-6, 1e-6),
+                                                           jnp.zeros(2), a).value), jnp.ones(2)).graph
+    names = {g.name for g in solved.groups}
+    assert "BoundMethod" not in names and "ImplicitAdjoint.apply" in names, sorted(names)
 
 
 def test_a_transformation_wrapped_by_a_library_factory_is_named_after_the_call():

@@ -399,6 +399,26 @@ def test_what_one_pass_alone_reads_is_in_that_pass(scanned_lstm_grads):
     assert len(reshapes) >= 8
 
 
+def test_what_a_later_pass_reads_again_is_in_the_forward_pass():
+    """Differentiating Haiku's ``dynamic_unroll`` of an LSTM, JAX hoists the loop's
+    invariant work out of the loop and the ``jvp``; the forward pass reads it and the
+    backward pass reads it again as a residual. It is the forward computation: drawn in
+    the forward pass, not as a stray ``deep_rnn`` beside the phases."""
+    hk = pytest.importorskip("haiku")
+
+    def unroll(xs):
+        core = hk.DeepRNN([hk.LSTM(4), jax.nn.relu, hk.LSTM(4)])
+        return hk.dynamic_unroll(core, xs, core.initial_state(2))[0]
+
+    model = hk.transform(unroll)
+    xs = jnp.ones((5, 2, 3))
+    params = model.init(jax.random.PRNGKey(0), xs)
+    graph = jaxviz.trace(jax.jit(jax.grad(lambda p: jnp.sum(model.apply(p, None, xs)))), params).graph
+    forward = top_phases(graph)[0]
+    beside = [graph.groups[c] for c in graph.groups[forward.parent].groups]
+    assert {g.kind for g in beside} <= {"phase", "inputs", "outputs"}, [(g.name, g.kind) for g in beside]
+
+
 class ScannedBlock(nn.Module):
     @nn.compact
     def __call__(self, x, _):

@@ -67,6 +67,7 @@ PROGRAMS = (
     "equinox_ensemble", "nnx_ensemble", "optax_multisteps",
     "linen_scan_blocks", "numpyro_svi", "maml", "equinox_cnn", "lax_map_remat",
     "haiku_resnet_state", "odeint_lotka", "optax_inject_hparams", "equinox_scan_layers",
+    "haiku_lstm", "scipy_bfgs",
 )
 
 

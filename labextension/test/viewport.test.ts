@@ -1,15 +1,23 @@
 /**
  * Where a first view opens (`geometry.openingOrigin`, over the folds `folds.ts` finds, as
- * `viewport.ts` uses them).
+ * `viewport.ts` uses them) and what keeps a view's dataflow reading top to bottom in
+ * dot's layout (`ranks.ts`, written into the DOT by `dot.ts`), laid out by Graphviz
+ * (WebAssembly) as the browser lays it out.
  */
 
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
+import { viewToDot } from '../src/graph/dot';
 import { isFold, shownFolds } from '../src/graph/folds';
 import { Rect, openingOrigin, titleCorner } from '../src/graph/geometry';
+import { ROW_ANCHORS, loopEdges, loopsBreakRows, rowAnchorEdges, rowMinlen, rowsProblem } from '../src/graph/ranks';
 import { GraphJSON } from '../src/shared/payload';
+import { GraphIndex, buildView } from '../src/graph/visible';
 import { f32, repeatGraph } from './fixtures';
+
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const viz = require('@viz-js/viz') as typeof import('@viz-js/viz');
 
 const WIN = { w: 1000, h: 700 };
 const DRAWING = { w: 2400, h: 1900 };
@@ -158,3 +166,110 @@ describe('folds a view shows', () => {
     assert.ok(!isFold(lines, 4), 'a run of source lines is no layer');
   });
 });
+
+/** Each node's centre (pt, y down) as Graphviz (WebAssembly) lays the view's DOT out. */
+async function laidOut(dot: string): Promise<Map<string, { x: number; y: number }>> {
+  const plain = (await viz.instance()).renderString(dot, { format: 'plain' });
+  const height = Number(plain.split('\n')[0].split(' ')[3]);
+  const at = new Map<string, { x: number; y: number }>();
+  for (const line of plain.split('\n')) {
+    const f = line.split(' ');
+    if (f[0] === 'node') {
+      at.set(f[1].replace(/"/g, ''), { x: Number(f[2]), y: height - Number(f[3]) });
+    }
+  }
+  return at;
+}
+
+describe('a program that is one loop', () => {
+  const view = () => buildView(new GraphIndex(loopGraph()), [0, 1, 2]);
+
+  it('draws its node as the entry: the back edge does not rank, what reads it stands below', () => {
+    const { back, exits } = loopEdges(view());
+    assert.deepEqual(
+      [...back].map(e => `${e.src}>${e.dst}`),
+      ['n3>n1']
+    );
+    assert.deepEqual(exits, [[['n3'], ['n6']]]);
+    const lines = viewToDot(view()).split('\n');
+    const edge = (src: string, dst: string) => lines.find(l => l.trim().startsWith(`"${src}" -> "${dst}" [id=`));
+    assert.match(edge('n3', 'n1') ?? '', /constraint="false"/);
+    assert.doesNotMatch(edge('n1', 'n2') ?? 'missing', /constraint|missing/);
+  });
+
+  it('anchors the rows of inputs and outputs', () => {
+    const v = view();
+    const anchored = rowAnchorEdges(v, loopEdges(v).back).map(([a, b]) => `${a}>${b}`);
+    // n4 is fed by nothing; n5 feeds nothing, n3 only the loop's back edge
+    const want = [`${ROW_ANCHORS.source}>n4`, `n3>${ROW_ANCHORS.sink}`, `n5>${ROW_ANCHORS.sink}`];
+    assert.deepEqual(anchored.sort(), want.sort());
+  });
+
+  it('spans a rank more per open group between a row and what it reaches inside them', () => {
+    const v = view();
+    assert.equal(rowMinlen(v, 'n1'), 2, 'the loop`s node: inside one open group');
+    assert.equal(rowMinlen(v, 'n4'), 3, 'the iota: inside two');
+    assert.equal(rowMinlen(v, 'n0'), null);
+    const lines = viewToDot(v).split('\n');
+    assert.match(lines.find(l => l.trim().startsWith('"n0" -> "n1" [id=')) ?? '', /minlen="2"/);
+    assert.ok(lines.some(l => l.includes(`"${ROW_ANCHORS.source}" -> "n4" [style=invis weight=0 minlen=3]`)));
+  });
+
+  it('reads top to bottom as laid out: its inputs on the top row, its outputs on the bottom', async () => {
+    const at = await laidOut(viewToDot(view()));
+    const rows = [...at.entries()].filter(([id]) => /^n\d+$/.test(id));
+    const top = Math.min(...rows.map(([, p]) => p.y));
+    const bottom = Math.max(...rows.map(([, p]) => p.y));
+    assert.equal(at.get('n0')!.y, top, `x on the top row: ${JSON.stringify([...at])}`);
+    assert.equal(at.get('n6')!.y, bottom, 'out on the bottom row');
+    assert.ok(at.get('n1')!.y < at.get('n2')!.y, 'the loop`s node above its body');
+    assert.ok(at.get('n3')!.y < at.get('n6')!.y);
+  });
+
+  it('is drawn with its rows held, and the drawing of it without them shows it (rowsProblem)', async () => {
+    const v = view();
+    assert.ok(loopsBreakRows(v));
+    assert.ok(viewToDot(v).includes(`"${ROW_ANCHORS.source}"`), 'held by default');
+    const plain = await svgOf(viewToDot(v, { rows: false }));
+    assert.match(rowsProblem(plain, v) ?? '', /inputs off the first row n0/);
+    assert.equal(rowsProblem(await svgOf(viewToDot(v)), v), null);
+  });
+});
+
+/** A program with no loop whose iota, fed by nothing, feeds the first equation while its
+ * one input feeds the last: dot draws the iota above the input. */
+function sourceGraph(): GraphJSON {
+  const g = loopGraph();
+  const [root, , body] = g.groups;
+  g.groups = [
+    { ...root, groups: [1] },
+    { ...body, id: 1, parent: 0, nodes: [1, 2, 3, 4, 5], holder: null }
+  ];
+  g.nodes = g.nodes.map(n => ({ ...n, group: n.group === 0 ? 0 : 1, primitive: n.kind === 'eqn' ? n.label : null }));
+  const edge = (src: number, dst: number) => ({ ...g.edges[0], src, dst, var: `v${src}` });
+  g.edges = [edge(4, 1), edge(1, 2), edge(2, 3), edge(3, 5), edge(0, 5), edge(5, 6)];
+  return g;
+}
+
+describe('a program with no loop', () => {
+  const view = () => buildView(new GraphIndex(sourceGraph()), [0, 1]);
+
+  it('is written as dot draws it: no anchors, no back edges, no minimum lengths', () => {
+    const v = view();
+    assert.ok(!loopsBreakRows(v));
+    const dot = viewToDot(v);
+    assert.doesNotMatch(dot, /inputs_row|outputs_row|constraint|minlen|loop_exit/);
+    assert.equal(dot, viewToDot(v, { rows: false }));
+  });
+
+  it('is drawn with its rows held where dot draws an item fed by nothing above its inputs', async () => {
+    const v = view();
+    assert.match(rowsProblem(await svgOf(viewToDot(v)), v) ?? '', /inputs off the first row n0/);
+    assert.equal(rowsProblem(await svgOf(viewToDot(v, { rows: true })), v), null);
+  });
+});
+
+/** The SVG text of `dot` as Graphviz (WebAssembly) lays it out. */
+async function svgOf(dot: string): Promise<string> {
+  return (await viz.instance()).renderString(dot, { format: 'svg' });
+}

@@ -41,6 +41,7 @@ import {
   openChain,
   phaseOrder
 } from './visible';
+import { ROW_ANCHORS, edgeRows, loopEdges, loopsBreakRows, rowAnchorEdges, rowMinlen } from './ranks';
 
 /** The legend a graph is drawn with: the bundled visual language, each entry overridden by
  * what the payload's kernel sent (an output traced by another jaxviz version keeps the
@@ -76,6 +77,11 @@ export interface DotOptions {
   markers?: boolean;
   /** The rank direction (default TB: data flows down; LR: to the right). */
   rankdir?: 'TB' | 'LR';
+  /** Hold the program's inputs on the top row and its outputs on the bottom row, an open
+   * loop's node as its entry (`ranks.ts`; default: where a loop's cycle breaks the rows,
+   * `loopsBreakRows`). Elsewhere dot mostly keeps the rows by itself, and the anchors
+   * would only move everything: the widget adds them where it did not (`rowsProblem`). */
+  rows?: boolean;
 }
 
 /** The DOT lines of a view's items: shared by the whole view and a group's own drawing. */
@@ -86,11 +92,15 @@ class DotWriter {
   private readonly legend: ReturnType<typeof legendOf>;
   private readonly markers: boolean;
 
+  /** Whether the rows are held (`DotOptions.rows`). */
+  readonly rows: boolean;
+
   constructor(
     private readonly view: View,
     private readonly options: DotOptions
   ) {
     this.graph = view.index.graph;
+    this.rows = options.rows ?? loopsBreakRows(view);
     this.legend = legendOf(this.graph);
     this.markers = options.markers ?? true;
     this.labelled = options.edgeLabels ?? view.edges.length <= MAX_LABELLED_EDGES;
@@ -156,6 +166,9 @@ class DotWriter {
       if (members.length || ranked[rank].length) {
         this.lines.push(`${indent}subgraph ${quote(`rank_${rank}`)} {`);
         this.lines.push(`${indent}  graph [rank=${rank}]`);
+        if (this.rows) {
+          this.lines.push(`${indent}  ${quote(ROW_ANCHORS[rank])} ${INVISIBLE_POINT}`);
+        }
         ranked[rank].forEach(child => this.boxLine(child, indent + '  '));
         members.forEach(nid => this.nodeLine(nid, indent + '  '));
         this.lines.push(`${indent}}`);
@@ -172,11 +185,18 @@ class DotWriter {
     }
   }
 
-  /** An edge's line; `src`/`dst`: the DOT names of its ends when they are not the items. */
-  edgeLine(e: VisibleEdge, withLabel: boolean, src = e.src, dst = e.dst): void {
+  /** An edge's line; `src`/`dst`: the DOT names of its ends when they are not the items;
+   * `ranks`: whether it ranks its ends (not a loop's back edge), `minlen` how many
+   * (`ranks.ts`). */
+  edgeLine(e: VisibleEdge, withLabel: boolean, src = e.src, dst = e.dst, ranks = true, minlen?: number): void {
     const a: { [key: string]: string | undefined } = { id: `e_${e.src}_${e.dst}`, class: 'jaxviz-edge' };
     if (withLabel) {
       a.label = edgeLabel(e);
+    }
+    if (!ranks) {
+      a.constraint = 'false';
+    } else if (minlen) {
+      a.minlen = String(minlen);
     }
     if (edgeIsWeak(e)) {
       a.style = 'dashed';
@@ -187,22 +207,40 @@ class DotWriter {
   }
 }
 
+const INVISIBLE_POINT = '[label="" shape=point style=invis width=0 height=0]';
+const RANK_ONLY = '[style=invis weight=0]';
+
 export function viewToDot(view: View, options: DotOptions = {}): string {
   const w = new DotWriter(view, options);
   const lines = w.lines;
   w.header();
   w.emitGroup(w.graph.root ?? 0, '  ');
   w.layoutLimits();
+  const loops = w.rows ? loopEdges(view) : { back: new Set<VisibleEdge>(), exits: [] };
+  const rows = w.rows ? edgeRows(view) : { source: new Set<ItemId>(), sink: new Set<ItemId>() };
   for (const e of view.edges) {
-    w.edgeLine(e, w.labelled);
+    const row = rows.source.has(e.src) ? e.dst : rows.sink.has(e.dst) ? e.src : null;
+    w.edgeLine(e, w.labelled, e.src, e.dst, !loops.back.has(e), row ? (rowMinlen(view, row) ?? undefined) : undefined);
   }
   // As render/dot.py: forward above backward above update, an invisible anchor between.
   phaseOrder(view).forEach(([ends, starts], k) => {
     const anchor = quote(`phase_order_${k}`);
-    lines.push(`  ${anchor} [label="" shape=point style=invis width=0 height=0]`);
+    lines.push(`  ${anchor} ${INVISIBLE_POINT}`);
     ends.forEach(item => lines.push(`  ${quote(item)} -> ${anchor} [style=invis]`));
     starts.forEach(item => lines.push(`  ${anchor} -> ${quote(item)} [style=invis]`));
   });
+  // As render/dot.py: what reads a loop's results below its body; the rows of inputs
+  // and outputs (ranks.ts). They only rank: no pull on where things go.
+  loops.exits.forEach(([ends, readers], k) => {
+    const anchor = quote(`loop_exit_${k}`);
+    lines.push(`  ${anchor} ${INVISIBLE_POINT}`);
+    ends.forEach(item => lines.push(`  ${quote(item)} -> ${anchor} ${RANK_ONLY}`));
+    readers.forEach(item => lines.push(`  ${anchor} -> ${quote(item)} ${RANK_ONLY}`));
+  });
+  for (const [a, b] of w.rows ? rowAnchorEdges(view, loops.back) : []) {
+    const minlen = rowMinlen(view, a === ROW_ANCHORS.source ? b : a);
+    lines.push(`  ${quote(a)} -> ${quote(b)} [style=invis weight=0${minlen ? ` minlen=${minlen}` : ''}]`);
+  }
   lines.push('}');
   return lines.join('\n') + '\n';
 }

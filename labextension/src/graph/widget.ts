@@ -28,7 +28,7 @@ import { SearchBox } from './search';
 import { drawingTip, hoverScene, sceneHit } from './hover';
 import { closeInPlace, openInPlace, prefetchOpenings, svgOf } from './inplace';
 import { LaidScene } from './layoutserver';
-import { layouter, layoutMode, layoutText } from './layoutsvg';
+import { layouter, layoutMode, layoutView } from './layoutsvg';
 import { renderLegend } from './legend';
 import { GraphModel, RankDir } from './model';
 import { initialExpansion } from './persist';
@@ -374,9 +374,13 @@ export class GraphView extends Widget {
       if (token !== this.renderToken) {
         return null;
       }
-      const drawn = text ?? (await layoutText(dot));
       // A drawing opened or closed in place was parsed already: copied, not parsed again.
-      laid = { svg: arranged === 'layout' ? parseSvg(drawn) : svgOf(drawn), text: drawn, dot, arranged };
+      if (text !== undefined) {
+        laid = { svg: svgOf(text), text, dot, arranged };
+      } else {
+        const fresh = await layoutView(view, this.model.rankdir);
+        laid = { svg: parseSvg(fresh.text), text: fresh.text, dot: fresh.dot, arranged };
+      }
     } catch (err) {
       if (token === this.renderToken) {
         this.node.classList.remove('jp-jaxviz-busy');
@@ -423,11 +427,10 @@ export class GraphView extends Widget {
     if (!this.prefersSideways(svgSizePx(laid.svg))) {
       return laid;
     }
-    const sideways = viewToDot(view, { rankdir: 'LR' });
     let result = laid;
     try {
-      const text = await layoutText(sideways);
-      result = { svg: parseSvg(text), text, dot: sideways, arranged: laid.arranged };
+      const sideways = await layoutView(view, 'LR');
+      result = { svg: parseSvg(sideways.text), text: sideways.text, dot: sideways.dot, arranged: laid.arranged };
       this.model.drawSideways();
     } catch {
       // keep the top-to-bottom drawing
