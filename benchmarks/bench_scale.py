@@ -152,6 +152,8 @@ def first_view_stages(step, args, best):
     best.add("trace", t, c)
     best.add("stage", program.timings["trace"], program.timings["trace"])  # wall only: no CPU split
     best.add("graph", program.timings["graph"], program.timings["graph"])
+    rest = t - program.timings["trace"] - program.timings["graph"]  # adapters, inputs, the Program
+    best.add("rest", rest, rest)
     view, t, c = measured(lambda: program.graph.view(program.expand))
     best.add("view", t, c)  # the first view's items and edges: what a frontend lays out
     _, t, c = measured(lambda: program.graph.expansion(program.expand))
@@ -216,7 +218,7 @@ def print_first_view_parts(best, eqn_count):
     mj = best.wall["make_jaxpr"]
     parts = {"staging (jit's trace, call scopes recorded)": best.wall["stage"],
              "graph model": best.wall["graph"],
-             "the rest of jaxviz.trace": best.wall["trace"] - best.wall["stage"] - best.wall["graph"],
+             "the rest of jaxviz.trace": best.wall["rest"],
              "first view's choice": best.wall["choice"],
              "its items and edges": best.wall["view"] - best.wall["choice"]}
     print(f"{'':>14}    where it goes (wall x make_jaxpr): "
