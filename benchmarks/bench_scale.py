@@ -152,8 +152,12 @@ def first_view_stages(step, args, best):
     best.add("trace", t, c)
     best.add("stage", program.timings["trace"], program.timings["trace"])  # wall only: no CPU split
     best.add("graph", program.timings["graph"], program.timings["graph"])
+    rest = t - program.timings["trace"] - program.timings["graph"]  # adapters, inputs, the Program
+    best.add("rest", rest, rest)
     view, t, c = measured(lambda: program.graph.view(program.expand))
     best.add("view", t, c)  # the first view's items and edges: what a frontend lays out
+    _, t, c = measured(lambda: program.graph.expansion(program.expand))
+    best.add("choice", t, c)  # of which the first view's choice of open groups
     dot, t, c = measured(lambda: view_to_dot(view))
     best.add("dot source", t, c)
     if dot_available():
@@ -185,6 +189,7 @@ def bench_train_step(label, step, args, expand_groups=True):
           f"+ first view {best.wall['view']:5.3f} s")
     print(f"{'':>14}  FIRST VIEW (model ready for the frontend to lay out): {wall:4.2f}x make_jaxpr "
           f"(CPU {cpu:4.2f}x; target <= {FIRST_VIEW_TARGET})")
+    print_first_view_parts(best, program.eqn_count)
     wall, cpu = best.ratio([*kernel, "payload"])
     print(f"{'':>14}  + the browser's payload ({best.wall['payload']:5.3f} s, "
           f"{payload_bytes / 1e6:5.2f} MB): {wall:4.2f}x (CPU {cpu:4.2f}x)")
@@ -204,6 +209,21 @@ def bench_train_step(label, step, args, expand_groups=True):
     if expand_groups:
         bench_expansions(program)
     return program
+
+
+def print_first_view_parts(best, eqn_count):
+    """Where the first view's time goes, each part as a share of make_jaxpr's wall time
+    (the best of each; staging and the graph model are timed inside ``jaxviz.trace``,
+    by the wall clock), the graph model also per equation."""
+    mj = best.wall["make_jaxpr"]
+    parts = {"staging (jit's trace, call scopes recorded)": best.wall["stage"],
+             "graph model": best.wall["graph"],
+             "the rest of jaxviz.trace": best.wall["rest"],
+             "first view's choice": best.wall["choice"],
+             "its items and edges": best.wall["view"] - best.wall["choice"]}
+    print(f"{'':>14}    where it goes (wall x make_jaxpr): "
+          + ", ".join(f"{name} {t / mj:4.2f}" for name, t in parts.items())
+          + f"; graph model {best.wall['graph'] / eqn_count * 1e6:4.1f} µs/eqn")
 
 
 EXPANSIONS = 300  # groups opened, spread over all of them (every kind, every depth)

@@ -56,7 +56,7 @@ import json
 import math
 import re
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -192,6 +192,26 @@ class TableRefs(JsonRefs):
 PLAIN_REFS = JsonRefs()
 
 
+class DeferredParams:
+    """A node's shown params written on first read (``Node.params``), once for every node
+    that shares it (the equations of equal params): the first view shows no params, the
+    tooltips, the payload and the diff do."""
+
+    __slots__ = ("_write", "_params")
+
+    def __init__(self, write: Callable[[], dict[str, str]]) -> None:
+        self._write: Callable[[], dict[str, str]] | None = write
+        self._params: dict[str, str] = {}
+
+    def __call__(self) -> dict[str, str]:
+        if self._write is not None:
+            self._params, self._write = self._write(), None
+        return self._params
+
+    def __eq__(self, other: object) -> bool:  # nodes compare by their params, written or not
+        return self() == (other() if isinstance(other, DeferredParams) else other)
+
+
 @dataclass(slots=True)
 class Node:
     id: int
@@ -200,12 +220,25 @@ class Node:
     group: int
     primitive: str | None = None
     input_kind: str | None = None
-    params: dict[str, str] = field(default_factory=dict)
+    # ``params``: a dict, or DeferredParams until first read
+    _params: dict[str, str] | DeferredParams = field(default_factory=dict)
     outputs: list[Aval] = field(default_factory=list)
     literals: list[str] = field(default_factory=list)
     source: SourceLoc | None = None
     flops: float = 0.0  # estimated cost (jaxviz.costs; trip counts of enclosing loops applied)
     bytes: float = 0.0
+
+    @property
+    def params(self) -> dict[str, str]:
+        """The params worth a tooltip line, as text (shared by nodes of equal params: read-only)."""
+        params = self._params
+        if isinstance(params, DeferredParams):
+            params = self._params = params()
+        return params
+
+    @params.setter
+    def params(self, value: dict[str, str]) -> None:
+        self._params = value
 
     def to_json(self, refs: JsonRefs | None = None) -> dict[str, Any]:
         refs = refs or PLAIN_REFS
@@ -635,9 +668,10 @@ class Graph:
         self.groups[parent].groups.append(gid)
         return gid
 
-    def add_node(self, kind: str, label: str, group: int, **attrs: Any) -> int:
+    def add_node(self, kind: str, label: str, group: int, params: dict[str, str] | None = None,
+                 **attrs: Any) -> int:
         nid = len(self.nodes)
-        self.nodes.append(Node(nid, kind, label, group, **attrs))
+        self.nodes.append(Node(nid, kind, label, group, _params={} if params is None else params, **attrs))
         self.groups[group].nodes.append(nid)
         return nid
 

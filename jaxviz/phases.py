@@ -15,6 +15,7 @@ finishes the picture on the built group tree:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -453,6 +454,7 @@ _FIRST_INDEX = re.compile(r"^\[\d+\]")
 _COMPONENT = re.compile(r"\['([^']*)'\]|\[(\d+)\]|\.(\w+)")
 
 
+@functools.lru_cache(maxsize=8192)  # a step traced again updates the same paths
 def param_subtree(path: str) -> str | None:
     """The parameter subtree a leaf path belongs to, in the user's words: the first string
     key with any list indices after it (``out[0].params['h_0']['Dense_0']['kernel']`` and

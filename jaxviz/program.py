@@ -13,7 +13,7 @@ from .costs import ProgramCosts, annotate, program_costs
 from .display import Displayed, render
 from .graph import Aval, Graph
 from .jaxprs import flat_avals
-from .sharding import value_sharding
+from .sharding import find_mesh, mesh_text, value_sharding
 from .text import fmt_count, fmt_flops, fmt_seconds
 
 INPUT_KINDS = ("traced", "static", "constant", "captured")
@@ -64,12 +64,27 @@ class Program(Displayed):
     notes: list[str] = field(default_factory=list)  # one-line remarks shown in the summary
     run_report: Any = None  # jaxviz.profiling.RunReport once the program ran (the "Run" section)
     call_scopes: str = ""  # how user calls were recorded while tracing: "code" or "hook" (jaxviz.call_scopes)
-    mesh: str = ""  # the device mesh it runs on, in words (jaxviz.sharding.mesh_text); "" for none
+    # The shardings of its array arguments: where ``mesh`` is looked for first.
+    in_shardings: list[Any] = field(default_factory=list, repr=False)
     call_groups: dict[int, list[int]] = field(default_factory=dict)  # call scope number → its groups
     # Values the traced function computes as new state but the real call drops (an NNX
     # optimizer updated inside a plain jax.jit): drawn as lost, not among output_names.
     lost_outputs: list[str] = field(default_factory=list)
     _costs: ProgramCosts | None = field(default=None, repr=False)  # see costs()
+    _mesh: str | None = field(default=None, repr=False)  # see mesh
+
+    @property
+    def mesh(self) -> str:
+        """The device mesh it runs on, in words (``jaxviz.sharding.mesh_text``); "" for
+        none. Found on first use (a walk over every equation's params that the first
+        view does not need)."""
+        if self._mesh is None:
+            self._mesh = mesh_text(find_mesh(self.jaxpr, self.in_shardings))
+        return self._mesh
+
+    @mesh.setter
+    def mesh(self, text: str) -> None:
+        self._mesh = text
 
     # ----------------------------------------------------------------- facts
     @property

@@ -36,7 +36,7 @@ from .adapters.base import (
 )
 from .call_scopes import CalledNames, CallInfo, display_function, make_source
 from .code_paths import PACKAGE_DIR, installed_package, is_user_file
-from .graph import Edge, Graph, Node, SourceLoc, name_stem
+from .graph import DeferredParams, Edge, Graph, Node, SourceLoc, name_stem
 from .jaxprs import (
     aval_of_value,
     aval_of_var,
@@ -238,6 +238,19 @@ def _scope_restated(path: list[tuple[str, str]], at: int, scope: tuple[str, str]
     return at < len(path) and _path_key(*path[at]) == scope
 
 
+# What the build reads of things that outlive a trace and never change, kept between
+# builds (a cell run again, a model traced again records the same code objects):
+# per code object of the tracebacks, by id (the code kept beside it: a code object hashes
+# its whole bytecode and constants), ``GraphBuilder._code_info``; the ids of those that
+# only pass a call on (not the user's nor jaxviz's, no library call: JAX's machinery, most
+# of a traceback). Cleared past this many entries.
+KEPT_BETWEEN_BUILDS_MAX = 50_000
+_CODE_INFOS: dict[int, tuple[Any, bool, bool, str | None]] = {}
+_PASSING_CODES: set[int] = set()
+# Per literal value (a 0-d array by its dtype and bytes), its text (``_literal_text``).
+_LITERAL_TEXTS: dict[tuple[Any, ...], str] = {}
+
+
 class GraphBuilder:
     """Builds the ``Graph`` of a ClosedJaxpr in one linear pass over all equations."""
 
@@ -254,10 +267,13 @@ class GraphBuilder:
         self._sources: dict[tuple[str, int, str], SourceLoc] = {}  # shared: one per line
         # per traceback: its innermost user frame, that frame's source, its library path
         self._by_traceback: dict[Any, tuple[Any, SourceLoc | None, list[tuple[str, str]], Enclosing | None]] = {}
-        self._code_infos: dict[int, tuple[Any, bool, bool, str | None]] = {}  # by id(code): _code_info
-        # ids of those codes (kept there) that only pass a call on: not the user's nor
-        # jaxviz's, no library call (JAX's machinery, most of a traceback)
-        self._passing_codes: set[int] = set()
+        if len(_CODE_INFOS) > KEPT_BETWEEN_BUILDS_MAX:
+            _CODE_INFOS.clear()
+            _PASSING_CODES.clear()
+        if len(_LITERAL_TEXTS) > KEPT_BETWEEN_BUILDS_MAX:
+            _LITERAL_TEXTS.clear()
+        self._code_infos = _CODE_INFOS  # by id(code): _code_info
+        self._passing_codes = _PASSING_CODES
         self._var_names: dict[Any, str] = {}
         self._keyed: dict[tuple[int, tuple[str, ...]], int] = {}  # (parent, key) → group
         self._last_at_site: dict[tuple[int, str], tuple[str, ...]] = {}  # library call last made there
@@ -269,8 +285,8 @@ class GraphBuilder:
         # per (name stack, library path): the equations of one layer share both
         self._eqn_paths: dict[tuple[Any, ...], list[tuple[str, str]]] = {}
         self._eqn_paths_seen: dict[tuple[int, int], tuple[Any, list[tuple[str, str]]]] = {}  # by identity
-        self._literal_texts: dict[tuple[Any, ...], str] = {}
-        self._params_texts: dict[tuple[Any, ...], tuple[str, dict[str, str]]] = {}  # per distinct params
+        self._literal_texts = _LITERAL_TEXTS
+        self._params_texts: dict[tuple[Any, ...], tuple[str, DeferredParams]] = {}  # per distinct params
         self.library_nodes: set[int] = set()  # equations recorded inside a library call
         self._library_groups: dict[int, bool] = {}  # group → whether inside a library call
         self.functions_run: dict[int, list[str]] = {}  # eqn group → the functions JAX traced into it
@@ -1026,15 +1042,17 @@ class GraphBuilder:
             else:
                 operands.append(v)
         statics = self._statics(eqn)
+        params: dict[str, str] | DeferredParams
         if statics is not None:
             label, params = statics
             subs: list[tuple[str, Any, Sequence[Any]]] = []
         else:
-            label, params, subs = _eqn_label(eqn), _display_params(eqn.params), sub_jaxprs(eqn.params)
+            label, shown, subs = _eqn_label(eqn), _display_params(eqn.params), sub_jaxprs(eqn.params)
+            params = shown
         if subs:  # a jnp helper (``where``) is the user's call, not JAX's ``jit: _where``
             helper = library_helper_name(eqn)
             if helper is not None:
-                params["name"] = helper
+                shown["name"] = helper
             group = g.add_group(label, "eqn" if helper is None else "call", group, source=source)
             g.groups[group].holder = len(g.nodes)  # the equation's node, added next
             names = [internals.jaxpr_function_name(sub) for _, sub, _ in subs]
@@ -1098,10 +1116,11 @@ class GraphBuilder:
             text = self._literal_texts[key] = short(value, 20)
         return text
 
-    def _statics(self, eqn: Any) -> tuple[str, dict[str, str]] | None:
-        """(label, ``_display_params``) of an equation that holds no sub-jaxpr, shared by
-        the equations with equal params (a layer's ``dot_general``s): per-equation work
-        done once. None for one that holds sub-jaxprs. The dict is shared: read-only."""
+    def _statics(self, eqn: Any) -> tuple[str, DeferredParams] | None:
+        """(label, ``_display_params`` when first read) of an equation that holds no
+        sub-jaxpr, shared by the equations with equal params (a layer's ``dot_general``s):
+        per-equation work done once. None for one that holds sub-jaxprs. The params are
+        shared: read-only."""
         params = eqn.params
         try:  # the types too: True and 1 are equal keys but print differently
             key: tuple[Any, ...] | None = (eqn.primitive, tuple(params.items()), tuple(map(type, params.values())))
@@ -1111,7 +1130,8 @@ class GraphBuilder:
         if found is None:
             if sub_jaxprs(params):
                 return None
-            found = (_eqn_label(eqn), _display_params(params))
+            # the params shown are written when first read (no first view shows them)
+            found = (_eqn_label(eqn), DeferredParams(functools.partial(_display_params, params)))
             # a collective's label counts the bytes of its operands: not params alone
             if key is not None and eqn.primitive.name not in sharding.COLLECTIVES:
                 self._params_texts[key] = found
@@ -1376,7 +1396,8 @@ def _globals_read(f: Any) -> dict[str, Any]:
 
 def _python_function(fn: Any) -> Any:
     """The user-written Python function behind ``fn`` (through jit/grad wrappers)."""
-    fn = inspect.unwrap(fn) if callable(fn) else fn
+    if callable(fn) and hasattr(fn, "__wrapped__"):  # most are not wrapped: unwrap's own cost is the cost
+        fn = inspect.unwrap(fn)
     fn = getattr(fn, "__func__", fn)
     if inspect.isfunction(fn) and is_user_file(fn.__code__.co_filename):
         return fn
@@ -1503,8 +1524,7 @@ def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_name
         staged.called.release()  # the user's frames, and the values they hold
     program = Program(name, closed, inputs, [n for n in output_names if n not in builder.lost_outputs], graph,
                       source=source, trace_output=staged.trace_output, call_scopes=staged.scopes,
-                      lost_outputs=list(lost_outputs),
-                      mesh=sharding.mesh_text(sharding.find_mesh(closed, staged.in_shardings)))
+                      lost_outputs=list(lost_outputs), in_shardings=staged.in_shardings)
     for number, group in builder.call_groups:  # read after finish: ids as the graph has them
         if group.id < len(graph.groups) and graph.groups[group.id] is group:
             program.call_groups.setdefault(number, []).append(group.id)
