@@ -120,10 +120,9 @@ def activation_number(scope: str) -> int | None:
 def call_name(code: Any) -> str:
     """What a call group is called: the function's name; for a method, its class's
     (``Block`` for ``Block.__call__``, a Flax or Equinox module) or ``Class.method``."""
-    parts = getattr(code, "co_qualname", code.co_name).split(".")
-    if len(parts) < 2 or parts[-2] == "<locals>":
+    if not is_method(code):
         return code.co_name
-    owner = parts[-2]
+    owner = getattr(code, "co_qualname", code.co_name).split(".")[-2]
     return owner if code.co_name == "__call__" else f"{owner}.{code.co_name}"
 
 
@@ -131,6 +130,13 @@ def is_method(code: Any) -> bool:
     """Whether ``code`` is a method's (``Block.__call__``), not a function's or a closure's."""
     parts = getattr(code, "co_qualname", code.co_name).split(".")
     return len(parts) > 1 and parts[-2] != "<locals>"
+
+
+def _closure_made_by(code: Any) -> tuple[str, str] | None:
+    """(the module-level function that made it, its own name) for the code of a closure
+    (``("Dense", "apply_fun")`` for ``Dense.<locals>.apply_fun``); None for other code."""
+    maker, sep, inner = getattr(code, "co_qualname", code.co_name).rpartition(".<locals>.")
+    return (maker, inner) if sep and maker.isidentifier() else None
 
 
 # Names a closure gets when it stands for what its maker builds: stax's layers
@@ -217,8 +223,6 @@ def library_call_name(code: Any) -> str | None:
 _BOUND_METHOD_NAMES = frozenset({"__func__", "__self__"})
 # JAX's own numerical libraries: a user's call into one is a library call like any other's.
 JAX_LIBRARIES = ("jax.scipy", "jax.experimental.ode")
-
-
 # JAX's own combinator library: its layers are closures its factories return.
 JAX_COMBINATORS = "jax.example_libraries.stax"
 
@@ -228,18 +232,24 @@ def _combinator_layer(code: Any) -> str | None:
     (``Relu`` is ``stax.elementwise``'s lambda): the layer a factory made."""
     if internals.jax_public_module(code.co_filename) != JAX_COMBINATORS:
         return None
-    maker, sep, inner = getattr(code, "co_qualname", code.co_name).rpartition(".<locals>.")
-    if not sep or not maker.isidentifier() or inner not in GENERIC_CLOSURES | _ANONYMOUS:
+    made = _closure_made_by(code)
+    if made is None or made[1] not in GENERIC_CLOSURES | _ANONYMOUS:
         return None
-    return f"{JAX_COMBINATORS.rpartition('.')[2]}.{maker}"
+    return f"{JAX_COMBINATORS.rpartition('.')[2]}.{made[0]}"
 
 
 def jax_library_function(code: Any) -> str | None:
     """``jax.scipy.optimize.minimize`` for the code of a public function of JAX's own
     numerical libraries (``JAX_LIBRARIES``); None for JAX's machinery and helpers. Read
     from the modules already imported (a jitted function's ``__wrapped__``)."""
-    loaded = tuple(name for name in sys.modules if name.startswith(JAX_LIBRARIES))
-    return _jax_library_functions(loaded).get(code)
+    return _jax_library_functions(_jax_libraries_loaded(len(sys.modules))).get(code)
+
+
+@functools.lru_cache(maxsize=4)
+def _jax_libraries_loaded(module_count: int) -> tuple[str, ...]:
+    """JAX's library modules imported, read again only when a module was imported (a
+    scan of ``sys.modules``, else paid for every new code object of JAX's)."""
+    return tuple(name for name in sys.modules if name.startswith(JAX_LIBRARIES))
 
 
 @functools.lru_cache(maxsize=4)
@@ -265,10 +275,10 @@ def factory_made(code: Any) -> str | None:
     package = installed_package(code.co_filename)
     if package is None or package in MACHINERY_PACKAGES:
         return None
-    maker, sep, inner = getattr(code, "co_qualname", code.co_name).rpartition(".<locals>.")
-    if not sep or not inner.startswith("_") or not maker.isidentifier() or maker.startswith("_"):
+    made = _closure_made_by(code)
+    if made is None or not made[1].startswith("_") or made[0].startswith("_"):
         return None
-    return f"{package}.{maker}"
+    return f"{package}.{made[0]}"
 
 
 # ---------------------------------------------------------------------- what the user called

@@ -893,8 +893,7 @@ class GraphBuilder:
                 outermost = code
         return len(codes), names, not in_library, outermost
 
-    def _enclosing_call(self, codes: Sequence[Any], lastis: Sequence[int], user: int,
-                        ) -> tuple[str, tuple[tuple[str, str], ...]] | None:
+    def _enclosing_call(self, codes: Sequence[Any], lastis: Sequence[int], user: int) -> Enclosing | None:
         """Where the user's code at frame ``user`` runs as a callback of a library call
         (the loss a solver differentiates, the log density a sampler evaluates): (the
         user function the library called, that call's library path, outermost first).
