@@ -786,6 +786,22 @@ def jax_public_module(filename: str) -> str | None:
     return ".".join(["jax", *relative])
 
 
+# The functions of JAX's differentiation API that a traceback passes through where
+# ``grad``, ``vjp``, ``jvp``, ``linearize``, ``jacrev``/``jacfwd`` or ``hessian`` was called
+# (all in the module that defines ``jax.vjp``); a library applying one is found there.
+_API_FILE = getattr(inspect.unwrap(jax.vjp), "__code__", None)
+_API_FILE = _API_FILE.co_filename if _API_FILE is not None else "<no jax api module>"
+_DIFFERENTIATION_ENTRIES = frozenset({"grad_f", "value_and_grad_f", "jacfun", "vjp", "_vjp", "jvp", "_jvp",
+                                      "linearize", "hessian"})
+
+
+def is_differentiation_entry(code: Any) -> bool:
+    """Whether ``code`` is a frame of JAX's differentiation API (``jax.grad``'s
+    ``grad_f``, ``jax.vjp``…): what lies inside it in a traceback runs in the pass it
+    makes, what lies outside made the call that differentiates."""
+    return code.co_name in _DIFFERENTIATION_ENTRIES and code.co_filename == _API_FILE
+
+
 @dataclass(frozen=True, slots=True)
 class JitCall:
     """The call of a ``jax.jit``-ed function that JAX is tracing/lowering/compiling now."""

@@ -1258,8 +1258,10 @@ class Graph:
             head = self.groups[c]
             own = PHASE_TIERS.get(head.name, tier) if head.kind == "phase" else tier
             # A box of loose equations (a library's layer norm) tells less than structure,
-            # and a library's inner calls less than the call the user made.
-            flat = len(g.nodes) >= FLAT_NODES_MIN and len(g.groups) * 4 <= len(g.nodes)
+            # and a library's inner calls less than the call the user made. One that
+            # holds passes (a library's step that differentiates) is a train step.
+            flat = (len(g.nodes) >= FLAT_NODES_MIN and len(g.groups) * 4 <= len(g.nodes)
+                    and not any(self.groups[p].kind == "phase" for p in g.groups))
             if inner and self._in_library(p.id):
                 continue  # a library's own calls open a level at a time; this deep is the user's click
             if flat and (g.kind == "library" or self._in_library(end)):

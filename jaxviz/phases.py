@@ -117,6 +117,26 @@ def _pull_into_passes(graph: Graph, parent: Group, passes: list[Group], flow: _F
         reader, read = next((p, users & nodes) for p, nodes in below if users & nodes)
         target = _outside_bodies(graph, _common_group(graph, read), reader.id)
         _move(graph, graph.groups[target], [], [gid])
+    if parent.kind == "library":
+        _pull_library_equations(graph, parent, below, flow)
+
+
+def _pull_library_equations(graph: Graph, call: Group, passes: list[tuple[Group, set[int]]],
+                            flow: _Flow) -> None:
+    """A library call that differentiates (numpyro's ``SVI.update``) prepares what its
+    passes read in equations of its own (the parameters' casts, the key it splits for
+    them): those whose values only the passes read are in the first pass that does."""
+    pass_of = {n: i for i, (_, nodes) in enumerate(passes) for n in nodes}
+    placed: dict[int, int] = {}
+    for n in reversed(call.nodes):  # program order: readers after what they read
+        readers = flow.consumers.get(n, ())
+        found = [pass_of.get(r, placed.get(r)) for r in readers]
+        if readers and graph.nodes[n].kind == "eqn" and None not in found:
+            placed[n] = min(found)  # type: ignore[type-var]
+    for i, (group, _) in enumerate(passes):
+        moved = [n for n in call.nodes if placed.get(n) == i]
+        if moved:
+            _move(graph, group, moved, [])
 
 
 def _common_group(graph: Graph, nodes: Iterable[int]) -> int:
@@ -174,13 +194,15 @@ def _gather_update(graph: Graph, parent: Group, backward: int, flow: _Flow,
                    members: dict[tuple[str, int], list[int]], consuming: set[tuple[str, int]]) -> Group | None:
     """Move the members of ``parent`` that come after the backward pass (``members``:
     ``_later_members``) and consume its results (the gradients: ``consuming``), or feed
-    what does (an optimizer's step count), into a new ``update`` phase placed after it;
-    None when nothing consumes them."""
+    what does (an optimizer's step count), into a new ``update`` phase placed after it
+    (in a library's call, all of them); None when nothing consumes them."""
     update = set(consuming)
     if not update:
         return None
     feeding = flow.upstream(n for m in update for n in members[m])
     update |= {m for m, nodes in members.items() if any(n in feeding for n in nodes)}
+    if parent.kind == "library":  # a library's step: what it does after the backward pass
+        update |= set(members)     # is its update (its step count, its optimizer's casts)
     gid = graph.add_group(UPDATE, "phase", parent.id)
     parent.groups.remove(gid)
     parent.groups.insert(parent.groups.index(backward) + 1, gid)

@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.extend.core as jcore
@@ -60,8 +60,26 @@ LOOP_ROUNDS_MAX = 64  # and of at most this many rounds (an unrolled chain stays
 LOOP_PRIMITIVES = frozenset({"scan", "while"})
 LIBRARY_DEPTH = 6  # library calls nested deeper than this are shown as their caller
 # The library call a user's function runs inside as a callback: (that function's call
-# name, the call's library path as group keys, outermost first).
-Enclosing = tuple[str, tuple[tuple[str, str], ...]]
+# name, the call's library path as group keys, outermost first, how many of those the
+# library made outside a pass it differentiates the callback in).
+Enclosing = tuple[str, tuple[tuple[str, str], ...], int]
+
+class LibraryCalls(NamedTuple):
+    """The library calls a walk outward over a traceback passed, up to a user frame."""
+
+    user: int  # that user frame's index, or the traceback's length
+    names: list[str]  # the calls, innermost first, each with its call site after ``@``
+    crossed_jaxviz: bool  # jaxviz's own frames were passed
+    called: Any  # the code of the library function called from the user frame, or None
+    in_pass: int | None  # how many calls were passed inside JAX's differentiation API
+
+    def outside_pass(self) -> int:
+        """How many of the calls (at most ``LIBRARY_DEPTH``, outermost first) were made
+        outside the pass a library differentiates in: 0 where it differentiates none."""
+        if self.in_pass is None:
+            return 0
+        return min(len(self.names) - self.in_pass, LIBRARY_DEPTH)
+
 
 # Called with an exception ``trace`` raised while staging, before it propagates:
 # ``jaxviz.errors`` adds a tracer error's explanation as a note (so that the model
@@ -228,6 +246,14 @@ def _scope_path(eqn: Any) -> list[tuple[str, str]]:
     return out
 
 
+def _trailing_transforms(path: list[tuple[str, str]], kinds: tuple[str, ...]) -> int:
+    """Where the run of keys of ``kinds`` that ``path`` ends with starts."""
+    at = len(path)
+    while at and path[at - 1][0] in kinds:
+        at -= 1
+    return at
+
+
 def _path_key(kind: str, name: str) -> tuple[str, str]:
     """A name-stack element as a group key: a scope in the user's words."""
     return (kind, USER_WORD_OF_SCOPE.get(name, name) if kind == "scope" else name)
@@ -247,6 +273,7 @@ def _scope_restated(path: list[tuple[str, str]], at: int, scope: tuple[str, str]
 KEPT_BETWEEN_BUILDS_MAX = 50_000
 _CODE_INFOS: dict[int, tuple[Any, bool, bool, str | None]] = {}
 _PASSING_CODES: set[int] = set()
+_DIFFERENTIATING_CODES: set[int] = set()  # of those, JAX's differentiation API's
 # Per literal value (a 0-d array by its dtype and bytes), its text (``_literal_text``).
 _LITERAL_TEXTS: dict[tuple[Any, ...], str] = {}
 
@@ -266,10 +293,13 @@ class GraphBuilder:
         self.call_groups: list[tuple[int, Any]] = []
         self._sources: dict[tuple[str, int, str], SourceLoc] = {}  # shared: one per line
         # per traceback: its innermost user frame, that frame's source, its library path
-        self._by_traceback: dict[Any, tuple[Any, SourceLoc | None, list[tuple[str, str]], Enclosing | None]] = {}
+        # and how many of its calls are outside the pass the library differentiates in
+        self._by_traceback: dict[Any, tuple[Any, SourceLoc | None, list[tuple[str, str]], int,
+                                            Enclosing | None]] = {}
         if len(_CODE_INFOS) > KEPT_BETWEEN_BUILDS_MAX:
             _CODE_INFOS.clear()
             _PASSING_CODES.clear()
+            _DIFFERENTIATING_CODES.clear()
         if len(_LITERAL_TEXTS) > KEPT_BETWEEN_BUILDS_MAX:
             _LITERAL_TEXTS.clear()
         self._code_infos = _CODE_INFOS  # by id(code): _code_info
@@ -690,10 +720,11 @@ class GraphBuilder:
         group, full_path, in_library, outside = base, base_path, False, True
         tracebacks = [internals.traceback_of(eqn) for eqn in eqns]
         infos = [self._traceback_info(eqn, traceback) for eqn, traceback in zip(eqns, tracebacks)]
-        paths = [self._eqn_path(eqn, library, enclosing) for eqn, (_, _, library, enclosing) in zip(eqns, infos)]
+        paths = [self._eqn_path(eqn, library, outside, enclosing)
+                 for eqn, (_, _, library, outside, enclosing) in zip(eqns, infos)]
         copies = self._replayed_copies(tracebacks, paths)
         for i, eqn in enumerate(eqns):
-            frame, source, _, _ = infos[i]
+            frame, source, *_ = infos[i]
             path: Sequence[tuple[str, ...]] = paths[i]
             replayed = copies[i] if copies is not None else None
             if replayed is not None:  # a later copy of a replayed call: a key of its own
@@ -777,10 +808,11 @@ class GraphBuilder:
         call = self._call_of(scope)
         return call is not None and call.traced_by_jax
 
-    def _eqn_path(self, eqn: Any, library: list[tuple[str, str]], enclosing: Enclosing | None,
+    def _eqn_path(self, eqn: Any, library: list[tuple[str, str]], outside: int, enclosing: Enclosing | None,
                   ) -> list[tuple[str, str]]:
         """The equation's group keys: its name stack's, then its library calls'
-        (``library``, as ``_traceback_info`` reads them), all inside the library call
+        (``library``, as ``_traceback_info`` reads them; the first ``outside`` of them
+        hold the pass the library differentiates in), all inside the library call
         that runs the user's code as a callback (``enclosing``), if any. A
         transformation the name stack ends with (``vmap``), under library calls, is
         taken as applied by the library to its innermost call (mctx's search vmaps its
@@ -792,51 +824,64 @@ class GraphBuilder:
         stack = internals.name_stack(eqn)
         found = self._eqn_paths_seen.get((id(stack), id(library)))
         if found is None or found[0] is not stack:
-            key = (stack, enclosing, *library)
+            key = (stack, enclosing, outside, *library)
             path = self._eqn_paths.get(key)
             if path is None:
-                path = self._join_paths(_scope_path(eqn), library)
+                path = self._join_paths(_scope_path(eqn), library, outside)
                 path = self._eqn_paths[key] = path if enclosing is None else self._inside_call(path, *enclosing)
             found = self._eqn_paths_seen[(id(stack), id(library))] = (stack, path)
         return found[1]
 
     def _traceback_info(self, eqn: Any, traceback: Any,
-                        ) -> tuple[Any, SourceLoc | None, list[tuple[str, str]], Enclosing | None]:
-        """(the innermost user frame, its source line, the library path, the library call
-        it is a callback of) of the
+                        ) -> tuple[Any, SourceLoc | None, list[tuple[str, str]], int, Enclosing | None]:
+        """(the innermost user frame, its source line, the library path, how many of its
+        calls hold the pass the library differentiates in, the library call it is a
+        callback of) of the
         equation's ``traceback``: read once per distinct traceback (a layer called in a
         loop records the same ones), each equation paying one lookup."""
         info = self._by_traceback.get(traceback)
         if info is None:
             codes, lastis = internals.code_stack_columns(eqn)
-            user, library = self._library_path(codes, lastis)
+            user, library, outside = self._library_path(codes, lastis)
             frame = internals.frame_at(codes[user], lastis[user]) if user < len(codes) else None
             enclosing = self._enclosing_call(codes, lastis, user)
-            info = self._by_traceback[traceback] = (frame, self._source_of(frame), library, enclosing)
+            info = self._by_traceback[traceback] = (frame, self._source_of(frame), library, outside, enclosing)
         return info
 
     @staticmethod
-    def _join_paths(scope: list[tuple[str, str]], library: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        split = len(scope)
-        while split and scope[split - 1][0] == "transform":
-            split -= 1
-        if split == len(scope) or not library:
+    def _join_paths(scope: list[tuple[str, str]], library: list[tuple[str, str]],
+                    outside: int) -> list[tuple[str, str]]:
+        """An equation's name-stack keys and library calls as one path. A pass the name
+        stack ends with, where the library differentiates (``outside`` of its calls were
+        made outside the pass), is inside those calls; a transformation the name stack
+        ends with, inside all but the innermost call (see ``_eqn_path``)."""
+        if not library:
+            return scope
+        run = _trailing_transforms(scope, ("transform", "phase"))
+        if outside and any(kind == "phase" for kind, _ in scope[run:]):
+            return scope[:run] + library[:outside] + scope[run:] + library[outside:]
+        split = _trailing_transforms(scope, ("transform",))
+        if split == len(scope):
             return scope + library
         return scope[:split] + library[:-1] + scope[split:] + library[-1:]
 
     def _inside_call(self, path: list[tuple[str, str]], function: str,
-                     library: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+                     library: tuple[tuple[str, str], ...], outside: int) -> list[tuple[str, str]]:
         """``path`` with ``library``'s calls opened around the call scope of ``function``
         (the callback) and the transformations the library applied to it (a solver's
-        ``jvp``); unchanged where the callback has no call scope of its own."""
-        at = len(path) - 1
-        while at >= 0 and not (path[at][0] == "scope" and (call := self._call_of(path[at][1])) is not None
-                               and call.function == function):
-            at -= 1
-        if at < 0:
+        ``jvp``), the pass it differentiates in inside the ``outside`` calls that hold
+        it; unchanged where the callback has no call scope of its own."""
+        callback = len(path) - 1
+        while callback >= 0 and not (path[callback][0] == "scope" and (call := self._call_of(path[callback][1]))
+                                     is not None and call.function == function):
+            callback -= 1
+        if callback < 0:
             return path
+        at = callback
         while at and path[at - 1][0] in ("transform", "phase"):
             at -= 1
+        if outside and any(kind == "phase" for kind, _ in path[at:callback]):
+            return [*path[:at], *library[:outside], *path[at:callback], *library[outside:], *path[callback:]]
         return [*path[:at], *library, *path[at:]]
 
     def _api_called(self, eqn: Any) -> str | None:
@@ -848,27 +893,29 @@ class GraphBuilder:
                 return text.removeprefix("jax.") if text else None
         return None
 
-    def _library_path(self, codes: Sequence[Any], lastis: Sequence[int]) -> tuple[int, list[tuple[str, str]]]:
+    def _library_path(self, codes: Sequence[Any], lastis: Sequence[int],
+                      ) -> tuple[int, list[tuple[str, str]], int]:
         """(the index of the innermost user frame in an equation's ``code_stack``, given as
         its columns, or its length; the library calls below that frame, outermost first,
-        as group keys (``("library", "HMC.sample")``)): read from the traceback JAX keeps,
-        so no library function is touched, in one walk from the innermost frame. At most
+        as group keys (``("library", "HMC.sample")``); how many of those the library made
+        outside a pass it differentiates in): read from the traceback JAX keeps, so no
+        library function is touched, in one walk from the innermost frame. At most
         ``LIBRARY_DEPTH`` levels; a name repeated by recursion counts once."""
-        user, names, _, _ = self._library_calls(codes, lastis, 0)
-        return user, [("library", n) for n in reversed(names[-LIBRARY_DEPTH:])]
+        calls = self._library_calls(codes, lastis, 0)
+        return calls.user, [("library", n) for n in reversed(calls.names[-LIBRARY_DEPTH:])], calls.outside_pass()
 
-    def _library_calls(self, codes: Sequence[Any], lastis: Sequence[int], start: int,
-                       ) -> tuple[int, list[str], bool, Any]:
-        """From frame ``start`` outward to the next user frame: (that frame's index, or the
-        stack's length; the library calls passed, innermost first, each with its call
-        site after ``@``; whether jaxviz's own frames were passed; the code of the
-        library function called from that frame, or None)."""
+    def _library_calls(self, codes: Sequence[Any], lastis: Sequence[int], start: int) -> LibraryCalls:
+        """The library calls from frame ``start`` outward to the next user frame (see
+        ``LibraryCalls``)."""
         names: list[str] = []
         outermost = None  # the code of the library function the user called
+        in_pass = None  # how many calls were passed inside JAX's differentiation API
         infos, passing, in_library = self._code_infos, self._passing_codes, True
         for i in range(start, len(codes)):  # innermost first
             code = codes[i]
             if id(code) in passing:
+                if id(code) in _DIFFERENTIATING_CODES:
+                    in_pass = len(names)
                 continue
             known = infos.get(id(code))
             _, user, ours, name = known if known is not None and known[0] is code else self._code_info(code)
@@ -881,22 +928,26 @@ class GraphBuilder:
                     name = self.called.name(code, lastis[i], outermost)
                     if name is not None:
                         names[-1] = name + names[-1][names[-1].index("@"):]
-                return i, names, not in_library, outermost
+                return LibraryCalls(i, names, not in_library, outermost, in_pass)
             if ours:
                 in_library = False  # jaxviz's tracing the user's code (JAX < 0.9 keeps the whole stack)
             elif name is None:
                 passing.add(id(code))
+                if internals.is_differentiation_entry(code):
+                    _DIFFERENTIATING_CODES.add(id(code))
+                    in_pass = len(names)
             elif in_library and (not names or names[-1].partition("@")[0] != name):
                 # the calling frame's position: two call sites of one function are two calls
                 caller = (codes[i + 1], lastis[i + 1]) if i + 1 < len(codes) else (None, 0)
                 names.append(f"{name}@{id(caller[0])}:{caller[1]}")
                 outermost = code
-        return len(codes), names, not in_library, outermost
+        return LibraryCalls(len(codes), names, not in_library, outermost, in_pass)
 
     def _enclosing_call(self, codes: Sequence[Any], lastis: Sequence[int], user: int) -> Enclosing | None:
         """Where the user's code at frame ``user`` runs as a callback of a library call
         (the loss a solver differentiates, the log density a sampler evaluates): (the
-        user function the library called, that call's library path, outermost first).
+        user function the library called, that call's library path, outermost first,
+        how many of those calls hold the pass it is differentiated in).
         None where no library call is outside the user's frames; where the library
         called a method (a framework running the user's own model: Flax's
         ``Module.apply`` calling ``__call__``); and where the user called an object the
@@ -904,15 +955,15 @@ class GraphBuilder:
         a transformation, not a call around its function."""
         entry = user
         while entry < len(codes):
-            outer, names, crossed_jaxviz, called = self._library_calls(codes, lastis, entry + 1)
-            if crossed_jaxviz or outer == len(codes):
+            calls = self._library_calls(codes, lastis, entry + 1)
+            if calls.crossed_jaxviz or calls.user == len(codes):
                 return None
-            if names and (call_scopes.is_method(codes[entry]) or called.co_name == "__call__"):
+            if calls.names and (call_scopes.is_method(codes[entry]) or calls.called.co_name == "__call__"):
                 return None
-            if names:
-                keys = tuple(("library", n) for n in reversed(names[-LIBRARY_DEPTH:]))
-                return call_scopes.call_name(codes[entry]), keys
-            entry = outer  # user code calling user code: its caller may be the callback
+            if calls.names:
+                keys = tuple(("library", n) for n in reversed(calls.names[-LIBRARY_DEPTH:]))
+                return call_scopes.call_name(codes[entry]), keys, calls.outside_pass()
+            entry = calls.user  # user code calling user code: its caller may be the callback
         return None
 
     def _name_call_sites(self, open_groups: list[tuple[tuple[str, ...], int]], node: int) -> None:

@@ -767,3 +767,29 @@ def test_jax_public_modules_are_told_from_its_internals():
     assert internals.jax_public_module(jax.__file__) == "jax"
     assert internals.jax_public_module(jax._src.core.__file__) is None  # internals
     assert internals.jax_public_module(__file__) is None
+
+
+@pytest.mark.parametrize("differentiate", [
+    lambda f, x: jax.grad(f)(x),
+    lambda f, x: jax.value_and_grad(f)(x),
+    lambda f, x: jax.vjp(f, x)[1](1.0),
+    lambda f, x: jax.jvp(f, (x,), (1.0,)),
+    lambda f, x: jax.linearize(f, x)[1](1.0),
+    lambda f, x: jax.jacrev(f)(x),
+    lambda f, x: jax.jacfwd(f)(x),
+    lambda f, x: jax.hessian(f)(x),
+], ids=["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"])
+def test_the_frames_of_jaxs_differentiation_api_are_known(differentiate):
+    """Every equation of a differentiated function has a frame of JAX's differentiation
+    API between it and the caller that differentiates, and no equation outside has one."""
+    def f(x):
+        return jnp.sin(x) * x
+
+    def program(x):
+        return differentiate(f, jnp.cos(x))
+
+    outside, *differentiated = jax.make_jaxpr(program)(1.0).jaxpr.eqns
+    inside = [any(internals.is_differentiation_entry(c) for c in internals.code_stack_columns(eqn)[0])
+              for eqn in (outside, *differentiated)]
+    assert outside.primitive.name == "cos" and not inside[0]
+    assert differentiated and all(inside[1:]), inside

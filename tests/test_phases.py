@@ -11,9 +11,13 @@ import flax.linen as nn
 import frameworks
 import jax
 import jax.numpy as jnp
+import numpyro
+import numpyro.distributions as dist
 import optax
 import pytest
 from flax.training import train_state
+from numpyro.infer import SVI, Trace_ELBO
+from numpyro.infer.autoguide import AutoDiagonalNormal
 
 import jaxviz
 from jaxviz.graph import AUTO_RANKS, common_name
@@ -487,3 +491,38 @@ def test_a_gradient_taken_inside_the_differentiated_function_has_passes_of_its_o
     inner_net = find(graph, inner.id, "net")
     net_lines = [graph.groups[g].name for g in graph.descendants(inner_net.id) if graph.groups[g].kind == "line"]
     assert len(net_lines) == len(set(net_lines)), net_lines  # no line in two pieces
+
+
+def logistic_model(x, y=None):
+    """Imitates numpyro's SVI examples (a Bayesian logistic regression, AutoDiagonalNormal)."""
+    w = numpyro.sample("w", dist.Normal(jnp.zeros(x.shape[1]), 1.0).to_event(1))
+    with numpyro.plate("data", x.shape[0]):
+        numpyro.sample("y", dist.Bernoulli(logits=x @ w), obs=y)
+
+
+def test_a_library_step_that_differentiates_holds_its_passes():
+    """``SVI.update`` takes the gradient of the ELBO and applies the optimizer itself: its
+    call holds forward, backward and update (it was once beside the passes and again
+    inside each), and the first view opens it. Its own equations that prepare what a
+    pass reads are in that pass; what it does after the backward pass is its update."""
+    x, y = jnp.ones((16, 3)), jnp.ones(16)
+    svi = SVI(logistic_model, AutoDiagonalNormal(logistic_model), numpyro.optim.Adam(0.01), Trace_ELBO())
+    state = svi.init(jax.random.PRNGKey(0), x, y)
+
+    def svi_step(state):
+        return svi.update(state, x, y)
+
+    graph = jaxviz.trace(svi_step, state).graph
+    top = [graph.groups[c] for c in graph.groups[0].groups if graph.groups[c].kind not in ("inputs", "outputs")]
+    assert [(g.kind, g.name) for g in top] == [("library", "SVI.update")]
+    update = top[0]
+    assert [(graph.groups[c].kind, graph.groups[c].name) for c in update.groups] == [
+        ("phase", "forward"), ("phase", "backward"), ("phase", "update")]
+    in_passes = set(nodes_below(graph, update.id)) - set(update.nodes)
+    readers: dict[int, set[int]] = {}
+    for e in graph.edges:
+        readers.setdefault(e.src, set()).add(e.dst)
+    only_passes_read = [graph.nodes[n].label for n in update.nodes if readers.get(n, {-1}) <= in_passes]
+    assert not only_passes_read
+    assert len(update.nodes) <= 5, [graph.nodes[n].label for n in update.nodes]  # its key, split
+    assert update.id in graph.expansion("auto")
