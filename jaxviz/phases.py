@@ -50,6 +50,8 @@ def shape_phases(graph: Graph, outside_phases: dict[int, Any],
             if _differentiates_again(graph, consuming):
                 _as_transforms(graph, phases)  # a sampler, not a train step
                 continue
+            if not _applies_gradients(graph, phases, flow, members, consuming):
+                continue  # derivatives put to another use (a PDE's residual), not an update
             update = _gather_update(graph, parent, phases[BACKWARD], flow, members, consuming)
             if update is not None:
                 _group_update(graph, update, outside_phases, transform_of, flow)
@@ -177,6 +179,32 @@ def _differentiates_again(graph: Graph, consuming: set[tuple[str, int]]) -> bool
                                for g in graph.descendants(member)):
             return True
     return False
+
+
+def _applies_gradients(graph: Graph, phases: dict[str, int], flow: _Flow,
+                       members: dict[tuple[str, int], list[int]], consuming: set[tuple[str, int]]) -> bool:
+    """Whether what consumes the gradients applies them to what was differentiated: it
+    reads a value from outside the passes that the forward pass reads too (the
+    parameters an optimizer updates). A physics-informed loss combines derivatives in
+    its inputs into a residual, which reads none."""
+    if FORWARD not in phases:
+        return True  # nothing to tell them by
+    in_passes = {n for name in (FORWARD, BACKWARD) for n in nodes_below(graph, phases[name])}
+
+    def origin(node: int) -> int:  # the value a broadcast or a cast of it stands for
+        while graph.nodes[node].primitive in SAME_VALUE and len(flow.producers.get(node, ())) == 1:
+            node = flow.producers[node][0]
+        return node
+
+    primals = {origin(p) for n in nodes_below(graph, phases[FORWARD]) for p in flow.producers.get(n, ())
+               if p not in in_passes}
+    return any(origin(p) in primals for m in consuming for n in members[m] for p in flow.producers.get(n, ())
+               if p not in in_passes)
+
+
+# Primitives whose result is their operand's value again (a vmap's broadcast of an
+# unbatched parameter, a cast).
+SAME_VALUE = frozenset({"broadcast_in_dim", "convert_element_type", "reshape", "squeeze", "expand_dims", "copy"})
 
 
 def _as_transforms(graph: Graph, phases: dict[str, int]) -> None:

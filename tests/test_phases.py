@@ -526,3 +526,41 @@ def test_a_library_step_that_differentiates_holds_its_passes():
     assert not only_passes_read
     assert len(update.nodes) <= 5, [graph.nodes[n].label for n in update.nodes]  # its key, split
     assert update.id in graph.expansion("auto")
+
+
+def burgers_u(params, x, t):
+    """A physics-informed network for Burgers' equation (the PINN pattern)."""
+    h = jnp.stack([x, t])
+    for w, b in params[:-1]:
+        h = jnp.tanh(h @ w + b)
+    w, b = params[-1]
+    return (h @ w + b)[0]
+
+
+def burgers_residual(params, x, t):
+    u_t = jax.grad(burgers_u, argnums=2)(params, x, t)
+    u_x = jax.grad(burgers_u, argnums=1)(params, x, t)
+    u_xx = jax.grad(jax.grad(burgers_u, argnums=1), argnums=1)(params, x, t)
+    return u_t + burgers_u(params, x, t) * u_x - 0.01 * u_xx
+
+
+def test_derivatives_put_to_another_use_are_no_update():
+    """An update applies gradients to what was differentiated (it reads the parameters
+    the forward pass reads); a PDE's residual combines derivatives in the inputs and is
+    no update. The train step around it has one."""
+    tx = optax.adam(1e-3)
+
+    def loss_fn(params, xs, ts):
+        return jnp.mean(jax.vmap(burgers_residual, in_axes=(None, 0, 0))(params, xs, ts) ** 2)
+
+    def train_step(params, opt_state, xs, ts):
+        grads = jax.grad(loss_fn)(params, xs, ts)
+        updates, opt_state = tx.update(grads, opt_state)
+        return optax.apply_updates(params, updates), opt_state
+
+    params = [(jnp.ones((2, 8)) * 0.1, jnp.zeros(8)), (jnp.ones((8, 1)) * 0.1, jnp.zeros(1))]
+    graph = jaxviz.trace(train_step, params, tx.init(params), jnp.zeros(4), jnp.zeros(4)).graph
+    updates = [g for g in graph.groups if g.kind == "phase" and g.name == "update"]
+    assert [graph.groups[g.parent].name for g in updates] == ["train_step"]
+    residuals = [g for g in graph.groups if g.name == "burgers_residual"]
+    assert residuals and all({"forward", "backward"} <= {graph.groups[c].name for c in g.groups} for g in residuals)
