@@ -1047,8 +1047,11 @@ class Graph:
         parent = self.groups[g].parent if g is not None else None
         if g is None or parent is None or self.groups[g].name == "forward":
             return None
-        copy: int | None = next((c for c in self.groups[parent].groups
-                                 if self.groups[c].kind == "phase" and self.groups[c].name == "forward"), None)
+        # the forward pass of its own step: the nearest before it (a step of a GAN's two)
+        siblings = self.groups[parent].groups
+        forwards = [c for c in siblings[:siblings.index(g)] if self.groups[c].kind == "phase"
+                    and self.groups[c].name == "forward"]
+        copy: int | None = forwards[-1] if forwards else None
         for name in reversed(names):
             if copy is None:
                 return None

@@ -38,23 +38,51 @@ def shape_phases(graph: Graph, outside_phases: dict[int, Any],
     library's jit over the whole parameter tree), instead of every value into it."""
     flow = _Flow(graph, values_through or {})
     for parent in list(graph.groups):
-        phases = {graph.groups[c].name: c for c in parent.groups if graph.groups[c].kind == "phase"}
-        if FORWARD in phases and BACKWARD not in phases:
-            forward = graph.groups[phases[FORWARD]]
-            forward.kind, forward.name = "transform", "jvp"
-        if BACKWARD in phases and FORWARD in phases:
-            _pull_into_passes(graph, parent, [graph.groups[phases[p]] for p in (FORWARD, BACKWARD)], flow)
-        if BACKWARD in phases:
-            members = _later_members(graph, parent, phases[BACKWARD])
-            consuming = _update_candidates(graph, phases[BACKWARD], flow, members)
-            if _differentiates_again(graph, consuming):
-                _as_transforms(graph, phases)  # a sampler, not a train step
-                continue
-            if not _applies_gradients(graph, phases, flow, members, consuming):
-                continue  # derivatives put to another use (a PDE's residual), not an update
-            update = _gather_update(graph, parent, phases[BACKWARD], flow, members, consuming)
-            if update is not None:
-                _group_update(graph, update, outside_phases, transform_of, flow)
+        steps = _steps(graph, parent)
+        for at, phases in enumerate(steps):
+            until = _first_node(graph, steps[at + 1]) if at + 1 < len(steps) else None
+            _shape_step(graph, parent, phases, flow, until, outside_phases, transform_of)
+
+
+def _shape_step(graph: Graph, parent: Group, phases: dict[str, int], flow: _Flow, until: int | None,
+                outside_phases: dict[int, Any], transform_of: Callable[[Any], str | None]) -> None:
+    """Rework one differentiation's passes (``phases``: by name) below ``parent``, where
+    the next one starts at node ``until``."""
+    if FORWARD in phases and BACKWARD not in phases:
+        forward = graph.groups[phases[FORWARD]]
+        forward.kind, forward.name = "transform", "jvp"
+    if BACKWARD in phases and FORWARD in phases:
+        _pull_into_passes(graph, parent, [graph.groups[phases[p]] for p in (FORWARD, BACKWARD)], flow)
+    if BACKWARD not in phases:
+        return
+    members = _later_members(graph, parent, phases[BACKWARD], until)
+    consuming = _update_candidates(graph, phases[BACKWARD], flow, members)
+    if _differentiates_again(graph, consuming):
+        _as_transforms(graph, phases)  # a sampler, not a train step
+        return
+    if not _applies_gradients(graph, phases, flow, members, consuming):
+        return  # derivatives put to another use (a PDE's residual), not an update
+    update = _gather_update(graph, parent, phases[BACKWARD], flow, members, consuming)
+    if update is not None:
+        _group_update(graph, update, outside_phases, transform_of, flow)
+
+
+def _steps(graph: Graph, parent: Group) -> list[dict[str, int]]:
+    """The differentiations whose passes ``parent`` holds, in program order, each as its
+    phases by name: a gradient taken twice in one function (a GAN's discriminator's,
+    then its generator's) is two of them, each a forward pass and a backward one."""
+    passes = [c for c in parent.groups if graph.groups[c].kind == "phase"]
+    steps: list[dict[str, int]] = []
+    for gid in sorted(passes, key=lambda c: _first_node(graph, {"": c})):
+        name = graph.groups[gid].name
+        if not steps or name in steps[-1]:  # (a transposed step lists its backward first)
+            steps.append({})
+        steps[-1][name] = gid
+    return steps
+
+
+def _first_node(graph: Graph, phases: dict[str, int]) -> int:
+    return min((n for gid in phases.values() for n in nodes_below(graph, gid)), default=-1)
 
 
 class _Flow:
@@ -239,14 +267,17 @@ def _gather_update(graph: Graph, parent: Group, backward: int, flow: _Flow,
     return graph.groups[gid]
 
 
-def _later_members(graph: Graph, parent: Group, backward: int) -> dict[tuple[str, int], list[int]]:
-    """The members of ``parent`` after the backward pass (equations and groups but
-    phases and arguments), each with its nodes."""
+def _later_members(graph: Graph, parent: Group, backward: int,
+                   until: int | None = None) -> dict[tuple[str, int], list[int]]:
+    """The members of ``parent`` after the backward pass and before node ``until`` (the
+    next differentiation's), equations and groups but phases and arguments, each with
+    its nodes."""
     after = max(nodes_below(graph, backward), default=-1)
     members = {m: _member_nodes(graph, m) for m in _members(parent)
                if m[0] == "n" and graph.nodes[m[1]].kind == "eqn"
                or m[0] == "g" and graph.groups[m[1]].kind not in ("phase", "inputs", "outputs")}
-    return {m: nodes for m, nodes in members.items() if nodes and min(nodes) > after}
+    return {m: nodes for m, nodes in members.items()
+            if nodes and min(nodes) > after and (until is None or min(nodes) < until)}
 
 
 def _update_candidates(graph: Graph, backward: int, flow: _Flow,

@@ -254,6 +254,45 @@ def _trailing_transforms(path: list[tuple[str, str]], kinds: tuple[str, ...]) ->
     return at
 
 
+def _sites_filled(paths: list[list[tuple[str, str]]]) -> list[list[tuple[str, str]]]:
+    """``paths`` (one per equation, in program order), where an equation's pass does not
+    say which differentiation it belongs to (no call follows it: the backward pass's
+    seed, ``GraphBuilder._of_one_differentiation``), with that of the nearest equation in a pass at
+    the same place: the one before it, else the one after."""
+    at_of: dict[int, int | None] = {}
+    unsited: list[int] = []
+    for i, path in enumerate(paths):
+        at = at_of.get(id(path), -1)
+        if at == -1:
+            at = at_of[id(path)] = next((k for k, key in enumerate(path) if key[0] == "phase"), None)
+        if at is not None and "@" not in path[at][1]:
+            unsited.append(i)
+    if not unsited:
+        return paths
+    filled = list(paths)
+    for order in (range(len(paths)), range(len(paths) - 1, -1, -1)):
+        site_at: dict[tuple[tuple[str, str], ...], str] = {}
+        for i in order:
+            path, at = filled[i], at_of.get(id(filled[i]))
+            if at is None:
+                continue
+            prefix, (_, name) = tuple(path[:at]), path[at]
+            if "@" in name:
+                site_at[prefix] = name.partition("@")[2]
+            elif prefix in site_at:
+                filled[i] = [*path[:at], ("phase", f"{name}@{site_at[prefix]}"), *path[at + 1:]]
+                at_of[id(filled[i])] = at
+    return filled
+
+
+def _same_key(key: tuple[str, ...], outer: tuple[str, ...]) -> bool:
+    """Whether a sub-jaxpr equation's ``key`` is the key ``outer`` of the equation that
+    holds it: a pass that does not say its differentiation is the holder's pass."""
+    if key == outer[:2]:
+        return True
+    return key[0] == "phase" == outer[0] and "@" not in key[1] and outer[1].partition("@")[0] == key[1]
+
+
 def _path_key(kind: str, name: str) -> tuple[str, str]:
     """A name-stack element as a group key: a scope in the user's words."""
     return (kind, USER_WORD_OF_SCOPE.get(name, name) if kind == "scope" else name)
@@ -315,6 +354,7 @@ class GraphBuilder:
         # per (name stack, library path): the equations of one layer share both
         self._eqn_paths: dict[tuple[Any, ...], list[tuple[str, str]]] = {}
         self._eqn_paths_seen: dict[tuple[int, int], tuple[Any, list[tuple[str, str]]]] = {}  # by identity
+        self._unsited_paths: set[int] = set()  # ids of those whose pass does not say its differentiation
         self._literal_texts = _LITERAL_TEXTS
         self._params_texts: dict[tuple[Any, ...], tuple[str, DeferredParams]] = {}  # per distinct params
         self.library_nodes: set[int] = set()  # equations recorded inside a library call
@@ -722,6 +762,8 @@ class GraphBuilder:
         infos = [self._traceback_info(eqn, traceback) for eqn, traceback in zip(eqns, tracebacks)]
         paths = [self._eqn_path(eqn, library, outside, enclosing)
                  for eqn, (_, _, library, outside, enclosing) in zip(eqns, infos)]
+        if self._unsited_paths and not self._unsited_paths.isdisjoint(map(id, paths)):
+            paths = _sites_filled(paths)
         copies = self._replayed_copies(tracebacks, paths)
         for i, eqn in enumerate(eqns):
             frame, source, *_ = infos[i]
@@ -762,7 +804,7 @@ class GraphBuilder:
         # A sub-jaxpr's equations carry the path of the equation holding it (or of
         # the part of it its own caller shares, a library calling back user code).
         shared = 0
-        while shared < min(len(path), len(base_path)) and path[shared] == base_path[shared][:2]:
+        while shared < min(len(path), len(base_path)) and _same_key(path[shared], base_path[shared]):
             shared += 1
         path = path[shared:]
         common = 0
@@ -827,10 +869,31 @@ class GraphBuilder:
             key = (stack, enclosing, outside, *library)
             path = self._eqn_paths.get(key)
             if path is None:
-                path = self._join_paths(_scope_path(eqn), library, outside)
+                path = self._join_paths(self._of_one_differentiation(_scope_path(eqn)), library, outside)
                 path = self._eqn_paths[key] = path if enclosing is None else self._inside_call(path, *enclosing)
+                if any(kind == "phase" and "@" not in name for kind, name in path):
+                    self._unsited_paths.add(id(path))
             found = self._eqn_paths_seen[(id(stack), id(library))] = (stack, path)
         return found[1]
+
+    def _of_one_differentiation(self, path: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """``path`` with its outermost pass keyed, after ``@``, by the differentiation it
+        belongs to: two gradients taken in one function (a GAN's) are two sets of
+        passes. Told by the call JAX differentiated, the first call inside the pass
+        (``jv12:d_loss_fn``); where the user's code made that call (an unrecorded
+        ``lambda p: loss(inner_update(p))`` was differentiated), by its line. Where no
+        call follows the pass (a backward pass's seed), the key says nothing more
+        (``_sites_filled``)."""
+        at = next((k for k, (kind, _) in enumerate(path) if kind == "phase"), None)
+        if at is None:
+            return path
+        scope = next((name for kind, name in path[at + 1:] if call_scopes.activation_number(name) is not None), None)
+        if scope is None:
+            return path
+        call = self._call_of(scope)
+        site = scope if call is None or call.traced_by_jax or call.call_site is None \
+            else f"{call.call_site.file}:{call.call_site.line}"
+        return [*path[:at], ("phase", f"{path[at][1]}@{site}"), *path[at + 1:]]
 
     def _traceback_info(self, eqn: Any, traceback: Any,
                         ) -> tuple[Any, SourceLoc | None, list[tuple[str, str]], int, Enclosing | None]:
@@ -1022,7 +1085,7 @@ class GraphBuilder:
     def _open_group(self, key: tuple[str, str], parent: int) -> int:
         kind, name = key
         if kind in ("transform", "phase"):
-            return self.graph.add_group(name, kind, parent)
+            return self.graph.add_group(name.partition("@")[0], kind, parent)
         if kind == "library":
             name = name.partition("@")[0]
             outer = self.graph.groups[parent]

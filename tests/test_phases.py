@@ -564,3 +564,52 @@ def test_derivatives_put_to_another_use_are_no_update():
     assert [graph.groups[g.parent].name for g in updates] == ["train_step"]
     residuals = [g for g in graph.groups if g.name == "burgers_residual"]
     assert residuals and all({"forward", "backward"} <= {graph.groups[c].name for c in g.groups} for g in residuals)
+
+
+class GanGenerator(nn.Module):
+    @nn.compact
+    def __call__(self, z):
+        return nn.tanh(nn.Dense(16)(nn.relu(nn.Dense(32)(z))))
+
+
+class GanDiscriminator(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return nn.Dense(1)(nn.leaky_relu(nn.Dense(32)(x), 0.2))
+
+
+def test_two_gradients_taken_in_one_step_are_two_steps():
+    """A GAN's step (the community Flax DCGAN pattern) takes the discriminator's gradient
+    and applies it, then the generator's: forward, backward and update twice, in that
+    order, each pass holding its own loss (they were one forward holding both losses,
+    one backward, one update and the other optimizer loose beside them)."""
+    gen, disc = GanGenerator(), GanDiscriminator()
+    g_opt, d_opt = optax.adam(2e-4, b1=0.5), optax.adam(2e-4, b1=0.5)
+
+    def train_step(g_params, d_params, g_state, d_state, real, z):
+        def d_loss_fn(d_params):
+            real_logits, fake_logits = disc.apply(d_params, real), disc.apply(d_params, gen.apply(g_params, z))
+            return (optax.sigmoid_binary_cross_entropy(real_logits, jnp.ones_like(real_logits)).mean()
+                    + optax.sigmoid_binary_cross_entropy(fake_logits, jnp.zeros_like(fake_logits)).mean())
+
+        d_grads = jax.grad(d_loss_fn)(d_params)
+        d_updates, d_state = d_opt.update(d_grads, d_state)
+        d_params = optax.apply_updates(d_params, d_updates)
+
+        def g_loss_fn(g_params):
+            fake_logits = disc.apply(d_params, gen.apply(g_params, z))
+            return optax.sigmoid_binary_cross_entropy(fake_logits, jnp.ones_like(fake_logits)).mean()
+
+        g_grads = jax.grad(g_loss_fn)(g_params)
+        g_updates, g_state = g_opt.update(g_grads, g_state)
+        return optax.apply_updates(g_params, g_updates), d_params, g_state, d_state
+
+    z, real = jnp.ones((4, 8)), jnp.ones((4, 16))
+    g_params, d_params = gen.init(jax.random.PRNGKey(0), z), disc.init(jax.random.PRNGKey(1), real)
+    graph = jaxviz.trace(train_step, g_params, d_params, g_opt.init(g_params), d_opt.init(d_params), real, z).graph
+    top = [graph.groups[c] for c in graph.groups[0].groups if graph.groups[c].kind == "phase"]
+    assert [g.name for g in top] == ["forward", "backward", "update"] * 2
+    assert [graph.groups[c].name for g in top[:2] for c in g.groups] == ["d_loss_fn"] * 2
+    assert [graph.groups[c].name for g in top[3:5] for c in g.groups] == ["g_loss_fn"] * 2
+    loose = [graph.groups[c].name for c in graph.groups[0].groups if graph.groups[c].kind == "library"]
+    assert not loose, loose  # each optimizer's update is in its step's
