@@ -795,6 +795,27 @@ _DIFFERENTIATION_ENTRIES = frozenset({"grad_f", "value_and_grad_f", "jacfun", "v
                                       "linearize", "hessian"})
 
 
+def _jacobian_codes() -> dict[int, tuple[Any, str]]:
+    """The code of the function ``jax.jacfwd``/``jax.jacrev`` return (``jacfun``), by id."""
+    found: dict[int, tuple[Any, str]] = {}
+    for api in (jax.jacfwd, jax.jacrev):
+        outer = getattr(inspect.unwrap(api), "__code__", None)
+        for const in outer.co_consts if outer is not None else ():
+            if inspect.iscode(const):
+                found[id(const)] = (const, api.__name__)
+    return found
+
+
+_JACOBIAN_CODES = _jacobian_codes()
+
+
+def jacobian_api(code: Any) -> str | None:
+    """``"jacfwd"`` or ``"jacrev"`` for the code of the function those return (a frame of
+    it lies between a Jacobian's call and the function it differentiates); else None."""
+    known = _JACOBIAN_CODES.get(id(code))
+    return known[1] if known is not None and known[0] is code else None
+
+
 def is_differentiation_entry(code: Any) -> bool:
     """Whether ``code`` is a frame of JAX's differentiation API (``jax.grad``'s
     ``grad_f``, ``jax.vjp``…): what lies inside it in a traceback runs in the pass it

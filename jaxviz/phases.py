@@ -201,12 +201,18 @@ def _differentiates_again(graph: Graph, consuming: set[tuple[str, int]]) -> bool
     """Whether what consumes the gradients (``consuming``: ``_update_candidates``) takes
     gradients itself: a sampler's kernel (HMC's leapfrog, an adaptation's loop) reads the
     gradient at its starting point and differentiates again at every step, where a train
-    step's update only applies it."""
+    step's update only applies it. A backward pass alone (the transposed matrix-vector
+    product of ``jnp.linalg.solve``'s linear solve) is no gradient taken."""
     for kind, member in consuming:
-        if kind == "g" and any(graph.groups[g].kind == "phase" and graph.groups[g].name == BACKWARD
-                               for g in graph.descendants(member)):
+        if kind == "g" and any(_takes_gradient(graph, graph.groups[g]) for g in graph.descendants(member)):
             return True
     return False
+
+
+def _takes_gradient(graph: Graph, group: Group) -> bool:
+    """Whether ``group`` holds a forward pass and a backward one."""
+    passes = {graph.groups[c].name for c in group.groups if graph.groups[c].kind == "phase"}
+    return {FORWARD, BACKWARD} <= passes
 
 
 def _applies_gradients(graph: Graph, phases: dict[str, int], flow: _Flow,
@@ -256,7 +262,8 @@ def _gather_update(graph: Graph, parent: Group, backward: int, flow: _Flow,
     if not update:
         return None
     feeding = flow.upstream(n for m in update for n in members[m])
-    update |= {m for m, nodes in members.items() if any(n in feeding for n in nodes)}
+    update |= {m for m, nodes in members.items() if any(n in feeding for n in nodes)
+               and not (m[0] == "g" and graph.groups[m[1]].kind == "transform")}  # a Hessian: not the update's
     if parent.kind == "library":  # a library's step: what it does after the backward pass
         update |= set(members)     # is its update (its step count, its optimizer's casts)
     gid = graph.add_group(UPDATE, "phase", parent.id)

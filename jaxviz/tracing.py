@@ -255,34 +255,37 @@ def _trailing_transforms(path: list[tuple[str, str]], kinds: tuple[str, ...]) ->
 
 
 def _sites_filled(paths: list[list[tuple[str, str]]]) -> list[list[tuple[str, str]]]:
-    """``paths`` (one per equation, in program order), where an equation's pass does not
-    say which differentiation it belongs to (no call follows it: the backward pass's
-    seed, ``GraphBuilder._of_one_differentiation``), with that of the nearest equation in a pass at
-    the same place: the one before it, else the one after."""
+    """``paths`` (one per equation, in program order), where an equation's pass or
+    Jacobian does not say which differentiation it belongs to (no call follows it: a
+    backward pass's seed, a Jacobian's basis; ``GraphBuilder._of_one_differentiation``,
+    ``GraphBuilder._jacobians_named``), with that of the nearest equation in one at the
+    same place: the one before it, else the one after."""
     at_of: dict[int, int | None] = {}
-    unsited: list[int] = []
-    for i, path in enumerate(paths):
-        at = at_of.get(id(path), -1)
-        if at == -1:
-            at = at_of[id(path)] = next((k for k, key in enumerate(path) if key[0] == "phase"), None)
-        if at is not None and "@" not in path[at][1]:
-            unsited.append(i)
-    if not unsited:
-        return paths
+    for path in paths:
+        if id(path) not in at_of:
+            at_of[id(path)] = next((k for k, key in enumerate(path) if _differentiates(key)), None)
     filled = list(paths)
     for order in (range(len(paths)), range(len(paths) - 1, -1, -1)):
-        site_at: dict[tuple[tuple[str, str], ...], str] = {}
+        sited: dict[tuple[tuple[str, str], ...], tuple[str, str]] = {}
         for i in order:
             path, at = filled[i], at_of.get(id(filled[i]))
             if at is None:
                 continue
-            prefix, (_, name) = tuple(path[:at]), path[at]
-            if "@" in name:
-                site_at[prefix] = name.partition("@")[2]
-            elif prefix in site_at:
-                filled[i] = [*path[:at], ("phase", f"{name}@{site_at[prefix]}"), *path[at + 1:]]
+            prefix, key = tuple(path[:at]), path[at]
+            if "@" in key[1]:
+                sited[prefix] = key
+            elif (found := sited.get(prefix)) is not None and found[0] == key[0]:
+                site = found[1].partition("@")[2]
+                filled[i] = [*path[:at], (key[0], f"{key[1]}@{site}") if key[0] == "phase" else found,
+                             *path[at + 1:]]
                 at_of[id(filled[i])] = at
     return filled
+
+
+def _differentiates(key: tuple[str, str]) -> bool:
+    """Whether a path key is a pass or a transformation that differentiates."""
+    kind, name = key
+    return kind == "phase" or kind == "transform" and ("jvp" in name or "transpose" in name or "@" in name)
 
 
 def _same_key(key: tuple[str, ...], outer: tuple[str, ...]) -> bool:
@@ -869,12 +872,37 @@ class GraphBuilder:
             key = (stack, enclosing, outside, *library)
             path = self._eqn_paths.get(key)
             if path is None:
-                path = self._join_paths(self._of_one_differentiation(_scope_path(eqn)), library, outside)
+                path = self._of_one_differentiation(self._jacobians_named(_scope_path(eqn)))
+                path = self._join_paths(path, library, outside)
                 path = self._eqn_paths[key] = path if enclosing is None else self._inside_call(path, *enclosing)
-                if any(kind == "phase" and "@" not in name for kind, name in path):
+                if any(_differentiates(key) and "@" not in key[1] for key in path):
                     self._unsited_paths.add(id(path))
             found = self._eqn_paths_seen[(id(stack), id(library))] = (stack, path)
         return found[1]
+
+    def _jacobians_named(self, path: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """``path`` with the transformations JAX composed for a Jacobian the user asked
+        for (``jax.hessian(loss)`` is ``vmap(jvp)(jvp)`` for the forward pass it
+        differentiates, ``vmap(jvp)(vmap)(transpose)(jvp)`` for its backward, and more)
+        as one, named after the call on the user's line that made it (``hessian``) and
+        keyed by the call it differentiates: one group."""
+        out: list[tuple[str, str]] = []
+        at = 0
+        while at < len(path):
+            end = at
+            while end < len(path) and path[end][0] in ("transform", "phase"):
+                end += 1
+            api = self._jacobian_called(path[end][1]) if at < end < len(path) else None
+            out.extend([("transform", f"{api}@{path[end][1]}")] if api else path[at:end])
+            out.append(path[end]) if end < len(path) else None
+            at = end + 1
+        return out
+
+    def _jacobian_called(self, scope: str) -> str | None:
+        """``hessian`` where JAX made the call ``scope`` names for a Jacobian the user
+        asked for (``jax.hessian(loss)(w)``); else None."""
+        call = self._call_of(scope) if call_scopes.activation_number(scope) is not None else None
+        return call.jacobian if call is not None else None
 
     def _of_one_differentiation(self, path: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """``path`` with its outermost pass keyed, after ``@``, by the differentiation it
@@ -1048,8 +1076,10 @@ class GraphBuilder:
         layer in pieces), so it is reused; so is a module's scope around one call of its
         ``__call__`` (``following``, that call's key). Other scopes open anew after an
         interruption."""
-        # A library call is one group too: its key holds its call site.
-        reusable = key[0] in ("phase", "library") or call_scopes.activation_number(key[1]) is not None
+        # A library call is one group too: its key holds its call site; so is a
+        # Jacobian's transformation: its key holds the call it differentiates.
+        reusable = key[0] in ("phase", "library") or call_scopes.activation_number(key[1]) is not None \
+            or key[0] == "transform" and "@" in key[1]
         if not reusable and following is not None and self._calls_itself(key, following):
             key = (*key, following[1])  # one call of the module: interrupted, not called again
             reusable = True

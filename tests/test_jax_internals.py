@@ -793,3 +793,24 @@ def test_the_frames_of_jaxs_differentiation_api_are_known(differentiate):
               for eqn in (outside, *differentiated)]
     assert outside.primitive.name == "cos" and not inside[0]
     assert differentiated and all(inside[1:]), inside
+
+
+@pytest.mark.parametrize("api, expected", [(jax.jacfwd, ["jacfwd"]), (jax.jacrev, ["jacrev"]),
+                                           (jax.hessian, ["jacrev", "jacfwd"])])
+def test_the_frames_of_jaxs_jacobians_are_known(api, expected):
+    """Between a Jacobian's call and the function it differentiates lie frames of the
+    function ``jax.jacfwd``/``jax.jacrev`` returned (a Hessian: both, jacrev inside)."""
+    seen: list[str] = []
+
+    def f(x):
+        frame = sys._getframe(1)
+        while frame is not None:
+            name = internals.jacobian_api(frame.f_code)
+            if name is not None:
+                seen.append(name)
+            frame = frame.f_back
+        return jnp.sin(x)
+
+    api(f)(1.0)
+    assert seen == expected
+    assert internals.jacobian_api(f.__code__) is None

@@ -613,3 +613,26 @@ def test_two_gradients_taken_in_one_step_are_two_steps():
     assert [graph.groups[c].name for g in top[3:5] for c in g.groups] == ["g_loss_fn"] * 2
     loose = [graph.groups[c].name for c in graph.groups[0].groups if graph.groups[c].kind == "library"]
     assert not loose, loose  # each optimizer's update is in its step's
+
+
+def test_a_jacobian_is_one_group_named_as_the_user_asked_for_it():
+    """Newton's method on a logistic regression (the JAX autodiff cookbook's Hessians):
+    ``jax.hessian(loss)`` is one group named ``hessian`` holding ``loss``, not JAX's
+    composed ``vmap(jvp)(jvp)`` / ``vmap(jvp)(vmap)(transpose)(jvp)`` pieces; the
+    gradient beside it keeps its passes (a linear solve's transposed product in the
+    update is no second gradient)."""
+    def loss(w, x, y):
+        logits = x @ w
+        return jnp.mean(jax.nn.softplus(logits) - y * logits)
+
+    def newton_step(w, x, y):
+        g = jax.grad(loss)(w, x, y)
+        hess = jax.hessian(loss)(w, x, y)
+        return w - jnp.linalg.solve(hess, g)
+
+    graph = jaxviz.trace(newton_step, jnp.zeros(3), jnp.ones((8, 3)), jnp.ones(8)).graph
+    transforms = [g.name for g in graph.groups if g.kind == "transform"]
+    assert not [name for name in transforms if "(" in name], transforms
+    (hessian,) = [g for g in graph.groups if g.name == "hessian"]
+    assert [graph.groups[c].name for c in hessian.groups if graph.groups[c].kind == "call"] == ["loss"]
+    assert [p.name for p in top_phases(graph)] == ["forward", "backward", "update"]
