@@ -318,6 +318,7 @@ _PASSING_CODES: set[int] = set()
 _DIFFERENTIATING_CODES: set[int] = set()  # of those, JAX's differentiation API's
 # Per literal value (a 0-d array by its dtype and bytes), its text (``_literal_text``).
 _LITERAL_TEXTS: dict[tuple[Any, ...], str] = {}
+_MISSING = object()  # a cache's "not read yet", where None is an answer
 
 
 class GraphBuilder:
@@ -338,6 +339,9 @@ class GraphBuilder:
         # and how many of its calls are outside the pass the library differentiates in
         self._by_traceback: dict[Any, tuple[Any, SourceLoc | None, list[tuple[str, str]], int,
                                             Enclosing | None]] = {}
+        # per stack outside an innermost user frame (its codes' ids, alive while the jaxpr
+        # is, and offsets): ``_enclosing_call``'s answer
+        self._enclosing_by_stack: dict[tuple[tuple[int, ...], tuple[int, ...]], Any] = {}
         if len(_CODE_INFOS) > KEPT_BETWEEN_BUILDS_MAX:
             _CODE_INFOS.clear()
             _PASSING_CODES.clear()
@@ -935,7 +939,11 @@ class GraphBuilder:
             codes, lastis = internals.code_stack_columns(eqn)
             user, library, outside = self._library_path(codes, lastis)
             frame = internals.frame_at(codes[user], lastis[user]) if user < len(codes) else None
-            enclosing = self._enclosing_call(codes, lastis, user)
+            # what lies outside the user frame: shared by the tracebacks of one user line
+            stack = (tuple(map(id, codes[user:])), tuple(lastis[user:]))
+            enclosing = self._enclosing_by_stack.get(stack, _MISSING)
+            if enclosing is _MISSING:
+                enclosing = self._enclosing_by_stack[stack] = self._enclosing_call(codes, lastis, user)
             info = self._by_traceback[traceback] = (frame, self._source_of(frame), library, outside, enclosing)
         return info
 
