@@ -210,6 +210,22 @@ def traceback_code_stacks(closed: Any) -> list[tuple[Any, ...]]:
     frames (library frames too, innermost first) on the stack when it was recorded, from
     the function JAX was tracing inward (jaxlib cuts the stack there). Equal tracebacks are
     merged first: a loop of 48 layers records few distinct ones."""
+    return [_traced_part(tb.raw_frames()[0]) for tb in _distinct_tracebacks(closed)]
+
+
+def traceback_frame_codes(closed: Any) -> list[Any]:
+    """The code objects of all the frames of ``closed``'s equations' tracebacks, each once
+    (by identity): those of ``traceback_code_stacks`` and, on a JAX that keeps them, its
+    tracing machinery's frames outside them. Gathered in C: the stacks of a program share
+    most of their frames, and a code object hashes its bytecode."""
+    by_id: dict[int, Any] = {}
+    for tb in _distinct_tracebacks(closed):
+        codes = tb.raw_frames()[0]
+        by_id.update(zip(map(id, codes), codes))
+    return list(by_id.values())
+
+
+def _distinct_tracebacks(closed: Any) -> set[Any]:
     tracebacks = set()
     seen: set[int] = set()
     stack = [open_jaxpr(closed)]
@@ -223,7 +239,7 @@ def traceback_code_stacks(closed: Any) -> list[tuple[Any, ...]]:
             if traceback is not None:
                 tracebacks.add(traceback)  # hashed and compared by content
             stack.extend(jaxprs_in_params(eqn.params))
-    return [_traced_part(tb.raw_frames()[0]) for tb in tracebacks]
+    return tracebacks
 
 
 def code_stack(eqn: Any) -> tuple[tuple[Any, int], ...]:

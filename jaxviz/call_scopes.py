@@ -964,11 +964,10 @@ class CodeScopes(_Recorder):
     def unscoped(self, closed: Any) -> set[Any]:
         """Code of user functions that recorded equations outside a scope of their own
         (stacks from a trace JAX had cached before this one are not ours to check)."""
-        stacks = internals.traceback_code_stacks(closed)
-        if not any(map(self._missable, _distinct_codes(stacks))):
-            return set()  # every user function on them ran with a scope or is skipped
+        if not any(map(self._missable, internals.traceback_frame_codes(closed))):
+            return set()  # every user function on the stacks ran with a scope or is skipped
         missed: set[Any] = set()
-        for users, cached in self._user_stacks(closed, stacks):
+        for users, cached in self._user_stacks(closed):
             if not cached:
                 missed.update(c for c in users if c not in self._skip and not is_instrumented(c)
                               and not c.co_flags & _GENERATOR_FLAGS)
@@ -980,8 +979,7 @@ class CodeScopes(_Recorder):
         return ((self._is_user(code) or code in self._skip) and code not in self._skip
                 and not is_instrumented(code) and not code.co_flags & _GENERATOR_FLAGS)
 
-    def _user_stacks(self, closed: Any, stacks: list[tuple[Any, ...]] | None = None,
-                     ) -> Iterator[tuple[list[Any], bool]]:
+    def _user_stacks(self, closed: Any) -> Iterator[tuple[list[Any], bool]]:
         """Per distinct equation stack of ``closed``: its user functions (innermost
         first), and whether it comes from a trace JAX had cached.
 
@@ -991,7 +989,7 @@ class CodeScopes(_Recorder):
         cached before this one (a jitted callee the user ran already)."""
         member: dict[int, tuple[Any, bool]] = {}  # id(code) → (code, a user frame here)
         cached: dict[int, tuple[Any, bool]] = {}  # id(outer code) → (code, from a cached trace)
-        for codes in internals.traceback_code_stacks(closed) if stacks is None else stacks:
+        for codes in internals.traceback_code_stacks(closed):
             users = []
             for c in codes:  # by identity: a code object hashes its bytecode, every time
                 known = member.get(id(c))
@@ -1006,15 +1004,6 @@ class CodeScopes(_Recorder):
                     found = cached[id(outer)] = (outer, outer not in self._skip and not is_instrumented(outer)
                                                  and instrumented_code(outer) is not None)
                 yield users, found[1]
-
-
-def _distinct_codes(stacks: list[tuple[Any, ...]]) -> Iterable[Any]:
-    """The code objects on ``stacks``, each once: by identity, gathered in C (the stacks of
-    a program share most of their frames, and a code object hashes its bytecode)."""
-    by_id: dict[int, Any] = {}
-    for codes in stacks:
-        by_id.update(zip(map(id, codes), codes))
-    return by_id.values()
 
 
 def _plain_builtins(fn: types.FunctionType) -> bool:

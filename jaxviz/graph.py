@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+import itertools
 import json
 import math
 import re
@@ -423,9 +424,9 @@ def _widest_row(start: dict[Item, float], height: dict[Item, float], width: dict
     the most width standing side by side at one height (a sweep over the spans). An edge
     takes room in the rows it crosses too (dot routes it through them, its label beside):
     those of ``routed`` (``_routed``)."""
-    events: list[tuple[float, int, float]] = []  # (row, opens, width) where a span opens or closes
-    for i, first in start.items():
-        events += ((first, 1, width[i]), (first + height[i], 0, width[i]))
+    # (row, opens, width) where a span opens or closes
+    events = [(first, 1, width[i]) for i, first in start.items()]
+    events += [(first + height[i], 0, width[i]) for i, first in start.items()]
     for a, b in routed:
         if start.get(a, 0) > start.get(b, 0):
             a, b = b, a
@@ -435,12 +436,10 @@ def _widest_row(start: dict[Item, float], height: dict[Item, float], width: dict
                 top, bottom = bottom, top
             events += ((top, 1, EDGE_PT), (bottom, 0, EDGE_PT))
     events.sort()
-    best = current = 0.0
-    for _, opening, w in events:
-        current += w + ITEM_GAP_PT if opening else -(w + ITEM_GAP_PT)
-        if current > best:
-            best = current
-    return best
+    # the width standing after each event, summed in the events' order (as a loop would)
+    best = max(itertools.accumulate([w + ITEM_GAP_PT if opening else -(w + ITEM_GAP_PT)
+                                     for _, opening, w in events]), default=0.0)
+    return best if best > 0.0 else 0.0
 
 
 _NUMBERED = re.compile(r"(?:[\s_\-.]*\d+|\[\d+\])$")  # h_0, Dense3, layer-2, blocks[5]

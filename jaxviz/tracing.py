@@ -670,6 +670,8 @@ class GraphBuilder:
         holds a sub-jaxpr (``relu``'s ``custom_jvp_call``) goes with its line."""
         g = self.graph
         for group in list(g.groups):
+            if len(group.nodes) + len(group.groups) < LINE_GROUP_MIN:
+                continue  # too few members for a run (most groups: an equation's, a layer's)
             runs: list[list[int]] = []  # node ids: an equation, or the own node of an eqn group
             last = None
             members = self._members_in_order(group)

@@ -67,6 +67,9 @@ def test_traceback_code_stacks_merge_equal_tracebacks_and_reach_the_traced_funct
     # called make_jaxpr, is not in it (jaxviz.call_scopes relies on that to tell its trace apart).
     here = sys._getframe().f_code
     assert not any(here in s for s in stacks), "jaxlib's Traceback now reaches past the traced function"
+    codes = internals.traceback_frame_codes(closed)
+    assert len({id(c) for c in codes}) == len(codes), "each code object once"
+    assert {id(c) for s in stacks for c in s} <= {id(c) for c in codes}, "every frame of every stack"
 
 
 def test_drop_var_and_jaxprs_in_params_are_jaxs_own():
