@@ -811,24 +811,28 @@ _DIFFERENTIATION_ENTRIES = frozenset({"grad_f", "value_and_grad_f", "jacfun", "v
                                       "linearize", "hessian"})
 
 
-def _jacobian_codes() -> dict[int, tuple[Any, str]]:
-    """The code of the function ``jax.jacfwd``/``jax.jacrev`` return (``jacfun``), by id."""
+def _transformation_codes() -> dict[int, tuple[Any, str]]:
+    """The code of the functions ``jax.vmap``, ``jax.grad``, ``jax.value_and_grad``,
+    ``jax.jacfwd`` and ``jax.jacrev`` return (``vmap_f``, ``grad_f``, ``jacfun``…), by id,
+    each with the transformation's name (``value_and_grad``'s is ``grad``)."""
     found: dict[int, tuple[Any, str]] = {}
-    for api in (jax.jacfwd, jax.jacrev):
+    for api, name in ((jax.vmap, "vmap"), (jax.grad, "grad"), (jax.value_and_grad, "grad"),
+                      (jax.jacfwd, "jacfwd"), (jax.jacrev, "jacrev")):
         outer = getattr(inspect.unwrap(api), "__code__", None)
         for const in outer.co_consts if outer is not None else ():
-            if inspect.iscode(const):
-                found[id(const)] = (const, api.__name__)
+            if inspect.iscode(const) and not const.co_name.startswith("<"):
+                found[id(const)] = (const, name)
     return found
 
 
-_JACOBIAN_CODES = _jacobian_codes()
+_TRANSFORMATION_CODES = _transformation_codes()
 
 
-def jacobian_api(code: Any) -> str | None:
-    """``"jacfwd"`` or ``"jacrev"`` for the code of the function those return (a frame of
-    it lies between a Jacobian's call and the function it differentiates); else None."""
-    known = _JACOBIAN_CODES.get(id(code))
+def transformation_api(code: Any) -> str | None:
+    """``"vmap"``, ``"grad"``, ``"jacfwd"`` or ``"jacrev"`` for the code of the function
+    those return (a frame of it lies between the transformed function's call and the
+    user's line that called the transformed function); else None."""
+    known = _TRANSFORMATION_CODES.get(id(code))
     return known[1] if known is not None and known[0] is code else None
 
 

@@ -70,16 +70,17 @@ class CallInfo:
     # JAX called it to trace it (``jax.checkpoint``'s body, a scan's step): JAX may cache
     # that trace and replay its equations for later calls, under this one activation.
     traced_by_jax: bool = False
-    # The Jacobian JAX called it for (``"hessian"`` for ``jax.hessian(loss)``), if any.
-    jacobian: str | None = None
+    # The transformations JAX called it for, outermost first (``("vmap", "grad")`` for
+    # ``jax.vmap(jax.grad(loss))``, ``("jacfwd", "jacrev")`` for ``jax.hessian(loss)``).
+    transformations: tuple[str, ...] = ()
 
-
-def jacobian_name(apis: list[str]) -> str | None:
-    """The Jacobian a function was called for, from JAX's Jacobians between it and its
-    caller, innermost first: ``jax.hessian`` is ``jacfwd`` of ``jacrev``."""
-    if not apis:
-        return None
-    return "hessian" if apis == ["jacrev", "jacfwd"] else apis[-1]
+    @property
+    def jacobian(self) -> str | None:
+        """The Jacobian JAX called it for (``"hessian"`` for ``jax.hessian(loss)``), if any."""
+        jacobians = [t for t in self.transformations if t in ("jacfwd", "jacrev")]
+        if not jacobians:
+            return None
+        return "hessian" if jacobians == ["jacfwd", "jacrev"] else jacobians[0]
 
 
 def make_source(file: str, line: int, function: str, cell_file: str | None) -> SourceLoc:
@@ -552,11 +553,12 @@ class _Recorder:
         key = f"{SCOPE_PREFIX}{next(_activations)}:{name}"
         caller = frame.f_back
         traced_by_jax = False
-        jacobians: list[str] = []  # innermost first
+        transformations: list[str] = []  # innermost first
         while caller is not None and not is_user_file(caller.f_code.co_filename):
             traced_by_jax = traced_by_jax or internals.is_jax_file(caller.f_code.co_filename)
-            if traced_by_jax and (api := internals.jacobian_api(caller.f_code)) is not None:
-                jacobians.append(api)
+            api = internals.transformation_api(caller.f_code) if traced_by_jax else None
+            if api is not None and (not transformations or transformations[-1] != api):
+                transformations.append(api)
             caller = caller.f_back  # e.g. lax.scan calling the body: show the user's line
         info = CallInfo(
             name,
@@ -564,7 +566,7 @@ class _Recorder:
             make_source(caller.f_code.co_filename, caller.f_lineno, shown_name(caller.f_code), self._cell_file)
             if caller is not None else None,
             traced_by_jax,
-            jacobian_name(jacobians),
+            tuple(reversed(transformations)),
         )
         self.calls[key] = _known_calls[key] = info
         if len(_known_calls) > _KNOWN_CALLS_MAX:

@@ -246,6 +246,18 @@ def _scope_path(eqn: Any) -> list[tuple[str, str]]:
     return out
 
 
+def _as_called(run: list[tuple[str, str]], call: CallInfo, scope: str) -> list[tuple[str, str]]:
+    """A run of transformation keys before the call ``scope`` (``call``) as the user
+    asked for them (``GraphBuilder._transformations_named``)."""
+    if call.jacobian is not None:
+        return [("transform", f"{call.jacobian}@{scope}")]
+    if call.transformations[:2] == ("vmap", "grad") and len(run) == 1 and run[0][0] == "transform":
+        name = run[0][1]
+        if name.startswith("vmap(") and ("jvp" in name or "transpose" in name):
+            return [("transform", f"vmap@{scope}"), ("phase", phases.BACKWARD if "transpose" in name else phases.FORWARD)]
+    return run
+
+
 def _trailing_transforms(path: list[tuple[str, str]], kinds: tuple[str, ...]) -> int:
     """Where the run of keys of ``kinds`` that ``path`` ends with starts."""
     at = len(path)
@@ -878,7 +890,7 @@ class GraphBuilder:
             key = (stack, enclosing, outside, *library)
             path = self._eqn_paths.get(key)
             if path is None:
-                path = self._of_one_differentiation(self._jacobians_named(_scope_path(eqn)))
+                path = self._of_one_differentiation(self._transformations_named(_scope_path(eqn)))
                 path = self._join_paths(path, library, outside)
                 path = self._eqn_paths[key] = path if enclosing is None else self._inside_call(path, *enclosing)
                 if any(_differentiates(key) and "@" not in key[1] for key in path):
@@ -886,29 +898,26 @@ class GraphBuilder:
             found = self._eqn_paths_seen[(id(stack), id(library))] = (stack, path)
         return found[1]
 
-    def _jacobians_named(self, path: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        """``path`` with the transformations JAX composed for a Jacobian the user asked
-        for (``jax.hessian(loss)`` is ``vmap(jvp)(jvp)`` for the forward pass it
-        differentiates, ``vmap(jvp)(vmap)(transpose)(jvp)`` for its backward, and more)
-        as one, named after the call on the user's line that made it (``hessian``) and
-        keyed by the call it differentiates: one group."""
+    def _transformations_named(self, path: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """``path`` with the transformations JAX composed for what the user asked for,
+        read from the call they transformed (each run of transformations is followed by
+        a call): a Jacobian (``jax.hessian(loss)`` is ``vmap(jvp)(jvp)`` for the forward
+        pass it differentiates, ``vmap(jvp)(vmap)(transpose)(jvp)`` for its backward, and
+        more) as one group named after it, and a batched gradient
+        (``jax.vmap(jax.grad(loss))``: ``vmap(jvp)``, ``vmap(transpose)(jvp)``) as a
+        ``vmap`` group holding its passes; each keyed by the call, so one group."""
         out: list[tuple[str, str]] = []
         at = 0
         while at < len(path):
             end = at
             while end < len(path) and path[end][0] in ("transform", "phase"):
                 end += 1
-            api = self._jacobian_called(path[end][1]) if at < end < len(path) else None
-            out.extend([("transform", f"{api}@{path[end][1]}")] if api else path[at:end])
+            call = self._call_of(path[end][1]) if at < end < len(path) \
+                and call_scopes.activation_number(path[end][1]) is not None else None
+            out.extend(_as_called(path[at:end], call, path[end][1]) if call is not None else path[at:end])
             out.append(path[end]) if end < len(path) else None
             at = end + 1
         return out
-
-    def _jacobian_called(self, scope: str) -> str | None:
-        """``hessian`` where JAX made the call ``scope`` names for a Jacobian the user
-        asked for (``jax.hessian(loss)(w)``); else None."""
-        call = self._call_of(scope) if call_scopes.activation_number(scope) is not None else None
-        return call.jacobian if call is not None else None
 
     def _of_one_differentiation(self, path: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """``path`` with its outermost pass keyed, after ``@``, by the differentiation it

@@ -798,22 +798,25 @@ def test_the_frames_of_jaxs_differentiation_api_are_known(differentiate):
     assert differentiated and all(inside[1:]), inside
 
 
-@pytest.mark.parametrize("api, expected", [(jax.jacfwd, ["jacfwd"]), (jax.jacrev, ["jacrev"]),
-                                           (jax.hessian, ["jacrev", "jacfwd"])])
-def test_the_frames_of_jaxs_jacobians_are_known(api, expected):
-    """Between a Jacobian's call and the function it differentiates lie frames of the
-    function ``jax.jacfwd``/``jax.jacrev`` returned (a Hessian: both, jacrev inside)."""
+@pytest.mark.parametrize("api, expected", [
+    (jax.jacfwd, ["vmap", "jacfwd"]), (jax.jacrev, ["jacrev"]), (jax.hessian, ["jacrev", "vmap", "jacfwd"]),
+    (jax.vmap, ["vmap"]), (jax.grad, ["grad", "grad"]), (lambda f: jax.vmap(jax.grad(f)), ["grad", "grad", "vmap"]),
+], ids=["jacfwd", "jacrev", "hessian", "vmap", "grad", "vmap_of_grad"])
+def test_the_frames_of_jaxs_transformations_are_known(api, expected):
+    """Between a transformed function's call and the user's line lie frames of the
+    function ``jax.vmap``/``jax.grad``/``jax.jacfwd``/``jax.jacrev`` returned (``jacfwd``'s
+    vmaps; a Hessian: jacrev's inside jacfwd's; ``grad``'s calls ``value_and_grad``'s)."""
     seen: list[str] = []
 
     def f(x):
         frame = sys._getframe(1)
         while frame is not None:
-            name = internals.jacobian_api(frame.f_code)
+            name = internals.transformation_api(frame.f_code)
             if name is not None:
                 seen.append(name)
             frame = frame.f_back
-        return jnp.sin(x)
+        return jnp.sum(jnp.sin(x))
 
-    api(f)(1.0)
+    api(f)(jnp.ones(2))
     assert seen == expected
-    assert internals.jacobian_api(f.__code__) is None
+    assert internals.transformation_api(f.__code__) is None

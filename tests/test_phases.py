@@ -636,3 +636,22 @@ def test_a_jacobian_is_one_group_named_as_the_user_asked_for_it():
     (hessian,) = [g for g in graph.groups if g.name == "hessian"]
     assert [graph.groups[c].name for c in hessian.groups if graph.groups[c].kind == "call"] == ["loss"]
     assert [p.name for p in top_phases(graph)] == ["forward", "backward", "update"]
+
+
+def test_a_batched_gradient_is_a_vmap_holding_its_passes():
+    """Per-example gradients written as JAX's docs write them,
+    ``jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))``: one ``vmap`` holding the forward
+    and backward passes of ``loss``, not JAX's ``vmap(jvp)`` and ``vmap(transpose)(jvp)``."""
+    def loss(w, x, y):
+        return (jnp.tanh(x @ w).sum() - y) ** 2
+
+    def private_step(w, xs, ys):
+        grads = jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))(w, xs, ys)
+        norms = jnp.linalg.norm(grads.reshape(grads.shape[0], -1), axis=1)
+        return w - 0.1 * (grads / jnp.maximum(1.0, norms)[:, None, None]).mean(0)
+
+    graph = jaxviz.trace(private_step, jnp.ones((3, 2)), jnp.ones((5, 3)), jnp.ones(5)).graph
+    (vmap,) = [g for g in graph.groups if g.kind == "transform"]
+    assert vmap.name == "vmap" and vmap.parent == 0
+    assert [(graph.groups[c].name, [graph.groups[k].name for k in graph.groups[c].groups])
+            for c in vmap.groups] == [("forward", ["loss"]), ("backward", ["loss"])]
