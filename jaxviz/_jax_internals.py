@@ -982,7 +982,11 @@ def earlier_jit_calls(call: JitCall) -> list[JitCall]:
     gets none.
 
     Reads the keys of ``jax._src.pjit._infer_params_cached`` (a ``weakref_lru_cache``:
-    ``(function ref, trace context, (PjitInfo, ArgumentSignature, avals, mesh), {})``)."""
+    ``(function ref, trace context, (PjitInfo, ArgumentSignature, avals, mesh), {})``),
+    from the main thread only: read while other threads fill the cache, it can deadlock
+    (seen on jaxlib 0.6.2 with three threads compiling at once)."""
+    if threading.current_thread() is not threading.main_thread():
+        return []
     keys = []
     for key in _INFER_PARAMS_CACHED.cache_keys() if _INFER_PARAMS_CACHED is not None else ():
         try:
