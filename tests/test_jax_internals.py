@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 from typing import Any, cast
 
 import jax
@@ -665,6 +666,18 @@ def test_earlier_jit_calls_rebuild_the_calls_jaxs_trace_cache_holds():
     ]  # not the call being traced itself
     assert len(rebuilt) == 2 and all(e in rebuilt for e in expected), (
         f"earlier_jit_calls: JAX changed the keys of _infer_params_cached? got {rebuilt}")
+
+    # Off the main thread the cache is not read (read while other threads fill it, its
+    # keys deadlocked jaxlib 0.6.2): no earlier calls.
+    calls.clear()
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        worker = threading.Thread(target=lambda: step(jnp.ones(6), 2, {"w": jnp.ones(2)}))
+        worker.start()
+        worker.join()
+    finally:
+        internals.unregister_event_duration_listener(listener)
+    assert calls == [[]]
 
 
 def test_distributed_process_is_none_without_jax_distributed():
