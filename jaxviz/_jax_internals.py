@@ -805,8 +805,7 @@ def jax_public_module(filename: str) -> str | None:
 # The functions of JAX's differentiation API that a traceback passes through where
 # ``grad``, ``vjp``, ``jvp``, ``linearize``, ``jacrev``/``jacfwd`` or ``hessian`` was called
 # (all in the module that defines ``jax.vjp``); a library applying one is found there.
-_API_FILE = getattr(inspect.unwrap(jax.vjp), "__code__", None)
-_API_FILE = _API_FILE.co_filename if _API_FILE is not None else "<no jax api module>"
+_API_FILE = getattr(getattr(inspect.unwrap(jax.vjp), "__code__", None), "co_filename", "<no jax api module>")
 _DIFFERENTIATION_ENTRIES = frozenset({"grad_f", "value_and_grad_f", "jacfun", "vjp", "_vjp", "jvp", "_jvp",
                                       "linearize", "hessian"})
 

@@ -978,7 +978,7 @@ class CodeScopes(_Recorder):
     def _missable(self, code: Any) -> bool:
         """Whether ``code`` is a user function that records no scope of its own (what
         ``unscoped`` reports where its stack is not a cached trace's)."""
-        return ((self._is_user(code) or code in self._skip) and code not in self._skip
+        return (self._is_user(code) and code not in self._skip
                 and not is_instrumented(code) and not code.co_flags & _GENERATOR_FLAGS)
 
     def _user_stacks(self, closed: Any) -> Iterator[tuple[list[Any], bool]]:

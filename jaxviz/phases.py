@@ -40,7 +40,7 @@ def shape_phases(graph: Graph, outside_phases: dict[int, Any],
     for parent in list(graph.groups):
         steps = _steps(graph, parent)
         for at, phases in enumerate(steps):
-            until = _first_node(graph, steps[at + 1]) if at + 1 < len(steps) else None
+            until = _first_node(graph, steps[at + 1].values()) if at + 1 < len(steps) else None
             _shape_step(graph, parent, phases, flow, until, outside_phases, transform_of)
 
 
@@ -73,7 +73,7 @@ def _steps(graph: Graph, parent: Group) -> list[dict[str, int]]:
     then its generator's) is two of them, each a forward pass and a backward one."""
     passes = [c for c in parent.groups if graph.groups[c].kind == "phase"]
     steps: list[dict[str, int]] = []
-    for gid in sorted(passes, key=lambda c: _first_node(graph, {"": c})):
+    for gid in sorted(passes, key=lambda c: _first_node(graph, [c])):
         name = graph.groups[gid].name
         if not steps or name in steps[-1]:  # (a transposed step lists its backward first)
             steps.append({})
@@ -81,8 +81,9 @@ def _steps(graph: Graph, parent: Group) -> list[dict[str, int]]:
     return steps
 
 
-def _first_node(graph: Graph, phases: dict[str, int]) -> int:
-    return min((n for gid in phases.values() for n in nodes_below(graph, gid)), default=-1)
+def _first_node(graph: Graph, groups: Iterable[int]) -> int:
+    """The first equation (in program order) below ``groups``; -1 where none is."""
+    return min((n for gid in groups for n in nodes_below(graph, gid)), default=-1)
 
 
 class _Flow:
@@ -162,7 +163,7 @@ def _pull_library_equations(graph: Graph, call: Group, passes: list[tuple[Group,
         readers = flow.consumers.get(n, ())
         found = [pass_of.get(r, placed.get(r)) for r in readers]
         if readers and graph.nodes[n].kind == "eqn" and None not in found:
-            placed[n] = min(found)  # type: ignore[type-var]
+            placed[n] = min(f for f in found if f is not None)
     for i, (group, _) in enumerate(passes):
         moved = [n for n in call.nodes if placed.get(n) == i]
         if moved:

@@ -64,6 +64,7 @@ LIBRARY_DEPTH = 6  # library calls nested deeper than this are shown as their ca
 # library made outside a pass it differentiates the callback in).
 Enclosing = tuple[str, tuple[tuple[str, str], ...], int]
 
+
 class LibraryCalls(NamedTuple):
     """The library calls a walk outward over a traceback passed, up to a user frame."""
 
@@ -258,6 +259,17 @@ def _as_called(run: list[tuple[str, str]], call: CallInfo, scope: str) -> list[t
     return run
 
 
+def _around_pass(head: Sequence[tuple[str, str]], run: Sequence[tuple[str, str]],
+                 tail: Sequence[tuple[str, str]], library: Sequence[tuple[str, str]],
+                 outside: int) -> list[tuple[str, str]] | None:
+    """``head``, then the library calls made outside the pass the library differentiates
+    in (the first ``outside``), the transformations ``run`` holding that pass, the calls
+    made inside it, ``tail``; None where the library differentiates none of ``run``."""
+    if not outside or all(kind != "phase" for kind, _ in run):
+        return None
+    return [*head, *library[:outside], *run, *library[outside:], *tail]
+
+
 def _trailing_transforms(path: list[tuple[str, str]], kinds: tuple[str, ...]) -> int:
     """Where the run of keys of ``kinds`` that ``path`` ends with starts."""
     at = len(path)
@@ -270,7 +282,7 @@ def _sites_filled(paths: list[list[tuple[str, str]]]) -> list[list[tuple[str, st
     """``paths`` (one per equation, in program order), where an equation's pass or
     Jacobian does not say which differentiation it belongs to (no call follows it: a
     backward pass's seed, a Jacobian's basis; ``GraphBuilder._of_one_differentiation``,
-    ``GraphBuilder._jacobians_named``), with that of the nearest equation in one at the
+    ``GraphBuilder._transformations_named``), with that of the nearest equation in one at the
     same place: the one before it, else the one after."""
     at_of: dict[int, int | None] = {}
     for path in paths:
@@ -915,7 +927,8 @@ class GraphBuilder:
             call = self._call_of(path[end][1]) if at < end < len(path) \
                 and call_scopes.activation_number(path[end][1]) is not None else None
             out.extend(_as_called(path[at:end], call, path[end][1]) if call is not None else path[at:end])
-            out.append(path[end]) if end < len(path) else None
+            if end < len(path):
+                out.append(path[end])
             at = end + 1
         return out
 
@@ -968,8 +981,9 @@ class GraphBuilder:
         if not library:
             return scope
         run = _trailing_transforms(scope, ("transform", "phase"))
-        if outside and any(kind == "phase" for kind, _ in scope[run:]):
-            return scope[:run] + library[:outside] + scope[run:] + library[outside:]
+        around = _around_pass(scope[:run], scope[run:], [], library, outside)
+        if around is not None:
+            return around
         split = _trailing_transforms(scope, ("transform",))
         if split == len(scope):
             return scope + library
@@ -990,9 +1004,8 @@ class GraphBuilder:
         at = callback
         while at and path[at - 1][0] in ("transform", "phase"):
             at -= 1
-        if outside and any(kind == "phase" for kind, _ in path[at:callback]):
-            return [*path[:at], *library[:outside], *path[at:callback], *library[outside:], *path[callback:]]
-        return [*path[:at], *library, *path[at:]]
+        around = _around_pass(path[:at], path[at:callback], path[callback:], library, outside)
+        return around if around is not None else [*path[:at], *library, *path[at:]]
 
     def _api_called(self, eqn: Any) -> str | None:
         """The function the user's innermost line called to make ``eqn``, as written
