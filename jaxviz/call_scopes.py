@@ -73,6 +73,12 @@ class CallInfo:
     # The transformations JAX called it for, outermost first (``("vmap", "grad")`` for
     # ``jax.vmap(jax.grad(loss))``, ``("jacfwd", "jacrev")`` for ``jax.hessian(loss)``).
     transformations: tuple[str, ...] = ()
+    # JAX's differentiation API made the call (``jax.grad(loss)(params)``'s ``loss``):
+    # a pass starts at it.
+    differentiated: bool = False
+    # The function that made the call (its file and first line): the user's function, or
+    # the one JAX or a library was called from.
+    caller: tuple[str, int] | None = None
 
     @property
     def jacobian(self) -> str | None:
@@ -552,10 +558,11 @@ class _Recorder:
             name = factory
         key = f"{SCOPE_PREFIX}{next(_activations)}:{name}"
         caller = frame.f_back
-        traced_by_jax = False
+        traced_by_jax = differentiated = False
         transformations: list[str] = []  # innermost first
         while caller is not None and not is_user_file(caller.f_code.co_filename):
             traced_by_jax = traced_by_jax or internals.is_jax_file(caller.f_code.co_filename)
+            differentiated = differentiated or traced_by_jax and internals.is_differentiation_entry(caller.f_code)
             api = internals.transformation_api(caller.f_code) if traced_by_jax else None
             if api is not None and (not transformations or transformations[-1] != api):
                 transformations.append(api)
@@ -567,6 +574,8 @@ class _Recorder:
             if caller is not None else None,
             traced_by_jax,
             tuple(reversed(transformations)),
+            differentiated,
+            (caller.f_code.co_filename, caller.f_code.co_firstlineno) if caller is not None else None,
         )
         self.calls[key] = _known_calls[key] = info
         if len(_known_calls) > _KNOWN_CALLS_MAX:

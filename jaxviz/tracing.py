@@ -842,13 +842,13 @@ class GraphBuilder:
         path = path[shared:]
         common = 0
         while (common < len(open_groups) and common < len(path)
-               and open_groups[common][0] == path[common]):
+               and open_groups[common][0] == self._one_call_key(path, common)):
             common += 1
         del open_groups[common:]
         for at in range(common, len(path)):
             parent = open_groups[-1][1] if open_groups else base
-            following = path[at + 1] if at + 1 < len(path) else None
-            open_groups.append((path[at], self._group_for(path[at], parent, following)))
+            key = self._one_call_key(path, at)
+            open_groups.append((key, self._group_for(key, parent)))
         group = open_groups[-1][1] if open_groups else base
         return group, base_path[:shared] + list(path)
 
@@ -936,9 +936,11 @@ class GraphBuilder:
         """``path`` with its outermost pass keyed, after ``@``, by the differentiation it
         belongs to: two gradients taken in one function (a GAN's) are two sets of
         passes. Told by the call JAX differentiated, the first call inside the pass
-        (``jv12:d_loss_fn``); where the user's code made that call (an unrecorded
-        ``lambda p: loss(inner_update(p))`` was differentiated), by its line. Where no
-        call follows the pass (a backward pass's seed), the key says nothing more
+        (``jv12:d_loss_fn``); where the user's code made that call, the function JAX
+        differentiated went unrecorded (the traced function itself, a lambda): told by
+        the function that made it, so all its calls (a siamese loss's two calls of one
+        model, ``lambda p: loss(inner_update(p))``'s) are in one pass. Where no call
+        follows the pass (a backward pass's seed), the key says nothing more
         (``_sites_filled``)."""
         at = next((k for k, (kind, _) in enumerate(path) if kind == "phase"), None)
         if at is None:
@@ -947,8 +949,7 @@ class GraphBuilder:
         if scope is None:
             return path
         call = self._call_of(scope)
-        site = scope if call is None or call.traced_by_jax or call.call_site is None \
-            else f"{call.call_site.file}:{call.call_site.line}"
+        site = scope if call is None or call.differentiated or call.caller is None else "{}:{}".format(*call.caller)
         return [*path[:at], ("phase", f"{path[at][1]}@{site}"), *path[at + 1:]]
 
     def _traceback_info(self, eqn: Any, traceback: Any,
@@ -1101,20 +1102,24 @@ class GraphBuilder:
                 break
             group.source = source
 
-    def _group_for(self, key: tuple[str, ...], parent: int,
-                   following: tuple[str, ...] | None = None) -> int:
+    def _one_call_key(self, path: Sequence[tuple[str, ...]], at: int) -> tuple[str, ...]:
+        """``path[at]``, or for a module's scope around a call of its ``__call__`` (a Flax
+        module's, ``Discriminator / jv3:Discriminator``), that scope keyed by the call:
+        each call is one group however JAX interrupts it, and two calls are two groups."""
+        key = path[at]
+        if at + 1 < len(path) and self._calls_itself(key, path[at + 1]):
+            return (*key, path[at + 1][1])
+        return key
+
+    def _group_for(self, key: tuple[str, ...], parent: int) -> int:
         """The group for a name-stack key under ``parent``. A phase or a call is one group
         however its equations interleave with others (JAX emits the backward pass of one
-        layer in pieces), so it is reused; so is a module's scope around one call of its
-        ``__call__`` (``following``, that call's key). Other scopes open anew after an
-        interruption."""
+        layer in pieces), so it is reused; so is a module's scope keyed by its call
+        (``_one_call_key``). Other scopes open anew after an interruption."""
         # A library call is one group too: its key holds its call site; so is a
         # Jacobian's transformation: its key holds the call it differentiates.
         reusable = key[0] in ("phase", "library") or call_scopes.activation_number(key[1]) is not None \
-            or key[0] == "transform" and "@" in key[1]
-        if not reusable and following is not None and self._calls_itself(key, following):
-            key = (*key, following[1])  # one call of the module: interrupted, not called again
-            reusable = True
+            or key[0] == "transform" and "@" in key[1] or key[0] == "scope" and len(key) > 2
         if not reusable:
             return self._open_group((key[0], key[1]), parent)
         gid = self._keyed.get((parent, key))

@@ -615,6 +615,33 @@ def test_two_gradients_taken_in_one_step_are_two_steps():
     assert not loose, loose  # each optimizer's update is in its step's
 
 
+def test_a_module_called_twice_in_a_row_is_two_groups_in_each_pass():
+    """A siamese loss calls one Flax module on two inputs, one call after the other (a
+    GAN's discriminator on the real and the fake batch): two groups in the forward pass
+    and two in the backward, one per call, each as big as one call (they were one
+    group holding both). The loss is the traced function, so its own call goes
+    unrecorded: its two calls are still one differentiation, one forward and one
+    backward (they were a ``jvp`` group, a ``forward`` and two ``backward``)."""
+    disc = GanDiscriminator()
+    a, b = jnp.ones((4, 16)), jnp.zeros((4, 16))
+    params = disc.init(jax.random.PRNGKey(1), a)
+
+    def loss(params):
+        left = disc.apply(params, a)
+        right = disc.apply(params, b)
+        return jnp.mean((left - right) ** 2)
+
+    graph = jaxviz.trace(jax.grad(loss), params).graph
+    one_call = jaxviz.trace(lambda p: disc.apply(p, a), params).graph.groups[0].n_eqns
+    assert [(g.name, g.kind) for g in children(graph, 0) if g.kind not in ("inputs", "outputs")] == [
+        ("forward", "phase"), ("backward", "phase")]
+    for phase in top_phases(graph):
+        calls = [g for g in map(graph.groups.__getitem__, graph.descendants(phase.id)) if g.name == "GanDiscriminator"]
+        assert len(calls) == 2, phase.name
+        if phase.name == "forward":
+            assert [g.n_eqns for g in calls] == [one_call] * 2
+
+
 def test_a_jacobian_is_one_group_named_as_the_user_asked_for_it():
     """Newton's method on a logistic regression (the JAX autodiff cookbook's Hessians):
     ``jax.hessian(loss)`` is one group named ``hessian`` holding ``loss``, not JAX's
