@@ -1118,8 +1118,9 @@ class GraphBuilder:
         (``_one_call_key``). Other scopes open anew after an interruption."""
         # A library call is one group too: its key holds its call site; so is a
         # Jacobian's transformation: its key holds the call it differentiates.
-        reusable = key[0] in ("phase", "library") or call_scopes.activation_number(key[1]) is not None \
-            or key[0] == "transform" and "@" in key[1] or key[0] == "scope" and len(key) > 2
+        kind, name, *call = key
+        reusable = kind in ("phase", "library") or call_scopes.activation_number(name) is not None \
+            or kind == "transform" and "@" in name or kind == "scope" and bool(call)
         if not reusable:
             return self._open_group((key[0], key[1]), parent)
         gid = self._keyed.get((parent, key))
