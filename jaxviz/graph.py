@@ -1054,8 +1054,20 @@ class Graph:
         for name in reversed(names):
             if copy is None:
                 return None
-            copy = next((c for c in self.groups[copy].groups if self.groups[c].name == name), None)
+            copy = self._child_named(copy, name)
         return copy
+
+    def _child_named(self, gid: int, name: str) -> int | None:
+        """The child of ``gid`` named ``name``, or the layer so named in a fold among its
+        children (the backward's ``layer2``, whose forward copy the fold ``layer ×3``
+        holds)."""
+        children = self.groups[gid].groups
+        found = next((c for c in children if self.groups[c].name == name), None)
+        if found is not None:
+            return found
+        folds = (c for c in children if self.groups[c].kind == "repeat")
+        return next((layer for fold in folds for layer in self.groups[fold].groups
+                     if self.groups[layer].name == name), None)
 
     def _in_library(self, gid: int) -> bool:
         """Whether a group lies inside a call of a library's function."""

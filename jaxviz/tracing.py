@@ -270,6 +270,46 @@ def _around_pass(head: Sequence[tuple[str, str]], run: Sequence[tuple[str, str]]
     return [*head, *library[:outside], *run, *library[outside:], *tail]
 
 
+def _module_word(name: str) -> str:
+    """What a module's scope and its class have in common: ``linear`` for Haiku's
+    ``linear_0`` scope and its ``Linear`` class, ``multiheadattention`` for its
+    ``multi_head_attention`` and ``MultiHeadAttention``, ``mlp`` for ``eqx.nn.MLP``."""
+    return name_stem(name.partition("@")[0].rpartition(".")[2]).lower().replace("_", "")
+
+
+def _past_module_calls(scope: list[tuple[str, str]], library: list[tuple[str, str]],
+                       outside: int) -> tuple[list[tuple[str, str]], int]:
+    """``library`` (and how many of its calls are outside the pass) without the calls that
+    are the framework modules whose scopes the name stack ends with (before its trailing
+    transformations): Haiku's ``mlp / linear_0`` scopes are its ``MLP`` and ``Linear``
+    modules, each called through ``run_interceptors``; they show already, and the calls
+    up to the innermost module so named are how the framework called it. A scope
+    inside that module's is a module the user named (Flax's ``Dense(name="query")``,
+    Haiku's ``mean_ema``): the calls up to the innermost module call are its."""
+    end = _trailing_transforms(scope, ("transform", "phase"))
+    start = end
+    while start and scope[start - 1][0] == "scope" and call_scopes.activation_number(scope[start - 1][1]) is None:
+        start -= 1
+    if start == end:
+        return library, outside
+    words = [_module_word(name) for _, name in scope[start:end]]
+    cut, deepest = 0, -1  # the calls before ``cut`` are the modules'; the innermost scope named
+    for k, (_, name) in enumerate(library):
+        word = _module_word(name)
+        if word in words:
+            cut, deepest = k + 1, max(deepest, len(words) - 1 - words[::-1].index(word))
+    if deepest < len(words) - 1:
+        cut = max((k + 1 for k in range(cut, len(library)) if _is_module_call(library[k][1])), default=cut)
+    return library[cut:], max(0, outside - cut)
+
+
+def _is_module_call(key_name: str) -> bool:
+    """Whether a library call's name is a class's ``__call__`` (``Linear``, not
+    ``HMC.sample`` nor ``optax.adam``): how frameworks call their modules."""
+    name = key_name.partition("@")[0]
+    return "." not in name and name[:1].isupper()
+
+
 def _trailing_transforms(path: list[tuple[str, str]], kinds: tuple[str, ...]) -> int:
     """Where the run of keys of ``kinds`` that ``path`` ends with starts."""
     at = len(path)
@@ -799,7 +839,7 @@ class GraphBuilder:
             paths = _sites_filled(paths)
         copies = self._replayed_copies(tracebacks, paths)
         for i, eqn in enumerate(eqns):
-            frame, source, *_ = infos[i]
+            frame, source, library, *_ = infos[i]
             path: Sequence[tuple[str, ...]] = paths[i]
             replayed = copies[i] if copies is not None else None
             if replayed is not None:  # a later copy of a replayed call: a key of its own
@@ -814,9 +854,10 @@ class GraphBuilder:
             self._add_eqn(eqn, group, env, full_path, source)
             if open_groups and open_groups[-1][0][0] == "library":
                 self._name_call_sites(open_groups, first_node)
-            if in_library or (source is None and self._under_library(group)):
+            if in_library or library or (source is None and self._under_library(group)):
                 # Its user line is the library call's: the call's group says it already
-                # (an equation of a body the library traced has no user line at all).
+                # (a framework module's, its scope: ``_past_module_calls``; an equation
+                # of a body the library traced has no user line at all).
                 self.library_nodes.add(first_node)
             self.sites[first_node] = frame
             if outside:
@@ -978,7 +1019,10 @@ class GraphBuilder:
         """An equation's name-stack keys and library calls as one path. A pass the name
         stack ends with, where the library differentiates (``outside`` of its calls were
         made outside the pass), is inside those calls; a transformation the name stack
-        ends with, inside all but the innermost call (see ``_eqn_path``)."""
+        ends with, inside all but the innermost call (see ``_eqn_path``). A framework's
+        module calls whose scopes the name stack holds already are those scopes
+        (``_past_module_calls``)."""
+        library, outside = _past_module_calls(scope, library, outside)
         if not library:
             return scope
         run = _trailing_transforms(scope, ("transform", "phase"))

@@ -6,6 +6,9 @@ import json
 import sys
 from typing import Any
 
+import equinox as eqx
+import flax.linen as nn
+import haiku as hk
 import jax
 import jax.extend.core as jcore
 import jax.numpy as jnp
@@ -425,3 +428,32 @@ def test_a_linen_remat_layer_s_box_is_named_after_the_module():
     graph = jaxviz.trace(jax.jit(jax.grad(model.apply)), params, jnp.ones(8)).graph
     boxes = {g.name for g in graph.groups if g.holder is not None and graph.nodes[g.holder].primitive == "remat2"}
     assert boxes == {"Block (checkpoint)"}, boxes
+
+
+def test_a_framework_s_modules_are_their_scopes_not_library_calls_again():
+    """Haiku, Flax and Equinox name each module's scope themselves (``mlp / linear_0``,
+    ``query``, ``eqx.nn.Linear``); the framework's calls of those modules
+    (``run_interceptors``, ``MLP``, ``DenseGeneral``) are how it calls them, not calls of
+    their own drawn again inside the scope. What a module runs that is no module of its
+    own (Haiku's MLP's ``relu``) is inside the module's scope, beside its layers."""
+    x = jnp.ones((2, 4))
+    mlp = hk.without_apply_rng(hk.transform(lambda x: hk.nets.MLP([8, 8, 2])(x)))
+
+    class Attention(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            q, k = nn.Dense(4, name="query")(x), nn.Dense(4, name="key")(x)
+            return jax.nn.softmax(q @ k.T)
+
+    eqx_mlp = eqx.nn.MLP(4, 2, 8, 2, key=jax.random.PRNGKey(0))
+    graphs = {
+        "haiku": jaxviz.trace(mlp.apply, mlp.init(jax.random.PRNGKey(0), x), x).graph,
+        "flax": jaxviz.trace(Attention().apply, Attention().init(jax.random.PRNGKey(0), x), x).graph,
+        "equinox": jaxviz.trace(jax.vmap(eqx_mlp), x).graph,
+    }
+    for framework, graph in graphs.items():
+        library = [g.name for g in graph.groups if g.kind == "library"]
+        assert not library, (framework, library)
+    haiku = graphs["haiku"]
+    scope = next(g for g in haiku.groups if g.name == "mlp")
+    assert [haiku.groups[c].name for c in scope.groups] == ["linear_0", "relu", "linear_1", "relu", "linear_2"]

@@ -682,3 +682,30 @@ def test_a_batched_gradient_is_a_vmap_holding_its_passes():
     assert vmap.name == "vmap" and vmap.parent == 0
     assert [(graph.groups[c].name, [graph.groups[k].name for k in graph.groups[c].groups])
             for c in vmap.groups] == [("forward", ["loss"]), ("backward", ["loss"])]
+
+
+def scoped_mlp(params, x):
+    """An MLP whose author labels each layer with ``jax.named_scope`` (JAX's profiling docs)."""
+    for i, (w, b) in enumerate(params):
+        with jax.named_scope(f"layer{i}"):
+            x = x @ w + b
+            if i < len(params) - 1:
+                x = jax.nn.gelu(x)
+    return x
+
+
+def test_a_backward_layer_whose_forward_copy_is_folded_stays_closed():
+    """The forward pass shows ``layer ×3`` folded; the backward pass's ``layer2``,
+    ``layer1``, ``layer0`` (not alike enough to fold) are those layers again: closed as
+    their forward copies are (they were opened, each a row of equation boxes)."""
+    sizes = [8, 32, 32, 32, 1]
+    keys = jax.random.split(jax.random.PRNGKey(0), 4)
+    params = [(jax.random.normal(k, (a, b)), jnp.zeros(b)) for k, a, b in zip(keys, sizes[:-1], sizes[1:])]
+    graph = jaxviz.trace(jax.grad(lambda p, x: jnp.mean(scoped_mlp(p, x) ** 2)), params, jnp.ones((16, 8))).graph
+    forward, backward = top_phases(graph)[:2]
+    assert any(graph.groups[c].kind == "repeat" for c in find(graph, forward.id, "scoped_mlp").groups)
+    layers = [g for g in children(graph, find(graph, backward.id, "scoped_mlp").id) if g.name.startswith("layer")]
+    assert {g.name for g in layers} >= {"layer0", "layer1", "layer2"}
+    opened = graph.expansion("auto")
+    assert not [g.name for g in layers if g.id in opened]
+    assert all(graph.forward_copy(g.id) is not None for g in layers)
