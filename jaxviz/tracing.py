@@ -36,7 +36,7 @@ from .adapters.base import (
 )
 from .call_scopes import CalledNames, CallInfo, display_function, make_source
 from .code_paths import PACKAGE_DIR, installed_package, is_user_file
-from .graph import DeferredParams, Edge, Graph, Node, SourceLoc, name_stem
+from .graph import DeferredParams, Edge, Graph, Group, Node, SourceLoc, name_stem
 from .jaxprs import (
     aval_of_value,
     aval_of_var,
@@ -396,6 +396,7 @@ class GraphBuilder:
         self.calls = calls
         self.cell_file = cell_file
         self.activation: dict[int, int] = {}  # call group → activation number (call order)
+        self.differentiated: dict[int, str] = {}  # pass group → the function it differentiates
         # (activation number, its group): the group objects, whose ids Graph.finish may renumber
         self.call_groups: list[tuple[int, Any]] = []
         self._sources: dict[tuple[str, int, str], SourceLoc] = {}  # shared: one per line
@@ -1197,7 +1198,10 @@ class GraphBuilder:
     def _open_group(self, key: tuple[str, str], parent: int) -> int:
         kind, name = key
         if kind in ("transform", "phase"):
-            return self.graph.add_group(name.partition("@")[0], kind, parent)
+            gid = self.graph.add_group(name.partition("@")[0], kind, parent)
+            if kind == "phase" and (call := self._call_of(name.partition("@")[2])) is not None:
+                self.differentiated[gid] = call.function
+            return gid
         if kind == "library":
             name = name.partition("@")[0]
             outer = self.graph.groups[parent]
@@ -1427,11 +1431,28 @@ class GraphBuilder:
             for c in parent.groups:
                 if self.graph.groups[c].holder is None and self.graph.groups[c].kind not in ("inputs", "outputs"):
                     by_name.setdefault(self.graph.groups[c].name, []).append(c)
+            steps = self._steps_differentiating(parent)
             for name, ids in by_name.items():
                 if len(ids) > 1:
                     ids = sorted(ids, key=lambda c: self.activation.get(c, c))
-                    for k, c in enumerate(ids, 1):
-                        self.graph.groups[c].repeat = f"{name} {k}/{len(ids)}"
+                    functions = [steps.get(c) for c in ids]
+                    named = None not in functions and len(set(functions)) == len(ids)
+                    for k, (c, function) in enumerate(zip(ids, functions), 1):
+                        self.graph.groups[c].repeat = f"{name} · {function}" if named else f"{name} {k}/{len(ids)}"
+
+    def _steps_differentiating(self, parent: Group) -> dict[int, str]:
+        """Per phase below ``parent``, the function its step differentiates: its forward's
+        or backward's (``jax.grad(d_loss_fn)``), for the update after them too. Two steps
+        in one function (a GAN's) read ``forward · d_loss_fn`` … ``update · g_loss_fn``."""
+        found: dict[int, str] = {}
+        function = None
+        for c in parent.groups:
+            if self.graph.groups[c].kind != "phase":
+                continue
+            function = self.differentiated.get(c, function if self.graph.groups[c].name == phases.UPDATE else None)
+            if function is not None:
+                found[c] = function
+        return found
 
 
 def _outputs_by_value(outvars: Sequence[Any], names: list[str]) -> list[tuple[Any, list[str]]]:

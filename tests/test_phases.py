@@ -581,8 +581,9 @@ class GanDiscriminator(nn.Module):
 def test_two_gradients_taken_in_one_step_are_two_steps():
     """A GAN's step (the community Flax DCGAN pattern) takes the discriminator's gradient
     and applies it, then the generator's: forward, backward and update twice, in that
-    order, each pass holding its own loss (they were one forward holding both losses,
-    one backward, one update and the other optimizer loose beside them)."""
+    order, each pass holding its own loss and named after it (they were one forward
+    holding both losses, one backward, one update and the other optimizer loose beside
+    them)."""
     gen, disc = GanGenerator(), GanDiscriminator()
     g_opt, d_opt = optax.adam(2e-4, b1=0.5), optax.adam(2e-4, b1=0.5)
 
@@ -609,6 +610,9 @@ def test_two_gradients_taken_in_one_step_are_two_steps():
     graph = jaxviz.trace(train_step, g_params, d_params, g_opt.init(g_params), d_opt.init(d_params), real, z).graph
     top = [graph.groups[c] for c in graph.groups[0].groups if graph.groups[c].kind == "phase"]
     assert [g.name for g in top] == ["forward", "backward", "update"] * 2
+    # each step's passes are named after the function it differentiates, not "forward 1/2"
+    assert [g.repeat for g in top] == [f"{p} · {f}" for f in ("d_loss_fn", "g_loss_fn")
+                                       for p in ("forward", "backward", "update")]
     assert [graph.groups[c].name for g in top[:2] for c in g.groups] == ["d_loss_fn"] * 2
     assert [graph.groups[c].name for g in top[3:5] for c in g.groups] == ["g_loss_fn"] * 2
     loose = [graph.groups[c].name for c in graph.groups[0].groups if graph.groups[c].kind == "library"]
