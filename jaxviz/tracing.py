@@ -1199,7 +1199,7 @@ class GraphBuilder:
         kind, name = key
         if kind in ("transform", "phase"):
             gid = self.graph.add_group(name.partition("@")[0], kind, parent)
-            if kind == "phase" and (call := self._call_of(name.partition("@")[2])) is not None:
+            if kind == "phase" and (call := self._call_of(name.partition("@")[2])) is not None and call.differentiated:
                 self.differentiated[gid] = call.function
             return gid
         if kind == "library":
