@@ -17,7 +17,7 @@ import io
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -396,6 +396,7 @@ class GraphBuilder:
         # user's, so not named beside the user's function a box runs
         self.plumbing_run: set[str] = set()
         self.called = CalledNames()  # library calls named as the user's values say
+        self.frame_codes: dict[int, Any] | None = None  # filled where given (``build_program``)
 
     def build(self, closed: Any, inputs: list[InputInfo], input_names: list[str],
               output_names: list[str], const_names: dict[int, InputInfo]) -> Graph:
@@ -961,6 +962,8 @@ class GraphBuilder:
         info = self._by_traceback.get(traceback)
         if info is None:
             codes, lastis = internals.code_stack_columns(eqn)
+            if self.frame_codes is not None:  # by identity: a code object hashes its bytecode
+                self.frame_codes.update(zip(map(id, codes), codes))
             user, library, outside = self._library_path(codes, lastis)
             frame = internals.frame_at(codes[user], lastis[user]) if user < len(codes) else None
             # what lies outside the user frame: shared by the tracebacks of one user line
@@ -1651,14 +1654,27 @@ def stage(make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str,
     """Trace once, recording user calls and trace-time prints. ``make_jitted()`` returns a
     fresh jitted callable (a cached trace would not run the user's code again); ``roots``
     are where the user functions that may run are found (``jaxviz.call_scopes``)."""
-    roots = [*roots, *args, *kwargs.values()]
     t0 = time.perf_counter()
-    for attempt, recorder in enumerate(call_scopes.recorders(roots, skip, cell_file)):
-        with capture_trace_output(echo=attempt == 0) as printed, recorder, call_scopes.fresh_jax_traces(), \
-                internals.tracer_errors_captured():  # a tracer error says where its value came from
-            traced = make_jitted().trace(*args, **kwargs)
-        if recorder.complete(traced.jaxpr):
+    for attempt, recorder in enumerate(_recorders(args, kwargs, skip, cell_file, roots)):
+        staged = _stage_with(recorder, make_jitted, args, kwargs, attempt == 0, t0)
+        if recorder.complete(staged.traced.jaxpr):
             break
+    return staged
+
+
+def _recorders(args: Sequence[Any], kwargs: dict[str, Any], skip: Iterable[Any], cell_file: str | None,
+               roots: Iterable[Any]) -> Iterator[call_scopes.HookScopes | call_scopes.CodeScopes]:
+    """The call recorders to trace with in turn, until one is ``complete()``."""
+    return call_scopes.recorders([*roots, *args, *kwargs.values()], skip, cell_file)
+
+
+def _stage_with(recorder: Any, make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str, Any],
+                echo: bool, t0: float) -> Staged:
+    """One trace under ``recorder`` (trace-time prints shown where ``echo``); ``t0``: when
+    the first try began."""
+    with capture_trace_output(echo=echo) as printed, recorder, call_scopes.fresh_jax_traces(), \
+            internals.tracer_errors_captured():  # a tracer error says where its value came from
+        traced = make_jitted().trace(*args, **kwargs)
     placed = [leaf.sharding for leaf in jax.tree_util.tree_leaves((args, kwargs)) if isinstance(leaf, jax.Array)]
     return Staged(traced, recorder.calls, printed.getvalue(), time.perf_counter() - t0, recorder.mode,
                   recorder.reused(traced.jaxpr), placed, call_scopes.CalledNames(recorder.frames))
@@ -1682,13 +1698,16 @@ def collector_paused() -> Any:
 def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_names: list[str],
                   output_names: list[str], captured: list[tuple[InputInfo, Any]],
                   cell_file: str | None = None, source: str | None = None,
-                  lost_outputs: Sequence[str] = ()) -> Program:
+                  lost_outputs: Sequence[str] = (), frame_codes: dict[int, Any] | None = None) -> Program:
     """``lost_outputs``: names among ``output_names`` of values the traced function returns
-    but the real call drops (drawn as lost; not outputs of the Program)."""
+    but the real call drops (drawn as lost; not outputs of the Program). ``frame_codes``,
+    if given, is filled with the code objects of every traceback frame, by id (what
+    ``CodeScopes.complete`` checks)."""
     closed = staged.traced.jaxpr
     const_names = _match_consts(closed.consts, captured)
     t0 = time.perf_counter()
     builder = GraphBuilder(name, staged.calls, cell_file)
+    builder.frame_codes = frame_codes
     builder.called = staged.called
     builder.captured = [(info, value) for info, value in captured if is_array(value)]
     builder.lost_outputs = set(lost_outputs)
@@ -1751,16 +1770,23 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
     inputs += [info for info, _ in captured]
     code = getattr(inspect.unwrap(plan.user_function), "__code__", None)
     skip = {*plan.transparent, *([code] if code else [])}
-    try:
-        staged = stage(make_jitted, plan.args, plan.kwargs, skip=skip,
-                       roots=[plan.function, plan.user_function, *plan.roots])
-    except Exception as exc:
-        for hook in list(TRACE_ERROR_HOOKS):
-            hook(exc)
-        raise
-    out_names = (plan.output_names or _output_names)(staged.traced.out_info)
-    program = build_program(plan.name, staged, inputs, input_names, out_names, captured,
-                            lost_outputs=plan.lost_outputs)
+    t0 = time.perf_counter()
+    # Each recorder in turn, until one recorded every user call: checked on the frames
+    # the graph builder reads anyway, so a complete first trace walks no traceback twice.
+    for attempt, recorder in enumerate(_recorders(plan.args, plan.kwargs, skip, None,
+                                                  [plan.function, plan.user_function, *plan.roots])):
+        try:
+            staged = _stage_with(recorder, make_jitted, plan.args, plan.kwargs, attempt == 0, t0)
+        except Exception as exc:
+            for hook in list(TRACE_ERROR_HOOKS):
+                hook(exc)
+            raise
+        out_names = (plan.output_names or _output_names)(staged.traced.out_info)
+        frame_codes: dict[int, Any] = {}
+        program = build_program(plan.name, staged, inputs, input_names, out_names, captured,
+                                lost_outputs=plan.lost_outputs, frame_codes=frame_codes)
+        if recorder.complete(staged.traced.jaxpr, frame_codes.values()):
+            break
     program.notes += plan.notes
     if auto:
         program.notes.append(f"{', '.join(auto.values())} not arrays: traced as static arguments "
