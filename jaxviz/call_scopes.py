@@ -576,7 +576,9 @@ class _Recorder:
     def complete(self, closed: Any, frame_codes: Iterable[Any] | None = None) -> bool:
         """Whether every user function that recorded equations of ``closed`` ran inside a
         scope of its own. ``frame_codes``: the code objects of its equations' traceback
-        frames, where the caller read them already (``internals.traceback_frame_codes``)."""
+        frames, where the caller read them already: all of them
+        (``internals.traceback_frame_codes``), or those from each innermost user frame
+        outward (the graph builder's)."""
         return True
 
     def reused(self, closed: Any) -> list[str]:

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import functools
 import heapq
-import itertools
 import json
 import math
 import re
@@ -398,6 +397,8 @@ def _layers(height: dict[Item, float], links: _Links) -> dict[Item, float]:
     for item, before in links.order:
         if len(before) == 1:  # most items: one value in (a chain's)
             start[item] = start[before[0]] + height[before[0]]
+        elif not before:
+            start[item] = 0.0
         else:
             start[item] = max([start[p] + height[p] for p in before], default=0.0)
     # dot keeps edges short: an item fed by nothing here (a constant, a value from outside)
@@ -424,9 +425,10 @@ def _widest_row(start: dict[Item, float], height: dict[Item, float], width: dict
     the most width standing side by side at one height (a sweep over the spans). An edge
     takes room in the rows it crosses too (dot routes it through them, its label beside):
     those of ``routed`` (``_routed``)."""
-    # (row, opens, width) where a span opens or closes
-    events = [(first, 1, width[i]) for i, first in start.items()]
-    events += [(first + height[i], 0, width[i]) for i, first in start.items()]
+    # (row, opens, width and gap) where a span opens or closes: in the order of (row,
+    # opens, width), as adding the gap keeps it
+    events = [(first, 1, width[i] + ITEM_GAP_PT) for i, first in start.items()]
+    events += [(first + height[i], 0, width[i] + ITEM_GAP_PT) for i, first in start.items()]
     for a, b in routed:
         if start.get(a, 0) > start.get(b, 0):
             a, b = b, a
@@ -434,12 +436,14 @@ def _widest_row(start: dict[Item, float], height: dict[Item, float], width: dict
             top, bottom = start[a] + height[a] - 0.5, start[b] + 0.5
             if top > bottom:
                 top, bottom = bottom, top
-            events += ((top, 1, EDGE_PT), (bottom, 0, EDGE_PT))
+            events += ((top, 1, EDGE_PT + ITEM_GAP_PT), (bottom, 0, EDGE_PT + ITEM_GAP_PT))
     events.sort()
-    # the width standing after each event, summed in the events' order (as a loop would)
-    best = max(itertools.accumulate([w + ITEM_GAP_PT if opening else -(w + ITEM_GAP_PT)
-                                     for _, opening, w in events]), default=0.0)
-    return best if best > 0.0 else 0.0
+    best = standing = 0.0  # the width standing after each event, summed in the events' order
+    for _, opening, w in events:
+        standing = standing + w if opening else standing - w
+        if standing > best:
+            best = standing
+    return best
 
 
 _NUMBERED = re.compile(r"(?:[\s_\-.]*\d+|\[\d+\])$")  # h_0, Dense3, layer-2, blocks[5]

@@ -396,7 +396,9 @@ class GraphBuilder:
         # user's, so not named beside the user's function a box runs
         self.plumbing_run: set[str] = set()
         self.called = CalledNames()  # library calls named as the user's values say
-        self.frame_codes: dict[int, Any] | None = None  # filled where given (``build_program``)
+        # where given (``build_program``): by id, the code objects of the tracebacks' frames
+        # from their innermost user frame outward (those a user function can be among)
+        self.frame_codes: dict[int, Any] | None = None
 
     def build(self, closed: Any, inputs: list[InputInfo], input_names: list[str],
               output_names: list[str], const_names: dict[int, InputInfo]) -> Graph:
@@ -962,8 +964,6 @@ class GraphBuilder:
         info = self._by_traceback.get(traceback)
         if info is None:
             codes, lastis = internals.code_stack_columns(eqn)
-            if self.frame_codes is not None:  # by identity: a code object hashes its bytecode
-                self.frame_codes.update(zip(map(id, codes), codes))
             user, library, outside = self._library_path(codes, lastis)
             frame = internals.frame_at(codes[user], lastis[user]) if user < len(codes) else None
             # what lies outside the user frame: shared by the tracebacks of one user line
@@ -971,6 +971,8 @@ class GraphBuilder:
             enclosing = self._enclosing_by_stack.get(stack, _MISSING)
             if enclosing is _MISSING:
                 enclosing = self._enclosing_by_stack[stack] = self._enclosing_call(codes, lastis, user)
+                if self.frame_codes is not None:  # (by identity: a code object hashes its bytecode)
+                    self.frame_codes.update(zip(stack[0], codes[user:]))
             info = self._by_traceback[traceback] = (frame, self._source_of(frame), library, outside, enclosing)
         return info
 
@@ -1701,8 +1703,8 @@ def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_name
                   lost_outputs: Sequence[str] = (), frame_codes: dict[int, Any] | None = None) -> Program:
     """``lost_outputs``: names among ``output_names`` of values the traced function returns
     but the real call drops (drawn as lost; not outputs of the Program). ``frame_codes``,
-    if given, is filled with the code objects of every traceback frame, by id (what
-    ``CodeScopes.complete`` checks)."""
+    if given, is filled with the code objects of the traceback frames a user function can
+    be among, by id (what ``CodeScopes.complete`` checks; ``GraphBuilder.frame_codes``)."""
     closed = staged.traced.jaxpr
     const_names = _match_consts(closed.consts, captured)
     t0 = time.perf_counter()
