@@ -484,6 +484,9 @@ def repeat_text(graph: Graph, gid: int) -> str:
 # A visible item of a view: a node or a collapsed group (tagged so ids don't collide).
 Item = tuple[str, int]  # ("n", node_id) | ("g", group_id)
 LEGEND_ITEM: Item = ("legend", 0)  # the legend, in the estimate of the first view's size
+# Where an open group's items start and their heights, and its rows (``Graph._group_layout``;
+# None, None and the rows for one that wraps another alone).
+_Layout = tuple[dict[Item, float] | None, dict[Item, float] | None, float]
 
 
 @dataclass(slots=True)
@@ -1084,7 +1087,10 @@ class Graph:
               max_width: float, max_rows: float, fold_top: float) -> bool:
         """Whether the view fits the budget, and a fold that was on the first screen
         (``fold_top``: the topmost fold's row before this opening) still is."""
-        width, rows = self.layout_extent(expanded, extents, sizes)
+        layouts = self._layouts(expanded, extents, sizes)
+        if layouts[0][2] > max_rows:
+            return False  # too many rows: known before the widths are estimated
+        width, rows = self.layout_extent(expanded, extents, sizes, layouts)
         if fold_top <= FIRST_SCREEN_ROWS < extents[0][2]:
             return False  # what opened above the model's layers pushed them off the first screen
         return width <= max_width and rows <= max_rows
@@ -1114,19 +1120,37 @@ class Graph:
 
     def layout_extent(self, expanded: set[int] | frozenset[int],
                       memo: dict[int, tuple[float, float, float]] | None = None,
-                      sizes: _Sizes | None = None) -> tuple[float, float]:
+                      sizes: _Sizes | None = None, layouts: dict[int, _Layout] | None = None,
+                      ) -> tuple[float, float]:
         """(width in pt, height in rows) of a top-to-bottom layout of the view, estimated
         as ``layout_ranks`` is: items placed in rows by their longest chain, the width
         the widest row (labels as wide as ``dot`` draws them), an open group as big as
         what it shows plus its margins. ``memo``: open groups' extents known for this
         expansion (filled in with the rest), each with the row its topmost fold starts
         at (``_group_extent``). ``sizes``: what the estimate reads of the graph, kept
-        between calls while the graph does not change (``_Sizes``)."""
+        between calls while the graph does not change (``_Sizes``). ``layouts``: the
+        rows of those not in ``memo``, where known (``_layouts``)."""
         memo = {} if memo is None else memo
         sizes = _Sizes(self) if sizes is None else sizes
+        layouts = {} if layouts is None else layouts
         for gid in sorted((g for g in expanded if g not in memo), key=lambda g: -self.groups[g].depth):
-            memo[gid] = self._group_extent(gid, expanded, memo, sizes)
+            memo[gid] = self._group_extent(gid, expanded, memo, sizes, layouts.get(gid))
         return memo[0][:2]
+
+    def _layouts(self, expanded: set[int] | frozenset[int], memo: dict[int, tuple[float, float, float]],
+                 sizes: _Sizes) -> dict[int, _Layout]:
+        """The rows (``_group_layout``) of the open groups not in ``memo``: all a first
+        view's try needs to tell that it takes too many rows."""
+        layouts: dict[int, _Layout] = {}
+
+        def rows(c: int) -> float:
+            return layouts[c][2] if c in layouts else memo[c][1]
+
+        for gid in sorted((g for g in expanded if g not in memo), key=lambda g: -self.groups[g].depth):
+            wraps = self._wraps_open(gid, expanded)
+            layouts[gid] = (None, None, rows(wraps)) if wraps is not None \
+                else self._group_layout(gid, expanded, rows, sizes)
+        return layouts
 
     def is_fold(self, gid: int) -> bool:
         """Whether a group reads as repeated layers: a fold (``Block ×12``) or a scan
@@ -1157,31 +1181,56 @@ class Graph:
         title = f"{' › '.join(names)} ({size_text(self, last.id)}){where}"
         return _text_width(title, PHASE_TITLE_SCALE if self.groups[chain[0]].kind == "phase" else 1.0)
 
-    def _group_extent(self, gid: int, expanded: set[int] | frozenset[int],
-                      memo: dict[int, tuple[float, float, float]], sizes: _Sizes) -> tuple[float, float, float]:
-        """(width in pt, height in rows, the row its topmost fold starts at: inf if none)
-        of an open group, from the extents of the open groups it holds."""
+    def _wraps_open(self, gid: int, expanded: set[int] | frozenset[int]) -> int | None:
+        """The open group that open group ``gid`` only wraps (drawn as one cluster with
+        it: ``open_chain``), or None."""
         g = self.groups[gid]
         if not g.nodes and len(g.groups) == 1 and g.kind != "repeat" and g.groups[0] in expanded:
-            return memo[g.groups[0]]  # one cluster with what it wraps (``open_chain``)
+            return g.groups[0]
+        return None
+
+    def _group_extent(self, gid: int, expanded: set[int] | frozenset[int],
+                      memo: dict[int, tuple[float, float, float]], sizes: _Sizes,
+                      layout: _Layout | None = None) -> tuple[float, float, float]:
+        """(width in pt, height in rows, the row its topmost fold starts at: inf if none)
+        of an open group, from the extents of the open groups it holds. ``layout``: its
+        ``_group_layout``, where known."""
+        wraps = self._wraps_open(gid, expanded)
+        if wraps is not None:
+            return memo[wraps]  # one cluster with what it wraps (``open_chain``)
+        g = self.groups[gid]
         links = sizes.links(gid)
-        height, width = dict(links.height), dict(links.width)  # its items closed
+        if layout is None:
+            layout = self._group_layout(gid, expanded, lambda c: memo[c][1], sizes)
+        start, height, rows = layout
+        assert start is not None and height is not None
+        width = dict(links.width)  # its items closed
         for c in g.groups:
             if c in expanded:
-                inner_width, inner_rows, _ = memo[c]
-                height[("g", c)] = inner_rows + CLUSTER_LABEL_RANKS
                 # each value crossing its border is routed inside it too, beside its items
-                width[("g", c)] = max(inner_width + links.crossing.get(("g", c), 0) * EDGE_PT,
+                width[("g", c)] = max(memo[c][0] + links.crossing.get(("g", c), 0) * EDGE_PT,
                                       sizes.title_width(self.open_chain(c, expanded))) + CLUSTER_MARGIN_PT
+        if gid == 0:  # the legend stands on the top row, beside the inputs
+            width[LEGEND_ITEM] = sizes.legend_width
+        return (_widest_row(start, height, width, links.routed), rows,
+                self._fold_top(g, start, expanded, memo, links.folds))
+
+    def _group_layout(self, gid: int, expanded: set[int] | frozenset[int], rows: Callable[[int], float],
+                      sizes: _Sizes) -> _Layout:
+        """(where each item starts, its height, the rows) of an open group that wraps no
+        other alone, from the ``rows`` of the open groups it holds."""
+        links = sizes.links(gid)
+        height = dict(links.height)  # its items closed
+        for c in self.groups[gid].groups:
+            if c in expanded:
+                height[("g", c)] = rows(c) + CLUSTER_LABEL_RANKS
         start = _layers(height, links)
         for c in links.read_from_top:  # what an open group reads from the inputs pulls its top up to them
             if c in expanded:
                 start[("g", c)] = min(start[("g", c)], 1.0)
         if gid == 0:  # the legend stands on the top row, beside the inputs
-            start[LEGEND_ITEM], height[LEGEND_ITEM], width[LEGEND_ITEM] = 0.0, 1.0, sizes.legend_width
-        rows = max([start[i] + height[i] for i in start], default=0.0)
-        return (_widest_row(start, height, width, links.routed), rows,
-                self._fold_top(g, start, expanded, memo, links.folds))
+            start[LEGEND_ITEM], height[LEGEND_ITEM] = 0.0, 1.0
+        return start, height, max([start[i] + height[i] for i in start], default=0.0)
 
     def _fold_top(self, g: Group, start: dict[Item, float], expanded: set[int] | frozenset[int],
                   memo: dict[int, tuple[float, float, float]], folds: frozenset[int] | None = None) -> float:
