@@ -710,6 +710,7 @@ class GraphBuilder:
                 else:
                     runs.append([nid])
                 last = key
+            targets: list[tuple[int, list[int]]] = []  # moved in one pass over the group, after
             for run in runs:
                 if len(run) < LINE_GROUP_MIN:
                     continue
@@ -720,12 +721,12 @@ class GraphBuilder:
                 src = g.nodes[run[0]].source
                 name = f"line {src.cell_line or src.line}: {short(src.text or src.function, 40)}" if src \
                     else f"{g.nodes[run[0]].primitive} ({len(run)} equations)"
-                targets = []
                 for k, members in enumerate(rounds, 1):
                     gid = g.add_group(name, "line", group.id, source=src)
                     if len(rounds) > 1:
                         g.groups[gid].repeat = f"{name} {k}/{len(rounds)}"
                     targets.append((gid, members))
+            if targets:
                 self._move_members(group, targets)
 
     def _line_key(self, nid: int) -> tuple[str, int | str] | None:
@@ -802,7 +803,7 @@ class GraphBuilder:
             paths = _sites_filled(paths)
         copies = self._replayed_copies(tracebacks, paths)
         for i, eqn in enumerate(eqns):
-            frame, source, *_ = infos[i]
+            frame, source = infos[i][0], infos[i][1]
             path: Sequence[tuple[str, ...]] = paths[i]
             replayed = copies[i] if copies is not None else None
             if replayed is not None:  # a later copy of a replayed call: a key of its own
