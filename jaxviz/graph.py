@@ -484,9 +484,8 @@ def repeat_text(graph: Graph, gid: int) -> str:
 # A visible item of a view: a node or a collapsed group (tagged so ids don't collide).
 Item = tuple[str, int]  # ("n", node_id) | ("g", group_id)
 LEGEND_ITEM: Item = ("legend", 0)  # the legend, in the estimate of the first view's size
-# Where an open group's items start and their heights, and its rows (``Graph._group_layout``;
-# None, None and the rows for one that wraps another alone).
-_Layout = tuple[dict[Item, float] | None, dict[Item, float] | None, float]
+# Where an open group's items start, their heights, and its rows (``Graph._group_layout``).
+_Layout = tuple[dict[Item, float], dict[Item, float], float]
 
 
 @dataclass(slots=True)
@@ -1087,8 +1086,8 @@ class Graph:
               max_width: float, max_rows: float, fold_top: float) -> bool:
         """Whether the view fits the budget, and a fold that was on the first screen
         (``fold_top``: the topmost fold's row before this opening) still is."""
-        layouts = self._layouts(expanded, extents, sizes)
-        if layouts[0][2] > max_rows:
+        layouts, rows = self._layouts(expanded, extents, sizes)
+        if rows > max_rows:
             return False  # too many rows: known before the widths are estimated
         width, rows = self.layout_extent(expanded, extents, sizes, layouts)
         if fold_top <= FIRST_SCREEN_ROWS < extents[0][2]:
@@ -1138,19 +1137,24 @@ class Graph:
         return memo[0][:2]
 
     def _layouts(self, expanded: set[int] | frozenset[int], memo: dict[int, tuple[float, float, float]],
-                 sizes: _Sizes) -> dict[int, _Layout]:
-        """The rows (``_group_layout``) of the open groups not in ``memo``: all a first
-        view's try needs to tell that it takes too many rows."""
+                 sizes: _Sizes) -> tuple[dict[int, _Layout], float]:
+        """The layouts (``_group_layout``) of the open groups not in ``memo`` (but those
+        that only wrap another), and the view's rows: all a first view's try needs to
+        tell that it takes too many rows."""
         layouts: dict[int, _Layout] = {}
+        rows: dict[int, float] = {}
 
-        def rows(c: int) -> float:
-            return layouts[c][2] if c in layouts else memo[c][1]
+        def rows_of(c: int) -> float:
+            return rows[c] if c in rows else memo[c][1]
 
         for gid in sorted((g for g in expanded if g not in memo), key=lambda g: -self.groups[g].depth):
             wraps = self._wraps_open(gid, expanded)
-            layouts[gid] = (None, None, rows(wraps)) if wraps is not None \
-                else self._group_layout(gid, expanded, rows, sizes)
-        return layouts
+            if wraps is None:
+                layouts[gid] = self._group_layout(gid, expanded, rows_of, sizes)
+                rows[gid] = layouts[gid][2]
+            else:
+                rows[gid] = rows_of(wraps)
+        return layouts, rows_of(0)
 
     def is_fold(self, gid: int) -> bool:
         """Whether a group reads as repeated layers: a fold (``Block ×12``) or a scan
@@ -1203,7 +1207,6 @@ class Graph:
         if layout is None:
             layout = self._group_layout(gid, expanded, lambda c: memo[c][1], sizes)
         start, height, rows = layout
-        assert start is not None and height is not None
         width = dict(links.width)  # its items closed
         for c in g.groups:
             if c in expanded:
