@@ -582,9 +582,12 @@ class _Recorder:
             del _known_calls[next(iter(_known_calls))]  # the oldest
         return key
 
-    def complete(self, closed: Any) -> bool:
+    def complete(self, closed: Any, frame_codes: Iterable[Any] | None = None) -> bool:
         """Whether every user function that recorded equations of ``closed`` ran inside a
-        scope of its own."""
+        scope of its own. ``frame_codes``: the code objects of its equations' traceback
+        frames, where the caller read them already: all of them
+        (``internals.traceback_frame_codes``), or those from each innermost user frame
+        outward (the graph builder's)."""
         return True
 
     def reused(self, closed: Any) -> list[str]:
@@ -950,8 +953,8 @@ class CodeScopes(_Recorder):
             return _NO_SCOPE  # the traced entry itself; a call of it inside (serial in serial) is a call
         return jax.named_scope(self._record(frame))
 
-    def complete(self, closed: Any) -> bool:
-        return not self.unscoped(closed)
+    def complete(self, closed: Any, frame_codes: Iterable[Any] | None = None) -> bool:
+        return not self.unscoped(closed, frame_codes)
 
     def reused(self, closed: Any) -> list[str]:
         """Names of the user functions whose trace JAX reused from its cache (a jitted
@@ -972,10 +975,13 @@ class CodeScopes(_Recorder):
         return list(dict.fromkeys(c.co_name for c in outer_codes
                                   if c not in inner_codes and c.co_name in jitted))
 
-    def unscoped(self, closed: Any) -> set[Any]:
+    def unscoped(self, closed: Any, frame_codes: Iterable[Any] | None = None) -> set[Any]:
         """Code of user functions that recorded equations outside a scope of their own
-        (stacks from a trace JAX had cached before this one are not ours to check)."""
-        if not any(map(self._missable, internals.traceback_frame_codes(closed))):
+        (stacks from a trace JAX had cached before this one are not ours to check).
+        ``frame_codes``: as ``complete`` takes them."""
+        if frame_codes is None:
+            frame_codes = internals.traceback_frame_codes(closed)
+        if not any(map(self._missable, frame_codes)):
             return set()  # every user function on the stacks ran with a scope or is skipped
         missed: set[Any] = set()
         for users, cached in self._user_stacks(closed):

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import functools
 import heapq
-import itertools
 import json
 import math
 import re
@@ -398,6 +397,8 @@ def _layers(height: dict[Item, float], links: _Links) -> dict[Item, float]:
     for item, before in links.order:
         if len(before) == 1:  # most items: one value in (a chain's)
             start[item] = start[before[0]] + height[before[0]]
+        elif not before:
+            start[item] = 0.0
         else:
             start[item] = max([start[p] + height[p] for p in before], default=0.0)
     # dot keeps edges short: an item fed by nothing here (a constant, a value from outside)
@@ -424,9 +425,10 @@ def _widest_row(start: dict[Item, float], height: dict[Item, float], width: dict
     the most width standing side by side at one height (a sweep over the spans). An edge
     takes room in the rows it crosses too (dot routes it through them, its label beside):
     those of ``routed`` (``_routed``)."""
-    # (row, opens, width) where a span opens or closes
-    events = [(first, 1, width[i]) for i, first in start.items()]
-    events += [(first + height[i], 0, width[i]) for i, first in start.items()]
+    # (row, opens, width and gap) where a span opens or closes: in the order of (row,
+    # opens, width), as adding the gap keeps it
+    events = [(first, 1, width[i] + ITEM_GAP_PT) for i, first in start.items()]
+    events += [(first + height[i], 0, width[i] + ITEM_GAP_PT) for i, first in start.items()]
     for a, b in routed:
         if start.get(a, 0) > start.get(b, 0):
             a, b = b, a
@@ -434,12 +436,14 @@ def _widest_row(start: dict[Item, float], height: dict[Item, float], width: dict
             top, bottom = start[a] + height[a] - 0.5, start[b] + 0.5
             if top > bottom:
                 top, bottom = bottom, top
-            events += ((top, 1, EDGE_PT), (bottom, 0, EDGE_PT))
+            events += ((top, 1, EDGE_PT + ITEM_GAP_PT), (bottom, 0, EDGE_PT + ITEM_GAP_PT))
     events.sort()
-    # the width standing after each event, summed in the events' order (as a loop would)
-    best = max(itertools.accumulate([w + ITEM_GAP_PT if opening else -(w + ITEM_GAP_PT)
-                                     for _, opening, w in events]), default=0.0)
-    return best if best > 0.0 else 0.0
+    best = standing = 0.0  # the width standing after each event, summed in the events' order
+    for _, opening, w in events:
+        standing = standing + w if opening else standing - w
+        if standing > best:
+            best = standing
+    return best
 
 
 _NUMBERED = re.compile(r"(?:[\s_\-.]*\d+|\[\d+\])$")  # h_0, Dense3, layer-2, blocks[5]
@@ -480,6 +484,8 @@ def repeat_text(graph: Graph, gid: int) -> str:
 # A visible item of a view: a node or a collapsed group (tagged so ids don't collide).
 Item = tuple[str, int]  # ("n", node_id) | ("g", group_id)
 LEGEND_ITEM: Item = ("legend", 0)  # the legend, in the estimate of the first view's size
+# Where an open group's items start, their heights, and its rows (``Graph._group_layout``).
+_Layout = tuple[dict[Item, float], dict[Item, float], float]
 
 
 @dataclass(slots=True)
@@ -1092,7 +1098,10 @@ class Graph:
               max_width: float, max_rows: float, fold_top: float) -> bool:
         """Whether the view fits the budget, and a fold that was on the first screen
         (``fold_top``: the topmost fold's row before this opening) still is."""
-        width, rows = self.layout_extent(expanded, extents, sizes)
+        layouts, rows = self._layouts(expanded, extents, sizes)
+        if rows > max_rows:
+            return False  # too many rows: known before the widths are estimated
+        width, rows = self.layout_extent(expanded, extents, sizes, layouts)
         if fold_top <= FIRST_SCREEN_ROWS < extents[0][2]:
             return False  # what opened above the model's layers pushed them off the first screen
         return width <= max_width and rows <= max_rows
@@ -1122,19 +1131,42 @@ class Graph:
 
     def layout_extent(self, expanded: set[int] | frozenset[int],
                       memo: dict[int, tuple[float, float, float]] | None = None,
-                      sizes: _Sizes | None = None) -> tuple[float, float]:
+                      sizes: _Sizes | None = None, layouts: dict[int, _Layout] | None = None,
+                      ) -> tuple[float, float]:
         """(width in pt, height in rows) of a top-to-bottom layout of the view, estimated
         as ``layout_ranks`` is: items placed in rows by their longest chain, the width
         the widest row (labels as wide as ``dot`` draws them), an open group as big as
         what it shows plus its margins. ``memo``: open groups' extents known for this
         expansion (filled in with the rest), each with the row its topmost fold starts
         at (``_group_extent``). ``sizes``: what the estimate reads of the graph, kept
-        between calls while the graph does not change (``_Sizes``)."""
+        between calls while the graph does not change (``_Sizes``). ``layouts``: the
+        rows of those not in ``memo``, where known (``_layouts``)."""
         memo = {} if memo is None else memo
         sizes = _Sizes(self) if sizes is None else sizes
+        layouts = {} if layouts is None else layouts
         for gid in sorted((g for g in expanded if g not in memo), key=lambda g: -self.groups[g].depth):
-            memo[gid] = self._group_extent(gid, expanded, memo, sizes)
+            memo[gid] = self._group_extent(gid, expanded, memo, sizes, layouts.get(gid))
         return memo[0][:2]
+
+    def _layouts(self, expanded: set[int] | frozenset[int], memo: dict[int, tuple[float, float, float]],
+                 sizes: _Sizes) -> tuple[dict[int, _Layout], float]:
+        """The layouts (``_group_layout``) of the open groups not in ``memo`` (but those
+        that only wrap another), and the view's rows: all a first view's try needs to
+        tell that it takes too many rows."""
+        layouts: dict[int, _Layout] = {}
+        rows: dict[int, float] = {}
+
+        def rows_of(c: int) -> float:
+            return rows[c] if c in rows else memo[c][1]
+
+        for gid in sorted((g for g in expanded if g not in memo), key=lambda g: -self.groups[g].depth):
+            wraps = self._wraps_open(gid, expanded)
+            if wraps is None:
+                layouts[gid] = self._group_layout(gid, expanded, rows_of, sizes)
+                rows[gid] = layouts[gid][2]
+            else:
+                rows[gid] = rows_of(wraps)
+        return layouts, rows_of(0)
 
     def is_fold(self, gid: int) -> bool:
         """Whether a group reads as repeated layers: a fold (``Block ×12``) or a scan
@@ -1165,31 +1197,55 @@ class Graph:
         title = f"{' › '.join(names)} ({size_text(self, last.id)}){where}"
         return _text_width(title, PHASE_TITLE_SCALE if self.groups[chain[0]].kind == "phase" else 1.0)
 
-    def _group_extent(self, gid: int, expanded: set[int] | frozenset[int],
-                      memo: dict[int, tuple[float, float, float]], sizes: _Sizes) -> tuple[float, float, float]:
-        """(width in pt, height in rows, the row its topmost fold starts at: inf if none)
-        of an open group, from the extents of the open groups it holds."""
+    def _wraps_open(self, gid: int, expanded: set[int] | frozenset[int]) -> int | None:
+        """The open group that open group ``gid`` only wraps (drawn as one cluster with
+        it: ``open_chain``), or None."""
         g = self.groups[gid]
         if not g.nodes and len(g.groups) == 1 and g.kind != "repeat" and g.groups[0] in expanded:
-            return memo[g.groups[0]]  # one cluster with what it wraps (``open_chain``)
+            return g.groups[0]
+        return None
+
+    def _group_extent(self, gid: int, expanded: set[int] | frozenset[int],
+                      memo: dict[int, tuple[float, float, float]], sizes: _Sizes,
+                      layout: _Layout | None = None) -> tuple[float, float, float]:
+        """(width in pt, height in rows, the row its topmost fold starts at: inf if none)
+        of an open group, from the extents of the open groups it holds. ``layout``: its
+        ``_group_layout``, where known."""
+        wraps = self._wraps_open(gid, expanded)
+        if wraps is not None:
+            return memo[wraps]  # one cluster with what it wraps (``open_chain``)
+        g = self.groups[gid]
         links = sizes.links(gid)
-        height, width = dict(links.height), dict(links.width)  # its items closed
+        if layout is None:
+            layout = self._group_layout(gid, expanded, lambda c: memo[c][1], sizes)
+        start, height, rows = layout
+        width = dict(links.width)  # its items closed
         for c in g.groups:
             if c in expanded:
-                inner_width, inner_rows, _ = memo[c]
-                height[("g", c)] = inner_rows + CLUSTER_LABEL_RANKS
                 # each value crossing its border is routed inside it too, beside its items
-                width[("g", c)] = max(inner_width + links.crossing.get(("g", c), 0) * EDGE_PT,
+                width[("g", c)] = max(memo[c][0] + links.crossing.get(("g", c), 0) * EDGE_PT,
                                       sizes.title_width(self.open_chain(c, expanded))) + CLUSTER_MARGIN_PT
+        if gid == 0:  # the legend stands on the top row, beside the inputs
+            width[LEGEND_ITEM] = sizes.legend_width
+        return (_widest_row(start, height, width, links.routed), rows,
+                self._fold_top(g, start, expanded, memo, links.folds))
+
+    def _group_layout(self, gid: int, expanded: set[int] | frozenset[int], rows: Callable[[int], float],
+                      sizes: _Sizes) -> _Layout:
+        """(where each item starts, its height, the rows) of an open group that wraps no
+        other alone, from the ``rows`` of the open groups it holds."""
+        links = sizes.links(gid)
+        height = dict(links.height)  # its items closed
+        for c in self.groups[gid].groups:
+            if c in expanded:
+                height[("g", c)] = rows(c) + CLUSTER_LABEL_RANKS
         start = _layers(height, links)
         for c in links.read_from_top:  # what an open group reads from the inputs pulls its top up to them
             if c in expanded:
                 start[("g", c)] = min(start[("g", c)], 1.0)
         if gid == 0:  # the legend stands on the top row, beside the inputs
-            start[LEGEND_ITEM], height[LEGEND_ITEM], width[LEGEND_ITEM] = 0.0, 1.0, sizes.legend_width
-        rows = max([start[i] + height[i] for i in start], default=0.0)
-        return (_widest_row(start, height, width, links.routed), rows,
-                self._fold_top(g, start, expanded, memo, links.folds))
+            start[LEGEND_ITEM], height[LEGEND_ITEM] = 0.0, 1.0
+        return start, height, max([start[i] + height[i] for i in start], default=0.0)
 
     def _fold_top(self, g: Group, start: dict[Item, float], expanded: set[int] | frozenset[int],
                   memo: dict[int, tuple[float, float, float]], folds: frozenset[int] | None = None) -> float:

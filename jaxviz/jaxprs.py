@@ -60,7 +60,14 @@ def aval_of_value(value: Any) -> Aval:
     weak = is_python_scalar(value) or bool(getattr(getattr(value, "aval", None), "weak_type", False))
     arr = np.asarray(value) if not hasattr(value, "dtype") else value
     dtype = jax.dtypes.canonicalize_dtype(arr.dtype, allow_extended_dtype=True)  # PRNG keys
-    return Aval(tuple(int(d) for d in np.shape(arr)), str(dtype), weak)
+    return Aval(tuple(int(d) for d in np.shape(arr)), _dtype_name(dtype), weak)
+
+
+@functools.lru_cache(maxsize=256)
+def _dtype_name(dtype: Any) -> str:
+    """``str(dtype)``, once per dtype: NumPy writes it anew each time (µs per leaf of a
+    model's parameters)."""
+    return str(dtype)
 
 
 def is_traceable_tree(value: Any) -> bool:

@@ -17,7 +17,7 @@ import io
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -437,6 +437,9 @@ class GraphBuilder:
         # user's, so not named beside the user's function a box runs
         self.plumbing_run: set[str] = set()
         self.called = CalledNames()  # library calls named as the user's values say
+        # where given (``build_program``): by id, the code objects of the tracebacks' frames
+        # from their innermost user frame outward (those a user function can be among)
+        self.frame_codes: dict[int, Any] | None = None
 
     def build(self, closed: Any, inputs: list[InputInfo], input_names: list[str],
               output_names: list[str], const_names: dict[int, InputInfo]) -> Graph:
@@ -748,6 +751,7 @@ class GraphBuilder:
                 else:
                     runs.append([nid])
                 last = key
+            targets: list[tuple[int, list[int]]] = []  # moved in one pass over the group, after
             for run in runs:
                 if len(run) < LINE_GROUP_MIN:
                     continue
@@ -758,12 +762,12 @@ class GraphBuilder:
                 src = g.nodes[run[0]].source
                 name = f"line {src.cell_line or src.line}: {short(src.text or src.function, 40)}" if src \
                     else f"{g.nodes[run[0]].primitive} ({len(run)} equations)"
-                targets = []
                 for k, members in enumerate(rounds, 1):
                     gid = g.add_group(name, "line", group.id, source=src)
                     if len(rounds) > 1:
                         g.groups[gid].repeat = f"{name} {k}/{len(rounds)}"
                     targets.append((gid, members))
+            if targets:
                 self._move_members(group, targets)
 
     def _line_key(self, nid: int) -> tuple[str, int | str] | None:
@@ -840,7 +844,7 @@ class GraphBuilder:
             paths = _sites_filled(paths)
         copies = self._replayed_copies(tracebacks, paths)
         for i, eqn in enumerate(eqns):
-            frame, source, library, *_ = infos[i]
+            frame, source, library = infos[i][0], infos[i][1], infos[i][2]
             path: Sequence[tuple[str, ...]] = paths[i]
             replayed = copies[i] if copies is not None else None
             if replayed is not None:  # a later copy of a replayed call: a key of its own
@@ -1011,6 +1015,8 @@ class GraphBuilder:
             enclosing = self._enclosing_by_stack.get(stack, _MISSING)
             if enclosing is _MISSING:
                 enclosing = self._enclosing_by_stack[stack] = self._enclosing_call(codes, lastis, user)
+                if self.frame_codes is not None:  # (by identity: a code object hashes its bytecode)
+                    self.frame_codes.update(zip(stack[0], codes[user:]))
             info = self._by_traceback[traceback] = (frame, self._source_of(frame), library, outside, enclosing)
         return info
 
@@ -1722,14 +1728,27 @@ def stage(make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str,
     """Trace once, recording user calls and trace-time prints. ``make_jitted()`` returns a
     fresh jitted callable (a cached trace would not run the user's code again); ``roots``
     are where the user functions that may run are found (``jaxviz.call_scopes``)."""
-    roots = [*roots, *args, *kwargs.values()]
     t0 = time.perf_counter()
-    for attempt, recorder in enumerate(call_scopes.recorders(roots, skip, cell_file)):
-        with capture_trace_output(echo=attempt == 0) as printed, recorder, call_scopes.fresh_jax_traces(), \
-                internals.tracer_errors_captured():  # a tracer error says where its value came from
-            traced = make_jitted().trace(*args, **kwargs)
-        if recorder.complete(traced.jaxpr):
+    for attempt, recorder in enumerate(_recorders(args, kwargs, skip, cell_file, roots)):
+        staged = _stage_with(recorder, make_jitted, args, kwargs, attempt == 0, t0)
+        if recorder.complete(staged.traced.jaxpr):
             break
+    return staged
+
+
+def _recorders(args: Sequence[Any], kwargs: dict[str, Any], skip: Iterable[Any], cell_file: str | None,
+               roots: Iterable[Any]) -> Iterator[call_scopes.HookScopes | call_scopes.CodeScopes]:
+    """The call recorders to trace with in turn, until one is ``complete()``."""
+    return call_scopes.recorders([*roots, *args, *kwargs.values()], skip, cell_file)
+
+
+def _stage_with(recorder: Any, make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str, Any],
+                echo: bool, t0: float) -> Staged:
+    """One trace under ``recorder`` (trace-time prints shown where ``echo``); ``t0``: when
+    the first try began."""
+    with capture_trace_output(echo=echo) as printed, recorder, call_scopes.fresh_jax_traces(), \
+            internals.tracer_errors_captured():  # a tracer error says where its value came from
+        traced = make_jitted().trace(*args, **kwargs)
     placed = [leaf.sharding for leaf in jax.tree_util.tree_leaves((args, kwargs)) if isinstance(leaf, jax.Array)]
     return Staged(traced, recorder.calls, printed.getvalue(), time.perf_counter() - t0, recorder.mode,
                   recorder.reused(traced.jaxpr), placed, call_scopes.CalledNames(recorder.frames))
@@ -1753,13 +1772,16 @@ def collector_paused() -> Any:
 def build_program(name: str, staged: Staged, inputs: list[InputInfo], input_names: list[str],
                   output_names: list[str], captured: list[tuple[InputInfo, Any]],
                   cell_file: str | None = None, source: str | None = None,
-                  lost_outputs: Sequence[str] = ()) -> Program:
+                  lost_outputs: Sequence[str] = (), frame_codes: dict[int, Any] | None = None) -> Program:
     """``lost_outputs``: names among ``output_names`` of values the traced function returns
-    but the real call drops (drawn as lost; not outputs of the Program)."""
+    but the real call drops (drawn as lost; not outputs of the Program). ``frame_codes``,
+    if given, is filled with the code objects of the traceback frames a user function can
+    be among, by id (what ``CodeScopes.complete`` checks; ``GraphBuilder.frame_codes``)."""
     closed = staged.traced.jaxpr
     const_names = _match_consts(closed.consts, captured)
     t0 = time.perf_counter()
     builder = GraphBuilder(name, staged.calls, cell_file)
+    builder.frame_codes = frame_codes
     builder.called = staged.called
     builder.captured = [(info, value) for info, value in captured if is_array(value)]
     builder.lost_outputs = set(lost_outputs)
@@ -1822,16 +1844,23 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
     inputs += [info for info, _ in captured]
     code = getattr(inspect.unwrap(plan.user_function), "__code__", None)
     skip = {*plan.transparent, *([code] if code else [])}
-    try:
-        staged = stage(make_jitted, plan.args, plan.kwargs, skip=skip,
-                       roots=[plan.function, plan.user_function, *plan.roots])
-    except Exception as exc:
-        for hook in list(TRACE_ERROR_HOOKS):
-            hook(exc)
-        raise
-    out_names = (plan.output_names or _output_names)(staged.traced.out_info)
-    program = build_program(plan.name, staged, inputs, input_names, out_names, captured,
-                            lost_outputs=plan.lost_outputs)
+    t0 = time.perf_counter()
+    # Each recorder in turn, until one recorded every user call: checked on the frames
+    # the graph builder reads anyway, so a complete first trace walks no traceback twice.
+    for attempt, recorder in enumerate(_recorders(plan.args, plan.kwargs, skip, None,
+                                                  [plan.function, plan.user_function, *plan.roots])):
+        try:
+            staged = _stage_with(recorder, make_jitted, plan.args, plan.kwargs, attempt == 0, t0)
+        except Exception as exc:
+            for hook in list(TRACE_ERROR_HOOKS):
+                hook(exc)
+            raise
+        out_names = (plan.output_names or _output_names)(staged.traced.out_info)
+        frame_codes: dict[int, Any] = {}
+        program = build_program(plan.name, staged, inputs, input_names, out_names, captured,
+                                lost_outputs=plan.lost_outputs, frame_codes=frame_codes)
+        if recorder.complete(staged.traced.jaxpr, frame_codes.values()):
+            break
     program.notes += plan.notes
     if auto:
         program.notes.append(f"{', '.join(auto.values())} not arrays: traced as static arguments "
