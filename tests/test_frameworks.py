@@ -6,9 +6,6 @@ import json
 import sys
 from typing import Any
 
-import equinox as eqx
-import flax.linen as nn
-import haiku as hk
 import jax
 import jax.extend.core as jcore
 import jax.numpy as jnp
@@ -436,6 +433,7 @@ def test_a_framework_s_modules_are_their_scopes_not_library_calls_again():
     (``run_interceptors``, ``MLP``, ``DenseGeneral``) are how it calls them, not calls of
     their own drawn again inside the scope. What a module runs that is no module of its
     own (Haiku's MLP's ``relu``) is inside the module's scope, beside its layers."""
+    eqx, nn, hk = (pytest.importorskip(name) for name in ("equinox", "flax.linen", "haiku"))
     x = jnp.ones((2, 4))
     mlp = hk.without_apply_rng(hk.transform(lambda x: hk.nets.MLP([8, 8, 2])(x)))
 
