@@ -231,36 +231,35 @@ def test_renderers_show_a_fold_as_n_identical_layers(transformer):
     graph = transformer.graph
     rep = repeats(graph)[0]
     per = graph.groups[rep.groups[0]].n_eqns
-    dot = program_dot(transformer, [rep.parent]).source
-    box = _attrs(dot)[f"g{rep.id}"]
+    nodes, _ = _attrs(program_dot(transformer, [rep.parent]).source)
+    box = nodes[f"g{rep.id}"]
     assert box["label"].startswith(f"block ×12\n12 × {per} eqns") and box["peripheries"] == "2"
     assert box["class"] == "jaxviz-group jaxviz-group-repeat"
     assert "12 identical block layers: expand to see each" in box["tooltip"]
-    assert _attrs(dot)["legend_repeat"]["label"] == "×N identical layers"
-    opened = program_dot(transformer, [rep.id]).source
+    assert nodes["legend_repeat"]["label"] == "×N identical layers"
+    nodes, clusters = _attrs(program_dot(transformer, [rep.id]).source)
     # The open fold's layers are one column (Graphviz's "group": straight edges between them).
-    assert {_attrs(opened)[f"g{c}"].get("group") for c in rep.groups} == {f"repeat_g{rep.id}"}
-    cluster = _attrs(opened, clusters=True)[f"cluster_g{rep.id}"]
+    assert {nodes[f"g{c}"].get("group") for c in rep.groups} == {f"repeat_g{rep.id}"}
+    cluster = clusters[f"cluster_g{rep.id}"]
     assert cluster["label"].startswith(f"block ×12 (12 × {per} eqns)")
     assert cluster["style"] == "rounded,filled,dashed"
     html = program_html(transformer)
     assert f"(12 identical block layers, 12 × {per} eqns" in html and "jaxviz-chip-repeat" in html
 
 
-def _attrs(source, clusters=False):
-    """Node (or cluster) name → attributes (unquoted), at any depth of the DOT source."""
-    out = {}
+def _attrs(source):
+    """(node name → attributes, cluster name → attributes), unquoted, at any depth of the
+    DOT source: parsed once (pydot's parser is slow on a big graph)."""
+    nodes, clusters = {}, {}
     stack = list(pydot.graph_from_dot_data(source))
     while stack:
         g = stack.pop()
-        if clusters:
-            for sub in g.get_subgraph_list():
-                out[sub.get_name()] = {k: v.strip('"') for k, v in sub.get_attributes().items()}
-        else:
-            for n in g.get_nodes():
-                out[n.get_name()] = {k: v.strip('"') for k, v in n.get_attributes().items()}
+        for sub in g.get_subgraph_list():
+            clusters[sub.get_name()] = {k: v.strip('"') for k, v in sub.get_attributes().items()}
+        for n in g.get_nodes():
+            nodes[n.get_name()] = {k: v.strip('"') for k, v in n.get_attributes().items()}
         stack.extend(g.get_subgraph_list())
-    return out
+    return nodes, clusters
 
 
 def test_many_repeats_fold_fast():
