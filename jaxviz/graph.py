@@ -1181,10 +1181,8 @@ class Graph:
         """An open group and the open groups it only wraps (no node and a single child
         each), outermost first: ``View.chain``."""
         chain = [gid]
-        g = self.groups[gid]
-        while not g.nodes and len(g.groups) == 1 and g.kind != "repeat" and g.groups[0] in expanded:
-            g = self.groups[g.groups[0]]
-            chain.append(g.id)
+        while (wrapped := self._wraps_open(chain[-1], expanded)) is not None:
+            chain.append(wrapped)
         return chain
 
     def _chain_title_width(self, chain: list[int]) -> float:
