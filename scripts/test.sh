@@ -4,7 +4,8 @@
 # generated from jaxviz/schema/messages.json up to date, eslint, prettier), runs the
 # whole test suite on the newest supported JAX (.venv/; slow tests included) and the core
 # suite on the oldest (.venv-jax-oldest/, made on first use). Extra arguments go to the
-# whole suite's pytest.
+# whole suite's pytest, run as one process (without them, the browser tests run in a
+# second process beside the rest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_env.sh test graphviz chromium
@@ -19,7 +20,22 @@ if command -v npm >/dev/null 2>&1; then  # labextension/: eslint.config.mjs, .pr
   (cd labextension && npm run --silent lint && npm run --silent format:check)
 fi
 status=0
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
+pytest=(.venv/bin/python -m pytest -q -p no:cacheprovider)
+if [ $# -gt 0 ]; then
+  "${pytest[@]}" "$@" || status=$?
+else
+  # The browser tests (marked `browser` in tests/conftest.py) mostly wait on Chromium,
+  # JupyterLab and kernels: run in a pytest process of their own beside the rest, they
+  # use the core the rest leaves idle. Their report follows the others'.
+  browser_log=$(mktemp)
+  "${pytest[@]}" -m browser >"$browser_log" 2>&1 &
+  browser_tests=$!
+  "${pytest[@]}" -m "not browser" || status=$?
+  wait "$browser_tests" || status=1
+  echo "jaxviz: the browser tests (pytest -m browser)"
+  cat "$browser_log"
+  rm -f "$browser_log"
+fi
 wait "$oldest_venv" || { cat "$oldest_log"; status=1; }
 rm -f "$oldest_log"
 bash scripts/test_jax_versions.sh --oldest || status=1

@@ -4,7 +4,8 @@ under ``XLA_FLAGS``…), started beside the tests before they need it.
 A test module declares each such piece of work at import, ``JOB = background.job(__file__,
 fn)``, and its fixture takes ``JOB.result()`` (``JOB.selected``: the module's tests that
 run, for a job that serves only those). Once pytest has collected the session, ``conftest.py``
-queues the jobs of the modules that run, in the order they run; one job at a time runs
+moves the modules that declared jobs to the end (``last_the_modules_with_jobs``) and queues
+the jobs of the modules that run, in the order they run; one job at a time runs
 in a thread beside the tests (the subprocesses it starts use a core the tests leave idle
 while they trace in this one). A job that has not started when its result is wanted runs
 at once in the thread that wants it; its error is raised there. ``fn`` starts processes
@@ -68,6 +69,15 @@ def job(module: str, fn: Callable[[], Any]) -> Job:
     declared = Job(fn, module)
     JOBS.append(declared)
     return declared
+
+
+def last_the_modules_with_jobs(items: list[Any]) -> list[Any]:
+    """``items`` (pytest's, in its order) with the modules that declared a job moved to the
+    end, each kept whole and in order: their jobs then run beside all the other tests, and
+    are done (or nearly) when their tests want them."""
+    with_jobs = {Path(j.module).resolve() for j in JOBS}
+    waiting = [item for item in items if Path(item.path).resolve() in with_jobs]
+    return [item for item in items if Path(item.path).resolve() not in with_jobs] + waiting
 
 
 def start(items: list[Any]) -> None:

@@ -31,20 +31,29 @@ SLOW_TEST_FILES = frozenset({
     "test_labextension_views.py", "test_browser_recompiles.py", "test_chains_browser.py",
 })
 SLOW_FIXTURES = frozenset({"kernel", "loaded", "lab"})  # a real kernel, a JupyterLab
+# Tests that drive Chromium against JupyterLab: marked ``browser``. They mostly wait on the
+# browser, the server and kernels: ``scripts/test.sh`` runs them in a pytest process of their
+# own beside the rest, on the core the rest leaves idle.
+BROWSER_FIXTURES = frozenset({"lab", "lab_server", "browser"})
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "core: the core suite, run on every supported JAX")
     config.addinivalue_line("markers", "slow: starts a real kernel or a browser "
                             "(deselect with -m 'not slow' for a quick loop)")
+    config.addinivalue_line("markers", "browser: drives Chromium against a real JupyterLab")
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name in CORE_TEST_FILES:
             item.add_marker(pytest.mark.core)
-        if item.path.name in SLOW_TEST_FILES or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if item.path.name in SLOW_TEST_FILES or SLOW_FIXTURES & fixtures:
             item.add_marker(pytest.mark.slow)
+        if BROWSER_FIXTURES & fixtures:
+            item.add_marker(pytest.mark.browser)
+    items[:] = background.last_the_modules_with_jobs(items)
 
 
 def pytest_collection_finish(session):
