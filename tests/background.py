@@ -76,8 +76,7 @@ def last_the_modules_with_jobs(items: list[Any]) -> list[Any]:
     end, each kept whole and in order: their jobs then run beside all the other tests, and
     are done (or nearly) when their tests want them."""
     with_jobs = {Path(j.module).resolve() for j in JOBS}
-    waiting = [item for item in items if Path(item.path).resolve() in with_jobs]
-    return [item for item in items if Path(item.path).resolve() not in with_jobs] + waiting
+    return sorted(items, key=lambda item: Path(item.path).resolve() in with_jobs)  # a stable sort
 
 
 def start(items: list[Any]) -> None:
