@@ -1,6 +1,7 @@
 """Scale benchmark: real train steps with thousands of equations stay instant.
 
-Prints, for a plain-JAX transformer train step at L = 2, 12, 48 blocks and a Flax model
+Prints, for a plain-JAX transformer train step at L = 2, 12, 48 blocks, the same with
+its blocks jitted or checkpointed (JAX traces one block and reuses it) and a Flax model
 (each stage best of 5, the collector collected then off, as timeit does; make_jaxpr
 interleaved with jaxviz so that a shared machine's load hits both):
   - FIRST VIEW: what ``jaxviz.trace`` / ``%%jaxpr`` do before the first view is ready
@@ -445,6 +446,10 @@ def main() -> None:
         program = bench_train_step(f"transformer L={n}", models.train_step, (params, tokens),
                                    expand_groups=n == layers[-1])
     bench_repeats(program)
+    for name, wrap in (("jit", jax.jit), ("remat", jax.checkpoint)):  # one block's trace, reused
+        for n in layers[1:]:
+            bench_train_step(f"{name} L={n}", models.train_step_with(wrap),
+                             (models.init_params(n), models.tokens()), expand_groups=False)
     step, step_args = flax_train_step()
     bench_train_step("flax CNN", step, step_args, expand_groups=False)
     bench_memory(models.train_step, (models.init_params(layers[-1]), models.tokens()))

@@ -1,6 +1,6 @@
 """Programs of realistic size for the scale benchmark and tests: a pre-LN transformer
-train step in plain JAX (L blocks of attention + MLP, value_and_grad, tree_map update)
-and a long unrolled loop."""
+train step in plain JAX (L blocks of attention + MLP, value_and_grad, tree_map update),
+the same with its blocks jitted or checkpointed, and a long unrolled loop."""
 
 from __future__ import annotations
 
@@ -64,6 +64,27 @@ def train_step(params, tokens, lr=1e-2):
     loss, grads = jax.value_and_grad(loss_fn)(params, tokens)
     params = jax.tree_util.tree_map(lambda p, g: p - lr * g, params, grads)
     return params, loss
+
+
+def train_step_with(wrap):
+    """``train_step`` with each block called through ``wrap`` (``jax.jit``,
+    ``jax.checkpoint``), as real models wrap their layers: JAX traces the block once and
+    reuses that trace for every block, so ``make_jaxpr`` costs about one block, however
+    many there are."""
+    layer = wrap(block)
+
+    def wrapped_loss_fn(params, tokens):
+        x = params["embed"][tokens]
+        for p in params["blocks"]:
+            x = layer(x, p)
+        labels = jax.nn.one_hot(jnp.roll(tokens, -1, axis=1), VOCAB)
+        return -(jax.nn.log_softmax(x @ params["out"]) * labels).sum(-1).mean()
+
+    def wrapped_train_step(params, tokens, lr=1e-2):
+        loss, grads = jax.value_and_grad(wrapped_loss_fn)(params, tokens)
+        return jax.tree_util.tree_map(lambda p, g: p - lr * g, params, grads), loss
+
+    return wrapped_train_step
 
 
 def tokens():

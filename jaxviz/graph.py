@@ -687,8 +687,9 @@ class Graph:
     def finish(self) -> Graph:
         """Fold repeated layers into ``repeat`` groups, count equations per group, bucket
         edges. Linear in the size of the graph."""
-        self._drop_unreachable()
         self._fold_repeats()
+        self._unwrap_lone_lines()
+        self._drop_unreachable()
         groups = self.groups
         top_down = list(self.descendants(0))  # every group before its descendants
         for gid in top_down:
@@ -746,8 +747,21 @@ class Graph:
             item = above[g] = ("g", child)
         return item
 
+    def _unwrap_lone_lines(self) -> None:
+        """A line's group left holding one box and nothing else, once repeats are folded
+        (twelve calls of a jitted ``block`` made on one line: ``block ×12``), is a box in a
+        box that says nothing more: the box takes its place."""
+        for group in self.groups:
+            if group.kind != "line" or group.nodes or len(group.groups) != 1 or group.parent is None:
+                continue
+            (child,) = group.groups
+            parent = self.groups[group.parent]
+            parent.groups = [child if c == group.id else c for c in parent.groups]
+            self.groups[child].parent = parent.id
+            group.groups, group.parent = [], None
+
     def _drop_unreachable(self) -> None:
-        """Groups a builder emptied and detached (merged into another) leave the tree;
+        """Groups emptied and detached (merged into another, unwrapped) leave the tree;
         the rest keep their order, renumbered."""
         reachable = set(self.descendants(0))
         if len(reachable) == len(self.groups):

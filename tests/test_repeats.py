@@ -93,6 +93,22 @@ def test_transformer_blocks_fold_into_one_group_per_pass(transformer):
     assert {rep.id, rep.parent, middle} <= graph.expansion([middle])
 
 
+@pytest.mark.parametrize("wrap", [jax.jit, jax.checkpoint])
+def test_wrapped_blocks_called_on_one_line_fold_where_plain_ones_do(wrap):
+    """Jitted (or checkpointed) blocks are equations of their own, all from the line
+    ``x = layer(x, p)``; folded, they are one box, not a box inside that line's box."""
+    program = jaxviz.trace(models.train_step_with(wrap), models.init_params(6), models.tokens())
+    graph = program.graph
+    check_tree(graph)
+    for part in (g for g in children(graph, 0) if g.name in ("forward", "backward")):
+        (loss,) = children(graph, part.id, "call")
+        (rep,) = children(graph, loss.id, "repeat")
+        assert rep.name.startswith("block") and rep.name.endswith(" ×6")
+        assert not any(g.kind == "line" and g.source and "layer(x, p)" in g.source.text for g in children(graph, loss.id))
+    assert not [g for g in graph.groups if g.kind == "line" and not g.nodes and len(g.groups) == 1]
+    assert graph.eqn_count == recursive_eqn_count(program.jaxpr.jaxpr)
+
+
 def test_folding_keeps_the_tracer_s_group_ids(transformer, monkeypatch):
     monkeypatch.setattr(graph_module, "REPEAT_MIN", sys.maxsize)  # no run is long enough to fold
     plain = jaxviz.trace(models.train_step, models.init_params(12), models.tokens()).graph
