@@ -228,6 +228,12 @@ class Node:
     flops: float = 0.0  # estimated cost (jaxviz.costs; trip counts of enclosing loops applied)
     bytes: float = 0.0
 
+    def copied(self, nid: int, group: int) -> Node:
+        """This node again, as ``nid`` in ``group`` (a walk over a sub-jaxpr made again:
+        its params shared, read-only)."""
+        return Node(nid, self.kind, self.label, group, self.primitive, self.input_kind, self._params,
+                    self.outputs, list(self.literals), self.source, self.flops, self.bytes)
+
     @property
     def params(self) -> dict[str, str]:
         """The params worth a tooltip line, as text (shared by nodes of equal params: read-only)."""
@@ -283,6 +289,13 @@ class Group:
     # how many, and the bytes of their results on one device.
     collectives: int = 0
     comm_bytes: float = 0.0
+
+    def copied(self, gid: int, parent: int, depth: int, group_offset: int, node_offset: int) -> Group:
+        """This group again, as ``gid`` under ``parent``, the groups and nodes it holds
+        offset by ``group_offset`` and ``node_offset`` (a walk over a sub-jaxpr made again)."""
+        return Group(gid, self.name, self.kind, parent, depth, [c + group_offset for c in self.groups],
+                     [n + node_offset for n in self.nodes], source=self.source, repeat=self.repeat,
+                     holder=None if self.holder is None else self.holder + node_offset)
 
     def to_json(self, refs: JsonRefs | None = None) -> dict[str, Any]:
         return {

@@ -14,6 +14,7 @@ import functools
 import gc
 import inspect
 import io
+import itertools
 import re
 import sys
 import time
@@ -59,6 +60,7 @@ LOOP_ROUND_MIN = 3  # a line's run splits into loop rounds of at least this many
 LOOP_ROUNDS_MAX = 64  # and of at most this many rounds (an unrolled chain stays one group)
 LOOP_PRIMITIVES = frozenset({"scan", "while"})
 LIBRARY_DEPTH = 6  # library calls nested deeper than this are shown as their caller
+REPLAY_WALKS = True  # a sub-jaxpr walked before is made again from its first walk (GraphBuilder._walk_sub)
 # The library call a user's function runs inside as a callback: (that function's call
 # name, the call's library path as group keys, outermost first, how many of those the
 # library made outside a pass it differentiates the callback in).
@@ -385,6 +387,40 @@ _LITERAL_TEXTS: dict[tuple[Any, ...], str] = {}
 _MISSING = object()  # a cache's "not read yet", where None is an answer
 
 
+@dataclass
+class _Walk:
+    """What one walk over a sub-jaxpr's equations made (``GraphBuilder._walk_sub``), kept to
+    make the same again for a later call of that sub-jaxpr: the nodes, groups and edges it
+    added (each a range, made in that order), the entries it added to the builder's tables
+    (by key, in order), and how it reached outside: through the sub-jaxpr's inputs (by
+    index) and its holder group."""
+
+    sub: Any  # kept alive: walks are found by its id
+    base_path: list[tuple[str, ...]]
+    look: tuple[str, str, bool, bool]  # the holder's (name, kind, has a source, under a library call)
+    holder: int
+    nodes: range
+    groups: range
+    edges: range
+    edge_inputs: dict[int, int]  # an edge (its offset) from outside the walk → the input it came through
+    outputs: list[int]  # per output, its node's offset in the walk, or ~(the input it is)
+    env_in: list[int]  # per input, the node it stood for
+    unnamed: list[bool]  # per input: whether its node was a constant still to be named
+    named: list[bool]  # per input: whether the walk named it
+    tables: dict[str, list[Any]]  # per table of the builder (``_WALKED_TABLES``), the keys it added
+    calls: list[tuple[int, int]]  # ``call_groups`` it added: (activation number, group id)
+    holder_groups: list[int]  # what it added to the holder
+    holder_nodes: list[int]
+    holder_source: SourceLoc | None  # the holder's source after it
+
+
+# The builder's tables a walk adds entries to, keyed by a node (n), a group (g) or a
+# (group, ...) pair (p); each replayed with its keys moved.
+_WALKED_TABLES = {"sites": "n", "outside_phases": "n", "_passes_through": "n", "functions_run": "g",
+                  "apis_called": "g", "activation": "g", "differentiated": "g", "_keyed": "p",
+                  "_last_at_site": "p"}
+
+
 class GraphBuilder:
     """Builds the ``Graph`` of a ClosedJaxpr in one linear pass over all equations."""
 
@@ -440,6 +476,7 @@ class GraphBuilder:
         # where given (``build_program``): by id, the code objects of the tracebacks' frames
         # from their innermost user frame outward (those a user function can be among)
         self.frame_codes: dict[int, Any] | None = None
+        self._walks: dict[int, list[_Walk]] = {}  # by id of the sub-jaxpr walked
 
     def build(self, closed: Any, inputs: list[InputInfo], input_names: list[str],
               output_names: list[str], const_names: dict[int, InputInfo]) -> Graph:
@@ -867,6 +904,134 @@ class GraphBuilder:
             self.sites[first_node] = frame
             if outside:
                 self.outside_phases[first_node] = eqn
+
+    def _walk_sub(self, sub: Any, holder: int, sub_env: dict[Any, int], base_path: list[tuple[str, ...]]) -> None:
+        """``_add_eqns`` over a sub-jaxpr's equations in group ``holder``. JAX traces a jitted
+        or checkpointed function once and gives every later call the same sub-jaxpr: a walk
+        over one walked before, in a like place, is made again from what the first walk
+        made (``_Walk``), ids offset, so that the graph model costs per distinct sub-jaxpr,
+        as ``make_jaxpr`` does, and not per call."""
+        inputs = [*sub.constvars, *sub.invars]
+        look = self._holder_look(holder)
+        env_in = [sub_env[v] for v in inputs]
+        unnamed = [n in self._unnamed_consts for n in env_in]
+        for walk in self._walks.get(id(sub), ()) if REPLAY_WALKS else ():
+            if walk.sub is sub and walk.look == look and walk.unnamed == unnamed and walk.base_path == base_path:
+                self._replay(walk, holder, inputs, env_in, sub_env, sub.outvars)
+                return
+        g = self.graph
+        starts = {name: len(getattr(self, name)) for name in _WALKED_TABLES}
+        sizes = (len(g.nodes), len(g.groups), len(g.edges), len(self.call_groups),
+                 len(g.groups[holder].groups), len(g.groups[holder].nodes))
+        self._add_eqns(sub.eqns, holder, sub_env, base_path=base_path)
+        walk = self._walk_made(sub, base_path, look, holder, sizes, starts, inputs, env_in, unnamed, sub_env)
+        if walk is not None:
+            self._walks.setdefault(id(sub), []).append(walk)
+
+    def _holder_look(self, holder: int) -> tuple[str, str, bool, bool]:
+        """What a walk reads of the group it is made in (``_open_group`` merges a call into a
+        group of the same name, and gives it a source where it has none)."""
+        group = self.graph.groups[holder]
+        return group.name, group.kind, group.source is not None, self._under_library(holder)
+
+    def _walk_made(self, sub: Any, base_path: list[tuple[str, ...]], look: tuple[str, str, bool, bool],
+                   holder: int, sizes: tuple[int, ...], starts: dict[str, int], inputs: list[Any],
+                   env_in: list[int], unnamed: list[bool], sub_env: dict[Any, int]) -> _Walk | None:
+        """The record of the walk just made, or None where it reached outside in a way a
+        replay would not make again (everything made since ``sizes`` was made by it)."""
+        g = self.graph
+        n0, g0, e0, c0, hg0, hn0 = sizes
+        names = [self._var_names.get(v) for v in inputs]
+        edge_inputs: dict[int, int] = {}
+        for i in range(e0, len(g.edges)):
+            e = g.edges[i]
+            if e.src < n0:  # from outside the walk: through one input
+                through = [k for k, (n, name) in enumerate(zip(env_in, names)) if n == e.src and name == e.var]
+                if len(through) != 1:
+                    return None
+                edge_inputs[i - e0] = through[0]
+        outputs = []
+        for var in sub.outvars:
+            node = None if isinstance(var, jcore.Literal) else sub_env.get(var)
+            if node is None or node < n0 and var not in inputs:
+                return None
+            outputs.append(node - n0 if node >= n0 else ~inputs.index(var))
+        made = lambda gid: gid is not None and (gid >= g0 or gid == holder)  # noqa: E731
+        calls = [(number, group.id) for number, group in self.call_groups[c0:]]
+        tables = {name: _added_since(getattr(self, name), start) for name, start in starts.items()}
+        if not (all(made(g.nodes[n].group) for n in range(n0, len(g.nodes)))
+                and all(made(g.groups[k].parent) for k in range(g0, len(g.groups)))
+                and all(made(gid) and g.groups[gid] is group for (_, gid), (_, group)
+                        in zip(calls, self.call_groups[c0:]))
+                and all(made(key[0]) for name in ("_keyed", "_last_at_site") for key in tables[name])
+                and all(made(self._keyed[key]) for key in tables["_keyed"])):
+            return None
+        named = [was and n not in self._unnamed_consts for n, was in zip(env_in, unnamed)]
+        return _Walk(sub, list(base_path), look, holder, range(n0, len(g.nodes)), range(g0, len(g.groups)),
+                     range(e0, len(g.edges)), edge_inputs, outputs, env_in, unnamed, named, tables, calls,
+                     g.groups[holder].groups[hg0:], g.groups[holder].nodes[hn0:], g.groups[holder].source)
+
+    def _replay(self, walk: _Walk, holder: int, inputs: list[Any], env_in: list[int],
+                sub_env: dict[Any, int], outvars: Sequence[Any]) -> None:
+        """Make ``walk`` again in group ``holder``, the sub-jaxpr's ``inputs`` standing for
+        the nodes ``env_in``: what walking it again would make."""
+        g = self.graph
+        dn, dg = len(g.nodes) - walk.nodes.start, len(g.groups) - walk.groups.start
+        old_holder = walk.holder
+
+        def group_of(gid: int | None) -> int:  # a group the walk made, or its holder (None: none)
+            return holder if gid is None or gid == old_holder else gid + dg
+
+        for k in walk.groups:
+            old = g.groups[k]
+            parent = group_of(old.parent)
+            g.groups.append(old.copied(k + dg, parent, g.groups[parent].depth + 1, dg, dn))
+        for n in walk.nodes:
+            old = g.nodes[n]
+            g.nodes.append(old.copied(n + dn, group_of(old.group)))
+        e0 = walk.edges.start
+        for i in walk.edges:
+            e = g.edges[i]
+            k = walk.edge_inputs.get(i - e0)
+            if k is None:
+                g.edges.append(Edge(e.src + dn, e.dst + dn, e.aval, e.var))
+            else:  # through an input: from what stands for it now, under its name now
+                g.edges.append(Edge(env_in[k], e.dst + dn, e.aval, self._var_name(inputs[k])))
+        new_holder = g.groups[holder]
+        new_holder.groups += [c + dg for c in walk.holder_groups]
+        new_holder.nodes += [n + dn for n in walk.holder_nodes]
+        if new_holder.source is None:
+            new_holder.source = walk.holder_source
+        self._replay_tables(walk, group_of, dn)
+        for number, gid in walk.calls:
+            self.call_groups.append((number, g.groups[group_of(gid)]))
+        for new, old, named in zip(env_in, walk.env_in, walk.named):
+            if named:  # a constant named after its first use: that use is the same
+                g.nodes[new].label = g.nodes[old].label
+                self._unnamed_consts.discard(new)
+        self._unnamed_consts.update(n + dn for n in walk.nodes if n in self._unnamed_consts)
+        for var, out in zip(outvars, walk.outputs):
+            if not isinstance(var, jcore.Literal):
+                sub_env[var] = len(g.nodes) - len(walk.nodes) + out if out >= 0 else env_in[~out]
+        self.library_nodes.update(n + dn for n in walk.nodes if n in self.library_nodes)
+
+    def _replay_tables(self, walk: _Walk, group_of: Callable[[int], int], dn: int) -> None:
+        """The entries ``walk`` added to the builder's tables, keys moved."""
+        for name, kind in _WALKED_TABLES.items():
+            table = getattr(self, name)
+            for key in walk.tables[name]:
+                value = table[key]
+                if kind == "n":
+                    new_key = key + dn
+                    if name == "_passes_through":
+                        value = [(v, list(inner)) for v, inner in value]
+                elif kind == "g":
+                    new_key = group_of(key)
+                else:
+                    new_key = (group_of(key[0]), *key[1:])
+                    if name == "_keyed":
+                        value = group_of(value)
+                table[new_key] = value
 
     def _under_library(self, group: int) -> bool:
         """Whether ``group`` lies inside a library call's group."""
@@ -1309,7 +1474,7 @@ class GraphBuilder:
         for label, sub, consts in subs:
             sub_group = group if len(subs) == 1 else g.add_group(label, "jaxpr", group)
             sub_env = self._sub_env(eqn, sub, consts, sub_group, env, node, bound)
-            self._add_eqns(sub.eqns, sub_group, sub_env, base_path=path)
+            self._walk_sub(sub, sub_group, sub_env, path)
             for var in sub.outvars:  # inner results flow back into the equation's node
                 if not isinstance(var, jcore.Literal) and var in sub_env:
                     g.add_edge(sub_env[var], node, aval_of_var(var), self._var_name(var))
@@ -1459,6 +1624,12 @@ class GraphBuilder:
             if function is not None:
                 found[c] = function
         return found
+
+
+def _added_since(table: dict[Any, Any], size: int) -> list[Any]:
+    """The keys added to ``table`` since it had ``size`` of them, in order: read from its
+    end, whatever its size."""
+    return list(itertools.islice(reversed(table), len(table) - size))[::-1]
 
 
 def _outputs_by_value(outvars: Sequence[Any], names: list[str]) -> list[tuple[Any, list[str]]]:
