@@ -278,40 +278,79 @@ function leafEdge(graph: GraphJSON, bucket: Bucket): VisibleEdge {
   return edge;
 }
 
-/** The visible edges of an expansion state (as `Graph.view` in Python). A bucket between
- * two shown items is one edge of its own (no other bucket meets the same pair: their
- * lowest common group is the bucket's); those below open groups merge by the pair of
- * items they reach, in the place of the first. */
-export function buildView(index: GraphIndex, expandedIn: Iterable<number>): View {
-  const expanded = index.normalize(expandedIn);
+/** The visible edges an open group holds: its buckets' edges, as the items shown below it
+ * reach them. A bucket between two shown items is one edge of its own (no other bucket
+ * meets the same pair: their lowest common group is the bucket's); those below open groups
+ * merge by the pair of items they reach, in the place of the first. They depend on what is
+ * open below the group only (no edge of another group meets the same pair of items). */
+function groupEdges(index: GraphIndex, gid: number, expanded: Set<number>): VisibleEdge[] {
   const graph = index.graph;
   const edges: (VisibleEdge | Merged)[] = [];
   const merged = new Map<string, Merged>();
-  const add = (src: ItemId, dst: ItemId, edgeId: number) => {
-    const key = `${src}>${dst}`;
-    let m = merged.get(key);
-    if (!m) {
-      m = { src, dst, vals: new Map(), vars: [] };
-      merged.set(key, m);
-      edges.push(m);
+  for (const bucket of index.bucketsOf(gid)) {
+    if (isLeaf(bucket.a, expanded) && isLeaf(bucket.b, expanded)) {
+      edges.push(leafEdge(graph, bucket));
+      continue;
     }
-    addValue(graph, m, edgeId);
+    for (const i of bucket.edges) {
+      const e = graph.edges[i];
+      const src = visibleBelow(index, e.src, bucket.a, expanded);
+      const dst = visibleBelow(index, e.dst, bucket.b, expanded);
+      const key = `${src}>${dst}`;
+      let m = merged.get(key);
+      if (!m) {
+        m = { src, dst, vals: new Map(), vars: [] };
+        merged.set(key, m);
+        edges.push(m);
+      }
+      addValue(graph, m, i);
+    }
+  }
+  return edges.map(e => ('vals' in e ? mergedEdge(e) : e));
+}
+
+/** The groups whose edges differ between two expansion states: each group opened or
+ * closed, and every group above it. */
+function groupsChanged(index: GraphIndex, before: Set<number>, after: Set<number>): Set<number> {
+  const changed = new Set<number>();
+  const mark = (gid: number) => {
+    for (const g of index.groupChain(gid)) {
+      if (changed.has(g)) {
+        break;
+      }
+      changed.add(g);
+    }
   };
+  before.forEach(g => after.has(g) || mark(g));
+  after.forEach(g => before.has(g) || mark(g));
+  return changed;
+}
+
+/** Each open group's edges in the last view built from an index, for the next view to
+ * take where nothing below a group changed (opening one group in a 20k-item view works
+ * out the edges of that group and those above it only). Read only. */
+const lastEdges = new WeakMap<GraphIndex, { expanded: Set<number>; byGroup: Map<number, VisibleEdge[]> }>();
+
+/** The visible edges of an expansion state (as `Graph.view` in Python): each open
+ * group's (`groupEdges`). */
+export function buildView(index: GraphIndex, expandedIn: Iterable<number>): View {
+  const expanded = index.normalize(expandedIn);
+  const last = lastEdges.get(index);
+  const changed = last ? groupsChanged(index, last.expanded, expanded) : null;
+  const byGroup = new Map<number, VisibleEdge[]>();
+  const edges: VisibleEdge[] = [];
   // In the order of the groups' ids, not of the set (which opening a group reorders):
   // the same view has its edges in the same order however it was reached.
   for (const gid of [...expanded].sort((a, b) => a - b)) {
-    for (const bucket of index.bucketsOf(gid)) {
-      if (isLeaf(bucket.a, expanded) && isLeaf(bucket.b, expanded)) {
-        edges.push(leafEdge(graph, bucket));
-        continue;
-      }
-      for (const i of bucket.edges) {
-        const e = graph.edges[i];
-        add(visibleBelow(index, e.src, bucket.a, expanded), visibleBelow(index, e.dst, bucket.b, expanded), i);
-      }
+    const kept = changed && !changed.has(gid) ? last?.byGroup.get(gid) : undefined;
+    const own = kept ?? groupEdges(index, gid, expanded);
+    byGroup.set(gid, own);
+    for (const e of own) {
+      edges.push(e);
     }
   }
-  return { index, expanded, edges: edges.map(e => ('vals' in e ? mergedEdge(e) : e)) };
+  lastEdges.set(index, { expanded, byGroup });
+  return { index, expanded, edges };
 }
 
 /** The visible items of a view, in DOT order: (visible nodes, collapsed groups). */
