@@ -414,11 +414,12 @@ class _Walk:
     holder_source: SourceLoc | None  # the holder's source after it
 
 
-# The builder's tables a walk adds entries to, keyed by a node (n), a group (g) or a
-# (group, ...) pair (p); each replayed with its keys moved.
-_WALKED_TABLES = {"sites": "n", "outside_phases": "n", "_passes_through": "n", "functions_run": "g",
-                  "apis_called": "g", "activation": "g", "differentiated": "g", "_keyed": "p",
-                  "_last_at_site": "p"}
+# The builder's tables a walk adds entries to: (what keys them, what their values are),
+# each a node (n), a group (g), a (group, ...) pair (p), a node's values through it (t)
+# or anything else, kept as it is (-); replayed with keys and values moved.
+_WALKED_TABLES = {"sites": "n-", "outside_phases": "n-", "_passes_through": "nt", "functions_run": "g-",
+                  "apis_called": "g-", "activation": "g-", "differentiated": "g-", "_keyed": "pg",
+                  "_last_at_site": "p-"}
 
 
 class GraphBuilder:
@@ -976,7 +977,8 @@ class GraphBuilder:
         """Make ``walk`` again in group ``holder``, the sub-jaxpr's ``inputs`` standing for
         the nodes ``env_in``: what walking it again would make."""
         g = self.graph
-        dn, dg = len(g.nodes) - walk.nodes.start, len(g.groups) - walk.groups.start
+        n0 = len(g.nodes)
+        dn, dg = n0 - walk.nodes.start, len(g.groups) - walk.groups.start
         old_holder = walk.holder
 
         def group_of(gid: int | None) -> int:  # a group the walk made, or its holder (None: none)
@@ -1012,26 +1014,23 @@ class GraphBuilder:
         self._unnamed_consts.update(n + dn for n in walk.nodes if n in self._unnamed_consts)
         for var, out in zip(outvars, walk.outputs):
             if not isinstance(var, jcore.Literal):
-                sub_env[var] = len(g.nodes) - len(walk.nodes) + out if out >= 0 else env_in[~out]
+                sub_env[var] = n0 + out if out >= 0 else env_in[~out]
         self.library_nodes.update(n + dn for n in walk.nodes if n in self.library_nodes)
 
     def _replay_tables(self, walk: _Walk, group_of: Callable[[int], int], dn: int) -> None:
         """The entries ``walk`` added to the builder's tables, keys moved."""
-        for name, kind in _WALKED_TABLES.items():
+        moved: dict[str, Callable[[Any], Any]] = {
+            "n": lambda node: node + dn,
+            "g": group_of,
+            "p": lambda pair: (group_of(pair[0]), *pair[1:]),
+            "t": lambda through: [(v, list(inner)) for v, inner in through],
+            "-": lambda value: value,
+        }
+        for name, (key_kind, value_kind) in _WALKED_TABLES.items():
             table = getattr(self, name)
+            move_key, move_value = moved[key_kind], moved[value_kind]
             for key in walk.tables[name]:
-                value = table[key]
-                if kind == "n":
-                    new_key = key + dn
-                    if name == "_passes_through":
-                        value = [(v, list(inner)) for v, inner in value]
-                elif kind == "g":
-                    new_key = group_of(key)
-                else:
-                    new_key = (group_of(key[0]), *key[1:])
-                    if name == "_keyed":
-                        value = group_of(value)
-                table[new_key] = value
+                table[move_key(key)] = move_value(table[key])
 
     def _under_library(self, group: int) -> bool:
         """Whether ``group`` lies inside a library call's group."""
