@@ -91,9 +91,10 @@ TRACE_ERROR_HOOKS: list[Callable[[BaseException], None]] = []
 
 
 # ---------------------------------------------------------------------- graph building
-def _display_params(params: dict[str, Any]) -> dict[str, str]:
+def _display_params(params: dict[str, Any], name: str | None = None) -> dict[str, str]:
     """Params worth a tooltip line: not sub-jaxprs (they are groups), and not settings left
-    at nothing (``accuracy=None``, ``in_layouts=(None, None)``, ``donated_invars=(False,)``)."""
+    at nothing (``accuracy=None``, ``in_layouts=(None, None)``, ``donated_invars=(False,)``);
+    ``name``, if given, for the one the equation has (``where`` for ``jit: _where``)."""
     out = {}
     for key, val in params.items():
         if isinstance(val, (tuple, list)):
@@ -102,6 +103,8 @@ def _display_params(params: dict[str, Any]) -> dict[str, str]:
         elif val is None or val is False or isinstance(val, _JAXPR_TYPES):
             continue
         out[key] = short(val)
+    if name is not None:
+        out["name"] = name
     return out
 
 
@@ -465,7 +468,7 @@ class GraphBuilder:
         self._eqn_paths_seen: dict[tuple[int, int], tuple[Any, list[tuple[str, str]]]] = {}  # by identity
         self._unsited_paths: set[int] = set()  # ids of those whose pass does not say its differentiation
         self._literal_texts = _LITERAL_TEXTS
-        self._params_texts: dict[tuple[Any, ...], tuple[str, DeferredParams]] = {}  # per distinct params
+        self._params_texts: dict[tuple[Any, ...], tuple[str, DeferredParams, list[Any]]] = {}  # per distinct params
         self.library_nodes: set[int] = set()  # equations recorded inside a library call
         self._library_groups: dict[int, bool] = {}  # group → whether inside a library call
         self.functions_run: dict[int, list[str]] = {}  # eqn group → the functions JAX traced into it
@@ -1440,18 +1443,9 @@ class GraphBuilder:
                 literals.append(self._literal_text(v.val))
             else:
                 operands.append(v)
-        statics = self._statics(eqn)
-        params: dict[str, str] | DeferredParams
-        if statics is not None:
-            label, params = statics
-            subs: list[tuple[str, Any, Sequence[Any]]] = []
-        else:
-            label, shown, subs = _eqn_label(eqn), _display_params(eqn.params), sub_jaxprs(eqn.params)
-            params = shown
+        label, params, subs = self._statics(eqn)
         if subs:  # a jnp helper (``where``) is the user's call, not JAX's ``jit: _where``
             helper = library_helper_name(eqn)
-            if helper is not None:
-                shown["name"] = helper
             group = g.add_group(label, "eqn" if helper is None else "call", group, source=source)
             g.groups[group].holder = len(g.nodes)  # the equation's node, added next
             names = [internals.jaxpr_function_name(sub) for _, sub, _ in subs]
@@ -1515,11 +1509,10 @@ class GraphBuilder:
             text = self._literal_texts[key] = short(value, 20)
         return text
 
-    def _statics(self, eqn: Any) -> tuple[str, DeferredParams] | None:
-        """(label, ``_display_params`` when first read) of an equation that holds no
-        sub-jaxpr, shared by the equations with equal params (a layer's ``dot_general``s):
-        per-equation work done once. None for one that holds sub-jaxprs. The params are
-        shared: read-only."""
+    def _statics(self, eqn: Any) -> tuple[str, DeferredParams, list[tuple[str, Any, Sequence[Any]]]]:
+        """(label, ``_display_params`` when first read, sub-jaxprs) of an equation: for one
+        that holds no sub-jaxpr, shared by the equations with equal params (a layer's
+        ``dot_general``s), per-equation work done once. The params are read-only."""
         params = eqn.params
         try:  # the types too: True and 1 are equal keys but print differently
             key: tuple[Any, ...] | None = (eqn.primitive, tuple(params.items()), tuple(map(type, params.values())))
@@ -1527,10 +1520,12 @@ class GraphBuilder:
         except TypeError:  # an unhashable value (an array)
             key, found = None, None
         if found is None:
-            if sub_jaxprs(params):
-                return None
-            # the params shown are written when first read (no first view shows them)
-            found = (_eqn_label(eqn), DeferredParams(functools.partial(_display_params, params)))
+            # the params shown are written when first read (few are: the first view shows none)
+            subs = sub_jaxprs(params)
+            if subs:  # named, where it is a jnp helper's jit, after the helper
+                return (_eqn_label(eqn),
+                        DeferredParams(functools.partial(_display_params, params, library_helper_name(eqn))), subs)
+            found = (_eqn_label(eqn), DeferredParams(functools.partial(_display_params, params)), [])
             # a collective's label counts the bytes of its operands: not params alone
             if key is not None and eqn.primitive.name not in sharding.COLLECTIVES:
                 self._params_texts[key] = found
