@@ -1212,12 +1212,24 @@ class Graph:
             chain.append(wrapped)
         return chain
 
+    def chain_path(self, chain: list[int]) -> list[str]:
+        """The names an open chain's title gives the groups before its innermost:
+        ``forward › loss_fn``. A group's repeat text (``forward · d_loss_fn``: which of a
+        GAN's two differentiations) gives way to its name where what it adds is the next
+        group's name, which the title says next (``forward › d_loss_fn``)."""
+        names = []
+        for outer, inner in zip(chain, chain[1:]):
+            g, next_g = self.groups[outer], self.groups[inner]
+            names_next = g.repeat is not None and g.repeat.endswith(f" · {next_g.repeat or next_g.name}")
+            names.append(g.name if names_next else g.repeat or g.name)
+        return names
+
     def _chain_title_width(self, chain: list[int]) -> float:
         """How wide ``dot`` draws the title of an open chain's one cluster
         (``render.dot.chain_label``): ``forward › loss_fn › GPT (584 eqns) · cell line 5``,
         a phase's larger."""
         last = self.groups[chain[-1]]
-        names = [self.groups[g].repeat or self.groups[g].name for g in chain]
+        names = [*self.chain_path(chain), last.repeat or last.name]
         where = f" · {last.source.short()}" if last.source else ""
         title = f"{' › '.join(names)} ({size_text(self, last.id)}){where}"
         return _text_width(title, PHASE_TITLE_SCALE if self.groups[chain[0]].kind == "phase" else 1.0)

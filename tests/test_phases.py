@@ -15,6 +15,7 @@ import numpyro
 import numpyro.distributions as dist
 import optax
 import pytest
+import zoo
 from flax.training import train_state
 from numpyro.infer import SVI, Trace_ELBO
 from numpyro.infer.autoguide import AutoDiagonalNormal
@@ -22,7 +23,7 @@ from numpyro.infer.autoguide import AutoDiagonalNormal
 import jaxviz
 from jaxviz.graph import AUTO_RANKS, common_name
 from jaxviz.phases import nodes_below, param_subtree
-from jaxviz.render.dot import view_to_dot
+from jaxviz.render.dot import chain_label, view_to_dot
 
 
 class Block(nn.Module):
@@ -617,6 +618,18 @@ def test_two_gradients_taken_in_one_step_are_two_steps():
     assert [graph.groups[c].name for g in top[3:5] for c in g.groups] == ["g_loss_fn"] * 2
     loose = [graph.groups[c].name for c in graph.groups[0].groups if graph.groups[c].kind == "library"]
     assert not loose, loose  # each optimizer's update is in its step's
+
+
+def test_a_pass_opened_through_its_one_call_names_the_call_once():
+    """A pass of one of two differentiations is told apart by its loss (``forward ·
+    d_loss_fn``); opened with the loss's call it wraps, the two are one cluster, titled
+    ``forward › d_loss_fn``, not ``forward · d_loss_fn › d_loss_fn``. A pass that holds
+    no such call (the update) keeps its repeat text."""
+    graph = jaxviz.trace(zoo.two_gradients, jnp.eye(4), jnp.eye(4), jnp.ones((2, 4))).graph
+    view = graph.view("all")
+    titles = [chain_label(graph, view.chain(g.id)).split(" (")[0] for g in graph.groups if g.kind == "phase"]
+    assert titles == [f"{p} › {f}" for f in ("d_loss_fn", "g_loss_fn") for p in ("forward", "backward")] \
+        + ["update · d_loss_fn", "update · g_loss_fn"], titles
 
 
 def test_a_module_called_twice_in_a_row_is_two_groups_in_each_pass():

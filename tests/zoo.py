@@ -121,6 +121,20 @@ def flax_apply():
     return model.apply, variables, x
 
 
+def two_gradients(d, g, x):
+    """A GAN's step in plain JAX: the discriminator's gradient taken and applied, then the
+    generator's: two differentiations, each pass named after its loss."""
+    def d_loss_fn(d):
+        return jnp.sum(jnp.tanh(x @ d))
+
+    d = d - 0.1 * jax.grad(d_loss_fn)(d)
+
+    def g_loss_fn(g):
+        return jnp.sum(jnp.tanh((x @ g) @ d))
+
+    return d, g - 0.1 * jax.grad(g_loss_fn)(g)
+
+
 X3 = jnp.arange(3.0)
 X8 = jnp.linspace(-1.0, 1.0, 8)
 
@@ -140,6 +154,7 @@ ZOO = {
     "static_neg": (lambda x, neg: -x if neg else x, (X3, True), {"static_argnums": 1}),
     "numpy_const": (lambda x: x + np.arange(3.0), (X3,), {}),
     "partial": (functools.partial(with_cond, flag=False), (X3,), {}),
+    "two_gradients": (two_gradients, (jnp.eye(4), jnp.eye(4), jnp.ones((2, 4))), {}),
     "repeated_layers": (jax.value_and_grad(stacked, argnums=(0, 1)), ([jnp.eye(3) * 0.5] * 4, jnp.ones((2, 3))), {}),
 }
 

@@ -155,7 +155,7 @@ def cluster_label(graph: Graph, gid: int) -> str:
 def chain_label(graph: Graph, chain: list[int]) -> str:
     """The title of open groups that only wrap one another, drawn as one cluster:
     ``forward › loss_fn › GPT (584 eqns) · cell line 5``."""
-    path = " › ".join(graph.groups[g].repeat or graph.groups[g].name for g in chain[:-1])
+    path = " › ".join(graph.chain_path(chain))
     return f"{path} › {cluster_label(graph, chain[-1])}" if path else cluster_label(graph, chain[-1])
 
 

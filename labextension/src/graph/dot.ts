@@ -413,10 +413,21 @@ export function clusterAttrs(graph: GraphJSON, child: number, markers = true): {
  * the outermost's look and id, titled by their path and the innermost's own title
  * (`forward › loss_fn › GPT (584 eqns) · cell line 5`, as render/dot.py's chain_label). */
 export function chainClusterAttrs(graph: GraphJSON, chain: number[], markers = true): { [key: string]: string } {
-  const path = chain.slice(0, -1).map(g => `${graph.groups[g].repeat || graph.groups[g].name} › `);
+  const path = chainPath(graph, chain).map(name => `${name} › `);
   const plain = plainClusterAttrs(graph, chain[0], markers);
   plain.label = `${markers ? '▾ ' : ''}${path.join('')}${clusterTitle(graph, chain[chain.length - 1])}`;
   return mark(plain, graph, 'g', chain[0], true);
+}
+
+/** The names a chain's title gives the groups before its innermost (as graph.py's
+ * Graph.chain_path): a repeat text that only adds the next group's name (`forward ·
+ * d_loss_fn`, followed by `d_loss_fn`) gives way to the group's name. */
+function chainPath(graph: GraphJSON, chain: number[]): string[] {
+  return chain.slice(0, -1).map((gid, k) => {
+    const g = graph.groups[gid];
+    const next = graph.groups[chain[k + 1]];
+    return g.repeat && g.repeat.endsWith(` · ${next.repeat || next.name}`) ? g.name : g.repeat || g.name;
+  });
 }
 
 /** An open group's own title: `block ×48 (48 × 107 eqns) · cell line 5` (as
