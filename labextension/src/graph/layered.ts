@@ -9,7 +9,10 @@
  * in the group that holds both of its ends, between the children that hold them. Pure
  * data in, data out (no DOM): it runs in the layout worker and in the unit tests. Each
  * cluster's own layout is remembered by what it depends on: after opening a group, only
- * that group and those holding it are laid out again (the same output, sooner).
+ * that group and those holding it are laid out again (the same output, sooner). What is
+ * done for the whole view on every layout (lifting the edges into the clusters, moving
+ * their kept local points onto the page) is a pass over typed arrays kept from layout to
+ * layout: a click makes a few buffers' worth of garbage, not an object per edge or dummy.
  * Coordinates are CSS px at zoom 1, y downwards.
  */
 
@@ -60,14 +63,15 @@ export const CLUSTER_PAD = 10;
 export const DUMMY_W = 2;
 export const DUMMY_GAP = 4;
 
-/** A child of a cluster in its own layered graph: an item (k >= 0) or a cluster (~k). */
+/** A child of a cluster in its own layered graph: an item (k >= 0; a port, k >= the
+ * number of items) or a cluster (~k). */
 type Member = number;
 
+/** A cluster as its own layout sees it: how many members it has, its local edges (as
+ * member positions, deduplicated) and, once laid out, its local points. */
 interface Local {
-  members: Member[];
-  /** Local edges, as member positions (deduplicated). */
+  n: number;
   edges: LocalEdges;
-  /** Where the local edges pass layers, and the ports cross theirs: local points. */
   routes: LocalRoutes;
 }
 
@@ -84,22 +88,39 @@ interface LocalRoutes {
 
 const NO_ROUTES: LocalRoutes = { start: new Int32Array(1), pts: new Float64Array(0), ports: new Float64Array(0) };
 
+/** The clusters' tree as the layout walks it; cluster index `root` (the number of
+ * clusters) stands for the root. */
+interface Tree {
+  root: number;
+  /** Each cluster's parent (the root's: -1), depth (the root's children 1, the root 0). */
+  parent: Int32Array;
+  depth: Int32Array;
+  /** Each item's cluster. */
+  container: Int32Array;
+  /** Each item's position among its cluster's members, and each cluster's among its
+   * parent's: the subclusters come first, then the items (the ports after both). */
+  slot: Int32Array;
+  clusterSlot: Int32Array;
+  /** How many members each cluster has before its ports. */
+  own: Int32Array;
+}
+
 /** The local edges that carry each edge, from its source's cluster out to the one that
  * holds both ends and in to its target's: edge e's are `hopCluster[h]`, `hopEdge[h]` for
  * h in `hopStart[e] .. hopStart[e + 1]`. An edge leaves a cluster through a port on its
  * last layer and enters one through a port on its first, so that inside a cluster it
- * passes layers through their gaps as any other edge does. */
+ * passes layers through their gaps as any other edge does. The buffers are shared from
+ * layout to layout: valid until the next. */
 interface Lifted {
   hopStart: Int32Array;
   hopCluster: Int32Buffer;
   /** The hop's local edge: its place in its cluster's `edges` arrays (shared by all). */
   hopEdge: Int32Buffer;
-  /** Ports: the i-th is item `nItems + i`, on the first (3) or last (4) layer. */
-  portRank: number[];
+  /** Each cluster's local edges. */
+  edges: LocalEdges[];
+  ports: PortTable;
 }
 
-/** A local edge's key: its ends' member positions. */
-const edgeKey = (a: number, b: number) => a * 1048576 + b;
 export const PORT_IN = 3;
 export const PORT_OUT = 4;
 
@@ -107,15 +128,16 @@ export const PORT_OUT = 4;
 export function layered(input: LayeredInput, progress?: (done: number, total: number) => void): LayeredOutput {
   const nItems = input.itemW.length;
   const nClusters = input.clusterParent.length;
-  // Cluster index nClusters stands for the root.
-  const root = nClusters;
-  const parentOf = (c: number) => (input.clusterParent[c] < 0 ? root : input.clusterParent[c]);
-  const depth = clusterDepths(input.clusterParent);
-  const { locals, slot, clusterSlot } = membersOf(input, parentOf, root);
-  const lifted = liftEdges(input, locals, slot, clusterSlot, parentOf, depth, root);
-
+  const tree = clusterTree(input);
+  const lifted = liftEdges(input, tree);
+  const members = memberLists(tree, lifted.ports, nItems);
+  const locals: Local[] = lifted.edges.map((edges, c) => ({
+    n: members.start[c + 1] - members.start[c],
+    edges,
+    routes: NO_ROUTES
+  }));
   // Items, then ports, then clusters.
-  const nAll = nItems + lifted.portRank.length;
+  const nAll = nItems + lifted.ports.count;
   const { w, h } = memberSizes(input, nAll, nClusters);
   // Local positions (relative to the holding cluster's content) of every member.
   const lx = new Float64Array(nAll + nClusters);
@@ -124,25 +146,20 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
   // what an edge into it should line up with.
   const lead = new Float64Array(nAll + nClusters);
   const contentOrigin = { x: new Float64Array(nClusters + 1), y: new Float64Array(nClusters + 1) };
-  const order = [...Array(nClusters + 1).keys()].sort((a, b) => depth[b] - depth[a]);
+  const all: AllMembers = { w, h, lead, itemRank: input.itemRank, portRank: lifted.ports.rank.data, nItems, nAll };
   let done = 0;
   let fresh = 0;
   const rootSize = { w: 0, h: 0 };
-  const key = (m: Member) => (m >= 0 ? m : nAll + ~m);
-  const rankOf = (m: Member) => (m < 0 ? 0 : m < nItems ? input.itemRank[m] : lifted.portRank[m - nItems]);
-  for (const c of order) {
+  for (const c of deepestFirst(tree.depth)) {
     const local = locals[c];
-    const { ranks, ...sizes } = memberScratch.of(local.members, key, rankOf, { w, h, lead });
+    const { ranks, ...sizes } = memberScratch.of(members, c, all);
     const misses = placedMisses;
     const placed = placeCached(local, ranks, sizes, input.rankdir);
     fresh += placedMisses - misses;
-    local.members.forEach((m, k) => {
-      lx[key(m)] = placed.x[k];
-      ly[key(m)] = placed.y[k];
-    });
+    spread(placed, members, c, nAll, lx, ly);
     local.routes = placed.routes;
     const size = placed.size;
-    if (c === root) {
+    if (c === tree.root) {
       rootSize.w = size.w;
       rootSize.h = size.h;
     } else {
@@ -150,48 +167,108 @@ export function layered(input: LayeredInput, progress?: (done: number, total: nu
     }
     progress?.(++done, nClusters + 1);
   }
-  const out = absolute(input, nAll, lx, ly, w, h, contentOrigin, parentOf, rootSize);
-  routeEdges(input, out, locals, lifted, contentOrigin, nClusters);
+  const out = absolute(input, nAll, lx, ly, w, h, contentOrigin, tree, rootSize);
+  routeEdges(input, out, locals, lifted, contentOrigin);
   out.fresh = fresh;
   return out;
 }
 
-/** Each cluster's depth (the root's children 1); the root, last, 0. */
-function clusterDepths(clusterParent: Int32Array): Int32Array {
-  const depth = new Int32Array(clusterParent.length + 1);
-  for (let c = 0; c < clusterParent.length; c++) {
-    depth[c] = clusterParent[c] < 0 ? 1 : depth[clusterParent[c]] + 1;
-  }
-  return depth;
-}
-
-/** Each cluster's members (its subclusters, then its items) and each one's position
- * there (`slot` for items, `clusterSlot` for clusters). */
-function membersOf(
-  input: LayeredInput,
-  parentOf: (c: number) => number,
-  root: number
-): { locals: Local[]; slot: Int32Array; clusterSlot: Int32Array } {
+/** The clusters' parents, depths and members' positions (`Tree`). */
+function clusterTree(input: LayeredInput): Tree {
   const nItems = input.itemW.length;
   const nClusters = input.clusterParent.length;
-  const locals: Local[] = Array.from({ length: nClusters + 1 }, () => ({
-    members: [],
-    edges: NO_EDGES,
-    routes: NO_ROUTES
-  }));
-  const slot = new Int32Array(nItems);
-  const clusterSlot = new Int32Array(nClusters);
+  const root = nClusters;
+  const tree: Tree = {
+    root,
+    parent: new Int32Array(nClusters + 1),
+    depth: new Int32Array(nClusters + 1),
+    container: new Int32Array(nItems),
+    slot: new Int32Array(nItems),
+    clusterSlot: new Int32Array(nClusters),
+    own: new Int32Array(nClusters + 1)
+  };
+  tree.parent[root] = -1;
   for (let c = 0; c < nClusters; c++) {
-    const local = locals[parentOf(c)];
-    clusterSlot[c] = local.members.length;
-    local.members.push(~c);
+    const p = input.clusterParent[c] < 0 ? root : input.clusterParent[c];
+    tree.parent[c] = p;
+    tree.depth[c] = p === root ? 1 : tree.depth[p] + 1;
+    tree.clusterSlot[c] = tree.own[p]++;
   }
   for (let i = 0; i < nItems; i++) {
     const p = input.itemParent[i] < 0 ? root : input.itemParent[i];
-    slot[i] = locals[p].members.length;
-    locals[p].members.push(i);
+    tree.container[i] = p;
+    tree.slot[i] = tree.own[p]++;
   }
-  return { locals, slot, clusterSlot };
+  return tree;
+}
+
+/** The clusters, deepest first (the root last; at a depth, in order): each is laid out
+ * after all it holds. */
+function deepestFirst(depth: Int32Array): Int32Array {
+  let deepest = 0;
+  for (let c = 0; c < depth.length; c++) {
+    deepest = Math.max(deepest, depth[c]);
+  }
+  const start = new Int32Array(deepest + 2);
+  for (let c = 0; c < depth.length; c++) {
+    start[deepest - depth[c] + 1]++;
+  }
+  for (let d = 0; d <= deepest; d++) {
+    start[d + 1] += start[d];
+  }
+  const order = new Int32Array(depth.length);
+  for (let c = 0; c < depth.length; c++) {
+    order[start[deepest - depth[c]]++] = c;
+  }
+  return order;
+}
+
+/** The members of every cluster, one after another: cluster c's are `list[start[c] ..
+ * start[c + 1]]`, its subclusters (~k), then its items, then its ports (`nItems + p`). */
+interface MemberLists {
+  start: Int32Array;
+  list: Int32Array;
+}
+
+function memberLists(tree: Tree, ports: PortTable, nItems: number): MemberLists {
+  const nClusters = tree.clusterSlot.length;
+  const start = new Int32Array(nClusters + 2);
+  for (let c = 0; c <= nClusters; c++) {
+    start[c + 1] = start[c] + tree.own[c] + ports.made[c];
+  }
+  const list = new Int32Array(start[nClusters + 1]);
+  for (let c = 0; c < nClusters; c++) {
+    list[start[tree.parent[c]] + tree.clusterSlot[c]] = ~c;
+  }
+  for (let i = 0; i < nItems; i++) {
+    list[start[tree.container[i]] + tree.slot[i]] = i;
+  }
+  for (let p = 0; p < ports.count; p++) {
+    list[start[ports.cluster.data[p]] + ports.at.data[p]] = nItems + p;
+  }
+  return { start, list };
+}
+
+/** Where a member's sizes, lead and local position are kept: items, then ports, then
+ * clusters. */
+const memberKey = (m: Member, nAll: number) => (m >= 0 ? m : nAll + ~m);
+
+/** Cluster c's members' local positions, from its layout, into `lx`, `ly`. */
+function spread(
+  placed: Placed,
+  members: MemberLists,
+  c: number,
+  nAll: number,
+  lx: Float64Array,
+  ly: Float64Array
+): void {
+  const from = members.start[c];
+  const n = members.start[c + 1] - from;
+  for (let k = 0; k < n; k++) {
+    const at = memberKey(members.list[from + k], nAll);
+    lx[at] = placed.x[k];
+    ly[at] = placed.y[k];
+  }
 }
 
 /** Sizes of items, then ports, then clusters (theirs set as each is laid out). */
@@ -242,31 +319,30 @@ function routeEdges(
   out: LayeredOutput,
   locals: Local[],
   lifted: Lifted,
-  origin: { x: Float64Array; y: Float64Array },
-  nClusters: number
+  origin: { x: Float64Array; y: Float64Array }
 ): void {
   const nEdges = lifted.hopStart.length - 1;
   const tb = input.rankdir === 'TB';
   const start = new Int32Array(nEdges + 1);
-  const all = new PointBuffer();
-  // Reused edge to edge.
-  const trace = new EdgeTrace();
+  const { across: baseAcross, along: baseAlong } = contentBases(out, origin, tb);
+  const all = routeBuffer;
+  all.length = 0;
+  const trace = edgeTrace;
+  const { hopStart, hopCluster, hopEdge } = lifted;
+  const routes = locals.map(local => local.routes);
+  const edgeFrom = Int32Array.from(locals, local => local.edges.from);
+  // Every cluster's local edges are in the same two arrays.
+  const { src, dst } = lifted.edges[lifted.edges.length - 1];
   for (let e = 0; e < nEdges; e++) {
-    trace.length = 0;
-    for (let hop = lifted.hopStart[e]; hop < lifted.hopStart[e + 1]; hop++) {
-      const c = lifted.hopCluster.data[hop];
-      const bx = c === nClusters ? 0 : out.clusterX[c] + origin.x[c];
-      const by = c === nClusters ? 0 : out.clusterY[c] + origin.y[c];
-      traceHop(trace, locals[c], lifted.hopEdge.data[hop], tb ? bx : by, tb ? by : bx, tb);
-    }
-    resolveDrops(input, out, e, trace);
-    const { across, along, length } = trace;
-    for (let k = 0; k < length; k++) {
-      // A bend straight between its neighbours (down a run of layers) is no bend.
-      if (k > 0 && k + 1 < length && across[k - 1] === across[k] && across[k] === across[k + 1]) {
-        continue;
+    if (hopStart[e + 1] > hopStart[e]) {
+      trace.begin(centreAcross(input, out, input.edgeSrc[e]));
+      for (let hop = hopStart[e]; hop < hopStart[e + 1]; hop++) {
+        const c = hopCluster.data[hop];
+        const i = hopEdge.data[hop];
+        traceHop(trace, routes[c], i - edgeFrom[c], 4 * src[i], 4 * dst[i], baseAcross[c], baseAlong[c], tb);
       }
-      all.push(tb ? across[k] : along[k], tb ? along[k] : across[k]);
+      trace.end(centreAcross(input, out, input.edgeDst[e]));
+      pushBends(all, trace, tb);
     }
     start[e + 1] = all.length / 2;
   }
@@ -274,60 +350,152 @@ function routeEdges(
   out.routePoints = all.done();
 }
 
+/** Where each cluster's content starts on the page, across and along the layers (the
+ * root's, last: 0, 0). */
+function contentBases(
+  out: LayeredOutput,
+  origin: { x: Float64Array; y: Float64Array },
+  tb: boolean
+): { across: Float64Array; along: Float64Array } {
+  const nClusters = out.clusterX.length;
+  const across = new Float64Array(nClusters + 1);
+  const along = new Float64Array(nClusters + 1);
+  for (let c = 0; c < nClusters; c++) {
+    const bx = out.clusterX[c] + origin.x[c];
+    const by = out.clusterY[c] + origin.y[c];
+    across[c] = tb ? bx : by;
+    along[c] = tb ? by : bx;
+  }
+  return { across, along };
+}
+
+/** Item i's centre across the layers on the page. */
+function centreAcross(input: LayeredInput, out: LayeredOutput, i: number): number {
+  return input.rankdir === 'TB' ? out.itemX[i] + input.itemW[i] / 2 : out.itemY[i] + input.itemH[i] / 2;
+}
+
+/** An edge's traced points into `all` as x, y, but those straight between their
+ * neighbours (down a run of layers), which are no bend. */
+function pushBends(all: PointBuffer, trace: EdgeTrace, tb: boolean): void {
+  const { across, along, length } = trace;
+  all.reserve(2 * length);
+  const data = all.data;
+  let at = all.length;
+  for (let k = 0; k < length; k++) {
+    if (k > 0 && k + 1 < length && across[k - 1] === across[k] && across[k] === across[k + 1]) {
+      continue;
+    }
+    data[at++] = tb ? across[k] : along[k];
+    data[at++] = tb ? along[k] : across[k];
+  }
+  all.length = at;
+}
+
 /** An edge's points on the page, across and along the layers, as `routeEdges` gathers
- * them (the first `length`); a point of kind 1 (a drop out of a layer) or 2 (into one)
- * has its across NaN until `resolveDrops` takes it from the point before or after. */
+ * them (the first `length`). Where it drops out of a layer, it is straight below (after)
+ * the point before; where it drops into one, straight above the point after: settled
+ * as the next point comes, or the edge ends at its target. */
 class EdgeTrace {
   across = new Float64Array(64);
   along = new Float64Array(64);
-  kind = new Uint8Array(64);
   length = 0;
+  /** Across, the last point but the drops into a layer (at first, the source's centre). */
+  private before = 0;
+  /** The first of the drops into a layer that end the points so far (-1: none). */
+  private waiting = -1;
 
-  push(across: number, along: number, kind: number): void {
-    if (this.length === this.kind.length) {
-      this.grow();
-    }
-    this.across[this.length] = across;
-    this.along[this.length] = along;
-    this.kind[this.length++] = kind;
+  /** An edge from a source centred at `source` across. */
+  begin(source: number): void {
+    this.length = 0;
+    this.before = source;
+    this.waiting = -1;
   }
 
-  private grow(): void {
-    const size = 2 * this.kind.length;
+  /** The edge's end, into a target centred at `target` across. */
+  end(target: number): void {
+    this.settle(target);
+  }
+
+  /** Room for `extra` more points. */
+  reserve(extra: number): void {
+    if (this.length + extra <= this.across.length) {
+      return;
+    }
+    const size = Math.max(2 * this.across.length, this.length + extra);
     const across = new Float64Array(size);
     const along = new Float64Array(size);
-    const kind = new Uint8Array(size);
     across.set(this.across);
     along.set(this.along);
-    kind.set(this.kind);
-    Object.assign(this, { across, along, kind });
+    this.across = across;
+    this.along = along;
   }
 
-  /** Local points `pts[from .. to]` of a cluster whose content starts at (`across`,
-   * `along`) on the page. */
-  put(pts: Float64Array, from: number, to: number, across: number, along: number, tb: boolean): void {
-    for (let k = from; k < to; k += 2) {
-      this.push(across + (tb ? pts[k] : pts[k + 1]), along + (tb ? pts[k + 1] : pts[k]), 0);
+  /** The drops into a layer waiting for the point after them: at `across`. */
+  private settle(across: number): void {
+    for (let k = this.waiting; k >= 0 && k < this.length; k++) {
+      this.across[k] = across;
     }
+    this.waiting = -1;
+  }
+
+  /** A drop out of a layer, at `along` (reserved before). */
+  dropOut(along: number): void {
+    this.settle(this.before);
+    this.across[this.length] = this.before;
+    this.along[this.length++] = along;
+  }
+
+  /** A drop into a layer, at `along` (reserved before). */
+  dropIn(along: number): void {
+    if (this.waiting < 0) {
+      this.waiting = this.length;
+    }
+    this.along[this.length++] = along;
+  }
+
+  /** Local points `pts[from .. to]` (x, y each) of a cluster whose content starts at
+   * (`across`, `along`) on the page (reserved before). */
+  put(pts: Float64Array, from: number, to: number, across: number, along: number, tb: boolean): void {
+    if (from >= to) {
+      return;
+    }
+    const { across: as, along: ls } = this;
+    let n = this.length;
+    for (let k = from; k < to; k += 2) {
+      as[n] = across + (tb ? pts[k] : pts[k + 1]);
+      ls[n++] = along + (tb ? pts[k + 1] : pts[k]);
+    }
+    this.settle(as[this.length]);
+    this.length = n;
+    this.before = as[n - 1];
   }
 }
 
-/** Appends to `trace` the points of the local edge `i` (its place in the shared `edges`
- * arrays) of a cluster whose content starts at (`across`, `along`) on the page: the port
- * it leaves through, its bends between the drop out of its source's layer and into its
- * target's, the port it enters through. */
-function traceHop(trace: EdgeTrace, local: Local, i: number, across: number, along: number, tb: boolean): void {
-  const { start, pts, ports } = local.routes;
-  const j = i - local.edges.from;
-  const a = 4 * local.edges.src[i];
-  const b = 4 * local.edges.dst[i];
+/** Appends to `trace` the points of a cluster's local edge `j` (its place among the
+ * cluster's, `routes` its local points) from its member `a / 4` to `b / 4`, the cluster's
+ * content starting at (`across`, `along`) on the page: the port it leaves through, its
+ * bends between the drop out of its source's layer and into its target's, the port it
+ * enters through. */
+function traceHop(
+  trace: EdgeTrace,
+  routes: LocalRoutes,
+  j: number,
+  a: number,
+  b: number,
+  across: number,
+  along: number,
+  tb: boolean
+): void {
+  const { start, pts, ports } = routes;
+  // Two points a port, two drops and the bends between.
+  trace.reserve(6 + (start[j + 1] - start[j]) / 2);
   if (!isNaN(ports[a])) {
     trace.put(ports, a, a + 4, across, along, tb);
   }
   if (start[j + 1] > start[j]) {
-    trace.push(NaN, along + pts[start[j]], 1);
+    trace.dropOut(along + pts[start[j]]);
     trace.put(pts, start[j] + 2, start[j + 1], across, along, tb);
-    trace.push(NaN, along + pts[start[j] + 1], 2);
+    trace.dropIn(along + pts[start[j] + 1]);
   }
   if (!isNaN(ports[b])) {
     trace.put(ports, b, b + 4, across, along, tb);
@@ -337,19 +505,24 @@ function traceHop(trace: EdgeTrace, local: Local, i: number, across: number, alo
 /** Numbers appended to a typed array that grows (a million points, without a JS array's
  * garbage). */
 class PointBuffer {
-  private data: Float64Array;
+  data: Float64Array;
   length = 0;
 
   constructor(capacity = 1 << 16) {
     this.data = new Float64Array(Math.max(2, capacity));
   }
 
-  push(x: number, y: number): void {
-    if (this.length + 2 > this.data.length) {
-      const bigger = new Float64Array(this.data.length * 2);
+  /** Room for `extra` more numbers. */
+  reserve(extra: number): void {
+    if (this.length + extra > this.data.length) {
+      const bigger = new Float64Array(Math.max(this.data.length * 2, this.length + extra));
       bigger.set(this.data);
       this.data = bigger;
     }
+  }
+
+  push(x: number, y: number): void {
+    this.reserve(2);
     this.data[this.length++] = x;
     this.data[this.length++] = y;
   }
@@ -359,31 +532,10 @@ class PointBuffer {
   }
 }
 
-/** Drops take the across coordinate of the point before (kind 1) or after (kind 2): the
- * edge's source and target centres at its ends. */
-function resolveDrops(input: LayeredInput, out: LayeredOutput, e: number, trace: EdgeTrace): void {
-  const { across, kind, length } = trace;
-  const tb = input.rankdir === 'TB';
-  const a = input.edgeSrc[e];
-  const b = input.edgeDst[e];
-  const centre = (i: number) => (tb ? out.itemX[i] + input.itemW[i] / 2 : out.itemY[i] + input.itemH[i] / 2);
-  let prev = length ? centre(a) : 0;
-  for (let k = 0; k < length; k++) {
-    if (kind[k] === 1) {
-      across[k] = prev;
-    }
-    if (kind[k] !== 2) {
-      prev = across[k];
-    }
-  }
-  let next = length ? centre(b) : 0;
-  for (let k = length - 1; k >= 0; k--) {
-    if (kind[k] === 2) {
-      across[k] = next;
-    }
-    next = across[k];
-  }
-}
+/** Kept from layout to layout (the worker lays out one view after another), emptied for
+ * each: an edge's points as traced, and all edges' bends (copied out when done). */
+const edgeTrace = new EdgeTrace();
+const routeBuffer = new PointBuffer();
 
 /** A cluster's own layout: its members' local corners, its size, its edges' bends. */
 interface Placed {
@@ -407,26 +559,34 @@ type MemberData = Sizes & { ranks: Float64Array };
 /** Members' forced ranks (0 free, 1 first, 2 last, PORT_IN, PORT_OUT). */
 type Ranks = ArrayLike<number>;
 
+/** Every member's sizes and lead (at `memberKey`), and what forced ranks are read from. */
+interface AllMembers {
+  w: Float64Array;
+  h: Float64Array;
+  lead: Float64Array;
+  itemRank: Uint8Array;
+  portRank: Int32Array;
+  nItems: number;
+  nAll: number;
+}
+
 /** Where each cluster's members' ranks and sizes are gathered: the same arrays, grown as
  * needed, for every cluster (the layout of a cluster keeps none of them). */
 class MemberScratch {
   private data = [0, 1, 2, 3].map(() => new Float64Array(256));
 
-  /** The ranks, sizes and leads of `members` (each member's sizes and lead at `key(m)`). */
-  of(
-    members: Member[],
-    key: (m: Member) => number,
-    rankOf: (m: Member) => number,
-    all: { w: Float64Array; h: Float64Array; lead: Float64Array }
-  ): MemberData {
-    const n = members.length;
+  /** The ranks, sizes and leads of cluster c's members. */
+  of(members: MemberLists, c: number, all: AllMembers): MemberData {
+    const from = members.start[c];
+    const n = members.start[c + 1] - from;
     if (this.data[0].length < n) {
       this.data = this.data.map(() => new Float64Array(2 * n));
     }
     const [ranks, widths, heights, leads] = this.data;
     for (let k = 0; k < n; k++) {
-      const at = key(members[k]);
-      ranks[k] = rankOf(members[k]);
+      const m = members.list[from + k];
+      const at = memberKey(m, all.nAll);
+      ranks[k] = m < 0 ? 0 : m < all.nItems ? all.itemRank[m] : all.portRank[m - all.nItems];
       widths[k] = all.w[at];
       heights[k] = all.h[at];
       leads[k] = all.lead[at];
@@ -595,7 +755,7 @@ function placeCached(local: Local, ranks: Ranks, sizes: Sizes, rankdir: 'TB' | '
   }
   placedMisses++;
   const saved = signature.slice();
-  const n = local.members.length;
+  const n = local.n;
   const placed: Placed = {
     x: new Float64Array(n),
     y: new Float64Array(n),
@@ -623,8 +783,6 @@ interface LocalEdges {
   from: number;
   to: number;
 }
-
-const NO_EDGES: LocalEdges = { src: new Int32Array(0), dst: new Int32Array(0), from: 0, to: 0 };
 
 /** A cluster's local edges by source, the sources in the order first met, each one's
  * targets in the order met. */
@@ -668,15 +826,30 @@ class Int32Buffer {
   }
 }
 
+/** An Int32Array of at least `n` numbers: `kept` where it is long enough. */
+function atLeast(kept: Int32Array, n: number): Int32Array {
+  return kept.length >= n ? kept : new Int32Array(Math.max(n, 2 * kept.length));
+}
+
 /** The local edges of all clusters as they are met, each once (cluster, source, target):
  * a hash set in typed arrays (not a Set per member: tens of thousands of objects a layout),
- * dealt out to the clusters at the end, each one's in the order met. */
+ * dealt out to the clusters at the end, each one's in the order met. Kept from layout to
+ * layout, emptied for each. */
 class EdgeSet {
   private readonly c = new Int32Buffer();
   private readonly a = new Int32Buffer();
   private readonly b = new Int32Buffer();
   /** Open addressing: an index into the edges, -1 where free. */
   private table = new Int32Array(4096).fill(-1);
+  /** What `deal` writes: the clusters' edges (shared arrays), where each edge went. */
+  private src = new Int32Array(0);
+  private dst = new Int32Array(0);
+  private placeOf = new Int32Array(0);
+
+  clear(): void {
+    this.c.length = this.a.length = this.b.length = 0;
+    this.table.fill(-1);
+  }
 
   /** Adds the edge where it is new; its number (in the order met). */
   add(c: number, a: number, b: number): number {
@@ -711,29 +884,29 @@ class EdgeSet {
     }
   }
 
-  /** Each cluster's edges (the root's last), grouped by cluster, in the order met; where
-   * each edge (by its number) went. */
-  deal(locals: Local[]): Int32Array {
+  /** Each of `nLocals` clusters' edges (the root's last), grouped by cluster, in the order
+   * met; where each edge (by its number) went (valid until the next `clear`). */
+  deal(nLocals: number): { edges: LocalEdges[]; placeOf: Int32Array } {
     const n = this.c.length;
-    const start = new Int32Array(locals.length + 1);
+    const start = new Int32Array(nLocals + 1);
     for (let k = 0; k < n; k++) {
       start[this.c.data[k] + 1]++;
     }
-    for (let c = 0; c < locals.length; c++) {
+    for (let c = 0; c < nLocals; c++) {
       start[c + 1] += start[c];
     }
-    const src = new Int32Array(n);
-    const dst = new Int32Array(n);
-    const at = start.slice();
-    const placeOf = new Int32Array(n);
+    const src = (this.src = atLeast(this.src, n));
+    const dst = (this.dst = atLeast(this.dst, n));
+    const placeOf = (this.placeOf = atLeast(this.placeOf, n));
+    const edges = Array.from({ length: nLocals }, (_, c) => ({ src, dst, from: start[c], to: start[c] }));
     for (let k = 0; k < n; k++) {
-      const i = at[this.c.data[k]]++;
+      const local = edges[this.c.data[k]];
+      const i = local.to++;
       src[i] = this.a.data[k];
       dst[i] = this.b.data[k];
       placeOf[k] = i;
     }
-    locals.forEach((local, c) => (local.edges = { src, dst, from: start[c], to: start[c + 1] }));
-    return placeOf;
+    return { edges, placeOf };
   }
 }
 
@@ -744,25 +917,77 @@ function hashTriple(c: number, a: number, b: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
-/** `port(c, a, rank)`: the member position in cluster c of its port for edges from item a
- * that leave (PORT_OUT) or enter (PORT_IN) it, added on first use. One port per cluster,
- * way and source: what one value feeds inside fans out there. */
-function portMaker(locals: Local[], lifted: Lifted, nItems: number): (c: number, a: number, rank: number) => number {
-  // Per cluster, by source and way: small integers, which a Map hashes fastest.
-  const ports: (Map<number, number> | undefined)[] = new Array(locals.length);
-  return (c, a, rank) => {
-    const name = a * 2 + (rank === PORT_OUT ? 1 : 0);
-    const own = (ports[c] ??= new Map());
-    let k = own.get(name);
-    if (k === undefined) {
-      k = locals[c].members.length;
-      locals[c].members.push(nItems + lifted.portRank.length);
-      lifted.portRank.push(rank);
-      own.set(name, k);
+/** The ports made so far: the p-th is item `nItems + p`, at position `at[p]` among the
+ * members of cluster `cluster[p]` (after those it has of its own: `made[c]` ports made
+ * there), on its first layer (`rank` PORT_IN) or its last (PORT_OUT). One port per
+ * cluster, way and source item: what one value feeds inside fans out there. Found by a
+ * hash in typed arrays; kept from layout to layout, emptied for each. */
+class PortTable {
+  count = 0;
+  readonly cluster = new Int32Buffer();
+  readonly at = new Int32Buffer();
+  readonly rank = new Int32Buffer();
+  /** Each port's source item and way, `2 * item + (PORT_OUT ? 1 : 0)`. */
+  private readonly name = new Int32Buffer();
+  made = new Int32Array(0);
+  /** Open addressing: a port, -1 where free. */
+  private table = new Int32Array(4096).fill(-1);
+
+  clear(nLocals: number): void {
+    this.count = this.cluster.length = this.at.length = this.rank.length = this.name.length = 0;
+    this.made = atLeast(this.made, nLocals);
+    this.made.fill(0, 0, nLocals);
+    this.table.fill(-1);
+  }
+
+  /** The member position in cluster c of its port for edges from item a that leave
+   * (PORT_OUT) or enter (PORT_IN) it, made on first use after the `own` members. */
+  of(c: number, a: number, rank: number, own: Int32Array): number {
+    const name = 2 * a + (rank === PORT_OUT ? 1 : 0);
+    const mask = this.table.length - 1;
+    let h = hashTriple(c, name, 0) & mask;
+    for (let p = this.table[h]; p >= 0; p = this.table[h]) {
+      if (this.cluster.data[p] === c && this.name.data[p] === name) {
+        return this.at.data[p];
+      }
+      h = (h + 1) & mask;
     }
-    return k;
-  };
+    const at = own[c] + this.made[c]++;
+    this.table[h] = this.count++;
+    this.cluster.push(c);
+    this.name.push(name);
+    this.at.push(at);
+    this.rank.push(rank);
+    if (2 * this.count > this.table.length) {
+      this.rehash();
+    }
+    return at;
+  }
+
+  private rehash(): void {
+    this.table = new Int32Array(2 * this.table.length).fill(-1);
+    const mask = this.table.length - 1;
+    for (let p = 0; p < this.count; p++) {
+      let h = hashTriple(this.cluster.data[p], this.name.data[p], 0) & mask;
+      while (this.table[h] >= 0) {
+        h = (h + 1) & mask;
+      }
+      this.table[h] = p;
+    }
+  }
 }
+
+/** What the lift works in, kept from layout to layout (a layout a click: a few buffers
+ * emptied, not tens of thousands of arrays and maps made and dropped). */
+const liftScratch = {
+  edges: new EdgeSet(),
+  ports: new PortTable(),
+  hopCluster: new Int32Buffer(),
+  hopEdge: new Int32Buffer(),
+  /** An edge's hops out from its source and in from its target. */
+  out: new Int32Buffer(),
+  into: new Int32Buffer()
+};
 
 /** Adds the local edge sa → sb to cluster c's, and its hop to `hops`. */
 function linkLocal(edges: EdgeSet, c: number, sa: number, sb: number, hops: Int32Buffer): void {
@@ -770,8 +995,8 @@ function linkLocal(edges: EdgeSet, c: number, sa: number, sb: number, hops: Int3
   hops.push(edges.add(c, sa, sb));
 }
 
-/** Appends edge e's hops to `lifted`: those out to the common cluster (`out`, in order),
- * then those in to its target (`into`, gathered from the target outwards). */
+/** Appends edge e's hops: those out to the common cluster (`out`, in order), then those in
+ * to its target (`into`, gathered from the target outwards). */
 function appendHops(lifted: Lifted, e: number, out: Int32Buffer, into: Int32Buffer): void {
   for (let k = 0; k < out.length; k += 2) {
     lifted.hopCluster.push(out.data[k]);
@@ -784,31 +1009,20 @@ function appendHops(lifted: Lifted, e: number, out: Int32Buffer, into: Int32Buff
   lifted.hopStart[e + 1] = lifted.hopCluster.length;
 }
 
-function noHops(nEdges: number): Lifted {
-  return {
-    hopStart: new Int32Array(nEdges + 1),
-    hopCluster: new Int32Buffer(),
-    hopEdge: new Int32Buffer(),
-    portRank: []
-  };
-}
-
 /** Each edge counts in the cluster holding both ends, between the children holding them. */
-function liftEdges(
-  input: LayeredInput,
-  locals: Local[],
-  slot: Int32Array,
-  clusterSlot: Int32Array,
-  parentOf: (c: number) => number,
-  depth: Int32Array,
-  root: number
-): Lifted {
-  const containerOf = (i: number) => (input.itemParent[i] < 0 ? root : input.itemParent[i]);
-  const lifted = noHops(input.edgeSrc.length);
-  const port = portMaker(locals, lifted, input.itemW.length);
-  const edges = new EdgeSet();
-  // Hops out from the source and in from the target, reused edge to edge.
-  const [out, into] = [new Int32Buffer(), new Int32Buffer()];
+function liftEdges(input: LayeredInput, tree: Tree): Lifted {
+  const { edges, ports, out, into } = liftScratch;
+  edges.clear();
+  ports.clear(tree.own.length);
+  liftScratch.hopCluster.length = liftScratch.hopEdge.length = 0;
+  const { container, slot, clusterSlot, parent, depth, own } = tree;
+  const lifted: Lifted = {
+    hopStart: new Int32Array(input.edgeSrc.length + 1),
+    hopCluster: liftScratch.hopCluster,
+    hopEdge: liftScratch.hopEdge,
+    edges: [],
+    ports
+  };
   for (let e = 0; e < input.edgeSrc.length; e++) {
     const a = input.edgeSrc[e];
     const b = input.edgeDst[e];
@@ -816,21 +1030,21 @@ function liftEdges(
     if (a < 0 || b < 0) {
       continue;
     }
-    let pa = containerOf(a);
-    let pb = containerOf(b);
+    let pa = container[a];
+    let pb = container[b];
     let sa = slot[a];
     let sb = slot[b];
     out.length = 0;
     into.length = 0;
     while (pa !== pb) {
       if (depth[pa] >= depth[pb]) {
-        linkLocal(edges, pa, sa, port(pa, a, PORT_OUT), out);
+        linkLocal(edges, pa, sa, ports.of(pa, a, PORT_OUT, own), out);
         sa = clusterSlot[pa];
-        pa = parentOf(pa);
+        pa = parent[pa];
       } else {
-        linkLocal(edges, pb, port(pb, a, PORT_IN), sb, into);
+        linkLocal(edges, pb, ports.of(pb, a, PORT_IN, own), sb, into);
         sb = clusterSlot[pb];
-        pb = parentOf(pb);
+        pb = parent[pb];
       }
     }
     if (sa === sb) {
@@ -839,9 +1053,10 @@ function liftEdges(
     linkLocal(edges, pa, sa, sb, out);
     appendHops(lifted, e, out, into);
   }
-  const placeOf = edges.deal(locals);
+  const dealt = edges.deal(own.length);
+  lifted.edges = dealt.edges;
   for (let h = 0; h < lifted.hopEdge.length; h++) {
-    lifted.hopEdge.data[h] = placeOf[lifted.hopEdge.data[h]];
+    lifted.hopEdge.data[h] = dealt.placeOf[lifted.hopEdge.data[h]];
   }
   return lifted;
 }
@@ -934,17 +1149,17 @@ function topoOrder(n: number, succ: number[][]): number[] {
 interface Structure {
   graph: DummyGraph;
   passing: Uint8Array;
-  layers: number[][];
+  layers: Rows;
 }
 
 /** The structure of a cluster's layout: layers, dummies, order. */
 function structureOf(local: Local, ranks: Ranks): Structure {
-  const n = local.members.length;
+  const n = local.n;
   const { succ, pred } = adjacency(n, local.edges);
   const layer = assignLayers(n, succ, ranks);
-  const graph = withDummies(n, layer, succ, pred);
-  const passing = passingBy(n, ranks, graph.pred, graph.succ);
-  const layers = orderLayers(graph.layer.length, graph.layer, graph.succ, graph.pred, passing);
+  const graph = withDummies(n, layer, { succ, pred }, local.edges);
+  const passing = passingBy(n, ranks, graph);
+  const layers = orderLayers(graph, passing);
   return { graph, passing, layers };
 }
 
@@ -971,15 +1186,15 @@ function placeLocal(
   rankdir: 'TB' | 'LR',
   put: (k: number, x: number, y: number) => void
 ): { w: number; h: number; anchor: number } {
-  const n = local.members.length;
+  const n = local.n;
   if (!n) {
     return { w: 0, h: 0, anchor: 0 };
   }
   const { graph, passing, layers } = structure;
-  const g = { ...graph, ...extents(n, graph.layer.length, sizes, rankdir) };
+  const g: Extents & DummyGraph = { ...graph, ...extents(n, graph.layer.length, sizes, rankdir) };
   const lead = (v: number) => (v < n ? sizes.leads[v] : 0);
-  const centre = crossPositions(layers, g, v => v >= n || ranks[v] >= PORT_IN, passing, lead);
-  const first = layers.find(row => row.length && !passing[row[0]])?.[0];
+  const centre = crossPositions(layers, g, { n, ranks, leads: sizes.leads, passing });
+  const first = firstOfStructure(layers, passing);
   const ports = new Float64Array(4 * n).fill(NaN);
   const rows = placeRows(layers, g, centre, n, (v, a, r, thick) => {
     if (ranks[v] >= PORT_IN) {
@@ -996,11 +1211,23 @@ function placeLocal(
       put(v, r, a);
     }
   });
-  local.routes = { ...routeLocalEdges(local, graph.layer, g, centre, rows, n, rankdir), ports };
+  const { start, pts } = routeLocalEdges(local, g, centre, rows, n, rankdir);
+  local.routes = { start, pts, ports };
   const { offset, extent } = rows;
   const length = Math.max(0, offset - RANK_GAP);
-  const anchor = first === undefined ? extent / 2 : centre[first] + lead(first);
+  const anchor = first < 0 ? extent / 2 : centre[first] + lead(first);
   return rankdir === 'TB' ? { w: extent, h: length, anchor } : { w: length, h: extent, anchor };
+}
+
+/** The first member of the first layer that does not only pass by (-1: none). */
+function firstOfStructure(layers: Rows, passing: Uint8Array): number {
+  const { start, list } = layers;
+  for (let r = 0; r + 1 < start.length; r++) {
+    if (start[r + 1] > start[r] && !passing[list[start[r]]]) {
+      return list[start[r]];
+    }
+  }
+  return -1;
 }
 
 /** Each member's inputs and outputs, from a cluster's local edges (by source: each one's
@@ -1016,10 +1243,16 @@ function adjacency(n: number, edges: LocalEdges): { succ: number[][]; pred: numb
   return { succ, pred };
 }
 
+/** The members of each layer in order: layer r's are `list[start[r] .. start[r + 1]]`. */
+interface Rows {
+  start: Int32Array;
+  list: Int32Array;
+}
+
 /** Where the layers go along: each as thick as its thickest member, `offset` past the
  * last; `extent` across; where each member's layer starts and ends, each dummy's layer
  * starts (`bendAt`, by dummy; its thickness into `g.thick`). */
-interface Rows {
+interface Placement {
   bendAt: Float64Array;
   rowStart: Float64Array;
   rowEnd: Float64Array;
@@ -1030,40 +1263,46 @@ interface Rows {
 /** The layers one after another, `put(v, across, along, thick)` told each member's corner
  * (and its layer's thickness). */
 function placeRows(
-  layers: number[][],
+  layers: Rows,
   g: Extents,
   centre: Float64Array,
   n: number,
   put: (v: number, a: number, r: number, thick: number) => void
-): Rows {
-  const rows: Rows = {
+): Placement {
+  const rows: Placement = {
     bendAt: new Float64Array(g.across.length - n),
     rowStart: new Float64Array(n),
     rowEnd: new Float64Array(n),
     offset: 0,
     extent: 0
   };
-  for (const row of layers) {
+  const { start, list } = layers;
+  const { across, along } = g;
+  let { offset, extent } = rows;
+  for (let r = 0; r + 1 < start.length; r++) {
     let thick = 0;
-    for (const v of row) {
-      thick = Math.max(thick, g.along[v]);
+    for (let k = start[r]; k < start[r + 1]; k++) {
+      thick = Math.max(thick, along[list[k]]);
     }
-    for (const v of row) {
-      const a = centre[v] - g.across[v] / 2;
-      rows.extent = Math.max(rows.extent, a + g.across[v]);
+    for (let k = start[r]; k < start[r + 1]; k++) {
+      const v = list[k];
+      const a = centre[v] - across[v] / 2;
+      extent = Math.max(extent, a + across[v]);
       if (v >= n) {
-        rows.bendAt[v - n] = rows.offset;
+        rows.bendAt[v - n] = offset;
         g.thick[v - n] = thick;
         continue;
       }
-      rows.rowStart[v] = rows.offset;
-      rows.rowEnd[v] = rows.offset + thick;
+      rows.rowStart[v] = offset;
+      rows.rowEnd[v] = offset + thick;
       // At the start of its layer: beside a cluster thousands of px long, an item stays
       // by its inputs, not halfway down.
-      put(v, a, rows.offset, thick);
+      put(v, a, offset, thick);
     }
-    rows.offset += thick + RANK_GAP;
+    offset += thick + RANK_GAP;
   }
+  rows.offset = offset;
+  rows.extent = extent;
   return rows;
 }
 
@@ -1073,14 +1312,14 @@ function placeRows(
  * as `LocalRoutes` has them. */
 function routeLocalEdges(
   local: Local,
-  layer: Int32Array,
-  g: { thick: Float64Array; chains: Map<number, number[]> },
+  g: DummyGraph & Extents,
   centre: Float64Array,
-  rows: Rows,
+  rows: Placement,
   n: number,
   rankdir: 'TB' | 'LR'
 ): { start: Int32Array; pts: Float64Array } {
   const { src, dst, from, to } = local.edges;
+  const { layer, chainOf } = g;
   const start = new Int32Array(to - from + 1);
   // Two numbers an edge, four a dummy: all that is written.
   const pts = new PointBuffer(2 * (to - from) + 4 * g.thick.length);
@@ -1089,17 +1328,19 @@ function routeLocalEdges(
     const b = dst[k];
     if (layer[b] > layer[a]) {
       pts.push(rows.rowEnd[a], rows.rowStart[b]);
-      const chain = g.chains.get(edgeKey(a, b)) ?? [];
-      // A dummy's top and bottom, but where the dummies before and after are in line
-      // with it: a bend between two points straight across from it is no bend.
-      for (let i = 0; i < chain.length; i++) {
-        const d = chain[i];
+      // The edge's dummies, one a layer passed, numbered in a row from its first. A
+      // dummy's top and bottom, but where the dummies before and after are in line with
+      // it: a bend between two points straight across from it is no bend.
+      const first = chainOf[k - from];
+      const dummies = first < 0 ? 0 : layer[b] - layer[a] - 1;
+      for (let i = 0; i < dummies; i++) {
+        const d = first + i;
         const c = centre[d];
         const r0 = rows.bendAt[d - n];
-        if (i === 0 || centre[chain[i - 1]] !== c) {
+        if (i === 0 || centre[d - 1] !== c) {
           pts.push(rankdir === 'TB' ? c : r0, rankdir === 'TB' ? r0 : c);
         }
-        if (i + 1 === chain.length || centre[chain[i + 1]] !== c) {
+        if (i + 1 === dummies || centre[d + 1] !== c) {
           const r1 = r0 + g.thick[d - n];
           pts.push(rankdir === 'TB' ? c : r1, rankdir === 'TB' ? r1 : c);
         }
@@ -1110,34 +1351,112 @@ function routeLocalEdges(
   return { start, pts: pts.done() };
 }
 
-/** The members' graph with a dummy member in every layer that an edge passes (after
- * members `n`), the edge split along them: each chain by its edge's key `a * n + b`.
- * (`succ` and `pred` are grown in place.) */
-function withDummies(n: number, layer: Int32Array, succ: number[][], pred: number[][]): DummyGraph {
-  const grown: Growing = { layer: [...layer], succ, pred };
-  const chains = new Map<number, number[]>();
-  for (let a = 0; a < n; a++) {
-    for (let k = 0; k < succ[a].length; k++) {
-      const b = succ[a][k];
-      if (layer[b] - layer[a] > 1) {
-        chains.set(edgeKey(a, b), splitEdge(grown, a, k, b));
-      }
-    }
-  }
-  return { ...grown, layer: Int32Array.from(grown.layer), chains };
+/** The members' graph with a dummy member in every layer that an edge passes (after the
+ * members, each edge's in a row, in the order of their sources and of each one's
+ * outputs), the edge split along them, in typed arrays: v's outputs are `succ[succStart[v]
+ * .. succStart[v + 1]]`, its inputs `pred[predStart[v] .. predStart[v + 1]]`, in the order
+ * of the members' graph (a dummy has one of each); local edge j's first dummy is
+ * `chainOf[j]` (-1: it passes no layer). Arrays, not an array a member: a cluster fed by
+ * a thousand ports has tens of thousands of dummies. */
+interface DummyGraph {
+  layer: Int32Array;
+  succStart: Int32Array;
+  succ: Int32Array;
+  predStart: Int32Array;
+  pred: Int32Array;
+  chainOf: Int32Array;
 }
 
-/** The members' graph as dummies are added to it. */
-interface Growing {
-  layer: number[];
+/** The members' own graph (inputs, outputs), as `adjacency` makes it. */
+interface MemberGraph {
   succ: number[][];
   pred: number[][];
 }
 
-/** The members' graph with its dummies. */
-interface DummyGraph extends Omit<Growing, 'layer'> {
-  layer: Int32Array;
-  chains: Map<number, number[]>;
+function withDummies(n: number, layer: Int32Array, members: MemberGraph, edges: LocalEdges): DummyGraph {
+  const { succ, pred } = members;
+  const { succStart, predStart, total } = dummyStarts(n, layer, members);
+  const g: DummyGraph = {
+    layer: new Int32Array(total),
+    succStart,
+    succ: new Int32Array(succStart[total]),
+    predStart,
+    pred: new Int32Array(predStart[total]),
+    chainOf: new Int32Array(edges.to - edges.from).fill(-1)
+  };
+  g.layer.set(layer);
+  for (let v = 0; v < n; v++) {
+    g.pred.set(pred[v], predStart[v]);
+  }
+  // Each output's first dummy (-1: none), by its place in `g.succ`.
+  const firstAt = new Int32Array(succStart[n]).fill(-1);
+  let next = n;
+  for (let a = 0; a < n; a++) {
+    for (let k = 0; k < succ[a].length; k++) {
+      const b = succ[a][k];
+      g.succ[succStart[a] + k] = b;
+      if (layer[b] - layer[a] > 1) {
+        firstAt[succStart[a] + k] = next;
+        next = splitEdge(g, a, succStart[a] + k, b, next);
+      }
+    }
+  }
+  chainsOfEdges(g, firstAt, edges);
+  return g;
+}
+
+/** Where each member's and dummy's outputs and inputs start in a `DummyGraph`. */
+function dummyStarts(
+  n: number,
+  layer: Int32Array,
+  members: MemberGraph
+): { succStart: Int32Array; predStart: Int32Array; total: number } {
+  let total = n;
+  for (let a = 0; a < n; a++) {
+    for (const b of members.succ[a]) {
+      total += Math.max(0, layer[b] - layer[a] - 1);
+    }
+  }
+  const succStart = new Int32Array(total + 1);
+  const predStart = new Int32Array(total + 1);
+  for (let v = 0; v < total; v++) {
+    succStart[v + 1] = succStart[v] + (v < n ? members.succ[v].length : 1);
+    predStart[v + 1] = predStart[v] + (v < n ? members.pred[v].length : 1);
+  }
+  return { succStart, predStart, total };
+}
+
+/** Splits the edge a → b (a's output at `g.succ[at]`), which passes layers, along a new
+ * dummy in each layer it passes, numbered from `next`; the next number free. */
+function splitEdge(g: DummyGraph, a: number, at: number, b: number, next: number): number {
+  let prev = a;
+  for (let i = 1; i < g.layer[b] - g.layer[a]; i++) {
+    const d = next++;
+    g.layer[d] = g.layer[a] + i;
+    g.pred[g.predStart[d]] = prev;
+    if (prev === a) {
+      g.succ[at] = d;
+    } else {
+      g.succ[g.succStart[prev]] = d;
+    }
+    prev = d;
+  }
+  g.succ[g.succStart[prev]] = b;
+  // b's input from a is now from the last dummy, where a was among b's inputs.
+  const inputs = g.pred.subarray(g.predStart[b], g.predStart[b + 1]);
+  inputs[inputs.indexOf(a)] = prev;
+  return next;
+}
+
+/** Each local edge's first dummy (`chainOf`), from each output's (`firstAt`): the local
+ * edges of a source are its outputs in their order. */
+function chainsOfEdges(g: DummyGraph, firstAt: Int32Array, edges: LocalEdges): void {
+  const n = g.succStart.length - 1;
+  const seen = new Int32Array(n);
+  for (let k = edges.from; k < edges.to; k++) {
+    const a = edges.src[k];
+    g.chainOf[k - edges.from] = firstAt[g.succStart[a] + seen[a]++];
+  }
 }
 
 /** Members' and dummies' sizes across and along the layers, and (written as the layers
@@ -1148,49 +1467,27 @@ interface Extents {
   thick: Float64Array;
 }
 
-/** Splits the edge a → b (a's k-th output), which passes layers, along a new dummy in each
- * layer it passes; their chain, in order. */
-function splitEdge(g: Growing, a: number, k: number, b: number): number[] {
-  const chain: number[] = [];
-  let prev = a;
-  for (let i = 1; i < g.layer[b] - g.layer[a]; i++) {
-    const d = g.layer.length;
-    g.layer.push(g.layer[a] + i);
-    g.succ.push([]);
-    g.pred.push([prev]);
-    if (prev === a) {
-      g.succ[a][k] = d;
-    } else {
-      g.succ[prev].push(d);
-    }
-    chain.push(d);
-    prev = d;
-  }
-  g.succ[prev].push(b);
-  g.pred[b][g.pred[b].indexOf(a)] = prev;
-  return chain;
-}
-
 /** What passes by: the members forced onto the first layer (the program's inputs, the
  * ports where edges enter a cluster) or the last (its outputs, the ports where edges
  * leave), and the dummies of the edges from the first or to the last. Rows of hundreds
  * of them are wider than what they pass: they follow it, never pull or push it sideways. */
-function passingBy(n: number, ranks: Ranks, pred: number[][], succ: number[][]): Uint8Array {
-  const aside = new Uint8Array(pred.length);
+function passingBy(n: number, ranks: Ranks, g: DummyGraph): Uint8Array {
+  const total = g.layer.length;
+  const aside = new Uint8Array(total);
   for (let v = 0; v < n; v++) {
     aside[v] = ranks[v] === 1 || ranks[v] === PORT_IN || ranks[v] === 2 || ranks[v] === PORT_OUT ? 1 : 0;
   }
   const top = (v: number) => ranks[v] === 1 || ranks[v] === PORT_IN;
   const bottom = (v: number) => ranks[v] === 2 || ranks[v] === PORT_OUT;
   // A dummy's one input comes before it in its chain, its one output after it.
-  const fromTop = new Uint8Array(pred.length);
-  for (let d = n; d < pred.length; d++) {
-    const u = pred[d][0];
+  const fromTop = new Uint8Array(total);
+  for (let d = n; d < total; d++) {
+    const u = g.pred[g.predStart[d]];
     fromTop[d] = u < n ? (top(u) ? 1 : 0) : fromTop[u];
   }
-  const toBottom = new Uint8Array(pred.length);
-  for (let d = pred.length - 1; d >= n; d--) {
-    const w = succ[d][0];
+  const toBottom = new Uint8Array(total);
+  for (let d = total - 1; d >= n; d--) {
+    const w = g.succ[g.succStart[d]];
     toBottom[d] = w < n ? (bottom(w) ? 1 : 0) : toBottom[w];
     aside[d] = fromTop[d] | toBottom[d];
   }
@@ -1200,135 +1497,257 @@ function passingBy(n: number, ranks: Ranks, pred: number[][], succ: number[][]):
 /** The members of each layer in order: the program's order first, then one sweep down by
  * the barycentre of each member's inputs, one up by that of its outputs (stable); what
  * passes by (`passingBy`) after the rest, beside it. */
-function orderLayers(
-  n: number,
-  layer: Int32Array,
-  succ: number[][],
-  pred: number[][],
-  passing: Uint8Array
-): number[][] {
+function orderLayers(g: DummyGraph, passing: Uint8Array): Rows {
+  const rows = rowsByLayer(g.layer);
+  const { start, list } = rows;
+  const total = list.length;
+  const depth = start.length - 1;
+  // Each one's place in its layer, and its barycentre.
+  const index = new Float64Array(total);
+  const bary = new Float64Array(total);
+  const scratch = new Int32Array(total);
+  for (let r = 0; r < depth; r++) {
+    numberRow(list, start[r], start[r + 1], index);
+  }
+  const sweep = (r: number, ends: Int32Array, neighbours: Int32Array) => {
+    for (let k = start[r]; k < start[r + 1]; k++) {
+      const v = list[k];
+      bary[v] = barycentre(index, neighbours, ends[v], ends[v + 1], index[v]);
+    }
+    sortByKey(list, start[r], start[r + 1], bary, scratch);
+    numberRow(list, start[r], start[r + 1], index);
+  };
+  for (let r = 1; r < depth; r++) {
+    sweep(r, g.predStart, g.pred);
+  }
+  for (let r = depth - 2; r >= 0; r--) {
+    sweep(r, g.succStart, g.succ);
+  }
+  for (let r = 0; r < depth; r++) {
+    passersLast(list, start[r], start[r + 1], passing, scratch);
+  }
+  return rows;
+}
+
+/** Members and dummies by layer, each layer in order of number. */
+function rowsByLayer(layer: Int32Array): Rows {
   let depth = 0;
-  for (let v = 0; v < n; v++) {
+  for (let v = 0; v < layer.length; v++) {
     depth = Math.max(depth, layer[v] + 1);
   }
-  const layers: number[][] = Array.from({ length: depth }, () => []);
-  for (let v = 0; v < n; v++) {
-    layers[layer[v]].push(v);
+  const start = new Int32Array(depth + 1);
+  for (let v = 0; v < layer.length; v++) {
+    start[layer[v] + 1]++;
   }
-  const index = new Float64Array(n);
-  const number = () => layers.forEach(row => row.forEach((v, k) => (index[v] = k)));
-  number();
-  const bary = new Float64Array(n);
-  const sweep = (rows: number[][], neighbours: number[][]) => {
-    for (const row of rows) {
-      for (const v of row) {
-        const ns = neighbours[v];
-        bary[v] = ns.length ? ns.reduce((s, u) => s + index[u], 0) / ns.length : index[v];
-      }
-      row.sort((a, b) => bary[a] - bary[b] || index[a] - index[b]);
-      row.forEach((v, k) => (index[v] = k));
+  for (let r = 0; r < depth; r++) {
+    start[r + 1] += start[r];
+  }
+  const list = new Int32Array(layer.length);
+  const at = start.slice(0, depth);
+  for (let v = 0; v < layer.length; v++) {
+    list[at[layer[v]]++] = v;
+  }
+  return { start, list };
+}
+
+/** `index[v]`: v's place in the row `list[from .. to]`. */
+function numberRow(list: Int32Array, from: number, to: number, index: Float64Array): void {
+  for (let k = from; k < to; k++) {
+    index[list[k]] = k - from;
+  }
+}
+
+/** The mean place of neighbours `ns[from .. to]` (`own` where there are none). */
+function barycentre(index: Float64Array, ns: Int32Array, from: number, to: number, own: number): number {
+  if (from === to) {
+    return own;
+  }
+  let s = 0;
+  for (let k = from; k < to; k++) {
+    s += index[ns[k]];
+  }
+  return s / (to - from);
+}
+
+/** Sorts `list[from .. to]` by `key`, stably (a merge sort: a row in order, as most are
+ * after the first sweep, is about one pass). */
+function sortByKey(list: Int32Array, from: number, to: number, key: Float64Array, scratch: Int32Array): void {
+  if (to - from <= 16) {
+    insertionSort(list, from, to, key);
+    return;
+  }
+  const mid = (from + to) >>> 1;
+  sortByKey(list, from, mid, key, scratch);
+  sortByKey(list, mid, to, key, scratch);
+  if (key[list[mid - 1]] <= key[list[mid]]) {
+    return;
+  }
+  scratch.set(list.subarray(from, mid), from);
+  let i = from;
+  let j = mid;
+  let k = from;
+  while (i < mid && j < to) {
+    list[k++] = key[list[j]] < key[scratch[i]] ? list[j++] : scratch[i++];
+  }
+  while (i < mid) {
+    list[k++] = scratch[i++];
+  }
+}
+
+/** Sorts a few, `list[from .. to]`, by `key`, stably. */
+function insertionSort(list: Int32Array, from: number, to: number, key: Float64Array): void {
+  for (let i = from + 1; i < to; i++) {
+    const v = list[i];
+    let j = i;
+    while (j > from && key[list[j - 1]] > key[v]) {
+      list[j] = list[j - 1];
+      j--;
     }
-  };
-  sweep(layers.slice(1), pred);
-  sweep(layers.slice(0, -1).reverse(), succ);
-  return layers.map(row => [...row.filter(v => !passing[v]), ...row.filter(v => passing[v])]);
+    list[j] = v;
+  }
+}
+
+/** The row `list[from .. to]` with what passes by after the rest, each in its order. */
+function passersLast(list: Int32Array, from: number, to: number, passing: Uint8Array, scratch: Int32Array): void {
+  let k = from;
+  let aside = 0;
+  for (let i = from; i < to; i++) {
+    if (passing[list[i]]) {
+      scratch[aside++] = list[i];
+    } else {
+      list[k++] = list[i];
+    }
+  }
+  list.set(scratch.subarray(0, aside), k);
+}
+
+/** What crossing positions are worked out from, besides the graph: the members (the
+ * first n; ports, dummies and what passes by are thin), their forced ranks and leads. */
+interface Crossing {
+  n: number;
+  ranks: Ranks;
+  leads: Float64Array;
+  passing: Uint8Array;
 }
 
 /** Centres across the layers: each layer packed in order, each member as near the mean of
  * its neighbours in the layer above (for the first layer: below) as its neighbours in the
  * row allow, the row shifted as a whole to where it sits best (by what does not pass by,
  * where the row has any). */
-function crossPositions(
-  layers: number[][],
-  g: { across: Float64Array; pred: number[][]; succ: number[][] },
-  thin: (v: number) => boolean,
-  passing: Uint8Array,
-  lead: (v: number) => number
-): Float64Array {
-  const { across, pred, succ } = g;
-  const n = across.length;
-  const centre = new Float64Array(n);
-  const placed = new Uint8Array(n);
-  const packing: Packing = { across, centre, placed, passing, thin, lead };
-  const pack = (row: number[], want: (v: number) => number | null) => packRow(row, want, packing);
-  // What passes by is placed by what it passes; the rest by the rest.
-  const mean = (ns: number[], fromAbove: boolean) => {
-    let s = 0;
-    let k = 0;
-    for (const u of ns) {
-      if (placed[u] && (fromAbove || !passing[u])) {
-        s += centre[u] + lead(u);
-        k++;
-      }
-    }
-    return k ? s / k : null;
-  };
-  layers.forEach(row => pack(row, v => mean(pred[v], passing[v] === 1)));
-  // The first layers (inputs, constants) over what they feed.
-  if (layers.length > 1) {
-    pack(layers[0], v => mean(succ[v], true));
+function crossPositions(layers: Rows, g: DummyGraph & Extents, members: Crossing): Float64Array {
+  const packing = packingOf(g, members);
+  const { start, list } = layers;
+  const depth = start.length - 1;
+  for (let r = 0; r < depth; r++) {
+    packRow(list, start[r], start[r + 1], packing, false);
   }
-  alignLeft(layers, centre, across, passing);
-  return centre;
+  // The first layers (inputs, constants) over what they feed.
+  if (depth > 1) {
+    packRow(list, start[0], start[1], packing, true);
+  }
+  alignLeft(layers, packing.centre, g.across, members.passing);
+  return packing.centre;
 }
 
-/** What packing a row reads and writes: sizes across, centres so far, which members are
- * placed, which pass by, which are thin (ports, dummies), where structure starts. */
+/** What packing a row reads and writes: the graph, sizes across, where structure starts
+ * (a member's lead, 0 for dummies), which are thin (ports and dummies: packed closer),
+ * which pass by, centres so far, which are placed. By member and dummy. */
 interface Packing {
+  graph: DummyGraph;
   across: Float64Array;
+  lead: Float64Array;
+  thin: Uint8Array;
+  passing: Uint8Array;
   centre: Float64Array;
   placed: Uint8Array;
-  passing: Uint8Array;
-  thin: (v: number) => boolean;
-  lead: (v: number) => number;
 }
 
-/** Packs a row in order, each member as near where it wishes to be (`want`, its centre;
- * null: no wish) as the ones before it allow, then shifts the row as a whole by the mean
- * of how far its members would rather be. */
-function packRow(row: number[], want: (v: number) => number | null, ctx: Packing): void {
+function packingOf(g: DummyGraph & Extents, members: Crossing): Packing {
+  const total = g.across.length;
+  const { n, ranks, leads } = members;
+  const thin = new Uint8Array(total).fill(1);
+  for (let v = 0; v < n; v++) {
+    thin[v] = ranks[v] >= PORT_IN ? 1 : 0;
+  }
+  const lead = new Float64Array(total);
+  lead.set(leads.subarray(0, n));
+  const centre = new Float64Array(total);
+  return { graph: g, across: g.across, lead, thin, passing: members.passing, centre, placed: new Uint8Array(total) };
+}
+
+/** Where v would be: the mean of the centres (at their structure's start) of its inputs
+ * (`below`: its outputs) that are placed; what passes by is placed by what it passes,
+ * the rest by the rest. NaN: nowhere in particular. */
+function wishOf(ctx: Packing, v: number, below: boolean): number {
+  const { graph, placed, passing, centre, lead } = ctx;
+  const ns = below ? graph.succ : graph.pred;
+  const ends = below ? graph.succStart : graph.predStart;
+  const fromAbove = below || passing[v] === 1;
+  let s = 0;
+  let k = 0;
+  for (let i = ends[v]; i < ends[v + 1]; i++) {
+    const u = ns[i];
+    if (placed[u] && (fromAbove || !passing[u])) {
+      s += centre[u] + lead[u];
+      k++;
+    }
+  }
+  return k ? s / k : NaN;
+}
+
+/** Packs the row `list[from .. to]` in order, each member as near where it wishes to be
+ * (`wishOf`) as the ones before it allow, then shifts the row as a whole by the mean of
+ * how far its members would rather be. */
+function packRow(list: Int32Array, from: number, to: number, ctx: Packing, below: boolean): void {
+  const { across, centre, passing, thin, lead } = ctx;
   let right = -Infinity;
   // How far the row would rather be, by what passes by (1) and the rest (0).
-  const shift = [0, 0];
-  const wanted = [0, 0];
+  let shift0 = 0;
+  let shift1 = 0;
+  let wanted0 = 0;
+  let wanted1 = 0;
   let last = -1;
-  for (const v of row) {
+  let allPass = true;
+  for (let k = from; k < to; k++) {
+    const v = list[k];
+    const wish = wishOf(ctx, v, below);
     // Wished for its structure's start (a wide cluster's column, not its middle).
-    const wish = want(v);
-    const d = wish === null ? null : wish - ctx.lead(v);
-    const gap = last >= 0 && ctx.thin(v) && ctx.thin(last) ? DUMMY_GAP : NODE_GAP;
+    const d = wish - lead[v];
+    const gap = last >= 0 && thin[v] && thin[last] ? DUMMY_GAP : NODE_GAP;
     last = v;
-    const lo = right + gap + ctx.across[v] / 2;
-    const c = d === null ? (isFinite(right) ? lo : ctx.across[v] / 2) : Math.max(d, lo);
-    ctx.centre[v] = c;
-    right = c + ctx.across[v] / 2;
-    if (d !== null) {
-      shift[ctx.passing[v]] += d - c;
-      wanted[ctx.passing[v]]++;
+    const half = across[v] / 2;
+    const lo = right + gap + half;
+    const c = Number.isNaN(wish) ? (isFinite(right) ? lo : half) : Math.max(d, lo);
+    centre[v] = c;
+    right = c + half;
+    allPass &&= passing[v] === 1;
+    if (Number.isNaN(wish)) {
+      continue;
+    } else if (passing[v]) {
+      shift1 += d - c;
+      wanted1++;
+    } else {
+      shift0 += d - c;
+      wanted0++;
     }
   }
   // Members with no wish of their own stay packed from the left: what passes by them
   // does not move them either.
-  const by = row.some(v => !ctx.passing[v]) ? 0 : 1;
-  if (wanted[by]) {
-    for (const v of row) {
-      ctx.centre[v] += shift[by] / wanted[by];
+  const shift = allPass ? shift1 : shift0;
+  const wanted = allPass ? wanted1 : wanted0;
+  for (let k = from; k < to; k++) {
+    if (wanted) {
+      centre[list[k]] += shift / wanted;
     }
+    ctx.placed[list[k]] = 1;
   }
-  row.forEach(v => (ctx.placed[v] = 1));
 }
 
 /** Moves the structure's left edge to 0: a row of what passes by, wider than what it
  * feeds, is moved to start there rather than widen the cluster to the left. */
-function alignLeft(layers: number[][], centre: Float64Array, across: Float64Array, passing: Uint8Array): void {
+function alignLeft(layers: Rows, centre: Float64Array, across: Float64Array, passing: Uint8Array): void {
   const n = across.length;
-  const leftOf = (vs: Iterable<number>) => {
-    let min = Infinity;
-    for (const v of vs) {
-      min = Math.min(min, centre[v] - across[v] / 2);
-    }
-    return min;
-  };
+  const { start, list } = layers;
   let min = Infinity;
   for (let v = 0; v < n; v++) {
     if (!passing[v]) {
@@ -1336,12 +1755,21 @@ function alignLeft(layers: number[][], centre: Float64Array, across: Float64Arra
     }
   }
   if (min === Infinity) {
-    min = leftOf(centre.keys());
+    for (let v = 0; v < n; v++) {
+      min = Math.min(min, centre[v] - across[v] / 2);
+    }
   }
-  for (const row of layers) {
-    const left = leftOf(row);
-    if (left < min && row.every(v => passing[v])) {
-      row.forEach(v => (centre[v] += min - left));
+  for (let r = 0; r + 1 < start.length; r++) {
+    let left = Infinity;
+    let allPass = true;
+    for (let k = start[r]; k < start[r + 1]; k++) {
+      left = Math.min(left, centre[list[k]] - across[list[k]] / 2);
+      allPass &&= passing[list[k]] === 1;
+    }
+    if (left < min && allPass) {
+      for (let k = start[r]; k < start[r + 1]; k++) {
+        centre[list[k]] += min - left;
+      }
     }
   }
   for (let v = 0; v < n; v++) {
@@ -1358,7 +1786,7 @@ function absolute(
   w: Float64Array,
   h: Float64Array,
   origin: { x: Float64Array; y: Float64Array },
-  parentOf: (c: number) => number,
+  tree: Tree,
   rootSize: { w: number; h: number }
 ): LayeredOutput {
   const nItems = input.itemW.length;
@@ -1380,12 +1808,12 @@ function absolute(
   const baseX = (c: number) => (c === nClusters ? 0 : out.clusterX[c] + origin.x[c]);
   const baseY = (c: number) => (c === nClusters ? 0 : out.clusterY[c] + origin.y[c]);
   for (let c = 0; c < nClusters; c++) {
-    const p = parentOf(c);
+    const p = tree.parent[c];
     out.clusterX[c] = baseX(p) + lx[nAll + c];
     out.clusterY[c] = baseY(p) + ly[nAll + c];
   }
   for (let i = 0; i < nItems; i++) {
-    const p = input.itemParent[i] < 0 ? nClusters : input.itemParent[i];
+    const p = tree.container[i];
     out.itemX[i] = baseX(p) + lx[i];
     out.itemY[i] = baseY(p) + ly[i];
   }

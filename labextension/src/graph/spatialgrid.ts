@@ -53,20 +53,25 @@ export class BoxList {
 export function gridCells(count: number, width: number, height: number, cell: number, boxes: BoxList): GridCells {
   const cols = Math.max(1, Math.ceil(width / cell) + 1);
   const rows = Math.max(1, Math.ceil(height / cell) + 1);
-  const shape = { cols, rows, cell };
   const sizes = new Int32Array(cols * rows + 1);
   const { id, x0, y0, x1, y1 } = boxes;
   // Big boxes are listed, not put in cells.
   const big = new Uint8Array(boxes.length);
   let bigCount = 0;
-  // One visitor per pass, not a closure per box.
-  const tally = (c: number) => sizes[c + 1]++;
+  // Each box's cells, counted then filled: loops over its range, not a call per cell.
   for (let j = 0; j < boxes.length; j++) {
     if ((x1[j] - x0[j]) / cell > BIG_CELLS || (y1[j] - y0[j]) / cell > BIG_CELLS) {
       big[j] = 1;
       bigCount++;
-    } else {
-      visitCells(shape, x0[j], y0[j], x1[j], y1[j], tally);
+      continue;
+    }
+    const c0 = cellOf(x0[j], cell, cols);
+    const c1 = cellOf(x1[j], cell, cols);
+    const r1 = cellOf(y1[j], cell, rows);
+    for (let r = cellOf(y0[j], cell, rows); r <= r1; r++) {
+      for (let c = c0; c <= c1; c++) {
+        sizes[r * cols + c + 1]++;
+      }
     }
   }
   for (let c = 0; c < cols * rows; c++) {
@@ -76,8 +81,6 @@ export function gridCells(count: number, width: number, height: number, cell: nu
   const ids = new Int32Array(sizes[cols * rows]);
   const bigIds = new Int32Array(bigCount);
   const bigBoxes = new Float64Array(4 * bigCount);
-  let current = 0;
-  const fill = (c: number) => (ids[sizes[c]++] = current);
   for (let j = 0, b = 0; j < boxes.length; j++) {
     if (big[j]) {
       bigIds[b] = id[j];
@@ -85,12 +88,23 @@ export function gridCells(count: number, width: number, height: number, cell: nu
       bigBoxes[4 * b + 1] = y0[j];
       bigBoxes[4 * b + 2] = x1[j];
       bigBoxes[4 * b++ + 3] = y1[j];
-    } else {
-      current = id[j];
-      visitCells(shape, x0[j], y0[j], x1[j], y1[j], fill);
+      continue;
+    }
+    const c0 = cellOf(x0[j], cell, cols);
+    const c1 = cellOf(x1[j], cell, cols);
+    const r1 = cellOf(y1[j], cell, rows);
+    for (let r = cellOf(y0[j], cell, rows); r <= r1; r++) {
+      for (let c = c0; c <= c1; c++) {
+        ids[sizes[r * cols + c]++] = id[j];
+      }
     }
   }
   return { count, cols, rows, cell, start, ids, bigIds, bigBoxes };
+}
+
+/** The column (row) of the cells that `v` falls in, clamped to the `n` of the grid. */
+function cellOf(v: number, cell: number, n: number): number {
+  return Math.max(0, Math.min(n - 1, Math.floor(v / cell)));
 }
 
 /** Calls `visit(c)` for each cell c that the box meets (clamped to the grid). */
@@ -102,11 +116,10 @@ function visitCells(
   y1: number,
   visit: (c: number) => void
 ): void {
-  const clamp = (k: number, n: number) => Math.max(0, Math.min(n - 1, k));
-  const c0 = clamp(Math.floor(x0 / g.cell), g.cols);
-  const c1 = clamp(Math.floor(x1 / g.cell), g.cols);
-  const r0 = clamp(Math.floor(y0 / g.cell), g.rows);
-  const r1 = clamp(Math.floor(y1 / g.cell), g.rows);
+  const c0 = cellOf(x0, g.cell, g.cols);
+  const c1 = cellOf(x1, g.cell, g.cols);
+  const r0 = cellOf(y0, g.cell, g.rows);
+  const r1 = cellOf(y1, g.cell, g.rows);
   for (let r = r0; r <= r1; r++) {
     for (let c = c0; c <= c1; c++) {
       visit(r * g.cols + c);
