@@ -183,3 +183,12 @@ export function repeatGraph(): GraphJSON {
     ]
   };
 }
+
+/** A deterministic pseudo-random sequence in [0, 1) (the tests' random walks). */
+export function random(seed: number): () => number {
+  let s = seed;
+  return () => {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    return s / 2147483648;
+  };
+}

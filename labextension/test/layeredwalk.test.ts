@@ -5,16 +5,7 @@ import { LayeredInput, LayeredOutput, forgetLayouts, layered } from '../src/grap
 import { sceneOf } from '../src/graph/scene';
 import { GraphJSON } from '../src/shared/payload';
 import { GraphIndex, buildView } from '../src/graph/visible';
-import { repeatGraph } from './fixtures';
-
-/** A deterministic pseudo-random sequence in [0, 1). */
-function random(seed: number): () => number {
-  let s = seed;
-  return () => {
-    s = (s * 1103515245 + 12345) % 2147483648;
-    return s / 2147483648;
-  };
-}
+import { random, repeatGraph } from './fixtures';
 
 /** Groups nested a few deep, repeats of the same shape among them (so that clusters share
  * their layouts), nodes of every size spread over them, the program's inputs and outputs

@@ -3,16 +3,7 @@ import { describe, it } from 'node:test';
 
 import { GraphJSON } from '../src/shared/payload';
 import { GraphIndex, buildView } from '../src/graph/visible';
-import { repeatGraph, smallGraph } from './fixtures';
-
-/** A deterministic pseudo-random sequence in [0, 1). */
-function random(seed: number): () => number {
-  let s = seed;
-  return () => {
-    s = (s * 1103515245 + 12345) % 2147483648;
-    return s / 2147483648;
-  };
-}
+import { random, repeatGraph, smallGraph } from './fixtures';
 
 /** A graph of `nGroups` groups nested up to a few levels, nodes spread over them, and
  * edges from earlier nodes to later ones (values flow forward, across groups). */

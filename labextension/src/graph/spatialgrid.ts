@@ -58,18 +58,21 @@ export function gridCells(count: number, width: number, height: number, cell: nu
   // Big boxes are listed, not put in cells.
   const big = new Uint8Array(boxes.length);
   let bigCount = 0;
-  // Each box's cells, counted then filled: loops over its range, not a call per cell.
+  // Each box's range of cells (first column, last column, first row, last row), its cells
+  // counted then filled: loops over its range, not a call per cell.
+  const range = new Int32Array(4 * boxes.length);
   for (let j = 0; j < boxes.length; j++) {
     if ((x1[j] - x0[j]) / cell > BIG_CELLS || (y1[j] - y0[j]) / cell > BIG_CELLS) {
       big[j] = 1;
       bigCount++;
       continue;
     }
-    const c0 = cellOf(x0[j], cell, cols);
-    const c1 = cellOf(x1[j], cell, cols);
-    const r1 = cellOf(y1[j], cell, rows);
-    for (let r = cellOf(y0[j], cell, rows); r <= r1; r++) {
-      for (let c = c0; c <= c1; c++) {
+    range[4 * j] = cellOf(x0[j], cell, cols);
+    range[4 * j + 1] = cellOf(x1[j], cell, cols);
+    range[4 * j + 2] = cellOf(y0[j], cell, rows);
+    range[4 * j + 3] = cellOf(y1[j], cell, rows);
+    for (let r = range[4 * j + 2]; r <= range[4 * j + 3]; r++) {
+      for (let c = range[4 * j]; c <= range[4 * j + 1]; c++) {
         sizes[r * cols + c + 1]++;
       }
     }
@@ -90,11 +93,8 @@ export function gridCells(count: number, width: number, height: number, cell: nu
       bigBoxes[4 * b++ + 3] = y1[j];
       continue;
     }
-    const c0 = cellOf(x0[j], cell, cols);
-    const c1 = cellOf(x1[j], cell, cols);
-    const r1 = cellOf(y1[j], cell, rows);
-    for (let r = cellOf(y0[j], cell, rows); r <= r1; r++) {
-      for (let c = c0; c <= c1; c++) {
+    for (let r = range[4 * j + 2]; r <= range[4 * j + 3]; r++) {
+      for (let c = range[4 * j]; c <= range[4 * j + 1]; c++) {
         ids[sizes[r * cols + c]++] = id[j];
       }
     }
