@@ -108,6 +108,12 @@ def _display_params(params: dict[str, Any], name: str | None = None) -> dict[str
     return out
 
 
+def _holder_params(eqn: Any) -> dict[str, str]:
+    """``_display_params`` of an equation holding sub-jaxprs, named after the jnp helper
+    its jit is for, if any (``where``)."""
+    return _display_params(eqn.params, library_helper_name(eqn))
+
+
 _JAXPR_TYPES = (jcore.ClosedJaxpr, jcore.Jaxpr)
 _LITERAL, _DROP_VAR = jcore.Literal, internals.DropVar
 
@@ -1522,9 +1528,8 @@ class GraphBuilder:
         if found is None:
             # the params shown are written when first read (few are: the first view shows none)
             subs = sub_jaxprs(params)
-            if subs:  # named, where it is a jnp helper's jit, after the helper
-                return (_eqn_label(eqn),
-                        DeferredParams(functools.partial(_display_params, params, library_helper_name(eqn))), subs)
+            if subs:
+                return _eqn_label(eqn), DeferredParams(functools.partial(_holder_params, eqn)), subs
             found = (_eqn_label(eqn), DeferredParams(functools.partial(_display_params, params)), [])
             # a collective's label counts the bytes of its operands: not params alone
             if key is not None and eqn.primitive.name not in sharding.COLLECTIVES:
