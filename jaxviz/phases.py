@@ -87,17 +87,19 @@ def _first_node(graph: Graph, groups: Iterable[int]) -> int:
 
 
 class _Flow:
-    """Value flow between nodes, built once from the edges."""
+    """Value flow between nodes, built once from the edges: per node id, the nodes that
+    read its values (``consumers``) and those whose values it reads (``producers``)."""
 
     def __init__(self, graph: Graph, values_through: dict[int, dict[str, frozenset[str]]]) -> None:
-        self.consumers: dict[int, list[int]] = {}
-        self.producers: dict[int, list[int]] = {}
+        self.consumers: list[list[int]] = [[] for _ in graph.nodes]
+        self.producers: list[list[int]] = [[] for _ in graph.nodes]
         self.values_through = values_through
         # per such node: the names of the values into it that are its sub-jaxprs' results
         self._inner_results = {n: frozenset().union(*through.values()) for n, through in values_through.items()}
+        consumers, producers = self.consumers, self.producers
         for e in graph.edges:
-            self.consumers.setdefault(e.src, []).append(e.dst)
-            self.producers.setdefault(e.dst, []).append(e.src)
+            consumers[e.src].append(e.dst)
+            producers[e.dst].append(e.src)
 
     def goes_into(self, node: int, read: str, given: str) -> bool:
         """Whether the value ``read`` that a node in ``values_through`` reads goes into the
@@ -114,11 +116,11 @@ class _Flow:
         return _reach(start, self.producers)
 
 
-def _reach(start: Iterable[int], step: dict[int, list[int]]) -> set[int]:
+def _reach(start: Iterable[int], step: list[list[int]]) -> set[int]:
     seen = set(start)
     todo = list(seen)
     while todo:
-        for nxt in step.get(todo.pop(), ()):
+        for nxt in step[todo.pop()]:
             if nxt not in seen:
                 seen.add(nxt)
                 todo.append(nxt)
@@ -142,7 +144,7 @@ def _pull_into_passes(graph: Graph, parent: Group, passes: list[Group], flow: _F
         if graph.groups[gid].kind not in STRAY_KINDS:
             continue
         inside = set(nodes_below(graph, gid))
-        users = {c for n in inside for c in flow.consumers.get(n, ()) if c not in inside}
+        users = {c for n in inside for c in flow.consumers[n] if c not in inside}
         if not users or not users <= in_passes or any(graph.nodes[n].kind != "eqn" for n in inside):
             continue
         reader, read = next((p, users & nodes) for p, nodes in below if users & nodes)
@@ -160,7 +162,7 @@ def _pull_library_equations(graph: Graph, call: Group, passes: list[tuple[Group,
     pass_of = {n: i for i, (_, nodes) in enumerate(passes) for n in nodes}
     placed: dict[int, int] = {}
     for n in reversed(call.nodes):  # program order: readers after what they read
-        readers = flow.consumers.get(n, ())
+        readers = flow.consumers[n]
         found = [pass_of.get(r, placed.get(r)) for r in readers]
         if readers and graph.nodes[n].kind == "eqn" and None not in found:
             placed[n] = min(f for f in found if f is not None)
@@ -227,13 +229,13 @@ def _applies_gradients(graph: Graph, phases: dict[str, int], flow: _Flow,
     in_passes = {n for name in (FORWARD, BACKWARD) for n in nodes_below(graph, phases[name])}
 
     def origin(node: int) -> int:  # the value a broadcast or a cast of it stands for
-        while graph.nodes[node].primitive in SAME_VALUE and len(flow.producers.get(node, ())) == 1:
+        while graph.nodes[node].primitive in SAME_VALUE and len(flow.producers[node]) == 1:
             node = flow.producers[node][0]
         return node
 
-    primals = {origin(p) for n in nodes_below(graph, phases[FORWARD]) for p in flow.producers.get(n, ())
+    primals = {origin(p) for n in nodes_below(graph, phases[FORWARD]) for p in flow.producers[n]
                if p not in in_passes}
-    return any(origin(p) in primals for m in consuming for n in members[m] for p in flow.producers.get(n, ())
+    return any(origin(p) in primals for m in consuming for n in members[m] for p in flow.producers[n]
                if p not in in_passes)
 
 
@@ -305,16 +307,39 @@ def _move(graph: Graph, target: Group, nodes: list[int], groups: list[int]) -> N
     """Re-parent ``nodes`` and ``groups`` (all children of one group) under ``target``."""
     parent = graph.nodes[nodes[0]].group if nodes else graph.groups[groups[0]].parent
     assert parent is not None  # the root is never moved
-    source = graph.groups[parent]
-    node_set, group_set = set(nodes), set(groups)
-    source.nodes = [n for n in source.nodes if n not in node_set]
-    source.groups = [g for g in source.groups if g not in group_set]
+    _attach(graph, target, nodes, groups)
+    _detach(graph.groups[parent], set(nodes), set(groups))
+
+
+def _split(graph: Graph, source: Group, parts: dict[str, tuple[list[int], list[int]]], kind: str,
+           then: Callable[[Group], None] | None = None) -> None:
+    """Each part's members (nodes, groups) of ``source`` moved into a new group of its
+    name under ``source`` (``then`` called on each as it is made); ``source`` filtered
+    once, not once per part: a split into many parts costs its size once."""
+    nodes: set[int] = set()
+    groups: set[int] = set()
+    for name, (part_nodes, part_groups) in parts.items():
+        gid = graph.add_group(name, kind, source.id)
+        _attach(graph, graph.groups[gid], part_nodes, part_groups)
+        nodes.update(part_nodes)
+        groups.update(part_groups)
+        if then is not None:
+            then(graph.groups[gid])
+    _detach(source, nodes, groups)
+
+
+def _attach(graph: Graph, target: Group, nodes: list[int], groups: list[int]) -> None:
     for n in nodes:
         graph.nodes[n].group = target.id
     for g in groups:
         graph.groups[g].parent = target.id
     target.nodes.extend(nodes)
     target.groups.extend(groups)
+
+
+def _detach(source: Group, nodes: set[int], groups: set[int]) -> None:
+    source.nodes = [n for n in source.nodes if n not in nodes]
+    source.groups = [g for g in source.groups if g not in groups]
 
 
 def _group_update(graph: Graph, update: Group, outside_phases: dict[int, Any],
@@ -341,10 +366,7 @@ def _group_transformations(graph: Graph, holder: Group, outside_phases: dict[int
     if len(by_transform) < 2:  # one transformation (or none known): subtrees right away
         _group_subtrees(graph, holder, keys)
         return
-    for name, (nodes, groups) in by_transform.items():
-        gid = graph.add_group(name, "call", holder.id)
-        _move(graph, graph.groups[gid], nodes, groups)
-        _group_subtrees(graph, graph.groups[gid], keys)
+    _split(graph, holder, by_transform, "call", lambda made: _group_subtrees(graph, made, keys))
 
 
 def _name_loose_updates(graph: Graph, update: Group, keys: dict[int, str | None]) -> None:
@@ -424,14 +446,14 @@ def _subtree_keys(graph: Graph, update: Group, flow: _Flow) -> dict[int, str | N
     consumers = _ConsumersInside(flow.consumers, inside)
     keys = _keys_from_outputs(graph, inside, flow)
     for n in sorted(n for n in inside if keys.get(n) is None):  # producers first
-        read = {_key_of_value(p, keys, inside, consumers) for p in producers.get(n, ())}
+        read = {_key_of_value(p, keys, inside, consumers) for p in producers[n]}
         read.discard(UNKNOWN)
         if not read:
             keys[n] = UNKNOWN  # a constant, say: decided by its consumers below
         elif len(read) == 1 and None not in read:
             keys[n] = read.pop()
     for n in sorted((n for n in inside if keys.get(n) == UNKNOWN), reverse=True):
-        used = {keys.get(c) for c in consumers.get(n, ())}
+        used = {keys.get(c) for c in consumers.get(n)}
         keys[n] = used.pop() if len(used) == 1 and UNKNOWN not in used else None
     return keys
 
@@ -443,15 +465,13 @@ class _ConsumersInside:
     """A node's consumers that lie ``inside`` (the update), listed for the nodes asked
     about only (the update reads few of the graph's)."""
 
-    def __init__(self, consumers: dict[int, list[int]], inside: set[int]) -> None:
+    def __init__(self, consumers: list[list[int]], inside: set[int]) -> None:
         self._all, self._inside = consumers, inside
         self._found: dict[int, list[int]] = {}
 
-    def get(self, node: int, default: Sequence[int] = ()) -> Sequence[int]:
+    def get(self, node: int) -> Sequence[int]:
         found = self._found.get(node)
         if found is None:
-            if node not in self._all:
-                return default
             found = self._found[node] = [c for c in self._all[node] if c in self._inside]
         return found
 
@@ -490,7 +510,7 @@ def _key_of_value(producer: int, keys: dict[int, str | None], inside: set[int],
     its consumers that have one (``UNKNOWN`` when none has)."""
     if producer in inside:
         return keys.get(producer)
-    found = {keys.get(c) for c in consumers.get(producer, ())} - {None, UNKNOWN}
+    found = {keys.get(c) for c in consumers.get(producer)} - {None, UNKNOWN}
     return found.pop() if len(found) == 1 else (UNKNOWN if not found else None)
 
 
@@ -511,9 +531,7 @@ def _group_subtrees(graph: Graph, group: Group, keys: dict[int, str | None]) -> 
         return  # one subtree: a box would hide nothing
     if sum(len(n) + len(g) for n, g in by_key.values()) < SUBTREE_MIN_MEMBERS * len(by_key):
         return  # an equation or two each: boxes would hide nothing
-    for key, (nodes, groups) in by_key.items():
-        gid = graph.add_group(key, "scope", group.id)
-        _move(graph, graph.groups[gid], nodes, groups)
+    _split(graph, group, by_key, "scope")
 
 
 def _inputs_by_rest(graph: Graph) -> dict[str, str]:
