@@ -840,7 +840,7 @@ def user_functions(roots: Iterable[Any], limit: int = 20_000) -> list[types.Func
     todo = list(roots)
     while todo and len(seen) < limit:
         obj = todo.pop()
-        if id(obj) in seen or isinstance(obj, _LEAVES):
+        if id(obj) in seen or issubclass(type(obj), _LEAVES):
             continue
         seen.add(id(obj))
         try:
@@ -851,7 +851,11 @@ def user_functions(roots: Iterable[Any], limit: int = 20_000) -> list[types.Func
 
 
 def _references(obj: Any, found: list[types.FunctionType]) -> Iterable[Any]:
-    if isinstance(obj, types.FunctionType):
+    # Told by the object's own type, not ``isinstance``, which asks the object for its
+    # ``__class__``: a framework's module (Equinox's) answers that in Python, and a
+    # proxy may answer what it is not.
+    cls = type(obj)
+    if issubclass(cls, types.FunctionType):
         code = obj.__code__
         user = is_user_file(code.co_filename)
         if user:
@@ -864,26 +868,26 @@ def _references(obj: Any, found: list[types.FunctionType]) -> Iterable[Any]:
             g = obj.__globals__
             refs += [g[n] for n in global_names(code) if n in g]
         return refs
-    if isinstance(obj, types.MethodType):
+    if issubclass(cls, types.MethodType):
         return [obj.__func__, obj.__self__]
-    if isinstance(obj, functools.partial):
+    if issubclass(cls, functools.partial):
         return [obj.func, *obj.args, *obj.keywords.values()]
-    if isinstance(obj, (staticmethod, classmethod)):
+    if issubclass(cls, (staticmethod, classmethod)):
         return [obj.__func__]
-    if isinstance(obj, property):
+    if issubclass(cls, property):
         return [obj.fget, obj.fset]
-    if isinstance(obj, types.ModuleType):
+    if issubclass(cls, types.ModuleType):
         file = getattr(obj, "__file__", None) or ""
         return list(vars(obj).values()) if file and is_user_file(file) else []
-    if isinstance(obj, type):
+    if issubclass(cls, type):
         file = getattr(sys.modules.get(obj.__module__), "__file__", None)
         user = is_user_file(file) if file else obj.__module__ == "__main__"
         return [*vars(obj).values(), *obj.__bases__] if user else []
-    if isinstance(obj, dict):
+    if issubclass(cls, dict):
         return list(obj.values())[:1000]
-    if isinstance(obj, (list, tuple, set, frozenset)):
+    if issubclass(cls, (list, tuple, set, frozenset)):
         return list(obj)[:1000]
-    refs = [type(obj)]
+    refs = [cls]
     if hasattr(obj, "__wrapped__"):
         refs.append(obj.__wrapped__)
     attrs = getattr(obj, "__dict__", None)

@@ -133,6 +133,42 @@ def test_functions_reached_through_objects_closures_and_partials_are_instrumente
     assert not call_scopes.is_instrumented(mod.LAYER.act.__code__)
 
 
+def test_a_function_behind_a_proxy_is_found_and_the_proxy_left_as_it_was(tmp_path, monkeypatch):
+    # A lazy proxy (as lazy_object_proxy and wrapt make) says it is what it wraps: asked
+    # for its __class__, it answers "function". The search for user functions goes by
+    # the proxy's own type, finds the function in it, and sets nothing on the proxy.
+    mod, _ = write_module(tmp_path, "jv_proxy", """
+        import jax.numpy as jnp
+
+        class Proxy:
+            def __init__(self, target):
+                object.__setattr__(self, "target", target)
+
+            @property
+            def __class__(self):
+                return type(self.target)
+
+            def __getattr__(self, name):
+                return getattr(self.target, name)
+
+            def __call__(self, *args):
+                return self.target(*args)
+
+        def act(x):
+            return jnp.tanh(x)
+
+        ACT = Proxy(act)
+
+        def step(x):
+            return ACT(x) * 2
+        """)
+    program = trace_with("code", monkeypatch, mod.step, jnp.ones(3))
+    assert program.call_scopes == "code"  # one trace: no fallback to the hook
+    assert "act" in call_groups(program)
+    assert vars(mod.ACT) == {"target": mod.act}
+    assert not call_scopes.is_instrumented(mod.act.__code__)
+
+
 def test_changed_source_falls_back_to_the_hook_with_the_same_groups(tmp_path, monkeypatch, capsys):
     mod, path = write_module(tmp_path, "jv_edited", """
         import jax.numpy as jnp
