@@ -18,7 +18,7 @@ import itertools
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -1443,12 +1443,10 @@ class GraphBuilder:
     def _add_eqn(self, eqn: Any, group: int, env: dict[Any, int], path: list[tuple[str, ...]],
                  source: SourceLoc | None) -> None:
         g = self.graph
-        literals, operands = [], []
-        for v in eqn.invars:
-            if isinstance(v, _LITERAL):
-                literals.append(self._literal_text(v.val))
-            else:
-                operands.append(v)
+        operands = eqn.invars
+        literals = [self._literal_text(v.val) for v in operands if isinstance(v, _LITERAL)]
+        if literals:
+            operands = [v for v in operands if not isinstance(v, _LITERAL)]
         label, params, subs = self._statics(eqn)
         if subs:  # a jnp helper (``where``) is the user's call, not JAX's ``jit: _where``
             helper = library_helper_name(eqn)
@@ -1469,7 +1467,23 @@ class GraphBuilder:
             for var in operands:
                 if env.get(var) in self._unnamed_consts:
                     self._name_const(env[var], eqn, source)
-        bound: set[Any] = set()  # operands wired straight into a sub-jaxpr's inputs
+        bound: Container[Any] = self._walk_subs(eqn, subs, group, env, node, path) if subs else ()
+        add_edge, var_names = g.edges.append, self._var_names
+        for var in operands:  # the rest (e.g. a cond's predicate) feed the node itself
+            src = env.get(var)
+            if src is not None and src != node and var not in bound:
+                name = var_names.get(var)
+                add_edge(Edge(src, node, aval_of_var(var), name if name is not None else self._var_name(var)))
+        for var in eqn.outvars:
+            if not isinstance(var, _DROP_VAR):
+                env[var] = node
+
+    def _walk_subs(self, eqn: Any, subs: list[tuple[str, Any, Sequence[Any]]], group: int,
+                   env: dict[Any, int], node: int, path: list[tuple[str, ...]]) -> set[Any]:
+        """Walk the sub-jaxprs of the equation at ``node`` in ``group`` (one group of its own
+        per sub-jaxpr where it holds several); the operands wired straight into their inputs."""
+        g = self.graph
+        bound: set[Any] = set()
         for label, sub, consts in subs:
             sub_group = group if len(subs) == 1 else g.add_group(label, "jaxpr", group)
             sub_env = self._sub_env(eqn, sub, consts, sub_group, env, node, bound)
@@ -1481,15 +1495,7 @@ class GraphBuilder:
                 through = self._passes_through.setdefault(node, [(v, []) for v in eqn.outvars])
                 for (_, inner), var in zip(through, sub.outvars):
                     inner.append(var)
-        edges, var_names = g.edges, self._var_names
-        for var in operands:  # the rest (e.g. a cond's predicate) feed the node itself
-            src = env.get(var)
-            if src is not None and src != node and var not in bound:
-                name = var_names.get(var)
-                edges.append(Edge(src, node, aval_of_var(var), name if name is not None else self._var_name(var)))
-        for var in eqn.outvars:
-            if not isinstance(var, _DROP_VAR):
-                env[var] = node
+        return bound
 
     def _values_through(self) -> dict[int, dict[str, frozenset[str]]]:
         """Per equation node that sub-jaxprs' results flow back into: each outer result's
