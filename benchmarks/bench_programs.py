@@ -24,9 +24,9 @@ Checks (each stated from the program or from JAX's own trace, never from jaxviz'
 - ``consts``: every array constant in the graph has a name (no ``const f32[8]``).
 - ``captured``: the globals the program reads are drawn under their own names.
 - ``speed``: trace + first view (DOT source, costs included) within 1.5x of the library's
-  own trace, in CPU time (``time.process_time``); best of ``--repeats`` each, the two
-  interleaved, each run from cleared JAX caches, ``gc`` collected then off, as ``timeit``
-  does.
+  own trace, in CPU time (``time.process_time``); best of ``--repeats`` each (more for a
+  program whose trace is short: ``repeats_for``), the two interleaved, each run from
+  cleared JAX caches, ``gc`` collected then off, as ``timeit`` does.
 - ``view``: the first view ready for a frontend to lay out (``jaxviz.trace``, then the
   first view's items and edges: ``bench_scale.py``'s FIRST VIEW) within 1.2x of the
   library's own trace, measured as ``speed`` is, in the same runs.
@@ -44,6 +44,7 @@ import argparse
 import gc
 import inspect
 import json
+import math
 import os
 import re
 import subprocess
@@ -301,6 +302,18 @@ def best_time(run: Callable[[], Any], repeats: int) -> float:
     return min(times)
 
 
+MEASURED_S = 0.5  # the library's trace is timed at least this long in all: a small program
+MAX_REPEATS = 25   # is timed more often (its best of 3 swings by 0.2x from run to run)
+
+
+def repeats_for(reference_s: float, least: int) -> int:
+    """How many interleaved runs a program's timing takes: ``least``, or more for a
+    program whose library trace (``reference_s``, its best so far) is short."""
+    if reference_s == float("inf"):
+        return least
+    return min(MAX_REPEATS, max(least, math.ceil(MEASURED_S / reference_s)))
+
+
 def check_speed(case: programs.Case, repeats: int) -> tuple[Result, Result]:
     """``speed`` and ``view``: the drawing's DOT source, and the first view alone."""
     def drawn() -> None:
@@ -311,10 +324,12 @@ def check_speed(case: programs.Case, repeats: int) -> tuple[Result, Result]:
         program.graph.view(program.expand)
 
     reference = mine = view = float("inf")
-    for _ in range(repeats):  # interleaved: a burst of load hits all sides
+    done = 0
+    while done < repeats_for(reference, repeats):  # interleaved: a burst of load hits all sides
         reference = min(reference, best_time(case.reference_jaxpr, 1))
         mine = min(mine, best_time(drawn, 1))
         view = min(view, best_time(first_view, 1))
+        done += 1
     ratio, view_ratio = mine / reference, view / reference
     return ((ratio <= SPEED_TARGET, f"{ratio:.2f}x ({mine * 1e3:.0f} ms vs {reference * 1e3:.0f} ms CPU)"),
             (view_ratio <= FIRST_VIEW_TARGET, f"{view_ratio:.2f}x ({view * 1e3:.0f} ms)"))
