@@ -1284,10 +1284,16 @@ class GraphBuilder:
                 if internals.is_differentiation_entry(code):
                     _DIFFERENTIATING_CODES.add(id(code))
                     in_pass = len(names)
-            elif in_library and (not names or names[-1].partition("@")[0] != name):
+            elif in_library:
                 # the calling frame's position: two call sites of one function are two calls
                 caller = (codes[i + 1], lastis[i + 1]) if i + 1 < len(codes) else (None, 0)
-                names.append(f"{name}@{id(caller[0])}:{caller[1]}")
+                call = f"{name}@{id(caller[0])}:{caller[1]}"
+                if names and names[-1].partition("@")[0] == name:
+                    # a call of itself (optax.adam's chain inside the user's chain) is one
+                    # call, the outermost: where it was made is where every equation of it was
+                    names[-1] = call
+                else:
+                    names.append(call)
                 outermost = code
         return LibraryCalls(len(codes), names, not in_library, outermost, in_pass)
 

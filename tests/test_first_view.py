@@ -251,6 +251,20 @@ def test_numpyro_sample_step_is_one_library_call_not_pieces_of_a_line():
         assert sum(n.input_kind == kind for n in loose) < 4, [n.label for n in loose]
 
 
+def test_a_library_function_calling_itself_is_one_call_and_its_kernel_opens():
+    # numpyro's momentum_generator dispatches to an implementation of its own name: one
+    # call (its pieces were two boxes, "1/2" and "2/2"). Then the sampler's kernel holds
+    # 20 loose equations beside four boxes that hold 97% of its equations: structure, not
+    # a box of loose equations, so the first view opens it (benchmarks/programs/numpyro_nuts.py).
+    case = programs.load("numpyro_nuts")
+    program = jaxviz.trace(case.fn, *case.args, **case.kwargs)
+    graph = program.graph
+    names = [g.name for g in graph.groups if g.kind == "library"]
+    assert names.count("numpyro.momentum_generator") == 1, names
+    opened = {graph.groups[g].name for g in graph.expansion(program.expand)}
+    assert {"NUTS.sample", "numpyro.hmc.sample_kernel"} <= opened, opened
+
+
 def recurrent_fn(params, rng_key, action, embedding):
     """Imitates mctx's examples/policy_improvement_demo.py (a toy environment model)."""
     # mctx's outputs are chex dataclasses, whose fields pyright does not see

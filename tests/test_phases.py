@@ -726,3 +726,22 @@ def test_a_backward_layer_whose_forward_copy_is_folded_stays_closed():
     opened = graph.expansion("auto")
     assert not [g.name for g in layers if g.id in opened]
     assert all(graph.forward_copy(g.id) is not None for g in layers)
+
+
+def test_a_chain_inside_the_user_s_chain_is_one_call():
+    # optax.adam is itself a chain: the user's chain calls it as one of its
+    # transformations. One call of chain.update, holding the three transformations (not
+    # two "optax.chain.update" boxes side by side, the second adam's).
+    tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(1e-3))
+    params = {"w": jnp.ones((4, 3)), "b": jnp.zeros(3)}
+
+    def step(params, opt_state, x):
+        grads = jax.grad(lambda p: jnp.sum(jnp.tanh(x @ p["w"] + p["b"]) ** 2))(params)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state
+
+    graph = jaxviz.trace(step, params, tx.init(params), jnp.ones((2, 4))).graph
+    update = top_phases(graph)[2]
+    chains = [g for g in graph.groups if g.name == "optax.chain.update"]
+    assert len(chains) == 1 and chains[0].parent == update.id, [(g.id, g.parent) for g in chains]
+    assert [g.name for g in children(graph, chains[0].id)] == ["clip_by_global_norm", "scale_by_adam", "scale"]
