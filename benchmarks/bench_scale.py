@@ -21,6 +21,9 @@ interleaved with jaxviz so that a shared machine's load hits both):
     the rank direction (1.0 = nothing reshuffled) and how far the other blocks move;
   - the browser payload size for the first view (< 1 MB at L = 48);
   - MEMORY: the graph model's next to the ClosedJaxpr's, by tracemalloc (target <= 1.2x);
+the FIRST VIEW of the corpus's transformers (nanoGPT in Linen, Haiku's, NNX's miniGPT,
+Equinox's ViT: benchmarks/programs) built at L = 12 and 48 blocks, against each library's own
+trace, each in a process of its own;
 and for an unrolled chain of 10k / 30k / 100k equations, the GRAPH MODEL's build (target
 < 1.5 s at 100k) and first-view times with the time per equation (linear growth: flat
 per-equation cost).
@@ -31,8 +34,10 @@ Usage: .venv/bin/python benchmarks/bench_scale.py [--quick]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import gc
+import importlib
 import json
 import math
 import os
@@ -435,10 +440,77 @@ def bench_unrolled(sizes):
           "(1.0 = linear)")
 
 
+# The corpus's transformers (benchmarks/programs), each written in its library's own way,
+# at L blocks: how a program's layer count is set in its module (read when it is built).
+CORPUS_TRANSFORMERS = {
+    "nanogpt": lambda mod, n: setattr(mod, "MODEL", mod.GPT(mod.GPTConfig(n_layer=n))),
+    "haiku_transformer": lambda mod, n: setattr(mod, "LAYERS", n),
+    "nnx_minigpt": lambda mod, n: setattr(mod, "LAYERS", n),
+    "equinox_vit": lambda mod, n: setattr(mod, "LAYERS", n),
+}
+
+
+@contextlib.contextmanager
+def corpus_transformer(name, layers):
+    """The corpus program ``name`` built with ``layers`` blocks, while its module's setting
+    holds (Haiku's reads it while tracing); put back after."""
+    module = importlib.import_module(f"programs.{name}")
+    saved = dict(vars(module))
+    CORPUS_TRANSFORMERS[name](module, layers)
+    try:
+        yield module.program()
+    finally:
+        vars(module).update(saved)
+
+
+def corpus_first_view(case, best):
+    """One run of the library's own trace and of jaxviz's first view of ``case``, each
+    from cleared JAX caches; the program."""
+    jax.clear_caches()
+    _, t, c = measured(case.reference_jaxpr)
+    best.add("make_jaxpr", t, c)
+    jax.clear_caches()
+    program, t, c = measured(lambda: jaxviz.trace(case.fn, *case.args, **case.kwargs))
+    best.add("trace", t, c)
+    best.add("graph", program.timings["graph"], program.timings["graph"])
+    _, t, c = measured(lambda: program.graph.view(program.expand))
+    best.add("view", t, c)
+    return program
+
+
+def bench_corpus_transformers(layers):
+    """FIRST VIEW (``jaxviz.trace`` and the first view's items and edges) of each corpus
+    transformer against its library's own trace (``Case.reference_jaxpr``), wall time,
+    interleaved, JAX's caches cleared before each run (both sides trace afresh); each
+    program in a process of its own (after others, one process's heap slows either side
+    by up to 0.3x)."""
+    print("FIRST VIEW of the corpus's transformers, each in its library's style "
+          f"(target <= {FIRST_VIEW_TARGET}x the library's own trace):", flush=True)
+    for name in CORPUS_TRANSFORMERS:
+        for n in layers:
+            subprocess.run([sys.executable, __file__, "--corpus", f"{name}:{n}"], check=True)
+
+
+def bench_corpus_transformer(name, layers):
+    best = Best()
+    with corpus_transformer(name, layers) as case:
+        for _ in range(REPEATS):
+            program = corpus_first_view(case, best)
+    wall, cpu = best.ratio(["trace", "view"])
+    print(f"{name + f' L={layers}':>24}: {program.eqn_count:6d} eqns | library {best.wall['make_jaxpr']:5.2f} s "
+          f"| FIRST VIEW {wall:4.2f}x (CPU {cpu:4.2f}x), of which the graph model "
+          f"{best.ratio(['graph'])[0]:4.2f}x", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
+    parser.add_argument("--corpus", metavar="NAME:L", help="one corpus transformer's row only")
     args = parser.parse_args()
+    if args.corpus:
+        name, layers = args.corpus.split(":")
+        bench_corpus_transformer(name, int(layers))
+        return
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}; dot {'found' if dot_available() else 'missing'}")
     layers = (2, 12) if args.quick else (2, 12, 48)
     for n in layers:
@@ -452,6 +524,7 @@ def main() -> None:
                              (models.init_params(n), models.tokens()), expand_groups=False)
     step, step_args = flax_train_step()
     bench_train_step("flax CNN", step, step_args, expand_groups=False)
+    bench_corpus_transformers(layers[1:])
     bench_memory(models.train_step, (models.init_params(layers[-1]), models.tokens()))
     bench_retrace_memory(models.train_step, (models.init_params(12), models.tokens()))
     bench_unrolled((2_000, 6_000) if args.quick else (10_000, 30_000, 100_000))
