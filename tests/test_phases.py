@@ -214,6 +214,12 @@ def test_param_subtree_in_the_user_s_words():
     assert param_subtree("out[1][0].mu.blocks[2].mlp.weight") == "blocks[2]"
     assert param_subtree("out[0].head.weight") == "head"
     assert param_subtree("out") is None
+    # An optimizer's state named as the input it is: the parameter's subtree, not the state's
+    assert param_subtree("opt_state[1][0].mu['h_0']['Dense_0']['kernel']") == "h_0"
+    assert param_subtree("opt_state[1][0].mu.blocks[2].mlp.weight") == "blocks[2]"
+    assert param_subtree("opt_state[0].count") is None  # a step count: no parameter's
+    assert param_subtree("opt_state[1][0].mu[2]['w']") is None  # of a list whose name it does not say
+    assert param_subtree("params[1]['w']") == "params[1]"
 
 
 def test_first_view_shows_the_phases_and_the_model_s_layers(tower_step):
@@ -731,8 +737,9 @@ def test_a_backward_layer_whose_forward_copy_is_folded_stays_closed():
 def test_a_chain_inside_the_user_s_chain_is_one_call():
     # optax.adam is itself a chain: the user's chain calls it as one of its
     # transformations. One call of chain.update, holding the three transformations (not
-    # two "optax.chain.update" boxes side by side, the second adam's).
-    tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(1e-3))
+    # two "optax.chain.update" boxes side by side, the second adam's), each grouped by
+    # parameter (the schedule's step count is none's: no "opt_state[…]" box).
+    tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(optax.linear_schedule(1e-3, 1e-4, 100)))
     params = {"w": jnp.ones((4, 3)), "b": jnp.zeros(3)}
 
     def step(params, opt_state, x):
@@ -744,4 +751,7 @@ def test_a_chain_inside_the_user_s_chain_is_one_call():
     update = top_phases(graph)[2]
     chains = [g for g in graph.groups if g.name == "optax.chain.update"]
     assert len(chains) == 1 and chains[0].parent == update.id, [(g.id, g.parent) for g in chains]
-    assert [g.name for g in children(graph, chains[0].id)] == ["clip_by_global_norm", "scale_by_adam", "scale"]
+    transforms = children(graph, chains[0].id)
+    assert [g.name for g in transforms] == ["clip_by_global_norm", "scale_by_adam", "scale_by_schedule"]
+    subtrees = {g.name for g in graph.groups if g.kind == "scope" and g.parent in [t.id for t in transforms]}
+    assert subtrees == {"w", "b"}, subtrees  # the parameters', none named after the optimizer's state
