@@ -1368,7 +1368,7 @@ class Graph:
             # and a library's inner calls less than the call the user made. One that
             # holds passes (a library's step that differentiates) is a train step.
             flat = (len(g.nodes) >= FLAT_NODES_MIN and len(g.groups) * 4 <= len(g.nodes)
-                    and g.n_eqns <= 2 * len(g.nodes)  # its boxes hold no more than its loose equations
+                    and g.n_eqns < 5 * len(g.nodes)  # its boxes hold under four fifths of its equations
                     and not any(self.groups[p].kind == "phase" for p in g.groups))
             if inner and self._in_library(p.id):
                 continue  # a library's own calls open a level at a time; this deep is the user's click
