@@ -7,6 +7,8 @@
 
 import { Aval, GraphJSON, ProgramPayload } from '../src/shared/payload';
 
+type NodeJSON = GraphJSON['nodes'][number];
+
 export const f32 = (shape: number[], weak = false): Aval => ({
   shape,
   dtype: 'float32',
@@ -14,20 +16,33 @@ export const f32 = (shape: number[], weak = false): Aval => ({
   text: `${weak ? '~' : ''}f32[${shape.join(',')}]`
 });
 
-export function smallGraph(): GraphJSON {
-  const node = (id: number, kind: string, label: string, group: number, extra: object = {}) => ({
+/** A node in the kernel's schema: an equation's primitive is its label, an input is
+ * traced, its one output an f32[2,3] (`extra` overrides any of it). */
+export function nodeJson(
+  id: number,
+  kind: string,
+  label: string,
+  group: number,
+  extra: Partial<NodeJSON> = {}
+): NodeJSON {
+  return {
     id,
-    kind: kind as 'eqn',
+    kind: kind as NodeJSON['kind'],
     label,
     group,
     primitive: kind === 'eqn' ? label : null,
-    input_kind: null,
+    input_kind: kind === 'input' ? 'traced' : null,
     params: {},
     outputs: [f32([2, 3])],
     literals: [],
     source: null,
     ...extra
-  });
+  };
+}
+
+export function smallGraph(): GraphJSON {
+  const node = (id: number, kind: string, label: string, group: number, extra: Partial<NodeJSON> = {}) =>
+    nodeJson(id, kind, label, group, { input_kind: null, ...extra });
   return {
     schema: 'jaxviz.graph',
     version: 1,
@@ -108,20 +123,8 @@ export function smallPayload(expanded: number[] = [0]): ProgramPayload {
 export function repeatGraph(): GraphJSON {
   const nodes: GraphJSON['nodes'] = [];
   const add = (kind: string, label: string, group: number) => {
-    const id = nodes.length;
-    nodes.push({
-      id,
-      kind: kind as 'eqn',
-      label,
-      group,
-      primitive: kind === 'eqn' ? label : null,
-      input_kind: kind === 'input' ? 'traced' : null,
-      params: {},
-      outputs: [f32([2, 3])],
-      literals: [],
-      source: null
-    });
-    return id;
+    nodes.push(nodeJson(nodes.length, kind, label, group));
+    return nodes.length - 1;
   };
   const x = add('input', 'x', 0);
   const out = add('output', 'out', 0);

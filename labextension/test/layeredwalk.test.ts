@@ -5,7 +5,7 @@ import { LayeredInput, LayeredOutput, forgetLayouts, layered } from '../src/grap
 import { sceneOf } from '../src/graph/scene';
 import { GraphJSON } from '../src/shared/payload';
 import { GraphIndex, buildView } from '../src/graph/visible';
-import { random, repeatGraph } from './fixtures';
+import { nodeJson, random, repeatGraph } from './fixtures';
 
 /** Groups nested a few deep, repeats of the same shape among them (so that clusters share
  * their layouts), nodes of every size spread over them, the program's inputs and outputs
@@ -37,18 +37,7 @@ function nestedGraph(seed: number, nGroups = 30, nNodes = 150): GraphJSON {
     const shape = [1 + Math.floor(rand() * 3), 1 + (id % 5) * 7];
     const aval = { shape, dtype: 'float32', weak_type: false, text: `f32[${shape.join(',')}]` };
     const label = ['add', 'dot_general', 'tanh', 'reduce_sum'][id % 4];
-    nodes.push({
-      id,
-      kind,
-      label: kind === 'eqn' ? label : `x${id}`,
-      group: g,
-      primitive: kind === 'eqn' ? label : null,
-      input_kind: kind === 'input' ? 'traced' : null,
-      params: {},
-      outputs: [aval],
-      literals: [],
-      source: null
-    });
+    nodes.push(nodeJson(id, kind, kind === 'eqn' ? label : `x${id}`, g, { outputs: [aval] }));
     groups[g].nodes.push(id);
   }
   const edges: GraphJSON['edges'] = [];

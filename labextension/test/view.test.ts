@@ -14,7 +14,7 @@ import {
   visibleCount,
   visibleItems
 } from '../src/graph/visible';
-import { f32, repeatGraph, smallGraph, smallPayload } from './fixtures';
+import { f32, nodeJson, repeatGraph, smallGraph, smallPayload } from './fixtures';
 
 const edgeSet = (edges: { src: string; dst: string; avals: unknown[] }[]) =>
   new Set(edges.map(e => `${e.src}>${e.dst}:${e.avals.length}`));
@@ -127,18 +127,7 @@ describe('buildView', () => {
       groups[0].groups.push(gi);
       for (let k = 0; k < 50; k++) {
         const id = nodes.length;
-        nodes.push({
-          id,
-          kind: 'eqn',
-          label: 'add',
-          group: gi,
-          primitive: 'add',
-          input_kind: null,
-          params: {},
-          outputs: [],
-          literals: [],
-          source: null
-        });
+        nodes.push(nodeJson(id, 'eqn', 'add', gi, { outputs: [] }));
         groups[gi].nodes.push(id);
         if (prev >= 0) {
           edges.push({

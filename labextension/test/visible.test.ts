@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 
 import { GraphJSON } from '../src/shared/payload';
 import { GraphIndex, buildView } from '../src/graph/visible';
-import { random, repeatGraph, smallGraph } from './fixtures';
+import { nodeJson, random, repeatGraph, smallGraph } from './fixtures';
 
 /** A graph of `nGroups` groups nested up to a few levels, nodes spread over them, and
  * edges from earlier nodes to later ones (values flow forward, across groups). */
@@ -31,18 +31,7 @@ function nestedGraph(seed: number, nGroups = 40, nNodes = 160): GraphJSON {
   const nodes: GraphJSON['nodes'] = [];
   for (let id = 0; id < nNodes; id++) {
     const group = Math.floor(rand() * nGroups);
-    nodes.push({
-      id,
-      kind: 'eqn',
-      label: 'add',
-      group,
-      primitive: 'add',
-      input_kind: null,
-      params: {},
-      outputs: [aval],
-      literals: [],
-      source: null
-    });
+    nodes.push(nodeJson(id, 'eqn', 'add', group, { outputs: [aval] }));
     groups[group].nodes.push(id);
   }
   const edges: GraphJSON['edges'] = [];
