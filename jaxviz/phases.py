@@ -578,15 +578,14 @@ def param_subtree(path: str) -> str | None:
             name += f"[{index}]"
         return name
 
-    past_indices = next((p for p in parts if p[1] is None), None)  # what the leading indices lead to
-    if (root and root.group() != "out" and len(parts) > 1 and parts[0][1] is not None
-            and (past_indices is None or past_indices[2] is None)):
-        return with_indices(-1, root.group())  # a list argument: params[1]['w'] → params[1]
-    # Not an optimizer's state: opt_state[1][0].mu['h_0']… is h_0's, as out[0].params['h_0']
-    # is; its mu[2]… is of a list argument whose name it does not say.
-    at = parts.index(past_indices) if root and root.group() != "out" and past_indices and parts[0][1] else -1
-    if 0 <= at < len(parts) - 1 and parts[at + 1][1] is not None:
-        return None
+    if root and root.group() != "out" and len(parts) > 1 and parts[0][1] is not None:
+        lead = next((i for i, (_, index, _) in enumerate(parts) if index is None), len(parts))
+        if lead == len(parts) or parts[lead][2] is None:
+            return with_indices(-1, root.group())  # a list argument: params[1]['w'] → params[1]
+        # An optimizer's state (opt_state[1][0].mu…): its mu['h_0']… is h_0's, as
+        # out[0].params['h_0'] is; its mu[2]… is of a list argument it does not name.
+        if lead + 1 < len(parts) and parts[lead + 1][1] is not None:
+            return None
     for i, (key, _, _) in enumerate(parts):
         if key is not None:
             return with_indices(i, key)
