@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 
 import { viewToDot } from '../src/graph/dot';
 import { isFold, shownFolds } from '../src/graph/folds';
-import { Rect, openingOrigin, titleCorner } from '../src/graph/geometry';
+import { Rect, foldsOrigin, openingOrigin, titleCorner } from '../src/graph/geometry';
 import { ROW_ANCHORS, loopEdges, loopsBreakRows, rowAnchorEdges, rowMinlen, rowsProblem } from '../src/graph/ranks';
 import { GraphJSON } from '../src/shared/payload';
 import { GraphIndex, buildView } from '../src/graph/visible';
@@ -80,6 +80,51 @@ describe('openingOrigin', () => {
     const at = openingOrigin(DRAWING, WIN, [atEdge], start, MARGIN);
     assert.deepEqual(at, { x: DRAWING.w - WIN.w, y: DRAWING.h - WIN.h });
     assert.ok(inWindow(atEdge, { x: at.x - MARGIN, y: at.y - MARGIN }) || at.x + WIN.w === DRAWING.w);
+  });
+});
+
+describe('foldsOrigin', () => {
+  // Haiku's transformer example as viz.js laid out its first view (px at the legible
+  // zoom, in a 900 px window): the passes' titles at the far left (forward) and right
+  // (backward, update), the fold `layer_norm + multi_head_attention + dense_block ×4`
+  // beside an open layer norm, 750 px from the left, inside the open groups forward_fn
+  // and transformer
+  const win = { w: 900, h: 706 };
+  const drawing = { w: 2170, h: 1790 };
+  const forward = { x: 12, y: 131, w: 1517, h: 783 };
+  const passes = [forward, { x: 1263, y: 931, w: 371, h: 490 }, { x: 1559, y: 1438, w: 314, h: 253 }];
+  const story = passes.map(r => titleCorner(r, win));
+  const fold = { x: 750, y: 300, w: 266, h: 50 };
+  const around = [
+    { x: 253, y: 160, w: 1010, h: 746 },
+    { x: 399, y: 223, w: 794, h: 675 }
+  ].map(r => titleCorner(r, win));
+  const start = { x: 0, y: 0 };
+  const inWin = (r: Rect, at: { x: number; y: number }) =>
+    r.x >= at.x && r.x + r.w <= at.x + win.w && r.y >= at.y && r.y + r.h <= at.y + win.h;
+
+  it('brings a fold beside the first pass`s title into view, no further than it needs', () => {
+    const at = foldsOrigin(drawing, win, { story, titles: [fold], around, boxes: [fold] }, start, MARGIN);
+    assert.ok(inWin(fold, at), JSON.stringify(at));
+    assert.equal(
+      at.x,
+      fold.x + fold.w + MARGIN - win.w,
+      'its right edge at the window`s: the backward pass not sought'
+    );
+    assert.ok(
+      around.every(r => inWin(r, at)),
+      'the titles of the groups holding it stay in view'
+    );
+    // taking the passes' titles first, as the pan did, left the fold out of view
+    const storyFirst = openingOrigin(drawing, win, [...story, fold, ...around], start, MARGIN);
+    assert.ok(!inWin(fold, storyFirst));
+  });
+
+  it('keeps the passes` titles on top where a fold lies below them', () => {
+    const low = { x: 100, y: 900, w: 300, h: 60 };
+    const at = foldsOrigin(drawing, win, { story, titles: [low], around: [], boxes: [low] }, start, MARGIN);
+    assert.equal(at.y, 0, 'the first pass`s title stays on the first row');
+    assert.ok(!inWin(low, at), 'the fold below does not push the story off the top');
   });
 });
 

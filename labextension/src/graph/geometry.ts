@@ -171,6 +171,40 @@ export function openingOrigin(
   };
 }
 
+/** What a first view's pan to the model's folds keeps in view (drawing px at zoom 1). */
+export interface FoldTargets {
+  /** The titles of the program's top-level structure (its passes). */
+  story: readonly Rect[];
+  /** The folds' titles (a closed fold: its box). */
+  titles: readonly Rect[];
+  /** The titles of the open groups holding the folds. */
+  around: readonly Rect[];
+  /** The folds' boxes. */
+  boxes: readonly Rect[];
+}
+
+/**
+ * Where the window's top-left corner goes for a first view with the folds in view
+ * (`openingOrigin` each way, over the targets in an order of its own). Down: the
+ * structure's titles first (the view reads from its top), then the folds' titles, those
+ * around them, their boxes. Across: the folds' titles, those around them, the
+ * structure's, the boxes: where a layout puts a fold far beside the structure's first
+ * title, that title's start is left out of view, and the pan moves no further than the
+ * fold needs.
+ */
+export function foldsOrigin(
+  drawing: Size,
+  win: Size,
+  targets: FoldTargets,
+  start: { x: number; y: number },
+  margin = 0
+): { x: number; y: number } {
+  const { story, titles, around, boxes } = targets;
+  const across = openingOrigin(drawing, win, [...titles, ...around, ...story, ...boxes], start, margin);
+  const down = openingOrigin(drawing, win, [...story, ...titles, ...around, ...boxes], start, margin);
+  return { x: across.x, y: down.y };
+}
+
 function unionRect(a: Rect, b: Rect): Rect {
   const x = Math.min(a.x, b.x);
   const y = Math.min(a.y, b.y);

@@ -6,7 +6,7 @@
  */
 
 import { shownFolds } from './folds';
-import { PAD, Rect, fitAll, firstView, keepInPlace, maxCanvasHeight, openingOrigin, titleCorner } from './geometry';
+import { PAD, Rect, fitAll, firstView, foldsOrigin, keepInPlace, maxCanvasHeight, titleCorner } from './geometry';
 import { GraphModel } from './model';
 import { SceneCanvas } from './scenecanvas';
 import { GraphIndex } from './visible';
@@ -132,8 +132,9 @@ export class Viewport {
   /** The first view opens with the model's repeated layers in view (the folds the view
    * shows, `Block ×12`, `_update_step ×3 (scan)`: the kernel chose the view for them),
    * whatever laid it out: the pan moves from the top-left story chosen above as little
-   * as brings in their titles, then the titles of the open groups holding them (the
-   * story around them), then their boxes, each while it fits with the ones before. */
+   * as brings in the structure's titles, the folds' titles, the titles of the open
+   * groups holding them (the story around them) and their boxes, each while it fits
+   * with the ones before, in the order `foldsOrigin` takes them each way. */
   private focusFolds(index: GraphIndex): void {
     const { scale, tx, ty } = this.host.model.transform;
     const width = this.canvasWidth();
@@ -159,9 +160,9 @@ export class Viewport {
     }
     const titles = folds.map(f => (f.open ? titleCorner(f.rect, win) : f.rect));
     const story = this.structureTitles(index, win);
-    const targets = [...story, ...titles, ...holders.values(), ...folds.map(f => f.rect)];
+    const targets = { story, titles, around: [...holders.values()], boxes: folds.map(f => f.rect) };
     const start = { x: (PAD - tx) / scale, y: (PAD - ty) / scale };
-    const at = openingOrigin(this.size, win, targets, start, PAD / scale);
+    const at = foldsOrigin(this.size, win, targets, start, PAD / scale);
     if (at.x !== start.x || at.y !== start.y) {
       this.host.model.setTransform({ tx: PAD - at.x * scale, ty: PAD - at.y * scale });
     }
