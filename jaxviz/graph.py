@@ -312,6 +312,8 @@ class Group:
 NOT_FOLDED = frozenset({"root", "inputs", "outputs", "jaxpr", "transform", "phase", "repeat"})
 REPEAT_MIN = 3  # shortest run of identical sibling groups that is folded
 PERIOD_MAX = 6  # longest sequence of siblings that, repeated, is folded as one layer
+# ... counting the equations written between them (a residual's ``h = h + attn``) too
+PERIOD_MAX_ITEMS = 10
 AUTO_BUDGET = 80  # items (boxes and nodes) in the first view: what two screens read well
 # The first view fits about two screens (3,000 pt each way as dot lays it out, the
 # legend included): within this estimate of its size, which leaves room for the legend
@@ -803,8 +805,9 @@ class Graph:
         compared with."""
         memo: dict[int, int] = {}
         interned: dict[tuple[Any, ...], int] = {}
+        first_nodes: dict[int, int] = {}  # per group: its first node (program order), once asked
         runs: list[tuple[int, list[list[int]]]] = []  # (parent, its runs)
-        periods: list[tuple[int, list[tuple[list[int], int]]]] = []  # (parent, [(run, period)])
+        periods: list[tuple[int, list[tuple[list[Item], int]]]] = []  # (parent, [(run, period)])
         for parent in self.groups:
             kids = parent.groups
             if parent.kind == "repeat" or len(kids) < REPEAT_MIN:
@@ -823,7 +826,7 @@ class Graph:
             if found:
                 runs.append((parent.id, found))
             else:
-                periods.append((parent.id, self._periodic_runs(kids, memo, interned)))
+                periods.append((parent.id, self._layer_periods(parent, memo, interned, first_nodes)))
         for pid, found_periods in periods:
             if found_periods:
                 runs.append((pid, [self._add_period_groups(pid, run, k) for run, k in found_periods]))
@@ -840,48 +843,107 @@ class Graph:
                     children.append(c)
             parent.groups = children
 
-    def _periodic_runs(self, kids: list[int], memo: dict[int, int],
-                       interned: dict[tuple[Any, ...], int]) -> list[tuple[list[int], int]]:
+    def _layer_periods(self, parent: Group, memo: dict[int, int], interned: dict[tuple[Any, ...], int],
+                       first_nodes: dict[int, int]) -> list[tuple[list[Item], int]]:
+        """Periodic runs of ``parent``'s children: of its groups alone, or, where that folds
+        no fewer of them, of its groups and the equations written between them in program
+        order (Haiku's transformer example: ``layer_norm``, ``attention``, ``h = h + …``,
+        ``layer_norm``, ``dense_block``, ``h = h + …``, per layer), so that a layer's own
+        equations fold with it rather than trail the fold."""
+        groups_only = self._periodic_runs([("g", c) for c in parent.groups], PERIOD_MAX, memo, interned)
+        if not parent.nodes:
+            return groups_only
+        mixed = self._periodic_runs(self._in_program_order(parent, first_nodes), PERIOD_MAX_ITEMS, memo, interned)
+
+        def folded(found: list[tuple[list[Item], int]]) -> int:
+            return sum(kind == "g" for run, _ in found for kind, _ in run)
+
+        return mixed if folded(mixed) >= folded(groups_only) > 0 else groups_only
+
+    def _in_program_order(self, parent: Group, first_nodes: dict[int, int]) -> list[Item]:
+        """``parent``'s groups, in their order, and its nodes merged in where they come in
+        program order (node ids are; a group comes where its first node does)."""
+        items: list[Item] = []
+        nodes = sorted(parent.nodes)
+        at = 0
+        for c in parent.groups:
+            first = self._first_node(c, first_nodes)
+            while at < len(nodes) and nodes[at] < first:
+                items.append(("n", nodes[at]))
+                at += 1
+            items.append(("g", c))
+        items += [("n", n) for n in nodes[at:]]
+        return items
+
+    def _first_node(self, gid: int, first_nodes: dict[int, int]) -> int:
+        """The smallest node id below group ``gid`` (-1 for none), each group's once."""
+        found = first_nodes.get(gid)
+        if found is None:
+            g = self.groups[gid]
+            below = [self._first_node(c, first_nodes) for c in g.groups]
+            found = first_nodes[gid] = min([*g.nodes, *(b for b in below if b >= 0)], default=-1)
+        return found
+
+    def _item_signature(self, item: Item, memo: dict[int, int],
+                        interned: dict[tuple[Any, ...], int]) -> tuple[Any, ...] | None:
+        """What an item of a period compares by (None: it ends any period): a group's kind
+        and structure, an equation's primitive and output types."""
+        kind, i = item
+        if kind == "g":
+            g = self.groups[i]
+            return None if g.kind in NOT_FOLDED else ("g", g.kind, self._signature(i, memo, interned))
+        n = self.nodes[i]
+        return ("n", n.primitive, tuple(n.outputs)) if n.kind == "eqn" else None
+
+    def _periodic_runs(self, items: list[Item], longest: int, memo: dict[int, int],
+                       interned: dict[tuple[Any, ...], int]) -> list[tuple[list[Item], int]]:
         """Runs of a sequence of ``k`` siblings repeated ``REPEAT_MIN`` or more times (a
         layer written inline in a loop: ``layer_norm``, ``multi_head_attention``,
-        ``layer_norm``, ``dense_block``, four times), as (the siblings, k)."""
-        sigs = [None if self.groups[c].kind in NOT_FOLDED else
-                (self.groups[c].kind, self._signature(c, memo, interned)) for c in kids]
-        found: list[tuple[list[int], int]] = []
+        ``layer_norm``, ``dense_block``, four times), as (the siblings, k); each period
+        holds a group."""
+        sigs = [self._item_signature(item, memo, interned) for item in items]
+        found: list[tuple[list[Item], int]] = []
         i = 0
-        while i < len(kids):
+        while i < len(items):
             best = 0
-            for k in range(2, PERIOD_MAX + 1):
-                if None in sigs[i:i + k]:
+            for k in range(2, longest + 1):
+                if None in sigs[i:i + k] or len(sigs[i:i + k]) < k:
                     break
+                if not any(kind == "g" for kind, _ in items[i:i + k]):
+                    continue
                 reps = 1
                 while sigs[i + reps * k:i + (reps + 1) * k] == sigs[i:i + k]:
                     reps += 1
                 if reps >= REPEAT_MIN:
                     best = k
-                    found.append((kids[i:i + reps * k], k))
+                    found.append((items[i:i + reps * k], k))
                     i += reps * k
                     break
             if not best:
                 i += 1
         return found
 
-    def _add_period_groups(self, parent: int, run: list[int], k: int) -> list[int]:
+    def _add_period_groups(self, parent: int, run: list[Item], k: int) -> list[int]:
         """Wrap each period of a periodic run in a group named after its layers; the
         new groups, in order, fold as one run."""
         wrapped = []
         for start in range(0, len(run), k):
-            members = run[start:start + k]
-            names = dict.fromkeys(name_stem(self.groups[c].name) or self.groups[c].name for c in members)
+            groups = [i for kind, i in run[start:start + k] if kind == "g"]
+            nodes = [i for kind, i in run[start:start + k] if kind == "n"]
+            names = dict.fromkeys(name_stem(self.groups[c].name) or self.groups[c].name for c in groups)
             gid = len(self.groups)
-            self.groups.append(Group(gid, " + ".join(names), "scope", parent, 0, groups=list(members)))
-            for c in members:
+            self.groups.append(Group(gid, " + ".join(names), "scope", parent, 0, groups=groups, nodes=nodes))
+            for c in groups:
                 self.groups[c].parent = gid
+            for n in nodes:
+                self.nodes[n].group = gid
             wrapped.append(gid)
-        first = set(run)
-        kids = self.groups[parent].groups
-        at = kids.index(run[0])
-        self.groups[parent].groups = kids[:at] + wrapped + [c for c in kids[at:] if c not in first]
+        moved_groups = {i for kind, i in run if kind == "g"}
+        moved_nodes = {i for kind, i in run if kind == "n"}
+        p = self.groups[parent]
+        at = p.groups.index(next(i for kind, i in run if kind == "g"))
+        p.groups = p.groups[:at] + wrapped + [c for c in p.groups[at:] if c not in moved_groups]
+        p.nodes = [n for n in p.nodes if n not in moved_nodes]
         return wrapped
 
     def _same_layer(self, a: int, b: int, memo: dict[int, int], interned: dict[tuple[Any, ...], int]) -> bool:

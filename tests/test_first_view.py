@@ -265,6 +265,23 @@ def test_a_library_function_calling_itself_is_one_call_and_its_kernel_opens():
     assert {"NUTS.sample", "numpyro.hmc.sample_kernel"} <= opened, opened
 
 
+def test_a_layer_written_inline_folds_with_its_residual_adds():
+    # Haiku's transformer example writes each layer inline in a loop: layer_norm,
+    # attention, h = h + attn, layer_norm, dense_block, h = h + dense. The residual adds
+    # are the layer's: they fold with it (4 layers here), not trail the fold as a column
+    # of eight adds (benchmarks/programs/haiku_transformer.py).
+    case = programs.load("haiku_transformer")
+    graph = jaxviz.trace(case.fn, *case.args, **case.kwargs).graph
+    forward = next(g for g in graph.groups if g.kind == "phase" and g.name.startswith("forward"))
+    fold = next(g for g in graph.groups if g.kind == "repeat" and "multi_head_attention" in g.name
+                and forward.id in graph.ancestors(g.id))
+    assert fold.name.endswith(" ×4"), fold.name
+    around = graph.groups[fold.parent]
+    assert not [n for n in around.nodes if graph.nodes[n].primitive == "add"], around.name
+    layer = graph.groups[fold.groups[0]]
+    assert sum(graph.nodes[n].primitive == "add" for n in layer.nodes) == 2
+
+
 def recurrent_fn(params, rng_key, action, embedding):
     """Imitates mctx's examples/policy_improvement_demo.py (a toy environment model)."""
     # mctx's outputs are chex dataclasses, whose fields pyright does not see
