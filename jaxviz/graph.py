@@ -851,14 +851,14 @@ class Graph:
         ``layer_norm``, ``dense_block``, ``h = h + …``, per layer), so that a layer's own
         equations fold with it rather than trail the fold."""
         groups_only = self._periodic_runs([("g", c) for c in parent.groups], PERIOD_MAX, memo, interned)
-        if not parent.nodes:
+        if not parent.nodes or not groups_only:  # no layer among its groups: none with equations either
             return groups_only
         mixed = self._periodic_runs(self._in_program_order(parent, first_nodes), PERIOD_MAX_ITEMS, memo, interned)
 
         def folded(found: list[tuple[list[Item], int]]) -> int:
             return sum(kind == "g" for run, _ in found for kind, _ in run)
 
-        return mixed if folded(mixed) >= folded(groups_only) > 0 else groups_only
+        return mixed if folded(mixed) >= folded(groups_only) else groups_only
 
     def _in_program_order(self, parent: Group, first_nodes: dict[int, int]) -> list[Item]:
         """``parent``'s groups, in their order, and its nodes merged in where they come in
