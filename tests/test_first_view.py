@@ -711,18 +711,19 @@ def train(key, x, y):
 
 @needs_dot
 def test_what_pushes_a_fold_off_the_first_screen_stays_closed(monkeypatch):
-    """On a small screen (600 x 560 pt: the inputs stand a rank above each open group
-    around what they feed, clear of its title), the estimate's first view puts both
-    folds off it as dot lays it out (the network's initialisation and the inputs'
-    normalising stand before and above them): what stands wholly before or above a fold
-    stays closed, the room it leaves given to nothing else, and more folds are then on
-    the first screen; none is hidden, the view stays within its size, and every later
-    drawing of the first view is this one."""
-    screen = (600.0, 560.0)
+    """On a small screen (600 x 600 pt, the boxes drawn with their costs: the inputs
+    stand a rank above each open group around what they feed, clear of its title), the
+    estimate's first view puts both folds off it as dot lays it out (the network's
+    initialisation and the inputs' normalising stand before and above them): what
+    stands wholly before or above a fold stays closed, the room it leaves given to
+    nothing else, and more folds are then on the first screen; none is hidden, the view
+    stays within its size, and every later drawing of the first view is this one."""
+    screen = (600.0, 600.0)
     monkeypatch.setattr(dot_renderer, "FIRST_SCREEN_PT", screen)
     monkeypatch.setattr(sys.modules[__name__], "FIRST_SCREEN_WIDTH_PT", screen[0])
     monkeypatch.setattr(sys.modules[__name__], "FIRST_SCREEN_PT", screen[1])
     program = jaxviz.trace(train, jax.random.PRNGKey(0), jnp.ones((32, 8)), jnp.ones((32, 1)))
+    program.costs()  # drawn as a notebook draws it (and as first_view_svg fits it): boxes with their costs
     folds = [("init_layer", HIDDEN_LAYERS - 1), ("_update_step", 20)]
     dot_renderer.start_first_view(program.graph)
     estimated = dot_renderer.fit_view_size(program, render_svg(program_dot(program)))

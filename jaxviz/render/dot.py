@@ -523,7 +523,10 @@ def first_view_svg(program: Any, first_try: str | None = None) -> str:
     (``fit_folds_to_first_screen``). One layout when it fits (the drawing shown), a few
     when the estimate was far off; the budget found stays on the graph, so every later
     drawing of the first view (the payload, an export) is this one. ``first_try``: the
-    drawing of the view at ``FIRST_ROOM``, where the caller had dot lay it out already."""
+    drawing of the view at ``FIRST_ROOM``, where the caller had dot lay it out already.
+    Fitted as a notebook draws it: with the costs its boxes show (estimated once; every
+    display of a program estimates them first), which make them bigger."""
+    program.costs()
     graph = program.graph
     if program.expand not in (None, "auto"):
         return first_try or render_svg(program_dot(program))
