@@ -28,7 +28,6 @@ from browser_lab import (
 import jaxviz
 from jaxviz.render import embed
 from jaxviz.render.embed import VIEWER_PATH
-from jaxviz.render.notebook import program_mimebundle
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
@@ -265,7 +264,7 @@ def exported(tmp_path_factory):
         program = jaxviz.trace(case.fn, *case.args, **case.kwargs)
         with pytest.MonkeyPatch.context() as patch:  # each page its own, as each carried the viewer
             patch.setattr(embed, "PLACEMENT", embed.ViewerPlacement())
-            html = program_mimebundle(program)["text/html"]
+            html = program._repr_mimebundle_()["text/html"]  # as a notebook shows and saves it: with costs
         assert 'class="jaxviz-viewer"' in html
         (folder / f"{name}.html").write_text(
             f'<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0;padding:16px;width:1100px">'
