@@ -29,6 +29,7 @@ from numpyro.infer import NUTS
 
 import jaxviz
 from benchmarks import models, programs
+from jaxviz.graph import MIME_TYPE
 from jaxviz.render import dot as dot_renderer
 from jaxviz.render.dot import first_view_svg, program_dot, render_svg, svg_items, svg_size_pt
 
@@ -649,6 +650,22 @@ def folds_on_first_screen(program, svg: str, folds) -> dict[str, list[tuple[floa
         if not any(lo <= x <= hi and y <= FIRST_SCREEN_PT for x, y in drawn):
             off[f"{layer} ×{count}"] = drawn
     return off
+
+
+@needs_dot
+def test_the_first_view_is_fitted_to_the_drawing_a_notebook_shows():
+    """``first_view_svg`` fits the first view to the drawing a notebook shows, whose boxes
+    carry their costs (every display estimates them first): the view it settles on is the
+    one the notebook's payload opens. mctx's policy is where the two drawings differ: its
+    ``gumbel`` opens only with the costed boxes' layout."""
+    case = programs.load("mctx_gumbel_muzero")
+    fitted = jaxviz.trace(case.fn, *case.args, **case.kwargs)
+    first_view_svg(fitted)
+    shown = jaxviz.trace(case.fn, *case.args, **case.kwargs)
+    payload = shown._repr_mimebundle_()[MIME_TYPE]
+    names = sorted(fitted.graph.groups[g].name for g in fitted.graph.expansion(fitted.expand))
+    assert names == sorted(shown.graph.groups[g].name for g in payload["expanded"])
+    assert "gumbel" in names, names
 
 
 @needs_dot
