@@ -6,7 +6,9 @@ its blocks jitted or checkpointed (JAX traces one block and reuses it) and a Fla
 interleaved with jaxviz so that a shared machine's load hits both):
   - FIRST VIEW: what ``jaxviz.trace`` / ``%%jaxpr`` do before the first view is ready
     (trace, graph model, the first view's items and edges, which the frontend lays out)
-    as a ratio to make_jaxpr alone, of wall and of CPU time (target <= 1.2x); then the
+    as a ratio to make_jaxpr alone, of wall and of CPU time (target <= 1.2x), with
+    jaxviz's own part apart from JAX's staging, and make_jaxpr against itself (how far the
+    same trace swings on this machine in this run); then the
     same plus the browser's payload, and plus dot's SVG (where no frontend lays out); and
     what a ``%%jaxpr`` cell waits for before its drawing shows: the trace plus what
     ``display(program)`` publishes (the cost estimate, the jaxpr text, dot's SVG, the
@@ -177,6 +179,8 @@ def first_view_stages(step, args, best):
     best.add("text", t, c)  # the jaxpr's text (the bundle's text/plain), as JAX prints it
     _, t, c = measured(lambda: program_mimebundle(program))
     best.add("bundle", t, c)  # what display(program) publishes (dot's wall overlapped)
+    _, t, c = measured(lambda: jax.make_jaxpr(fresh(step))(*args))
+    best.add("make_jaxpr again", t, c)  # the same trace again: how far it swings in one run
     return program, len(json.dumps(payload, separators=(",", ":")))
 
 
@@ -196,6 +200,7 @@ def bench_train_step(label, step, args, expand_groups=True):
     print(f"{'':>14}  FIRST VIEW (model ready for the frontend to lay out): {wall:4.2f}x make_jaxpr "
           f"(CPU {cpu:4.2f}x; target <= {FIRST_VIEW_TARGET})")
     print_first_view_parts(best, program.eqn_count)
+    print_noise_floor(best)
     wall, cpu = best.ratio([*kernel, "payload"])
     print(f"{'':>14}  + the browser's payload ({best.wall['payload']:5.3f} s, "
           f"{payload_bytes / 1e6:5.2f} MB): {wall:4.2f}x (CPU {cpu:4.2f}x)")
@@ -230,6 +235,16 @@ def print_first_view_parts(best, eqn_count):
     print(f"{'':>14}    where it goes (wall x make_jaxpr): "
           + ", ".join(f"{name} {t / mj:4.2f}" for name, t in parts.items())
           + f"; graph model {best.wall['graph'] / eqn_count * 1e6:4.1f} µs/eqn")
+
+
+def print_noise_floor(best):
+    """jaxviz's own part of the first view (what it adds to JAX's trace) apart from JAX's
+    staging inside ``jaxviz.trace``, next to ``make_jaxpr`` against itself in the same
+    run: the staging does what make_jaxpr does, so where it reads above 1.0 by no more
+    than the trace against itself, that is the machine's swing, not jaxviz's."""
+    own = best.ratio(["graph", "rest", "view"])[0]
+    print(f"{'':>14}    jaxviz's own part (graph model, the rest, the first view) {own:4.2f}x, JAX's staging "
+          f"{best.ratio(['stage'])[0]:4.2f}x; make_jaxpr against itself in this run {best.ratio(['make_jaxpr again'])[0]:4.2f}x")
 
 
 EXPANSIONS = 300  # groups opened, spread over all of them (every kind, every depth)
