@@ -907,7 +907,7 @@ class Graph:
         while i < len(items):
             best = 0
             for k in range(2, longest + 1):
-                if None in sigs[i:i + k] or len(sigs[i:i + k]) < k:
+                if i + k > len(sigs) or None in sigs[i:i + k]:
                     break
                 if not any(kind == "g" for kind, _ in items[i:i + k]):
                     continue

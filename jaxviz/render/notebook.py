@@ -37,6 +37,7 @@ def program_mimebundle(program: Any, use_dot: bool | None = None) -> dict[str, A
     # from this room: the view chosen here is its first try, the one drawn when it fits
     fitting = use_dot and program.expand in (None, "auto")
     if fitting:
+        program.costs()  # the first try drawn as first_view_svg fits it: the boxes with their costs
         start_first_view(graph)
     expanded = graph.expansion(program.expand)  # chosen once for every form below
     view = graph.view(expanded)
