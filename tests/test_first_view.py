@@ -32,6 +32,7 @@ from benchmarks import models, programs
 from jaxviz.graph import MIME_TYPE
 from jaxviz.render import dot as dot_renderer
 from jaxviz.render.dot import first_view_svg, program_dot, render_svg, svg_items, svg_size_pt
+from jaxviz.render.notebook import program_mimebundles
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz")
 MAX_PT = 3000  # about two screens, each way
@@ -867,3 +868,20 @@ def test_the_inputs_of_a_pmap_over_eight_devices_stand_on_the_top_row():
     assert done.returncode == 0, done.stderr[-3000:]
     problems = {name: problem for name, problem in json.loads(done.stdout.splitlines()[-1]).items() if problem}
     assert not problems, problems
+
+
+@needs_dot
+@pytest.mark.parametrize("name, refitted", [("haiku_lstm", True), ("mctx_gumbel_muzero", False)])
+def test_the_payload_is_shown_before_dot_and_kept_where_dot_keeps_the_view(name, refitted):
+    """A notebook shows the payload before ``dot`` lays the view out
+    (``program_mimebundles``), then the whole bundle: its payload is the one shown
+    (the browser keeps its view) unless dot's fit chose another first view (Haiku's
+    LSTM: narrowed to fit), and then only the expansion differs."""
+    case = programs.load(name)
+    program = jaxviz.trace(case.fn, *case.args, **case.kwargs)
+    first, last = program_mimebundles(program)
+    assert "image/svg+xml" not in first and "<svg" in last["image/svg+xml"]
+    assert (last[MIME_TYPE] is not first[MIME_TYPE]) == refitted
+    assert last[MIME_TYPE]["graph"] is first[MIME_TYPE]["graph"]  # the graph encoded once
+    assert last[MIME_TYPE]["expanded"] == sorted(program.graph.expansion(program.expand))
+    assert (last[MIME_TYPE]["expanded"] != first[MIME_TYPE]["expanded"]) == refitted

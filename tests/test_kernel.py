@@ -5,6 +5,7 @@ import shutil
 
 import background
 import nbformat
+import pytest
 
 from jaxviz.graph import MIME_TYPE
 
@@ -46,3 +47,38 @@ def test_magic_in_a_real_kernel():
     assert len(shown) == 2 and "cell line 1" in shown[0].data["text/plain"]
     assert "<details class='jaxviz-traceback'" in shown[1].data["text/html"]
     assert "alive False" in nb.cells[4].outputs[0].text
+
+
+@pytest.mark.skipif(not shutil.which("dot"), reason="Graphviz 'dot' not installed")
+def test_the_graph_is_shown_before_dot_lays_it_out_and_the_drawing_follows():
+    """In a real kernel, ``%%jaxpr`` publishes what JupyterLab draws (the payload) before
+    ``dot`` lays the view out, then updates that display with dot's drawing: one output,
+    the same payload (the browser keeps the view it drew), and the drawing a saved
+    notebook shows."""
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name="python3", startup_timeout=60)
+    try:
+        kc.execute_interactive("%load_ext jaxviz\nimport jax.numpy as jnp\nx = jnp.arange(4.0)", timeout=120)
+        msg_id = kc.execute("%%jaxpr\ny = jnp.sin(x) * 2\ny.sum()")
+        shown = []
+        while True:
+            reply = kc.get_iopub_msg(timeout=120)
+            if reply["parent_header"].get("msg_id") != msg_id:
+                continue
+            if reply["msg_type"] in ("display_data", "update_display_data"):
+                shown.append((reply["msg_type"], reply["content"]))
+            elif reply["msg_type"] == "error":
+                pytest.fail("\n".join(reply["content"]["traceback"]))
+            elif reply["msg_type"] == "status" and reply["content"]["execution_state"] == "idle":
+                break
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert [kind for kind, _ in shown] == ["display_data", "update_display_data"]
+    (_, first), (_, update) = shown
+    assert first["transient"]["display_id"] == update["transient"]["display_id"]
+    assert "image/svg+xml" not in first["data"] and first["data"][MIME_TYPE]["graph"]["nodes"]
+    assert "<svg" in update["data"]["image/svg+xml"] and "text/html" in update["data"]
+    assert update["data"][MIME_TYPE] == first["data"][MIME_TYPE]
+    assert "sin" in update["data"]["text/plain"] and "sin" not in first["data"]["text/plain"]

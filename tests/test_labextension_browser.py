@@ -438,6 +438,11 @@ def test_graph_and_panel_in_jupyterlab(lab):
         stored = out["metadata"][MIME]
         assert stored == {"expanded": [int(g) for g in opened.split(",")], "groups": expected["n_groups"]}, stored
         assert out["data"][MIME]["expanded"] == expected["kernel_expanded"] != stored["expanded"]
+        # The kernel showed the payload before dot laid the view out, then updated that
+        # display with dot's drawing (what the saved notebook shows without jaxviz): the
+        # browser laid out the payload once, and kept the user's state through the update.
+        assert "<svg" in "".join(out["data"]["image/svg+xml"])  # saved as its lines
+        assert graph.get_attribute("data-jaxviz-payloads") == "1"
         big_out, = [o for o in saved["cells"][7]["outputs"] if MIME in o.get("data", {})]
         assert MIME not in big_out.get("metadata", {})  # never expanded: nothing stored
         page.goto(lab.page_url("jaxviz_test.ipynb"), timeout=90_000)

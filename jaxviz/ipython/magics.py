@@ -17,6 +17,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
+from .. import display as views
 from .. import errors
 from ..call_scopes import ipython_cell_name
 from ..cells import NothingToTrace, analyse, new_cell_filename, stage_cell
@@ -131,7 +132,20 @@ class JaxvizMagics(Magics):
         elif args.quiet:
             print(program.summary())
         else:
+            self._display(program)
+
+    def _display(self, program: Any) -> None:
+        """In a kernel, shown as soon as a frontend can draw it: dot's drawing, the static
+        form a saved notebook keeps, updates the display once laid out
+        (``program_mimebundles``). A terminal prints the program once."""
+        if getattr(self.ipython, "kernel", None) is None:
             display(program)
+            return
+        bundles = views.render(program, "mimebundles")
+        handle = display(next(bundles), raw=True, display_id=True)
+        for bundle in bundles:
+            if handle is not None:  # (display returns its handle where given a display_id)
+                handle.update(bundle, raw=True)
 
     @staticmethod
     def _publish(program: Any) -> None:

@@ -26,7 +26,7 @@ from .devices import (
 from .diff import diff_dot, diff_mimebundle, diff_rich, diff_svg
 from .dot import program_dot
 from .errors import explanation_dot, explanation_mimebundle, explanation_rich
-from .notebook import program_mimebundle
+from .notebook import program_mimebundle, program_mimebundles
 from .payload import program_payload
 from .recompiles import (
     log_mimebundle,
@@ -56,6 +56,7 @@ def _rich_of(draw: Callable[[Any], Any]) -> Callable[[Any], Iterator[Any]]:
 def install() -> None:
     """Register every object's views (idempotent: registering again replaces them)."""
     display.register(Program, mimebundle=_with_costs(program_mimebundle),
+                     mimebundles=_with_costs(program_mimebundles),
                      rich=_with_costs(program_renderables), dot=program_dot, payload=program_payload)
     display.register(ProgramDiff, mimebundle=diff_mimebundle, rich=diff_rich, dot=diff_dot, svg=diff_svg)
     display.register(Explanation, mimebundle=explanation_mimebundle, rich=_rich_of(explanation_rich),

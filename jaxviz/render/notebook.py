@@ -4,6 +4,7 @@ viewer where scripts run: see ``embed``), and the jaxpr text."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -31,6 +32,17 @@ MAX_TEXT_EQNS = 2000
 
 def program_mimebundle(program: Any, use_dot: bool | None = None) -> dict[str, Any]:
     """``use_dot``: lay out with Graphviz (default: when the ``dot`` binary is installed)."""
+    *_, bundle = program_mimebundles(program, use_dot)
+    return bundle
+
+
+def program_mimebundles(program: Any, use_dot: bool | None = None) -> Iterator[dict[str, Any]]:
+    """The program's MIME bundle as a notebook can show it while ``dot`` works: where dot
+    lays the view out, first the bundle a frontend draws without it (the payload, which
+    the JupyterLab renderer lays out itself, and the summary), then the whole bundle,
+    dot's drawing in it, to update that display with. The payload of both is one object
+    where dot's fit keeps the view (``first_view_svg``): a renderer showing it already
+    keeps it. One bundle where nothing waits on dot."""
     use_dot = dot_available() if use_dot is None else use_dot
     graph = program.graph
     # dot fits an automatic first view to its own layout (``first_view_svg``), starting
@@ -48,30 +60,37 @@ def program_mimebundle(program: Any, use_dot: bool | None = None) -> dict[str, A
         note = (f"{n_nodes + n_groups} items are visible at this expansion: too many to lay out; "
                 "showing the listing. Collapse groups with --expand.")
     elif use_dot:
-        # dot lays out in its own process while this one writes the text and the payload
+        # dot lays out in its own process while this one writes the payload and the text
         layout = _LAYOUT.submit(render_svg, view_to_dot(view).source)
     else:
         note = "Graphviz 'dot' not found: showing the listing (install graphviz for the drawing)."
-    if program.eqn_count <= MAX_TEXT_EQNS:
-        text = f"{program.summary()}\n{program.text()}"
-    else:
-        text = f"{program.summary()}\n(jaxpr text of {program.eqn_count} equations not shown: program.text() has it)"
-    bundle: dict[str, Any] = {"text/plain": text}
     payload = program_payload(program, expanded)
+    if layout is not None:
+        yield {"text/plain": program.summary(), MIME_TYPE: payload}
+    bundle: dict[str, Any] = {"text/plain": _plain_text(program)}
     svg = _laid_out(layout)
     if fitting and svg is not None:
         svg = first_view_svg(program, first_try=svg)
         # narrowed to fit, or its folds brought on screen: another view (the expansion is
         # chosen again only then: the room and the groups kept closed are what changed)
         if graph.first_view_room != FIRST_ROOM or graph.first_view_opens is not None:
-            payload = program_payload(program, graph.expansion(program.expand))
+            fitted = sorted(graph.expansion(program.expand))
+            if fitted != payload["expanded"]:
+                payload = {**payload, "expanded": fitted}
     if svg is not None:
         bundle["image/svg+xml"] = svg
     # Where the extension is (JupyterLab), the payload's own MIME type wins; elsewhere the
     # HTML shows the static drawing and turns it into the same interactive view.
     bundle["text/html"] = graph_output_html(program_html(program, svg=svg, note=note), payload)
     bundle[MIME_TYPE] = payload
-    return bundle
+    yield bundle
+
+
+def _plain_text(program: Any) -> str:
+    """The summary and the jaxpr as JAX prints it (for a big program, where to find it)."""
+    if program.eqn_count <= MAX_TEXT_EQNS:
+        return f"{program.summary()}\n{program.text()}"
+    return f"{program.summary()}\n(jaxpr text of {program.eqn_count} equations not shown: program.text() has it)"
 
 
 # One worker: it only waits for the ``dot`` subprocess (the GIL released meanwhile).

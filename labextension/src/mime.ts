@@ -5,7 +5,7 @@ import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import type { Message } from '@lumino/messaging';
 
 import { GraphView, MAX_LAYOUT_ITEMS } from './graph/widget';
-import { MIME_TYPE } from './shared/payload';
+import { MIME_TYPE, samePayload } from './shared/payload';
 import { expansionKey, initialExpansion, metadataWithExpansion } from './graph/persist';
 import { holdHeight, promptName, releaseHeight } from './graph/outputheight';
 
@@ -74,13 +74,24 @@ export class JaxvizRenderer extends GraphView implements IRenderMime.IRenderer {
       // may have, and the graph and its zoom stay as they are.
       return this.followStoredState(model);
     }
+    const shown = this.output;
     this.output = model;
+    if (shown && samePayload(shown.data[this.mimeType], model.data[this.mimeType])) {
+      // The kernel updated its display with dot's drawing, the static form a saved
+      // notebook keeps, once laid out: the view on screen stays, and the user's state,
+      // if they opened or closed a group meanwhile, goes into the new output's metadata.
+      await this.ready;
+      this.expansionChanged(new Set(this.expandedGroups));
+      return;
+    }
     const payload = model.data[this.mimeType] as { name?: string; graph?: unknown; graph_omitted?: string };
     if (payload && payload.graph === null && payload.graph_omitted) {
       const svg = model.data['image/svg+xml'];
       this.showStatic(payload.name ?? 'jaxviz', payload.graph_omitted, typeof svg === 'string' ? svg : null);
       return;
     }
+    // How many payloads this output has laid out (an attribute: tests and the curious read it)
+    this.node.dataset.jaxvizPayloads = String(Number(this.node.dataset.jaxvizPayloads ?? 0) + 1);
     await this.setPayload(payload, model.metadata);
   }
 

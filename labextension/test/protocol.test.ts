@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
 import { checkedEvents, checkedKernelMessage, isFrontendMessage } from '../src/shared/protocol';
+import { samePayload } from '../src/shared/payload';
 import { smallPayload } from './fixtures';
 
 /** Runs `fn` with console.warn recorded. */
@@ -104,5 +105,20 @@ describe('comm messages checked against jaxviz/schema/messages.json', () => {
     assert.ok(isFrontendMessage({ type: 'snapshot_request' }));
     assert.ok(isFrontendMessage({ type: 'diff_request', function: 'f', count: null }));
     assert.ok(!isFrontendMessage({ type: 'graph_request' }), 'a graph request names its function');
+  });
+});
+
+describe('samePayload', () => {
+  it('keeps the view a display update shows again, as sent anew', () => {
+    const first = smallPayload([0]);
+    const again = JSON.parse(JSON.stringify(first)) as unknown; // a message's new objects
+    assert.ok(samePayload(first, again));
+  });
+
+  it('tells another expansion and another program apart', () => {
+    const first = smallPayload([0]);
+    assert.ok(!samePayload(first, smallPayload([0, 1])), 'dot narrowed the first view: shown anew');
+    assert.ok(!samePayload(first, { ...first, name: 'other' }));
+    assert.ok(!samePayload(first, undefined));
   });
 });

@@ -121,3 +121,12 @@ export function payloadProblem(data: unknown): string | null {
   }
   return null;
 }
+
+/**
+ * Whether two outputs' payloads show the same program the same way: a display the
+ * kernel updates with dot's static drawing added (`program_mimebundles`) carries the
+ * payload it showed first, unchanged, where dot's fit kept the view.
+ */
+export function samePayload(a: unknown, b: unknown): boolean {
+  return a === b || (a !== undefined && b !== undefined && JSON.stringify(a) === JSON.stringify(b));
+}
