@@ -6,6 +6,7 @@ import os
 import sys
 
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import jaxviz
@@ -45,8 +46,8 @@ def test_big_payload_travels_compressed_and_decodes_to_the_graph(transformer):
 
 def test_a_big_graph_travels_with_each_source_and_aval_written_once(transformer):
     data = transformer.graph.to_json(tables=True)
-    text = json.dumps(data, separators=(",", ":"))
-    full = transformer.graph.to_json_str()
+    text = payload_module.json_bytes(data)  # as it travels: UTF-8
+    full = payload_module.json_bytes(transformer.graph.to_json())
     assert len({json.dumps(s, sort_keys=True) for s in data["sources"]}) == len(data["sources"])
     assert len(set(map(json.dumps, data["avals"]))) == len(data["avals"])
     assert all(isinstance(n["source"], (int, type(None))) for n in data["nodes"])
@@ -55,7 +56,7 @@ def test_a_big_graph_travels_with_each_source_and_aval_written_once(transformer)
 
 
 def test_a_graph_travels_inline_exactly_when_its_full_json_fits(monkeypatch, transformer):
-    full = transformer.graph.to_json_str()
+    full = payload_module.json_bytes(transformer.graph.to_json())  # its size in UTF-8, as it travels
     for limit, inline in ((len(full), True), (len(full) - 1, False)):
         monkeypatch.setattr(payload_module, "MAX_INLINE_GRAPH_BYTES", limit)
         shipped, _ = payload_module.encode_graph(transformer.graph)
@@ -111,3 +112,11 @@ def test_every_value_is_drawn_between_the_items_around_its_ends(transformer, exp
     for request in requests:
         problem = edges_problem(graph, request)
         assert not problem, problem
+
+
+def test_the_payload_json_is_written_whatever_the_values():
+    """orjson writes the payload (a NumPy scalar as a number, text as UTF-8); what it
+    declines (a key not a string, an int past 64 bits) is written by ``json``."""
+    written = payload_module.json_bytes({"flops": np.float32(0.5), "n": np.int64(3), "name": "block ×12"})
+    assert json.loads(written) == {"flops": 0.5, "n": 3, "name": "block ×12"} and "×".encode() in written
+    assert json.loads(payload_module.json_bytes({1: "a", "big": 2**70})) == {"1": "a", "big": 2**70}

@@ -15,12 +15,11 @@ again carries it again, so that clearing its old output does not take the viewer
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from .payload import compressed_graph, gzip_base64
+from .payload import compressed_graph, gzip_base64, json_bytes
 
 VIEWER_PATH = Path(__file__).resolve().parent.parent / "static" / "viewer.js"
 
@@ -92,7 +91,7 @@ def current_cell_id() -> str | None:
 def json_for_script(data: Any) -> str:
     """JSON that can sit in a ``<script type="application/json">`` element: no ``</``
     or ``<!--`` closes or comments it (``<\\/`` reads back as ``</`` in JSON)."""
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    text = json_bytes(data).decode("utf-8")
     return text.replace("</", "<\\/").replace("<!--", "<\\u0021--")
 
 
@@ -111,7 +110,7 @@ def graph_output_html(static_html: str, payload: dict[str, Any], *, viewer: bool
     if not (isinstance(graph, dict) and "encoding" in graph):
         # A second copy of the graph (the MIME type holds the first): compressed, whatever
         # its size, since the viewer needs DecompressionStream anyway (5 to 10x smaller).
-        graph = compressed_graph(json.dumps(graph, separators=(",", ":")))
+        graph = compressed_graph(json_bytes(graph))
     shipped = {**payload, "graph": graph}
     # The scripts sit in a hidden box: a sanitizer that keeps a script's text when it drops
     # the element (or a renderer that shows it) does not spill 0.7 MB of base64 on the page.
