@@ -223,3 +223,22 @@ def test_storing_a_tracer_in_a_namespace_list_is_undone_and_explained(shell, ns)
     assert type(r.error_in_exec).__name__ == "LeakedTracerError"
     assert ns["results"] == [1]
     assert "`results` was restored" in "\n".join(r.error_in_exec._render_traceback_())
+
+
+def test_a_drawing_that_fails_in_a_kernel_still_binds_the_cells_names(shell, ns, monkeypatch, capsys):
+    """In a kernel the cell's graph is shown in two steps (``program_mimebundles``): where
+    drawing it fails, the error is shown as IPython shows a failing formatter's, and the
+    cell's names are bound all the same."""
+    def failing(program):
+        raise RuntimeError("the drawing failed here")
+        yield  # a generator, as program_mimebundles is
+
+    monkeypatch.setattr(shell, "kernel", object(), raising=False)  # as in ipykernel
+    jaxviz.display.register(jaxviz.Program, mimebundles=failing)
+    try:
+        r = run(shell, "%%jaxpr\ndrawn = jnp.tanh(x) * 2\n")
+    finally:
+        jaxviz.render.install()
+    assert r.error_in_exec is None
+    assert jnp.allclose(ns["drawn"], jnp.tanh(ns["x"]) * 2)
+    assert "the drawing failed here" in capsys.readouterr().out

@@ -141,11 +141,14 @@ class JaxvizMagics(Magics):
         if getattr(self.ipython, "kernel", None) is None:
             display(program)
             return
-        bundles = views.render(program, "mimebundles")
-        handle = display(next(bundles), raw=True, display_id=True)
-        for bundle in bundles:
-            if handle is not None:  # (display returns its handle where given a display_id)
-                handle.update(bundle, raw=True)
+        try:
+            bundles = views.render(program, "mimebundles")
+            handle = display(next(bundles), raw=True, display_id=True)
+            for bundle in bundles:
+                if handle is not None:  # (display returns its handle where given a display_id)
+                    handle.update(bundle, raw=True)
+        except Exception:  # as IPython's formatters do: the drawing's error shown, the cell goes on
+            self.ipython.showtraceback()
 
     @staticmethod
     def _publish(program: Any) -> None:
