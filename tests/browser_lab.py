@@ -198,7 +198,7 @@ def run_cell(page, index: int, timeout: float = 60_000, *, tries: int = 1,
     cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
     prompt = cell.locator(".jp-InputPrompt")
     for attempt in range(tries):
-        prompt.click()
+        select_cell(page, cell)
         page.keyboard.press("Shift+Enter")
         if tries == 1:
             break
@@ -215,6 +215,22 @@ def run_cell(page, index: int, timeout: float = 60_000, *, tries: int = 1,
         tb = cell.locator(".jp-OutputArea-output:has-text('Traceback')")
         assert tb.count() == 0, f"cell {index} failed: {tb.first.inner_text()[:2000]}"
     return cell
+
+
+def select_cell(page, cell, clicks: int = 3) -> None:
+    """Make ``cell`` the notebook's active cell by a click on its prompt, as a user does;
+    clicked again while another is active (a click that lands as the page still moves:
+    outputs above it growing on a loaded machine, which would run the wrong cell)."""
+    prompt = cell.locator(".jp-InputPrompt")
+    for _ in range(clicks):
+        prompt.click()
+        try:
+            page.wait_for_function("el => el.classList.contains('jp-mod-active')",
+                                   arg=cell.element_handle(), timeout=2_000)
+            return
+        except Exception:  # Playwright's TimeoutError: another cell took the click
+            continue
+    raise AssertionError(f"the cell {cell} could not be selected by a click on its prompt")
 
 
 @contextmanager
