@@ -25,6 +25,7 @@ executable's collectives move, each put on the group its HLO op-name names
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -92,17 +93,22 @@ class Cost:
 
 
 # ---------------------------------------------------------------------- sizes
-# (elements, bytes) per aval: JAX shares one aval object among a program's values of a
-# type (a 12-block train step's 7k operands have 31), so each is counted once.
-_SIZES: dict[Any, tuple[int, int]] = {}
-_SIZES_KEPT = 50_000
-
-
 def _sizes(aval: Any) -> tuple[int, int]:
+    """(elements, bytes) of an aval."""
     try:
-        return _SIZES[aval]
-    except (KeyError, TypeError):  # (an unhashable aval: counted each time)
-        pass
+        return _sizes_of(aval)
+    except TypeError:  # an unhashable aval: counted each time
+        return _count(aval)
+
+
+# JAX shares one aval object among a program's values of a type (a 12-block train step's
+# 7k operands have 31): each is counted once.
+@functools.lru_cache(maxsize=4096)
+def _sizes_of(aval: Any) -> tuple[int, int]:
+    return _count(aval)
+
+
+def _count(aval: Any) -> tuple[int, int]:
     try:
         size = math.prod(getattr(aval, "shape", ()))
     except TypeError:
@@ -111,12 +117,6 @@ def _sizes(aval: Any) -> tuple[int, int]:
         itemsize = int(aval.dtype.itemsize)
     except (AttributeError, TypeError):
         itemsize = 0  # extended dtypes (PRNG keys) and tokens
-    try:
-        if len(_SIZES) > _SIZES_KEPT:
-            _SIZES.clear()
-        _SIZES[aval] = (size, size * itemsize)
-    except TypeError:
-        pass
     return size, size * itemsize
 
 
