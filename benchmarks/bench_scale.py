@@ -179,16 +179,16 @@ def first_view_stages(step, args, best):
     best.add("costs", t, c)  # estimated once, when the program is first displayed
     _, t, c = measured(program.text)
     best.add("text", t, c)  # the jaxpr's text (the bundle's text/plain), as JAX prints it
-    first_bundle = []
+    published = []  # seconds from the start to each bundle
 
     def bundles():  # what %%jaxpr publishes: the first bundle, then the whole one
         start = time.perf_counter()
         for _ in program_mimebundles(program):
-            first_bundle.append(time.perf_counter() - start)
+            published.append(time.perf_counter() - start)
 
     _, t, c = measured(bundles)
     best.add("bundle", t, c)  # what display(program) publishes (dot's wall overlapped)
-    best.add("first bundle", first_bundle[0], first_bundle[0])  # wall only: shown before dot's drawing
+    best.add("first bundle", published[0], published[0])  # wall only: shown before dot's drawing
     _, t, c = measured(lambda: jax.make_jaxpr(fresh(step))(*args))
     best.add("make_jaxpr again", t, c)  # the same trace again: how far it swings in one run
     return program, len(json.dumps(payload, separators=(",", ":")))

@@ -19,6 +19,7 @@ from browser_lab import (
     command,
     notebook_page,
     save_shot,
+    select_cell,
 )
 
 ARTIFACTS = ROOT / "artifacts" / "labextension-views"
@@ -275,7 +276,7 @@ def test_expand_is_steady(page, cell, name):
     settled(graph)
     # The cell explored is the active one before anything is measured (a click in a cell
     # that is not makes JupyterLab activate it, and it may scroll the page to show it).
-    page.locator(".jp-Notebook .jp-Cell").nth(cell).locator(".jp-InputPrompt").click()
+    select_cell(page, page.locator(".jp-Notebook .jp-Cell").nth(cell))
     scroll_to_graph(page, graph)
     assert graph.get_attribute("data-jaxviz-rankdir") == ("LR" if name == "steps-sideways" else "TB")
     boxes = sorted(visible_boxes(graph), key=lambda b: -b[3])
@@ -499,7 +500,7 @@ def test_rerun_keeps_the_height_and_the_title_follows_the_prompt(page):
     wrapper.evaluate("""w => { window.__heights = []; window.__sampling = true;
       const tick = () => { window.__heights.push(w.getBoundingClientRect().height);
         if (window.__sampling) requestAnimationFrame(tick); }; requestAnimationFrame(tick); }""")
-    cell.locator(".jp-InputPrompt").click()
+    select_cell(page, cell)
     page.keyboard.press("Shift+Enter")
     new = cell.locator(".jp-jaxviz-output:not([data-old])[data-jaxviz-items]")
     new.wait_for(timeout=120_000)
