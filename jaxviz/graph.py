@@ -24,7 +24,7 @@ JSON schema (``Graph.to_json``, MIME type ``application/vnd.jaxviz+json``), vers
       "groups": [{"id": int, "name": str, "kind": str, "parent": int|null,
                   "groups": [int], "nodes": [int], "n_eqns": int,
                   "source": source|null, "repeat": str|null, "flops": float, "bytes": float,
-                  "holder": int|null, "collectives": int, "comm_bytes": float}],
+                  "holder": int|null, "helper": bool, "collectives": int, "comm_bytes": float}],
       "root": 0
     }
 
@@ -285,6 +285,9 @@ class Group:
     # The node of the one equation whose sub-jaxprs this group holds (a scan, relu's
     # custom_jvp_call, ``where`` shown as the user's call), its first node; else None.
     holder: int | None = None
+    # A call of one of JAX's own helpers shown as the user's call (``where``, not ``jit:
+    # _where``): one operation, whatever equations it holds (``Graph.operations``).
+    helper: bool = False
     # What the compiled program's collectives inside it move (jaxviz.costs.annotate_collectives):
     # how many, and the bytes of their results on one device.
     collectives: int = 0
@@ -295,7 +298,7 @@ class Group:
         offset by ``group_offset`` and ``node_offset`` (a walk over a sub-jaxpr made again)."""
         return Group(gid, self.name, self.kind, parent, depth, [c + group_offset for c in self.groups],
                      [n + node_offset for n in self.nodes], source=self.source, repeat=self.repeat,
-                     holder=None if self.holder is None else self.holder + node_offset)
+                     holder=None if self.holder is None else self.holder + node_offset, helper=self.helper)
 
     def to_json(self, refs: JsonRefs | None = None) -> dict[str, Any]:
         return {
@@ -303,7 +306,7 @@ class Group:
             "groups": self.groups, "nodes": self.nodes, "n_eqns": self.n_eqns,
             "source": (refs or PLAIN_REFS).source(self.source), "repeat": self.repeat,
             "flops": self.flops, "bytes": self.bytes, "holder": self.holder,
-            "collectives": self.collectives, "comm_bytes": self.comm_bytes,
+            "helper": self.helper, "collectives": self.collectives, "comm_bytes": self.comm_bytes,
         }
 
 
@@ -1259,12 +1262,22 @@ class Graph:
 
     def is_fold(self, gid: int) -> bool:
         """Whether a group reads as repeated layers: a fold (``Block ×12``) or a scan
-        named after its step, with its trip count (``_update_step ×3 (scan)``)."""
+        named after its step, with its trip count (``_update_step ×3 (scan)``). A fold of
+        one operation (``where ×3``: three calls of ``jnp.where``, ``tree_zeros_like ×3``)
+        is a repeated step, not layers: a layer computes more than one thing."""
         g = self.groups[gid]
         if g.kind == "repeat":  # of layers, not of source lines (``rng, _rng = split(rng)`` ×3)
-            return bool(g.groups) and self.groups[g.groups[0]].kind != "line"
+            layer = self.groups[g.groups[0]] if g.groups else None
+            return layer is not None and layer.kind != "line" and self.operations(layer.id) > 1
         return (g.holder is not None and g.name != self.nodes[g.holder].primitive
                                       and self.nodes[g.holder].params.get("length") is not None)
+
+    def operations(self, gid: int) -> int:
+        """The operations a group computes: one for a call of JAX's helper (``where``,
+        whatever it does inside), else its equations but the one it is drawn for (its
+        ``holder``: a ``custom_jvp_call``'s)."""
+        g = self.groups[gid]
+        return 1 if g.helper else g.n_eqns - (g.holder is not None)
 
     def open_chain(self, gid: int, expanded: set[int] | frozenset[int]) -> list[int]:
         """An open group and the open groups it only wraps (no node and a single child

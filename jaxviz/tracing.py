@@ -1458,6 +1458,7 @@ class GraphBuilder:
             helper = library_helper_name(eqn)
             group = g.add_group(label, "eqn" if helper is None else "call", group, source=source)
             g.groups[group].holder = len(g.nodes)  # the equation's node, added next
+            g.groups[group].helper = helper is not None
             names = [internals.jaxpr_function_name(sub) for _, sub, _ in subs]
             self.functions_run[group] = list(dict.fromkeys(n for n in names if n))
             self.plumbing_run.update(traced[0] for _, sub, _ in subs

@@ -885,3 +885,45 @@ def test_the_payload_is_shown_before_dot_and_kept_where_dot_keeps_the_view(name,
     assert last[MIME_TYPE]["graph"] is first[MIME_TYPE]["graph"]  # the graph encoded once
     assert last[MIME_TYPE]["expanded"] == sorted(program.graph.expansion(program.expand))
     assert (last[MIME_TYPE]["expanded"] != first[MIME_TYPE]["expanded"]) == refitted
+
+
+def test_one_operation_repeated_is_no_fold_of_layers():
+    """Three calls of ``jnp.where`` in a row fold into ``where ×3`` (drawn as one box), but
+    that is one operation repeated, not the model's layers: the first view is not
+    fitted to bring it on screen. A layer of two operations is a fold."""
+
+    def clamp_thrice(x):
+        x = jnp.where(x > 1.0, 1.0, x)
+        x = jnp.where(x < -1.0, -1.0, x)
+        return jnp.where(jnp.isnan(x), 0.0, x)
+
+    def layer(x, w):
+        return jnp.tanh(x @ w)
+
+    def mlp(x, w):
+        return layer(layer(layer(x, w), w), w)
+
+    x, w = jnp.ones((2, 3)), jnp.ones((3, 3))
+    for fn, args, folded in ((clamp_thrice, (x,), False), (mlp, (x, w), True)):
+        graph = jaxviz.trace(fn, *args).graph
+        (repeat,) = [g.id for g in graph.groups if g.kind == "repeat"]
+        assert graph.is_fold(repeat) == folded, graph.groups[repeat]
+
+
+@needs_dot
+@pytest.mark.parametrize("name", ["scipy_bfgs", "optax_lbfgs"])
+def test_an_optimizer_s_loop_is_not_closed_for_a_repeated_helper(name):
+    """scipy's BFGS and optax's L-BFGS repeat a helper (``where ×3``,
+    ``optax.tree_zeros_like ×3``): not layers, so dot's fit does not close the
+    optimizer's ``while`` loop to bring them on the first screen; the view the
+    estimate chose is drawn."""
+    case = programs.load(name)
+    program = jaxviz.trace(case.fn, *case.args, **case.kwargs)
+    program.costs()
+    dot_renderer.start_first_view(program.graph)
+    estimated = program.graph.expansion(program.expand)
+    first_view_svg(program)
+    shown = program.graph.expansion(program.expand)
+    assert shown == estimated
+    assert any("while" in program.graph.groups[g].name for g in shown), \
+        sorted(program.graph.groups[g].name for g in shown)

@@ -209,6 +209,18 @@ describe('folds a view shows', () => {
     const lines = repeatGraph();
     lines.groups[1].kind = 'line';
     assert.ok(!isFold(lines, 4), 'a run of source lines is no layer');
+    const oneOperation = repeatGraph();
+    for (const layer of [1, 2, 3]) {
+      oneOperation.groups[layer].holder = oneOperation.groups[layer].nodes[0];
+      oneOperation.groups[layer].n_eqns = 3; // the call's equation and the two it holds
+      oneOperation.groups[layer].helper = true;
+    }
+    assert.ok(!isFold(oneOperation, 4), 'a call of jnp.where, thrice, is one operation repeated');
+    oneOperation.groups[1].helper = false;
+    assert.ok(isFold(oneOperation, 4), "a call of the user's jitted function is a layer");
+    oneOperation.groups[1].n_eqns = 1;
+    oneOperation.groups[1].holder = null;
+    assert.ok(!isFold(oneOperation, 4), 'one equation is one operation');
   });
 });
 

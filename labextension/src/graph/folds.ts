@@ -7,12 +7,14 @@
 
 import { GraphJSON } from '../shared/payload';
 
-/** Whether a group reads as repeated layers: a fold of layers (not of source lines), or a
- * loop named after the function it runs, with its trip count. */
+/** Whether a group reads as repeated layers: a fold of layers (not of source lines, nor
+ * of one operation: `where ×3`), or a loop named after the function it runs, with its
+ * trip count. */
 export function isFold(graph: GraphJSON, gid: number): boolean {
   const g = graph.groups[gid];
   if (g.kind === 'repeat') {
-    return g.groups.length > 0 && graph.groups[g.groups[0]].kind !== 'line';
+    const layer = g.groups.length > 0 ? graph.groups[g.groups[0]] : undefined;
+    return layer !== undefined && layer.kind !== 'line' && operations(layer) > 1;
   }
   const holder = g.holder;
   if (holder === undefined || holder === null) {
@@ -20,6 +22,16 @@ export function isFold(graph: GraphJSON, gid: number): boolean {
   }
   const node = graph.nodes[holder];
   return !!node && g.name !== node.primitive && node.params?.length !== undefined;
+}
+
+/** The operations a group computes: one for a call of JAX's helper (`where`, whatever it
+ * does inside), else its equations but the one it is drawn for (its holder: a
+ * `custom_jvp_call`'s); `Graph.operations`. */
+function operations(g: GraphJSON['groups'][number]): number {
+  if (g.helper) {
+    return 1;
+  }
+  return g.n_eqns - (g.holder === undefined || g.holder === null ? 0 : 1);
 }
 
 /** The folds a view with `expanded` open shows (as open groups or as boxes), outermost

@@ -2056,7 +2056,7 @@ validate75.errors = vErrors;
 return errors === 0;
 }
 
-const schema34 = {"title":"GraphGroup","type":"object","required":["id","name","kind","parent","groups","nodes","n_eqns","source","repeat"],"properties":{"id":{"type":"integer"},"name":{"type":"string"},"kind":{"type":"string"},"parent":{"type":["integer","null"]},"groups":{"type":"array","items":{"type":"integer"}},"nodes":{"type":"array","items":{"type":"integer"}},"n_eqns":{"type":"integer"},"source":{"oneOf":[{"$ref":"#/definitions/SourceLoc"},{"type":"null"}]},"repeat":{"type":["string","null"]},"holder":{"type":["integer","null"],"description":"The node of the one equation whose sub-jaxprs this group holds (a scan's, a pmap's)."},"flops":{"type":"number"},"bytes":{"type":"number"},"collectives":{"type":"integer","description":"Collectives of the compiled program inside it (jaxviz.costs.annotate_collectives)."},"comm_bytes":{"type":"number","description":"The bytes their results hold on one device."}}};
+const schema34 = {"title":"GraphGroup","type":"object","required":["id","name","kind","parent","groups","nodes","n_eqns","source","repeat"],"properties":{"id":{"type":"integer"},"name":{"type":"string"},"kind":{"type":"string"},"parent":{"type":["integer","null"]},"groups":{"type":"array","items":{"type":"integer"}},"nodes":{"type":"array","items":{"type":"integer"}},"n_eqns":{"type":"integer"},"source":{"oneOf":[{"$ref":"#/definitions/SourceLoc"},{"type":"null"}]},"repeat":{"type":["string","null"]},"holder":{"type":["integer","null"],"description":"The node of the one equation whose sub-jaxprs this group holds (a scan's, a pmap's)."},"helper":{"type":"boolean","description":"A call of one of JAX's own helpers shown as the user's call (where): one operation."},"flops":{"type":"number"},"bytes":{"type":"number"},"collectives":{"type":"integer","description":"Collectives of the compiled program inside it (jaxviz.costs.annotate_collectives)."},"comm_bytes":{"type":"number","description":"The bytes their results hold on one device."}}};
 
 function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2287,11 +2287,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.flops !== undefined){
-let data12 = data.flops;
+if(data.helper !== undefined){
 const _errs28 = errors;
-if(!((typeof data12 == "number") && (isFinite(data12)))){
-validate78.errors = [{instancePath:instancePath+"/flops",schemaPath:"#/properties/flops/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+if(typeof data.helper !== "boolean"){
+validate78.errors = [{instancePath:instancePath+"/helper",schemaPath:"#/properties/helper/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs28 === errors;
@@ -2300,11 +2299,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.bytes !== undefined){
-let data13 = data.bytes;
+if(data.flops !== undefined){
+let data13 = data.flops;
 const _errs30 = errors;
 if(!((typeof data13 == "number") && (isFinite(data13)))){
-validate78.errors = [{instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate78.errors = [{instancePath:instancePath+"/flops",schemaPath:"#/properties/flops/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 var valid0 = _errs30 === errors;
@@ -2313,11 +2312,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.collectives !== undefined){
-let data14 = data.collectives;
+if(data.bytes !== undefined){
+let data14 = data.bytes;
 const _errs32 = errors;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-validate78.errors = [{instancePath:instancePath+"/collectives",schemaPath:"#/properties/collectives/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(!((typeof data14 == "number") && (isFinite(data14)))){
+validate78.errors = [{instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 var valid0 = _errs32 === errors;
@@ -2326,17 +2325,31 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.comm_bytes !== undefined){
-let data15 = data.comm_bytes;
+if(data.collectives !== undefined){
+let data15 = data.collectives;
 const _errs34 = errors;
-if(!((typeof data15 == "number") && (isFinite(data15)))){
-validate78.errors = [{instancePath:instancePath+"/comm_bytes",schemaPath:"#/properties/comm_bytes/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+validate78.errors = [{instancePath:instancePath+"/collectives",schemaPath:"#/properties/collectives/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid0 = _errs34 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.comm_bytes !== undefined){
+let data16 = data.comm_bytes;
+const _errs36 = errors;
+if(!((typeof data16 == "number") && (isFinite(data16)))){
+validate78.errors = [{instancePath:instancePath+"/comm_bytes",schemaPath:"#/properties/comm_bytes/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+var valid0 = _errs36 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }

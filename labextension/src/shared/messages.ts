@@ -260,6 +260,10 @@ export interface GraphGroup {
    * The node of the one equation whose sub-jaxprs this group holds (a scan's, a pmap's).
    */
   holder?: number | null;
+  /**
+   * A call of one of JAX's own helpers shown as the user's call (where): one operation.
+   */
+  helper?: boolean;
   flops?: number;
   bytes?: number;
   /**
