@@ -233,7 +233,12 @@ def test_a_drawing_that_fails_in_a_kernel_still_binds_the_cells_names(shell, ns,
         raise RuntimeError("the drawing failed here")
         yield  # a generator, as program_mimebundles is
 
-    monkeypatch.setattr(shell, "kernel", object(), raising=False)  # as in ipykernel
+    class NotebookKernel:  # as ipykernel's, running a notebook's cell
+        @staticmethod
+        def get_parent(channel):
+            return {"metadata": {"cellId": "cell-1"}}
+
+    monkeypatch.setattr(shell, "kernel", NotebookKernel(), raising=False)
     jaxviz.display.register(jaxviz.Program, mimebundles=failing)
     try:
         r = run(shell, "%%jaxpr\ndrawn = jnp.tanh(x) * 2\n")

@@ -135,10 +135,11 @@ class JaxvizMagics(Magics):
             self._display(program)
 
     def _display(self, program: Any) -> None:
-        """In a kernel, shown as soon as a frontend can draw it: dot's drawing, the static
+        """In a notebook, shown as soon as a frontend can draw it: dot's drawing, the static
         form a saved notebook keeps, updates the display once laid out
-        (``program_mimebundles``). A terminal prints the program once."""
-        if getattr(self.ipython, "kernel", None) is None:
+        (``program_mimebundles``). A terminal, and a console that does not update
+        displays, show the program once (``updates_displays``)."""
+        if not updates_displays(getattr(self.ipython, "kernel", None)):
             display(program)
             return
         try:
@@ -205,6 +206,18 @@ def _device(args: Any) -> Any:
     if not args.device:
         return None
     return resolve_device(args.device)
+
+
+def updates_displays(kernel: Any) -> bool:
+    """Whether the frontend that ran the cell updates a display in place: a notebook,
+    whose request names its cell (``cellId`` in its metadata: JupyterLab, Notebook 7).
+    jupyter console and qtconsole name none, and ignore ``update_display_data``: they
+    would keep a first step's summary only. None: no kernel (a terminal)."""
+    get_parent = getattr(kernel, "get_parent", None)  # ipykernel >= 6
+    if get_parent is None:
+        return False
+    metadata = get_parent("shell").get("metadata") or {}
+    return bool(metadata.get("cellId"))
 
 
 def _eval_call(expr: str, ns: dict[str, Any]) -> tuple[Any, list[Any], dict[str, Any]]:
