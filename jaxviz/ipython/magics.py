@@ -210,7 +210,8 @@ def _device(args: Any) -> Any:
 
 def updates_displays(kernel: Any) -> bool:
     """Whether the frontend that ran the cell updates a display in place: a notebook,
-    whose request names its cell (``cellId`` in its metadata: JupyterLab, Notebook 7).
+    whose request names its cell (``cellId`` in its metadata: JupyterLab, Notebook 7,
+    VS Code's Jupyter extension since vscode-python#13288).
     jupyter console and qtconsole name none, and ignore ``update_display_data``: they
     would keep a first step's summary only. None: no kernel (a terminal)."""
     get_parent = getattr(kernel, "get_parent", None)  # ipykernel >= 6
