@@ -213,7 +213,7 @@ def updates_displays(kernel: Any) -> bool:
     whose request names its cell (``cellId`` in its metadata: JupyterLab, Notebook 7,
     VS Code's Jupyter extension since vscode-python#13288).
     jupyter console and qtconsole name none, and ignore ``update_display_data``: they
-    would keep a first step's summary only. None: no kernel (a terminal)."""
+    would keep a first step's summary only. False where ``kernel`` is None (a terminal)."""
     get_parent = getattr(kernel, "get_parent", None)  # ipykernel >= 6
     if get_parent is None:
         return False
