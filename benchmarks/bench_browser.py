@@ -210,7 +210,7 @@ def restore_zoom(g, scale: float) -> None:
     """Zoom back to `scale` about the point ZOOM_JS zooms about: the view as before it (what
     the openings measured next find in view)."""
     now = float(g.evaluate("g => g.dataset.jaxvizScale"))
-    g.evaluate(ZOOM_STEPS_JS, [g.element_handle(), round(math.log(scale / now) / math.log(1.15))])
+    g.page.evaluate(ZOOM_STEPS_JS, [g.element_handle(), round(math.log(scale / now) / math.log(1.15))])
     g.page.wait_for_timeout(300)
 
 

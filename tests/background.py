@@ -15,6 +15,7 @@ only through ``run`` or ``popen`` below, so that the session's end kills any sti
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -109,8 +110,15 @@ def stop() -> None:
 
 
 def popen(args: list[str], **kwargs: Any) -> subprocess.Popen:
+    """``subprocess.Popen(args, **kwargs)``, from a job's thread, with the environment as
+    it is now unless ``env`` is given. Without ``env`` the child (vforked: it shares this
+    process's memory until it runs the program) reads the C library's live environment,
+    which a test's ``monkeypatch.setenv`` in the main thread may reallocate meanwhile: the
+    likeliest cause of a spawn that failed once in CI with ``OSError: [Errno 14] Bad
+    address``. Given ``env``, the child reads a copy this call holds."""
     if STOPPING.is_set():
         raise RuntimeError("the test session is over")
+    kwargs.setdefault("env", dict(os.environ))
     proc = subprocess.Popen(args, **kwargs)
     PROCESSES.add(proc)
     return proc
