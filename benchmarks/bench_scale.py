@@ -16,6 +16,8 @@ interleaved with jaxviz so that a shared machine's load hits both):
     and the biggest of those parts each alone (the text, the payload, dot's layout); and
     the FIRST PAINT: the trace plus the bundle ``%%jaxpr`` publishes before dot lays out
     (the payload the JupyterLab renderer draws), which dot's drawing then updates;
+    for the jitted and checkpointed blocks, also with the block defined afresh before each
+    run (as when its cell runs again: both sides then trace one block);
   - EXPAND: groups opened alone at L = 48 (300, spread over all), view model and DOT
     source (target < 0.1 s),
     and a few big ones laid out by dot to SVG;
@@ -50,6 +52,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
+import types
 
 sys.path.insert(0, os.path.dirname(__file__))
 
@@ -234,6 +237,37 @@ def bench_train_step(label, step, args, expand_groups=True):
     if expand_groups:
         bench_expansions(program)
     return program
+
+
+def redefined(fn):
+    """A new function of ``fn``'s code, as running again the cell that defines ``fn``
+    makes: JAX's trace cache, keyed by the function, has nothing for it."""
+    return types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
+def bench_block_defined_afresh(label, wrap, layers):
+    """FIRST VIEW of the train step whose blocks go through ``wrap``, its block defined
+    afresh before each run (for ``make_jaxpr`` and for ``jaxviz.trace`` alike): both
+    trace one block, as after a notebook runs the model's cell again. In the rows above,
+    JAX's cache holds the block's trace from the run before, so ``make_jaxpr`` traces none
+    of it, while jaxviz still draws every block."""
+    params, tokens = models.init_params(layers), models.tokens()
+
+    def step():
+        return models.train_step_with(wrap, redefined(models.block))
+
+    best = Best()
+    for _ in range(REPEATS):
+        jaxpr_of, traced = jax.make_jaxpr(step()), step()
+        _, t, c = measured(lambda: jaxpr_of(params, tokens))  # noqa: B023  (called at once)
+        best.add("make_jaxpr", t, c)
+        program, t, c = measured(lambda: jaxviz.trace(traced, params, tokens))  # noqa: B023
+        best.add("trace", t, c)
+        _, t, c = measured(functools.partial(program.graph.view, program.expand))
+        best.add("view", t, c)
+    wall, cpu = best.ratio(["trace", "view"])
+    print(f"{label:>14}: {program.eqn_count:6d} eqns | make_jaxpr {best.wall['make_jaxpr']:5.3f} s, its block "
+          f"defined afresh | FIRST VIEW {wall:4.2f}x (CPU {cpu:4.2f}x)")
 
 
 def print_first_view_parts(best, eqn_count):
@@ -551,6 +585,7 @@ def main() -> None:
         for n in layers[1:]:
             bench_train_step(f"{name} L={n}", models.train_step_with(wrap),
                              (models.init_params(n), models.tokens()), expand_groups=False)
+            bench_block_defined_afresh(f"{name} L={n}", wrap, n)
     step, step_args = flax_train_step()
     bench_train_step("flax CNN", step, step_args, expand_groups=False)
     bench_corpus_transformers(layers[1:])

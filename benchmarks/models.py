@@ -66,12 +66,12 @@ def train_step(params, tokens, lr=1e-2):
     return params, loss
 
 
-def train_step_with(wrap):
-    """``train_step`` with each block called through ``wrap`` (``jax.jit``,
+def train_step_with(wrap, layer_fn=block):
+    """``train_step`` with each block (``layer_fn``) called through ``wrap`` (``jax.jit``,
     ``jax.checkpoint``), as real models wrap their layers: JAX traces the block once and
     reuses that trace for every block, so ``make_jaxpr`` costs about one block, however
-    many there are."""
-    layer = wrap(block)
+    many there are; and none at all once JAX's cache, keyed by ``layer_fn``, holds it."""
+    layer = wrap(layer_fn)
 
     def wrapped_loss_fn(params, tokens):
         x = params["embed"][tokens]
