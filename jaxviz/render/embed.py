@@ -50,9 +50,10 @@ def viewer_source() -> str | None:
 
 @functools.cache
 def viewer_payload() -> str | None:
-    """The viewer as it travels in an output (``gzip_base64``: 0.08 s, once a session)."""
+    """The viewer as it travels in an output (``gzip_base64`` at level 6, once a session:
+    a notebook keeps it, 11 % smaller than at a graph's level)."""
     source = viewer_source()
-    return None if source is None else gzip_base64(source)
+    return None if source is None else gzip_base64(source, level=6)
 
 
 class ViewerPlacement:

@@ -200,12 +200,8 @@ describe('inflatePayload', () => {
     assert.equal(await inflatePayload(payload), payload, 'plain payloads pass through');
   });
 
-  it('restores the sources and avals a big graph carries in tables', async () => {
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
-    const zlib = require('node:zlib');
-    const payload = smallPayload();
-    const full = payload.graph;
-    // As Graph.to_json(tables=True) writes it: each distinct entry once, referred to by index.
+  /** `full` as Graph.to_json(tables=True) writes it: each distinct entry once, referred to by index. */
+  function withTables(full: ReturnType<typeof smallPayload>['graph']) {
     const sources: unknown[] = [];
     const avals: unknown[] = [];
     const ref = (table: unknown[], value: unknown) => {
@@ -214,7 +210,7 @@ describe('inflatePayload', () => {
       return found >= 0 ? found : table.push(value) - 1;
     };
     const source = (s: unknown) => (s === null || s === undefined ? null : ref(sources, s));
-    const tabled = {
+    return {
       ...full,
       nodes: full.nodes.map(n => ({ ...n, source: source(n.source), outputs: n.outputs.map(a => ref(avals, a)) })),
       edges: full.edges.map(e => ({ ...e, aval: ref(avals, e.aval) })),
@@ -222,12 +218,50 @@ describe('inflatePayload', () => {
       sources,
       avals
     };
-    assert.ok(avals.length < full.edges.length + full.nodes.length, 'the fixture repeats avals');
-    const text = JSON.stringify(tabled);
+  }
+
+  /** `items` as Graph.to_columns writes them: one list per field. */
+  function columns(items: object[]): Record<string, unknown[]> {
+    const out: Record<string, unknown[]> = {};
+    for (const field of Object.keys(items[0])) {
+      out[field] = items.map(item => (item as Record<string, unknown>)[field]);
+    }
+    return out;
+  }
+
+  /** The payload with `graph` as a big one travels: its JSON gzipped, in base64. */
+  function shipped(payload: ReturnType<typeof smallPayload>, graph: object) {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const zlib = require('node:zlib');
+    const text = JSON.stringify(graph);
     const data = zlib.gzipSync(Buffer.from(text)).toString('base64');
-    const shipped = { ...payload, graph: { encoding: 'gzip+base64', data, bytes: text.length } };
-    const inflated = (await inflatePayload(shipped)) as typeof payload;
-    assert.deepEqual(inflated.graph, JSON.parse(JSON.stringify(full)));
+    return { ...payload, graph: { encoding: 'gzip+base64', data, bytes: text.length } };
+  }
+
+  it('restores the sources and avals a big graph carries in tables (as notebooks saved before columns hold)', async () => {
+    const payload = smallPayload();
+    const tabled = withTables(payload.graph);
+    assert.ok(
+      tabled.avals.length < payload.graph.edges.length + payload.graph.nodes.length,
+      'the fixture repeats avals'
+    );
+    const inflated = (await inflatePayload(shipped(payload, tabled))) as typeof payload;
+    assert.deepEqual(inflated.graph, JSON.parse(JSON.stringify(payload.graph)));
+    assert.equal(payloadProblem(inflated), null);
+  });
+
+  it('restores a big graph whose items travel in columns, with tables', async () => {
+    const payload = smallPayload();
+    const tabled = withTables(payload.graph);
+    const inColumns = {
+      ...tabled,
+      nodes: columns(tabled.nodes),
+      edges: columns(tabled.edges),
+      groups: columns(tabled.groups)
+    };
+    assert.ok(!Array.isArray(inColumns.nodes) && Array.isArray(inColumns.nodes.label));
+    const inflated = (await inflatePayload(shipped(payload, inColumns))) as typeof payload;
+    assert.deepEqual(inflated.graph, JSON.parse(JSON.stringify(payload.graph)));
     assert.equal(payloadProblem(inflated), null);
   });
 

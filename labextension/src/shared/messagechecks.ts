@@ -2684,7 +2684,7 @@ validate65.errors = vErrors;
 return errors === 0;
 }
 
-const schema35 = {"title":"CompressedGraph","description":"A graph as it travels when big: the same JSON, gzipped and base64-encoded; in it, each distinct source location and aval may be written once, in the tables sources and avals, nodes, edges and groups holding indices into them (jaxviz/render/payload.py).","type":"object","required":["encoding","data","bytes"],"properties":{"encoding":{"const":"gzip+base64"},"data":{"type":"string"},"bytes":{"type":"integer"}}};
+const schema35 = {"title":"CompressedGraph","description":"A graph as it travels when big: the same JSON, gzipped and base64-encoded; in it, each distinct source location and aval may be written once, in the tables sources and avals, nodes, edges and groups holding indices into them, and the nodes, edges and groups may be written as columns, one list per field (Graph.to_columns; jaxviz/render/payload.py).","type":"object","required":["encoding","data","bytes"],"properties":{"encoding":{"const":"gzip+base64"},"data":{"type":"string"},"bytes":{"type":"integer"}}};
 
 function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;

@@ -276,7 +276,7 @@ export interface GraphGroup {
   comm_bytes?: number;
 }
 /**
- * A graph as it travels when big: the same JSON, gzipped and base64-encoded; in it, each distinct source location and aval may be written once, in the tables sources and avals, nodes, edges and groups holding indices into them (jaxviz/render/payload.py).
+ * A graph as it travels when big: the same JSON, gzipped and base64-encoded; in it, each distinct source location and aval may be written once, in the tables sources and avals, nodes, edges and groups holding indices into them, and the nodes, edges and groups may be written as columns, one list per field (Graph.to_columns; jaxviz/render/payload.py).
  */
 export interface CompressedGraph {
   encoding: 'gzip+base64';

@@ -58,6 +58,38 @@ interface GraphWithTables {
   groups: { source: unknown }[];
 }
 
+/** Items written as columns, one list per field (`Graph.to_columns`). */
+type Columns = Record<string, unknown[]>;
+
+/** The items of `columns` as one object each: `{label: [a, b]}` → `[{label: a}, {label: b}]`;
+ * items written one object each (notebooks saved before columns) as they are. */
+function asRows<T>(items: T[] | Columns): T[] {
+  if (Array.isArray(items)) {
+    return items;
+  }
+  const fields = Object.entries(items);
+  const count = fields.length ? fields[0][1].length : 0;
+  const rows = new Array<T>(count);
+  for (let i = 0; i < count; i++) {
+    const row: Record<string, unknown> = {};
+    for (const [field, values] of fields) {
+      row[field] = values[i];
+    }
+    rows[i] = row as T;
+  }
+  return rows;
+}
+
+/** A big graph as it travels, its items in columns or (saved before) one object each. */
+type ShippedGraph = Omit<GraphWithTables, 'nodes' | 'edges' | 'groups'> & {
+  [items in 'nodes' | 'edges' | 'groups']: GraphWithTables[items] | Columns;
+};
+
+/** The graph with one object per item (as `as_rows` in `jaxviz/render/payload.py`). */
+function withRows(graph: ShippedGraph): GraphWithTables {
+  return { ...graph, nodes: asRows(graph.nodes), edges: asRows(graph.edges), groups: asRows(graph.groups) };
+}
+
 /** The graph JSON in full: each index into its tables replaced by the entry (as
  * `without_tables` in `jaxviz/render/payload.py`); a graph without tables as it is. */
 function withoutTables(graph: GraphWithTables): unknown {
@@ -82,8 +114,8 @@ function withoutTables(graph: GraphWithTables): unknown {
 }
 
 /**
- * The payload with its graph inflated (see `jaxviz/render/payload.py`: graphs over
- * 256 KB travel gzipped, their source locations and avals in tables). Uses the
+ * The payload with its graph inflated (see `jaxviz/render/payload.py`: big graphs travel
+ * gzipped, their items in columns, their source locations and avals in tables). Uses the
  * platform's DecompressionStream: no dependency.
  */
 export async function inflatePayload(data: unknown): Promise<unknown> {
@@ -93,7 +125,7 @@ export async function inflatePayload(data: unknown): Promise<unknown> {
   }
   const raw = Uint8Array.from(atob(p.graph.data), c => c.charCodeAt(0));
   const stream = new Blob([raw]).stream().pipeThrough(new DecompressionStream('gzip'));
-  const graph = withoutTables(JSON.parse(await new Response(stream).text()) as GraphWithTables);
+  const graph = withoutTables(withRows(JSON.parse(await new Response(stream).text()) as ShippedGraph));
   return { ...p, graph };
 }
 
