@@ -4,6 +4,8 @@ is ``test_frontends_browser.py``.)"""
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import re
 import sys
@@ -120,3 +122,11 @@ def test_a_rerun_of_the_cell_that_carried_it_carries_it_again():
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+def test_the_viewer_packed_beside_the_first_cell_is_the_script_gzipped():
+    thread = embed.prepare_viewer()  # as %load_ext does
+    thread.join(timeout=120)
+    assert not thread.is_alive()
+    packed = embed.viewer_payload()
+    assert packed is not None and gzip.decompress(base64.b64decode(packed)).decode("utf-8") == embed.viewer_source()

@@ -24,6 +24,7 @@ from ..cells import NothingToTrace, analyse, new_cell_filename, stage_cell
 from ..devices import resolve_device
 from ..jaxprs import is_traceable_tree
 from ..profiling import attach_report, profile, report_cell_run
+from ..render.embed import prepare_viewer
 from ..tracing import trace
 from . import bridge, exceptions, recompiles
 from .commands import COMMANDS
@@ -267,6 +268,7 @@ def _traced_names(source: str, ns: dict[str, Any]) -> list[str]:
 
 def load_ipython_extension(shell: Any) -> None:
     shell.register_magics(JaxvizMagics)
+    prepare_viewer()
     for mod in EXTENSION_MODULES:
         mod.register(shell)
 
