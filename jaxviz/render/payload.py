@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-MAX_INLINE_GRAPH_BYTES = 64_000  # of the compact form (columns, tables): the full JSON is some times longer
+MAX_INLINE_GRAPH_BYTES = 64_000  # of the compact form (columns, tables); the full JSON is a few times that
 MAX_SHIPPED_NODES = 60_000
 
 
