@@ -160,37 +160,37 @@ class TableRefs(JsonRefs):
     def __init__(self) -> None:
         self.sources: list[dict[str, Any]] = []
         self.avals: list[dict[str, Any]] = []
-        # by identity first (the builder shares one per line), then by value (a call's site
-        # is made apart from its line's)
-        self._source_index: dict[int, int] = {}
-        self._source_by_value: dict[tuple[Any, ...], int] = {}
+        # Each entry's index by the identity of what it writes first (the builder shares one
+        # location per line and one Aval per type; an Aval hashes in Python), then by
+        # value (a call's site is made apart from its line's).
+        self._by_id: dict[int, int] = {}
         self._kept: list[SourceLoc | Aval] = []  # alive while their ids are keys
-        self._aval_index: dict[Aval, int] = {}
-        self._aval_by_id: dict[int, int] = {}  # by identity first: an Aval hashes in Python
+        self._source_by_value: dict[tuple[Any, ...], int] = {}
+        self._aval_by_value: dict[Aval, int] = {}
 
     def source(self, loc: SourceLoc | None) -> Any:
         if loc is None:
             return None
-        index = self._source_index.get(id(loc))
+        index = self._by_id.get(id(loc))
         if index is None:
             value = (loc.file, loc.line, loc.function, loc.cell_line, loc.text, loc.cell)
-            index = self._source_by_value.get(value)
-            if index is None:
-                index = self._source_by_value[value] = len(self.sources)
-                self.sources.append(loc.to_json())
-            self._source_index[id(loc)] = index
-            self._kept.append(loc)
+            index = self._entered(loc, value, self._source_by_value, self.sources)
         return index
 
     def aval(self, aval: Aval) -> Any:
-        index = self._aval_by_id.get(id(aval))
+        index = self._by_id.get(id(aval))
+        return self._entered(aval, aval, self._aval_by_value, self.avals) if index is None else index
+
+    def _entered(self, item: SourceLoc | Aval, value: Any, by_value: dict[Any, int],
+                 table: list[dict[str, Any]]) -> int:
+        """The index of ``item``'s entry in ``table``, written there unless an equal
+        ``value`` was; known from now on by ``item``'s identity."""
+        index = by_value.get(value)
         if index is None:
-            index = self._aval_index.get(aval)
-            if index is None:
-                index = self._aval_index[aval] = len(self.avals)
-                self.avals.append(aval.to_json())
-            self._aval_by_id[id(aval)] = index
-            self._kept.append(aval)
+            index = by_value[value] = len(table)
+            table.append(item.to_json())
+        self._by_id[id(item)] = index
+        self._kept.append(item)
         return index
 
 
