@@ -141,21 +141,10 @@ class SourceLoc:
         return f"{self.file.rsplit('/', 1)[-1]}:{self.line}"
 
 
-class JsonRefs:
-    """How the JSON of a node, edge or group writes its source location and avals: in
-    full (the graph's JSON, ``Graph.to_json``)."""
-
-    def source(self, loc: SourceLoc | None) -> Any:
-        return loc.to_json() if loc else None
-
-    def aval(self, aval: Aval) -> Any:
-        return aval.to_json()
-
-
-class TableRefs(JsonRefs):
+class TableRefs:
     """Each distinct source location and aval written once, in the tables ``sources`` and
-    ``avals``, and referred to by its index there (``Graph.to_json(tables=True)``): a
-    layer's equations share a few lines and types, and each would repeat them."""
+    ``avals``, and referred to by its index there (``Graph.to_columns``): a layer's
+    equations share a few lines and types, and each would repeat them."""
 
     def __init__(self) -> None:
         self.sources: list[dict[str, Any]] = []
@@ -192,9 +181,6 @@ class TableRefs(JsonRefs):
         self._by_id[id(item)] = index
         self._kept.append(item)
         return index
-
-
-PLAIN_REFS = JsonRefs()
 
 
 class DeferredParams:
@@ -251,13 +237,12 @@ class Node:
     def params(self, value: dict[str, str]) -> None:
         self._params = value
 
-    def to_json(self, refs: JsonRefs | None = None) -> dict[str, Any]:
-        refs = refs or PLAIN_REFS
+    def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id, "kind": self.kind, "label": self.label, "group": self.group,
             "primitive": self.primitive, "input_kind": self.input_kind, "params": self.params,
-            "outputs": [refs.aval(a) for a in self.outputs], "literals": self.literals,
-            "source": refs.source(self.source),
+            "outputs": [a.to_json() for a in self.outputs], "literals": self.literals,
+            "source": self.source.to_json() if self.source else None,
             "flops": self.flops, "bytes": self.bytes,
         }
 
@@ -269,8 +254,8 @@ class Edge:
     aval: Aval
     var: str
 
-    def to_json(self, refs: JsonRefs | None = None) -> dict[str, Any]:
-        return {"src": self.src, "dst": self.dst, "aval": (refs or PLAIN_REFS).aval(self.aval), "var": self.var}
+    def to_json(self) -> dict[str, Any]:
+        return {"src": self.src, "dst": self.dst, "aval": self.aval.to_json(), "var": self.var}
 
 
 @dataclass(slots=True)
@@ -305,11 +290,11 @@ class Group:
                      [n + node_offset for n in self.nodes], source=self.source, repeat=self.repeat,
                      holder=None if self.holder is None else self.holder + node_offset, helper=self.helper)
 
-    def to_json(self, refs: JsonRefs | None = None) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id, "name": self.name, "kind": self.kind, "parent": self.parent,
             "groups": self.groups, "nodes": self.nodes, "n_eqns": self.n_eqns,
-            "source": (refs or PLAIN_REFS).source(self.source), "repeat": self.repeat,
+            "source": self.source.to_json() if self.source else None, "repeat": self.repeat,
             "flops": self.flops, "bytes": self.bytes, "holder": self.holder,
             "helper": self.helper, "collectives": self.collectives, "comm_bytes": self.comm_bytes,
         }
@@ -1500,33 +1485,28 @@ class Graph:
         return below[key] or ("n", node_id)
 
     # ----------------------------------------------------------------- export
-    def to_json(self, tables: bool = False) -> dict[str, Any]:
-        """The graph's JSON (schema "jaxviz.graph"). ``tables``: each distinct source
-        location and aval written once, in ``sources`` and ``avals``, nodes, edges and
-        groups holding their indices (the form a big graph travels in: a third of the
-        text; ``render.payload.decode_graph`` and the browser restore the full form)."""
-        refs = TableRefs() if tables else PLAIN_REFS
-        data = {
+    def to_json(self) -> dict[str, Any]:
+        """The graph's JSON (schema "jaxviz.graph"), in full: one object per node, edge and
+        group, each with its source location and avals."""
+        return {
             "schema": "jaxviz.graph",
             "version": SCHEMA_VERSION,
             "name": self.name,
             "legend": LEGEND,
-            "nodes": [n.to_json(refs) for n in self.nodes],
-            "edges": [e.to_json(refs) for e in self.edges],
-            "groups": [g.to_json(refs) for g in self.groups],
+            "nodes": [n.to_json() for n in self.nodes],
+            "edges": [e.to_json() for e in self.edges],
+            "groups": [g.to_json() for g in self.groups],
             "root": 0,
             **({"marks": self.marks} if self.marks else {}),
         }
-        if isinstance(refs, TableRefs):
-            data["sources"], data["avals"] = refs.sources, refs.avals
-        return data
 
     def to_columns(self) -> dict[str, Any]:
-        """``to_json(tables=True)`` with its nodes, edges and groups each written as columns,
-        one list per field (``{"label": [...], "group": [...], ...}``), not as one object
-        per item: the form a big graph travels in (``render.payload.encode_graph``). The
-        field names are written once, not once per item: a 12-block train step's text is
-        0.42 MB, not 0.93 MB with tables alone, and a third smaller gzipped.
+        """``to_json`` in the form a big graph travels in (``render.payload.encode_graph``):
+        each distinct source location and aval written once, in the tables ``sources`` and
+        ``avals``, nodes, edges and groups holding their indices; and the nodes, edges and
+        groups each written as columns, one list per field (``{"label": [...], "group":
+        [...], ...}``), not as one object per item. A 12-block train step's text is 0.42
+        MB, not 0.93 MB with tables alone (8 MB in full), and a third smaller gzipped.
         ``render.payload.decode_graph`` and the browser restore the full form."""
         refs = TableRefs()
         nodes, edges, groups = self.nodes, self.edges, self.groups

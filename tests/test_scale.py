@@ -62,7 +62,7 @@ def test_a_big_graph_travels_in_columns_with_each_source_and_aval_written_once(t
 
 
 def test_rows_written_with_tables_as_notebooks_saved_before_still_decode(transformer):
-    text = payload_module.json_bytes(transformer.graph.to_json(tables=True))
+    text = payload_module.json_bytes(payload_module.as_rows(transformer.graph.to_columns()))  # rows, tables
     shipped = payload_module.compressed_graph(text)
     assert payload_module.decode_graph(shipped) == json.loads(transformer.graph.to_json_str())
 

@@ -7,8 +7,7 @@ written once (tables ``sources`` and ``avals``, referred to by index) and the no
 and groups written as columns (``Graph.to_columns``), which the browser inflates with the
 standard ``DecompressionStream`` and restores (``labextension/src/shared/payload.ts``); a
 12k-equation train step's 7.9 MB of JSON (1.7 MB in columns) travel as 0.25 MB. Notebooks
-saved before hold one object per item, with tables (``Graph.to_json(tables=True)``): both
-are restored. A graph travels inline, in full (one object per item, without tables), when
+saved before hold one object per item, with the same tables: both are restored. A graph travels inline, in full (one object per item, without tables), when
 its compact form's JSON is at most ``MAX_INLINE_GRAPH_BYTES``.
 Past ``MAX_SHIPPED_NODES`` the graph is not shipped at all (``"graph": null`` with
 ``"graph_omitted"`` saying why): the browser shows the static rendering of the bundle.
@@ -87,7 +86,7 @@ def as_rows(graph: dict[str, Any]) -> dict[str, Any]:
 
 
 def without_tables(graph: dict[str, Any]) -> dict[str, Any]:
-    """A graph's JSON written with tables (``Graph.to_json(tables=True)``) in full: each
+    """A graph's JSON written with tables (``Graph.to_columns``'s) in full: each
     index replaced by its source location or aval (as ``shared/payload.ts`` does)."""
     if "avals" not in graph:
         return graph

@@ -200,7 +200,7 @@ describe('inflatePayload', () => {
     assert.equal(await inflatePayload(payload), payload, 'plain payloads pass through');
   });
 
-  /** `full` as Graph.to_json(tables=True) writes it: each distinct entry once, referred to by index. */
+  /** `full` with tables, as graphs traveled before columns: each distinct entry once, referred to by index. */
   function withTables(full: ReturnType<typeof smallPayload>['graph']) {
     const sources: unknown[] = [];
     const avals: unknown[] = [];
