@@ -784,23 +784,16 @@ class GraphBuilder:
         so each round is wired to the next rather than all to one hub. An equation that
         holds a sub-jaxpr (``relu``'s ``custom_jvp_call``) goes with its line."""
         g = self.graph
+        line_keys = self._line_keys()
         for group in list(g.groups):
             if len(group.nodes) + len(group.groups) < LINE_GROUP_MIN:
                 continue  # too few members for a run (most groups: an equation's, a layer's)
-            runs: list[list[int]] = []  # node ids: an equation, or the own node of an eqn group
-            last = None
             members = self._members_in_order(group)
             alone = len(group.groups) == sum(g.groups[c].holder is not None for c in group.groups)
-            for nid in members:
-                key = self._line_key(nid)
-                if key is not None and key == last:
-                    runs[-1].append(nid)
-                else:
-                    runs.append([nid])
-                last = key
             targets: list[tuple[int, list[int]]] = []  # moved in one pass over the group, after
-            for run in runs:
-                if len(run) < LINE_GROUP_MIN:
+            for key, grouped in itertools.groupby(members, line_keys.__getitem__):
+                run = list(grouped)  # node ids: an equation, or the own node of an eqn group
+                if key is None or len(run) < LINE_GROUP_MIN:
                     continue
                 rounds = self._loop_rounds(run)
                 if len(rounds) == 1 and len(run) == len(members) and alone \
@@ -809,22 +802,22 @@ class GraphBuilder:
                 src = g.nodes[run[0]].source
                 name = f"line {src.cell_line or src.line}: {short(src.text or src.function, 40)}" if src \
                     else f"{g.nodes[run[0]].primitive} ({len(run)} equations)"
-                for k, members in enumerate(rounds, 1):
+                for k, round_members in enumerate(rounds, 1):
                     gid = g.add_group(name, "line", group.id, source=src)
                     if len(rounds) > 1:
                         g.groups[gid].repeat = f"{name} {k}/{len(rounds)}"
-                    targets.append((gid, members))
+                    targets.append((gid, round_members))
             if targets:
                 self._move_members(group, targets)
 
-    def _line_key(self, nid: int) -> tuple[str, int | str] | None:
-        """What a run of equations that reads as one box shares: their user line; for
-        equations JAX made with no user line (pmap's per-array ``squeeze`` of the mapped
-        axis), their primitive."""
-        node = self.graph.nodes[nid]
-        if node.kind != "eqn" or nid in self.library_nodes:
-            return None
-        return (node.source.file, node.source.line) if node.source else ("", node.primitive or "")
+    def _line_keys(self) -> list[tuple[str, int | str] | None]:
+        """Per node, what a run of equations that reads as one box shares: their user line;
+        for equations JAX made with no user line (pmap's per-array ``squeeze`` of the mapped
+        axis), their primitive. None: no equation, or one inside a library call."""
+        library = self.library_nodes
+        return [None if node.kind != "eqn" or node.id in library
+                else (node.source.file, node.source.line) if node.source else ("", node.primitive or "")
+                for node in self.graph.nodes]
 
     def _members_in_order(self, group: Any) -> list[int]:
         """The group's equations in program order, an equation group standing as its own
@@ -838,6 +831,8 @@ class GraphBuilder:
         (a column of the line) seen earlier in the round comes again. At least three rounds
         of at least ``LOOP_ROUND_MIN`` equations each (a two-operation lambda per leaf stays
         one run), doing the same operations."""
+        if len(run) < 3 * LOOP_ROUND_MIN:
+            return [run]  # too short for three rounds
         rounds: list[list[int]] = [[]]
         seen: set[Any] = set()
         last = None

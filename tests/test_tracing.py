@@ -152,6 +152,22 @@ def test_long_runs_from_one_line_are_grouped():
     assert {g.kind for g in graph.groups[1:]} == {"inputs", "outputs", "line"}
 
 
+
+def feature(x):
+    y = jnp.sin(x) * 2.0 + 1.0 - x
+    return jnp.cos(y) * 3.0 + 2.0 - y
+
+
+def test_every_long_line_of_a_function_is_a_box_whatever_its_length():
+    """Two lines of four equations each, in a function's group: each is a box (a run is
+    "all the group does" only where it is, not where it is as long as the run before)."""
+    graph = jaxviz.trace(lambda x: feature(x) * 2.0, jnp.ones(3)).graph
+    group = next(g for g in graph.groups if g.name == "feature")
+    lines = [graph.groups[c] for c in group.groups]
+    assert [g.kind for g in lines] == ["line", "line"] and not group.nodes
+    assert [g.n_eqns for g in lines] == [4, 4]
+    assert "jnp.sin" in lines[0].name and "jnp.cos" in lines[1].name
+
 def test_keyword_arguments_are_named_in_jit_order_and_static_by_name():
     def f(x, *, scale, bias, train=True):
         return x * scale + bias if train else x
