@@ -169,15 +169,15 @@ def first_view_stages(step, args, best):
     best.add("rest", rest, rest)
     view, t, c = measured(lambda: program.graph.view(program.expand))
     best.add("view", t, c)  # the first view's items and edges: what a frontend lays out
-    _, t, c = measured(lambda: program.graph.expansion(program.expand))
+    expanded, t, c = measured(lambda: program.graph.expansion(program.expand))
     best.add("choice", t, c)  # of which the first view's choice of open groups
     dot, t, c = measured(lambda: view_to_dot(view))
     best.add("dot source", t, c)
     if dot_available():
         _, t, c = measured(lambda: render_svg(dot))
         best.add("dot layout", t, c)  # Graphviz's fixed cost: only where no frontend lays out
-    payload, t, c = measured(lambda: program_payload(program))
-    best.add("payload", t, c)  # the JSON the browser gets (the whole model, gzipped)
+    payload, t, c = measured(lambda: program_payload(program, expanded))
+    best.add("payload", t, c)  # the JSON the browser gets (the whole model, gzipped), the view chosen
     _, t, c = measured(program.costs)
     best.add("costs", t, c)  # estimated once, when the program is first displayed
     _, t, c = measured(program.text)
