@@ -15,10 +15,17 @@ bash scripts/test_jax_versions.sh --oldest --prepare >"$oldest_log" 2>&1 &
 oldest_venv=$!
 .venv/bin/ruff check jaxviz tests benchmarks
 .venv/bin/lint-imports  # the import contracts in pyproject.toml: one-way flow, no cycles
-.venv/bin/pyright  # basic type checking of jaxviz/ ([tool.pyright] in pyproject.toml)
-if command -v npm >/dev/null 2>&1; then  # labextension/: eslint.config.mjs, .prettierrc.json
+# pyright (basic type checking of jaxviz/: [tool.pyright] in pyproject.toml) beside the
+# TypeScript's linters (labextension/: eslint.config.mjs, .prettierrc.json): a core each.
+pyright_log=$(mktemp)
+.venv/bin/pyright >"$pyright_log" 2>&1 &
+pyright=$!
+if command -v npm >/dev/null 2>&1; then
   (cd labextension && npm run --silent lint && npm run --silent format:check)
 fi
+if ! wait "$pyright"; then cat "$pyright_log"; exit 1; fi
+cat "$pyright_log"
+rm -f "$pyright_log"
 status=0
 pytest=(.venv/bin/python -m pytest -q -p no:cacheprovider)
 if [ $# -gt 0 ]; then
