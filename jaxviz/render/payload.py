@@ -7,8 +7,9 @@ written once (tables ``sources`` and ``avals``, referred to by index) and the no
 and groups written as columns (``Graph.to_columns``), which the browser inflates with the
 standard ``DecompressionStream`` and restores (``labextension/src/shared/payload.ts``); a
 12k-equation train step's 7.9 MB of JSON (1.7 MB in columns) travel as 0.25 MB. Notebooks
-saved before hold one object per item, with the same tables: both are restored. A graph travels inline, in full (one object per item, without tables), when
-its compact form's JSON is at most ``MAX_INLINE_GRAPH_BYTES``.
+saved before hold one object per item, with the same tables: both are restored. A graph
+travels inline, in full (one object per item, without tables), when its compact form's JSON
+is at most ``MAX_INLINE_GRAPH_BYTES``.
 Past ``MAX_SHIPPED_NODES`` the graph is not shipped at all (``"graph": null`` with
 ``"graph_omitted"`` saying why): the browser shows the static rendering of the bundle.
 """
