@@ -8,11 +8,11 @@
 # second process beside the rest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup_env.sh test graphviz chromium
-# The oldest JAX's venv is made meanwhile (mostly downloads), its suite run at the end.
+# The oldest JAX's venv is made beside .venv (pip leaves a core idle), its suite run at the end.
 oldest_log=$(mktemp)
 bash scripts/test_jax_versions.sh --oldest --prepare >"$oldest_log" 2>&1 &
 oldest_venv=$!
+bash scripts/setup_env.sh test graphviz chromium
 .venv/bin/ruff check jaxviz tests benchmarks
 .venv/bin/lint-imports  # the import contracts in pyproject.toml: one-way flow, no cycles
 # pyright (basic type checking of jaxviz/: [tool.pyright] in pyproject.toml) beside the
@@ -31,11 +31,11 @@ pytest=(.venv/bin/python -m pytest -q -p no:cacheprovider)
 if [ $# -gt 0 ]; then
   "${pytest[@]}" "$@" || status=$?
 else
-  # The browser tests (marked `browser` in tests/conftest.py) mostly wait on Chromium,
-  # JupyterLab and kernels: run in a pytest process of their own beside the rest, they
-  # use the core the rest leaves idle. Their report follows the others'.
+  # The browser tests (marked `browser` in tests/conftest.py, in files named *_browser.py)
+  # mostly wait on Chromium, JupyterLab and kernels: run in a pytest process of their own
+  # beside the rest, they use the core the rest leaves idle. Their report follows the others'.
   browser_log=$(mktemp)
-  "${pytest[@]}" -m browser >"$browser_log" 2>&1 &
+  "${pytest[@]}" -m browser tests/*_browser.py >"$browser_log" 2>&1 &
   browser_tests=$!
   "${pytest[@]}" -m "not browser" || status=$?
   wait "$browser_tests" || status=1

@@ -28,13 +28,16 @@ collect_ignore = [] if importlib.util.find_spec("flax") else ["test_phases.py", 
 # The default run (and CI) runs them; ``pytest -m "not slow"`` is the quick loop.
 SLOW_TEST_FILES = frozenset({
     "test_kernel.py", "test_demo_notebooks.py", "test_labextension_browser.py",
-    "test_labextension_views.py", "test_browser_recompiles.py", "test_chains_browser.py",
+    "test_labextension_views_browser.py", "test_recompiles_browser.py", "test_chains_browser.py",
 })
 SLOW_FIXTURES = frozenset({"kernel", "loaded", "lab"})  # a real kernel, a JupyterLab
 # Tests that drive Chromium against JupyterLab: marked ``browser``. They mostly wait on the
 # browser, the server and kernels: ``scripts/test.sh`` runs them in a pytest process of their
-# own beside the rest, on the core the rest leaves idle.
+# own beside the rest, on the core the rest leaves idle. That process collects only the files
+# named ``*_browser.py`` (importing every module would cost it 15 s of CPU): a browser test
+# anywhere else is an error of collection.
 BROWSER_FIXTURES = frozenset({"lab", "lab_server", "browser"})
+BROWSER_FILE_SUFFIX = "_browser.py"
 
 
 def pytest_configure(config):
@@ -53,6 +56,9 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         if BROWSER_FIXTURES & fixtures:
             item.add_marker(pytest.mark.browser)
+            if not item.path.name.endswith(BROWSER_FILE_SUFFIX):
+                raise pytest.UsageError(f"{item.nodeid} drives a browser: move it to a file named "
+                                        f"*{BROWSER_FILE_SUFFIX}, the files scripts/test.sh runs them from")
     items[:] = background.last_the_modules_with_jobs(items)
 
 
