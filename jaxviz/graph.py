@@ -345,6 +345,8 @@ PHASE_TIERS = {"forward": 0, "backward": 1, "update": 2}  # what the first view 
 EQUATION_TIER = 3
 LIBRARY_FLOW_TIER = 4  # a library's own control flow (numpyro's cond branches) opens last
 CONTROL_FLOW = frozenset({"eqn", "jaxpr"})  # an equation holding sub-jaxprs, one of them
+LOOP_PRIMITIVES = frozenset({"scan", "while"})
+LOOP_AND_BRANCH_PRIMITIVES = LOOP_PRIMITIVES | {"cond"}
 
 
 @functools.lru_cache(maxsize=65536)
@@ -1067,7 +1069,8 @@ class Graph:
         ``loss_fn``) opens with it, as one cluster, and costs nothing only when it shows a
         fold; it stays closed when what it wraps cannot open.
         Never opened: the leaves of an argument, folds (their layers are all alike: opening
-        one is the user's choice), a line's equations, and small boxes. The view
+        one is the user's choice), a line's equations, small boxes, and calls of JAX's own
+        helpers that run no loop or branch (one operation each to the user). The view
         must also fit about two screens: ``AUTO_WIDTH_PT`` wide and ``AUTO_RANKS`` rows
         as ``layout_extent`` estimates them."""
         expanded = {0}
@@ -1156,6 +1159,13 @@ class Graph:
         folds = (c for c in children if self.groups[c].kind == "repeat")
         return next((layer for fold in folds for layer in self.groups[fold].groups
                      if self.groups[layer].name == name), None)
+
+    def _runs_loop_or_branch(self, gid: int) -> bool:
+        """Whether a loop or a branch runs inside the group: what a call of one of JAX's
+        helpers holds of the program (``lax.scan``'s body, a library's step) rather than
+        JAX's implementation of an operation (``jnp.linspace``, ``random.normal``)."""
+        return any(self.nodes[h].primitive in LOOP_AND_BRANCH_PRIMITIVES for d in self.descendants(gid)
+                   if (h := self.groups[d].holder) is not None)
 
     def _in_library(self, gid: int) -> bool:
         """Whether a group lies inside a call of a library's function."""
@@ -1427,6 +1437,8 @@ class Graph:
                 rank = AUTO_OPEN_RANK["call"]  # the user's call into a library: as telling as their own
             if rank == 0 or g.n_eqns <= AUTO_OPEN_MIN_EQNS:
                 continue
+            if g.helper and not self._runs_loop_or_branch(end):
+                continue  # JAX's own helper (linspace, log_sigmoid): one operation, its inside JAX's
             head = self.groups[c]
             own = PHASE_TIERS.get(head.name, tier) if head.kind == "phase" else tier
             # A box of loose equations (a library's layer norm) tells less than structure,

@@ -37,7 +37,7 @@ from .adapters.base import (
 )
 from .call_scopes import CalledNames, CallInfo, display_function, make_source
 from .code_paths import PACKAGE_DIR, installed_package, is_user_file
-from .graph import DeferredParams, Edge, Graph, Group, Node, SourceLoc, name_stem
+from .graph import LOOP_PRIMITIVES, DeferredParams, Edge, Graph, Group, Node, SourceLoc, name_stem
 from .jaxprs import (
     aval_of_value,
     aval_of_var,
@@ -58,7 +58,6 @@ LINE_GROUP_MIN = 4  # this many consecutive equations from one line become a gro
 LINE_ALONE_MAX = 30  # a program that is one line of more equations than this is one box
 LOOP_ROUND_MIN = 3  # a line's run splits into loop rounds of at least this many equations
 LOOP_ROUNDS_MAX = 64  # and of at most this many rounds (an unrolled chain stays one group)
-LOOP_PRIMITIVES = frozenset({"scan", "while"})
 LIBRARY_DEPTH = 6  # library calls nested deeper than this are shown as their caller
 REPLAY_WALKS = True  # a sub-jaxpr walked before is made again from its first walk (GraphBuilder._walk_sub)
 # The library call a user's function runs inside as a callback: (that function's call

@@ -62,9 +62,22 @@ def trace_and_run(name: str) -> str:
             assert verdict is not False, f"{name}: {check.__name__}: {why}"
         problem = lazy_views_problem(program.graph)
         assert not problem, f"{name}: {problem}"
+        opened = jax_helpers_opened(program.graph, program.graph.expansion(program.expand))
+        assert not opened, f"{name}: the first view opens JAX's implementation of {opened}"
     except Exception:
         return traceback.format_exc(limit=-4)
     return ""
+
+
+def jax_helpers_opened(graph, expanded) -> list[str]:
+    """The calls of JAX's own helpers (``linspace``, ``normal``) open in ``expanded``
+    that run no loop and no branch: nothing of them is the program's but their result."""
+    def runs_flow(gid: int) -> bool:
+        g = graph.groups[gid]
+        held = g.holder is not None and graph.nodes[g.holder].primitive in ("scan", "while", "cond")
+        return held or any(map(runs_flow, g.groups))
+
+    return [graph.groups[g].name for g in sorted(expanded) if graph.groups[g].helper and not runs_flow(g)]
 
 
 LAZY_VIEWS_CHECKED = 12  # groups opened alone per program, spread over all of them

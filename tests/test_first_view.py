@@ -657,16 +657,16 @@ def folds_on_first_screen(program, svg: str, folds) -> dict[str, list[tuple[floa
 def test_the_first_view_is_fitted_to_the_drawing_a_notebook_shows():
     """``first_view_svg`` fits the first view to the drawing a notebook shows, whose boxes
     carry their costs (every display estimates them first): the view it settles on is the
-    one the notebook's payload opens. mctx's policy is where the two drawings differ: its
-    ``gumbel`` opens only with the costed boxes' layout."""
-    case = programs.load("mctx_gumbel_muzero")
+    one the notebook's payload opens. The associative scan is where the two drawings
+    differ: its ``apply_ssm`` fits beside the boxes drawn without their costs only."""
+    case = programs.load("associative_scan")
     fitted = jaxviz.trace(case.fn, *case.args, **case.kwargs)
     first_view_svg(fitted)
     shown = jaxviz.trace(case.fn, *case.args, **case.kwargs)
     payload = shown._repr_mimebundle_()[MIME_TYPE]
     names = sorted(fitted.graph.groups[g].name for g in fitted.graph.expansion(fitted.expand))
     assert names == sorted(shown.graph.groups[g].name for g in payload["expanded"])
-    assert "gumbel" in names, names
+    assert "apply_ssm" not in names, names
 
 
 @needs_dot
@@ -764,7 +764,7 @@ def test_the_first_view_is_fitted_to_dot_s_layout(monkeypatch):
     program = jaxviz.trace(models.train_step, models.init_params(12), models.tokens())
     roomy = svg_size_pt(first_view_svg(program))
     opened = program.graph.expansion("auto")
-    limit = 0.9 * max(roomy)
+    limit = 0.9 * min(roomy)  # over it both ways
     monkeypatch.setattr(dot_renderer, "VIEW_FIT_PT", limit)
     svg = first_view_svg(program)
     (width, height), (roomy_width, roomy_height) = svg_size_pt(svg), roomy
@@ -885,6 +885,34 @@ def test_the_payload_is_shown_before_dot_and_kept_where_dot_keeps_the_view(name,
     assert last[MIME_TYPE]["graph"] is first[MIME_TYPE]["graph"]  # the graph encoded once
     assert last[MIME_TYPE]["expanded"] == sorted(program.graph.expansion(program.expand))
     assert (last[MIME_TYPE]["expanded"] != first[MIME_TYPE]["expanded"]) == refitted
+
+
+def test_a_call_of_jax_s_own_helper_opens_only_where_a_loop_runs_in_it():
+    """``jnp.linspace`` and ``random.normal`` are one operation each to the user: their
+    equations are JAX's implementation, not the program's structure, so the first view
+    leaves their boxes closed, however much room it has. A helper that runs a loop
+    (``lax.scan`` jitted, as blackjax calls it) holds the user's step, and opens."""
+
+    def layer(x, w):
+        return jnp.tanh(x @ w + 1.0) * 2.0 - x
+
+    def body(carry, w):
+        return layer(carry, w), None
+
+    def step(x, ws, key):
+        grid = jnp.linspace(0.0, 1.0, 8)
+        noise = jax.random.normal(key, x.shape)
+        start = x * grid + noise
+        y, _ = jax.jit(jax.lax.scan, static_argnums=0)(body, start, ws)
+        return jnp.sum(y)
+
+    program = jaxviz.trace(step, jnp.ones((4, 8)), jnp.ones((5, 8, 8)), jax.random.key(0))
+    graph = program.graph
+    opened = graph.expansion(program.expand)
+    helpers = {g.name: g.id for g in graph.groups if g.helper}
+    assert {"linspace", "normal", "scan"} <= helpers.keys(), helpers
+    assert helpers["linspace"] not in opened and helpers["normal"] not in opened
+    assert helpers["scan"] in opened
 
 
 def test_one_operation_repeated_is_no_fold_of_layers():
