@@ -134,8 +134,12 @@ def function_names(eqn: Any) -> list[str]:
 
 def names_the_function(label: str, names: list[str], primitive: str) -> bool:
     """Whether a box's label names what it runs: the function, or the layers a loop runs
-    with their count (``DotReluDot ×4 (scan)``, where the body is ``forward``)."""
+    with their count (``DotReluDot ×4 (scan)``, where the body is ``forward``). A closure a
+    library's factory returns is named as jaxviz names a library call, without its ``_fn``
+    (optax's ``zoom_linesearch(...)``'s ``step_fn`` is ``optax.zoom_linesearch.step``)."""
     if any(name.lstrip("_") in label for name in names):
+        return True
+    if any(re.search(rf"\.{re.escape(name.removesuffix('_fn'))}\b", label) for name in names if name.endswith("_fn")):
         return True
     fold = re.match(r"\s*(\S+)\s+×\s*\d+", label)
     return bool(fold) and fold.group(1) != primitive
