@@ -120,6 +120,9 @@ _LITERAL, _DROP_VAR = jcore.Literal, internals.DropVar
 # A function with differentiation rules of its own (``jax.custom_vjp``, ``jax.custom_jvp``):
 # the equation that calls it is drawn under the function's name.
 CUSTOM_RULE_CALLS = frozenset({"custom_vjp_call", "custom_jvp_call", "custom_vjp_call_jaxpr"})
+# Equations that call one function as it is, with rules or a compiled body of their own
+# (not a loop, a branch or a map): a library may make its call through one of them.
+CALLING_PRIMITIVES = CUSTOM_RULE_CALLS | {"jit", "pjit", "remat2", "checkpoint"}
 
 # Primitives and scopes JAX names after its own machinery, in the words the user wrote.
 USER_WORD_OF_PRIMITIVE = {"remat2": "checkpoint", "remat": "checkpoint"}
@@ -426,8 +429,8 @@ class _Walk:
 # each a node (n), a group (g), a (group, ...) pair (p), a node's values through it (t)
 # or anything else, kept as it is (-); replayed with keys and values moved.
 _WALKED_TABLES = {"sites": "n-", "outside_phases": "n-", "_passes_through": "nt", "functions_run": "g-",
-                  "apis_called": "g-", "activation": "g-", "differentiated": "g-", "_keyed": "pg",
-                  "_last_at_site": "p-"}
+                  "apis_called": "g-", "private_calls": "g-", "activation": "g-", "differentiated": "g-",
+                  "_keyed": "pg", "_last_at_site": "p-"}
 
 
 class GraphBuilder:
@@ -481,6 +484,9 @@ class GraphBuilder:
         # functions a library had JAX trace for it (Equinox's ``fun_checkpoint``): not the
         # user's, so not named beside the user's function a box runs
         self.plumbing_run: set[str] = set()
+        # eqn group → the private function of a library (or of JAX) it calls as it is
+        # (``jit: _odeint_wrapper``): how the library makes a call (_merge_private_calls)
+        self.private_calls: dict[int, str] = {}
         self.called = CalledNames()  # library calls named as the user's values say
         # where given (``build_program``): by id, the code objects of the tracebacks' frames
         # from their innermost user frame outward (those a user function can be among)
@@ -525,6 +531,7 @@ class GraphBuilder:
         phases.shape_phases(g, self.outside_phases, optax_adapter.transformation_of, self._values_through())
         self._fold_leaves()
         self._merge_jitted_calls()
+        self._merge_private_calls()
         self._name_loops()
         self._name_loops_as_forward()
         self._mark_repeats()
@@ -593,6 +600,28 @@ class GraphBuilder:
             for c in call.groups:
                 g.groups[c].parent = group.id
             call.nodes, call.groups, call.parent = [], [], None
+
+    def _merge_private_calls(self) -> None:
+        """A library call made through one of its own private functions, under a ``jit``
+        or a custom derivative (``odeint`` → ``jit: _odeint_wrapper``,
+        ``equinox.nondifferentiable`` → ``_nondifferentiable``), is one group: the call's,
+        holding that equation's node, as ``_merge_jitted_calls`` makes of a jitted call.
+        The private function is how the library made the call, not a step of it."""
+        g = self.graph
+        for gid in self.private_calls:
+            wrapper = g.groups[gid]
+            call = g.groups[wrapper.parent] if wrapper.parent is not None else None
+            if wrapper.kind != "eqn" or call is None or call.kind != "library" or call.holder is not None \
+                    or call.groups != [gid]:
+                continue  # (a jnp helper's group is the user's call already: ``normal``)
+            call.holder = wrapper.holder
+            call.nodes = sorted(call.nodes + wrapper.nodes)
+            call.groups = wrapper.groups
+            for nid in wrapper.nodes:
+                g.nodes[nid].group = call.id
+            for c in wrapper.groups:
+                g.groups[c].parent = call.id
+            wrapper.nodes, wrapper.groups, wrapper.parent = [], [], None
 
     def _name_loops(self) -> None:
         """A box holding sub-jaxprs is named after the functions JAX traced into them:
@@ -1455,9 +1484,12 @@ class GraphBuilder:
             g.groups[group].helper = helper is not None
             names = [internals.jaxpr_function_name(sub) for _, sub, _ in subs]
             self.functions_run[group] = list(dict.fromkeys(n for n in names if n))
-            self.plumbing_run.update(traced[0] for _, sub, _ in subs
-                                     if (traced := internals.traced_function(sub)) is not None
-                                     and not is_user_file(traced[1]) and not internals.is_jax_file(traced[1]))
+            traced = [internals.traced_function(sub) for _, sub, _ in subs]
+            self.plumbing_run.update(t[0] for t in traced if t is not None
+                                     and not is_user_file(t[1]) and not internals.is_jax_file(t[1]))
+            private = [t[0] for t in traced if t is not None and t[0].startswith("_") and not is_user_file(t[1])]
+            if eqn.primitive.name in CALLING_PRIMITIVES and private and len(private) == len(traced):
+                self.private_calls[group] = private[0]
             if not self.functions_run[group]:  # lambdas: named after the call that ran them
                 self.apis_called[group] = self._api_called(eqn)
         node = len(g.nodes)

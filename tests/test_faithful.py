@@ -416,6 +416,27 @@ def test_a_constant_made_inside_jax_s_own_library_is_named_after_it():
     assert any(label.startswith("jax.experimental.ode: ") for label in labels), labels
 
 
+def test_a_library_call_made_through_a_private_jitted_function_is_one_group():
+    """``odeint`` calls its private ``_odeint_wrapper`` under ``jax.jit``: the call is one
+    group, ``odeint``'s, holding that ``jit`` equation's node, with the integrator inside
+    it, not an ``odeint`` group around a ``jit: _odeint_wrapper`` group around it. A call of
+    one of JAX's jitted helpers keeps its own group (``jax.random.normal`` runs ``jit:
+    _normal_real``)."""
+    def final_state(theta, y0):
+        noise = jax.random.normal(jax.random.key(0), y0.shape)
+        return odeint(lambda y, t, k: -k * y, y0 + noise, jnp.linspace(0.0, 1.0, 3), theta)[-1]
+
+    graph = jaxviz.trace(final_state, 1.0, jnp.ones(2)).graph
+    (call,) = [g for g in graph.groups if g.name == "jax.experimental.ode.odeint"]
+    assert call.kind == "library" and call.holder in call.nodes
+    assert graph.nodes[call.holder].label == "jit: _odeint_wrapper"
+    inside = [graph.groups[g].name for g in call.groups]
+    assert "_odeint" in inside and not [g for g in graph.groups if g.name == "jit: _odeint_wrapper"], inside
+    assert all(graph.nodes[n].group == call.id for n in call.nodes)
+    (normal,) = [g for g in graph.groups if g.name == "normal"]
+    assert normal.helper and [graph.groups[c].name for c in normal.groups] == ["jit: _normal_real"]
+
+
 def test_a_call_into_jax_s_own_numerical_library_is_a_library_call_around_its_callbacks():
     """``jax.scipy.optimize.minimize`` is a library like any other: one group named after
     it holds its loop and the passes over the loss it differentiates (the user's function
