@@ -532,6 +532,7 @@ class GraphBuilder:
         self._fold_leaves()
         self._merge_jitted_calls()
         self._merge_private_calls()
+        self._place_scopes_opened_in_calls()
         self._name_loops()
         self._name_loops_as_forward()
         self._mark_repeats()
@@ -580,26 +581,39 @@ class GraphBuilder:
 
     def _merge_jitted_calls(self) -> None:
         """A function under ``jax.jit`` is one group, the call's (``sgd``,
-        ``Environment.reset``), holding the ``jit`` equation's node: not a ``jit: sgd``
-        group around a ``sgd`` group."""
+        ``Environment.reset``, ``diffrax.diffeqsolve`` under Equinox's ``filter_jit``),
+        holding the ``jit`` equation's node: not a ``jit: sgd`` group around a ``sgd``
+        group. Where a scope the function's own code opened cuts its equations into pieces
+        (diffrax's ``outer-loop``), the piece is that scope's, inside the one call."""
         g = self.graph
         for group in list(g.groups):
-            if group.holder is None or group.kind != "eqn" or group.nodes != [group.holder] \
-                    or len(group.groups) != 1:
+            if group.holder is None or group.kind != "eqn":
                 continue
-            call = g.groups[group.groups[0]]
             jitted = g.nodes[group.holder].params.get("name")
-            if not (call.kind == "call" and call.name == jitted
-                    or call.kind == "library" and call.name.rpartition(".")[2] == jitted):
+            calls = [c for c in group.groups if _is_call_of(g.groups[c], jitted)]
+            if not calls:
                 continue
+            call = g.groups[calls[0]]
             group.name, group.kind, group.source = call.name, call.kind, call.source or group.source
-            group.nodes += call.nodes
-            group.groups = call.groups
-            for nid in call.nodes:
-                g.nodes[nid].group = group.id
-            for c in call.groups:
-                g.groups[c].parent = group.id
-            call.nodes, call.groups, call.parent = [], [], None
+            pieces = [c for c in group.groups if g.groups[c].name == call.name]
+            pieces += [c for scope in group.groups if g.groups[scope].kind == "scope"
+                       for c in g.groups[scope].groups if g.groups[c].name == call.name]
+            for piece in pieces:
+                self._dissolve(g.groups[piece])
+
+    def _dissolve(self, group: Any) -> None:
+        """``group``'s nodes and groups moved into its parent, in its place; it is left
+        empty and out of the tree."""
+        g = self.graph
+        parent = g.groups[group.parent]
+        at = parent.groups.index(group.id)
+        parent.groups[at:at + 1] = group.groups
+        parent.nodes = sorted(parent.nodes + group.nodes)
+        for nid in group.nodes:
+            g.nodes[nid].group = parent.id
+        for c in group.groups:
+            g.groups[c].parent = parent.id
+        group.nodes, group.groups, group.parent = [], [], None
 
     def _merge_private_calls(self) -> None:
         """A library call made through one of its own private functions, under a ``jit``
@@ -622,6 +636,48 @@ class GraphBuilder:
             for c in wrapper.groups:
                 g.groups[c].parent = call.id
             wrapper.nodes, wrapper.groups, wrapper.parent = [], [], None
+
+    def _place_scopes_opened_in_calls(self) -> None:
+        """A scope a library call opened inside itself (diffrax's ``outer-loop``, a
+        ``jax.named_call`` around Equinox's while loop) cuts that call in two: the name
+        stack puts the scope outside the call, the traceback the call inside the scope.
+        Where a scope holds only a call made at the same site as one beside it (one call,
+        two pieces), the scope goes into that call, as deep as both pieces are the same
+        calls, holding what its piece holds there."""
+        g = self.graph
+        site_of = {gid: key for (_, key), gid in self._keyed.items() if key[0] == "library"}
+        for scope in list(g.groups):
+            if scope.kind != "scope" or scope.parent is None or scope.nodes or len(scope.groups) != 1:
+                continue
+            piece = g.groups[scope.groups[0]]
+            into = self._same_site_child(g.groups[scope.parent], piece, site_of, scope.id)
+            if into is None:
+                continue
+            while not piece.nodes and len(piece.groups) == 1:
+                inner = g.groups[piece.groups[0]]
+                deeper = self._same_site_child(into, inner, site_of)
+                if deeper is None:
+                    break
+                piece.parent, piece.groups = None, []
+                piece, into = inner, deeper
+            piece.parent = None
+            scope.groups, scope.nodes, piece.groups, piece.nodes = piece.groups, piece.nodes, [], []
+            for c in scope.groups:
+                g.groups[c].parent = scope.id
+            for nid in scope.nodes:
+                g.nodes[nid].group = scope.id
+            g.groups[scope.parent].groups.remove(scope.id)
+            into.groups.append(scope.id)
+            scope.parent = into.id
+
+    def _same_site_child(self, parent: Any, call: Any, site_of: dict[int, tuple[str, ...]],
+                         skip: int | None = None) -> Any:
+        """The one library call among ``parent``'s groups (but ``skip``) made at the same
+        site as ``call``, or None."""
+        site = site_of.get(call.id)
+        same = [c for c in parent.groups if c != skip and c != call.id and site is not None
+                and site_of.get(c) == site]
+        return self.graph.groups[same[0]] if len(same) == 1 else None
 
     def _name_loops(self) -> None:
         """A box holding sub-jaxprs is named after the functions JAX traced into them:
@@ -1662,6 +1718,13 @@ class GraphBuilder:
             if function is not None:
                 found[c] = function
         return found
+
+
+def _is_call_of(group: Any, function: Any) -> bool:
+    """Whether ``group`` is a call of the function named ``function`` (a user's, or a
+    library's by its last name: ``diffrax.diffeqsolve`` for ``diffeqsolve``)."""
+    return (group.kind == "call" and group.name == function
+            or group.kind == "library" and group.name.rpartition(".")[2] == function)
 
 
 def _added_since(table: dict[Any, Any], size: int) -> list[Any]:

@@ -437,6 +437,30 @@ def test_a_library_call_made_through_a_private_jitted_function_is_one_group():
     assert normal.helper and [graph.groups[c].name for c in normal.groups] == ["jit: _normal_real"]
 
 
+def test_a_library_function_under_jit_is_one_call_however_a_scope_it_opens_cuts_it():
+    """``diffrax.diffeqsolve`` runs under Equinox's ``filter_jit``, and its adjoint's loop
+    under ``jax.named_call(..., name="outer-loop")``. The name stack puts that scope
+    outside the library's calls, the tracebacks put the calls inside it: the call was
+    ``jit: diffeqsolve`` around a ``diffrax.diffeqsolve`` group and an ``outer-loop`` group
+    holding a second piece of ``RecursiveCheckpointAdjoint.loop``. It is one
+    ``diffrax.diffeqsolve`` group holding the ``jit`` equation, one
+    ``RecursiveCheckpointAdjoint.loop`` in it, and ``outer-loop`` inside that loop."""
+    diffrax = pytest.importorskip("diffrax")
+
+    def solve(y0):
+        return diffrax.diffeqsolve(diffrax.ODETerm(lambda t, y, args: -y), diffrax.Tsit5(), t0=0.0, t1=1.0,
+                                   dt0=0.1, y0=y0).ys
+
+    graph = jaxviz.trace(solve, jnp.ones(2)).graph
+    (call,) = [g for g in graph.groups if g.name == "diffrax.diffeqsolve"]
+    assert call.kind == "library" and graph.nodes[call.holder].label == "jit: diffeqsolve"
+    assert not [g for g in graph.groups if g.name == "jit: diffeqsolve"]
+    (loop,) = [g for g in graph.groups if g.name == "RecursiveCheckpointAdjoint.loop"]
+    assert call.id in graph.ancestors(loop.id)
+    (scope,) = [g for g in graph.groups if g.name == "outer-loop"]
+    assert loop.id in graph.ancestors(scope.id), [graph.groups[a].name for a in graph.ancestors(scope.id)]
+
+
 def test_a_call_into_jax_s_own_numerical_library_is_a_library_call_around_its_callbacks():
     """``jax.scipy.optimize.minimize`` is a library like any other: one group named after
     it holds its loop and the passes over the loss it differentiates (the user's function
