@@ -532,9 +532,11 @@ class GraphBuilder:
         self._fold_leaves()
         self._merge_jitted_calls()
         self._merge_private_calls()
-        self._place_scopes_opened_in_calls()
         self._name_loops()
         self._name_loops_as_forward()
+        # after the loops are named: ``_loop_body`` tells the frames a body restates by what
+        # they hold, which a scope placed inside them would change
+        self._place_scopes_opened_in_calls()
         self._mark_repeats()
         self._group_long_lines()
         return g.finish()
@@ -641,15 +643,17 @@ class GraphBuilder:
         """A scope a library call opened inside itself (diffrax's ``outer-loop``, a
         ``jax.named_call`` around Equinox's while loop) cuts that call in two: the name
         stack puts the scope outside the call, the traceback the call inside the scope.
-        Where a scope holds only a call made at the same site as one beside it (one call,
-        two pieces), the scope goes into that call, as deep as both pieces are the same
-        calls, holding what its piece holds there."""
+        Where a scope holds one call made at the same site as one beside it (one call, two
+        pieces), and else only scopes (the library's own, nested: ``checkpointed-fwd``),
+        the scope goes into that call, as deep as both pieces are the same calls, holding
+        what its piece holds there."""
         g = self.graph
         site_of = {gid: key for (_, key), gid in self._keyed.items() if key[0] == "library"}
         for scope in list(g.groups):
-            if scope.kind != "scope" or scope.parent is None or scope.nodes or len(scope.groups) != 1:
+            calls = [c for c in scope.groups if g.groups[c].kind != "scope"]
+            if scope.kind != "scope" or scope.parent is None or scope.nodes or len(calls) != 1:
                 continue
-            piece = g.groups[scope.groups[0]]
+            piece = g.groups[calls[0]]
             into = self._same_site_child(g.groups[scope.parent], piece, site_of, scope.id)
             if into is None:
                 continue
@@ -660,8 +664,10 @@ class GraphBuilder:
                     break
                 piece.parent, piece.groups = None, []
                 piece, into = inner, deeper
-            piece.parent = None
-            scope.groups, scope.nodes, piece.groups, piece.nodes = piece.groups, piece.nodes, [], []
+            at = scope.groups.index(calls[0])
+            scope.groups[at:at + 1] = piece.groups
+            scope.nodes = piece.nodes
+            piece.parent, piece.groups, piece.nodes = None, [], []
             for c in scope.groups:
                 g.groups[c].parent = scope.id
             for nid in scope.nodes:

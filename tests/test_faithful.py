@@ -459,6 +459,12 @@ def test_a_library_function_under_jit_is_one_call_however_a_scope_it_opens_cuts_
     assert call.id in graph.ancestors(loop.id)
     (scope,) = [g for g in graph.groups if g.name == "outer-loop"]
     assert loop.id in graph.ancestors(scope.id), [graph.groups[a].name for a in graph.ancestors(scope.id)]
+    # differentiated, the scope also holds the library's own nested scope (``checkpointed-fwd``)
+    graph = jaxviz.trace(jax.grad(lambda y0: solve(y0).sum()), jnp.ones(2)).graph
+    scopes = [g for g in graph.groups if g.name == "outer-loop"]
+    assert len(scopes) == 2 and "checkpointed-fwd" in {graph.groups[c].name for s in scopes for c in s.groups}
+    for scope in scopes:
+        assert "RecursiveCheckpointAdjoint.loop" in [graph.groups[a].name for a in graph.ancestors(scope.id)]
 
 
 def test_a_call_into_jax_s_own_numerical_library_is_a_library_call_around_its_callbacks():
