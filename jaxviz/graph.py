@@ -335,6 +335,7 @@ CLUSTER_LABEL_RANKS = 0.5  # an open group's label and margins, in rows
 BOX_RANKS = 1.5  # a closed group's box: name, size, source and cost lines
 PHASE_TITLE_SCALE = 1.2  # a phase's title is 12 pt (visual.json's phase), others 10
 AUTO_MIN_ITEMS = 8  # a first view with fewer opens its biggest box, up to AUTO_MAX_ITEMS
+AUTO_MIN_PROGRAM_ITEMS = 3  # and so does one with fewer boxes and equations beside its arguments and results
 AUTO_MAX_ITEMS = 90
 # How much opening a group of each kind tells in the first view (0: never opened there).
 AUTO_OPEN_RANK = {"inputs": 0, "outputs": 0, "phase": 4, "call": 3, "library": 2, "scope": 3, "transform": 3,
@@ -1106,7 +1107,8 @@ class Graph:
                 continue
             visible += cost
             self._push_openable(heap, chain[-1], tier=min(tier, EQUATION_TIER - 1))
-        if visible < AUTO_MIN_ITEMS:  # one box says nothing: open the biggest, within reason
+        if visible < AUTO_MIN_ITEMS or self._program_items(expanded) < AUTO_MIN_PROGRAM_ITEMS:
+            # one box says nothing (however many arguments feed it): open the biggest, within reason
             for gid in sorted(self._closed_boxes(expanded), key=lambda c: -self.groups[c].n_eqns):
                 cost = self._items(gid) - 1
                 allowed = self.first_view_opens is None or gid in self.first_view_opens
@@ -1410,6 +1412,12 @@ class Graph:
         if g.flops or g.bytes:  # "6.33 kFLOP · 73.7 KiB · 13%"
             lines.append(f"{fmt_flops(g.flops)} · {fmt_bytes(g.bytes)} · 99%")
         return max(MIN_ITEM_PT, _text_width("\n".join(lines)))
+
+    def _program_items(self, expanded: set[int]) -> int:
+        """The view's boxes and equations, not counting the arguments and results."""
+        return sum(self.nodes[n].kind == "eqn" for gid in expanded for n in self.groups[gid].nodes) \
+            + sum(c not in expanded and self.groups[c].kind not in ("inputs", "outputs")
+                  for gid in expanded for c in self.groups[gid].groups)
 
     def _items(self, gid: int) -> int:
         g = self.groups[gid]

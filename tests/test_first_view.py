@@ -29,7 +29,7 @@ from numpyro.infer import NUTS
 
 import jaxviz
 from benchmarks import models, programs
-from jaxviz.graph import MIME_TYPE
+from jaxviz.graph import AUTO_WIDTH_PT, MIME_TYPE
 from jaxviz.render import dot as dot_renderer
 from jaxviz.render.dot import first_view_svg, program_dot, render_svg, svg_items, svg_size_pt
 from jaxviz.render.notebook import program_mimebundles
@@ -955,3 +955,21 @@ def test_an_optimizer_s_loop_is_not_closed_for_a_repeated_helper(name):
     assert shown == estimated
     assert any("while" in program.graph.groups[g].name for g in shown), \
         sorted(program.graph.groups[g].name for g in shown)
+
+
+def test_one_box_beside_the_arguments_opens_though_they_are_many():
+    """A step that is one wide call (36 chains side by side: over the width budget) with
+    six arguments: eight items, but one box beside the arguments and the results says
+    nothing, so the first view opens it (diffrax's ``diffeqsolve``, called with four
+    arrays, was a lone closed box)."""
+    def wide(a, b, c, d, e, f):
+        return [jnp.sin(x * k) for x in (a, b, c, d, e, f) for k in range(1, 7)]
+
+    def step(a, b, c, d, e, f):
+        return wide(a, b, c, d, e, f)
+
+    program = jaxviz.trace(step, *[jnp.ones(3) * i for i in range(6)])
+    graph = program.graph
+    (call,) = [g for g in graph.groups if g.name == "wide"]
+    assert graph.layout_extent({0, call.id})[0] > AUTO_WIDTH_PT  # the greedy choice cannot open it
+    assert call.id in graph.expansion(program.expand)
