@@ -631,13 +631,7 @@ class GraphBuilder:
                     or call.groups != [gid]:
                 continue  # (a jnp helper's group is the user's call already: ``normal``)
             call.holder = wrapper.holder
-            call.nodes = sorted(call.nodes + wrapper.nodes)
-            call.groups = wrapper.groups
-            for nid in wrapper.nodes:
-                g.nodes[nid].group = call.id
-            for c in wrapper.groups:
-                g.groups[c].parent = call.id
-            wrapper.nodes, wrapper.groups, wrapper.parent = [], [], None
+            self._dissolve(wrapper)
 
     def _place_scopes_opened_in_calls(self) -> None:
         """A scope a library call opened inside itself (diffrax's ``outer-loop``, a
