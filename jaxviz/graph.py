@@ -37,8 +37,9 @@ transpose / vmap ...), ``scope`` (a ``jax.named_scope`` or a Flax module), ``eqn
 equation holding sub-jaxprs, e.g. ``scan``; its own node is a member) and ``jaxpr`` (one
 sub-jaxpr of such an equation, e.g. ``branch 1`` of a ``cond``; a group's ``holder`` is the
 node of the one equation whose sub-jaxprs it holds, also for a jnp helper shown as the
-user's ``call`` ``where``), ``phase`` (``forward``, ``backward`` and ``update`` of a function
-that takes a gradient: ``jaxviz.phases``) and ``repeat``: a run of
+user's ``call`` ``where`` and a ``library`` call made through a ``jit``, ``odeint``),
+``phase`` (``forward``, ``backward`` and ``update`` of a function that takes a gradient:
+``jaxviz.phases``) and ``repeat``: a run of
 at least ``REPEAT_MIN`` consecutive sibling groups that are the same layer (same kind, name
 and structure: the same primitives with the same output types, recursively), e.g. 48 calls
 of ``block``, folded into one group named ``"block ×48"`` whose ``groups`` are those
@@ -273,7 +274,8 @@ class Group:
     flops: float = 0.0  # estimated cost of everything inside (jaxviz.costs.annotate)
     bytes: float = 0.0
     # The node of the one equation whose sub-jaxprs this group holds (a scan, relu's
-    # custom_jvp_call, ``where`` shown as the user's call), its first node; else None.
+    # custom_jvp_call, ``where`` shown as the user's call, a library call made through a
+    # ``jit``: ``odeint``, ``diffrax.diffeqsolve``); else None.
     holder: int | None = None
     # A call of one of JAX's own helpers shown as the user's call (``where``, not ``jit:
     # _where``): one operation, whatever equations it holds (``Graph.operations``).
