@@ -647,25 +647,19 @@ class GraphBuilder:
             calls = [c for c in scope.groups if g.groups[c].kind != "scope"]
             if scope.kind != "scope" or scope.parent is None or scope.nodes or len(calls) != 1:
                 continue
-            piece = g.groups[calls[0]]
-            into = self._same_site_child(g.groups[scope.parent], piece, site_of, scope.id)
+            chain = [g.groups[calls[0]]]  # the piece's calls, down to where the two part
+            into = self._same_site_child(g.groups[scope.parent], chain[0], site_of, scope.id)
             if into is None:
                 continue
-            while not piece.nodes and len(piece.groups) == 1:
-                inner = g.groups[piece.groups[0]]
+            while not chain[-1].nodes and len(chain[-1].groups) == 1:
+                inner = g.groups[chain[-1].groups[0]]
                 deeper = self._same_site_child(into, inner, site_of)
                 if deeper is None:
                     break
-                piece.parent, piece.groups = None, []
-                piece, into = inner, deeper
-            at = scope.groups.index(calls[0])
-            scope.groups[at:at + 1] = piece.groups
-            scope.nodes = piece.nodes
-            piece.parent, piece.groups, piece.nodes = None, [], []
-            for c in scope.groups:
-                g.groups[c].parent = scope.id
-            for nid in scope.nodes:
-                g.nodes[nid].group = scope.id
+                chain.append(inner)
+                into = deeper
+            for call in chain:  # outermost first: each hands what it holds to the scope
+                self._dissolve(call)
             g.groups[scope.parent].groups.remove(scope.id)
             into.groups.append(scope.id)
             scope.parent = into.id
