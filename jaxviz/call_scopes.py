@@ -238,8 +238,8 @@ def library_call_name(code: Any) -> str | None:
 
 # A ``__call__`` that reads both calls its ``__func__`` with its ``__self__``: a bound method.
 _BOUND_METHOD_NAMES = frozenset({"__func__", "__self__"})
-# JAX's own numerical libraries: a user's call into one is a library call like any other's.
-JAX_LIBRARIES = ("jax.scipy", "jax.experimental.ode")
+# JAX's own libraries (numerical, and ``jax.nn``): a user's call into one is a library call like any other's.
+JAX_LIBRARIES = ("jax.scipy", "jax.experimental.ode", "jax.nn")
 # JAX's own combinator library: its layers are closures its factories return.
 JAX_COMBINATORS = "jax.example_libraries.stax"
 

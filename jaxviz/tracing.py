@@ -115,6 +115,8 @@ def _holder_params(eqn: Any) -> dict[str, str]:
 
 _JAXPR_TYPES = (jcore.ClosedJaxpr, jcore.Jaxpr)
 _LITERAL, _DROP_VAR = jcore.Literal, internals.DropVar
+# The groups a name stack opens (``jax.named_scope``, ``vmap``): a library may open them inside its call.
+_NAME_STACK_KINDS = ("scope", "transform")
 
 
 # A function with differentiation rules of its own (``jax.custom_vjp``, ``jax.custom_jvp``):
@@ -532,6 +534,7 @@ class GraphBuilder:
         self._fold_leaves()
         self._merge_jitted_calls()
         self._merge_private_calls()
+        self._merge_helper_calls()
         self._name_loops()
         self._name_loops_as_forward()
         # after the loops are named: ``_loop_body`` tells the frames a body restates by what
@@ -633,22 +636,40 @@ class GraphBuilder:
             call.holder = wrapper.holder
             self._dissolve(wrapper)
 
+    def _merge_helper_calls(self) -> None:
+        """A call of JAX's public function that runs as its jitted helper is that helper's
+        one operation (``one_hot``), not a ``jax.nn.one_hot`` group around it. (A helper
+        whose own code calls the function, ``standardize``'s, is ``_open_group``'s.)"""
+        g = self.graph
+        for group in list(g.groups):
+            if group.kind != "library" or group.parent is None or group.nodes or len(group.groups) != 1:
+                continue
+            helper = g.groups[group.groups[0]]
+            if helper.helper and group.name.startswith("jax.") and helper.name == group.name.rpartition(".")[2]:
+                self._dissolve(group)
+
     def _place_scopes_opened_in_calls(self) -> None:
-        """A scope a library call opened inside itself (diffrax's ``outer-loop``, a
-        ``jax.named_call`` around Equinox's while loop) cuts that call in two: the name
-        stack puts the scope outside the call, the traceback the call inside the scope.
-        Where a scope holds one call made at the same site as one beside it (one call, two
-        pieces), and else only scopes (the library's own, nested: ``checkpointed-fwd``),
-        the scope goes into that call, as deep as both pieces are the same calls, holding
-        what its piece holds there."""
+        """A scope or transformation a library call opened inside itself (diffrax's
+        ``outer-loop``, a ``jax.named_call`` around Equinox's while loop; the ``vmap`` and
+        ``jnp.einsum`` scopes of ``jax.nn.dot_product_attention``) cuts that call in two:
+        the name stack puts the scope outside the call, the traceback the call inside the
+        scope. Where a scope holds, through scopes alone, one call made at the same site
+        as one beside it (one call, two pieces), and else only scopes (the library's own,
+        nested: ``checkpointed-fwd``), the scope goes into that call, as deep as both
+        pieces are the same calls, holding what its piece holds there."""
         g = self.graph
         site_of = {gid: key for (_, key), gid in self._keyed.items() if key[0] == "library"}
         for scope in list(g.groups):
-            calls = [c for c in scope.groups if g.groups[c].kind != "scope"]
-            if scope.kind != "scope" or scope.parent is None or scope.nodes or len(calls) != 1:
+            if scope.kind not in _NAME_STACK_KINDS or scope.parent is None:
+                continue
+            inner = scope  # down the name stack's groups to the one call they hold
+            while not inner.nodes and len(inner.groups) == 1 and g.groups[inner.groups[0]].kind in _NAME_STACK_KINDS:
+                inner = g.groups[inner.groups[0]]
+            calls = [c for c in inner.groups if g.groups[c].kind not in _NAME_STACK_KINDS]
+            if inner.nodes or len(calls) != 1:
                 continue
             chain = [g.groups[calls[0]]]  # the piece's calls, down to where the two part
-            into = self._same_site_child(g.groups[scope.parent], chain[0], site_of, scope.id)
+            into = self._same_site_call_around(scope, chain[0], site_of)
             if into is None:
                 continue
             while not chain[-1].nodes and len(chain[-1].groups) == 1:
@@ -663,6 +684,29 @@ class GraphBuilder:
             g.groups[scope.parent].groups.remove(scope.id)
             into.groups.append(scope.id)
             scope.parent = into.id
+            self._dissolve_calls_of(scope, site_of.get(into.id), site_of)
+
+    def _dissolve_calls_of(self, group: Any, site: tuple[str, ...] | None,
+                           site_of: dict[int, tuple[str, ...]]) -> None:
+        """The pieces of the library call made at ``site`` under ``group``, a scope placed
+        in that call, dissolved where they stand (``jnp.einsum``'s scope placed in
+        ``jax.nn.dot_product_attention`` held a piece of it); not inside other calls."""
+        for child in list(group.groups):
+            inner = self.graph.groups[child]
+            same = site is not None and site_of.get(child) == site
+            if same or inner.kind != "library":
+                self._dissolve_calls_of(inner, site, site_of)
+            if same:
+                self._dissolve(inner)
+
+    def _same_site_call_around(self, scope: Any, call: Any, site_of: dict[int, tuple[str, ...]]) -> Any:
+        """The piece of ``call`` beside ``scope``, or beside a scope around it (Equinox's
+        ``vmap`` around its attention, the einsum's scope inside), or None."""
+        inside, around = scope, self.graph.groups[scope.parent]
+        while (into := self._same_site_child(around, call, site_of, inside.id)) is None \
+                and around.kind in _NAME_STACK_KINDS and around.parent is not None:
+            inside, around = around, self.graph.groups[around.parent]
+        return into
 
     def _same_site_child(self, parent: Any, call: Any, site_of: dict[int, tuple[str, ...]],
                          skip: int | None = None) -> Any:
@@ -1465,6 +1509,8 @@ class GraphBuilder:
             outer = self.graph.groups[parent]
             if outer.kind == "scope" and name_stem(outer.name) == name.rpartition(".")[2]:
                 return parent  # a Flax module's own scope (``Dense_0``) around its call
+            if outer.helper and outer.name == name.rpartition(".")[2]:
+                return parent  # a jitted ``jax.nn.standardize``: its helper's group is the call
             return self.graph.add_group(name, "library", parent)
         number = call_scopes.activation_number(name)
         if number is None:

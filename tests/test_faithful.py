@@ -467,6 +467,50 @@ def test_a_library_function_under_jit_is_one_call_however_a_scope_it_opens_cuts_
         assert "RecursiveCheckpointAdjoint.loop" in [graph.groups[a].name for a in graph.ancestors(scope.id)]
 
 
+def test_a_call_of_jax_nn_is_one_group_however_the_scopes_it_opens_cut_it():
+    """``jax.nn`` is JAX's own library, its calls named like any library's:
+    ``jax.nn.gelu``, not a line's pieces. ``jax.nn.dot_product_attention`` opens a ``vmap``
+    and ``jnp.einsum``'s named scopes inside itself; the name stack puts them outside the
+    call, so it was three groups (one per scope). It is one, forward and backward, the
+    scopes inside it. A call that runs as JAX's jitted helper is that helper's one group
+    (``one_hot``), as is a helper whose code makes the call (``standardize``)."""
+
+    def layer(w, x, labels):
+        q = x @ w
+        h = jax.nn.gelu(jax.nn.dot_product_attention(q, q, q))
+        h = jax.nn.standardize(h, axis=-1)
+        return jnp.sum(h * jax.nn.one_hot(labels, 8)[:, :, None, :])
+
+    x, w, labels = jnp.ones((2, 4, 1, 8)), jnp.ones((8, 8)), jnp.zeros((2, 4), jnp.int32)
+    graph = jaxviz.trace(jax.grad(layer), w, x, labels).graph
+    live = [g for g in graph.groups if g.id == 0 or g.parent is not None]
+    for phase in ("forward", "backward"):
+        (pass_,) = [g for g in live if g.kind == "phase" and g.name == phase]
+        below = [g for g in live if pass_.id in graph.ancestors(g.id)]
+        (attention,) = [g for g in below if g.name == "jax.nn.dot_product_attention"]
+        einsums = [g for g in below if "->" in g.name]
+        assert len(einsums) == 2 and all(attention.id in graph.ancestors(g.id) for g in einsums)
+        assert [g.name for g in below if g.name == "jax.nn.gelu"] == ["jax.nn.gelu"]
+        assert not [g for g in below if g.name == "jax.nn.standardize"]
+    (one_hot,) = [g for g in live if "one_hot" in g.name]
+    assert one_hot.name == "one_hot" and one_hot.helper and graph.groups[one_hot.parent].kind != "library"
+
+
+def test_a_library_call_is_one_group_where_the_framework_s_vmap_holds_a_piece_of_it():
+    """Equinox's ``MultiheadAttention`` runs ``equinox.dot_product_attention`` under its
+    own ``vmap``, which also holds a transpose of the module's; the einsum's scope inside
+    that ``vmap`` held a second piece of the call. It is one call, both einsums in it."""
+    eqx = pytest.importorskip("equinox")
+    attention = eqx.nn.MultiheadAttention(2, 8, key=jax.random.PRNGKey(0))
+    x = jnp.ones((4, 8))
+    graph = jaxviz.trace(lambda x: attention(x, x, x), x).graph
+    live = [g for g in graph.groups if g.parent is not None]
+    (call,) = [g for g in live if g.name == "equinox.dot_product_attention"]
+    einsums = [g for g in live if "->" in g.name]
+    assert len(einsums) == 2 and all(call.id in graph.ancestors(g.id) for g in einsums), \
+        [(g.name, [graph.groups[a].name for a in graph.ancestors(g.id)]) for g in einsums]
+
+
 def test_a_call_into_jax_s_own_numerical_library_is_a_library_call_around_its_callbacks():
     """``jax.scipy.optimize.minimize`` is a library like any other: one group named after
     it holds its loop and the passes over the loss it differentiates (the user's function
