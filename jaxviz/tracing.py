@@ -540,6 +540,7 @@ class GraphBuilder:
         # after the loops are named: ``_loop_body`` tells the frames a body restates by what
         # they hold, which a scope placed inside them would change
         self._place_scopes_opened_in_calls()
+        self._merge_transformations_in_calls()
         self._mark_repeats()
         self._group_long_lines()
         return g.finish()
@@ -685,6 +686,41 @@ class GraphBuilder:
             into.groups.append(scope.id)
             scope.parent = into.id
             self._dissolve_calls_of(scope, site_of.get(into.id), site_of)
+
+    def _merge_transformations_in_calls(self) -> None:
+        """Inside a library call, the transformations of one name are one group where at
+        most one of them holds calls of the library's (and all that one the same): the
+        name stack cannot tell one ``vmap`` from two, and the equations of one (over
+        ``jax.nn.dot_product_attention``'s heads) interleave with the scopes and calls it
+        holds, which cut it into pieces. Two holding different calls (mctx's search vmaps
+        ``simulate``, then ``backward``) are two."""
+        g = self.graph
+        for call in g.groups:
+            if call.kind != "library" or call.parent is None:
+                continue
+            by_name: dict[str, list[Any]] = {}
+            for child in call.groups:
+                if g.groups[child].kind == "transform":
+                    by_name.setdefault(g.groups[child].name, []).append(g.groups[child])
+            for same in by_name.values():
+                held = {names for group in same
+                        if (names := frozenset(g.groups[c].name for c in group.groups if g.groups[c].kind == "library"))}
+                if len(same) > 1 and len(held) <= 1:
+                    for group in same[1:]:
+                        self._merge_into(group, same[0])
+
+    def _merge_into(self, group: Any, into: Any) -> None:
+        """``group``'s nodes and groups moved into its sibling ``into``; it is left empty
+        and out of the tree."""
+        g = self.graph
+        g.groups[group.parent].groups.remove(group.id)
+        into.nodes = sorted(into.nodes + group.nodes)
+        into.groups += group.groups
+        for nid in group.nodes:
+            g.nodes[nid].group = into.id
+        for c in group.groups:
+            g.groups[c].parent = into.id
+        group.nodes, group.groups, group.parent = [], [], None
 
     def _dissolve_calls_of(self, group: Any, site: tuple[str, ...] | None,
                            site_of: dict[int, tuple[str, ...]]) -> None:

@@ -475,14 +475,16 @@ def test_a_call_of_jax_nn_is_one_group_however_the_scopes_it_opens_cut_it():
     scopes inside it. A call that runs as JAX's jitted helper is that helper's one group
     (``one_hot``), as is a helper whose code makes the call (``standardize``)."""
 
-    def layer(w, x, labels):
+    def layer(w, x):
         q = x @ w
         h = jax.nn.gelu(jax.nn.dot_product_attention(q, q, q))
-        h = jax.nn.standardize(h, axis=-1)
-        return jnp.sum(h * jax.nn.one_hot(labels, 8)[:, :, None, :])
+        return jax.nn.standardize(h, axis=-1)
+
+    def loss(w, x, labels):
+        return jnp.sum(layer(w, x) * jax.nn.one_hot(labels, 8)[:, :, None, :])
 
     x, w, labels = jnp.ones((2, 4, 1, 8)), jnp.ones((8, 8)), jnp.zeros((2, 4), jnp.int32)
-    graph = jaxviz.trace(jax.grad(layer), w, x, labels).graph
+    graph = jaxviz.trace(jax.grad(loss), w, x, labels).graph
     live = [g for g in graph.groups if g.id == 0 or g.parent is not None]
     for phase in ("forward", "backward"):
         (pass_,) = [g for g in live if g.kind == "phase" and g.name == phase]
@@ -490,6 +492,8 @@ def test_a_call_of_jax_nn_is_one_group_however_the_scopes_it_opens_cut_it():
         (attention,) = [g for g in below if g.name == "jax.nn.dot_product_attention"]
         einsums = [g for g in below if "->" in g.name]
         assert len(einsums) == 2 and all(attention.id in graph.ancestors(g.id) for g in einsums)
+        # its vmap over the heads is one, however the einsums' scopes cut its equations
+        assert len([g for g in below if g.name == "vmap" and attention.id in graph.ancestors(g.id)]) == 1
         assert [g.name for g in below if g.name == "jax.nn.gelu"] == ["jax.nn.gelu"]
         assert not [g for g in below if g.name == "jax.nn.standardize"]
     (one_hot,) = [g for g in live if "one_hot" in g.name]
