@@ -16,7 +16,8 @@ Checks (each stated from the program or from JAX's own trace, never from jaxviz'
 - ``screen``: each of them stands on the first screen of dot's layout, both ways: its title
   within the top 700 pt, and within the 1,000 pt wide columns a notebook shows (the
   program's own structure, centred when it fits that width, else from its left edge).
-- ``lines``: no source line is cut into pieces (sibling ``line`` groups of one name).
+- ``lines``: no source line is cut into pieces (sibling ``line`` groups of one name), nor
+  a library call (a piece of it under a scope or transformation beside it).
 - ``loops``: the loops the program runs (scan, while, fori_loop bodies) are groups named
   after their function, and no box in the first view is a bare ``scan``/``while``/
   ``custom_vjp_call``… where JAX's trace names the function it runs.
@@ -77,6 +78,7 @@ MAX_VIEW_PT = 3000
 SPEED_TARGET = 1.5
 FIRST_VIEW_TARGET = 1.2
 JIT_PRIMITIVES = ("pjit", "jit")
+NAME_STACK_KINDS = ("scope", "transform")  # groups a name stack opens
 # Names JAX gives a function that has none of its own.
 ANONYMOUS = ("<lambda>", "<unnamed function>", "<unnamed wrapped function>")
 SVG = "{http://www.w3.org/2000/svg}"
@@ -238,7 +240,24 @@ def check_lines(program: Any, case: programs.Case) -> Result:
             if graph.groups[c].kind == "line":
                 names[graph.groups[c].name] = names.get(graph.groups[c].name, 0) + 1
         cut += [f"{name} ({k} pieces)" for name, k in names.items() if k > 1]
-    return not cut, "; ".join(cut[:3]) or "no line in pieces"
+        cut += [f"{name} (a piece under {scope})" for name, scope in calls_cut(graph, group)]
+    return not cut, "; ".join(cut[:3]) or "no line or call in pieces"
+
+
+def calls_cut(graph: Any, group: Any) -> list[tuple[str, str]]:
+    """(call, scope) for each library call among ``group``'s groups that has another piece
+    under a scope or transformation beside it, held through such groups alone."""
+    calls = {graph.groups[c].name for c in group.groups if graph.groups[c].kind == "library"}
+    found, todo = [], [(c, graph.groups[c].name) for c in group.groups if graph.groups[c].kind in NAME_STACK_KINDS]
+    while todo:
+        gid, scope = todo.pop()
+        for c in graph.groups[gid].groups:
+            inner = graph.groups[c]
+            if inner.kind == "library" and inner.name in calls:
+                found.append((inner.name, scope))
+            elif inner.kind in NAME_STACK_KINDS:
+                todo.append((c, scope))
+    return found
 
 
 def check_loops(program: Any, case: programs.Case) -> Result:

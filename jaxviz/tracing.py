@@ -656,7 +656,8 @@ class GraphBuilder:
         the name stack puts the scope outside the call, the traceback the call inside the
         scope. Where a scope holds, through scopes alone, one call made at the same site
         as one beside it (one call, two pieces), and else only scopes (the library's own,
-        nested: ``checkpointed-fwd``), the scope goes into that call, as deep as both
+        nested: ``checkpointed-fwd``) and calls of the user's functions (that the library
+        calls back, under its ``jvp``), the scope goes into that call, as deep as both
         pieces are the same calls, holding what its piece holds there."""
         g = self.graph
         site_of = {gid: key for (_, key), gid in self._keyed.items() if key[0] == "library"}
@@ -666,7 +667,7 @@ class GraphBuilder:
             inner = scope  # down the name stack's groups to the one call they hold
             while not inner.nodes and len(inner.groups) == 1 and g.groups[inner.groups[0]].kind in _NAME_STACK_KINDS:
                 inner = g.groups[inner.groups[0]]
-            calls = [c for c in inner.groups if g.groups[c].kind not in _NAME_STACK_KINDS]
+            calls = [c for c in inner.groups if g.groups[c].kind not in _NAME_STACK_KINDS + ("call",)]
             if inner.nodes or len(calls) != 1:
                 continue
             chain = [g.groups[calls[0]]]  # the piece's calls, down to where the two part

@@ -1,8 +1,9 @@
 """The corpus of real programs (``benchmarks/programs/``) itself: every program imports and
 traces with ``jaxviz.trace``, and the single-device ones run, returning as many arrays as
 the program states (what ``benchmarks/bench_programs.py`` scores the graph's outputs
-against); the graph names the library calls the program states, and its first view shows
-the folds it states (the benchmark's ``library`` and ``folds`` checks); its views, made
+against); the graph names the library calls the program states, cuts no line or call into
+pieces, and its first view shows the folds it states (the benchmark's ``library``,
+``lines`` and ``folds`` checks); its views, made
 from edge buckets built per group on first use, draw what its edges say. The programs run
 in a subprocess started beside the tests (``tests/background.py``); those that need 8
 devices in another, with ``XLA_FLAGS=--xla_force_host_platform_device_count=8``."""
@@ -57,7 +58,7 @@ def trace_and_run(name: str) -> str:
         # layout where the kernel has dot
         if dot_available():
             first_view_svg(program)
-        for check in (bench_programs.check_library, bench_programs.check_folds):
+        for check in (bench_programs.check_library, bench_programs.check_folds, bench_programs.check_lines):
             verdict, why = check(program, case)
             assert verdict is not False, f"{name}: {check.__name__}: {why}"
         problem = lazy_views_problem(program.graph)
