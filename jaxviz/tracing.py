@@ -711,17 +711,12 @@ class GraphBuilder:
                         self._merge_into(group, same[0])
 
     def _merge_into(self, group: Any, into: Any) -> None:
-        """``group``'s nodes and groups moved into its sibling ``into``; it is left empty
-        and out of the tree."""
-        g = self.graph
-        g.groups[group.parent].groups.remove(group.id)
-        into.nodes = sorted(into.nodes + group.nodes)
-        into.groups += group.groups
-        for nid in group.nodes:
-            g.nodes[nid].group = into.id
-        for c in group.groups:
-            g.groups[c].parent = into.id
-        group.nodes, group.groups, group.parent = [], [], None
+        """``group``'s nodes and groups moved into its sibling ``into`` (put inside it, then
+        dissolved); it is left empty and out of the tree."""
+        self.graph.groups[group.parent].groups.remove(group.id)
+        into.groups.append(group.id)
+        group.parent = into.id
+        self._dissolve(group)
 
     def _dissolve_calls_of(self, group: Any, site: tuple[str, ...] | None,
                            site_of: dict[int, tuple[str, ...]]) -> None:
