@@ -683,9 +683,7 @@ class GraphBuilder:
                 into = deeper
             for call in chain:  # outermost first: each hands what it holds to the scope
                 self._dissolve(call)
-            g.groups[scope.parent].groups.remove(scope.id)
-            into.groups.append(scope.id)
-            scope.parent = into.id
+            self._move_into(scope, into)
             self._dissolve_calls_of(scope, site_of.get(into.id), site_of)
 
     def _merge_transformations_in_calls(self) -> None:
@@ -713,10 +711,14 @@ class GraphBuilder:
     def _merge_into(self, group: Any, into: Any) -> None:
         """``group``'s nodes and groups moved into its sibling ``into`` (put inside it, then
         dissolved); it is left empty and out of the tree."""
+        self._move_into(group, into)
+        self._dissolve(group)
+
+    def _move_into(self, group: Any, into: Any) -> None:
+        """``group`` taken from its parent and put last inside ``into``."""
         self.graph.groups[group.parent].groups.remove(group.id)
         into.groups.append(group.id)
         group.parent = into.id
-        self._dissolve(group)
 
     def _dissolve_calls_of(self, group: Any, site: tuple[str, ...] | None,
                            site_of: dict[int, tuple[str, ...]]) -> None:
