@@ -231,7 +231,8 @@ def _scope_path(eqn: Any) -> list[tuple[str, str]]:
     ``remat``, say) is dropped: it is how JAX computes the pass, not the user's structure."""
     path: list[tuple[str, str]] = []
     for el in internals.name_stack(eqn):
-        if el.kind == "transform" and path and path[-1][0] == "transform":
+        if el.kind == "transform" and path and path[-1][0] == "transform" \
+                and not _applied_inside_pass(path[-1][1], el.name):
             path[-1] = ("transform", f"{path[-1][1]}({el.name})")
         else:
             path.append((el.kind, el.name))
@@ -260,6 +261,15 @@ def _scope_path(eqn: Any) -> list[tuple[str, str]]:
         replay = None
         out.append(_path_key(kind, name))
     return out
+
+
+def _applied_inside_pass(run: str, transform: str) -> bool:
+    """Whether ``transform``, next on the name stack after the merged transformations
+    ``run``, is one applied inside the pass they make (``grad`` of a loss that calls
+    ``jax.vmap(predict)``: ``jvp``, then ``vmap``), not a part of how JAX differentiates:
+    ``run`` is differentiation only (``jvp``, ``transpose(jvp)``), ``transform`` is not."""
+    return transform not in PHASE_OF_TRANSFORM and all(
+        part in PHASE_OF_TRANSFORM for part in run.replace(")", "").split("("))
 
 
 def _as_called(run: list[tuple[str, str]], call: CallInfo, scope: str) -> list[tuple[str, str]]:
@@ -688,9 +698,11 @@ class GraphBuilder:
 
     def _merge_transformations_in_calls(self) -> None:
         """Inside a library call, the transformations of one name are one group where at
-        most one of them holds calls of the library's (and all that one the same): the
-        name stack cannot tell one ``vmap`` from two, and the equations of one (over
-        ``jax.nn.dot_product_attention``'s heads) interleave with the scopes and calls it
+        most one of them holds calls of the library's (and all that one the same), or
+        where they stand next to each other and are not each the transformation of a
+        call of its own: the name stack cannot tell one ``vmap`` from two, and the
+        equations of one (over ``jax.nn.dot_product_attention``'s heads, over mctx's
+        ``qtransform_completed_by_mix_value``) interleave with the scopes and calls it
         holds, which cut it into pieces. Two holding different calls (mctx's search vmaps
         ``simulate``, then ``backward``) are two."""
         g = self.graph
@@ -704,9 +716,40 @@ class GraphBuilder:
             for same in by_name.values():
                 held = {names for group in same
                         if (names := frozenset(g.groups[c].name for c in group.groups if g.groups[c].kind == "library"))}
-                if len(same) > 1 and len(held) <= 1:
-                    for group in same[1:]:
-                        self._merge_into(group, same[0])
+                runs = [same] if len(held) <= 1 else self._adjacent_pieces(call, same)
+                for run in runs:
+                    for group in run[1:]:
+                        self._merge_into(group, run[0])
+
+    def _adjacent_pieces(self, parent: Any, same: list[Any]) -> list[list[Any]]:
+        """The runs of ``same`` (``parent``'s transformations of one name) that stand next
+        to each other among its members in program order, but for a run each of which
+        is the transformation of one call alone, a different one (``vmap(f)``, then
+        ``vmap(g)``)."""
+        g = self.graph
+        first = {group.id: min(self._nodes_under(group), default=-1) for group in same}
+        members = sorted([(n, None) for n in parent.nodes]
+                         + [(first.get(c, min(self._nodes_under(g.groups[c]), default=-1)), c) for c in parent.groups])
+        runs: list[list[Any]] = [[]]
+        for _, gid in members:
+            if gid in first:
+                runs[-1].append(g.groups[gid])
+            elif runs[-1]:
+                runs.append([])
+        return [run for run in runs if len(run) > 1 and not self._each_of_its_own_call(run)]
+
+    def _each_of_its_own_call(self, run: list[Any]) -> bool:
+        """Whether each of ``run`` holds one call and nothing else, each another."""
+        g = self.graph
+        held = [g.groups[t.groups[0]] for t in run if not t.nodes and len(t.groups) == 1]
+        return len(held) == len(run) and all(h.kind in ("call", "library") for h in held) \
+            and len({h.name for h in held}) == len(held)
+
+    def _nodes_under(self, group: Any) -> Iterator[int]:
+        """The node ids in ``group`` and the groups under it."""
+        g = self.graph
+        for gid in g.descendants(group.id):
+            yield from g.groups[gid].nodes
 
     def _merge_into(self, group: Any, into: Any) -> None:
         """``group``'s nodes and groups moved into its sibling ``into`` (put inside it, then
@@ -1774,10 +1817,24 @@ class GraphBuilder:
             for name, ids in by_name.items():
                 if len(ids) > 1:
                     ids = sorted(ids, key=lambda c: self.activation.get(c, c))
+                    if all(self.graph.groups[c].kind == "transform" for c in ids):
+                        self._name_transformations(name, ids)
+                        continue
                     functions = [steps.get(c) for c in ids]
                     named = None not in functions and len(set(functions)) == len(ids)
                     for k, (c, function) in enumerate(zip(ids, functions), 1):
                         self.graph.groups[c].repeat = f"{name} · {function}" if named else f"{name} {k}/{len(ids)}"
+
+    def _name_transformations(self, name: str, ids: list[int]) -> None:
+        """Sibling transformations of one name, each named after the one call or scope it
+        holds where it holds nothing else (mctx's ``vmap · mctx.simulate`` and ``vmap ·
+        mctx.backward``, Equinox's ``vmap · eqx.nn.LayerNorm``): not numbered, as if
+        repeats of one thing."""
+        g = self.graph
+        for c in ids:
+            group = g.groups[c]
+            if not group.nodes and len(group.groups) == 1:
+                group.repeat = f"{name} · {g.groups[group.groups[0]].name}"
 
     def _steps_differentiating(self, parent: Group) -> dict[int, str]:
         """Per phase below ``parent``, the function its step differentiates: its forward's

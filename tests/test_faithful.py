@@ -515,6 +515,41 @@ def test_a_library_call_is_one_group_where_the_framework_s_vmap_holds_a_piece_of
         [(g.name, [graph.groups[a].name for a in graph.ancestors(g.id)]) for g in einsums]
 
 
+def test_a_vmap_inside_a_gradient_is_drawn_in_both_passes():
+    """``jax.grad`` of a loss that maps ``predict`` with ``jax.vmap``: the name stack
+    reads ``jvp``, then ``vmap``; the ``vmap`` is the user's, inside each pass, not a part
+    of how JAX differentiates (it was dropped with the ``jvp``)."""
+    def predict(w, x):
+        return jnp.tanh(x @ w).sum()
+
+    def loss(w, xs):
+        return jnp.mean(jax.vmap(predict, (None, 0))(w, xs))
+
+    graph = jaxviz.trace(jax.grad(loss), jnp.ones((3, 4)), jnp.ones((5, 3))).graph
+    for phase in ("forward", "backward"):
+        (pass_,) = [g for g in graph.groups if g.kind == "phase" and g.name == phase]
+        (vmap,) = [graph.groups[c] for c in pass_.groups]
+        assert (vmap.kind, vmap.name) == ("transform", "vmap"), (phase, vmap.name)
+        assert [graph.groups[c].name for c in vmap.groups] == ["predict"]
+
+
+def test_sibling_transformations_are_named_after_the_call_each_maps_not_numbered():
+    """Two ``vmap``s of different functions are no repeats of one layer (``vmap 1/2``,
+    ``vmap 2/2``): each is named after the function it maps."""
+    def encode(x):
+        return jnp.tanh(x)
+
+    def decode(x):
+        return jnp.sin(x) * 2.0
+
+    def autoencode(xs):
+        return jax.vmap(decode)(jax.vmap(encode)(xs) + 1.0)
+
+    graph = jaxviz.trace(autoencode, jnp.ones((4, 3))).graph
+    maps = [g.repeat for g in graph.groups if g.kind == "transform" and g.parent is not None]
+    assert maps == ["vmap · encode", "vmap · decode"], maps
+
+
 def test_a_call_into_jax_s_own_numerical_library_is_a_library_call_around_its_callbacks():
     """``jax.scipy.optimize.minimize`` is a library like any other: one group named after
     it holds its loop and the passes over the loss it differentiates (the user's function

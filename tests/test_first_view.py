@@ -309,6 +309,27 @@ def test_mctx_search_is_named_after_the_policy():
     assert_no_pieces(program)
 
 
+def test_mctx_s_vmaps_are_one_where_one_and_named_after_the_call_each_maps():
+    """mctx maps ``qtransform_completed_by_mix_value`` with one ``vmap``, whose pieces the
+    calls inside it cut (four ``vmap k/4`` boxes, as if four repeats); its search maps
+    ``simulate``, then ``backward``: two ``vmap``s, each named after the call it maps."""
+    def search(rng_key):
+        root = mctx.RootFnOutput(prior_logits=jnp.zeros((2, 4)), value=jnp.zeros(2),  # pyright: ignore[reportCallIssue]
+                                 embedding=jnp.zeros((2, 3)))  # pyright: ignore[reportCallIssue]
+        return mctx.gumbel_muzero_policy(params=(), rng_key=rng_key, root=root, recurrent_fn=recurrent_fn,
+                                         num_simulations=8, max_depth=4)
+
+    graph = jaxviz.trace(search, jax.random.PRNGKey(0)).graph
+    live = [g for g in graph.groups if g.parent is not None]
+    policy = next(g for g in live if g.name == "mctx.gumbel_muzero_policy")
+    (qtransform,) = [graph.groups[c] for c in policy.groups
+                     if graph.groups[c].name == "mctx.qtransform_completed_by_mix_value"]
+    assert [graph.groups[c].name for c in qtransform.groups] == ["vmap"], qtransform.groups
+    body = next(g for g in live if g.name == "mctx.search.body_fun")
+    maps = [graph.groups[c].repeat for c in body.groups if graph.groups[c].kind == "transform"]
+    assert maps == ["vmap · mctx.simulate", "vmap · mctx.backward"], maps
+
+
 def test_optax_update_outside_a_gradient_is_named_after_the_transformation():
     optimizer = optax.adam(1e-3)
     params = {"w": jnp.ones((3, 3)), "b": jnp.zeros(3)}
