@@ -336,6 +336,8 @@ def _called_name(frame: Any, lasti: int, callee: Any) -> str | None:
         return None
     func = call.func
     value = _static_value(func, frame)
+    if isinstance(value, type):  # a class made through its metaclass: ``dist.Normal(0, 1)``
+        return _class_name(value) if _runs(_class_attribute(value, "__call__"), callee) else None
     if value is not _MISSING and not _is_function(value):  # a callable object: ``model(x)``
         return type(value).__name__ if _runs(_class_attribute(value, "__call__"), callee) else None
     if not isinstance(func, ast.Attribute):
@@ -349,6 +351,14 @@ def _called_name(frame: Any, lasti: int, callee: Any) -> str | None:
         factory = _factory_of(func.value, frame, call.lineno, installed_package(callee.co_filename))
         return f"{factory}.{func.attr}" if factory else None
     return None
+
+
+def _class_name(cls: type) -> str:
+    """A class as the user names it, after its library where it has one:
+    ``numpyro.Normal`` for ``dist.Normal``, ``MyModule`` for the user's own."""
+    module = sys.modules.get(cls.__module__)
+    package = installed_package(getattr(module, "__file__", None) or "")
+    return f"{package}.{cls.__name__}" if package else cls.__name__
 
 
 def _is_function(value: Any) -> bool:

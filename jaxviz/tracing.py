@@ -2062,7 +2062,9 @@ def _python_function(fn: Any) -> Any:
 def _match_consts(consts: Sequence[Any], candidates: Iterable[tuple[InputInfo, Any]]) -> dict[int, InputInfo]:
     """Which constvars are which captured arrays: by identity first (the usual case, and
     free), then by value among the captured arrays not matched yet, each used once (48
-    all-ones layer scales must not all be named after the first)."""
+    all-ones layer scales must not all be named after the first). By value as JAX holds
+    it: a NumPy global of 64 bits (``np.linspace``'s, ``np.arange``'s) is a 32-bit
+    constant unless ``jax_enable_x64``."""
     cands = [(info, value) for info, value in candidates if is_array(value)]
     found: dict[int, InputInfo] = {}
     used: set[int] = set()
@@ -2076,13 +2078,21 @@ def _match_consts(consts: Sequence[Any], candidates: Iterable[tuple[InputInfo, A
         if i in found:
             continue
         for k, (info, value) in enumerate(cands):
-            if k not in used and np.shape(c) == np.shape(value) \
-                    and getattr(c, "dtype", None) == getattr(value, "dtype", None) \
-                    and bool(np.all(np.asarray(c) == np.asarray(value))):
+            if k not in used and np.shape(c) == np.shape(value) and _same_as_held(c, value):
                 found[i] = info
                 used.add(k)
                 break
     return found
+
+
+def _same_as_held(const: Any, value: Any) -> bool:
+    """Whether the constant ``const`` is the captured array ``value`` as JAX holds it (its
+    dtype canonicalized, its values converted to it)."""
+    dtype = getattr(const, "dtype", None)
+    if dtype is None or dtype != jax.dtypes.canonicalize_dtype(getattr(value, "dtype", None)):
+        return False
+    held = np.asarray(value).astype(dtype, copy=False)
+    return bool(np.array_equal(np.asarray(const), held, equal_nan=held.dtype.kind in "fc"))
 
 
 # ---------------------------------------------------------------------- stdout tee

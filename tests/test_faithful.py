@@ -550,6 +550,25 @@ def test_sibling_transformations_are_named_after_the_call_each_maps_not_numbered
     assert maps == ["vmap · encode", "vmap · decode"], maps
 
 
+def test_a_library_class_made_through_its_metaclass_is_named_after_the_class():
+    """``dist.Normal(a * x, b)`` runs numpyro's ``DistributionMeta.__call__``: the call is
+    the class the user named, ``numpyro.Normal``, not its metaclass."""
+    numpyro = pytest.importorskip("numpyro")
+    dist = pytest.importorskip("numpyro.distributions")
+    log_density = pytest.importorskip("numpyro.infer.util").log_density
+
+    def model(x):
+        a = numpyro.sample("a", dist.Normal(0.0, 1.0))
+        numpyro.sample("y", dist.Normal(a * x, 1.0), obs=x)
+
+    def log_p(params, x):
+        return log_density(model, (x,), {}, params)[0]
+
+    graph = jaxviz.trace(jax.grad(log_p), {"a": 0.5}, jnp.ones(4)).graph
+    names = {g.name for g in graph.groups if g.parent is not None}
+    assert "numpyro.Normal" in names and not any("Meta" in n for n in names), sorted(names)
+
+
 def test_a_call_into_jax_s_own_numerical_library_is_a_library_call_around_its_callbacks():
     """``jax.scipy.optimize.minimize`` is a library like any other: one group named after
     it holds its loop and the passes over the loss it differentiates (the user's function

@@ -5,6 +5,7 @@ import re
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from jax import lax
 from zoo import ZOO, deep_loss, flax_apply, mlp_loss, recursive_eqn_count
@@ -242,6 +243,21 @@ def test_equal_captured_arrays_keep_their_own_names():
     program = jaxviz.trace(f, jnp.ones(3))
     labels = sorted(n.label for n in program.graph.nodes if n.kind == "const")
     assert labels == ["a", "b"]
+
+
+SAMPLE_POINTS = np.linspace(0.0, 1.0, 5)  # NumPy's default dtypes: float64, int64
+GROUP_OF_POINT = np.arange(5) % 2
+
+
+def test_numpy_globals_of_64_bits_are_captured_under_their_names():
+    """JAX holds a float64/int64 NumPy global as a 32-bit constant (x64 off): a new array,
+    equal to the global as converted, named after it like any captured array."""
+    def f(w):
+        return (w * SAMPLE_POINTS).sum() + w[GROUP_OF_POINT].sum()
+
+    program = jaxviz.trace(f, jnp.ones(5))
+    captured = {n.label for n in program.graph.nodes if n.kind == "const" and n.input_kind == "captured"}
+    assert {"SAMPLE_POINTS", "GROUP_OF_POINT"} <= captured, captured
 
 
 def test_callee_traced_and_cached_by_an_earlier_trace_still_groups():
