@@ -468,6 +468,17 @@ def name_stem(name: str) -> str:
     return _NUMBERED.sub("", name)
 
 
+def period_name(names: list[str]) -> str:
+    """What one period of a run of layers written inline is called: the module all its
+    parts are paths in (``res_block`` for Haiku's ``res_block/batch_norm``,
+    ``res_block/conv2_d``: an optimizer's update of one block's parameters), else its
+    layers, ``layer_norm + multi_head_attention``."""
+    heads = {name.partition("/")[0] for name in names}
+    if len(heads) == 1 and all("/" in name for name in names):
+        return heads.pop()
+    return " + ".join(dict.fromkeys(name_stem(name) or name for name in names))
+
+
 def common_name(names: list[str]) -> str:
     """What a run of layers is called: ``block`` for twelve ``block``s, ``h`` for ``h_0 …
     h_11``, ``blocks`` for ``blocks[0] … blocks[11]``, else the first and last names."""
@@ -928,9 +939,9 @@ class Graph:
         for start in range(0, len(run), k):
             groups = [i for kind, i in run[start:start + k] if kind == "g"]
             nodes = [i for kind, i in run[start:start + k] if kind == "n"]
-            names = dict.fromkeys(name_stem(self.groups[c].name) or self.groups[c].name for c in groups)
             gid = len(self.groups)
-            self.groups.append(Group(gid, " + ".join(names), "scope", parent, 0, groups=groups, nodes=nodes))
+            self.groups.append(Group(gid, period_name([self.groups[c].name for c in groups]), "scope", parent, 0,
+                                     groups=groups, nodes=nodes))
             for c in groups:
                 self.groups[c].parent = gid
             for n in nodes:
@@ -948,6 +959,18 @@ class Graph:
         return self.groups[a].kind == self.groups[b].kind \
             and self._signature(a, memo, interned) == self._signature(b, memo, interned)
 
+    def _wrapped_layers_name(self, members: list[Group]) -> str | None:
+        """The layers a run of one wrapper's boxes wraps, one each (Haiku's ``hk.remat
+        (checkpoint)`` boxes around ``res_block`` … ``res_block_2``, beside the recomputed
+        forward each holds too): ``res_block``; None where they do not say."""
+        names = [[self.groups[c].name for c in m.groups] for m in members]
+        shared = set.intersection(*map(set, names))
+        own = [[n for n in inner if n not in shared] for inner in names]
+        if not all(len(inner) == 1 for inner in own):
+            return None
+        name = common_name([inner[0] for inner in own])
+        return None if " … " in name else name
+
     def _add_repeat(self, parent: int, run: list[int]) -> int:
         members = [self.groups[c] for c in run]
         first = members[0]
@@ -962,6 +985,8 @@ class Graph:
                      for m in members}
             if len(inner) == 1 and None not in inner:
                 name = inner.pop()
+        elif len({m.name for m in members}) == 1 and all(m.kind == "eqn" for m in members):
+            name = self._wrapped_layers_name(members) or name
         self.groups.append(Group(gid, f"{name} ×{len(run)}", "repeat", parent, 0, groups=list(run),
                                  source=first.source if same_site else None))
         for m in members:

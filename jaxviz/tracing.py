@@ -727,12 +727,12 @@ class GraphBuilder:
         is the transformation of one call alone, a different one (``vmap(f)``, then
         ``vmap(g)``)."""
         g = self.graph
-        first = {group.id: min(self._nodes_under(group), default=-1) for group in same}
-        members = sorted([(n, None) for n in parent.nodes]
-                         + [(first.get(c, min(self._nodes_under(g.groups[c]), default=-1)), c) for c in parent.groups])
+        pieces = {group.id for group in same}
+        members = sorted([(n, -1) for n in parent.nodes]
+                         + [(min(self._nodes_under(g.groups[c]), default=-1), c) for c in parent.groups])
         runs: list[list[Any]] = [[]]
         for _, gid in members:
-            if gid in first:
+            if gid in pieces:
                 runs[-1].append(g.groups[gid])
             elif runs[-1]:
                 runs.append([])

@@ -6,8 +6,10 @@ import json
 import os
 import sys
 
+import haiku as hk
 import jax
 import jax.numpy as jnp
+import optax
 import pydot
 import pytest
 from zoo import recursive_eqn_count
@@ -337,3 +339,43 @@ def test_replay_starts_follow_traceback_objects_not_their_content():
     assert replay_starts([a, b, c, a, c, b]) is None  # not a copy: out of order
     assert replay_starts([a, b, c]) is None
     assert replay_starts([a, b, None, a, b, None]) is None
+
+
+class ResBlock(hk.Module):
+    """Imitates a block of Haiku's ``examples/imagenet`` ResNet, each rematerialised with
+    ``hk.remat`` as its API docs show."""
+
+    def __call__(self, x):
+        h = jax.nn.relu(hk.BatchNorm(True, True, 0.9)(hk.Conv2D(4, 3, with_bias=False)(x), True))
+        return jax.nn.relu(x + hk.BatchNorm(True, True, 0.9)(hk.Conv2D(4, 3, with_bias=False)(h), True))
+
+
+def test_a_haiku_block_s_repeats_are_named_after_it_in_every_pass_and_in_the_update():
+    """Three ``hk.remat`` blocks: the backward pass's repeat is of ``hk.remat
+    (checkpoint)`` boxes, each around one block (``res_block`` … ``res_block_2``) beside
+    its recomputed forward; the optimizer's update of each block's parameters
+    (``res_block/batch_norm``, ``res_block/conv2_d``, …) is a period. Each run is
+    ``res_block ×3``, not the wrapper's name nor its parameters' paths."""
+    def forward(images):
+        x = hk.Conv2D(4, 3)(images)
+        for _ in range(3):
+            x = hk.remat(lambda x: ResBlock()(x))(x)
+        return hk.Linear(2)(jnp.mean(x, axis=(1, 2)))
+
+    net = hk.transform_with_state(forward)
+    optimizer = optax.sgd(0.1, momentum=0.9)
+    images = jnp.ones((2, 6, 6, 3))
+    params, state = net.init(jax.random.PRNGKey(0), images)
+
+    def loss_fn(params, state):
+        logits, state = net.apply(params, state, None, images)
+        return jnp.mean(logits ** 2), state
+
+    def train_step(params, state, opt_state):
+        (_, state), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, state)
+        updates, opt_state = optimizer.update(grads, opt_state)
+        return optax.apply_updates(params, updates), state, opt_state
+
+    graph = jaxviz.trace(train_step, params, state, optimizer.init(params)).graph
+    repeats = sorted(g.name for g in graph.groups if g.kind == "repeat" and g.parent is not None)
+    assert repeats == ["res_block ×3"] * 3, repeats
