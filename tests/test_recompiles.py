@@ -261,14 +261,82 @@ def test_structure_changes_inside_containers_and_custom_nodes():
            if e.causes[0].kind == "pytree_structure" and c.detail]
     assert got == [
         ("s['c'].n", "static_field", "3", "4"),
-        ("s", "static_data", "(…, {'k': 1})", "(…, {'k': 2})"),
+        ("s", "static_data", "1", "2"),  # at `s.opts[1]['k']`, its attribute holding the data
         ("s[1]", "children", "['a']", "['b']"),
         ("s[1]", "node", "dict {'b': None}", "None"),
         ("s[1]", "node", "None", "tuple ()"),
     ], got
     assert "`s['c'].n` is a static field of Cfg" in log.events[1].suggestion
+    assert "a Box node, changed: `s.opts[1]['k']` 1 → 2" in str(log.events[3].causes[0])
     assert "`s[1]` changed its entries ['a'] → ['b']" in str(log.events[5])
     assert "`s[1]` is None at one call and tuple () at the other" in log.events[7].suggestion
+
+
+def test_a_vjp_pullback_made_again_is_compared_by_identity_at_the_argument():
+    """The function ``jax.vjp`` returns, passed to jit (jax-ml/jax#3755): its node's
+    auxiliary data holds a new ``functools.partial`` at each ``jax.vjp``, compared by
+    identity. An index into that opaque data is no path inside the argument: the cause is
+    the argument, and the text says where the new object is (``g_vjp.fun``)."""
+    def square(x):
+        return x ** 2
+
+    @jax.jit
+    def apply_cotangent(g_vjp, ct):
+        return g_vjp(ct)
+
+    with jaxviz.watch() as log:
+        for x0 in (1.0, 2.0):
+            _, g_vjp = jax.vjp(square, jnp.float32(x0))
+            apply_cotangent(g_vjp, jnp.float32(1.0))
+    (c,) = only(log, "apply_cotangent")[1].causes
+    assert (c.kind, c.path, c.detail, c.owner) == ("pytree_structure", "g_vjp", "static_data", "VJP")
+    text = str(c)
+    assert c.compared == "identity" and "a new `partial` object (`g_vjp.fun`)" in text, text
+    assert "compared by identity" in text and "0x" not in text, text
+    assert "→" not in text  # two partials that print alike are no before → after
+    assert "`g_vjp.fun`" in only(log, "apply_cotangent")[1].suggestion
+
+
+def test_opaque_auxiliary_data_of_a_custom_node_names_the_attribute_holding_the_change():
+    """A class registered with ``register_pytree_node`` whose auxiliary data is a tuple
+    (its fields unnamed): the cause stays at the node, and names the node's attribute
+    that holds the part that changed, found by identity on both sides (an object compared
+    by identity, then a plain value); where no attribute holds it, none is named."""
+    class Act:  # no __eq__: compared by identity
+        def __init__(self, name):
+            self.name = name
+
+    class Layer:
+        def __init__(self, w, kind, act):
+            self.w, self.kind, self.act = w, kind, act
+
+    class Copied(Layer):  # its unflatten copies the data: no attribute holds it
+        pass
+
+    jax.tree_util.register_pytree_node(
+        Layer, lambda m: ((m.w,), (m.kind, m.act)), lambda aux, c: Layer(c[0], *aux))
+    jax.tree_util.register_pytree_node(
+        Copied, lambda m: ((m.w,), (m.kind, m.act)),
+        lambda aux, c: Copied(c[0], str(aux[0]), Act(aux[1].name)))
+    f = jax.jit(lambda layer: layer.w * 2)
+    relu = Act("relu")
+    with jaxviz.watch() as log:
+        f(Layer(jnp.ones(2), "dense", relu))
+        f(Layer(jnp.ones(2), "conv", relu))  # another kind: a value
+        f(Layer(jnp.ones(2), "conv", Act("relu")))  # a new Act: identity
+        f(Copied(jnp.ones(2), "conv", relu))
+        f(Copied(jnp.ones(2), "conv", Act("relu")))
+    other_kind, new_act, _, copied = (e.causes[0] for e in log.events[1:])
+    assert [(c.kind, c.path, c.detail) for c in (other_kind, new_act, copied)] == \
+        [("pytree_structure", "layer", "static_data")] * 3
+    text = str(new_act)
+    assert new_act.compared == "identity" and "a new `Act` object (`layer.act`)" in text, text
+    assert "compared by identity" in text and "→" not in text and "0x" not in text, text
+    assert (other_kind.before, other_kind.after) == ("'dense'", "'conv'"), other_kind
+    assert "changed: `layer.kind` 'dense' → 'conv'" in str(other_kind), str(other_kind)
+    text = str(copied)  # no attribute found: the node, and why
+    assert copied.compared == "identity" and "compared by identity" in text, text
+    assert "`layer." not in text and "[1]" not in text, text
 
 def test_new_function_object():
     with jaxviz.watch() as log:

@@ -115,3 +115,41 @@ def default_device_context() -> None:
     block_lane(carry)  # the construction solve: no default device
     with jax.default_device(jax.devices()[1]):  # a trial solve inside a device context
         block_lane(carry)
+
+
+# https://github.com/jax-ml/jax/pull/5488 (the x64 context manager: ``j_svd`` compiled outside,
+# called again inside ``enable_x64()``); here the input is the same f32 array both times
+@history("jax.enable_x64 context around a compiled call", "project", "context",
+         "jax_enable_x64", url="https://github.com/jax-ml/jax/pull/5488",
+         says=("False", "True"))
+def enable_x64_context() -> None:
+    @jax.jit
+    def project(a):
+        return a * 2
+
+    a = jnp.ones(3)
+    project(a)
+    with jax.enable_x64(True):
+        project(a)
+
+
+# https://github.com/marin-community/marin/pull/8911 (the step counter made outside the mesh
+# while train_step returns it replicated on the mesh: the second step compiles again)
+@history("step counter off the mesh, then replicated on it", "train_step", "sharding",
+         "state['step']", url="https://github.com/marin-community/marin/pull/8911", devices=8)
+def step_counter_sharding() -> None:
+    mesh = Mesh(np.array(jax.devices()[:8]), ("data",))
+    rows, replicated = NamedSharding(mesh, P("data")), NamedSharding(mesh, P())
+
+    def init_state():
+        return {"params": jax.device_put(jnp.ones((8, 4)), rows),
+                "step": jnp.zeros((), jnp.int32)}  # made on the default device
+
+    @functools.partial(jax.jit, out_shardings={"params": rows, "step": replicated})
+    def train_step(state, batch):
+        grad = jnp.mean(batch) * state["params"]
+        return {"params": state["params"] - 0.1 * grad, "step": state["step"] + 1}
+
+    state = init_state()
+    for _ in range(2):
+        state = train_step(state, jnp.ones(8))

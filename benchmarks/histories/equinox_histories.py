@@ -147,3 +147,58 @@ def num_segments_per_batch() -> None:
 
     pool(jnp.ones((6, 2)), jnp.array([0, 0, 1, 1, 2, 2]), 3)
     pool(jnp.ones((6, 2)), jnp.array([0, 1, 1, 2, 3, 3]), 4)
+
+
+# https://github.com/patrick-kidger/equinox/issues/238 (BatchNorm: "model's flattened form
+# changes through iterations": a buffer that is None at first, an array once filled)
+@history("eqx module buffer None, then an array", "predict", "pytree_structure",
+         "model.running_mean", url="https://github.com/patrick-kidger/equinox/issues/238",
+         says=("None", "f32[4]"), requires="equinox")
+def eqx_buffer_none_then_array() -> None:
+    class Normalised(eqx.Module):
+        linear: eqx.nn.Linear
+        running_mean: jax.Array | None = None
+
+    @eqx.filter_jit
+    def predict(model, x):
+        y = jax.vmap(model.linear)(x)
+        return y if model.running_mean is None else y - model.running_mean
+
+    model = Normalised(eqx.nn.Linear(3, 4, key=jax.random.PRNGKey(0)))
+    predict(model, jnp.ones((2, 3)))
+    model = eqx.tree_at(lambda m: m.running_mean, model, jnp.zeros(4),
+                        is_leaf=lambda v: v is None)
+    predict(model, jnp.ones((2, 3)))
+
+
+# https://github.com/patrick-kidger/equinox/issues/817 (assert_max_traces cannot tell why:
+# ``f_jit(y_strong)`` then ``f_jit(y_weak)`` with ``y_weak = jnp.array(1.0)``)
+@history("jnp.ones(()) then jnp.array(1.0)", "f", "weak_type", "y",
+         url="https://github.com/patrick-kidger/equinox/issues/817", requires="equinox")
+def strong_then_weak_scalar() -> None:
+    def f(y):
+        return y + jnp.ones(())
+
+    f_jit = jax.jit(eqx.debug.assert_max_traces(f, max_traces=2))
+    f_jit(jnp.ones(()))
+    f_jit(jnp.array(1.0))
+
+
+# https://github.com/LouisDesdoigts/dLux/issues/187 (``occulting`` is a Python bool, which
+# filter_jit holds static; here it arrives once as a JAX bool array instead)
+@history("filter_jit flag: Python bool, then a bool array", "propagate", "static_value",
+         "aperture.occulting", url="https://github.com/LouisDesdoigts/dLux/issues/187",
+         says=("True",), requires="equinox")
+def flag_bool_then_array() -> None:
+    class Aperture(eqx.Module):
+        radius: jax.Array
+        occulting: bool | jax.Array
+
+    @eqx.filter_jit
+    def propagate(aperture, coords):
+        inside = jnp.hypot(coords[0], coords[1]) < aperture.radius
+        return jnp.where(aperture.occulting, ~inside, inside).astype(jnp.float32)
+
+    coords = jnp.zeros((2, 8, 8))
+    propagate(Aperture(jnp.asarray(1.0), True), coords)
+    propagate(Aperture(jnp.asarray(1.0), jnp.array(True)), coords)  # read from a config array

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 
 import flax.linen as nn
+import flax.struct
 import jax
 import jax.numpy as jnp
 import optax
@@ -71,3 +72,22 @@ def train_state_new_apply_fn() -> None:
         state = train_state.TrainState.create(
             apply_fn=lambda variables, x: model.apply(variables, x), params=params, tx=tx)
         train_step(state, jnp.ones((2, 3)))
+
+
+# https://github.com/google/flax/issues/4870 (flax.struct fields with pytree_node=False are
+# static: another value there is another tree structure)
+@history("flax.struct pytree_node=False field changed", "total", "pytree_structure", "f.b",
+         url="https://github.com/google/flax/issues/4870", says=("(1, 2)", "(1, 2, 3)"),
+         requires="flax")
+def flax_struct_static_field() -> None:
+    @flax.struct.dataclass
+    class Foo:
+        a: jax.Array
+        b: tuple = flax.struct.field(pytree_node=False)
+
+    @jax.jit
+    def total(f):
+        return f.a.sum() * len(f.b)
+
+    total(Foo(jnp.ones(2), (1, 2)))
+    total(Foo(jnp.ones(2), (1, 2, 3)))

@@ -118,3 +118,22 @@ def eval_mode() -> None:
     pred_step(model, jnp.ones((2, 8)))  # called during training (a metrics pass)
     model.eval()  # Switch to evaluation mode.
     pred_step(model, jnp.ones((2, 8)))
+
+
+# https://github.com/google/flax/issues/3863 ("nnx static fields not part of static tree
+# structure": an nnx.Module passed to plain jax.jit, a plain attribute x=1 then x=2)
+@history("nnx module under jax.jit, plain attribute changed", "forward", "pytree_structure",
+         "c.x", url="https://github.com/google/flax/issues/3863", says=("1", "2"),
+         requires="flax")
+def nnx_module_plain_jit() -> None:
+    class C(nnx.Module):
+        def __init__(self, x, rngs):
+            self.linear = nnx.Linear(2, 2, rngs=rngs)
+            self.x = x
+
+    @jax.jit
+    def forward(c, v):
+        return c.linear(v) * c.x
+
+    forward(C(1, nnx.Rngs(0)), jnp.ones(2))
+    forward(C(2, nnx.Rngs(0)), jnp.ones(2))

@@ -48,3 +48,19 @@ def is_training_switched() -> None:
     key = jax.random.PRNGKey(1)
     model_loss(params, key, jnp.ones((2, 1)), jnp.ones((2, 3)), True)
     model_loss(params, key, jnp.ones((2, 1)), jnp.ones((2, 3)), False)
+
+
+# https://github.com/kingoflolz/mesh-transformer-jax/issues/173 (a None PRNGKey passed to
+# apply by default; a real key once the layer needs random numbers)
+@history("haiku apply: rng None, then a key", "forward.apply", "pytree_structure", "rng",
+         url="https://github.com/kingoflolz/mesh-transformer-jax/issues/173", says=("None",),
+         requires="haiku", compiled_as="apply_fn")
+def haiku_rng_none_then_key() -> None:
+    def forward(x):
+        return hk.Linear(4)(x)
+
+    model = hk.transform(forward)
+    params = model.init(jax.random.PRNGKey(0), jnp.ones((2, 3)))
+    apply = jax.jit(model.apply)
+    apply(params, None, jnp.ones((2, 3)))  # evaluation: no randomness
+    apply(params, jax.random.PRNGKey(1), jnp.ones((2, 3)))  # training: a key

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import numpyro
 import numpyro.distributions as dist
@@ -59,3 +60,24 @@ def svi_smaller_last_batch() -> None:
     update = jax.jit(svi.update)
     for start in range(0, 40, 32):
         svi_state, _ = update(svi_state, x[start:start + 32], y[start:start + 32])
+
+
+# https://github.com/pyro-ppl/numpyro/issues/463 ("the arguments passed by the user may have
+# weak types ... which results in a cache miss"): jit(svi.update) with a model argument (a KL
+# weight) given as a Python float, then as a typed array from a schedule
+@history("jit(svi.update): a Python float model argument, then typed", "update", "weak_type",
+         "beta", url="https://github.com/pyro-ppl/numpyro/issues/463", requires="numpyro")
+def numpyro_weak_model_argument() -> None:
+    def model(x, beta, y=None):
+        with numpyro.handlers.scale(scale=beta):
+            w = numpyro.sample("w", dist.Normal(0.0, 1.0))
+        numpyro.sample("y", dist.Normal(w * x, 1.0), obs=y)
+
+    x = np.linspace(0.0, 1.0, 20, dtype=np.float32)
+    y = 2.0 * x
+    svi = SVI(model, AutoNormal(model), numpyro.optim.Adam(1e-2), Trace_ELBO())
+    svi_state = svi.init(jax.random.PRNGKey(0), x, 1.0, y=y)
+    update = jax.jit(svi.update)
+    for _ in range(2):  # warm-up epochs with a constant weight
+        svi_state, _ = update(svi_state, x, 1.0, y=y)
+    svi_state, _ = update(svi_state, x, jnp.float32(0.5), y=y)  # annealed by a schedule

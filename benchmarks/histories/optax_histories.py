@@ -105,3 +105,28 @@ def injected_rate_python_float() -> None:
     params, opt_state = train_step(params, opt_state)
     opt_state.hyperparams["learning_rate"] = 0.01  # a schedule written by hand
     train_step(params, opt_state)
+
+
+# https://github.com/google-deepmind/optax/issues/1171 (backtracking linesearch: "the only
+# difference ... between state from init and state from update were some weak_type differences")
+@history("optax linesearch state from init, then from update", "train_step", "weak_type",
+         "opt_state[1].info.num_linesearch_steps",
+         url="https://github.com/google-deepmind/optax/issues/1171", requires="optax")
+def optax_linesearch_state() -> None:
+    def loss(p):
+        return jnp.sum((p - 1.0) ** 2)
+
+    tx = optax.chain(optax.sgd(1.0),
+                     optax.scale_by_backtracking_linesearch(max_backtracking_steps=5))
+
+    @jax.jit
+    def train_step(params, opt_state):
+        value, grad = jax.value_and_grad(loss)(params)
+        updates, opt_state = tx.update(grad, opt_state, params, value=value, grad=grad,
+                                       value_fn=loss)
+        return optax.apply_updates(params, updates), opt_state
+
+    params = jnp.zeros(3)
+    opt_state = tx.init(params)
+    for _ in range(2):
+        params, opt_state = train_step(params, opt_state)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -82,3 +84,47 @@ def positional_then_keyword() -> None:
 
     combine(1.0, {"hi": np.arange(4.0)})
     combine(1.0, y={"hi": np.arange(4.0)})
+
+
+# https://github.com/google/jaxopt/issues/451 ("weak_type inconsistency causes jit
+# recompilation": the solver state's stepsize is weakly typed from init_state, typed from update)
+@history("solver state stepsize weak from init, typed from update", "update", "weak_type",
+         "state.stepsize", url="https://github.com/google/jaxopt/issues/451")
+def solver_stepsize_weak() -> None:
+    class SolverState(NamedTuple):
+        iter_num: jax.Array
+        stepsize: jax.Array
+
+    def fun(params):
+        return jnp.sum((params - 1.0) ** 2)
+
+    def init_state(params):
+        return SolverState(iter_num=jnp.zeros((), jnp.int32), stepsize=jnp.asarray(1.0))
+
+    @jax.jit
+    def update(params, state):
+        grad = jax.grad(fun)(params)
+        stepsize = jnp.minimum(state.stepsize * 1.5, jnp.float32(10.0))
+        return params - stepsize * grad, SolverState(state.iter_num + 1, stepsize)
+
+    params = jnp.zeros(4)
+    state = init_state(params)
+    params, state = update(params, state)
+    update(params, state)
+
+
+# https://github.com/tedwards2412/ripple/issues/4 (a jitted waveform recompiles "when the length
+# of the input frequency array changes")
+@history("waveform on a shorter frequency grid", "gen_polar", "shape", "f",
+         url="https://github.com/tedwards2412/ripple/issues/4", says=("(100,)", "(80,)"))
+def frequency_grid_length() -> None:
+    @jax.jit
+    def gen_polar(f, theta):
+        m1, m2, distance = theta
+        amp = (m1 * m2) ** 0.6 / distance * f ** (-7.0 / 6.0)
+        phase = 2 * jnp.pi * f * (m1 + m2)
+        return amp * jnp.cos(phase), amp * jnp.sin(phase)
+
+    theta = jnp.array([30.0, 25.0, 400.0])
+    gen_polar(jnp.linspace(20.0, 1024.0, 100), theta)
+    gen_polar(jnp.linspace(20.0, 512.0, 80), theta)  # a heterodyned, shorter grid

@@ -1,4 +1,5 @@
-"""Pytrees: a container that gains an entry, an optional argument given, a container swapped."""
+"""Pytrees: a container that gains an entry, an optional argument given, a container swapped,
+a node's static (auxiliary) data changed."""
 
 from __future__ import annotations
 
@@ -105,3 +106,45 @@ def state_field_none_then_array() -> None:
     state = State(jnp.ones(3), None)
     state = step(state, jnp.ones(3))  # the first step creates the momentum
     step(state, jnp.ones(3))
+
+
+# https://github.com/jax-ml/jax/issues/3755 ("Nested VJP function always triggers
+# recompilation": the function returned by jax.vjp, passed to a jitted function, made again)
+# Truth: the VJP node's auxiliary data holds functools.partial(_vjp3_callable, ..., jaxpr),
+# made again by each jax.vjp; partial has no __eq__, so it is compared by identity. The
+# node is the argument itself (JAX: "at input path [0][0] ... pytree node metadata").
+@history("vjp pullback made again, passed to jit", "apply_cotangent", "pytree_structure",
+         "g_vjp", url="https://github.com/jax-ml/jax/issues/3755", says=("identity",))
+def vjp_pullback_made_again() -> None:
+    def square(x):
+        return x ** 2
+
+    @jax.jit
+    def apply_cotangent(g_vjp, ct):
+        return g_vjp(ct)
+
+    for x0 in (1.0, 2.0):  # a new linearisation point, same shapes
+        _, g_vjp = jax.vjp(square, jnp.float32(x0))
+        apply_cotangent(g_vjp, jnp.float32(1.0))
+
+
+# https://github.com/jax-ml/jax/issues/33043 (a register_dataclass with slots=True and a static
+# ``idx`` field; a jitted staticmethod ``area`` recompiles for a new instance with idx=3)
+@history("slots dataclass static field, jitted staticmethod", "area", "pytree_structure",
+         "shape.idx", url="https://github.com/jax-ml/jax/issues/33043", says=("2", "3"))
+def slots_dataclass_static_field() -> None:
+    @jax.tree_util.register_dataclass
+    @dataclasses.dataclass(slots=True)
+    class Shape:
+        length: jax.Array
+        idx: int = dataclasses.field(default=1, metadata={"static": True})
+
+        @staticmethod
+        @jax.jit
+        def area(shape):
+            return shape.length * shape.length
+
+    s1 = Shape(jnp.asarray(10.0), 2)
+    s1.area(s1)
+    s2 = Shape(jnp.asarray(10.0), 3)
+    s2.area(s2)

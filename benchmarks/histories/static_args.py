@@ -82,3 +82,34 @@ def static_order() -> None:
 
     polylog(jnp.float32(0.5), 4)
     polylog(jnp.float32(0.5), 3)
+
+
+# https://github.com/jax-ml/jax/issues/523 ("Calling a jit'd function with or without kwarg
+# name has different behavior": ``jit_foo(x, foo_power=11)`` then ``jit_foo(x, 11)``)
+@history("static argname by keyword, then positionally", "foo", "arg_count", "foo_power",
+         url="https://github.com/jax-ml/jax/issues/523")
+def static_keyword_then_positional() -> None:
+    @functools.partial(jax.jit, static_argnames="foo_power")
+    def foo(x, foo_power=10):
+        return x ** foo_power
+
+    x = jnp.ones(3)
+    foo(x, foo_power=11)
+    foo(x, 11)
+
+
+# https://github.com/jax-ml/jax/issues/1131 (``jit(g, static_argnums=(1,))`` with the scan
+# length ``steps`` doubled each round)
+@history("scan length as static_argnums", "g", "static_value", "steps",
+         url="https://github.com/jax-ml/jax/issues/1131", says=("2", "4"))
+def scan_length_static() -> None:
+    def f(x, s):
+        return x + 1.0, s
+
+    def g(x, steps):
+        xs = jax.lax.iota(jnp.int32, steps)
+        return jax.lax.scan(f, x, xs)[0]
+
+    q = jax.jit(g, static_argnums=(1,))
+    for steps in (2, 4):
+        q(jnp.array(2.0), steps)

@@ -52,7 +52,9 @@ class Cause:
     note: str | None = None
     # for a static value or field: the rule that told it apart (``values.compare``: "hash",
     # "identity", "made_again", "part", "unequal"), the part inside the value that
-    # differs, the value's type, why in words, and where the new object was built
+    # differs, the value's type, why in words, and where the new object was built; for
+    # "static_data" (opaque auxiliary data), ``part`` is the node's attribute that holds
+    # the part that differs (``.fun``), where one does
     compared: str | None = None
     part: str = ""
     value_type: str | None = None
@@ -86,7 +88,7 @@ class Cause:
             if self.detail == "static_field":
                 return self._static_text(f"static field {p} of {self.owner}")
             if self.detail == "static_data":
-                return f"the static (auxiliary) data of {p}, a {self.owner} node, changed {b} → {a}"
+                return self._aux_text()
             if self.detail == "children":
                 return f"{p} changed its entries {b} → {a}"
             if self.detail == "node":
@@ -161,6 +163,27 @@ class Cause:
             return f"{head}: {_text(b)} → {_text(a)}, printed alike but unequal: {self.why}"
         return f"{head} changed {short_repr(b)} → {short_repr(a)}"
 
+    def _aux_text(self) -> str:
+        """A custom node's opaque auxiliary data changed: the node, the rule that told the
+        two apart, and the attribute of the node that holds the part that did (``part``)."""
+        b, a, how = self.before, self.after, self.compared
+        data = f"the static (auxiliary) data of `{self.path}`, a {self.owner} node,"
+        held = f" (`{self.path}{self.part}`)" if self.part else ""
+        what = self.value_type or ""
+        what = what if "`" in what else f"`{what}`"
+        built = f", built at {self.built}" if self.built else ""
+        if how == "identity":
+            return f"{data} holds a new {what} object{held}, compared by identity ({self.why}){built}"
+        if how == "made_again":
+            return f"{data} holds a new {what} made again{held} ({self.why}){built}"
+        if how == "hash":
+            return (f"{data} holds a value{held} equal to the compiled one ({short_repr(a)}) "
+                    f"but hashed differently: {self.why}")
+        changed = f"changed: `{self.path}{self.part}` " if self.part else "changed "
+        if how == "unequal":
+            return f"{data} {changed}{_text(b)} → {_text(a)}, printed alike but unequal: {self.why}"
+        return f"{data} {changed}{_text(b)} → {_text(a)}"
+
     def to_json(self) -> dict[str, Any]:
         out = {"kind": self.kind, "path": self.path, "before": json_safe(self.before),
                "after": json_safe(self.after), "axis": self.axis, "text": str(self)}
@@ -171,6 +194,8 @@ class Cause:
         if self.compared is not None:
             out.update(compared=self.compared, part=self.part, value_type=self.value_type,
                        why=self.why, built=self.built)
+        elif self.part:
+            out["part"] = self.part
         return out
 
 
@@ -343,7 +368,7 @@ def _first_node_difference(ta: Any, oa: Any, tb: Any, ob: Any, path: str, depth:
     if len(ca) != len(cb) or names_a != names_b:
         return path, "children", _entries_text(names_a), _entries_text(names_b), None
     if not same_value(aux_a, aux_b):
-        return _aux_cause(path, node_type, aux_a, aux_b, kb)
+        return _aux_cause(path, node_type, aux_a, aux_b, kb, oa, ob)
     if depth > 200:
         return None
     for i, (sa, sb) in enumerate(zip(ca, cb)):
@@ -355,9 +380,12 @@ def _first_node_difference(ta: Any, oa: Any, tb: Any, ob: Any, path: str, depth:
 
 
 def _aux_cause(path: str, node_type: Any, aux_a: Any, aux_b: Any,
-               keys: list[tuple[str, Any, Any]] | None) -> Cause:
+               keys: list[tuple[str, Any, Any]] | None, node_a: Any = MISSING,
+               node_b: Any = MISSING) -> Cause:
     """A node's auxiliary (static) data changed: the static field that did, by name
-    (a registered dataclass, an ``nnx.Module``, an ``eqx.Module``), compared as JAX does."""
+    (a registered dataclass, an ``nnx.Module``, an ``eqx.Module``), compared as JAX does;
+    else the node itself, its data opaque (``_opaque_aux_cause``). ``node_a``/``node_b``:
+    the nodes rebuilt from each structure."""
     owner = _type_name(node_type)
     if values.same_code(aux_a, aux_b):  # jax.tree_util.Partial over a closure made again
         return _function_in_tree_cause(path, aux_b, owner)
@@ -370,7 +398,85 @@ def _aux_cause(path: str, node_type: Any, aux_a: Any, aux_b: Any,
     for (fname, va), (_, vb) in zip(named_a or (), named_b or ()):
         if not same_value(va, vb) or _hash(va) != _hash(vb):
             return _value_cause("pytree_structure", f"{path}.{fname}", va, vb, "static_field", owner)
-    return _value_cause("pytree_structure", path, aux_a, aux_b, "static_data", owner)
+    return _opaque_aux_cause(path, owner, aux_a, aux_b, node_a, node_b)
+
+
+def _opaque_aux_cause(path: str, owner: str, aux_a: Any, aux_b: Any, node_a: Any,
+                      node_b: Any) -> Cause:
+    """The auxiliary data of a custom node whose fields have no names
+    (``register_pytree_node``): the data is opaque, so an index into it (``[0]``) is no
+    path inside the argument (``g_vjp[0]`` would be the node's first child). The cause is
+    the node; the part that differs is told apart by the rule JAX's lookup broke
+    (``values.compare``: a new object compared by identity, ...), and named by the node's
+    attribute that holds it (``g_vjp.fun``) where one does, on both sides."""
+    change = values.compare(aux_a, aux_b)
+    part = change.part if change.part_is_path else ""  # not a mesh's devices
+    held = _attribute_holding(node_a, node_b, aux_a, aux_b, part)
+    compared = None if change.compared == "part" else change.compared
+    old_part, new_part = _part_of(aux_a, part), _part_of(aux_b, part)
+    subject = new_part if compared in ("identity", "made_again") else None
+    if held is None:
+        if compared is None:  # the whole data, where they differ: no index to name
+            return Cause("pytree_structure", path, *_pair_texts(aux_a, aux_b),
+                         detail="static_data", owner=owner)
+        return Cause("pytree_structure", path, change.before, change.after, detail="static_data",
+                     owner=owner, compared=compared, value_type=change.owner, why=change.why,
+                     subject=subject)
+    attribute, rest = held
+    if compared is None:  # a value: the part that differs, under the attribute holding it
+        b, a = _pair_texts(old_part, new_part)
+        return Cause("pytree_structure", path, b, a, detail="static_data", owner=owner,
+                     part=attribute + rest)
+    return Cause("pytree_structure", path, change.before, change.after, detail="static_data",
+                 owner=owner, compared=compared, part=attribute + rest, value_type=change.owner,
+                 why=change.why, subject=subject)
+
+
+def _attribute_holding(node_a: Any, node_b: Any, aux_a: Any, aux_b: Any, part: str
+                       ) -> tuple[str, str] | None:
+    """Where the part of a node's auxiliary data at ``part`` (``[0]``, ``[1]['k']``) can
+    be found on the node itself: (``.fun``, the rest of ``part`` below it), the deepest
+    object along ``part`` that one attribute of each rebuilt node holds (the same object,
+    checked by identity, and no other attribute holding it), or None."""
+    if node_a is MISSING or node_b is MISSING or type(node_a) is not type(node_b):
+        return None
+    chain = [("", aux_a, aux_b)]  # (the part so far, the object there on each side)
+    while (rest := part[len(chain[-1][0]):]):
+        _, obj_a, obj_b = chain[-1]
+        step = next(((label, x, y) for (label, x), (_, y) in
+                     zip(values.parts(obj_a) or (), values.parts(obj_b) or ())
+                     if _starts_with_part(rest, label)), None)
+        if step is None:
+            break
+        chain.append((chain[-1][0] + step[0], step[1], step[2]))
+    attrs_a, attrs_b = _attributes(node_a), _attributes(node_b)
+    for done, obj_a, obj_b in reversed(chain):
+        names = [n for n, v in attrs_b if v is obj_b and dict(attrs_a).get(n, MISSING) is obj_a]
+        if len(names) == 1:
+            return f".{names[0]}", part[len(done):]
+    return None
+
+
+def _attributes(obj: Any) -> list[tuple[str, Any]]:
+    """A plain object's public attributes (dataclass fields, slots, ``__dict__``)."""
+    names: list[str] = []
+    if dataclasses.is_dataclass(obj):
+        names += [f.name for f in dataclasses.fields(obj)]
+    for cls in type(obj).__mro__:
+        slots = getattr(cls, "__slots__", ())
+        names += [slots] if isinstance(slots, str) else list(slots)
+    state = getattr(obj, "__dict__", None)
+    if isinstance(state, dict):
+        names += list(state)
+    out = []
+    for name in dict.fromkeys(names):
+        if not isinstance(name, str) or name.startswith("_"):
+            continue
+        try:
+            out.append((name, getattr(obj, name)))
+        except Exception:  # an unset slot, an odd __getattr__
+            continue
+    return out
 
 
 def _value_cause(kind: str, path: str, before: Any, after: Any, detail: str | None = None,
@@ -379,8 +485,6 @@ def _value_cause(kind: str, path: str, before: Any, after: Any, detail: str | No
     the rule JAX's lookup broke (``values.compare``); a field of it that differs is named
     by its path, as the user writes it."""
     change = values.compare(before, after)
-    if detail == "static_data" and change.compared in (None, "part"):
-        return Cause(kind, path, *_pair_texts(before, after), detail=detail, owner=owner)
     part = change.part if change.part_is_path else ""
     if part:
         path = path + part
@@ -403,9 +507,14 @@ def _part_of(value: Any, part: str) -> Any:
     if value is None or not part:
         return value
     for label, inner in values.parts(value) or ():
-        if part.startswith(label):
+        if _starts_with_part(part, label):
             return _part_of(inner, part[len(label):])
     return value
+
+
+def _starts_with_part(part: str, label: str) -> bool:
+    """Whether ``part`` (``.ab[0]``) goes through ``label`` (``.ab``, not ``.a``)."""
+    return part.startswith(label) and part[len(label):len(label) + 1] in ("", ".", "[")
 
 
 def _structure_cause(name: str, old: Any, new: Any) -> Cause:

@@ -192,6 +192,8 @@ def _suggest_static_data(c: Cause, sig: Signature | None) -> str:
     text = f"{what}: it is part of the compile key (compared with ==), so each new value compiles a new program"
     if c.compared in ("identity", "made_again"):
         where = f", built at {c.built}" if c.built else ""
+        if c.detail == "static_data" and c.part:  # the node's attribute that holds it
+            where = f" (`{c.path}{c.part}`){where}"
         text += (f", and this one is a new {c.value_type} object{where}, compared by identity "
                  "(a re-created optax transformation, a new closure or lambda, a class with "
                  "no `__eq__`): build it once, outside the loop, or give its class `__eq__` "

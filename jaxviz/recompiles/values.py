@@ -174,7 +174,7 @@ def _by_part(a: Any, b: Any) -> ValueChange | None:
     same = [k.lstrip(".") for k, _ in pb if k != label][:3]
     why = f"same {', '.join(same)}" if same and len(pb) <= 4 else None
     return ValueChange("part", inner.before, inner.after, type(b).__name__, label + inner.part,
-                       why=why, part_is_path=not is_mesh(b))
+                       why=why, part_is_path=inner.part_is_path and not is_mesh(b))
 
 
 def _by_identity(a: Any, b: Any) -> ValueChange | None:
