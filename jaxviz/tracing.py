@@ -1531,9 +1531,18 @@ class GraphBuilder:
         module's, ``Discriminator / jv3:Discriminator``), that scope keyed by the call:
         each call is one group however JAX interrupts it, and two calls are two groups."""
         key = path[at]
-        if at + 1 < len(path) and self._calls_itself(key, path[at + 1]):
+        if at + 1 < len(path) and (self._calls_itself(key, path[at + 1]) or self._transforms(key, path[at + 1])):
             return (*key, path[at + 1][1])
         return key
+
+    def _transforms(self, transform: tuple[str, ...], following: tuple[str, ...]) -> bool:
+        """Whether ``transform`` is what JAX called the call ``following`` for (the
+        ``vmap`` of ``jax.vmap(model)(x)``, keyed by that call as a module's scope is:
+        one group however JAX interrupts it, a loop's hoisted equations say)."""
+        if transform[0] != "transform" or following[0] != "scope":
+            return False
+        call = self._call_of(following[1]) if call_scopes.activation_number(following[1]) is not None else None
+        return call is not None and transform[1] in call.transformations
 
     def _group_for(self, key: tuple[str, ...], parent: int) -> int:
         """The group for a name-stack key under ``parent``. A phase or a call is one group
@@ -1544,7 +1553,7 @@ class GraphBuilder:
         # Jacobian's transformation: its key holds the call it differentiates.
         kind, name, *call = key
         reusable = kind in ("phase", "library") or call_scopes.activation_number(name) is not None \
-            or kind == "transform" and "@" in name or kind == "scope" and bool(call)
+            or kind == "transform" and "@" in name or kind in ("scope", "transform") and bool(call)
         if not reusable:
             return self._open_group((key[0], key[1]), parent)
         gid = self._keyed.get((parent, key))

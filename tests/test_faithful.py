@@ -533,6 +533,37 @@ def test_a_vmap_inside_a_gradient_is_drawn_in_both_passes():
         assert [graph.groups[c].name for c in vmap.groups] == ["predict"]
 
 
+def test_a_vmapped_call_is_one_group_however_a_loop_s_hoisted_equations_interrupt_it():
+    """Under ``grad``, JAX hoists a scan body's loop-invariant equations out of the loop
+    with the body's own name stack, outside the pass: ``jax.vmap(model)(x)``'s ``vmap``
+    was cut into three around them (``vmap › RNN`` three times). It is the ``vmap`` of
+    that one call: one group, in each pass. (Imitates Equinox's RNN example.)"""
+    eqx = pytest.importorskip("equinox")
+
+    class RNN(eqx.Module):
+        cell: eqx.nn.GRUCell
+        linear: eqx.nn.Linear
+
+        def __call__(self, xs):
+            def step(h, x):
+                return self.cell(x, h), None
+
+            h, _ = jax.lax.scan(step, jnp.zeros(self.cell.hidden_size), xs)
+            return jax.nn.sigmoid(self.linear(h))
+
+    key_cell, key_linear = jax.random.split(jax.random.PRNGKey(0))
+    model = RNN(eqx.nn.GRUCell(2, 8, key=key_cell), eqx.nn.Linear(8, 1, key=key_linear))
+
+    def loss(model, x):
+        return jnp.mean(jax.vmap(model)(x))
+
+    graph = jaxviz.trace(eqx.filter_grad(loss), model, jnp.ones((4, 5, 2))).graph
+    for phase in ("forward", "backward"):
+        (pass_,) = [g for g in graph.groups if g.kind == "phase" and g.name == phase]
+        maps = [g for g in graph.groups if g.kind == "transform" and pass_.id in graph.ancestors(g.id)]
+        assert [(g.name, [graph.groups[c].name for c in g.groups]) for g in maps] == [("vmap", ["RNN"])], phase
+
+
 def test_sibling_transformations_are_named_after_the_call_each_maps_not_numbered():
     """Two ``vmap``s of different functions are no repeats of one layer (``vmap 1/2``,
     ``vmap 2/2``): each is named after the function it maps."""
