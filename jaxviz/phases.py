@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from .graph import Graph, Group
 
@@ -26,13 +26,44 @@ FORWARD, BACKWARD, UPDATE = "forward", "backward", "update"
 SUBTREE_MIN_MEMBERS = 3  # per parameter subtree, on average, for the update to group by them
 BODY_KINDS = ("eqn", "jaxpr")  # an equation's body (a library's jit over the tree) and its branches
 
+# What a transformation is to the groups of an update (``Step.kind``): one that updates,
+# or holds others (``masked``); a chain of them (shown in its place); one per label of the
+# parameters (``multi_transform``), and one label's transformation in it.
+TRANSFORM, SEQUENCE, SPLIT, BRANCH = "transform", "sequence", "branches", "branch"
+
+
+class Step(Protocol):
+    """A transformation an update equation ran inside (``jaxviz.adapters.optax.Step``):
+    compared by identity of its call, one per transformation where code tells them apart."""
+    @property
+    def name(self) -> str: ...  # its factory: ``scale_by_adam``
+    @property
+    def title(self) -> str: ...  # a combinator's as the user called it: ``optax.masked``
+    @property
+    def kind(self) -> str: ...  # TRANSFORM, SEQUENCE, SPLIT or BRANCH
+    def __hash__(self) -> int: ...
+
+
+class Origin(Protocol):
+    """Where an update equation came from: the transformations it ran inside, outermost
+    first, and its line (a hashable key: the same for each parameter leaf it updates)."""
+    @property
+    def steps(self) -> tuple[Step, ...]: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def line(self) -> Any: ...
+
+
+TransformOf = Callable[[Any], "Origin | None"]
+
 
 def shape_phases(graph: Graph, outside_phases: dict[int, Any],
-                 transform_of: Callable[[Any], str | None],
+                 transform_of: TransformOf,
                  values_through: dict[int, dict[str, frozenset[str]]] | None = None) -> None:
     """Rework the phases of every level that has a backward pass (see the module doc).
     ``outside_phases`` maps node ids of equations outside the phases to their equations;
-    ``transform_of`` names the optimizer transformation an equation came from;
+    ``transform_of`` says which optimizer transformations an equation came from;
     ``values_through`` (node → outer result's edge name → inner results' edge names) lets
     a value be followed through an equation that sub-jaxprs' results flow back into (a
     library's jit over the whole parameter tree), instead of every value into it."""
@@ -45,7 +76,7 @@ def shape_phases(graph: Graph, outside_phases: dict[int, Any],
 
 
 def _shape_step(graph: Graph, parent: Group, phases: dict[str, int], flow: _Flow, until: int | None,
-                outside_phases: dict[int, Any], transform_of: Callable[[Any], str | None]) -> None:
+                outside_phases: dict[int, Any], transform_of: TransformOf) -> None:
     """Rework one differentiation's passes (``phases``: by name) below ``parent``, where
     the next one starts at node ``until``."""
     if FORWARD in phases and BACKWARD not in phases:
@@ -343,30 +374,284 @@ def _detach(source: Group, nodes: set[int], groups: set[int]) -> None:
 
 
 def _group_update(graph: Graph, update: Group, outside_phases: dict[int, Any],
-                  transform_of: Callable[[Any], str | None], flow: _Flow) -> None:
+                  transform_of: TransformOf, flow: _Flow) -> None:
     """Optimizer transformations first (inside the optimizer call the user made), then
     parameter subtrees inside each."""
     holders = _dissolve_library_calls(graph, update, outside_phases, transform_of)
     keys = _subtree_keys(graph, update, flow)
+    calls = _Calls(graph, update, flow)
     for holder in holders:
-        _group_transformations(graph, holder, outside_phases, transform_of, keys)
+        _group_transformations(graph, holder, outside_phases, transform_of, keys, calls)
     _name_loose_updates(graph, update, keys)
 
 
-def _group_transformations(graph: Graph, holder: Group, outside_phases: dict[int, Any],
-                           transform_of: Callable[[Any], str | None], keys: dict[int, str | None]) -> None:
-    by_transform: dict[str, tuple[list[int], list[int]]] = {}
-    for kind, member in _members(holder):
-        first = member if kind == "n" else graph.groups[member].holder
+def _group_transformations(graph: Graph, holder: Group, outside_phases: dict[int, Any], transform_of: TransformOf,
+                           keys: dict[int, str | None], calls: _Calls) -> None:
+    """The members of ``holder`` in a group per call of the transformation they came from,
+    inside a group per combinator the user wrote around it (``optax.masked``,
+    ``optax.multi_transform`` and its branches), a chain's transformations in its place.
+    Two transformations are two groups, made by one factory too (see ``_Calls``)."""
+    members: list[tuple[tuple[str, int], int, Origin]] = []
+    for member in sorted(_members(holder), key=lambda m: min(_member_nodes(graph, m), default=-1)):
+        first = member[1] if member[0] == "n" else graph.groups[member[1]].holder
         eqn = outside_phases.get(first) if first is not None else None
-        name = transform_of(eqn) if eqn is not None else None
-        if name is not None:
-            slot = by_transform.setdefault(name, ([], []))
-            slot[0 if kind == "n" else 1].append(member)
-    if len(by_transform) < 2:  # one transformation (or none known): subtrees right away
-        _group_subtrees(graph, holder, keys)
+        origin = transform_of(eqn) if eqn is not None else None
+        if origin is not None and first is not None:
+            members.append((member, first, origin))
+    root = _common_root([o for _, _, o in members])
+    below = [o.steps[1:] if root is not None and o.steps[0] == root else o.steps for _, _, o in members]
+    paths = calls.instances([(first, steps, o.line) for (_, first, o), steps in zip(members, below)], root)
+    top = _Box(None, int(root is not None and root.kind == SPLIT))
+    placed = {member: (steps, path) for (member, _, _), steps, path in zip(members, below, paths)}
+    for member in _members(holder):  # in the holder's order
+        if member not in placed:
+            continue
+        steps, path = placed[member]
+        box = top
+        for depth, step in enumerate(steps):
+            if step.kind != SEQUENCE:  # a chain's transformations are shown in its place
+                splits = box.splits + (step.kind == SPLIT)
+                box = box.children.setdefault(path[:depth + 1], _Box(step, splits))
+                if step.kind == BRANCH and depth + 1 < len(steps):
+                    box.held = steps[depth + 1]
+        (box.nodes if member[0] == "n" else box.groups).append(member[1])
+    boxes = top.in_order(graph)
+    if len(boxes) < 2 and not any(b.children for b in boxes):  # one transformation (or none known):
+        _group_subtrees(graph, holder, keys)  # subtrees right away
         return
-    _split(graph, holder, by_transform, "call", lambda made: _group_subtrees(graph, made, keys))
+    moved: tuple[set[int], set[int]] = (set(), set())
+    for box in boxes:
+        _make_box(graph, holder, box, calls, keys, moved)
+    _detach(holder, *moved)
+    _group_subtrees(graph, holder, keys)  # what the transformation the user called did itself
+
+
+def _common_root(origins: list[Origin]) -> Step | None:
+    """The transformation every equation of the optimizer ran inside (those of
+    ``optax.apply_updates`` aside): the one the user called, whose call holds them."""
+    firsts = {o.steps[0] for o in origins if len(o.steps) > 1}
+    return firsts.pop() if len(firsts) == 1 else None
+
+
+class _Box:
+    """A group to be made: a call of a transformation (``step``), the members it holds and
+    the calls inside it. ``splits``: how many ``multi_transform`` calls hold it."""
+
+    def __init__(self, step: Step | None, splits: int) -> None:
+        self.step, self.splits = step, splits
+        self.held: Step | None = None  # a branch's transformation
+        self.nodes: list[int] = []
+        self.groups: list[int] = []
+        self.children: dict[tuple[tuple[Step, int], ...], _Box] = {}
+
+    def in_order(self, graph: Graph) -> list[_Box]:
+        """The calls inside it in program order."""
+        return sorted(self.children.values(), key=lambda c: min(c.all_nodes(graph), default=-1))
+
+    def all_nodes(self, graph: Graph) -> list[int]:
+        return [*self.nodes, *(n for g in self.groups for n in nodes_below(graph, g)),
+                *(n for c in self.children.values() for n in c.all_nodes(graph))]
+
+
+def _make_box(graph: Graph, parent: Group, box: _Box, calls: _Calls, keys: dict[int, str | None],
+              moved: tuple[set[int], set[int]]) -> None:
+    """``box`` made a group under ``parent``, its members moved in from the holder
+    (``moved`` collects them). A branch of a ``multi_transform`` is named as the user
+    labelled it (``adam``); one that holds one transformation and whose label the graph
+    does not say is that transformation's group."""
+    step = box.step
+    assert step is not None
+    children = box.in_order(graph)
+    if step.kind == BRANCH:
+        label = calls.label(box.all_nodes(graph), box.splits)
+        if label is None and len(children) == 1 and not box.nodes and not box.groups:
+            _make_box(graph, parent, children[0], calls, keys, moved)
+            return
+        title = label or (box.held or step).title
+    else:
+        title = step.title if children else step.name
+    made = graph.groups[graph.add_group(title, "call", parent.id)]
+    moved[0].update(box.nodes)
+    moved[1].update(box.groups)
+    _attach(graph, made, box.nodes, box.groups)
+    for child in children:
+        _make_box(graph, made, child, calls, keys, moved)
+    if not children:
+        _group_subtrees(graph, made, keys)
+
+
+# A ``multi_transform``'s state holds each branch's under its label: ``opt_state[1].inner_states['adam']…``
+_BRANCH_STATE = re.compile(r"\.inner_states\[(?:'([^']*)'|\"([^\"]*)\"|(\d+))\]")
+
+
+class _Calls:
+    """Tells apart the calls of transformations whose code does not: two made by one
+    factory (``optax.adam``'s ``scale`` and ``optax.sgd``'s, side by side in a
+    ``multi_transform``) run the same lines called from the same places. A line of a
+    transformation runs once per parameter leaf, in the tree's order, so the equations
+    one call runs at one line reach the results (new parameters, new state) in their
+    order: where a line starts over, on results its last equation did not reach, a new
+    call has begun. A ``multi_transform``'s branches update parameters of their own, so
+    a line new to a branch that starts over on results none of the branch's equations
+    reached is the next branch's."""
+
+    def __init__(self, graph: Graph, update: Group, flow: _Flow) -> None:
+        inside = set(nodes_below(graph, update.id))
+        outputs = {n.id: 1 << i for i, n in enumerate(n for n in graph.nodes if n.kind == "output")}
+        self.graph, self.flow = graph, flow
+        self._output_labels = [_BRANCH_STATE.findall(graph.nodes[n].label) for n in outputs]
+        self._labelled: dict[int, dict[str, int]] = {}  # depth → label → the results under it
+        self.reach: dict[int, int] = {}  # per node of the update: the results it reaches, a bit each
+        for start in sorted(inside, reverse=True):
+            stack = [start]
+            while stack:  # consumers first
+                n = stack[-1]
+                if n in self.reach:
+                    stack.pop()
+                    continue
+                todo = [c for c in flow.consumers[n] if c in inside and c not in self.reach and c not in stack]
+                if todo:
+                    stack.extend(todo)
+                    continue
+                stack.pop()
+                bits = 0
+                for c in flow.consumers[n]:
+                    bits |= outputs.get(c, 0) | self.reach.get(c, 0)
+                self.reach[n] = bits
+
+    def label(self, nodes: Iterable[int], splits: int) -> str | None:
+        """The label of the ``multi_transform`` branch (the ``splits``-th one down) whose
+        state ``nodes`` read or write: the one label at that depth of the inputs they read
+        and the results they reach (a state's). None where they touch no state (a
+        stateless transformation's) or several labels'."""
+        if splits <= 0:
+            return None
+        if splits not in self._labelled:
+            by_label = self._labelled[splits] = {}
+            for i, found in enumerate(self._output_labels):
+                if len(found) >= splits:
+                    key = "".join(found[splits - 1])
+                    by_label[key] = by_label.get(key, 0) | 1 << i
+        labels: set[str] = set()
+        for n in nodes:
+            bits = self.reach.get(n, 0)
+            labels.update(key for key, under in self._labelled[splits].items() if bits & under)
+            for p in self.flow.producers[n]:
+                if self.graph.nodes[p].kind == "input":
+                    found = _BRANCH_STATE.findall(self.graph.nodes[p].label)
+                    if len(found) >= splits:
+                        labels.add("".join(found[splits - 1]))
+        return labels.pop() if len(labels) == 1 else None
+
+    def instances(self, members: list[tuple[int, tuple[Step, ...], Any]],
+                  root: Step | None) -> list[tuple[tuple[Step, int], ...]]:
+        """Per member (its first node, its transformations below ``root``, its line), in
+        program order: its transformations, each with which call of it (0, 1…) in the
+        call around it the member is in."""
+        calls: dict[tuple[Any, ...], int] = {}  # (the calls around it, a transformation) → its call
+        lines: dict[Any, tuple[tuple[Any, ...], int, int]] = {}  # line → (its calls, last reach, all reached)
+        branches: dict[tuple[Any, ...], _Branch] = {}  # per call of a branch
+        placed: list[tuple[tuple[Step, int], ...]] = []
+        for node, steps, line in members:
+            path = _resolve(steps, calls)
+            bits = self.reach.get(node, 0)
+            depth = max((d for d, s in enumerate(steps) if s.kind == BRANCH), default=None)
+            label, cut = None, None
+            if depth is not None:
+                splits = sum(s.kind == SPLIT for s in steps[:depth]) + int(root is not None and root.kind == SPLIT)
+                label = self.label([node], splits)
+                branch = branches.get(path[:depth + 1])
+                if branch is not None and branch.next_one(steps[depth + 1:], line, bits, label):
+                    cut = depth
+            if cut is None and bits:
+                cut = _restarted(steps, path, bits, lines.get(line), root)
+            if cut is not None:
+                key = (path[:cut], steps[cut])
+                calls[key] = calls.get(key, 0) + 1
+                path = _resolve(steps, calls)
+            if depth is not None:
+                branches.setdefault(path[:depth + 1], _Branch()).add(steps[depth + 1:], line, bits, label)
+            if bits:
+                held, _, everything = lines.get(line, (None, 0, 0))
+                lines[line] = (path, bits, (everything if held == path else 0) | bits)
+            placed.append(path)
+        return placed
+
+
+class _Branch:
+    """What one call of a ``multi_transform`` branch has run so far: a branch runs one
+    transformation (what it holds), on parameters of its own (those its label's state is
+    of)."""
+
+    def __init__(self) -> None:
+        self.held: Step | None = None  # the transformation it holds
+        self.steps: set[Step] = set()  # the transformations inside it
+        self.lines: set[Any] = set()
+        self.reached = self.last = 0  # the results its equations reached; its last one did
+        self.label: str | None = None  # the label its state is under
+
+    def next_one(self, inner: tuple[Step, ...], line: Any, bits: int, label: str | None) -> bool:
+        """Whether an equation (inside ``inner``, at ``line``, reaching ``bits``, reading
+        the state of ``label``) is the next branch's: it runs another
+        transformation than this branch holds, or reads another label's state, or is
+        (a line of) a transformation the branch has not run that starts on parameters
+        none of its equations reached (where it is a line the branch has not run, before
+        what the last one reached: a transformation running other lines on some
+        parameters, Adafactor on a matrix, goes on in order)."""
+        if not self.steps:
+            return False
+        if inner and self.held is not None and inner[0] != self.held:
+            return True
+        if label is not None and self.label is not None and label != self.label:
+            return True
+        if not bits or bits & self.reached or line in self.lines:
+            return False
+        return bool(inner and inner[-1] not in self.steps) or _lowest(bits) < _lowest(self.last)
+
+    def add(self, inner: tuple[Step, ...], line: Any, bits: int, label: str | None) -> None:
+        if inner:
+            self.held = self.held or inner[0]
+            self.steps.add(inner[-1])
+        self.lines.add(line)
+        self.reached |= bits
+        self.last = bits or self.last
+        self.label = self.label or label
+
+
+def _resolve(steps: tuple[Step, ...], calls: dict[tuple[Any, ...], int]) -> tuple[tuple[Step, int], ...]:
+    path: tuple[tuple[Step, int], ...] = ()
+    for step in steps:
+        path += ((step, calls.get((path, step), 0)),)
+    return path
+
+
+def _restarted(steps: tuple[Step, ...], path: tuple[Any, ...], bits: int,
+               record: tuple[tuple[Any, ...], int, int] | None, root: Step | None) -> int | None:
+    """Where a new call begins, if the line an equation ran (its last ``record``: the
+    calls it was in, what its last equation reached, what all did) starts over: the
+    depth of the transformation called anew. On results the line reached before, the
+    chain ran a transformation again (``chain(scale(2.), scale(-1.))``): the innermost
+    chain's. On others, the next branch (of ``multi_transform``) or mask (of ``masked``)."""
+    if record is None:
+        return None
+    held, last, everything = record
+    if held != path or not last or bits & last or _lowest(bits) >= _lowest(last):
+        return None
+
+    def in_sequence(d: int) -> bool:  # the transformation at depth d is one of a chain's
+        above = steps[d - 1] if d else root
+        return above is None or above.kind == SEQUENCE
+
+    if not bits & everything:
+        divides = [d for d, s in enumerate(steps) if s.kind == BRANCH
+                   or s.kind == TRANSFORM and d + 1 < len(steps) and in_sequence(d)]
+        if divides:
+            return divides[-1]
+    return next((d for d in reversed(range(len(steps))) if in_sequence(d)), len(steps) - 1)
+
+
+def _lowest(bits: int) -> int:
+    return (bits & -bits).bit_length()
 
 
 def _name_loose_updates(graph: Graph, update: Group, keys: dict[int, str | None]) -> None:
@@ -386,7 +671,7 @@ def _name_loose_updates(graph: Graph, update: Group, keys: dict[int, str | None]
 
 
 def _dissolve_library_calls(graph: Graph, update: Group, outside_phases: dict[int, Any],
-                            transform_of: Callable[[Any], str | None]) -> list[Group]:
+                            transform_of: TransformOf) -> list[Group]:
     """The optimizer's inner call groups (``chain`` › ...) give way to its
     transformations, which the optimizer's adapter names and which are then split by
     parameter: their members move up into the call the user made (``optimizer.update``,
@@ -394,8 +679,8 @@ def _dissolve_library_calls(graph: Graph, update: Group, outside_phases: dict[in
     groups whose members are then grouped by transformation: those calls, or the phase."""
     library = [g for g in graph.descendants(update.id) if graph.groups[g].kind == "library"]
     known = {transform_of(outside_phases[n]) for g in library for n in graph.groups[g].nodes
-             if n in outside_phases}
-    if len(known - {None}) < 2:
+             if n in outside_phases} - {None}
+    if not _several_transformations([o for o in known if o is not None]):
         return [update]
     made = [graph.groups[g] for g in library if graph.groups[graph.groups[g].parent or 0].kind != "library"]
     for call in made:
@@ -406,6 +691,12 @@ def _dissolve_library_calls(graph: Graph, update: Group, outside_phases: dict[in
         for target in {call.id, *targets.values()}:
             graph.groups[target].nodes.sort()  # program order, which the transformations are grouped in
     return made
+
+
+def _several_transformations(origins: list[Origin]) -> bool:
+    """Whether equations came from several transformations: of two names, or from one
+    inside a combinator that holds it (``masked``, ``multi_transform``)."""
+    return len({o.name for o in origins}) > 1 or any(s.kind != SEQUENCE for o in origins for s in o.steps[:-1])
 
 
 def _dissolve_target(graph: Graph, gid: int, call: int) -> int:

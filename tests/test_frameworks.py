@@ -455,3 +455,79 @@ def test_a_framework_s_modules_are_their_scopes_not_library_calls_again():
     haiku = graphs["haiku"]
     scope = next(g for g in haiku.groups if g.name == "mlp")
     assert [haiku.groups[c].name for c in scope.groups] == ["linear_0", "relu", "linear_1", "relu", "linear_2"]
+
+
+def test_an_optimizer_s_transformations_are_groups_as_the_user_combined_them():
+    """optax's ``multi_transform`` docs (Adam for the kernels, SGD for the biases, the
+    embedding frozen) with weight decay on the kernels through ``optax.masked``: the
+    update reads as the optimizer was written, ``masked › add_decayed_weights`` and
+    ``multi_transform › [adam › [scale_by_adam, scale], scale, set_to_zero]``. Adam's
+    learning-rate ``scale`` and SGD's are two transformations, two groups each updating
+    its own parameters (they were one ``scale`` box holding both, and the combinators
+    were gone)."""
+    optax = pytest.importorskip("optax")
+
+    def label_fn(params):
+        return {"embed": "frozen", "layers": [{"kernel": "adam", "bias": "sgd"} for _ in params["layers"]]}
+
+    def decay_mask(params):
+        return jax.tree_util.tree_map_with_path(lambda path, _: path[-1].key == "kernel", params)
+
+    optimizer = optax.chain(
+        optax.masked(optax.add_decayed_weights(1e-4), decay_mask),
+        optax.multi_transform({"adam": optax.adam(1e-3), "sgd": optax.sgd(1e-2), "frozen": optax.set_to_zero()},
+                              label_fn),
+    )
+
+    def loss_fn(params, tokens, y):
+        x = params["embed"][tokens].mean(axis=1)
+        for layer in params["layers"]:
+            x = jnp.tanh(x @ layer["kernel"] + layer["bias"])
+        return jnp.mean((x - y) ** 2)
+
+    @jax.jit
+    def step(params, opt_state, tokens, y):
+        grads = jax.grad(loss_fn)(params, tokens, y)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state
+
+    sizes = [8, 16, 16, 1]
+    keys = jax.random.split(jax.random.PRNGKey(0), 4)
+    params = {"embed": jax.random.normal(keys[0], (20, 8)),
+              "layers": [{"kernel": jax.random.normal(k, (m, n)), "bias": jnp.zeros(n)}
+                         for k, m, n in zip(keys[1:], sizes[:-1], sizes[1:])]}
+    graph = jaxviz.trace(step, params, optimizer.init(params), jnp.zeros((4, 5), jnp.int32), jnp.zeros((4, 1))).graph
+
+    def named(name):
+        return [g for g in graph.groups if g.name == name]
+
+    def inside(group):
+        return [graph.groups[c].name for c in group.groups]
+
+    (chain,) = named("optax.chain.update")
+    assert inside(chain) == ["optax.masked", "optax.multi_transform"], inside(chain)
+    (masked,) = named("optax.masked")
+    assert inside(masked) == ["add_decayed_weights"]
+    (split,) = named("optax.multi_transform")
+    assert inside(split) == ["adam", "scale", "set_to_zero"], inside(split)
+    (adam,) = named("adam")
+    assert inside(adam) == ["scale_by_adam", "scale"], inside(adam)
+
+    consumers = {}
+    for e in graph.edges:
+        consumers.setdefault(e.src, []).append(e.dst)
+
+    def updated(group):  # the parameters its equations' results go into (``kernel``, ``bias``)
+        todo = [n for g in graph.descendants(group.id) for n in graph.groups[g].nodes]
+        seen = set(todo)
+        while todo:
+            for n in consumers.get(todo.pop(), ()):
+                if n not in seen:
+                    seen.add(n)
+                    todo.append(n)
+        return {graph.nodes[n].label.rpartition("[")[2].strip("]'") for n in seen if graph.nodes[n].kind == "output"}
+
+    scales = named("scale")
+    assert len(scales) == 2 and {graph.groups[g.parent].name for g in scales} == {"adam", "optax.multi_transform"}
+    assert sorted(updated(g) == {"kernel"} for g in scales) == [False, True]
+    assert [updated(g) for g in scales if graph.groups[g.parent].name != "adam"] == [{"bias"}]
