@@ -289,12 +289,15 @@ def test_a_vjp_pullback_made_again_is_compared_by_identity_at_the_argument():
             _, g_vjp = jax.vjp(square, jnp.float32(x0))
             apply_cotangent(g_vjp, jnp.float32(1.0))
     (c,) = only(log, "apply_cotangent")[1].causes
-    assert (c.kind, c.path, c.detail, c.owner) == ("pytree_structure", "g_vjp", "static_data", "VJP")
+    # the pullback is a ``VJP`` node holding the partial in ``fun``; before JAX 0.7, a
+    # ``jax.tree_util.Partial`` whose auxiliary data is the partial itself
+    assert (c.kind, c.path, c.detail) == ("pytree_structure", "g_vjp", "static_data") and c.owner in ("VJP", "Partial")
     text = str(c)
-    assert c.compared == "identity" and "a new `partial` object (`g_vjp.fun`)" in text, text
+    assert c.compared == "identity" and "a new `partial` object" in text, text
     assert "compared by identity" in text and "0x" not in text, text
     assert "→" not in text  # two partials that print alike are no before → after
-    assert "`g_vjp.fun`" in only(log, "apply_cotangent")[1].suggestion
+    if c.owner == "VJP":
+        assert "(`g_vjp.fun`)" in text and "`g_vjp.fun`" in only(log, "apply_cotangent")[1].suggestion, text
 
 
 def test_opaque_auxiliary_data_of_a_custom_node_names_the_attribute_holding_the_change():

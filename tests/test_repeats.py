@@ -6,10 +6,8 @@ import json
 import os
 import sys
 
-import haiku as hk
 import jax
 import jax.numpy as jnp
-import optax
 import pydot
 import pytest
 from zoo import recursive_eqn_count
@@ -341,14 +339,6 @@ def test_replay_starts_follow_traceback_objects_not_their_content():
     assert replay_starts([a, b, None, a, b, None]) is None
 
 
-class ResBlock(hk.Module):
-    """Imitates a block of Haiku's ``examples/imagenet`` ResNet, each rematerialised with
-    ``hk.remat`` as its API docs show."""
-
-    def __call__(self, x):
-        h = jax.nn.relu(hk.BatchNorm(True, True, 0.9)(hk.Conv2D(4, 3, with_bias=False)(x), True))
-        return jax.nn.relu(x + hk.BatchNorm(True, True, 0.9)(hk.Conv2D(4, 3, with_bias=False)(h), True))
-
 
 def test_a_haiku_block_s_repeats_are_named_after_it_in_every_pass_and_in_the_update():
     """Three ``hk.remat`` blocks: the backward pass's repeat is of ``hk.remat
@@ -356,6 +346,17 @@ def test_a_haiku_block_s_repeats_are_named_after_it_in_every_pass_and_in_the_upd
     its recomputed forward; the optimizer's update of each block's parameters
     (``res_block/batch_norm``, ``res_block/conv2_d``, …) is a period. Each run is
     ``res_block ×3``, not the wrapper's name nor its parameters' paths."""
+    hk = pytest.importorskip("haiku")
+    optax = pytest.importorskip("optax")
+
+    class ResBlock(hk.Module):
+        """Imitates a block of Haiku's ``examples/imagenet`` ResNet, each rematerialised
+        with ``hk.remat`` as its API docs show."""
+
+        def __call__(self, x):
+            h = jax.nn.relu(hk.BatchNorm(True, True, 0.9)(hk.Conv2D(4, 3, with_bias=False)(x), True))
+            return jax.nn.relu(x + hk.BatchNorm(True, True, 0.9)(hk.Conv2D(4, 3, with_bias=False)(h), True))
+
     def forward(images):
         x = hk.Conv2D(4, 3)(images)
         for _ in range(3):
