@@ -44,9 +44,11 @@ PLUMBING = frozenset({"with_extra_args_support"})
 ALIASES = {"partition": ("multi_transform",)}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Step:
-    """One transformation an equation ran inside."""
+    """One transformation an equation ran inside. Made once per distinct value
+    (``_step``), so compared and hashed by identity: the update's grouping hashes one per
+    equation and transformation around it."""
     name: str  # the factory that made it, as the user spells it: ``scale_by_adam``, ``multi_transform``
     package: str | None  # the library of the factory (``optax``); None for the user's own
     kind: str  # TRANSFORM, SEQUENCE, SPLIT or BRANCH (one label's transformation in a SPLIT)
@@ -99,7 +101,7 @@ def _steps_of(stack: tuple[tuple[Any, int], ...]) -> tuple[Step, ...]:
     for i, (code, _) in enumerate(stack):
         if _is_apply_updates(code):
             if not found:  # optax.apply_updates itself, not a transformation calling it
-                return (Step(APPLY_UPDATES, "optax", TRANSFORM, id(code), _site(stack, i)),)
+                return (_step(APPLY_UPDATES, "optax", TRANSFORM, id(code), _site(stack, i)),)
             break
         factory = _factory_of(code)
         if factory is not None:
@@ -113,9 +115,24 @@ def _steps_of(stack: tuple[tuple[Any, int], ...]) -> tuple[Step, ...]:
         kind = SEQUENCE if factory in SEQUENCES else SPLIT if factory in BRANCHES else TRANSFORM
         if steps and steps[-1].kind == SPLIT and factory == "masked":
             kind = BRANCH  # the mask a SPLIT puts around each label's transformation
-        steps.append(Step(_spelled(factory, user_file), installed_package(code.co_filename), kind, id(code),
+        steps.append(_step(_spelled(factory, user_file), installed_package(code.co_filename), kind, id(code),
                           _site(stack, i)))
     return tuple(steps)
+
+
+def _step(name: str, package: str | None, kind: str, code: int, site: tuple[int, int]) -> Step:
+    """The one ``Step`` of these values."""
+    key = (name, package, kind, code, site)
+    found = _steps.get(key)
+    if found is None:
+        if len(_steps) >= _BY_TRACEBACK_MAX:  # the origins remembered hold the old ones
+            _steps.clear()
+            _by_traceback.clear()
+        found = _steps[key] = Step(*key)
+    return found
+
+
+_steps: dict[tuple[Any, ...], Step] = {}
 
 
 def _site(stack: tuple[tuple[Any, int], ...], i: int) -> tuple[int, int]:
