@@ -729,7 +729,7 @@ class GraphBuilder:
         g = self.graph
         pieces = {group.id for group in same}
         members = sorted([(n, -1) for n in parent.nodes]
-                         + [(min(self._nodes_under(g.groups[c]), default=-1), c) for c in parent.groups])
+                         + [(min(phases.nodes_below(g, c), default=-1), c) for c in parent.groups])
         runs: list[list[Any]] = [[]]
         for _, gid in members:
             if gid in pieces:
@@ -744,12 +744,6 @@ class GraphBuilder:
         held = [g.groups[t.groups[0]] for t in run if not t.nodes and len(t.groups) == 1]
         return len(held) == len(run) and all(h.kind in ("call", "library") for h in held) \
             and len({h.name for h in held}) == len(held)
-
-    def _nodes_under(self, group: Any) -> Iterator[int]:
-        """The node ids in ``group`` and the groups under it."""
-        g = self.graph
-        for gid in g.descendants(group.id):
-            yield from g.groups[gid].nodes
 
     def _merge_into(self, group: Any, into: Any) -> None:
         """``group``'s nodes and groups moved into its sibling ``into`` (put inside it, then
