@@ -8,10 +8,16 @@
 # second process beside the rest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The oldest JAX's venv is made beside .venv (pip leaves a core idle), its suite run at the end.
-oldest_log=$(mktemp)
-bash scripts/test_jax_versions.sh --oldest --prepare >"$oldest_log" 2>&1 &
-oldest_venv=$!
+# The oldest JAX's venv is made beside .venv (pip leaves a core idle); its suite runs once
+# the browser tests end (they end before the rest), else at the end.
+oldest_log=$(mktemp) oldest_made=$(mktemp)
+{ bash scripts/test_jax_versions.sh --oldest --prepare >"$oldest_log" 2>&1 && echo 0 >"$oldest_made" \
+    || echo 1 >"$oldest_made"; } &
+oldest_suite() {  # the core suite on the oldest JAX, once its venv is made (or its log)
+  while [ ! -s "$oldest_made" ]; do sleep 1; done
+  if [ "$(cat "$oldest_made")" != 0 ]; then cat "$oldest_log"; return 1; fi
+  bash scripts/test_jax_versions.sh --oldest
+}
 bash scripts/setup_env.sh test graphviz chromium
 .venv/bin/ruff check jaxviz tests benchmarks
 .venv/bin/lint-imports  # the import contracts in pyproject.toml: one-way flow, no cycles
@@ -30,20 +36,23 @@ status=0
 pytest=(.venv/bin/python -m pytest -q -p no:cacheprovider)
 if [ $# -gt 0 ]; then
   "${pytest[@]}" "$@" || status=$?
+  oldest_suite || status=1
 else
   # The browser tests (marked `browser` in tests/conftest.py, in files named *_browser.py)
   # mostly wait on Chromium, JupyterLab and kernels: run in a pytest process of their own
-  # beside the rest, they use the core the rest leaves idle. Their report follows the others'.
-  browser_log=$(mktemp)
-  "${pytest[@]}" -m browser tests/*_browser.py >"$browser_log" 2>&1 &
-  browser_tests=$!
+  # beside the rest, they use the core the rest leaves idle, and the oldest JAX's suite
+  # follows them there. Their reports follow the others'.
+  browser_log=$(mktemp) browser_status=$(mktemp) oldest_suite_log=$(mktemp)
+  { "${pytest[@]}" -m browser tests/*_browser.py >"$browser_log" 2>&1 && echo 0 >"$browser_status" \
+      || echo 1 >"$browser_status"
+    oldest_suite >"$oldest_suite_log" 2>&1; } &
+  second_lane=$!
   "${pytest[@]}" -m "not browser" || status=$?
-  wait "$browser_tests" || status=1
+  wait "$second_lane" || status=1
+  [ "$(cat "$browser_status")" = 0 ] || status=1
   echo "jaxviz: the browser tests (pytest -m browser)"
-  cat "$browser_log"
-  rm -f "$browser_log"
+  cat "$browser_log" "$oldest_suite_log"
+  rm -f "$browser_log" "$browser_status" "$oldest_suite_log"
 fi
-wait "$oldest_venv" || { cat "$oldest_log"; status=1; }
-rm -f "$oldest_log"
-bash scripts/test_jax_versions.sh --oldest || status=1
+rm -f "$oldest_log" "$oldest_made"
 exit $status
