@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import background  # noqa: E402
 import bench_programs  # noqa: E402
 import programs  # noqa: E402
-from views import edges_problem  # noqa: E402
+from views import edges_problem, rows_problem  # noqa: E402
 
 import jaxviz  # noqa: E402
 from jaxviz.render.dot import dot_available, first_view_svg  # noqa: E402
@@ -55,9 +55,11 @@ def trace_and_run(name: str) -> str:
         assert returned == case.outputs, f"{name} returns {returned} arrays, states {case.outputs}"
         # the library calls it makes are named as called, its folds (inside a pmap or a
         # shard_map too) are in the first view: the one a notebook shows, fitted to dot's
-        # layout where the kernel has dot
+        # layout where the kernel has dot; there, its inputs are on the top row and its
+        # outputs on the bottom row (a pmap's or a loop's node feeds its body too)
         if dot_available():
-            first_view_svg(program)
+            rows = rows_problem(program, first_view_svg(program))
+            assert rows is None, f"{name}: {rows}"
         for check in (bench_programs.check_library, bench_programs.check_folds, bench_programs.check_lines):
             verdict, why = check(program, case)
             assert verdict is not False, f"{name}: {check.__name__}: {why}"

@@ -6,11 +6,8 @@ function; loops are named after the function they run, with their trip count."""
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import shutil
-import subprocess
 import sys
 from typing import NamedTuple
 from xml.etree import ElementTree
@@ -26,6 +23,7 @@ import optax
 import pytest
 from flax import nnx
 from numpyro.infer import NUTS
+from views import rows_problem
 
 import jaxviz
 from benchmarks import models, programs
@@ -838,30 +836,6 @@ def corpus_program(name):
     return jaxviz.trace(case.fn, *case.args, **case.kwargs)
 
 
-def rows_problem(program) -> str | None:
-    """Where the first view, as dot lays it out, has an input below the top of anything
-    but the top row (inputs, captured values, the legend), or an output above the bottom
-    of anything but the bottom row; None when the rows hold."""
-    graph = program.graph
-    items = svg_items(first_view_svg(program))
-    root = graph.groups[0]
-    top_row = {f"n{n}" for n in root.nodes if graph.nodes[n].kind in ("input", "const")}
-    top_row |= {f"g{c}" for c in root.groups if graph.groups[c].kind == "inputs"}
-    bottom_row = {f"n{n}" for n in root.nodes if graph.nodes[n].kind == "output"}
-    bottom_row |= {f"g{c}" for c in root.groups if graph.groups[c].kind == "outputs"}
-    rest = {k: box for k, (box, _) in items.items()
-            if k not in top_row | bottom_row and re.fullmatch(r"(cluster_)?[ng]\d+", k)}
-    inputs = {k: items[k][0] for k in top_row if k in items}
-    outputs = {k: items[k][0] for k in bottom_row if k in items}
-    top = min(box[1] for box in rest.values())
-    bottom = max(box[3] for box in rest.values())
-    low = {k: box[3] for k, box in inputs.items() if box[3] > top}
-    high = {k: box[1] for k, box in outputs.items() if box[1] < bottom}
-    if low or high:
-        return f"inputs reaching below {top:.0f} pt: {low}; outputs above {bottom:.0f} pt: {high}"
-    return None
-
-
 @needs_dot
 def test_the_inputs_of_a_program_that_is_one_loop_stand_on_the_top_row():
     """A program that is one loop or one pmap (its equation's node feeding its body and
@@ -869,25 +843,7 @@ def test_the_inputs_of_a_program_that_is_one_loop_stand_on_the_top_row():
     above the loop on the top row, its outputs below it on the bottom row, as dot lays
     the first view out."""
     problems = {name: problem for name, program in one_loop_programs().items()
-                if (problem := rows_problem(program))}
-    assert not problems, problems
-
-
-EIGHT_DEVICES = ["pmap_resnet", "shard_map_fsdp"]
-
-
-@needs_dot
-def test_the_inputs_of_a_pmap_over_eight_devices_stand_on_the_top_row():
-    """The corpus's pmap'd ResNet (its shard_map's node feeds its body: the per-device
-    shapes differ from the pmap's) and its shard_map step, on 8 host devices (another
-    process): inputs on the top row, outputs on the bottom row."""
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
-    code = ("import json, tests.test_first_view as t; "
-            f"print(json.dumps({{n: t.rows_problem(t.corpus_program(n)) for n in {EIGHT_DEVICES!r}}}))")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    assert done.returncode == 0, done.stderr[-3000:]
-    problems = {name: problem for name, problem in json.loads(done.stdout.splitlines()[-1]).items() if problem}
+                if (problem := rows_problem(program, first_view_svg(program)))}
     assert not problems, problems
 
 
