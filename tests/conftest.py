@@ -7,14 +7,10 @@ from browser_lab import BUILT, CHROMIUM_ARGS, chromium_path, start_lab
 
 # Tests run on the CPU (CI has no accelerator).
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
-# XLA's CPU backend as the tests need it, in this process and those it starts (kernels,
-# JupyterLab's too): they check what jaxviz draws and reports, never the speed of the code
-# XLA generates. LLVM's optimizer and Eigen's thread pool (whose threads spin, waiting for
-# work, on cores the browser tests need) cost a sixth of the suite's CPU. A test that sets
-# XLA_FLAGS for a process of its own adds to these or replaces them.
-os.environ["XLA_FLAGS"] = " ".join([
-    "--xla_cpu_multi_thread_eigen=false", "--xla_backend_optimization_level=0",
-    "--xla_llvm_disable_expensive_passes=true", os.environ.get("XLA_FLAGS", "")]).strip()
+# XLA's CPU backend as the tests need it (``background.TEST_XLA_FLAGS``), here and in the
+# processes the tests start; one that sets XLA_FLAGS for a process adds to these or
+# replaces them (``background.xla_flags``).
+os.environ["XLA_FLAGS"] = f"{background.xla_flags()} {os.environ.get('XLA_FLAGS', '')}".strip()
 
 # The core suite (``pytest -m core``): what must pass on every supported JAX release, run by
 # scripts/test_jax_versions.sh in venvs holding JAX and jaxviz only (tests of Flax, Equinox
