@@ -23,34 +23,41 @@ bash scripts/setup_env.sh test graphviz chromium
 .venv/bin/lint-imports  # the import contracts in pyproject.toml: one-way flow, no cycles
 # pyright (basic type checking of jaxviz/: [tool.pyright] in pyproject.toml) beside the
 # TypeScript's linters (labextension/: eslint.config.mjs, .prettierrc.json): a core each.
-pyright_log=$(mktemp)
-.venv/bin/pyright >"$pyright_log" 2>&1 &
-pyright=$!
-if command -v npm >/dev/null 2>&1; then
-  (cd labextension && npm run --silent lint && npm run --silent format:check)
-fi
-if ! wait "$pyright"; then cat "$pyright_log"; exit 1; fi
-cat "$pyright_log"
-rm -f "$pyright_log"
+type_and_ts_lints() {
+  local pyright_log pyright ok=0
+  pyright_log=$(mktemp)
+  .venv/bin/pyright >"$pyright_log" 2>&1 &
+  pyright=$!
+  if command -v npm >/dev/null 2>&1; then
+    (cd labextension && npm run --silent lint && npm run --silent format:check) || ok=1
+  fi
+  wait "$pyright" || ok=1
+  cat "$pyright_log"
+  rm -f "$pyright_log"
+  return $ok
+}
 status=0
 pytest=(.venv/bin/python -m pytest -q -p no:cacheprovider)
 if [ $# -gt 0 ]; then
+  type_and_ts_lints || exit 1
   "${pytest[@]}" "$@" || status=$?
   oldest_suite || status=1
 else
   # The browser tests (marked `browser` in tests/conftest.py, in files named *_browser.py)
   # mostly wait on Chromium, JupyterLab and kernels: run in a pytest process of their own
-  # beside the rest, they use the core the rest leaves idle, and the oldest JAX's suite
-  # follows them there. Their reports follow the others'.
+  # beside the rest, they use the core the rest leaves idle. The type checker and the
+  # TypeScript's linters come before them there, the oldest JAX's suite after them. Their
+  # reports follow the rest's.
   browser_log=$(mktemp) browser_status=$(mktemp) oldest_suite_log=$(mktemp)
-  { "${pytest[@]}" -m browser tests/*_browser.py >"$browser_log" 2>&1 && echo 0 >"$browser_status" \
-      || echo 1 >"$browser_status"
+  { type_and_ts_lints >"$browser_log" 2>&1 || echo 1 >"$browser_status"
+    "${pytest[@]}" -m browser tests/*_browser.py >>"$browser_log" 2>&1 || echo 1 >>"$browser_status"
+    echo 0 >>"$browser_status"
     oldest_suite >"$oldest_suite_log" 2>&1; } &
   second_lane=$!
   "${pytest[@]}" -m "not browser" || status=$?
   wait "$second_lane" || status=1
-  [ "$(cat "$browser_status")" = 0 ] || status=1
-  echo "jaxviz: the browser tests (pytest -m browser)"
+  [ "$(head -n 1 "$browser_status")" = 0 ] || status=1
+  echo "jaxviz: pyright, the TypeScript's linters, the browser tests (pytest -m browser)"
   cat "$browser_log" "$oldest_suite_log"
   rm -f "$browser_log" "$browser_status" "$oldest_suite_log"
 fi
