@@ -109,7 +109,10 @@ def selected(job: background.Job, names: list[str]) -> list[str]:
 def run_programs(names: list[str], devices: int) -> dict[str, str]:
     """``trace_and_run`` of each program in a process of its own, with ``devices`` host
     devices: what went wrong with each ('' when nothing did)."""
-    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=background.xla_flags(devices))
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env.pop("XLA_FLAGS", None)
+    if devices > 1:
+        env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
     done = background.run([sys.executable, __file__, str(devices), *names], env=env, timeout=600)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     assert lines, done.stderr[-3000:]
@@ -122,10 +125,9 @@ def programs_job(names: list[str], devices: int) -> background.Job:
     return job
 
 
-# The programs run in other processes, a third of them in each (each test waits for its
-# own share, and two shares can run at once; each process imports the libraries again,
-# about 10 s of CPU), beside the tests before this module's.
-SHARE = 17
+# The programs run in other processes (a few at a time: each test waits for its own
+# share, and two shares can run at once), beside the tests before this module's.
+SHARE = 9
 ONE_DEVICE = {name: job for i in range(0, len(SINGLE), SHARE)
               for job in [programs_job(SINGLE[i:i + SHARE], 1)] for name in SINGLE[i:i + SHARE]}
 EIGHT_DEVICES = programs_job(SEVERAL, 8)
