@@ -31,14 +31,8 @@ EXECUTE_NOTEBOOK = Path(__file__).with_name("execute_notebook.py")
 # the speed of the code XLA generates. LLVM's optimizer and Eigen's thread pool (whose
 # threads spin, waiting for work, on cores the browser tests need) cost a sixth of the
 # suite's CPU.
-TEST_XLA_FLAGS = ("--xla_cpu_multi_thread_eigen=false", "--xla_backend_optimization_level=0",
+TEST_XLA_FLAGS = ("--xla_cpu_multi_thread_eigen=false --xla_backend_optimization_level=0 "
                   "--xla_llvm_disable_expensive_passes=true")
-
-
-def xla_flags(devices: int = 1) -> str:
-    """``XLA_FLAGS`` for a process the tests start: the suite's, with ``devices`` host devices."""
-    count = [f"--xla_force_host_platform_device_count={devices}"] if devices > 1 else []
-    return " ".join([*TEST_XLA_FLAGS, *count])
 
 
 class Job:

@@ -9,8 +9,8 @@ from browser_lab import BUILT, CHROMIUM_ARGS, chromium_path, start_lab
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 # XLA's CPU backend as the tests need it (``background.TEST_XLA_FLAGS``), here and in the
 # processes the tests start; one that sets XLA_FLAGS for a process adds to these or
-# replaces them (``background.xla_flags``).
-os.environ["XLA_FLAGS"] = f"{background.xla_flags()} {os.environ.get('XLA_FLAGS', '')}".strip()
+# replaces them.
+os.environ["XLA_FLAGS"] = f"{background.TEST_XLA_FLAGS} {os.environ.get('XLA_FLAGS', '')}".strip()
 
 # The core suite (``pytest -m core``): what must pass on every supported JAX release, run by
 # scripts/test_jax_versions.sh in venvs holding JAX and jaxviz only (tests of Flax, Equinox

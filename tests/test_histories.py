@@ -21,7 +21,7 @@ THREAD = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/(issues|pull|discussi
 
 
 def run_histories() -> subprocess.CompletedProcess:
-    env = {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(ROOT), "XLA_FLAGS": background.xla_flags()}
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(ROOT), "XLA_FLAGS": background.TEST_XLA_FLAGS}
     return background.run([sys.executable, "benchmarks/bench_causes.py", "--check"], cwd=ROOT,
                           env=env, timeout=240)
 
