@@ -25,7 +25,10 @@ fi
 stamp=".venv/.jaxviz-installed-$extras"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>/dev/null
-  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]" 2>&1 | grep -v "^WARNING: Location" || true
+  # --no-compile: Python compiles a module the first time it is imported, and only those
+  # imported; pip would compile every module of every wheel (JAX, JupyterLab...), half its time.
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-compile -e ".[$extras]" 2>&1 \
+    | grep -v "^WARNING: Location" || true
   touch "$stamp"
 fi
 # The JupyterLab extension (labextension/ → jaxviz/labextension) and the standalone viewer

@@ -109,10 +109,8 @@ def selected(job: background.Job, names: list[str]) -> list[str]:
 def run_programs(names: list[str], devices: int) -> dict[str, str]:
     """``trace_and_run`` of each program in a process of its own, with ``devices`` host
     devices: what went wrong with each ('' when nothing did)."""
-    env = dict(os.environ, JAX_PLATFORMS="cpu")
-    env.pop("XLA_FLAGS", None)
-    if devices > 1:
-        env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    env = dict(os.environ, JAX_PLATFORMS="cpu",
+               XLA_FLAGS=f"{background.TEST_XLA_FLAGS} --xla_force_host_platform_device_count={devices}")
     done = background.run([sys.executable, __file__, str(devices), *names], env=env, timeout=600)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     assert lines, done.stderr[-3000:]
