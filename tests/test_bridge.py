@@ -374,11 +374,13 @@ def test_a_flood_of_events_is_batched_and_arrives_complete_in_order(loaded):
     comm_id = loaded.open({"type": "snapshot_request"})
     loaded.comm_msg(comm_id, "snapshot")
     # Runs until the kernel is idle again: with one message per event IOPub would
-    # drop messages (the idle status among them) and this would time out.
+    # drop messages (the idle status among them) and this would never end. (The wait is
+    # a guard against that hang, generous: 5000 events take a minute on a loaded machine.)
     loaded.execute(
         "import time\n"
         "for i in range(5000):\n"
-        "    jaxviz.ipython.bridge.publish('compile', {'function': 'flood', 'count': i + 1, 'causes': []})\n")
+        "    jaxviz.ipython.bridge.publish('compile', {'function': 'flood', 'count': i + 1, 'causes': []})\n",
+        timeout=300)
     n_msgs, events = _flood_events(loaded, comm_id)
     counts = [e["payload"]["count"] for e in events if e["payload"].get("function") == "flood"]
     assert counts == list(range(1, 5001)), "every event, in order, none twice"
