@@ -950,3 +950,54 @@ def test_one_box_beside_the_arguments_opens_though_they_are_many():
     (call,) = [g for g in graph.groups if g.name == "wide"]
     assert graph.layout_extent({0, call.id})[0] > AUTO_WIDTH_PT  # the greedy choice cannot open it
     assert call.id in graph.expansion(program.expand)
+
+
+def test_story_window_takes_the_inputs_nearest_the_structure_and_cuts_none():
+    """The first screen across (as the viewer pans to it): the structure centred with the
+    inputs beside it that fit, nearest first, on the drawing; a window edge that would cut
+    an input in half moves by the smaller move that keeps the structure in view."""
+    structure, params, y, x = (394, 1085), (4, 104), (122, 222), (240, 340)
+    inputs, drawing = [params, y, x], (0, 1097)
+    assert dot_renderer.story_window(structure, [], 800, (0, 2000)) == 394 - (800 - 691) / 2
+    assert dot_renderer.story_window(structure, [], 800, drawing) == 1097 - 800
+    for room, shown in [(1000, [y, x]), (900, [x]), (700, [])]:
+        left = dot_renderer.story_window(structure, inputs, room, drawing)
+        left = dot_renderer.uncut_window(left, room, inputs, structure)
+        whole = [s for s in inputs if left <= s[0] and s[1] <= left + room]
+        cut = [s for s in inputs if s[0] < left < s[1] or s[0] < left + room < s[1]]
+        assert left <= structure[0] and structure[1] <= left + room, (room, left)
+        assert whole == shown and not cut, (room, left, whole, cut)
+    assert dot_renderer.uncut_window(337, 1000, [x], structure) == 340  # out past it: 3, not 97
+    assert dot_renderer.uncut_window(243, 800, [x], (300, 1040)) == 240  # over it: the other way cuts
+    assert dot_renderer.uncut_window(300, 700, [x], (330, 1000)) == 300  # neither keeps the rest
+
+
+def mix(xs):
+    return jnp.tanh(sum(jnp.sin(v) for v in xs))
+
+
+def thirteen_inputs(a, b, c, d, e, f, g, h, i, j, k, m, n):
+    return mix([a, b, c, d, e, f, g, h, i, j, k, m, n]).sum()
+
+
+@needs_dot
+def test_the_first_screen_shows_the_inputs_beside_the_structure_whole():
+    """A row of inputs wider than the screen above a narrow structure, as dot lays out
+    the first view: the screen the viewer opens on holds the structure and, whole, the
+    inputs nearest it, as many as fit with it; it cuts none in half."""
+    program = jaxviz.trace(thirteen_inputs, *[jnp.ones(3)] * 13)
+    svg = first_view_svg(program)
+    items, graph = svg_items(svg), program.graph
+    lo, hi = dot_renderer.first_screen_span(graph, items, svg_size_pt(svg)[0])
+    (structure,) = [items[f"cluster_g{c}"][0][::2] for c in graph.groups[0].groups if f"cluster_g{c}" in items]
+    assert lo <= structure[0] and structure[1] <= hi, (lo, hi, structure)
+    inputs = {graph.nodes[n].label: items[f"n{n}"][0][::2] for n in graph.groups[0].nodes
+              if graph.nodes[n].kind == "input"}
+    assert len(inputs) == 13 and max(r for _, r in inputs.values()) - min(x for x, _ in inputs.values()) > hi - lo
+    shown = {name: s for name, s in inputs.items() if lo <= s[0] and s[1] <= hi}
+    cut = {name for name, s in inputs.items() if s[0] < lo < s[1] or s[0] < hi < s[1]}
+    assert shown and not cut, (lo, hi, inputs)
+    left = min(structure[0], *(s[0] for s in shown.values()))
+    right = max(structure[1], *(s[1] for s in shown.values()))
+    fitting = [name for name, s in inputs.items() if name not in shown and max(right, s[1]) - min(left, s[0]) <= hi - lo]
+    assert not fitting, f"{fitting} fit beside the shown inputs {sorted(shown)}, yet are out of view"

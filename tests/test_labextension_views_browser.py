@@ -183,6 +183,13 @@ def test_a_tall_column_is_drawn_across_the_width(page):
 
 
 CANVAS_JS = "g => { const r = g.querySelector('.jp-jaxviz-canvas').getBoundingClientRect(); return [r.left, r.top]; }"
+# The inputs (nodes, and closed groups of them) that the canvas's left or right edge cuts:
+# their ids and page extents across.
+INPUTS_CUT_JS = """g => { const c = g.querySelector('.jp-jaxviz-canvas').getBoundingClientRect();
+  return [...g.querySelectorAll('svg.jp-jaxviz-svg g.node:is(.jaxviz-input, .jaxviz-group-inputs)')]
+    .map(e => [e.id, e.getBoundingClientRect()])
+    .filter(([, r]) => (r.left < c.left - 1 && c.left + 1 < r.right) || (r.left < c.right - 1 && c.right + 1 < r.right))
+    .map(([id, r]) => [id, Math.round(r.left), Math.round(r.right), Math.round(c.left), Math.round(c.right)]); }"""
 
 
 def assert_drawn_as(graph, before: dict, canvas_before: list) -> None:
@@ -306,6 +313,9 @@ def test_expand_is_steady(page, cell, name):
     before = graph.evaluate(ITEM_RECTS_JS)
     canvas_before = graph.evaluate(CANVAS_JS)
     save_shot(page, ARTIFACTS, f"expand-before-{name}")
+    # The first view cuts no input in half at the canvas's edges (``storyWindow``).
+    cut = graph.evaluate(INPUTS_CUT_JS)
+    assert not cut, f"inputs cut by the canvas's edge at {canvas_before}: {cut}"
     page.mouse.move(x, y)
     # Record every frame from the click on: which view is shown and where its items are.
     graph.evaluate("""g => { g.__frames = []; const t0 = performance.now();

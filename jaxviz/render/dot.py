@@ -628,23 +628,67 @@ def svg_items(svg: str) -> dict[str, tuple[tuple[float, float, float, float], tu
 def first_screen_span(graph: Graph, items: dict[str, Any], width: float) -> tuple[float, float]:
     """The span (left, right, in pt) of a drawing ``width`` wide that the first screen
     shows: all of it when it fits; else the program's own structure (the root's groups
-    but its inputs and outputs) centred when that fits, else from its left edge, or from
-    the drawing's where that is within a quarter screen of it (as the viewer pans:
+    but its inputs and outputs) centred when that fits, with the inputs beside it that
+    fit too and none cut in half (``story_window``, ``uncut_window``), else from its left
+    edge, or from the
+    drawing's where that is within a quarter screen of it (as the viewer pans:
     labextension/src/graph/viewport.ts)."""
     screen = FIRST_SCREEN_PT[0]
     if width <= screen:
         return 0.0, width
-    boxes = [items[k][0] for c in graph.groups[0].groups if graph.groups[c].kind not in ("inputs", "outputs")
+    root = graph.groups[0]
+    boxes = [items[k][0] for c in root.groups if graph.groups[c].kind not in ("inputs", "outputs")
              for k in (f"g{c}", f"cluster_g{c}") if k in items]
     if not boxes:
         return 0.0, screen
     left, right = min(b[0] for b in boxes), max(b[2] for b in boxes)
     if right - left <= screen:
-        middle = (left + right) / 2
-        return middle - screen / 2, middle + screen / 2
+        inputs = [f"n{n}" for n in root.nodes if graph.nodes[n].kind in ("input", "const")]
+        inputs += [k for c in root.groups if graph.groups[c].kind == "inputs"
+                   for k in (f"g{c}", f"cluster_g{c}", *(f"n{n}" for n in graph.groups[c].nodes))]
+        spans = [(items[k][0][0], items[k][0][2]) for k in inputs if k in items]
+        start = story_window((left, right), spans, screen, (0.0, width))
+        start = uncut_window(start, screen, spans, (left, right))
+        return start, start + screen
     if left <= screen * STORY_NEAR:
         return 0.0, screen
     return left, left + screen
+
+
+def story_window(structure: tuple[float, float], inputs: list[tuple[float, float]], room: float,
+                 drawing: tuple[float, float]) -> float:
+    """Where a window ``room`` wide starts across (its left edge) on a drawing spanning
+    ``drawing`` (wider than the window) to show ``structure`` (left, right; it fits)
+    centred with as many of the ``inputs`` beside it as fit too, nearest first (the story
+    starts where its data comes in), within the drawing. As the viewer's ``storyWindow``
+    (labextension/src/graph/geometry.ts)."""
+    def gap(span: tuple[float, float]) -> float:
+        return max(0.0, structure[0] - span[1], span[0] - structure[1])
+
+    shown = structure
+    for span in sorted(inputs, key=gap):
+        joined = (min(shown[0], span[0]), max(shown[1], span[1]))
+        if joined[1] - joined[0] <= room:
+            shown = joined
+    centred = shown[0] - (room - (shown[1] - shown[0])) / 2
+    return min(max(centred, drawing[0]), drawing[1] - room)
+
+
+def uncut_window(left: float, room: float, inputs: list[tuple[float, float]], keep: tuple[float, float]) -> float:
+    """The window ``room`` wide at ``left`` moved off any of the ``inputs`` its edges would
+    cut in half, by the smaller move that keeps ``keep`` in it: to show the input whole or
+    to leave it out. As the viewer's ``uncutWindow`` (labextension/src/graph/geometry.ts)."""
+    def nearest(at: float, options: list[float]) -> float:
+        kept = [o for o in options if keep[0] >= o - 0.5 and keep[1] <= o + room + 0.5]
+        return min(kept, key=lambda o: abs(o - at), default=at)
+
+    for lo, hi in inputs:
+        if lo < left < hi:
+            left = nearest(left, [lo, hi])
+    for lo, hi in inputs:
+        if lo < left + room < hi:
+            left = nearest(left, [hi - room, lo - room])
+    return left
 
 
 def first_screen_folds(graph: Graph, expanded: frozenset[int], svg: str) -> tuple[set[str], frozenset[int]]:

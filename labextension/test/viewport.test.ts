@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 
 import { viewToDot } from '../src/graph/dot';
 import { isFold, shownFolds } from '../src/graph/folds';
-import { Rect, foldsOrigin, openingOrigin, titleCorner } from '../src/graph/geometry';
+import { Rect, Span, foldsOrigin, openingOrigin, storyWindow, titleCorner, uncutWindow } from '../src/graph/geometry';
 import { ROW_ANCHORS, loopEdges, loopsBreakRows, rowAnchorEdges, rowMinlen, rowsProblem } from '../src/graph/ranks';
 import { GraphJSON } from '../src/shared/payload';
 import { GraphIndex, buildView } from '../src/graph/visible';
@@ -80,6 +80,60 @@ describe('openingOrigin', () => {
     const at = openingOrigin(DRAWING, WIN, [atEdge], start, MARGIN);
     assert.deepEqual(at, { x: DRAWING.w - WIN.w, y: DRAWING.h - WIN.h });
     assert.ok(inWindow(atEdge, { x: at.x - MARGIN, y: at.y - MARGIN }) || at.x + WIN.w === DRAWING.w);
+  });
+});
+
+describe('storyWindow, uncutWindow', () => {
+  // The kernel's dot layout (pt) of the views notebook's MLP step called two wrappers
+  // deep: the inputs `params` (a closed group), `y` and `x` side by side on the top row,
+  // left of the program's structure, which the window fits with two of them.
+  const structure = { left: 394, right: 1085 };
+  const params = { left: 4, right: 104 };
+  const y = { left: 122, right: 222 };
+  const x = { left: 240, right: 340 };
+  const inputs = [params, y, x];
+  const drawing = { left: 0, right: 1097 };
+  const whole = (s: Span, left: number, room: number) => s.left >= left && s.right <= left + room;
+  const cut = (s: Span, left: number, room: number, margin = 0) =>
+    (s.left < left - margin && left - margin < s.right) ||
+    (s.left < left + room + margin && left + room + margin < s.right);
+  const story = (room: number) => uncutWindow(storyWindow(structure, inputs, room, drawing), room, inputs, structure);
+
+  it('centres the structure where no input stands beside it, on the drawing', () => {
+    assert.equal(storyWindow(structure, [], 800, { left: 0, right: 2000 }), 394 - (800 - 691) / 2);
+    assert.equal(storyWindow(structure, [], 800, drawing), drawing.right - 800, 'not past its right edge');
+  });
+
+  it('takes the inputs nearest the structure that fit with it, and cuts none in half', () => {
+    for (const [room, shown] of [
+      [1000, [x, y]],
+      [900, [x]],
+      [700, []]
+    ] as [number, Span[]][]) {
+      const left = story(room);
+      assert.ok(whole(structure, left, room), `${room}: ${left}`);
+      assert.deepEqual(
+        inputs.filter(s => whole(s, left, room)),
+        inputs.filter(s => shown.includes(s)),
+        `${room}: ${left}`
+      );
+      assert.ok(!inputs.some(s => cut(s, left, room)), `${room}: ${left}`);
+    }
+  });
+
+  it('moves an edge that cuts an input by the smaller move that keeps the rest in view', () => {
+    // the window's left edge cuts x by 3: out past it (3), not over it (97)
+    assert.equal(uncutWindow(337, 1000, [x], structure), 340);
+    // by 97: over it, showing it whole (the other way would cut the structure)
+    assert.equal(uncutWindow(243, 800, [x], { left: 300, right: 1040 }), 240);
+    // the padding beside the window shows: no input is cut there either
+    assert.equal(uncutWindow(345, 1000, [x], structure, 8), 348);
+    // the right edge too
+    const right = { left: 1100, right: 1300 };
+    const at = uncutWindow(394 - 20, 750, [right], structure);
+    assert.ok(whole(structure, at, 750) && !cut(right, at, 750), String(at));
+    // where neither move keeps the rest in view, the window stays
+    assert.equal(uncutWindow(300, 700, [x], { left: 330, right: 1000 }), 300);
   });
 });
 

@@ -122,6 +122,58 @@ export interface Rect {
 /** The height (px at zoom 1) of an open group's title: the row its label stands in. */
 export const TITLE_PX = 24;
 
+/** An extent across: from `left` to `right` (px). */
+export interface Span {
+  left: number;
+  right: number;
+}
+
+/**
+ * Where a window `room` wide starts across (its left edge) on a drawing spanning
+ * `drawing` (wider than the window) to show `structure` (which fits in it) centred with
+ * as many of the `inputs` beside it as fit too, nearest first (the story starts where its
+ * data comes in), within the drawing (no empty band beside it). As the kernel's
+ * `first_screen_span` (jaxviz/render/dot.py) chooses the first screen's folds.
+ */
+export function storyWindow(structure: Span, inputs: readonly Span[], room: number, drawing: Span): number {
+  const gap = (s: Span): number => Math.max(0, structure.left - s.right, s.left - structure.right);
+  let shown = structure;
+  for (const input of [...inputs].sort((a, b) => gap(a) - gap(b))) {
+    const joined = { left: Math.min(shown.left, input.left), right: Math.max(shown.right, input.right) };
+    if (joined.right - joined.left <= room) {
+      shown = joined;
+    }
+  }
+  const centred = shown.left - (room - (shown.right - shown.left)) / 2;
+  return Math.min(Math.max(centred, drawing.left), drawing.right - room);
+}
+
+/**
+ * The window `room` wide at `left` moved off any of the `inputs` its edges would cut in
+ * half (what shows is `margin` wider each side: the canvas's padding), by the smaller
+ * move that keeps `keep` in the window: to show the input whole or to leave it out,
+ * though the window then passes the drawing's edge. An input cut in half reads as
+ * something else; the story starts where its data comes in.
+ */
+export function uncutWindow(left: number, room: number, inputs: readonly Span[], keep: Span, margin = 0): number {
+  const keeps = (at: number): boolean => keep.left >= at - 0.5 && keep.right <= at + room + 0.5;
+  const nearest = (at: number, options: number[]): number =>
+    options.filter(keeps).sort((a, b) => Math.abs(a - at) - Math.abs(b - at))[0] ?? at;
+  for (const input of inputs) {
+    const edge = left - margin;
+    if (input.left < edge && edge < input.right) {
+      left = nearest(left, [input.left + margin, input.right + margin]);
+    }
+  }
+  for (const input of inputs) {
+    const edge = left + room + margin;
+    if (input.left < edge && edge < input.right) {
+      left = nearest(left, [input.right - margin - room, input.left - margin - room]);
+    }
+  }
+  return left;
+}
+
 /** The top-left corner of an open group where its title stands: a row as high as a
  * title, at most a quarter of the window wide. */
 export function titleCorner(r: Rect, win: Size): Rect {

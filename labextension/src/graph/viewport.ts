@@ -6,7 +6,19 @@
  */
 
 import { shownFolds } from './folds';
-import { PAD, Rect, fitAll, firstView, foldsOrigin, keepInPlace, maxCanvasHeight, titleCorner } from './geometry';
+import {
+  PAD,
+  Rect,
+  Span,
+  fitAll,
+  firstView,
+  foldsOrigin,
+  keepInPlace,
+  maxCanvasHeight,
+  storyWindow,
+  titleCorner,
+  uncutWindow
+} from './geometry';
 import { GraphModel } from './model';
 import { SceneCanvas } from './scenecanvas';
 import { GraphIndex } from './visible';
@@ -134,7 +146,8 @@ export class Viewport {
    * whatever laid it out: the pan moves from the top-left story chosen above as little
    * as brings in the structure's titles, the folds' titles, the titles of the open
    * groups holding them (the story around them) and their boxes, each while it fits
-   * with the ones before, in the order `foldsOrigin` takes them each way. */
+   * with the ones before, in the order `foldsOrigin` takes them each way; then off any
+   * input an edge would cut in half, keeping those in view (`uncutWindow`). */
   private focusFolds(index: GraphIndex): void {
     const { scale, tx, ty } = this.host.model.transform;
     const width = this.canvasWidth();
@@ -163,6 +176,18 @@ export class Viewport {
     const targets = { story, titles, around: [...holders.values()], boxes: folds.map(f => f.rect) };
     const start = { x: (PAD - tx) / scale, y: (PAD - ty) / scale };
     const at = foldsOrigin(this.size, win, targets, start, PAD / scale);
+    // What the pan brought in stays; an input its edges cut moves in or out of view.
+    const inView = [...story, ...titles, ...holders.values(), ...targets.boxes].filter(
+      r => r.x >= at.x - 0.5 && r.x + r.w <= at.x + win.w + 0.5
+    );
+    if (inView.length) {
+      const keep = { left: Math.min(...inView.map(r => r.x)), right: Math.max(...inView.map(r => r.x + r.w)) };
+      const inputs = rootItemIds(index, 'inputs')
+        .map(id => this.drawingRect(id))
+        .filter((r): r is Rect => r !== null)
+        .map(r => ({ left: r.x, right: r.x + r.w }));
+      at.x = uncutWindow(at.x, win.w, inputs, keep, PAD / scale);
+    }
     if (at.x !== start.x || at.y !== start.y) {
       this.host.model.setTransform({ tx: PAD - at.x * scale, ty: PAD - at.y * scale });
     }
@@ -243,29 +268,47 @@ export class Viewport {
 
   /** When the drawing is wider than the canvas, pan so that the program's own groups
    * (the root's children, not its inputs and outputs) are in view rather than a row of
-   * inputs: centred when they fit, else from their left edge, or from the drawing's
-   * where that is near (the inputs beside them: the story from its top left). */
+   * inputs: centred when they fit, with the inputs beside them that fit too and none cut
+   * in half (`storyWindow`), else from their left edge, or from the drawing's where that
+   * is near (the inputs beside them: the story from its top left). */
   private focusStructure(svg: SVGSVGElement, index: GraphIndex): void {
     const canvas = this.host.canvas.getBoundingClientRect();
     const stage = svg.getBoundingClientRect();
     if (stage.width <= canvas.width) {
       return;
     }
-    const { left, right } = structureSpan(svg, index);
-    if (!isFinite(left)) {
+    const spans = (part: 'structure' | 'inputs'): Span[] =>
+      rootItemIds(index, part)
+        .map(id => svg.getElementById(id))
+        .filter((e): e is Element => e !== null)
+        .map(e => {
+          const r = e.getBoundingClientRect();
+          return { left: r.left, right: r.right };
+        });
+    const structure = spans('structure');
+    if (!structure.length) {
       return;
     }
-    const width = right - left;
-    const fits = width <= canvas.width - 16;
+    const left = Math.min(...structure.map(s => s.left));
+    const width = Math.max(...structure.map(s => s.right)) - left;
+    const room = canvas.width - 16;
+    const fits = width <= room;
     if (!fits && left - stage.left <= canvas.width * STORY_NEAR) {
       return;
     }
-    const target = fits ? canvas.left + (canvas.width - width) / 2 : canvas.left + 8;
-    // Within the drawing's own extent: no empty band beside it.
-    const shift = target - left;
-    const minTx = canvas.width - stage.width - 8;
     const model = this.host.model;
-    model.setTransform({ tx: Math.min(8, Math.max(minTx, model.transform.tx + shift)) });
+    if (fits) {
+      const structureSpan = { left, right: left + width };
+      const inputs = spans('inputs');
+      const at = storyWindow(structureSpan, inputs, room, { left: stage.left, right: stage.right });
+      model.setTransform({
+        tx: model.transform.tx + canvas.left + 8 - uncutWindow(at, room, inputs, structureSpan, 8)
+      });
+      return;
+    }
+    // Within the drawing's own extent: no empty band beside it.
+    const minTx = canvas.width - stage.width - 8;
+    model.setTransform({ tx: Math.min(8, Math.max(minTx, model.transform.tx + canvas.left + 8 - left)) });
   }
 
   /** Fit all of the drawing in view (below legible size when it must: the whole
@@ -358,21 +401,24 @@ export class Viewport {
   }
 }
 
-/** The page extent of the root's own groups (not its inputs and outputs) in the drawing. */
-function structureSpan(svg: SVGSVGElement, index: GraphIndex): { left: number; right: number } {
-  let left = Infinity;
-  let right = -Infinity;
-  for (const gid of index.graph.groups[index.graph.root ?? 0].groups) {
-    const kind = index.graph.groups[gid].kind;
-    if (kind === 'inputs' || kind === 'outputs') {
-      continue;
-    }
-    const e = svg.getElementById(`g${gid}`) ?? svg.getElementById(`cluster_g${gid}`);
-    if (e) {
-      const r = e.getBoundingClientRect();
-      left = Math.min(left, r.left);
-      right = Math.max(right, r.right);
+/** The ids the root's own groups (`structure`: not its inputs and outputs) may be drawn
+ * under, closed or open; or its inputs' (its inputs' group, closed or open, the inputs in
+ * it, and the inputs and constants the root holds itself). */
+function rootItemIds(index: GraphIndex, part: 'structure' | 'inputs'): string[] {
+  const { groups, nodes } = index.graph;
+  const root = groups[index.graph.root ?? 0];
+  const ids: string[] = [];
+  for (const gid of root.groups) {
+    const kind = groups[gid].kind;
+    if (part === 'inputs' ? kind === 'inputs' : kind !== 'inputs' && kind !== 'outputs') {
+      ids.push(`g${gid}`, `cluster_g${gid}`);
+      if (kind === 'inputs') {
+        ids.push(...groups[gid].nodes.map(n => `n${n}`));
+      }
     }
   }
-  return { left, right };
+  if (part === 'inputs') {
+    ids.push(...root.nodes.filter(n => nodes[n].kind === 'input' || nodes[n].kind === 'const').map(n => `n${n}`));
+  }
+  return ids;
 }
