@@ -25,10 +25,9 @@ fi
 stamp=".venv/.jaxviz-installed-$extras"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>/dev/null
-  # --no-compile: Python compiles a module the first time it is imported, and only those
-  # imported; pip would compile every module of every wheel (JAX, JupyterLab...), half its time.
-  .venv/bin/python -m pip install -q --disable-pip-version-check --no-compile -e ".[$extras]" 2>&1 \
-    | grep -v "^WARNING: Location" || true
+  # pip compiles the wheels' modules (half its time): where PYTHONDONTWRITEBYTECODE is set,
+  # as on CI machines, Python would otherwise compile them again in every process.
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]" 2>&1 | grep -v "^WARNING: Location" || true
   touch "$stamp"
 fi
 # The JupyterLab extension (labextension/ → jaxviz/labextension) and the standalone viewer

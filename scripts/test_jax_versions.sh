@@ -41,7 +41,7 @@ make_venv() {
   local venv=$1 version=$2 pip
   local stamp="$venv/.jaxviz-jax-$version"
   if [ -f "$stamp" ] && [ ! pyproject.toml -nt "$stamp" ]; then return 0; fi
-  pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check --no-compile)  # as setup_env.sh
+  pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check)
   if [ ! -f "$stamp" ]; then  # a new venv; else only jaxviz's dependencies changed
     rm -rf "$venv" && "${JAXVIZ_PYTHON:-python3}" -m venv "$venv"
     "${pip[@]}" "jax==$version" "jaxlib==$version" 2>&1 | grep -v "^WARNING: Location" || true
