@@ -26,7 +26,7 @@ stamp=".venv/.jaxviz-installed-$extras"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>/dev/null
   # pip compiles the wheels' modules (half its time): where PYTHONDONTWRITEBYTECODE is set,
-  # as on CI machines, Python would otherwise compile them again in every process.
+  # as on this machine, Python would otherwise compile them again in every process.
   .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]" 2>&1 | grep -v "^WARNING: Location" || true
   touch "$stamp"
 fi
