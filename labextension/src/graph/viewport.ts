@@ -177,7 +177,7 @@ export class Viewport {
     const start = { x: (PAD - tx) / scale, y: (PAD - ty) / scale };
     const at = foldsOrigin(this.size, win, targets, start, PAD / scale);
     // What the pan brought in stays; an input its edges cut moves in or out of view.
-    const inView = [...story, ...titles, ...holders.values(), ...targets.boxes].filter(
+    const inView = [...targets.story, ...targets.titles, ...targets.around, ...targets.boxes].filter(
       r => r.x >= at.x - 0.5 && r.x + r.w <= at.x + win.w + 0.5
     );
     if (inView.length) {
