@@ -21,23 +21,28 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     echo "jaxviz: missing ${need_apt[*]} (not root, skipping; tests that need them are skipped)" >&2
   fi
 fi
+# The JupyterLab extension's npm packages (labextension/node_modules) download while the
+# Python packages install: npm waits on the network, the install mostly on the CPU.
+ext=labextension out=jaxviz/labextension
+npm_ci=
+if command -v npm >/dev/null 2>&1 \
+   && { [ ! -d "$ext/node_modules" ] || [ "$ext/package-lock.json" -nt "$ext/node_modules/.package-lock.json" ]; }; then
+  (cd "$ext" && npm ci --no-audit --no-fund --loglevel=error 2>&1 | { grep -v "^npm warn" || true; }) &
+  npm_ci=$!
+fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 stamp=".venv/.jaxviz-installed-$extras"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>/dev/null
-  # pip compiles the wheels' modules (half its time): where PYTHONDONTWRITEBYTECODE is set,
-  # as on this machine, Python would otherwise compile them again in every process.
-  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]" 2>&1 | grep -v "^WARNING: Location" || true
+  # The extension is built below, once its npm packages are in: not by the editable
+  # build's hook (hatch-jupyter-builder), which would install them again.
+  SKIP_JUPYTER_BUILDER=1 bash scripts/install_packages.sh .venv -e ".[$extras]"
   touch "$stamp"
 fi
+[ -z "$npm_ci" ] || wait "$npm_ci"
 # The JupyterLab extension (labextension/ → jaxviz/labextension) and the standalone viewer
 # (→ jaxviz/static/viewer.js): built from source when npm
 # is there and a source changed, then linked into the venv so that JupyterLab loads it.
 if command -v npm >/dev/null 2>&1; then
-  ext=labextension out=jaxviz/labextension
-  if [ ! -d "$ext/node_modules" ] || [ "$ext/package-lock.json" -nt "$ext/node_modules/.package-lock.json" ]; then
-    (cd "$ext" && npm ci --no-audit --no-fund --loglevel=error 2>&1 | grep -v "^npm warn" || true)
-  fi
   viewer=jaxviz/static/viewer.js  # the standalone viewer, built by the same `npm run build`
   if [ ! -f "$out/install.json" ] || [ ! -f "$viewer" ] \
      || [ -n "$(find "$ext/src" "$ext/style" "$ext/package.json" "$ext/tsconfig.json" "$ext/build-viewer.mjs" \

@@ -38,16 +38,15 @@ venv_for() {
 # A venv with exactly JAX $2 (and its jaxlib), then jaxviz on top: installing jaxviz must
 # keep the user's JAX, which is checked.
 make_venv() {
-  local venv=$1 version=$2 pip
+  local venv=$1 version=$2
   local stamp="$venv/.jaxviz-jax-$version"
   if [ -f "$stamp" ] && [ ! pyproject.toml -nt "$stamp" ]; then return 0; fi
-  pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check)
   if [ ! -f "$stamp" ]; then  # a new venv; else only jaxviz's dependencies changed
     rm -rf "$venv" && "${JAXVIZ_PYTHON:-python3}" -m venv "$venv"
-    "${pip[@]}" "jax==$version" "jaxlib==$version" 2>&1 | grep -v "^WARNING: Location" || true
+    bash scripts/install_packages.sh "$venv" "jax==$version" "jaxlib==$version" || return 1
   fi
   # No JupyterLab extension build here: the core suite does not use it.
-  SKIP_JUPYTER_BUILDER=1 "${pip[@]}" -e . "${CORE_TEST_DEPS[@]}" 2>&1 | grep -v "^WARNING: Location" || true
+  SKIP_JUPYTER_BUILDER=1 bash scripts/install_packages.sh "$venv" -e . "${CORE_TEST_DEPS[@]}" || return 1
   local now
   now=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("jax"))')
   if [ "$now" != "$version" ]; then
