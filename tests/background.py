@@ -8,7 +8,9 @@ moves the modules that declared jobs to the end (``last_the_modules_with_jobs``)
 the jobs of the modules that run, in the order they run; one job at a time runs
 in a thread beside the tests (the subprocesses it starts use a core the tests leave idle
 while they trace in this one). A job that has not started when its result is wanted runs
-at once in the thread that wants it; its error is raised there. ``fn`` starts processes
+at once in the thread that wants it; its error is raised there. A thread that waits for a
+job running in another runs the queued jobs not yet started meanwhile: at the session's
+end, where the tests left wait on jobs, both cores stay busy. ``fn`` starts processes
 only through ``run`` or ``popen`` below, so that the session's end kills any still running.
 """
 
@@ -60,7 +62,9 @@ class Job:
         return True
 
     def result(self) -> Any:
-        self.start()
+        if not self.start():  # running in another thread: run queued jobs here meanwhile
+            while not self.done.is_set() and (spare := next((j for j in QUEUED if not j.started), None)):
+                spare.start()
         self.done.wait()
         if self.error is not None:
             raise self.error
@@ -68,6 +72,7 @@ class Job:
 
 
 JOBS: list[Job] = []
+QUEUED: list[Job] = []  # the jobs of the modules that run, in the order their tests want them
 PROCESSES: set[subprocess.Popen] = set()
 STOPPING = threading.Event()
 
@@ -93,8 +98,8 @@ def start(items: list[Any]) -> None:
     first: dict[Path, int] = {}
     for i, item in enumerate(items):
         first.setdefault(Path(item.path).resolve(), i)
-    queued = sorted((j for j in JOBS if Path(j.module).resolve() in first),
-                    key=lambda j: first[Path(j.module).resolve()])
+    QUEUED[:] = queued = sorted((j for j in JOBS if Path(j.module).resolve() in first),
+                                key=lambda j: first[Path(j.module).resolve()])
     for j in queued:
         j.selected = [item for item in items if Path(item.path).resolve() == Path(j.module).resolve()]
 
