@@ -8,14 +8,9 @@
 # second process beside the rest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The oldest JAX's venv is made beside .venv (pip leaves a core idle); its suite runs once
-# the browser tests end (they end before the rest), else at the end.
-oldest_log=$(mktemp) oldest_made=$(mktemp)
-{ bash scripts/test_jax_versions.sh --oldest --prepare >"$oldest_log" 2>&1 && echo 0 >"$oldest_made" \
-    || echo 1 >"$oldest_made"; } &
-oldest_suite() {  # the core suite on the oldest JAX, once its venv is made (or its log)
-  while [ ! -s "$oldest_made" ]; do sleep 1; done
-  if [ "$(cat "$oldest_made")" != 0 ]; then cat "$oldest_log"; return 1; fi
+# The core suite on the oldest JAX, its venv made first (.venv-jax-oldest/, on first use):
+# after the browser tests, beside the rest, which end last.
+oldest_suite() {
   bash scripts/test_jax_versions.sh --oldest
 }
 bash scripts/setup_env.sh test graphviz chromium
@@ -61,5 +56,4 @@ else
   cat "$browser_log" "$oldest_suite_log"
   rm -f "$browser_log" "$browser_status" "$oldest_suite_log"
 fi
-rm -f "$oldest_log" "$oldest_made"
 exit $status

@@ -7,7 +7,7 @@
 #   bash scripts/test_jax_versions.sh 0.6.2 0.9.2    # these versions only
 #   bash scripts/test_jax_versions.sh --oldest       # the oldest, in .venv-jax-oldest/ (CI)
 #   bash scripts/test_jax_versions.sh -- -x -k trace # pytest arguments after --
-#   bash scripts/test_jax_versions.sh --oldest --prepare  # make the venv only (CI, early)
+#   bash scripts/test_jax_versions.sh --oldest --prepare  # make the venv only
 # Venvs: .venv-jax-VERSION/ (or $JAXVIZ_VENVS/jax-VERSION/), made once per version with
 # $JAXVIZ_PYTHON (default python3).
 set -euo pipefail
@@ -43,10 +43,10 @@ make_venv() {
   if [ -f "$stamp" ] && [ ! pyproject.toml -nt "$stamp" ]; then return 0; fi
   if [ ! -f "$stamp" ]; then  # a new venv; else only jaxviz's dependencies changed
     rm -rf "$venv" && "${JAXVIZ_PYTHON:-python3}" -m venv "$venv"
-    bash scripts/install_packages.sh "$venv" "jax==$version" "jaxlib==$version" || return 1
+    bash scripts/install_packages.sh --no-compile "$venv" "jax==$version" "jaxlib==$version" || return 1
   fi
   # No JupyterLab extension build here: the core suite does not use it.
-  SKIP_JUPYTER_BUILDER=1 bash scripts/install_packages.sh "$venv" -e . "${CORE_TEST_DEPS[@]}" || return 1
+  SKIP_JUPYTER_BUILDER=1 bash scripts/install_packages.sh --no-compile "$venv" -e . "${CORE_TEST_DEPS[@]}" || return 1
   local now
   now=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("jax"))')
   if [ "$now" != "$version" ]; then
