@@ -41,18 +41,19 @@ else
   # The browser tests (marked `browser` in tests/conftest.py, in files named *_browser.py)
   # mostly wait on Chromium, JupyterLab and kernels: run in a pytest process of their own
   # beside the rest, they use the core the rest leaves idle. The type checker and the
-  # TypeScript's linters come before them there, the oldest JAX's suite after them. Their
-  # reports follow the rest's.
+  # TypeScript's linters come before them there, then the TypeScript's unit tests (marked
+  # `typescript`), the oldest JAX's suite after them: that lane still ends before the rest.
+  # Their reports follow the rest's.
   browser_log=$(mktemp) browser_status=$(mktemp) oldest_suite_log=$(mktemp)
   { type_and_ts_lints >"$browser_log" 2>&1 || echo 1 >"$browser_status"
-    "${pytest[@]}" -m browser tests/*_browser.py >>"$browser_log" 2>&1 || echo 1 >>"$browser_status"
+    "${pytest[@]}" -m "typescript or browser" tests/test_labextension_unit.py tests/*_browser.py >>"$browser_log" 2>&1 || echo 1 >>"$browser_status"
     echo 0 >>"$browser_status"
     oldest_suite >"$oldest_suite_log" 2>&1; } &
   second_lane=$!
-  "${pytest[@]}" -m "not browser" || status=$?
+  "${pytest[@]}" -m "not browser and not typescript" || status=$?
   wait "$second_lane" || status=1
   [ "$(head -n 1 "$browser_status")" = 0 ] || status=1
-  echo "jaxviz: pyright, the TypeScript's linters, the browser tests (pytest -m browser)"
+  echo "jaxviz: pyright, the TypeScript's linters and unit tests, the browser tests (pytest -m browser)"
   cat "$browser_log" "$oldest_suite_log"
   rm -f "$browser_log" "$browser_status" "$oldest_suite_log"
 fi

@@ -42,6 +42,10 @@ SLOW_FIXTURES = frozenset({"kernel", "loaded", "lab"})  # a real kernel, a Jupyt
 # anywhere else is an error of collection.
 BROWSER_FIXTURES = frozenset({"lab", "lab_server", "browser"})
 BROWSER_FILE_SUFFIX = "_browser.py"
+# The TypeScript's unit tests (Node.js's test runner, beside the Python drawing they are
+# compared with): marked ``typescript``. ``scripts/test.sh`` runs them in the browser tests'
+# process, after the TypeScript's linters: that process ends before the rest.
+TYPESCRIPT_TEST_FILES = frozenset({"test_labextension_unit.py"})
 
 
 def pytest_configure(config):
@@ -49,6 +53,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: starts a real kernel or a browser "
                             "(deselect with -m 'not slow' for a quick loop)")
     config.addinivalue_line("markers", "browser: drives Chromium against a real JupyterLab")
+    config.addinivalue_line("markers", "typescript: the JupyterLab extension's TypeScript unit tests")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -58,6 +63,8 @@ def pytest_collection_modifyitems(config, items):
         fixtures = set(getattr(item, "fixturenames", ()))
         if item.path.name in SLOW_TEST_FILES or SLOW_FIXTURES & fixtures:
             item.add_marker(pytest.mark.slow)
+        if item.path.name in TYPESCRIPT_TEST_FILES:
+            item.add_marker(pytest.mark.typescript)
         if BROWSER_FIXTURES & fixtures:
             item.add_marker(pytest.mark.browser)
             if not item.path.name.endswith(BROWSER_FILE_SUFFIX):
