@@ -10,7 +10,7 @@
 # Usage: bash scripts/install_packages.sh [--no-compile] VENV PIP-INSTALL-ARGUMENTS...
 set -euo pipefail
 uv_compile=--compile-bytecode pip_compile=--compile
-if [ "$1" = --no-compile ]; then
+if [ "${1:-}" = --no-compile ]; then
   uv_compile=--no-compile-bytecode pip_compile=--no-compile
   shift
 fi

@@ -4,8 +4,8 @@
 # generated from jaxviz/schema/messages.json up to date, eslint, prettier), runs the
 # whole test suite on the newest supported JAX (.venv/; slow tests included) and the core
 # suite on the oldest (.venv-jax-oldest/, made on first use). Extra arguments go to the
-# whole suite's pytest, run as one process (without them, the browser tests run in a
-# second process beside the rest).
+# whole suite's pytest, run as one process (without them, the browser tests and the
+# TypeScript's unit tests run in a second process beside the rest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The core suite on the oldest JAX, its venv made first (.venv-jax-oldest/, on first use):
@@ -42,8 +42,9 @@ else
   # mostly wait on Chromium, JupyterLab and kernels: run in a pytest process of their own
   # beside the rest, they use the core the rest leaves idle. The type checker and the
   # TypeScript's linters come before them there, then the TypeScript's unit tests (marked
-  # `typescript`), the oldest JAX's suite after them: that lane still ends before the rest.
-  # Their reports follow the rest's.
+  # `typescript`; the process is given their file, as it collects only the files it runs),
+  # the oldest JAX's suite after them: that lane still ends before the rest. Their reports
+  # follow the rest's.
   browser_log=$(mktemp) browser_status=$(mktemp) oldest_suite_log=$(mktemp)
   { type_and_ts_lints >"$browser_log" 2>&1 || echo 1 >"$browser_status"
     "${pytest[@]}" -m "typescript or browser" tests/test_labextension_unit.py tests/*_browser.py >>"$browser_log" 2>&1 || echo 1 >>"$browser_status"
@@ -53,7 +54,7 @@ else
   "${pytest[@]}" -m "not browser and not typescript" || status=$?
   wait "$second_lane" || status=1
   [ "$(head -n 1 "$browser_status")" = 0 ] || status=1
-  echo "jaxviz: pyright, the TypeScript's linters and unit tests, the browser tests (pytest -m browser)"
+  echo "jaxviz: pyright, the TypeScript's linters and unit tests, the browser tests (pytest -m 'typescript or browser')"
   cat "$browser_log" "$oldest_suite_log"
   rm -f "$browser_log" "$browser_status" "$oldest_suite_log"
 fi

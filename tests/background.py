@@ -98,18 +98,18 @@ def start(items: list[Any]) -> None:
     first: dict[Path, int] = {}
     for i, item in enumerate(items):
         first.setdefault(Path(item.path).resolve(), i)
-    QUEUED[:] = queued = sorted((j for j in JOBS if Path(j.module).resolve() in first),
-                                key=lambda j: first[Path(j.module).resolve()])
-    for j in queued:
+    QUEUED[:] = sorted((j for j in JOBS if Path(j.module).resolve() in first),
+                       key=lambda j: first[Path(j.module).resolve()])
+    for j in QUEUED:
         j.selected = [item for item in items if Path(item.path).resolve() == Path(j.module).resolve()]
 
     def worker() -> None:
-        for j in queued:
+        for j in QUEUED:
             if STOPPING.is_set():
                 return
             j.start()
 
-    if queued:
+    if QUEUED:
         threading.Thread(target=worker, name="background-jobs", daemon=True).start()
 
 
