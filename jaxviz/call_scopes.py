@@ -27,7 +27,6 @@ import __future__
 import ast
 import builtins
 import contextlib
-import copy
 import functools
 import inspect
 import itertools
@@ -710,46 +709,74 @@ def is_instrumented(code: Any) -> bool:
     return HOOK_NAME in code.co_names
 
 
-class _Instrument(ast.NodeTransformer):
-    """Wraps the body of every (non-generator) ``def`` in ``with __jaxviz_call__():``,
-    keeping every statement's own position."""
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
-        self.generic_visit(node)
-        body = node.body
-        doc = body[:1] if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                           and isinstance(body[0].value.value, str)) else []
-        rest = body[len(doc):]
-        if not rest or _is_generator(node):
-            return node
-        position: dict[str, Any] = {"lineno": node.lineno, "col_offset": node.col_offset,
-                    "end_lineno": node.lineno, "end_col_offset": node.col_offset + 3}
-        call = ast.Call(ast.Name(HOOK_NAME, ast.Load(), **position), [], [], **position)
-        node.body = doc + [ast.With([ast.withitem(call)], rest, **position)]
-        return node
+# The fields that hold statements: a ``def`` is a statement, so it is found there alone,
+# without walking the expressions that are most of a tree.
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def _is_generator(fn: ast.FunctionDef) -> bool:
-    stack: list[ast.AST] = list(fn.body)
+def _function_defs(tree: ast.AST) -> list[ast.FunctionDef]:
+    """Every ``def`` in ``tree`` (not ``async def``, nor a lambda)."""
+    found: list[ast.FunctionDef] = []
+    stack: list[Any] = [tree]
     while stack:
         node = stack.pop()
-        if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
-            return True
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(node))
-    return False
+        if isinstance(node, ast.FunctionDef):
+            found.append(node)
+        for field in _STATEMENT_LISTS:
+            children = getattr(node, field, None)
+            if isinstance(children, list):
+                stack.extend(children)
+    return found
 
 
-def instrument_tree(tree: ast.Module) -> ast.Module:
-    """Instrument every function defined in ``tree`` (in place; returns it)."""
-    return _Instrument().visit(tree)
+def _generator_starts(plain: Any) -> set[tuple[str, int]]:
+    """(name, first line) of the generators among the functions compiled into ``plain``
+    (a function's first line is its first decorator's, as ``co_firstlineno`` says)."""
+    return {(code.co_name, code.co_firstlineno) for codes in _codes_by_key(plain, {}).values()
+            for code in codes if code.co_flags & _GENERATOR_FLAGS}
+
+
+def _instrumented_body(node: ast.FunctionDef) -> list[ast.stmt] | None:
+    """``node``'s body wrapped in ``with __jaxviz_call__():``, its docstring kept first and
+    each statement its own position; None for a body of a docstring alone."""
+    body = node.body
+    doc = body[:1] if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                       and isinstance(body[0].value.value, str)) else []
+    rest = body[len(doc):]
+    if not rest:
+        return None
+    position: dict[str, Any] = {"lineno": node.lineno, "col_offset": node.col_offset,
+                                "end_lineno": node.lineno, "end_col_offset": node.col_offset + 3}
+    call = ast.Call(ast.Name(HOOK_NAME, ast.Load(), **position), [], [], **position)
+    return doc + [ast.With([ast.withitem(call)], rest, **position)]
+
+
+@contextlib.contextmanager
+def instrumented_tree(tree: ast.Module, plain: Any) -> Iterator[ast.Module]:
+    """``tree`` with every function it defines instrumented (generators excepted: a scope
+    must not stay open across a ``yield``), while the block runs; as it was after.
+    ``plain``: ``tree`` compiled as written, which tells the generators."""
+    generators = _generator_starts(plain)
+    written: list[tuple[ast.FunctionDef, list[ast.stmt]]] = []
+    for node in _function_defs(tree):
+        start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+        body = None if (node.name, start) in generators else _instrumented_body(node)
+        if body is not None:
+            written.append((node, node.body))
+            node.body = body
+    try:
+        yield tree
+    finally:
+        for node, body in written:
+            node.body = body
 
 
 def compile_instrumented(module: ast.Module, filename: str) -> Any:
     """Compile a module we built (a ``%%jaxpr`` cell) with its functions instrumented,
     remembering each function's plain code for ``restore_plain_code``."""
     plain = compile(module, filename, "exec")
-    code = compile(instrument_tree(copy.deepcopy(module)), filename, "exec")
+    with instrumented_tree(module, plain):
+        code = compile(module, filename, "exec")
     plain_codes = _codes_by_key(plain, {})
     for key, twins in _codes_by_key(code, {}).items():
         for twin, original in zip(twins, plain_codes.get(key, ())):
@@ -792,8 +819,8 @@ def _compile_both(filename: str, source: str, flags: int) -> tuple[dict, dict] |
     """The file's functions compiled as written and instrumented, by (qualname, line)."""
     try:
         plain = compile(source, filename, "exec", flags=flags, dont_inherit=True)
-        tree = ast.parse(source, filename)
-        instrumented = compile(instrument_tree(tree), filename, "exec", flags=flags, dont_inherit=True)
+        with instrumented_tree(ast.parse(source, filename), plain) as tree:
+            instrumented = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
     except (SyntaxError, ValueError):  # e.g. a cell with top-level await
         return None
     return _codes_by_key(plain, {}), _codes_by_key(instrumented, {})

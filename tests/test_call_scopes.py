@@ -2,6 +2,7 @@
 groups the settrace recorder gives, puts the user's code back afterwards, and falls back
 to the hook when a function that ran could not be instrumented."""
 
+import ast
 import dis
 import importlib
 import linecache
@@ -267,6 +268,71 @@ def test_instrumented_code_keeps_lines_and_columns(tmp_path):
                 if i.positions.lineno is not None and i.opname.startswith(("CALL", "BINARY", "LOAD_ATTR"))}
 
     assert spans(mod.f.__code__) and spans(mod.f.__code__) <= spans(twin)
+
+
+def test_every_def_is_instrumented_wherever_it_stands_but_generators_and_the_tree_is_put_back():
+    source = textwrap.dedent("""
+        import contextlib
+
+        def top(x):
+            return x
+
+        class Layer:
+            def __call__(self, x):
+                if x:
+                    def in_if(y):
+                        return y
+                else:
+                    try:
+                        def in_try(y):
+                            return y
+                    except ValueError:
+                        def in_handler(y):
+                            return y
+                    finally:
+                        def in_finally(y):
+                            return y
+                match x:
+                    case 1:
+                        def in_case(y):
+                            return y
+                for _ in ():
+                    with contextlib.nullcontext():
+                        def in_with(y):
+                            return y
+                return lambda y: y
+
+        @contextlib.contextmanager
+        def decorated_generator():
+            yield
+
+        def generator():
+            yield from ()
+
+        def only_a_docstring():
+            \"\"\"Nothing to run.\"\"\"
+
+        async def coroutine():
+            return 1
+        """)
+    plain = compile(source, "<jv-defs>", "exec", dont_inherit=True)
+    tree = ast.parse(source, "<jv-defs>")
+    with call_scopes.instrumented_tree(tree, plain):
+        code = compile(tree, "<jv-defs>", "exec", dont_inherit=True)
+    made = {c.co_name: call_scopes.is_instrumented(c)
+            for c in _codes_in(code) if c.co_name not in ("<module>", "Layer")}
+    assert made == {"top": True, "__call__": True, "in_if": True, "in_try": True, "in_handler": True,
+                    "in_finally": True, "in_case": True, "in_with": True, "<lambda>": False,
+                    "decorated_generator": False, "generator": False, "only_a_docstring": False,
+                    "coroutine": False}
+    assert compile(tree, "<jv-defs>", "exec", dont_inherit=True) == plain  # the tree as it was
+
+
+def _codes_in(code):
+    for const in code.co_consts:
+        if isinstance(const, type(code)):
+            yield const
+            yield from _codes_in(const)
 
 
 def test_a_notebook_function_defined_in_an_earlier_cell_gets_its_group():
