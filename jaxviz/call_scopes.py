@@ -405,6 +405,25 @@ def _static_value(node: ast.expr, frame: Any) -> Any:
     return _MISSING
 
 
+# The fields that hold statements: a ``def`` or an assignment is a statement, so it is
+# found there alone, without walking the expressions that are most of a tree.
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(tree: ast.AST) -> list[Any]:
+    """Every statement in ``tree`` (and its ``except`` and ``case`` clauses), at any depth."""
+    found: list[Any] = []
+    stack: list[Any] = [tree]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        for field in _STATEMENT_LISTS:
+            children = getattr(node, field, None)
+            if isinstance(children, list):
+                stack.extend(children)
+    return found
+
+
 def _factory_of(receiver: ast.expr, frame: Any, line: int, package: str | None) -> str | None:
     """``blackjax.window_adaptation`` where the only assignment of ``receiver`` in its
     scope (the running function for a local, the module's top level for a global, the
@@ -432,7 +451,7 @@ def _assignments_in(source: str, target: str, scope: str, line: int) -> tuple[as
     """The values assigned to ``target`` in ``source``: in the innermost function around
     ``line`` that assigns it (``scope`` "local", a closure's variable found in the functions
     around it), at the module's top level ("module"), or anywhere ("anywhere"). Searched
-    once per file and question: the walk over a module's tree is the cost."""
+    once per file and question: the walk over a module's statements is the cost."""
     tree = _parse_source(source)
     if tree is None:
         return ()
@@ -442,10 +461,10 @@ def _assignments_in(source: str, target: str, scope: str, line: int) -> tuple[as
                 for t in n.targets for value in _assigned(t, n.value, target)]
 
     if scope == "local":  # the function's own scope, then the functions around it
-        enclosing = sorted((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        enclosing = sorted((n for n in _statements(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                             and n.lineno <= line <= (n.end_lineno or n.lineno)), key=lambda n: -n.lineno)
-        return tuple(next(filter(None, (assignments(ast.walk(n)) for n in enclosing)), []))
-    return tuple(assignments(tree.body if scope == "module" else ast.walk(tree)))
+        return tuple(next(filter(None, (assignments(_statements(n)) for n in enclosing)), []))
+    return tuple(assignments(tree.body if scope == "module" else _statements(tree)))
 
 
 def _assigned(left: ast.expr, right: ast.expr, target: str) -> list[ast.expr]:
@@ -709,24 +728,9 @@ def is_instrumented(code: Any) -> bool:
     return HOOK_NAME in code.co_names
 
 
-# The fields that hold statements: a ``def`` is a statement, so it is found there alone,
-# without walking the expressions that are most of a tree.
-_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
 def _function_defs(tree: ast.AST) -> list[ast.FunctionDef]:
     """Every ``def`` in ``tree`` (not ``async def``, nor a lambda)."""
-    found: list[ast.FunctionDef] = []
-    stack: list[Any] = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.FunctionDef):
-            found.append(node)
-        for field in _STATEMENT_LISTS:
-            children = getattr(node, field, None)
-            if isinstance(children, list):
-                stack.extend(children)
-    return found
+    return [node for node in _statements(tree) if isinstance(node, ast.FunctionDef)]
 
 
 def _generator_starts(plain: Any) -> set[tuple[str, int]]:
