@@ -480,6 +480,8 @@ def _assigned(left: ast.expr, right: ast.expr, target: str) -> list[ast.expr]:
 
 @functools.lru_cache(maxsize=64)
 def _parse_source(source: str) -> ast.Module | None:
+    """A file's tree, parsed once: the instrumenting (which puts back what it changes)
+    and the lookups of library closures' factories share it."""
     try:
         return ast.parse(source) if source else None
     except SyntaxError:
@@ -823,10 +825,13 @@ def _compile_both(filename: str, source: str, flags: int) -> tuple[dict, dict] |
     """The file's functions compiled as written and instrumented, by (qualname, line)."""
     try:
         plain = compile(source, filename, "exec", flags=flags, dont_inherit=True)
-        with instrumented_tree(ast.parse(source, filename), plain) as tree:
-            instrumented = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
     except (SyntaxError, ValueError):  # e.g. a cell with top-level await
         return None
+    tree = _parse_source(source)
+    if tree is None:
+        return None
+    with instrumented_tree(tree, plain):
+        instrumented = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
     return _codes_by_key(plain, {}), _codes_by_key(instrumented, {})
 
 
