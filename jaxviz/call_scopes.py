@@ -478,6 +478,11 @@ def _assigned(left: ast.expr, right: ast.expr, target: str) -> list[ast.expr]:
     return []
 
 
+# Held while a shared tree is changed (and put back): two threads tracing would otherwise
+# wrap a body twice, and could put back the other's change.
+_SHARED_TREES = threading.Lock()
+
+
 @functools.lru_cache(maxsize=64)
 def _parse_source(source: str) -> ast.Module | None:
     """A file's tree, parsed once: the instrumenting (which puts back what it changes)
@@ -830,7 +835,7 @@ def _compile_both(filename: str, source: str, flags: int) -> tuple[dict, dict] |
     tree = _parse_source(source)
     if tree is None:
         return None
-    with instrumented_tree(tree, plain):
+    with _SHARED_TREES, instrumented_tree(tree, plain):
         instrumented = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
     return _codes_by_key(plain, {}), _codes_by_key(instrumented, {})
 
