@@ -740,10 +740,10 @@ def _function_defs(tree: ast.AST) -> list[ast.FunctionDef]:
     return [node for node in _statements(tree) if isinstance(node, ast.FunctionDef)]
 
 
-def _generator_starts(plain: Any) -> set[tuple[str, int]]:
-    """(name, first line) of the generators among the functions compiled into ``plain``
-    (a function's first line is its first decorator's, as ``co_firstlineno`` says)."""
-    return {(code.co_name, code.co_firstlineno) for codes in _codes_by_key(plain, {}).values()
+def _generator_starts(plain_codes: dict[tuple[str, int], list[Any]]) -> set[tuple[str, int]]:
+    """(name, first line) of the generators among ``plain_codes`` (``_codes_by_key``'s; a
+    function's first line is its first decorator's, as ``co_firstlineno`` says)."""
+    return {(code.co_name, code.co_firstlineno) for codes in plain_codes.values()
             for code in codes if code.co_flags & _GENERATOR_FLAGS}
 
 
@@ -763,11 +763,12 @@ def _instrumented_body(node: ast.FunctionDef) -> list[ast.stmt] | None:
 
 
 @contextlib.contextmanager
-def instrumented_tree(tree: ast.Module, plain: Any) -> Iterator[ast.Module]:
+def _instrumented_tree(tree: ast.Module, plain_codes: dict[tuple[str, int], list[Any]]) -> Iterator[ast.Module]:
     """``tree`` with every function it defines instrumented (generators excepted: a scope
     must not stay open across a ``yield``), while the block runs; as it was after.
-    ``plain``: ``tree`` compiled as written, which tells the generators."""
-    generators = _generator_starts(plain)
+    ``plain_codes``: the functions of ``tree`` compiled as written (``_codes_by_key``),
+    which tell the generators."""
+    generators = _generator_starts(plain_codes)
     written: list[tuple[ast.FunctionDef, list[ast.stmt]]] = []
     for node in _function_defs(tree):
         start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
@@ -785,10 +786,9 @@ def instrumented_tree(tree: ast.Module, plain: Any) -> Iterator[ast.Module]:
 def compile_instrumented(module: ast.Module, filename: str) -> Any:
     """Compile a module we built (a ``%%jaxpr`` cell) with its functions instrumented,
     remembering each function's plain code for ``restore_plain_code``."""
-    plain = compile(module, filename, "exec")
-    with instrumented_tree(module, plain):
+    plain_codes = _codes_by_key(compile(module, filename, "exec"), {})
+    with _instrumented_tree(module, plain_codes):
         code = compile(module, filename, "exec")
-    plain_codes = _codes_by_key(plain, {})
     for key, twins in _codes_by_key(code, {}).items():
         for twin, original in zip(twins, plain_codes.get(key, ())):
             if is_instrumented(twin) and twin.co_freevars == original.co_freevars:
@@ -835,9 +835,10 @@ def _compile_both(filename: str, source: str, flags: int) -> tuple[dict, dict] |
     tree = _parse_source(source)
     if tree is None:
         return None
-    with _SHARED_TREES, instrumented_tree(tree, plain):
+    plain_codes = _codes_by_key(plain, {})
+    with _SHARED_TREES, _instrumented_tree(tree, plain_codes):
         instrumented = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
-    return _codes_by_key(plain, {}), _codes_by_key(instrumented, {})
+    return plain_codes, _codes_by_key(instrumented, {})
 
 
 _instrumented: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()

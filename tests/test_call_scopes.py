@@ -317,8 +317,7 @@ def test_every_def_is_instrumented_wherever_it_stands_but_generators_and_the_tre
         """)
     plain = compile(source, "<jv-defs>", "exec", dont_inherit=True)
     tree = ast.parse(source, "<jv-defs>")
-    with call_scopes.instrumented_tree(tree, plain):
-        code = compile(tree, "<jv-defs>", "exec", dont_inherit=True)
+    code = call_scopes.compile_instrumented(tree, "<jv-defs>")
     made = {c.co_name: call_scopes.is_instrumented(c)
             for c in _codes_in(code) if c.co_name not in ("<module>", "Layer")}
     assert made == {"top": True, "__call__": True, "in_if": True, "in_try": True, "in_handler": True,
