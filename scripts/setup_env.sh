@@ -38,6 +38,10 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   SKIP_JUPYTER_BUILDER=1 bash scripts/install_packages.sh .venv -e ".[$extras]"
   touch "$stamp"
 fi
+# jaxviz's own modules (installed editable, so not compiled by the install), with the
+# tests' and benchmarks': compiled once here, where PYTHONDONTWRITEBYTECODE is set (as on
+# this machine), each kernel and script would compile them again (0.45 CPU-s a kernel).
+.venv/bin/python -m compileall -q -j 0 jaxviz tests benchmarks >/dev/null
 [ -z "$npm_ci" ] || wait "$npm_ci"
 # The JupyterLab extension (labextension/ → jaxviz/labextension) and the standalone viewer
 # (→ jaxviz/static/viewer.js): built from source when npm
