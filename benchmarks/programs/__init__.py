@@ -8,8 +8,8 @@ should show folded, which library calls and loops should be named, which globals
 captures. Sizes are small, so each program traces in seconds on a CPU.
 
 ``benchmarks/bench_programs.py`` scores jaxviz on them; ``tests/test_corpus.py`` checks
-that each one imports, traces and (on one device) runs, and that what it states of its
-outputs is what the real call returns.
+that each one imports and traces, and that what it states of its outputs is what the call
+returns.
 """
 
 from __future__ import annotations
