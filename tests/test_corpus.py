@@ -1,12 +1,13 @@
 """The corpus of real programs (``benchmarks/programs/``) itself: every program imports and
 traces with ``jaxviz.trace``, and returns as many arrays as the program states (what
 ``benchmarks/bench_programs.py`` scores the graph's outputs against; counted by
-``jax.eval_shape``, or by a real run where the call writes state back); the graph names the library calls the program states, cuts no line or call into
-pieces, and its first view shows the folds it states (the benchmark's ``library``,
-``lines`` and ``folds`` checks); its views, made
-from edge buckets built per group on first use, draw what its edges say. The programs run
-in a subprocess started beside the tests (``tests/background.py``); those that need 8
-devices in another, with ``XLA_FLAGS=--xla_force_host_platform_device_count=8``."""
+``jax.eval_shape``, or by a real run where the call writes state back); the graph names
+the library calls the program states, cuts no line or call into pieces, and its first
+view shows the folds it states (the benchmark's ``library``, ``lines`` and ``folds``
+checks); its views, made from edge buckets built per group on first use, draw what its
+edges say. The programs run in a subprocess started beside the tests
+(``tests/background.py``); those that need 8 devices in another, with
+``XLA_FLAGS=--xla_force_host_platform_device_count=8``."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ SEVERAL = [n for n in programs.PROGRAMS if programs.devices_needed(n) > 1]
 def arrays_returned(case: programs.Case) -> int:
     """The arrays the call hands back, with the state ``nnx.jit`` writes back. Counted by
     ``jax.eval_shape``, which traces the call as running it would and compiles nothing
-    (a real run costs the corpus 75 CPU-s more), except where the call writes state back
+    (real runs cost the corpus 60 CPU-s more), except where the call writes state back
     into its arguments: that one runs."""
     def array_leaves(out: Any) -> list[Any]:
         return [x for x in jax.tree_util.tree_leaves(out) if isinstance(x, (jax.Array, np.ndarray))]
