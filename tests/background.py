@@ -16,25 +16,22 @@ only through ``run`` or ``popen`` below, so that the session's end kills any sti
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import nbformat
-
-EXECUTE_NOTEBOOK = Path(__file__).with_name("execute_notebook.py")
 # XLA's CPU backend as the tests need it, set for the session by conftest.py (and so for
 # the kernels and JupyterLab it starts): they check what jaxviz draws and reports, never
 # the speed of the code XLA generates. LLVM's optimizer and Eigen's thread pool (whose
 # threads spin, waiting for work, on cores the browser tests need) cost a sixth of the
-# suite's CPU.
+# suite's CPU. XLA's MLIR fusion emitters (JAX 0.10's default; older XLAs accept the flag
+# and ignore it) took 2.7 times as long to compile each small computation as the older
+# emitters: the programs' eager set-up compiles one per operation (nanoGPT's: 100).
 TEST_XLA_FLAGS = ("--xla_cpu_multi_thread_eigen=false --xla_backend_optimization_level=0 "
-                  "--xla_llvm_disable_expensive_passes=true")
+                  "--xla_llvm_disable_expensive_passes=true --xla_cpu_use_fusion_emitters=false")
 
 
 class Job:
@@ -151,16 +148,3 @@ def run(args: list[str], timeout: float, input: str | None = None,
     finally:
         PROCESSES.discard(proc)
     return subprocess.CompletedProcess(args, proc.returncode, out, err)
-
-
-def execute_notebook(nb: Any, timeout: float, *, cwd: Path | None = None,
-                     allow_errors: bool = False) -> Any:
-    """``nb`` run top to bottom by nbclient in a fresh ``python3`` kernel (from another
-    process: ``tests/execute_notebook.py``), in ``cwd`` if given; the notebook with its
-    outputs. A cell's error fails it unless ``allow_errors``."""
-    args = [sys.executable, str(EXECUTE_NOTEBOOK), json.dumps(
-        {"timeout": timeout, "cwd": str(cwd) if cwd else None, "allow_errors": allow_errors})]
-    done = run(args, timeout=timeout * max(len(nb.cells), 1) + 120, input=nbformat.writes(nb))
-    if done.returncode != 0:
-        raise RuntimeError(f"the notebook failed to run:\n{done.stderr[-5000:]}")
-    return nbformat.reads(done.stdout, as_version=4)
