@@ -52,8 +52,9 @@ FAMILIES = {
     "pmap": "pmap_resnet",
 }
 SETUP = [
-    # before JAX is imported: the kernel sees 8 host devices (shard_map, pmap)
-    "import os\nos.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=8'\n"
+    # before JAX is imported: the kernel sees 8 host devices (shard_map, pmap), its XLA
+    # flags kept (the tests' fast CPU compiles: tests/conftest.py)
+    "import os\nos.environ['XLA_FLAGS'] += ' --xla_force_host_platform_device_count=8'\n"
     "os.environ['JAX_PLATFORMS'] = 'cpu'",
     f"import sys\nsys.path.insert(0, {str(ROOT / 'benchmarks')!r})\nimport jaxviz, programs",
 ]
