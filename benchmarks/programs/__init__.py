@@ -14,6 +14,7 @@ returns.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import os
@@ -21,6 +22,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -77,9 +79,15 @@ def load(name: str) -> Case:
 
 
 def devices_needed(name: str) -> int:
-    """Host devices a program needs (its module's ``DEVICES``), read without building it:
-    those programs run where XLA_FLAGS=--xla_force_host_platform_device_count=8."""
-    return getattr(importlib.import_module(f"{__name__}.{name}"), "DEVICES", 1)
+    """Host devices a program needs (its module's ``DEVICES = 8``), read from its source
+    without importing it (nor the libraries it imports: a process that runs some of the
+    programs imports theirs only): those programs run where
+    XLA_FLAGS=--xla_force_host_platform_device_count=8."""
+    source = Path(__file__).with_name(f"{name}.py").read_text()
+    for statement in ast.parse(source).body:
+        if isinstance(statement, ast.Assign) and any(getattr(t, "id", None) == "DEVICES" for t in statement.targets):
+            return ast.literal_eval(statement.value)
+    return 1
 
 
 STATED = ("outputs", "folds", "calls", "loops", "captured")
