@@ -23,6 +23,7 @@ from browser_lab import (
     browser_marks,
     save_shot,
 )
+from execute_notebook import execute_notebook
 
 ARTIFACTS = ROOT / "artifacts" / "chains"
 VIEWPORT = {"width": 1600, "height": 1000}
@@ -46,7 +47,7 @@ def execute() -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.cells = [nbformat.v4.new_code_cell(src) for src in CELLS]
-    return background.execute_notebook(nb, timeout=300)
+    return execute_notebook(nb, timeout=300)
 
 
 EXECUTED = background.job(__file__, execute)  # run by nbclient beside the tests before this module's

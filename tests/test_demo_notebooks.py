@@ -21,6 +21,7 @@ from typing import Any
 import background
 import nbformat
 import pytest
+from execute_notebook import execute_notebook
 
 from jaxviz.graph import MIME_TYPE
 from jaxviz.render.payload import decode_graph
@@ -33,7 +34,7 @@ RAISES = "raises-exception"
 
 
 def execute(name: str) -> Any:
-    return background.execute_notebook(nbformat.read(DEMO_DIR / name, as_version=4), timeout=300,
+    return execute_notebook(nbformat.read(DEMO_DIR / name, as_version=4), timeout=300,
                                        cwd=DEMO_DIR, allow_errors=True)
 
 

@@ -41,6 +41,7 @@ from browser_lab import (
     start_lab,
     write_notebook,
 )
+from execute_notebook import execute_notebook
 
 from jaxviz.render.embed import VIEWER_PATH
 
@@ -66,7 +67,7 @@ ITEMS_JS = "out => out.querySelectorAll('svg.jp-jaxviz-svg g.node').length"
 def execute() -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(src) for src in CELLS]
-    return background.execute_notebook(nb, timeout=180)
+    return execute_notebook(nb, timeout=180)
 
 
 EXECUTED = background.job(__file__, execute)  # run beside the tests before this module's

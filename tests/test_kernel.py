@@ -6,6 +6,7 @@ import shutil
 import background
 import nbformat
 import pytest
+from execute_notebook import execute_notebook
 
 from jaxviz.graph import MIME_TYPE
 
@@ -20,7 +21,7 @@ def execute() -> nbformat.NotebookNode:
         nbformat.v4.new_code_cell("print('alive', 'z' in dir())"),
     ]
     nb.cells[3].metadata["tags"] = ["raises-exception"]
-    return background.execute_notebook(nb, timeout=120)
+    return execute_notebook(nb, timeout=120)
 
 
 EXECUTED = background.job(__file__, execute)  # run beside the tests before this module's
