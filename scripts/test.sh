@@ -8,6 +8,10 @@
 # TypeScript's unit tests run in a second process beside the rest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Python keeps the bytecode it compiles: where PYTHONDONTWRITEBYTECODE is set (as on this
+# machine), each process compiled again what it imported (pytest its rewritten test
+# modules and plugins, jaxviz among them; the oldest JAX's suite all of its venv).
+unset PYTHONDONTWRITEBYTECODE
 # The core suite on the oldest JAX, its venv made first (.venv-jax-oldest/, on first use):
 # after the browser tests, beside the rest, which end last.
 oldest_suite() {
