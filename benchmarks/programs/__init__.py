@@ -15,6 +15,7 @@ returns.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import json
 import os
@@ -93,14 +94,16 @@ def devices_needed(name: str) -> int:
 STATED = ("outputs", "folds", "calls", "loops", "captured")
 
 
+@functools.cache
 def stated(name: str) -> dict[str, Any]:
     """What the program states of itself (outputs, folds, calls, loops, captured), read
-    where it can be built: here, or in a subprocess with the host devices it needs."""
+    where it can be built: here, or in a subprocess with the host devices it needs (and
+    this process's XLA flags); once per program (read-only)."""
     if devices_needed(name) <= jax.device_count():
         case = load(name)
         return {key: getattr(case, key) for key in STATED}
-    env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={devices_needed(name)}",
-               JAX_PLATFORMS="cpu")
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={devices_needed(name)}"
+    env = dict(os.environ, XLA_FLAGS=flags.strip(), JAX_PLATFORMS="cpu")
     code = (f"import sys, json; sys.path.insert(0, {os.path.dirname(os.path.dirname(__file__))!r}); "
             f"import programs; print(json.dumps(programs.stated({name!r})))")
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
