@@ -34,6 +34,13 @@ TEST_XLA_FLAGS = ("--xla_cpu_multi_thread_eigen=false --xla_backend_optimization
                   "--xla_llvm_disable_expensive_passes=true --xla_cpu_use_fusion_emitters=false")
 
 
+def with_host_devices(count: int) -> str:
+    """``XLA_FLAGS`` for a process with ``count`` host devices: the count first (XLA stops
+    reading its flags at a token it does not know), then this process's own (the tests'
+    ``TEST_XLA_FLAGS``, which conftest.py sets)."""
+    return f"--xla_force_host_platform_device_count={count} {os.environ.get('XLA_FLAGS', '')}".strip()
+
+
 class Job:
     def __init__(self, fn: Callable[[], Any], module: str):
         self.fn, self.module = fn, module

@@ -2,9 +2,9 @@
 their own: ``execute_notebook`` (called from a test or a ``background`` job) starts this
 file as a script, which reads the notebook from stdin and writes it with its outputs to
 stdout. The script's one argument, JSON: ``timeout`` (per cell), ``cwd`` (the kernel's
-working directory, or null), ``allow_errors``. (Apart from ``background``, where it was:
-the processes that import that, as ``tests/test_corpus.py``'s, need no nbformat, whose
-import of jsonschema costs 2.7 CPU-s.)"""
+working directory, or null), ``allow_errors``. Kept out of ``background``: the processes
+that import that (``tests/test_corpus.py``'s) need no nbformat, whose import of
+jsonschema costs 2.7 CPU-s."""
 
 from __future__ import annotations
 

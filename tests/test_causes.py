@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import background
 import jax
 import jax.numpy as jnp
 import pytest
@@ -481,7 +482,7 @@ def test_a_keyword_gathered_by_kwargs_is_named_as_written():
 def _run_devices(count: int, body: str) -> str:
     code = "import jax, jax.numpy as jnp, numpy as np, jaxviz\n" + textwrap.dedent(body)
     env = {"JAX_PLATFORMS": "cpu", "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-           "XLA_FLAGS": f"{os.environ['XLA_FLAGS']} --xla_force_host_platform_device_count={count}"}
+           "XLA_FLAGS": background.with_host_devices(count)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          cwd=str(ROOT), timeout=120)
     assert out.returncode == 0, out.stderr

@@ -118,8 +118,7 @@ def selected(job: background.Job, names: list[str]) -> list[str]:
 def run_programs(names: list[str], devices: int) -> dict[str, str]:
     """``trace_and_count`` of each program in a process of its own, with ``devices`` host
     devices: what went wrong with each ('' when nothing did)."""
-    env = dict(os.environ, JAX_PLATFORMS="cpu",
-               XLA_FLAGS=f"{background.TEST_XLA_FLAGS} --xla_force_host_platform_device_count={devices}")
+    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=background.with_host_devices(devices))
     done = background.run([sys.executable, __file__, str(devices), *names], env=env, timeout=600)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     assert lines, done.stderr[-3000:]

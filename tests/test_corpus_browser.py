@@ -15,6 +15,7 @@ import re
 import statistics
 import sys
 
+import background
 import pytest
 from browser_lab import (
     ROOT,
@@ -53,8 +54,8 @@ FAMILIES = {
 }
 SETUP = [
     # before JAX is imported: the kernel sees 8 host devices (shard_map, pmap), its XLA
-    # flags kept (the tests' fast CPU compiles: tests/conftest.py)
-    "import os\nos.environ['XLA_FLAGS'] += ' --xla_force_host_platform_device_count=8'\n"
+    # flags kept (background.with_host_devices)
+    f"import os\nos.environ['XLA_FLAGS'] = {background.with_host_devices(8)!r}\n"
     "os.environ['JAX_PLATFORMS'] = 'cpu'",
     f"import sys\nsys.path.insert(0, {str(ROOT / 'benchmarks')!r})\nimport jaxviz, programs",
 ]

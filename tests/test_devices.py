@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 
+import background
 import jax
 import jax.numpy as jnp
 import pytest
@@ -334,8 +335,7 @@ TWO_DEVICES = textwrap.dedent("""
 def two_devices():
     env = dict(os.environ)
     env["JAX_PLATFORMS"] = "cpu"
-    # first: XLA stops reading its flags at a token it does not know
-    env["XLA_FLAGS"] = ("--xla_force_host_platform_device_count=2 " + env.get("XLA_FLAGS", "")).strip()
+    env["XLA_FLAGS"] = background.with_host_devices(2)
     proc = subprocess.run([sys.executable, "-c", TWO_DEVICES], env=env, capture_output=True, text=True,
                           timeout=180)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]

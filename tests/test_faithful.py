@@ -41,8 +41,7 @@ HERE = Path(__file__).parent
 def run_on_eight_devices() -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["JAX_PLATFORMS"] = "cpu"
-    # first: XLA stops reading its flags at a token it does not know
-    env["XLA_FLAGS"] = ("--xla_force_host_platform_device_count=8 " + env.get("XLA_FLAGS", "")).strip()
+    env["XLA_FLAGS"] = background.with_host_devices(8)
     return background.run([sys.executable, str(HERE / "pmap_programs.py")], env=env, timeout=300)
 
 

@@ -5,7 +5,6 @@ a real IPython shell, and bad input."""
 
 import gc
 import inspect
-import os
 import subprocess
 import sys
 import textwrap
@@ -13,6 +12,7 @@ import threading
 import warnings
 from typing import NamedTuple
 
+import background
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -429,8 +429,7 @@ def test_device_sharding_and_mesh_in_a_two_device_process():
         for i in (1, 3, 5, 7):
             print([(c.kind, c.path, c.before, c.after) for c in log.events[i].causes])
     """)
-    env = {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": f"{os.environ['XLA_FLAGS']} --xla_force_host_platform_device_count=2",
-           "PATH": "/usr/bin:/bin"}
+    env = {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": background.with_host_devices(2), "PATH": "/usr/bin:/bin"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          cwd=str(__import__("pathlib").Path(__file__).parents[1]), timeout=120)
     assert out.returncode == 0, out.stderr

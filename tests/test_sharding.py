@@ -176,8 +176,7 @@ print("RESULT " + json.dumps(out))
 def run_on_eight_devices() -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["JAX_PLATFORMS"] = "cpu"
-    # first: XLA stops reading its flags at a token it does not know
-    env["XLA_FLAGS"] = ("--xla_force_host_platform_device_count=8 " + env.get("XLA_FLAGS", "")).strip()
+    env["XLA_FLAGS"] = background.with_host_devices(8)
     return background.run([sys.executable, "-c", EIGHT_DEVICES], env=env, timeout=280)
 
 

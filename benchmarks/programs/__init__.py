@@ -102,7 +102,8 @@ def stated(name: str) -> dict[str, Any]:
     if devices_needed(name) <= jax.device_count():
         case = load(name)
         return {key: getattr(case, key) for key in STATED}
-    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={devices_needed(name)}"
+    # the count first: XLA stops reading its flags at a token it does not know
+    flags = f"--xla_force_host_platform_device_count={devices_needed(name)} {os.environ.get('XLA_FLAGS', '')}"
     env = dict(os.environ, XLA_FLAGS=flags.strip(), JAX_PLATFORMS="cpu")
     code = (f"import sys, json; sys.path.insert(0, {os.path.dirname(os.path.dirname(__file__))!r}); "
             f"import programs; print(json.dumps(programs.stated({name!r})))")
