@@ -732,15 +732,20 @@ class Graph:
         buckets are made from it when a view opens that group."""
         up = [g.id if g.parent is None else g.parent for g in self.groups]
         group_of = [n.group for n in self.nodes]
-        memo: dict[tuple[int, int], int] = {}  # per pair of groups: few, edges are many
-        by_lca: dict[int, list[int]] = {}
+        n_groups = len(self.groups)
+        memo: dict[int, int] = {}  # per pair of groups (one int: few pairs, edges are many)
+        by_lca: dict[int, list[int]] = {gid: [] for gid in range(n_groups)}
         for i, e in enumerate(self.edges):
-            pair = (group_of[e.src], group_of[e.dst])
+            src, dst = group_of[e.src], group_of[e.dst]
+            if src == dst:  # most values stay in their group
+                by_lca[src].append(i)
+                continue
+            pair = src * n_groups + dst
             lca = memo.get(pair)
             if lca is None:
-                lca = memo[pair] = self._lca_groups(*pair, up)[0]
-            by_lca.setdefault(lca, []).append(i)
-        self._edges_at = {gid: array("q", ids) for gid, ids in by_lca.items()}  # 8 bytes an edge
+                lca = memo[pair] = self._lca_groups(src, dst, up)[0]
+            by_lca[lca].append(i)
+        self._edges_at = {gid: array("q", ids) for gid, ids in by_lca.items() if ids}  # 8 bytes an edge
         self._buckets = {}
 
     def _bucket(self, gid: int) -> dict[tuple[Item, Item], list[int]]:
@@ -1008,10 +1013,9 @@ class Graph:
             stack.pop()
             if g.id in memo:
                 continue
-            nodes = self.nodes
             key = (g.kind,
-                   tuple((nodes[n].kind, nodes[n].primitive, tuple(nodes[n].outputs)) for n in g.nodes),
-                   tuple(memo[c] for c in g.groups))
+                   tuple([(node.kind, node.primitive, tuple(node.outputs)) for node in map(self.nodes.__getitem__, g.nodes)]),
+                   tuple([memo[c] for c in g.groups]))
             memo[g.id] = interned.setdefault(key, len(interned))
         return memo[gid]
 

@@ -380,19 +380,20 @@ def _group_update(graph: Graph, update: Group, outside_phases: dict[int, Any],
     holders = _dissolve_library_calls(graph, update, outside_phases, transform_of)
     keys = _subtree_keys(graph, update, flow)
     calls = _Calls(graph, update, flow)
+    subtrees = _SubtreeKeys(graph, keys)
     for holder in holders:
-        _group_transformations(graph, holder, outside_phases, transform_of, keys, calls)
+        _group_transformations(graph, holder, outside_phases, transform_of, subtrees, calls)
     _name_loose_updates(graph, update, keys)
 
 
 def _group_transformations(graph: Graph, holder: Group, outside_phases: dict[int, Any], transform_of: TransformOf,
-                           keys: dict[int, str | None], calls: _Calls) -> None:
+                           subtrees: _SubtreeKeys, calls: _Calls) -> None:
     """The members of ``holder`` in a group per call of the transformation they came from,
     inside a group per combinator the user wrote around it (``optax.masked``,
     ``optax.multi_transform`` and its branches), a chain's transformations in its place.
     Two transformations are two groups, made by one factory too (see ``_Calls``)."""
     members: list[tuple[tuple[str, int], int, Origin]] = []
-    for member in sorted(_members(holder), key=lambda m: min(_member_nodes(graph, m), default=-1)):
+    for member in sorted(_members(holder), key=lambda m: m[1] if m[0] == "n" else min(nodes_below(graph, m[1]), default=-1)):
         first = member[1] if member[0] == "n" else graph.groups[member[1]].holder
         eqn = outside_phases.get(first) if first is not None else None
         origin = transform_of(eqn) if eqn is not None else None
@@ -410,20 +411,23 @@ def _group_transformations(graph: Graph, holder: Group, outside_phases: dict[int
         box = top
         for depth, step in enumerate(steps):
             if step.kind != SEQUENCE:  # a chain's transformations are shown in its place
-                splits = box.splits + (step.kind == SPLIT)
-                box = box.children.setdefault(path[:depth + 1], _Box(step, splits))
+                key = path[:depth + 1]
+                child = box.children.get(key)
+                if child is None:
+                    child = box.children[key] = _Box(step, box.splits + (step.kind == SPLIT))
+                box = child
                 if step.kind == BRANCH and depth + 1 < len(steps):
                     box.held = steps[depth + 1]
         (box.nodes if member[0] == "n" else box.groups).append(member[1])
     boxes = top.in_order(graph)
     if len(boxes) < 2 and not any(b.children for b in boxes):  # one transformation (or none known):
-        _group_subtrees(graph, holder, keys)  # subtrees right away
+        _group_subtrees(graph, holder, subtrees)  # subtrees right away
         return
     moved: tuple[set[int], set[int]] = (set(), set())
     for box in boxes:
-        _make_box(graph, holder, box, calls, keys, moved)
+        _make_box(graph, holder, box, calls, subtrees, moved)
     _detach(holder, *moved)
-    _group_subtrees(graph, holder, keys)  # what the transformation the user called did itself
+    _group_subtrees(graph, holder, subtrees)  # what the transformation the user called did itself
 
 
 def _common_root(origins: list[Origin]) -> Step | None:
@@ -453,7 +457,7 @@ class _Box:
                 *(n for c in self.children.values() for n in c.all_nodes(graph))]
 
 
-def _make_box(graph: Graph, parent: Group, box: _Box, calls: _Calls, keys: dict[int, str | None],
+def _make_box(graph: Graph, parent: Group, box: _Box, calls: _Calls, subtrees: _SubtreeKeys,
               moved: tuple[set[int], set[int]]) -> None:
     """``box`` made a group under ``parent``, its members moved in from the holder
     (``moved`` collects them). A branch of a ``multi_transform`` is named as the user
@@ -465,7 +469,7 @@ def _make_box(graph: Graph, parent: Group, box: _Box, calls: _Calls, keys: dict[
     if step.kind == BRANCH:
         label = calls.label(box.all_nodes(graph), box.splits)
         if label is None and len(children) == 1 and not box.nodes and not box.groups:
-            _make_box(graph, parent, children[0], calls, keys, moved)
+            _make_box(graph, parent, children[0], calls, subtrees, moved)
             return
         title = label or (box.held or step).title
     else:
@@ -475,9 +479,9 @@ def _make_box(graph: Graph, parent: Group, box: _Box, calls: _Calls, keys: dict[
     moved[1].update(box.groups)
     _attach(graph, made, box.nodes, box.groups)
     for child in children:
-        _make_box(graph, made, child, calls, keys, moved)
+        _make_box(graph, made, child, calls, subtrees, moved)
     if not children:
-        _group_subtrees(graph, made, keys)
+        _group_subtrees(graph, made, subtrees)
 
 
 # A ``multi_transform``'s state holds each branch's under its label: ``opt_state[1].inner_states['adam']…``
@@ -552,10 +556,13 @@ class _Calls:
         lines: dict[Any, tuple[tuple[Any, ...], int, int]] = {}  # line → (its calls, last reach, all reached)
         branches: dict[tuple[Any, ...], _Branch] = {}  # per call of a branch
         placed: list[tuple[tuple[Step, int], ...]] = []
+        branch_depths: dict[tuple[Step, ...], int | None] = {}  # the innermost branch's, per steps
         for node, steps, line in members:
             path = _resolve(steps, calls)
             bits = self.reach.get(node, 0)
-            depth = max((d for d, s in enumerate(steps) if s.kind == BRANCH), default=None)
+            depth = branch_depths.get(steps, -1)
+            if depth == -1:
+                depth = branch_depths[steps] = max((d for d, s in enumerate(steps) if s.kind == BRANCH), default=None)
             label, cut = None, None
             if depth is not None:
                 splits = sum(s.kind == SPLIT for s in steps[:depth]) + int(root is not None and root.kind == SPLIT)
@@ -805,19 +812,61 @@ def _key_of_value(producer: int, keys: dict[int, str | None], inside: set[int],
     return found.pop() if len(found) == 1 else (UNKNOWN if not found else None)
 
 
-def _group_subtrees(graph: Graph, group: Group, keys: dict[int, str | None]) -> None:
+class _SubtreeKeys:
+    """The parameter subtree each node of the update works on (``_subtree_keys``), and the
+    one all the equations below a group work on, read once per group: grouping the update
+    asks again of the boxes it made, and a box's equations stay below it."""
+
+    def __init__(self, graph: Graph, keys: dict[int, str | None]) -> None:
+        self.graph, self.keys = graph, keys
+        self._below: dict[int, Any] = {}
+
+    def of_member(self, kind: str, member: int) -> str | None:
+        """The one subtree of a member (a node or a group); None where it works on several,
+        or on none."""
+        if kind == "n":
+            return self.keys.get(member) if self.graph.nodes[member].kind == "eqn" else None
+        found = self._of_group(member)
+        return None if found is _NO_EQUATION or found is _SEVERAL else found
+
+    def _of_group(self, gid: int) -> Any:
+        found = self._below.get(gid, _UNREAD)
+        if found is _UNREAD:
+            group, nodes = self.graph.groups[gid], self.graph.nodes
+            found = _NO_EQUATION
+            for n in group.nodes:
+                if nodes[n].kind == "eqn":
+                    found = _joined(found, self.keys.get(n))
+            for c in group.groups:
+                if found is _SEVERAL:
+                    break
+                found = _joined(found, self._of_group(c))
+            self._below[gid] = found
+        return found
+
+
+_UNREAD, _NO_EQUATION, _SEVERAL = object(), object(), object()
+
+
+def _joined(found: Any, key: Any) -> Any:
+    """What a set of equations works on, one more equation (or set) added: the one
+    subtree they all do, ``_NO_EQUATION`` or ``_SEVERAL``."""
+    if found is _NO_EQUATION or found is key or found == key:
+        return key
+    return found if key is _NO_EQUATION else _SEVERAL
+
+
+def _group_subtrees(graph: Graph, group: Group, subtrees: _SubtreeKeys) -> None:
     """Members whose every node updates one parameter subtree go into a group named after
     it; those shared by several (a global norm) stay where they are."""
     by_key: dict[str, tuple[list[int], list[int]]] = {}
     for kind, member in _members(group):
-        nodes = [member] if kind == "n" else nodes_below(graph, member)
-        found = {keys.get(n) for n in nodes if graph.nodes[n].kind == "eqn"}
-        key = found.pop() if len(found) == 1 else None
+        key = subtrees.of_member(kind, member)
         if key is not None:
             slot = by_key.setdefault(key, ([], []))
             slot[0 if kind == "n" else 1].append(member)
         elif kind == "g" and graph.groups[member].kind in BODY_KINDS:
-            _group_subtrees(graph, graph.groups[member], keys)  # a body over several parameters
+            _group_subtrees(graph, graph.groups[member], subtrees)  # a body over several parameters
     if len(by_key) < 2:
         return  # one subtree: a box would hide nothing
     if sum(len(n) + len(g) for n, g in by_key.values()) < SUBTREE_MIN_MEMBERS * len(by_key):
