@@ -513,7 +513,7 @@ class _Calls:
                 if n in self.reach:
                     stack.pop()
                     continue
-                todo = [c for c in flow.consumers[n] if c in inside and c not in self.reach and c not in stack]
+                todo = [c for c in flow.consumers[n] if c not in self.reach and c in inside and c not in stack]
                 if todo:
                     stack.extend(todo)
                     continue
@@ -557,8 +557,11 @@ class _Calls:
         branches: dict[tuple[Any, ...], _Branch] = {}  # per call of a branch
         placed: list[tuple[tuple[Step, int], ...]] = []
         branch_depths: dict[tuple[Step, ...], int | None] = {}  # the innermost branch's, per steps
+        resolved: dict[tuple[Step, ...], tuple[tuple[Step, int], ...]] = {}  # per steps, while ``calls`` holds
         for node, steps, line in members:
-            path = _resolve(steps, calls)
+            path = resolved.get(steps)
+            if path is None:
+                path = resolved[steps] = _resolve(steps, calls)
             bits = self.reach.get(node, 0)
             depth = branch_depths.get(steps, -1)
             if depth == -1:
@@ -575,7 +578,8 @@ class _Calls:
             if cut is not None:
                 key = (path[:cut], steps[cut])
                 calls[key] = calls.get(key, 0) + 1
-                path = _resolve(steps, calls)
+                resolved.clear()
+                path = resolved[steps] = _resolve(steps, calls)
             if depth is not None:
                 branches.setdefault(path[:depth + 1], _Branch()).add(steps[depth + 1:], line, bits, label)
             if bits:
