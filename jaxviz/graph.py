@@ -1013,8 +1013,8 @@ class Graph:
             stack.pop()
             if g.id in memo:
                 continue
-            key = (g.kind,
-                   tuple([(node.kind, node.primitive, tuple(node.outputs)) for node in map(self.nodes.__getitem__, g.nodes)]),
+            nodes = map(self.nodes.__getitem__, g.nodes)
+            key = (g.kind, tuple([(node.kind, node.primitive, tuple(node.outputs)) for node in nodes]),
                    tuple([memo[c] for c in g.groups]))
             memo[g.id] = interned.setdefault(key, len(interned))
         return memo[gid]

@@ -393,7 +393,7 @@ def _group_transformations(graph: Graph, holder: Group, outside_phases: dict[int
     ``optax.multi_transform`` and its branches), a chain's transformations in its place.
     Two transformations are two groups, made by one factory too (see ``_Calls``)."""
     members: list[tuple[tuple[str, int], int, Origin]] = []
-    for member in sorted(_members(holder), key=lambda m: m[1] if m[0] == "n" else min(nodes_below(graph, m[1]), default=-1)):
+    for member in sorted(_members(holder), key=lambda m: min(_member_nodes(graph, m), default=-1)):
         first = member[1] if member[0] == "n" else graph.groups[member[1]].holder
         eqn = outside_phases.get(first) if first is not None else None
         origin = transform_of(eqn) if eqn is not None else None
