@@ -1140,11 +1140,14 @@ class GraphBuilder:
         g = self.graph
         n0, g0, e0, c0, hg0, hn0 = sizes
         names = [self._var_names.get(v) for v in inputs]
+        inputs_by_value: dict[tuple[int, str | None], list[int]] = {}  # (node, name) → the inputs it is
+        for k, value in enumerate(zip(env_in, names)):
+            inputs_by_value.setdefault(value, []).append(k)
         edge_inputs: dict[int, int] = {}
         for i in range(e0, len(g.edges)):
             e = g.edges[i]
             if e.src < n0:  # from outside the walk: through one input
-                through = [k for k, (n, name) in enumerate(zip(env_in, names)) if n == e.src and name == e.var]
+                through = inputs_by_value.get((e.src, e.var), ())
                 if len(through) != 1:
                     return None
                 edge_inputs[i - e0] = through[0]
