@@ -855,7 +855,7 @@ _UNREAD, _NO_EQUATION, _SEVERAL = object(), object(), object()
 def _joined(found: Any, key: Any) -> Any:
     """What a set of equations works on, one more equation (or set) added: the one
     subtree they all do, ``_NO_EQUATION`` or ``_SEVERAL``."""
-    if found is _NO_EQUATION or found is key or found == key:
+    if found is _NO_EQUATION or found == key:
         return key
     return found if key is _NO_EQUATION else _SEVERAL
 
