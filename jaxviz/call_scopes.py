@@ -309,11 +309,16 @@ class CalledNames:
     for ``warmup.run(...)`` where ``warmup = blackjax.window_adaptation(...)``). Read from
     the frames the user's functions ran in (kept by the recorder, until ``release``) and
     their source, each checked against the value: the function found must be the one
-    that ran. Nothing of the user's is called (attributes are read statically)."""
+    that ran. Nothing of the user's is called (attributes are read statically). A layer
+    its library names after the attribute that holds it (``by_attribute``: an NNX
+    Module, whose calls have no name of their own) is ``linear1`` for ``self.linear1(x)``."""
 
-    def __init__(self, frames: dict[Any, Any] | None = None) -> None:
+    def __init__(self, frames: dict[Any, Any] | None = None,
+                 by_attribute: Callable[[Any], bool] = lambda value: False) -> None:
         self._frames = frames or {}
+        self._by_attribute = by_attribute
         self._names: dict[tuple[Any, int, Any], str | None] = {}
+        self._held: set[tuple[Any, int, Any]] = set()  # calls named after the attribute holding the layer
 
     def release(self) -> None:
         """Drop the frames (and the values they hold); names found stay."""
@@ -325,30 +330,44 @@ class CalledNames:
         key = (code, lasti, callee)
         if key not in self._names:
             frame = self._frames.get(code)
-            self._names[key] = None if frame is None else _called_name(frame, lasti, callee)
+            found = None if frame is None else _called_name(frame, lasti, callee, self._by_attribute)
+            self._names[key] = found[0] if found is not None else None
+            if found is not None and found[1]:
+                self._held.add(key)
         return self._names[key]
 
+    def held(self, code: Any, lasti: int, callee: Any) -> bool:
+        """Whether ``name`` named that call after the attribute holding the layer: the
+        model's part, like a module's scope, rather than a call at a line."""
+        return (code, lasti, callee) in self._held
 
-def _called_name(frame: Any, lasti: int, callee: Any) -> str | None:
+
+def _called_name(frame: Any, lasti: int, callee: Any, by_attribute: Callable[[Any], bool],
+                 ) -> tuple[str, bool] | None:
+    """The call's name, and whether it is the attribute holding the layer it calls."""
     call = call_at(frame.f_code, lasti)
     if call is None:
         return None
     func = call.func
     value = _static_value(func, frame)
     if isinstance(value, type):  # a class made through its metaclass: ``dist.Normal(0, 1)``
-        return _class_name(value) if _runs(_class_attribute(value, "__call__"), callee) else None
+        return (_class_name(value), False) if _runs(_class_attribute(value, "__call__"), callee) else None
     if value is not _MISSING and not _is_function(value):  # a callable object: ``model(x)``
-        return type(value).__name__ if _runs(_class_attribute(value, "__call__"), callee) else None
+        if not _runs(_class_attribute(value, "__call__"), callee):
+            return None
+        if isinstance(func, ast.Attribute) and by_attribute(value):
+            return func.attr, True
+        return type(value).__name__, False
     if not isinstance(func, ast.Attribute):
         return None
     receiver = _static_value(func.value, frame)
     if receiver is _MISSING or inspect.ismodule(receiver) or isinstance(receiver, type):
         return None
     if _runs(_class_attribute(receiver, func.attr), callee):  # a method, maybe inherited
-        return f"{type(receiver).__name__}.{func.attr}"
+        return f"{type(receiver).__name__}.{func.attr}", False
     if _runs(value, callee):  # a function the value holds
         factory = _factory_of(func.value, frame, call.lineno, installed_package(callee.co_filename))
-        return f"{factory}.{func.attr}" if factory else None
+        return (f"{factory}.{func.attr}", False) if factory else None
     return None
 
 

@@ -460,10 +460,11 @@ class GraphBuilder:
         # (activation number, its group): the group objects, whose ids Graph.finish may renumber
         self.call_groups: list[tuple[int, Any]] = []
         self._sources: dict[tuple[str, int, str], SourceLoc] = {}  # shared: one per line
-        # per traceback: its innermost user frame, that frame's source, its library path
-        # and how many of its calls are outside the pass the library differentiates in
+        # per traceback: its innermost user frame, that frame's source, its library path,
+        # how many of its calls are outside the pass the library differentiates in, the
+        # library call it is a callback of, and the frame's site (``_note_pass``)
         self._by_traceback: dict[Any, tuple[Any, SourceLoc | None, list[tuple[str, str]], int,
-                                            Enclosing | None]] = {}
+                                            Enclosing | None, tuple[str, int] | None]] = {}
         # per stack outside an innermost user frame (its codes' ids, alive while the jaxpr
         # is, and offsets): ``_enclosing_call``'s answer
         self._enclosing_by_stack: dict[tuple[tuple[int, ...], tuple[int, ...]], Any] = {}
@@ -477,7 +478,11 @@ class GraphBuilder:
         self._passing_codes = _PASSING_CODES
         self._var_names: dict[Any, str] = {}
         self._keyed: dict[tuple[int, tuple[str, ...]], int] = {}  # (parent, key) → group
-        self._last_at_site: dict[tuple[int, str], tuple[str, ...]] = {}  # library call last made there
+        # (parent, site) → the library call last made there, in which pass of its caller
+        self._last_at_site: dict[tuple[int, str], tuple[tuple[str, ...], int]] = {}
+        self._layer_calls: set[str] = set()  # library calls' keys named after a layer's attribute
+        self._passes: dict[str, int] = {}  # id(code) as text → its passes so far (_note_pass)
+        self._last_offsets: dict[tuple[str, bool], int] = {}  # (code, backward) → where its last equation came from
         self.outside_phases: dict[int, Any] = {}  # node id → equation, outside fwd/bwd
         # An equation's node that its sub-jaxprs' results flow back into: per outer result,
         # the inner results it is (a jit over a whole pytree passes each leaf through).
@@ -1071,10 +1076,11 @@ class GraphBuilder:
         open_groups: list[tuple[tuple[str, ...], int]] = []
         last_path: Sequence[tuple[str, ...]] | None = None
         group, full_path, in_library, outside = base, base_path, False, True
+        backward = any(key[0] == "phase" and key[1].startswith("backward") for key in base_path)
         tracebacks = [internals.traceback_of(eqn) for eqn in eqns]
         infos = [self._traceback_info(eqn, traceback) for eqn, traceback in zip(eqns, tracebacks)]
         paths = [self._eqn_path(eqn, library, outside, enclosing)
-                 for eqn, (_, _, library, outside, enclosing) in zip(eqns, infos)]
+                 for eqn, (_, _, library, outside, enclosing, _) in zip(eqns, infos)]
         if self._unsited_paths and not self._unsited_paths.isdisjoint(map(id, paths)):
             paths = _sites_filled(paths)
         copies = self._replayed_copies(tracebacks, paths)
@@ -1085,11 +1091,15 @@ class GraphBuilder:
             if replayed is not None:  # a later copy of a replayed call: a key of its own
                 depth, copy = replayed
                 path = [*path[:depth], (*path[depth], str(copy)), *path[depth + 1:]]
+            site = infos[i][5]
+            if site is not None:
+                self._note_pass(site, backward, eqn)
             if path is not last_path:  # consecutive equations of one scope share all this
                 last_path = path
                 group, full_path = self._open_path(path, base, base_path, open_groups)
                 in_library = bool(full_path) and full_path[-1][0] == "library"
                 outside = all(key[0] != "phase" for key in full_path)  # where an update may be
+                backward = any(key[0] == "phase" and key[1].startswith("backward") for key in full_path)
             first_node = len(self.graph.nodes)
             self._add_eqn(eqn, group, env, full_path, source)
             if open_groups and open_groups[-1][0][0] == "library":
@@ -1363,11 +1373,11 @@ class GraphBuilder:
         return [*path[:at], ("phase", f"{path[at][1]}@{site}"), *path[at + 1:]]
 
     def _traceback_info(self, eqn: Any, traceback: Any,
-                        ) -> tuple[Any, SourceLoc | None, list[tuple[str, str]], int, Enclosing | None]:
+                        ) -> tuple[Any, SourceLoc | None, list[tuple[str, str]], int, Enclosing | None,
+                                   tuple[str, int] | None]:
         """(the innermost user frame, its source line, the library path, how many of its
         calls hold the pass the library differentiates in, the library call it is a
-        callback of) of the
-        equation's ``traceback``: read once per distinct traceback (a layer called in a
+        callback of, the frame's code id as text and offset) of the equation's ``traceback``: read once per distinct traceback (a layer called in a
         loop records the same ones), each equation paying one lookup."""
         info = self._by_traceback.get(traceback)
         if info is None:
@@ -1381,7 +1391,8 @@ class GraphBuilder:
                 enclosing = self._enclosing_by_stack[stack] = self._enclosing_call(codes, lastis, user)
                 if self.frame_codes is not None:  # (by identity: a code object hashes its bytecode)
                     self.frame_codes.update(zip(stack[0], codes[user:]))
-            info = self._by_traceback[traceback] = (frame, self._source_of(frame), library, outside, enclosing)
+            site = (str(id(codes[user])), lastis[user]) if user < len(codes) else None
+            info = self._by_traceback[traceback] = (frame, self._source_of(frame), library, outside, enclosing, site)
         return info
 
     @staticmethod
@@ -1467,6 +1478,8 @@ class GraphBuilder:
                     name = self.called.name(code, lastis[i], outermost)
                     if name is not None:
                         names[-1] = name + names[-1][names[-1].index("@"):]
+                        if self.called.held(code, lastis[i], outermost):
+                            self._layer_calls.add(names[-1])
                 return LibraryCalls(i, names, not in_library, outermost, in_pass)
             if ours:
                 in_library = False  # jaxviz's tracing the user's code (JAX < 0.9 keeps the whole stack)
@@ -1513,11 +1526,14 @@ class GraphBuilder:
 
     def _name_call_sites(self, open_groups: list[tuple[tuple[str, ...], int]], node: int) -> None:
         """A library call's group is located at the user line that made it (its first
-        equation's)."""
+        equation's); a layer named after the attribute holding it is not: like a module's
+        scope, it is a part of the model, not a line."""
         source = self.graph.nodes[node].source
         for key, gid in reversed(open_groups):
             if key[0] != "library":
                 break
+            if key[1] in self._layer_calls:
+                continue
             group = self.graph.groups[gid]
             if group.source is not None:
                 break
@@ -1561,12 +1577,29 @@ class GraphBuilder:
         return gid
 
     def _called_since(self, parent: int, key: tuple[str, ...]) -> bool:
-        """Whether another library call was made at ``key``'s call site since ``key``'s
-        group under ``parent`` was last entered: a loop over layers (``stax.serial``'s)
-        calls each from one site, so ``Dense`` after ``elementwise`` is a new call."""
-        site = (parent, key[1].partition("@")[2])
-        last, self._last_at_site[site] = self._last_at_site.get(site), key
-        return last is not None and last != key
+        """Whether ``key``'s call site makes a new call since ``key``'s group under
+        ``parent`` was last entered: another library call was made there (a loop over
+        layers, ``stax.serial``'s, calls each from one site, so ``Dense`` after
+        ``elementwise`` is a new call), or the code calling there has since begun another
+        pass of a loop (``for layer in self.layers: x = relu(layer(x))``: ``_note_pass``)."""
+        site = key[1].partition("@")[2]
+        made = (key, self._passes.get(site.partition(":")[0], 0))
+        last, self._last_at_site[(parent, site)] = self._last_at_site.get((parent, site)), made
+        return last is not None and last != made
+
+    def _note_pass(self, site: tuple[str, int], backward: bool, eqn: Any) -> None:
+        """Count the passes of the user's code at ``site`` (``id(code)`` as text, the
+        offset of the call ``eqn`` came from): equations come in the order they were
+        traced, so an equation from an offset before the last one's is the code's next
+        pass of a loop; in a ``backward`` pass, which comes in reverse, after it. Not one
+        made of literals alone: JAX makes those when first needed (a tangent's zeros)."""
+        code, offset = site
+        last = self._last_offsets.get((code, backward))
+        if offset == last or all(isinstance(v, jcore.Literal) for v in eqn.invars):
+            return
+        if last is not None and (offset > last if backward else offset < last):
+            self._passes[code] = self._passes.get(code, 0) + 1
+        self._last_offsets[(code, backward)] = offset
 
     def _call_of(self, scope: str) -> CallInfo | None:
         """The call a call scope (``jv3:CNN``) records: this trace's, or one remembered."""
@@ -2170,7 +2203,7 @@ def _stage_with(recorder: Any, make_jitted: Callable[[], Any], args: Sequence[An
         traced = make_jitted().trace(*args, **kwargs)
     placed = [leaf.sharding for leaf in jax.tree_util.tree_leaves((args, kwargs)) if isinstance(leaf, jax.Array)]
     return Staged(traced, recorder.calls, printed.getvalue(), time.perf_counter() - t0, recorder.mode,
-                  recorder.reused(traced.jaxpr), placed, call_scopes.CalledNames(recorder.frames))
+                  recorder.reused(traced.jaxpr), placed, call_scopes.CalledNames(recorder.frames, adapters.named_by_attribute))
 
 
 @contextlib.contextmanager

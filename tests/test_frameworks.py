@@ -531,3 +531,45 @@ def test_an_optimizer_s_transformations_are_groups_as_the_user_combined_them():
     assert len(scales) == 2 and {graph.groups[g.parent].name for g in scales} == {"adam", "optax.multi_transform"}
     assert sorted(updated(g) == {"kernel"} for g in scales) == [False, True]
     assert [updated(g) for g in scales if graph.groups[g.parent].name != "adam"] == [{"bias"}]
+
+
+# ---------------------------------------------------------------------- NNX layers, untouched
+def _group_paths(program) -> list[str]:
+    groups = program.graph.groups
+
+    def path(gid):
+        names = []
+        while gid is not None:
+            names.append(groups[gid].name)
+            gid = groups[gid].parent
+        return "/".join(reversed(names))
+
+    return [path(g.id) for g in groups]
+
+
+def test_nnx_layers_are_named_after_their_attributes_and_left_as_they_are_while_traced():
+    from flax import nnx
+
+    seen = []
+
+    class Net(nnx.Module):
+        def __init__(self, rngs):
+            self.layers = nnx.List([nnx.Linear(4, 4, rngs=rngs) for _ in range(3)])
+            self.head = nnx.Linear(4, 2, rngs=rngs)
+
+        def __call__(self, x):
+            # what the user's code (and Flax's, which walks these objects) sees while traced
+            seen.append((type(self.head), sorted(vars(self.head))))
+            for layer in self.layers:
+                x = nnx.relu(layer(x))
+            return self.head(x)
+
+    model = Net(nnx.Rngs(0))
+    plain_keys = sorted(vars(model.head))
+    program = jaxviz.trace(nnx.jit(lambda m, x: m(x)), model, jnp.ones(4))
+    assert seen and all(cls is nnx.Linear and keys == plain_keys for cls, keys in seen), seen
+    paths = _group_paths(program)
+    assert "<lambda>/Net/head" in paths, paths  # ``self.head(x)``: the attribute's name
+    # The loop's three calls of one line are three calls, folded as alike, not one group
+    assert any(p.endswith("/Linear + relu ×3") for p in paths), paths
+    assert sum(p.endswith("/Linear + relu ×3/Linear + relu/Linear") for p in paths) == 3, paths

@@ -15,12 +15,15 @@ from . import equinox, flax_linen, flax_nnx, haiku, wrappers
 from .base import InPlaceState, Plan, UnsplittableArgument
 
 __all__ = ["CHAIN", "IN_PLACE", "InPlaceState", "Plan", "UnsplittableArgument", "adapt",
-           "captured_leaf_names", "in_place_state"]
+           "captured_leaf_names", "in_place_state", "named_by_attribute"]
 
 # Library objects first (an eqx filter_jit is also jit-like; nnx.jit is too), then wrappers.
 CHAIN = (equinox.adapt, flax_nnx.adapt, flax_linen.adapt, haiku.adapt)
 # The libraries whose objects a call updates in place (read and written back by a cell).
 IN_PLACE = (flax_nnx.IN_PLACE,)
+# The libraries whose layers are named after the attribute that holds them (their calls
+# have no name of their own): ``linear1`` for ``self.linear1(x)``.
+NAMED_BY_ATTRIBUTE = (flax_nnx.is_module,)
 
 
 def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan:
@@ -46,3 +49,8 @@ def captured_leaf_names(name: str, value: Any) -> list[str] | None:
 def in_place_state(value: Any) -> InPlaceState | None:
     """How to read and write back ``value``'s state, when its library updates it in place."""
     return next((state for state in IN_PLACE if state.recognises(value)), None)
+
+
+def named_by_attribute(value: Any) -> bool:
+    """Whether a layer ``value`` is named after the attribute that holds it."""
+    return any(is_layer(value) for is_layer in NAMED_BY_ATTRIBUTE)

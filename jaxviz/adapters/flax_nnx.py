@@ -4,7 +4,8 @@ Traced as ``nnx.jit`` traces: the graph nodes among the arguments are split into
 state with ``nnx.split``, merged back inside with ``nnx.merge``, and their state after the
 call (``nnx.state``) is returned with the result, so the model and optimizer updates the
 call makes are outputs, as ``nnx.jit`` propagates them. Library layers (``nnx.Linear``)
-are named after the attribute that holds them (``linear1``). Recognised by
+are named after the attribute that holds them (``linear1``: ``is_module``), read from the
+user's line, nothing of theirs changed. Recognised by
 ``nnx.graph.is_graph_node`` once the user has imported ``flax.nnx``.
 
 A jit that is not NNX's (``jax.jit``, ``eqx.filter_jit``) takes the Modules as pytrees and
@@ -14,7 +15,6 @@ argument lost its new state."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import sys
 from typing import Any
@@ -22,7 +22,6 @@ from typing import Any
 import jax
 
 from .. import _jax_internals as internals
-from ..call_scopes import is_user_file
 from ..jaxprs import key_text
 from .base import InPlaceState, Plan, function_name, leaf_names, positional_names
 from .wrappers import is_jit_like
@@ -47,7 +46,6 @@ def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan | None:
 
     def merged_call(state: Any, *call_args: Any, **call_kwargs: Any) -> Any:
         merged = nnx.merge(graphdef, state)
-        _name_library_layers(nnx, merged, node_names)
         full = list(call_args)
         for key, node in zip(keys, merged):
             if isinstance(key, int):
@@ -179,41 +177,11 @@ def _attr_text(key: Any) -> str:
     return key_text(key)
 
 
-_scoped_classes: dict[type, type] = {}
-
-
-def _name_library_layers(nnx: Any, nodes: Any, node_names: list[str]) -> None:
-    """Give each library layer of the merged (per-trace) modules a class that calls it in a
-    ``jax.named_scope`` of its attribute name, so ``self.linear1(x)`` is a group
-    ``linear1``. User-written Modules are named after their class by ``jaxviz.call_scopes``."""
-    for node in nodes:
-        for path, obj in nnx.graph.iter_graph(node):
-            if not path or not isinstance(obj, nnx.Module) or _is_user_class(type(obj)):
-                continue
-            name = str(path[-1]) if not isinstance(path[-1], int) else f"{path[-2]}[{path[-1]}]"
-            with contextlib.suppress(TypeError):
-                obj.__class__ = _scoped_class(type(obj))
-                object.__setattr__(obj, "_jaxviz_scope", name)
-
-
-def _scoped_class(cls: type) -> type:
-    scoped = _scoped_classes.get(cls)
-    if scoped is None:
-        call = cls.__call__
-
-        def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
-            with jax.named_scope(self.__dict__.get("_jaxviz_scope", cls.__name__)):
-                return call(self, *args, **kwargs)
-
-        scoped = _scoped_classes[cls] = type(cls.__name__, (cls,), {"__call__": __call__,
-                                                                   "__module__": cls.__module__})
-    return scoped
-
-
-def _is_user_class(cls: type) -> bool:
-    module = sys.modules.get(cls.__module__)
-    file = getattr(module, "__file__", None)
-    return bool(file) and is_user_file(file) or cls.__module__ == "__main__"
+def is_module(value: Any) -> bool:
+    """An NNX Module: its calls have no name of their own (no ``jax.named_scope``), so a
+    library layer (``nnx.Linear``) is named after the attribute that holds it."""
+    nnx = sys.modules.get("flax.nnx")
+    return nnx is not None and isinstance(value, nnx.Module)
 
 
 # ---------------------------------------------------------------------- recompiles
