@@ -1377,7 +1377,8 @@ class GraphBuilder:
                                    tuple[str, int] | None]:
         """(the innermost user frame, its source line, the library path, how many of its
         calls hold the pass the library differentiates in, the library call it is a
-        callback of, the frame's code id as text and offset) of the equation's ``traceback``: read once per distinct traceback (a layer called in a
+        callback of, the frame's site: its code's id as text and its offset) of the
+        equation's ``traceback``: read once per distinct traceback (a layer called in a
         loop records the same ones), each equation paying one lookup."""
         info = self._by_traceback.get(traceback)
         if info is None:
