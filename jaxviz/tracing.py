@@ -464,7 +464,7 @@ class GraphBuilder:
         # how many of its calls are outside the pass the library differentiates in, the
         # library call it is a callback of, and the frame's site (``_note_pass``)
         self._by_traceback: dict[Any, tuple[Any, SourceLoc | None, list[tuple[str, str]], int,
-                                            Enclosing | None, tuple[str, int] | None]] = {}
+                                            Enclosing | None, tuple[int, int] | None]] = {}
         # per stack outside an innermost user frame (its codes' ids, alive while the jaxpr
         # is, and offsets): ``_enclosing_call``'s answer
         self._enclosing_by_stack: dict[tuple[tuple[int, ...], tuple[int, ...]], Any] = {}
@@ -481,8 +481,8 @@ class GraphBuilder:
         # (parent, site) → the library call last made there, in which pass of its caller
         self._last_at_site: dict[tuple[int, str], tuple[tuple[str, ...], int]] = {}
         self._layer_calls: set[str] = set()  # library calls' keys named after a layer's attribute
-        self._passes: dict[str, int] = {}  # id(code) as text → its passes so far (_note_pass)
-        self._last_offsets: dict[tuple[str, bool], int] = {}  # (code, backward) → where its last equation came from
+        self._passes: dict[int, int] = {}  # id(code) → its passes so far (_note_pass)
+        self._last_offsets: dict[tuple[int, bool], int] = {}  # (id(code), backward) → its last equation's offset
         self.outside_phases: dict[int, Any] = {}  # node id → equation, outside fwd/bwd
         # An equation's node that its sub-jaxprs' results flow back into: per outer result,
         # the inner results it is (a jit over a whole pytree passes each leaf through).
@@ -1077,6 +1077,7 @@ class GraphBuilder:
         last_path: Sequence[tuple[str, ...]] | None = None
         group, full_path, in_library, outside = base, base_path, False, True
         backward = any(key[0] == "phase" and key[1].startswith("backward") for key in base_path)
+        last_site: tuple[int, int] | None = None
         tracebacks = [internals.traceback_of(eqn) for eqn in eqns]
         infos = [self._traceback_info(eqn, traceback) for eqn, traceback in zip(eqns, tracebacks)]
         paths = [self._eqn_path(eqn, library, outside, enclosing)
@@ -1092,14 +1093,17 @@ class GraphBuilder:
                 depth, copy = replayed
                 path = [*path[:depth], (*path[depth], str(copy)), *path[depth + 1:]]
             site = infos[i][5]
-            if site is not None:
-                self._note_pass(site, backward, eqn)
+            if site != last_site and site is not None and not _of_literals(eqn):
+                last_site = site
+                self._note_pass(site, backward)
             if path is not last_path:  # consecutive equations of one scope share all this
                 last_path = path
                 group, full_path = self._open_path(path, base, base_path, open_groups)
                 in_library = bool(full_path) and full_path[-1][0] == "library"
                 outside = all(key[0] != "phase" for key in full_path)  # where an update may be
-                backward = any(key[0] == "phase" and key[1].startswith("backward") for key in full_path)
+                was, backward = backward, any(key[0] == "phase" and key[1].startswith("backward") for key in full_path)
+                if backward != was:
+                    last_site = None
             first_node = len(self.graph.nodes)
             self._add_eqn(eqn, group, env, full_path, source)
             if open_groups and open_groups[-1][0][0] == "library":
@@ -1374,10 +1378,10 @@ class GraphBuilder:
 
     def _traceback_info(self, eqn: Any, traceback: Any,
                         ) -> tuple[Any, SourceLoc | None, list[tuple[str, str]], int, Enclosing | None,
-                                   tuple[str, int] | None]:
+                                   tuple[int, int] | None]:
         """(the innermost user frame, its source line, the library path, how many of its
         calls hold the pass the library differentiates in, the library call it is a
-        callback of, the frame's site: its code's id as text and its offset) of the
+        callback of, the frame's site: its code's id and its offset) of the
         equation's ``traceback``: read once per distinct traceback (a layer called in a
         loop records the same ones), each equation paying one lookup."""
         info = self._by_traceback.get(traceback)
@@ -1392,7 +1396,7 @@ class GraphBuilder:
                 enclosing = self._enclosing_by_stack[stack] = self._enclosing_call(codes, lastis, user)
                 if self.frame_codes is not None:  # (by identity: a code object hashes its bytecode)
                     self.frame_codes.update(zip(stack[0], codes[user:]))
-            site = (str(id(codes[user])), lastis[user]) if user < len(codes) else None
+            site = (id(codes[user]), lastis[user]) if user < len(codes) else None
             info = self._by_traceback[traceback] = (frame, self._source_of(frame), library, outside, enclosing, site)
         return info
 
@@ -1584,20 +1588,18 @@ class GraphBuilder:
         ``elementwise`` is a new call), or the code calling there has since begun another
         pass of a loop (``for layer in self.layers: x = relu(layer(x))``: ``_note_pass``)."""
         site = key[1].partition("@")[2]
-        made = (key, self._passes.get(site.partition(":")[0], 0))
+        made = (key, self._passes.get(int(site.partition(":")[0]), 0))
         last, self._last_at_site[(parent, site)] = self._last_at_site.get((parent, site)), made
         return last is not None and last != made
 
-    def _note_pass(self, site: tuple[str, int], backward: bool, eqn: Any) -> None:
-        """Count the passes of the user's code at ``site`` (``id(code)`` as text, the
-        offset of the call ``eqn`` came from): equations come in the order they were
-        traced, so an equation from an offset before the last one's is the code's next
-        pass of a loop; in a ``backward`` pass, which comes in reverse, after it. Not one
-        made of literals alone: JAX makes those when first needed (a tangent's zeros)."""
+    def _note_pass(self, site: tuple[int, int], backward: bool) -> None:
+        """Count the passes of the user's code at ``site`` (``id(code)``, the offset of the
+        call an equation came from): equations come in the order they were traced, so an
+        equation from an offset before the last one's is the code's next pass of a loop;
+        in a ``backward`` pass, which comes in reverse, after it. Not told an equation of
+        literals alone (``_of_literals``)."""
         code, offset = site
         last = self._last_offsets.get((code, backward))
-        if offset == last or all(isinstance(v, jcore.Literal) for v in eqn.invars):
-            return
         if last is not None and (offset > last if backward else offset < last):
             self._passes[code] = self._passes.get(code, 0) + 1
         self._last_offsets[(code, backward)] = offset
@@ -1896,6 +1898,12 @@ def _is_call_of(group: Any, function: Any) -> bool:
     library's by its last name: ``diffrax.diffeqsolve`` for ``diffeqsolve``)."""
     return (group.kind == "call" and group.name == function
             or group.kind == "library" and group.name.rpartition(".")[2] == function)
+
+
+def _of_literals(eqn: Any) -> bool:
+    """Whether ``eqn`` is made of literals alone: JAX makes such an equation when its value
+    is first needed (a tangent's zeros), out of the order the code ran in."""
+    return all(isinstance(v, jcore.Literal) for v in eqn.invars)
 
 
 def _added_since(table: dict[Any, Any], size: int) -> list[Any]:
