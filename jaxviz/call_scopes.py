@@ -218,6 +218,8 @@ def library_call_name(code: Any) -> str | None:
     if parts[-1] == "__call__":
         if _BOUND_METHOD_NAMES <= set(code.co_names):
             return None  # a bound method's object (equinox's ``BoundMethod``) passes the call on
+        if _wraps_itself(code, parts[:-1]):
+            return None  # an object made a wrapper of a function (NNX's ``ScanFn``) passes it on
         parts.pop()
     elif is_plumbing_name(parts[-1]):
         return None
@@ -233,6 +235,22 @@ def library_call_name(code: Any) -> str | None:
     if parts[0][:1].isupper():  # a method: its class says where it comes from
         return ".".join(parts)
     return ".".join([package, *parts])
+
+
+def _wraps_itself(code: Any, qualname: list[str]) -> bool:
+    """Whether the class ``qualname`` of ``code``'s module makes each of its objects a
+    wrapper of the function it holds (``functools.update_wrapper(self, self.f)`` in its
+    ``__init__`` or ``__post_init__``)."""
+    owner: Any = inspect.getmodule(code)
+    for part in qualname:
+        owner = inspect.getattr_static(owner, part, None) if owner is not None else None
+    if not isinstance(owner, type):
+        return False
+    for method in ("__init__", "__post_init__"):
+        made = getattr(owner.__dict__.get(method), "__code__", None)
+        if made is not None and "update_wrapper" in made.co_names:
+            return True
+    return False
 
 
 # A ``__call__`` that reads both calls its ``__func__`` with its ``__self__``: a bound method.
@@ -311,12 +329,17 @@ class CalledNames:
     their source, each checked against the value: the function found must be the one
     that ran. Nothing of the user's is called (attributes are read statically). A layer
     its library names after the attribute that holds it (``by_attribute``: an NNX
-    Module, whose calls have no name of their own) is ``linear1`` for ``self.linear1(x)``."""
+    Module, whose calls have no name of their own) is ``linear1`` for ``self.linear1(x)``;
+    where a library's own layer calls it (``layer_call``: its ``__call__``), after the
+    attribute that call is written with (``self.ii(x)``: ``ii``)."""
 
     def __init__(self, frames: dict[Any, Any] | None = None,
-                 by_attribute: Callable[[Any], bool] = lambda value: False) -> None:
+                 by_attribute: Callable[[Any], bool] = lambda value: False,
+                 layer_call: Callable[[Any], bool] = lambda code: False) -> None:
         self._frames = frames or {}
         self._by_attribute = by_attribute
+        self._layer_call = layer_call
+        self._attributes: dict[tuple[Any, int, Any], str | None] = {}
         self._names: dict[tuple[Any, int, Any], str | None] = {}
         self._held: set[tuple[Any, int, Any]] = set()  # calls named after the attribute holding the layer
 
@@ -335,6 +358,19 @@ class CalledNames:
             if found is not None and found[1]:
                 self._held.add(key)
         return self._names[key]
+
+    def attribute_called(self, code: Any, lasti: int, callee: Any) -> str | None:
+        """``ii`` where the call at offset ``lasti`` of a library's ``code`` is
+        ``self.ii(x)`` and runs the ``__call__`` (``callee``) of a layer named after its
+        attribute; None otherwise. Read from the source alone: no frame of a library's
+        is kept, and the callee's code says what was called."""
+        key = (code, lasti, callee)
+        if key not in self._attributes:
+            call = call_at(code, lasti) if self._layer_call(callee) else None
+            func = call.func if call is not None else None
+            on_self = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
+            self._attributes[key] = func.attr if on_self and isinstance(func, ast.Attribute) else None
+        return self._attributes[key]
 
     def held(self, code: Any, lasti: int, callee: Any) -> bool:
         """Whether ``name`` named that call after the attribute holding the layer: the

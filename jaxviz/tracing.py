@@ -1496,7 +1496,10 @@ class GraphBuilder:
             elif in_library:
                 # the calling frame's position: two call sites of one function are two calls
                 caller = (codes[i + 1], lastis[i + 1]) if i + 1 < len(codes) else (None, 0)
-                call = f"{name}@{id(caller[0])}:{caller[1]}"
+                held = self.called.attribute_called(*caller, code) if caller[0] is not None else None
+                call = f"{held or name}@{id(caller[0])}:{caller[1]}"
+                if held is not None:  # a library's layer that another calls: ``self.ii(x)``
+                    self._layer_calls.add(call)
                 if names and names[-1].partition("@")[0] == name:
                     # a call of itself (optax.adam's chain inside the user's chain) is one
                     # call, the outermost: where it was made is where every equation of it was
@@ -2212,7 +2215,8 @@ def _stage_with(recorder: Any, make_jitted: Callable[[], Any], args: Sequence[An
         traced = make_jitted().trace(*args, **kwargs)
     placed = [leaf.sharding for leaf in jax.tree_util.tree_leaves((args, kwargs)) if isinstance(leaf, jax.Array)]
     return Staged(traced, recorder.calls, printed.getvalue(), time.perf_counter() - t0, recorder.mode,
-                  recorder.reused(traced.jaxpr), placed, call_scopes.CalledNames(recorder.frames, adapters.named_by_attribute))
+                  recorder.reused(traced.jaxpr), placed, call_scopes.CalledNames(
+        recorder.frames, adapters.named_by_attribute, adapters.calls_layer_named_by_attribute))
 
 
 @contextlib.contextmanager

@@ -573,3 +573,29 @@ def test_nnx_layers_are_named_after_their_attributes_and_left_as_they_are_while_
     # The loop's three calls of one line are three calls, folded as alike, not one group
     assert any(p.endswith("/Linear + relu ×3") for p in paths), paths
     assert sum(p.endswith("/Linear + relu ×3/Linear + relu/Linear") for p in paths) == 3, paths
+
+
+def test_an_nnx_library_layers_own_layers_are_named_after_their_attributes_and_the_call_is_whole():
+    from flax import nnx
+
+    class Tagger(nnx.Module):
+        def __init__(self, rngs):
+            self.rnn = nnx.RNN(nnx.LSTMCell(3, 8, rngs=rngs))
+            self.head = nnx.Linear(8, 1, rngs=rngs)
+
+        def __call__(self, x):
+            return self.head(self.rnn(x))
+
+    @nnx.jit
+    def step(model, x):
+        return nnx.grad(lambda m: m(x).sum())(model)
+
+    program = jaxviz.trace(step, Tagger(nnx.Rngs(0)), jnp.ones((2, 5, 3)))
+    groups = program.graph.groups
+    forward = next(g for g in groups if g.kind == "phase" and g.name == "forward")
+    rnn = [groups[d] for d in program.graph.descendants(forward.id) if groups[d].name.startswith("rnn")]
+    assert len(rnn) == 1 and rnn[0].repeat is None, [(g.name, g.repeat) for g in rnn]  # one call, not pieces
+    inside = {groups[d].name for d in program.graph.descendants(rnn[0].id)}
+    # LSTMCell's own layers (``self.ii(x)`` in Flax's code), not eight calls of ``Linear``
+    assert {"ii", "hi", "if_", "ho"} <= inside and "Linear" not in inside, sorted(inside)
+    assert not any("ScanFn" in name for name in inside), sorted(inside)  # nnx.scan's wrapper passes the call on

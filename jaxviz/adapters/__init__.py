@@ -15,15 +15,16 @@ from . import equinox, flax_linen, flax_nnx, haiku, wrappers
 from .base import InPlaceState, Plan, UnsplittableArgument
 
 __all__ = ["CHAIN", "IN_PLACE", "InPlaceState", "Plan", "UnsplittableArgument", "adapt",
-           "captured_leaf_names", "in_place_state", "named_by_attribute"]
+           "calls_layer_named_by_attribute", "captured_leaf_names", "in_place_state", "named_by_attribute"]
 
 # Library objects first (an eqx filter_jit is also jit-like; nnx.jit is too), then wrappers.
 CHAIN = (equinox.adapt, flax_nnx.adapt, flax_linen.adapt, haiku.adapt)
 # The libraries whose objects a call updates in place (read and written back by a cell).
 IN_PLACE = (flax_nnx.IN_PLACE,)
 # The libraries whose layers are named after the attribute that holds them (their calls
-# have no name of their own): ``linear1`` for ``self.linear1(x)``.
-NAMED_BY_ATTRIBUTE = (flax_nnx.is_module,)
+# have no name of their own): ``linear1`` for ``self.linear1(x)``. Per library: whether a
+# value is such a layer, and whether a code object is such a layer's ``__call__``.
+NAMED_BY_ATTRIBUTE = ((flax_nnx.is_module, flax_nnx.is_module_call),)
 
 
 def adapt(fn: Any, args: tuple, kwargs: dict) -> Plan:
@@ -53,4 +54,9 @@ def in_place_state(value: Any) -> InPlaceState | None:
 
 def named_by_attribute(value: Any) -> bool:
     """Whether a layer ``value`` is named after the attribute that holds it."""
-    return any(is_layer(value) for is_layer in NAMED_BY_ATTRIBUTE)
+    return any(is_layer(value) for is_layer, _ in NAMED_BY_ATTRIBUTE)
+
+
+def calls_layer_named_by_attribute(code: Any) -> bool:
+    """Whether ``code`` is the ``__call__`` of a layer named after the attribute that holds it."""
+    return any(is_layer_call(code) for _, is_layer_call in NAMED_BY_ATTRIBUTE)

@@ -16,6 +16,7 @@ argument lost its new state."""
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 from typing import Any
 
@@ -182,6 +183,28 @@ def is_module(value: Any) -> bool:
     library layer (``nnx.Linear``) is named after the attribute that holds it."""
     nnx = sys.modules.get("flax.nnx")
     return nnx is not None and isinstance(value, nnx.Module)
+
+
+def is_module_call(code: Any) -> bool:
+    """Whether ``code`` is the ``__call__`` of an NNX Module class (a library's layer,
+    ``nnx.Linear``, that another calls as ``self.ii(x)``)."""
+    nnx = sys.modules.get("flax.nnx")
+    return nnx is not None and code in _module_calls(nnx.Module, len(sys.modules))
+
+
+@functools.lru_cache(maxsize=2)
+def _module_calls(module_class: type, module_count: int) -> frozenset[Any]:
+    """The code of every subclass's own ``__call__``; read again only when a module was
+    imported (``module_count``), as a library's layer classes come with its modules."""
+    found, stack = set(), [module_class]
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.__subclasses__())
+        call = inspect.unwrap(cls.__dict__["__call__"]) if "__call__" in cls.__dict__ else None
+        code = getattr(call, "__code__", None)
+        if code is not None:
+            found.add(code)
+    return frozenset(found)
 
 
 # ---------------------------------------------------------------------- recompiles
