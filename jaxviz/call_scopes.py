@@ -116,7 +116,14 @@ def ipython_cell_name(file: str) -> str | None:
 # scopes, which still name the right calls (see ``fresh_jax_traces``).
 _activations = itertools.count(1)
 _known_calls: dict[str, CallInfo] = {}
+_ran: set[Any] = set()  # the user's code objects that ran in jaxviz's traces (their own, not twins)
 _KNOWN_CALLS_MAX = 50_000
+
+
+def ran_while_traced(code: Any) -> bool:
+    """Whether the user's ``code`` ran in a trace of jaxviz's, this one or an earlier one
+    (whose cached trace JAX may reuse in this one)."""
+    return code in _ran
 
 
 def known_call(scope: str) -> CallInfo | None:
@@ -642,6 +649,7 @@ class _Recorder:
         code = frame.f_code
         if self._keep_frames:
             self.frames[code] = frame
+        _ran.add(original_code(code))
         name = call_name(code)
         factory = factory_name(code)
         if factory is not None and not _running(factory, frame):
@@ -683,6 +691,10 @@ class _Recorder:
     def reused(self, closed: Any) -> list[str]:
         """Names of user functions whose cached trace JAX reused (their calls unrecorded)."""
         return []
+
+    def records(self, code: Any) -> bool:
+        """Whether a call of the user's ``code`` would be in ``ran`` had it run."""
+        return False
 
 
 # ---------------------------------------------------------------------- settrace recorder
@@ -743,6 +755,9 @@ class HookScopes(_Recorder):
             return local_hook
 
         return hook
+
+    def records(self, code: Any) -> bool:
+        return self._is_user(code)
 
     def _local_hook(self, frame: Any, event: str, arg: Any) -> Any:
         if event == "return" and self._open and self._open[-1][0] is frame:
@@ -1033,6 +1048,7 @@ class CodeScopes(_Recorder):
         super().__init__(skip, cell_file)
         self._roots = list(roots)
         self._swapped: list[tuple[types.FunctionType, Any]] = []
+        self._twinned: set[Any] = set()  # the code of every function that ran as a twin
 
     def __enter__(self) -> CodeScopes:
         for code in list(self._skip):  # the entry point runs instrumented too: skip its twin
@@ -1046,6 +1062,7 @@ class CodeScopes(_Recorder):
             twin = instrumented_code(fn.__code__) if _plain_builtins(fn) else None
             if twin is not None:
                 self._swapped.append((fn, fn.__code__))
+                self._twinned.add(fn.__code__)
                 fn.__code__ = twin
         self._previous = getattr(_active, "recorder", None)
         _active.recorder = self
@@ -1061,11 +1078,15 @@ class CodeScopes(_Recorder):
         if frame.f_code in self._skip and not _running_code(frame.f_code, frame.f_back):
             if self._keep_frames:
                 self.frames[frame.f_code] = frame
+            _ran.add(original_code(frame.f_code))
             return _NO_SCOPE  # the traced entry itself; a call of it inside (serial in serial) is a call
         return jax.named_scope(self._record(frame))
 
     def complete(self, closed: Any, frame_codes: Iterable[Any] | None = None) -> bool:
         return not self.unscoped(closed, frame_codes)
+
+    def records(self, code: Any) -> bool:
+        return code in self._twinned
 
     def reused(self, closed: Any) -> list[str]:
         """Names of the user functions whose trace JAX reused from its cache (a jitted

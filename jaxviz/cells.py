@@ -30,7 +30,7 @@ from .call_scopes import CELL_FUNCTION, compile_instrumented, restore_plain_code
 from .devices import default_device, describe_device, place, resolve_device
 from .jaxprs import fresh_function, is_array, is_python_scalar, is_traceable_tree, path_text, short
 from .program import InputInfo, Program, traced_inputs
-from .tracing import build_program, captured_values, stage
+from .tracing import build_program, captured_values, read_while_traced, stage
 
 LAST_VALUE = "__jaxviz_last__"
 _counter = itertools.count(1)
@@ -254,7 +254,8 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
     side["staged"] = staged
     side["leaves"] = [restore_plain_code(leaf) for leaf in side["leaves"]]  # what gets bound
     input_names = [i.name for i in inputs if i.kind == "traced"]
-    captured = _captured_by_callees(cell_fn, analysis, namespace)
+    readers: dict[int, set[Any]] = {}
+    captured = read_while_traced(_captured_by_callees(cell_fn, analysis, namespace, readers), readers, staged)
     own = {i.name for i in inputs}  # a global the cell reads too is its input: one entry
     listed = [info for info, _ in captured if info.name not in own]
     program = build_program(name, staged, inputs + listed, input_names, side["names"], captured,
@@ -263,12 +264,13 @@ def stage_cell(source: str, namespace: dict[str, Any], static: Iterable[str] = (
     return CellProgram(program, args=args, side=side, analysis=analysis, device=device)
 
 
-def _captured_by_callees(cell_fn: Any, analysis: CellAnalysis, namespace: dict[str, Any]
-                         ) -> list[tuple[InputInfo, Any]]:
+def _captured_by_callees(cell_fn: Any, analysis: CellAnalysis, namespace: dict[str, Any],
+                         readers: dict[int, set[Any]]) -> list[tuple[InputInfo, Any]]:
     """Globals and closure cells the functions the cell calls read (``Y0`` inside
-    ``solve``): baked in as constants, named after them."""
+    ``solve``): baked in as constants, named after them (``readers``: see
+    ``captured_values``)."""
     roots = [namespace[n] for n in analysis.loaded if n in namespace and callable(namespace[n])]
-    return captured_values(cell_fn, roots=roots)
+    return captured_values(cell_fn, roots=roots, readers=readers)
 
 
 class LeakedTracerError(ValueError):

@@ -2010,16 +2010,19 @@ def _same_type(a: Any, b: Any) -> bool:
 
 
 # ---------------------------------------------------------------------- inputs
-def captured_values(fn: Callable[..., Any], roots: Iterable[Any] = (),
-                    max_functions: int = 50) -> list[tuple[InputInfo, Any]]:
+def captured_values(fn: Callable[..., Any], roots: Iterable[Any] = (), max_functions: int = 50,
+                    readers: dict[int, set[Any]] | None = None) -> list[tuple[InputInfo, Any]]:
     """Globals and closure variables that ``fn`` reads, which JAX bakes in at trace time:
     arrays and Python numbers. Followed through the user functions ``fn`` calls by name,
     the functions defined inside them (the usual ``def loss_fn`` inside ``train_step``),
     and the user functions reachable from ``roots`` (a Flax Module's methods behind
     ``state.apply_fn``, the function a Haiku ``transform`` wraps). Functions, modules and
-    classes are code, not data. Returns (info, value) pairs."""
+    classes are code, not data. Returns (info, value) pairs; ``readers``, where given, is
+    filled with the code of the functions that read each, by ``id(info)``
+    (``read_while_traced``)."""
     out: list[tuple[InputInfo, Any]] = []
     seen_names: set[str] = set()
+    read_by: dict[str, set[Any]] = {}
     todo = [fn, *call_scopes.user_functions(roots, limit=2_000)][::-1]
     visited: set[int] = set()
     while todo and len(visited) < max_functions:
@@ -2029,11 +2032,14 @@ def captured_values(fn: Callable[..., Any], roots: Iterable[Any] = (),
         visited.add(id(f))
         for source, mapping in (("closure", _nonlocals(f)), ("global", _globals_read(f))):
             for name, value in mapping.items():
+                read_by.setdefault(name, set()).add(f.__code__)
                 if name not in seen_names:
                     found = _captured_leaves(name, value, source)
                     if found:
                         seen_names.add(name)
                         out += found
+                        if readers is not None:
+                            readers.update((id(info), read_by[name]) for info, _ in found)
                 if inspect.isfunction(value) or inspect.ismethod(value):
                     todo.append(value)
                 elif callable(value) and not isinstance(value, type):  # a model object
@@ -2185,6 +2191,25 @@ class Staged:
     in_shardings: list[Any] = field(default_factory=list)  # of the array arguments (the mesh)
     # What the user's lines called, read from their frames (released once built)
     called: CalledNames = field(default_factory=CalledNames)
+    records: Callable[[Any], bool] = lambda code: False  # whether a code that ran would be in ``ran``
+
+
+def read_while_traced(captured: list[tuple[InputInfo, Any]], readers: dict[int, set[Any]],
+                      staged: Staged) -> list[tuple[InputInfo, Any]]:
+    """The captured values that a function which ran while traced reads (``readers``: by
+    ``id(info)``, from ``captured_values``): an int only a model's ``__init__`` read is
+    not baked in. Kept where that cannot be told: a reader that would not be recorded, a
+    trace JAX reused from before jaxviz traced (``staged.reused``). A function that ran
+    in an earlier trace of jaxviz's counts as run: JAX may reuse that trace."""
+    if staged.reused:
+        return captured
+
+    def read(info: InputInfo) -> bool:
+        codes = readers.get(id(info))
+        return codes is None or any(call_scopes.ran_while_traced(code) or not staged.records(code)
+                                    for code in codes)
+
+    return [(info, value) for info, value in captured if read(info)]
 
 
 def stage(make_jitted: Callable[[], Any], args: Sequence[Any], kwargs: dict[str, Any],
@@ -2216,7 +2241,8 @@ def _stage_with(recorder: Any, make_jitted: Callable[[], Any], args: Sequence[An
     placed = [leaf.sharding for leaf in jax.tree_util.tree_leaves((args, kwargs)) if isinstance(leaf, jax.Array)]
     return Staged(traced, recorder.calls, printed.getvalue(), time.perf_counter() - t0, recorder.mode,
                   recorder.reused(traced.jaxpr), placed, call_scopes.CalledNames(
-        recorder.frames, adapters.named_by_attribute, adapters.calls_layer_named_by_attribute))
+        recorder.frames, adapters.named_by_attribute, adapters.calls_layer_named_by_attribute),
+                  recorder.records)
 
 
 @contextlib.contextmanager
@@ -2304,9 +2330,10 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
         return jax.jit(fresh_function(plan.function), static_argnums=static_argnums,
                        static_argnames=static_argnames)
 
-    captured = captured_values(plan.user_function, roots=[*plan.roots, *plan.args, *plan.kwargs.values()])
+    readers: dict[int, set[Any]] = {}
+    captured = captured_values(plan.user_function, roots=[*plan.roots, *plan.args, *plan.kwargs.values()],
+                               readers=readers)
     captured += _held_by_static_objects(plan, inputs, static_argnums, static_argnames)
-    inputs += [info for info, _ in captured]
     code = getattr(inspect.unwrap(plan.user_function), "__code__", None)
     skip = {*plan.transparent, *([code] if code else [])}
     t0 = time.perf_counter()
@@ -2322,8 +2349,9 @@ def trace(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int
             raise
         out_names = (plan.output_names or _output_names)(staged.traced.out_info)
         frame_codes: dict[int, Any] = {}
-        program = build_program(plan.name, staged, inputs, input_names, out_names, captured,
-                                lost_outputs=plan.lost_outputs, frame_codes=frame_codes)
+        read = read_while_traced(captured, readers, staged)
+        program = build_program(plan.name, staged, inputs + [info for info, _ in read], input_names, out_names,
+                                read, lost_outputs=plan.lost_outputs, frame_codes=frame_codes)
         if recorder.complete(staged.traced.jaxpr, frame_codes.values()):
             break
     program.notes += plan.notes

@@ -230,6 +230,39 @@ def test_a_cell_calling_the_solve_names_the_global_it_reads():
     assert {i.name for i in program.inputs_of_kind("captured")} >= {"Y0[0]", "Y0[1]"}
 
 
+DEPTH = 3  # read by Tower.__init__ alone: not while traced
+WIDTH = 4
+GAIN = 2  # read by Tower.__call__: baked into the trace
+SHIFT = jnp.arange(4.0)
+
+
+class Tower:
+    """A model whose constructor reads globals its call never reads."""
+
+    def __init__(self):
+        self.weights = [jnp.eye(WIDTH) * (k + 1) for k in range(DEPTH)]
+
+    def __call__(self, x):
+        for w in self.weights:
+            x = jnp.tanh(x @ w) * GAIN
+        return x + SHIFT
+
+
+TOWER = Tower()
+
+
+def tower_apply(x):
+    return TOWER(x)
+
+
+def test_only_globals_read_while_traced_are_captured():
+    for program in (jaxviz.trace(tower_apply, jnp.ones(4)),
+                    stage_cell("out = tower_apply(x)", {"tower_apply": tower_apply, "x": jnp.ones(4)}).program):
+        captured = {i.name for i in program.inputs_of_kind("captured")}
+        assert {"GAIN", "SHIFT"} <= captured, captured
+        assert not {"DEPTH", "WIDTH"} & captured, captured  # only Tower.__init__ reads them, and it did not run
+
+
 def test_a_closure_config_dict_is_captured_leaf_by_leaf():
     """``make_step(config)`` returns a step closing over a dict of Python numbers and
     arrays (and a NamedTuple inside it), as hyper-parameters often travel."""
