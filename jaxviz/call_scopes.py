@@ -116,7 +116,9 @@ def ipython_cell_name(file: str) -> str | None:
 # scopes, which still name the right calls (see ``fresh_jax_traces``).
 _activations = itertools.count(1)
 _known_calls: dict[str, CallInfo] = {}
-_ran: set[Any] = set()  # the user's code objects that ran in jaxviz's traces (their own, not twins)
+# The user's code objects that ran in jaxviz's traces (their own, not twins); a function
+# the user defines again drops out with its old code.
+_ran: weakref.WeakSet[Any] = weakref.WeakSet()
 _KNOWN_CALLS_MAX = 50_000
 
 
