@@ -695,7 +695,7 @@ class _Recorder:
         return []
 
     def records(self, code: Any) -> bool:
-        """Whether a call of the user's ``code`` would be in ``ran`` had it run."""
+        """Whether a call of the user's ``code`` is recorded (``ran_while_traced``) when it runs."""
         return False
 
 
@@ -1050,7 +1050,7 @@ class CodeScopes(_Recorder):
         super().__init__(skip, cell_file)
         self._roots = list(roots)
         self._swapped: list[tuple[types.FunctionType, Any]] = []
-        self._twinned: set[Any] = set()  # the code of every function that ran as a twin
+        self._twinned: set[Any] = set()  # the own code of every function swapped for its twin
 
     def __enter__(self) -> CodeScopes:
         for code in list(self._skip):  # the entry point runs instrumented too: skip its twin
