@@ -377,8 +377,9 @@ class CalledNames:
         if key not in self._attributes:
             call = call_at(code, lasti) if self._layer_call(callee) else None
             func = call.func if call is not None else None
-            on_self = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
-            self._attributes[key] = func.attr if on_self and isinstance(func, ast.Attribute) else None
+            self._attributes[key] = None
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+                self._attributes[key] = func.attr
         return self._attributes[key]
 
     def held(self, code: Any, lasti: int, callee: Any) -> bool:

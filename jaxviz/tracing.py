@@ -1076,7 +1076,7 @@ class GraphBuilder:
         open_groups: list[tuple[tuple[str, ...], int]] = []
         last_path: Sequence[tuple[str, ...]] | None = None
         group, full_path, in_library, outside = base, base_path, False, True
-        backward = any(key[0] == "phase" and key[1].startswith("backward") for key in base_path)
+        backward = _in_backward(base_path)
         last_site: tuple[int, int] | None = None
         tracebacks = [internals.traceback_of(eqn) for eqn in eqns]
         infos = [self._traceback_info(eqn, traceback) for eqn, traceback in zip(eqns, tracebacks)]
@@ -1101,7 +1101,7 @@ class GraphBuilder:
                 group, full_path = self._open_path(path, base, base_path, open_groups)
                 in_library = bool(full_path) and full_path[-1][0] == "library"
                 outside = all(key[0] != "phase" for key in full_path)  # where an update may be
-                was, backward = backward, any(key[0] == "phase" and key[1].startswith("backward") for key in full_path)
+                was, backward = backward, _in_backward(full_path)
                 if backward != was:
                     last_site = None
             first_node = len(self.graph.nodes)
@@ -1903,6 +1903,12 @@ def _is_call_of(group: Any, function: Any) -> bool:
             or group.kind == "library" and group.name.rpartition(".")[2] == function)
 
 
+def _in_backward(path: Sequence[tuple[str, ...]]) -> bool:
+    """Whether a group path runs through a backward pass (``backward@…``)."""
+    backward = PHASE_OF_TRANSFORM["transpose"]
+    return any(key[0] == "phase" and key[1].partition("@")[0] == backward for key in path)
+
+
 def _of_literals(eqn: Any) -> bool:
     """Whether ``eqn`` is made of literals alone: JAX makes such an equation when its value
     is first needed (a tangent's zeros), out of the order the code ran in."""
@@ -2191,7 +2197,8 @@ class Staged:
     in_shardings: list[Any] = field(default_factory=list)  # of the array arguments (the mesh)
     # What the user's lines called, read from their frames (released once built)
     called: CalledNames = field(default_factory=CalledNames)
-    records: Callable[[Any], bool] = lambda code: False  # whether a code that ran would be in ``ran``
+    # whether the recorder records a call of a user's code (``call_scopes.ran_while_traced``)
+    records: Callable[[Any], bool] = lambda code: False
 
 
 def read_while_traced(captured: list[tuple[InputInfo, Any]], readers: dict[int, set[Any]],
@@ -2239,10 +2246,10 @@ def _stage_with(recorder: Any, make_jitted: Callable[[], Any], args: Sequence[An
             internals.tracer_errors_captured():  # a tracer error says where its value came from
         traced = make_jitted().trace(*args, **kwargs)
     placed = [leaf.sharding for leaf in jax.tree_util.tree_leaves((args, kwargs)) if isinstance(leaf, jax.Array)]
+    called = call_scopes.CalledNames(recorder.frames, adapters.named_by_attribute,
+                                     adapters.calls_layer_named_by_attribute)
     return Staged(traced, recorder.calls, printed.getvalue(), time.perf_counter() - t0, recorder.mode,
-                  recorder.reused(traced.jaxpr), placed, call_scopes.CalledNames(
-        recorder.frames, adapters.named_by_attribute, adapters.calls_layer_named_by_attribute),
-                  recorder.records)
+                  recorder.reused(traced.jaxpr), placed, called, recorder.records)
 
 
 @contextlib.contextmanager
