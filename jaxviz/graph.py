@@ -1499,7 +1499,7 @@ class Graph:
         """The visible items and aggregated edges for an expansion state."""
         assert self._finished, "call finish() first"
         expanded = self.expansion(expand)
-        merged: dict[tuple[Item, Item], dict[str, Aval]] = {}
+        merged: dict[tuple[Item, Item], dict[tuple[int, str], Aval]] = {}  # per pair: (producer, name) → type
         below: dict[tuple[int, int], Item | None] = {}  # memo of _visible: per group, not per edge
         for gid in expanded:
             for (a, b), edge_ids in self._bucket(gid).items():
@@ -1507,12 +1507,12 @@ class Graph:
                     vals = merged.setdefault((a, b), {})
                     for i in edge_ids:  # every distinct value, each once
                         e = self.edges[i]
-                        vals.setdefault(f"{e.src}:{e.var}", e.aval)
+                        vals.setdefault((e.src, e.var), e.aval)
                     continue
                 for i in edge_ids:
                     e = self.edges[i]
                     key = (self._visible(e.src, a, expanded, below), self._visible(e.dst, b, expanded, below))
-                    merged.setdefault(key, {}).setdefault(f"{e.src}:{e.var}", e.aval)
+                    merged.setdefault(key, {}).setdefault((e.src, e.var), e.aval)
         edges = [VisibleEdge(a, b, list(v.values())) for (a, b), v in merged.items()]
         return View(self, expanded, edges)
 

@@ -329,6 +329,12 @@ def _update_candidates(graph: Graph, backward: int, flow: _Flow,
     return {m for m, nodes in members.items() if any(n in reached for n in nodes)}
 
 
+def _first_member_node(graph: Graph, member: tuple[str, int]) -> int:
+    """The first node (in program order) of a member; -1 for a group holding none."""
+    kind, i = member
+    return i if kind == "n" else min(nodes_below(graph, i), default=-1)
+
+
 def _member_nodes(graph: Graph, member: tuple[str, int]) -> list[int]:
     kind, i = member
     return [i] if kind == "n" else nodes_below(graph, i)
@@ -393,7 +399,7 @@ def _group_transformations(graph: Graph, holder: Group, outside_phases: dict[int
     ``optax.multi_transform`` and its branches), a chain's transformations in its place.
     Two transformations are two groups, made by one factory too (see ``_Calls``)."""
     members: list[tuple[tuple[str, int], int, Origin]] = []
-    for member in sorted(_members(holder), key=lambda m: min(_member_nodes(graph, m), default=-1)):
+    for member in sorted(_members(holder), key=lambda m: _first_member_node(graph, m)):
         first = member[1] if member[0] == "n" else graph.groups[member[1]].holder
         eqn = outside_phases.get(first) if first is not None else None
         origin = transform_of(eqn) if eqn is not None else None

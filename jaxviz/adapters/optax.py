@@ -61,10 +61,13 @@ class Step:
         return f"{self.package}.{self.name}" if self.package else self.name
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Origin:
     """Where an update equation came from: its transformations, outermost first, and its
-    line (the traceback): a line of a transformation runs once per parameter leaf."""
+    line (the traceback): a line of a transformation runs once per parameter leaf. Made
+    once per traceback (``transformation_of``), so compared and hashed by identity, as
+    ``Step`` is: hashing its steps and traceback for each of an update's equations
+    cost more than the grouping that reads it."""
     steps: tuple[Step, ...]
     line: Any
 
