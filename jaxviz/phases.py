@@ -692,8 +692,9 @@ def _dissolve_library_calls(graph: Graph, update: Group, outside_phases: dict[in
     """The optimizer's inner call groups (``chain`` › ...) give way to its
     transformations, which the optimizer's adapter names and which are then split by
     parameter: their members move up into the call the user made (``optimizer.update``,
-    ``TrainState.apply_gradients``), which stays, named as the user called it. The
-    groups whose members are then grouped by transformation: those calls, or the phase."""
+    ``TrainState.apply_gradients``), which stays, named as the user called it. Another
+    library's call (a solver sampling in the update) keeps its calls. The groups whose
+    members are then grouped by transformation: those calls, or the phase."""
     library = [g for g in graph.descendants(update.id) if graph.groups[g].kind == "library"]
     known = {transform_of(outside_phases[n]) for g in library for n in graph.groups[g].nodes
              if n in outside_phases} - {None}
@@ -701,6 +702,8 @@ def _dissolve_library_calls(graph: Graph, update: Group, outside_phases: dict[in
         return [update]
     made = [graph.groups[g] for g in library if graph.groups[graph.groups[g].parent or 0].kind != "library"]
     for call in made:
+        if not _runs_transformations(graph, call.id, outside_phases, transform_of):
+            continue
         inner = [g for g in graph.descendants(call.id) if g != call.id and graph.groups[g].kind == "library"]
         targets = {g: _dissolve_target(graph, g, call.id) for g in inner}  # before anything moves
         for gid in inner:
@@ -708,6 +711,12 @@ def _dissolve_library_calls(graph: Graph, update: Group, outside_phases: dict[in
         for target in {call.id, *targets.values()}:
             graph.groups[target].nodes.sort()  # program order, which the transformations are grouped in
     return made
+
+
+def _runs_transformations(graph: Graph, gid: int, outside_phases: dict[int, Any], transform_of: TransformOf) -> bool:
+    """Whether the library call ``gid`` runs the optimizer's transformations: a solver or
+    a sampler called in the update (a diffusion model's sampling) keeps its calls."""
+    return any(transform_of(outside_phases[n]) is not None for n in nodes_below(graph, gid) if n in outside_phases)
 
 
 def _several_transformations(origins: list[Origin]) -> bool:

@@ -1513,7 +1513,9 @@ class GraphBuilder:
         """Where the user's code at frame ``user`` runs as a callback of a library call
         (the loss a solver differentiates, the log density a sampler evaluates): (the
         user function the library called, that call's library path, outermost first,
-        how many of those calls hold the pass it is differentiated in).
+        how many of those calls hold the pass it is differentiated in). Where no user
+        frame lies beyond the library's (a loop body JAX traced apart: NUTS's leapfrog
+        evaluating the model), the calls up to the traceback's end enclose it.
         None where no library call is outside the user's frames; where the library
         called a method (a framework running the user's own model: Flax's
         ``Module.apply`` calling ``__call__``); and where the user called an object the
@@ -1522,7 +1524,7 @@ class GraphBuilder:
         entry = user
         while entry < len(codes):
             calls = self._library_calls(codes, lastis, entry + 1)
-            if calls.crossed_jaxviz or calls.user == len(codes):
+            if calls.crossed_jaxviz or calls.user == len(codes) and not calls.names:
                 return None
             if calls.names and (call_scopes.is_method(codes[entry]) or calls.called.co_name == "__call__"):
                 return None

@@ -675,6 +675,60 @@ def test_user_code_a_library_call_runs_is_inside_that_call():
     assert "BoundMethod" not in names and "ImplicitAdjoint.apply" in names, sorted(names)
 
 
+def test_user_code_a_library_runs_in_a_loop_body_is_inside_the_calls_that_ran_it():
+    """NUTS evaluates the model inside the while loop of its leapfrog steps, whose body
+    JAX traces apart: the model's traceback ends in numpyro's loop body, no user frame
+    beyond it. The library calls between that body and the model (``potential_energy``
+    › ``log_density`` › ...) still hold it, in both passes, as they hold the model where
+    the user calls ``log_density`` directly."""
+    numpyro = pytest.importorskip("numpyro")
+    dist = pytest.importorskip("numpyro.distributions")
+    nuts = pytest.importorskip("numpyro.infer").NUTS
+
+    def regression(x, y=None):
+        w = numpyro.sample("w", dist.Normal(jnp.zeros(3), 1.0))
+        numpyro.sample("y", dist.Normal(x @ w, 1.0), obs=y)
+
+    x, y = jnp.ones((5, 3)), jnp.ones(5)
+    kernel = nuts(regression, max_tree_depth=2)
+    state = kernel.init(jax.random.PRNGKey(0), 5, None, (x,), {"y": y})
+    graph = jaxviz.trace(jax.jit(lambda s: kernel.sample(s, (x,), {"y": y})), state).graph
+    models = [g for g in graph.groups if g.name == "regression"]
+    assert models, sorted({g.name for g in graph.groups})
+    for model in models:
+        around = [graph.groups[a].name for a in graph.ancestors(model.id)]
+        assert "numpyro.potential_energy" in around and "numpyro.log_density" in around, around
+
+
+def test_a_solver_called_in_the_update_keeps_its_calls():
+    """An optimizer's inner calls (``chain`` › ``scale_by_adam``) give way to its
+    transformations; a solver the update calls (a diffusion model sampling with the new
+    parameters) is no optimizer: it keeps its calls, drawn as it is drawn anywhere else,
+    and the user's vector field stays inside the solver's loop."""
+    diffrax = pytest.importorskip("diffrax")
+    optax = pytest.importorskip("optax")
+    optimizer = optax.adam(1e-2)
+
+    def drift(t, y, w):
+        return -w * y
+
+    def step(w, opt_state):
+        grads = jax.grad(lambda w: jnp.sum(w ** 2))(w)
+        updates, opt_state = optimizer.update(grads, opt_state)
+        w = optax.apply_updates(w, updates)
+        sample = diffrax.diffeqsolve(diffrax.ODETerm(drift), diffrax.Tsit5(), 0.0, 1.0, 0.1, jnp.ones(2), args=w)
+        return w, opt_state, sample.ys
+
+    w = jnp.ones(2)
+    graph = jaxviz.trace(jax.jit(step), w, optimizer.init(w)).graph
+    (solve,) = [g for g in graph.groups if g.name == "diffrax.diffeqsolve"]
+    assert any(g.name == "update" and g.kind == "phase" for g in map(graph.groups.__getitem__, graph.ancestors(solve.id)))
+    inner = {graph.groups[d].name for d in graph.descendants(solve.id) if graph.groups[d].kind == "library"}
+    assert len(inner) > 1, inner  # diffeqsolve's own calls, not dissolved into the update
+    (field,) = {g.id for g in graph.groups if g.name == "drift"}
+    assert "body_jaxpr" in [graph.groups[a].name for a in graph.ancestors(field)]
+
+
 def test_a_closure_a_library_function_made_is_named_after_that_function():
     """``optax.value_and_grad_from_state(f)`` returns a private closure; the user's call of
     it is a group named after the function that made it, holding ``f``'s passes, not a
