@@ -1202,17 +1202,18 @@ class GraphBuilder:
             old = g.groups[k]
             parent = group_of(old.parent)
             g.groups.append(old.copied(k + dg, parent, g.groups[parent].depth + 1, dg, dn))
-        for n in walk.nodes:
-            old = g.nodes[n]
-            g.nodes.append(old.copied(n + dn, group_of(old.group)))
-        e0 = walk.edges.start
+        nodes, edges = g.nodes, g.edges
+        # a walk's nodes lie in a few groups: each moved once, not once per node
+        moved = {gid: group_of(gid) for gid in {nodes[n].group for n in walk.nodes}}
+        nodes.extend([nodes[n].copied(n + dn, moved[nodes[n].group]) for n in walk.nodes])
+        e0, through = walk.edges.start, walk.edge_inputs
         for i in walk.edges:
-            e = g.edges[i]
-            k = walk.edge_inputs.get(i - e0)
+            e = edges[i]
+            k = through.get(i - e0)
             if k is None:
-                g.edges.append(Edge(e.src + dn, e.dst + dn, e.aval, e.var))
+                edges.append(Edge(e.src + dn, e.dst + dn, e.aval, e.var))
             else:  # through an input: from what stands for it now, under its name now
-                g.edges.append(Edge(env_in[k], e.dst + dn, e.aval, self._var_name(inputs[k])))
+                edges.append(Edge(env_in[k], e.dst + dn, e.aval, self._var_name(inputs[k])))
         new_holder = g.groups[holder]
         new_holder.groups += [c + dg for c in walk.holder_groups]
         new_holder.nodes += [n + dn for n in walk.holder_nodes]
@@ -1242,6 +1243,9 @@ class GraphBuilder:
         }
         for name, (key_kind, value_kind) in _WALKED_TABLES.items():
             table = getattr(self, name)
+            if (key_kind, value_kind) == ("n", "-"):  # most entries (a node's site): no call per entry
+                table.update({key + dn: table[key] for key in walk.tables[name]})
+                continue
             move_key, move_value = moved[key_kind], moved[value_kind]
             for key in walk.tables[name]:
                 table[move_key(key)] = move_value(table[key])
