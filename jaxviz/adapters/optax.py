@@ -66,8 +66,8 @@ class Origin:
     """Where an update equation came from: its transformations, outermost first, and its
     line (the traceback): a line of a transformation runs once per parameter leaf. Made
     once per traceback (``transformation_of``), so compared and hashed by identity, as
-    ``Step`` is: hashing its steps and traceback for each of an update's equations
-    cost more than the grouping that reads it."""
+    ``Step`` is: no need to hash its steps and traceback again for each of an update's
+    equations."""
     steps: tuple[Step, ...]
     line: Any
 
