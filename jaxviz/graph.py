@@ -1019,10 +1019,10 @@ class Graph:
             memo[g.id] = interned.setdefault(key, len(interned))
         return memo[gid]
 
-    def _chain(self, node_id: int) -> list[int]:
-        """Group ids from the node's own group up to the root."""
+    def _group_chain(self, gid: int) -> list[int]:
+        """Group ids from ``gid`` up to the root."""
         chain = []
-        g: int | None = self.nodes[node_id].group
+        g: int | None = gid
         while g is not None:
             chain.append(g)
             g = self.groups[g].parent
@@ -1500,40 +1500,48 @@ class Graph:
         assert self._finished, "call finish() first"
         expanded = self.expansion(expand)
         merged: dict[tuple[Item, Item], dict[tuple[int, str], Aval]] = {}  # per pair: (producer, name) → type
-        below: dict[tuple[int, int], Item | None] = {}  # memo of _visible: per group, not per edge
+        below: dict[tuple[int, int], Item | None] = {}  # the visible item per (group, item above it)
+        nodes, edges, n_groups = self.nodes, self.edges, len(self.groups)
         for gid in expanded:
             for (a, b), edge_ids in self._bucket(gid).items():
                 if self._is_leaf(a, expanded) and self._is_leaf(b, expanded):
                     vals = merged.setdefault((a, b), {})
                     for i in edge_ids:  # every distinct value, each once
-                        e = self.edges[i]
+                        e = edges[i]
                         vals.setdefault((e.src, e.var), e.aval)
                     continue
+                ends: dict[int, tuple[Item | None, Item | None]] = {}  # per pair of the ends' groups
                 for i in edge_ids:
-                    e = self.edges[i]
-                    key = (self._visible(e.src, a, expanded, below), self._visible(e.dst, b, expanded, below))
+                    e = edges[i]
+                    src_group, dst_group = nodes[e.src].group, nodes[e.dst].group
+                    pair = src_group * n_groups + dst_group
+                    found = ends.get(pair)
+                    if found is None:
+                        found = ends[pair] = (self._visible(src_group, a, expanded, below),
+                                              self._visible(dst_group, b, expanded, below))
+                    key = (found[0] or ("n", e.src), found[1] or ("n", e.dst))
                     merged.setdefault(key, {}).setdefault((e.src, e.var), e.aval)
-        edges = [VisibleEdge(a, b, list(v.values())) for (a, b), v in merged.items()]
-        return View(self, expanded, edges)
+        visible = [VisibleEdge(a, b, list(v.values())) for (a, b), v in merged.items()]
+        return View(self, expanded, visible)
 
     @staticmethod
     def _is_leaf(item: Item, expanded: frozenset[int]) -> bool:
         return item[0] == "n" or item[1] not in expanded
 
-    def _visible(self, node_id: int, top: Item, expanded: frozenset[int],
-                 below: dict[tuple[int, int], Item | None]) -> Item:
-        """The visible item standing for ``node_id`` below the child item ``top``;
-        ``below`` remembers it per (the node's group, ``top``'s): a closed group, or None
-        for the node itself."""
+    def _visible(self, group: int, top: Item, expanded: frozenset[int],
+                 below: dict[tuple[int, int], Item | None]) -> Item | None:
+        """The visible item standing for the nodes of ``group`` below the child item
+        ``top``: ``top`` where it is a leaf, a closed group, or None for the node itself;
+        ``below`` remembers it per (group, ``top``'s group)."""
         if top[0] == "n" or top[1] not in expanded:
             return top
-        key = (self.nodes[node_id].group, top[1])
+        key = (group, top[1])
         if key not in below:
-            chain = self._chain(node_id)  # innermost first
+            chain = self._group_chain(group)  # innermost first
             idx = chain.index(top[1])
             # walk down from just below ``top``
             below[key] = next((("g", g) for g in reversed(chain[:idx]) if g not in expanded), None)
-        return below[key] or ("n", node_id)
+        return below[key]
 
     # ----------------------------------------------------------------- export
     def to_json(self) -> dict[str, Any]:

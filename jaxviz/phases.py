@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from .graph import Graph, Group
@@ -60,7 +60,7 @@ TransformOf = Callable[[Any], "Origin | None"]
 
 def shape_phases(graph: Graph, outside_phases: dict[int, Any],
                  transform_of: TransformOf,
-                 values_through: dict[int, dict[str, frozenset[str]]] | None = None) -> None:
+                 values_through: Mapping[int, Mapping[str, frozenset[str]]] | None = None) -> None:
     """Rework the phases of every level that has a backward pass (see the module doc).
     ``outside_phases`` maps node ids of equations outside the phases to their equations;
     ``transform_of`` says which optimizer transformations an equation came from;
@@ -68,7 +68,8 @@ def shape_phases(graph: Graph, outside_phases: dict[int, Any],
     a value be followed through an equation that sub-jaxprs' results flow back into (a
     library's jit over the whole parameter tree), instead of every value into it."""
     flow = _Flow(graph, values_through or {})
-    for parent in list(graph.groups):
+    holding = {g.parent for g in graph.groups if g.kind == "phase"}  # (most groups hold no pass)
+    for parent in [g for g in graph.groups if g.id in holding]:
         steps = _steps(graph, parent)
         for at, phases in enumerate(steps):
             until = _first_node(graph, steps[at + 1].values()) if at + 1 < len(steps) else None
@@ -121,12 +122,12 @@ class _Flow:
     """Value flow between nodes, built once from the edges: per node id, the nodes that
     read its values (``consumers``) and those whose values it reads (``producers``)."""
 
-    def __init__(self, graph: Graph, values_through: dict[int, dict[str, frozenset[str]]]) -> None:
+    def __init__(self, graph: Graph, values_through: Mapping[int, Mapping[str, frozenset[str]]]) -> None:
         self.consumers: list[list[int]] = [[] for _ in graph.nodes]
         self.producers: list[list[int]] = [[] for _ in graph.nodes]
         self.values_through = values_through
-        # per such node: the names of the values into it that are its sub-jaxprs' results
-        self._inner_results = {n: frozenset().union(*through.values()) for n, through in values_through.items()}
+        # per such node read: the names of the values into it that are its sub-jaxprs' results
+        self._inner_results: dict[int, frozenset[str]] = {}
         consumers, producers = self.consumers, self.producers
         for e in graph.edges:
             consumers[e.src].append(e.dst)
@@ -137,22 +138,31 @@ class _Flow:
         value ``given`` it gives: for one of its results, whether ``read`` is the inner
         result it is; for a value its sub-jaxpr reads from the node (an operand the node
         stands in for), whether ``read`` comes from outside (is no inner result)."""
-        inner = self.values_through[node].get(given)
-        return read in inner if inner is not None else read not in self._inner_results[node]
+        through = self.values_through[node]
+        inner = through.get(given)
+        if inner is not None:
+            return read in inner
+        results = self._inner_results.get(node)
+        if results is None:
+            results = self._inner_results[node] = frozenset().union(*through.values())
+        return read not in results
 
     def downstream(self, start: Iterable[int]) -> set[int]:
         return _reach(start, self.consumers)
 
-    def upstream(self, start: Iterable[int]) -> set[int]:
-        return _reach(start, self.producers)
+    def upstream(self, start: Iterable[int], since: int = 0) -> set[int]:
+        """The nodes whose values reach ``start``, of those from node ``since`` on: a
+        value's path runs in program order, so what lies on a path from a node at or after
+        ``since`` does too."""
+        return _reach(start, self.producers, since)
 
 
-def _reach(start: Iterable[int], step: list[list[int]]) -> set[int]:
+def _reach(start: Iterable[int], step: list[list[int]], since: int = 0) -> set[int]:
     seen = set(start)
     todo = list(seen)
     while todo:
         for nxt in step[todo.pop()]:
-            if nxt not in seen:
+            if nxt not in seen and nxt >= since:
                 seen.add(nxt)
                 todo.append(nxt)
     return seen
@@ -295,7 +305,7 @@ def _gather_update(graph: Graph, parent: Group, backward: int, flow: _Flow,
     update = set(consuming)
     if not update:
         return None
-    feeding = flow.upstream(n for m in update for n in members[m])
+    feeding = flow.upstream((n for m in update for n in members[m]), since=min(map(min, members.values())))
     update |= {m for m, nodes in members.items() if any(n in feeding for n in nodes)
                and not (m[0] == "g" and graph.groups[m[1]].kind == "transform")}  # a Hessian: not the update's
     if parent.kind == "library":  # a library's step: what it does after the backward pass

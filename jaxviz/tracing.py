@@ -18,7 +18,7 @@ import itertools
 import re
 import sys
 import time
-from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -443,6 +443,36 @@ class _Walk:
 _WALKED_TABLES = {"sites": "n-", "outside_phases": "n-", "_passes_through": "nt", "functions_run": "g-",
                   "apis_called": "g-", "private_calls": "g-", "activation": "g-", "differentiated": "g-",
                   "_keyed": "pg", "_last_at_site": "p-"}
+
+
+class _ValuesThrough(Mapping[int, Mapping[str, frozenset[str]]]):
+    """``GraphBuilder._values_through``: per node, its outer results' edge names → the
+    edge names of the inner results each is, written when first read."""
+
+    def __init__(self, passes_through: dict[int, list[tuple[Any, list[Any]]]], names: dict[Any, str]) -> None:
+        self._passes_through, self._names = passes_through, names
+        self._written: dict[int, dict[str, frozenset[str]]] = {}
+
+    def _named(self, var: Any) -> str | None:  # a literal has no name (and no hash)
+        return None if isinstance(var, jcore.Literal) else self._names.get(var)
+
+    def __getitem__(self, node: int) -> dict[str, frozenset[str]]:
+        found = self._written.get(node)
+        if found is None:
+            named = self._named
+            found = self._written[node] = {
+                outer: frozenset(n for v in inner if (n := named(v)) is not None)
+                for out_var, inner in self._passes_through[node] if (outer := named(out_var)) is not None}
+        return found
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._passes_through
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._passes_through)
+
+    def __len__(self) -> int:
+        return len(self._passes_through)
 
 
 class GraphBuilder:
@@ -1754,18 +1784,12 @@ class GraphBuilder:
                     inner.append(var)
         return bound
 
-    def _values_through(self) -> dict[int, dict[str, frozenset[str]]]:
+    def _values_through(self) -> Mapping[int, Mapping[str, frozenset[str]]]:
         """Per equation node that sub-jaxprs' results flow back into: each outer result's
         edge name → the edge names of the inner results it is (``phases`` follows a value
-        through the node, not every value into it)."""
-        names = self._var_names
-
-        def named(var: Any) -> str | None:  # a literal has no name (and no hash)
-            return None if isinstance(var, jcore.Literal) else names.get(var)
-
-        return {node: {outer: frozenset(n for v in inner if (n := named(v)) is not None)
-                       for out_var, inner in through if (outer := named(out_var)) is not None}
-                for node, through in self._passes_through.items()}
+        through the node, not every value into it). Written per node when first read:
+        phases reads those of the update only."""
+        return _ValuesThrough(self._passes_through, self._var_names)
 
     def _literal_text(self, value: Any) -> str:
         """``short(value, 20)``, once per distinct literal (a 0-d array: by its dtype and
