@@ -84,19 +84,14 @@ def is_traceable_tree(value: Any) -> bool:
 # ---------------------------------------------------------------------- pytrees
 def key_text(key: Any) -> str:
     """One step of a key path as the user writes it: ``.weight``, ``['Dense_0']``, ``[2]``."""
-    if isinstance(key, jax.tree_util.GetAttrKey):
-        return f".{key.name}"
-    if isinstance(key, jax.tree_util.SequenceKey):
-        return f"[{key.idx}]"
-    if isinstance(key, jax.tree_util.DictKey):
-        return f"[{key.key!r}]"
-    if isinstance(key, jax.tree_util.FlattenedIndexKey):
-        return f"[{key.key}]"
-    return str(key)
+    return path_text((key,))
 
 
 def path_text(path: Sequence[Any]) -> str:
-    return "".join(key_text(k) for k in path)
+    """A key path as the user writes it: JAX's own text for each step (``keystr``'s), but
+    a flattened index's (``[2]``, not ``[<flat index 2>]``); a call per leaf of a model."""
+    flattened = jax.tree_util.FlattenedIndexKey
+    return "".join([f"[{k.key}]" if type(k) is flattened else str(k) for k in path])
 
 
 def flat_avals(name: str, value: Any) -> list[tuple[str, Aval]]:
