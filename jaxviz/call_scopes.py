@@ -250,7 +250,7 @@ def _wraps_itself(code: Any, qualname: list[str]) -> bool:
     """Whether the class ``qualname`` of ``code``'s module makes each of its objects a
     wrapper of the function it holds (``functools.update_wrapper(self, self.f)`` in its
     ``__init__`` or ``__post_init__``)."""
-    owner: Any = inspect.getmodule(code)
+    owner: Any = _module_of(code)
     for part in qualname:
         owner = inspect.getattr_static(owner, part, None) if owner is not None else None
     if not isinstance(owner, type):
@@ -260,6 +260,21 @@ def _wraps_itself(code: Any, qualname: list[str]) -> bool:
         if made is not None and "update_wrapper" in made.co_names:
             return True
     return False
+
+
+def _module_of(code: Any) -> Any:
+    """The module whose file ``code`` was compiled from: looked up by the file's name as
+    the module gives it, ``inspect.getmodule``'s way only where that fails (its first
+    call resolves the real path of every module loaded: tens of ms)."""
+    found = _MODULES_BY_FILE.get(code.co_filename)
+    if found is None or sys.modules.get(found.__name__) is not found:  # unseen, or imported afresh
+        _MODULES_BY_FILE.update((getattr(m, "__file__", None), m) for m in list(sys.modules.values())
+                                if isinstance(m, types.ModuleType))  # as getmodule reads them
+        found = _MODULES_BY_FILE.get(code.co_filename)
+    return found if found is not None else inspect.getmodule(code)
+
+
+_MODULES_BY_FILE: dict[str | None, Any] = {}
 
 
 # A ``__call__`` that reads both calls its ``__func__`` with its ``__self__``: a bound method.

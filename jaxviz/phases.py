@@ -67,8 +67,10 @@ def shape_phases(graph: Graph, outside_phases: dict[int, Any],
     ``values_through`` (node → outer result's edge name → inner results' edge names) lets
     a value be followed through an equation that sub-jaxprs' results flow back into (a
     library's jit over the whole parameter tree), instead of every value into it."""
-    flow = _Flow(graph, values_through or {})
     holding = {g.parent for g in graph.groups if g.kind == "phase"}  # (most groups hold no pass)
+    if not holding:
+        return  # no gradient taken: nothing to follow
+    flow = _Flow(graph, values_through or {})
     for parent in [g for g in graph.groups if g.id in holding]:
         steps = _steps(graph, parent)
         for at, phases in enumerate(steps):
