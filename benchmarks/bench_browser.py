@@ -10,13 +10,13 @@ every group open (``%%jaxpr --expand all --no-run``) at L = 10, 39 and 78 blocks
     and while zooming (ctrl+wheel), the canvas's own draw time per frame, and the frame
     time while panning with every frame drawn afresh (the kept layer off): what the
     layer buys;
-and the time from click to paint of opening a group in place, in a small program's first
-view (Graphviz, spliced in place) and in the 10k view (the layered layout again, on the
-click or ahead of it while the user looks), by how the view came to be: to the frame that
-shows the new state, and to the frame after it (by then the canvas has drawn the layer it
-keeps for panning). Figures, not
-assertions: one run, best
-of several where a step repeats; each line ends with the machine's load average (1 min).
+and the time from click to paint of opening a group in place, in the first views of a
+2-block and a 48-block train step (Graphviz, spliced in place; the boxes opened named)
+and in the 10k view (the layered layout again, on the click or ahead of it while the
+user looks), by how the view came to be: to the frame that shows the new state, and to
+the frame after it (by then the canvas has drawn the layer it keeps for panning).
+Figures, not assertions: one run, best of several where a step repeats; each line ends
+with the machine's load average (1 min).
 
 Usage: .venv/bin/python benchmarks/bench_browser.py [--blocks 10 39 78]
 """
@@ -45,6 +45,7 @@ from browser_lab import (  # noqa: E402  # pyright: ignore[reportMissingImports]
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 SMALL = "%%jaxpr --no-run\n_ = models.train_step(p2, toks)"
+BIG_FIRST_VIEW_BLOCKS = 48  # the first view of a model this deep: its boxes opened in place too
 
 # Milliseconds from a click (on the element at a page point, or on a button) until the view
 # shows a new state, painted: the state changes (its open groups, layout time or how it was
@@ -334,8 +335,10 @@ def bench_open_in_place(page, cell: int, what: str, boxes: int = 3, repeats: int
     settle(g)
     g.evaluate("g => g.querySelector('.jp-jaxviz-canvas').scrollIntoView({block: 'center'})")
     g.page.wait_for_timeout(500)
-    report_openings(what, [open_and_close(g, item) for item, _, _ in boxes_in_view(g)[:boxes]
-                           for _ in range(repeats)])
+    items = [item for item, _, _ in boxes_in_view(g)[:boxes]]
+    names = [g.evaluate("(g, id) => g.querySelector(`[id='${id}'] text`)?.textContent ?? id", item) for item in items]
+    report_openings(f"{what}, boxes {', '.join(names)}",
+                    [open_and_close(g, item) for item in items for _ in range(repeats)])
 
 
 def bench_open_on_canvas(page, cell: int, what: str, boxes: int = 3) -> None:
@@ -364,8 +367,8 @@ def main() -> None:
     args = parser.parse_args()
     cells = ["%load_ext jaxviz",
              f"import sys\nsys.path.insert(0, {str(ROOT / 'benchmarks')!r})\nimport models\ntoks = models.tokens()\n"
-             + "".join(f"p{b} = models.init_params({b})\n" for b in [2, *args.blocks]),
-             SMALL]
+             + "".join(f"p{b} = models.init_params({b})\n" for b in [2, BIG_FIRST_VIEW_BLOCKS, *args.blocks]),
+             SMALL, SMALL.replace("p2", f"p{BIG_FIRST_VIEW_BLOCKS}")]
     cells += [f"%%jaxpr --expand all --no-run\n_ = models.train_step(p{b}, toks)" for b in args.blocks]
     with tempfile.TemporaryDirectory() as tmp:
         lab = start_lab(Path(tmp))
@@ -383,10 +386,12 @@ def main() -> None:
                 print(f"Chromium {browser.version}, headless, software rendering; "
                       f"{os.cpu_count()} cores {load()}")
                 for k, blocks in enumerate([] if args.open_only else args.blocks):
-                    bench_size(page, 3 + k, blocks)
+                    bench_size(page, 4 + k, blocks)
                 bench_open_in_place(page, 2, "a 2-block train step's first view (Graphviz, SVG)")
+                bench_open_in_place(page, 3, f"a {BIG_FIRST_VIEW_BLOCKS}-block train step's first view "
+                                    "(Graphviz, SVG)")
                 if len(args.blocks) > 1:
-                    bench_open_on_canvas(page, 4, f"innermost groups of the {args.blocks[1]}-block view "
+                    bench_open_on_canvas(page, 5, f"innermost groups of the {args.blocks[1]}-block view "
                                          "(layered, canvas)")
                 browser.close()
         finally:
