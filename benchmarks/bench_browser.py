@@ -44,8 +44,7 @@ from browser_lab import (  # noqa: E402  # pyright: ignore[reportMissingImports]
 )
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-SMALL = "%%jaxpr --no-run\n_ = models.train_step(p2, toks)"
-BIG_FIRST_VIEW_BLOCKS = 48  # the first view of a model this deep: its boxes opened in place too
+FIRST_VIEW_BLOCKS = (2, 48)  # train steps whose first view's boxes are opened in place
 
 # Milliseconds from a click (on the element at a page point, or on a button) until the view
 # shows a new state, painted: the state changes (its open groups, layout time or how it was
@@ -367,8 +366,9 @@ def main() -> None:
     args = parser.parse_args()
     cells = ["%load_ext jaxviz",
              f"import sys\nsys.path.insert(0, {str(ROOT / 'benchmarks')!r})\nimport models\ntoks = models.tokens()\n"
-             + "".join(f"p{b} = models.init_params({b})\n" for b in [2, BIG_FIRST_VIEW_BLOCKS, *args.blocks]),
-             SMALL, SMALL.replace("p2", f"p{BIG_FIRST_VIEW_BLOCKS}")]
+             + "".join(f"p{b} = models.init_params({b})\n" for b in [*FIRST_VIEW_BLOCKS, *args.blocks]),
+             *(f"%%jaxpr --no-run\n_ = models.train_step(p{b}, toks)" for b in FIRST_VIEW_BLOCKS)]
+    first_views, expanded = 2, len(cells)  # where those cells start, and where the views with all open do
     cells += [f"%%jaxpr --expand all --no-run\n_ = models.train_step(p{b}, toks)" for b in args.blocks]
     with tempfile.TemporaryDirectory() as tmp:
         lab = start_lab(Path(tmp))
@@ -386,12 +386,11 @@ def main() -> None:
                 print(f"Chromium {browser.version}, headless, software rendering; "
                       f"{os.cpu_count()} cores {load()}")
                 for k, blocks in enumerate([] if args.open_only else args.blocks):
-                    bench_size(page, 4 + k, blocks)
-                bench_open_in_place(page, 2, "a 2-block train step's first view (Graphviz, SVG)")
-                bench_open_in_place(page, 3, f"a {BIG_FIRST_VIEW_BLOCKS}-block train step's first view "
-                                    "(Graphviz, SVG)")
+                    bench_size(page, expanded + k, blocks)
+                for k, blocks in enumerate(FIRST_VIEW_BLOCKS):
+                    bench_open_in_place(page, first_views + k, f"a {blocks}-block train step's first view (Graphviz, SVG)")
                 if len(args.blocks) > 1:
-                    bench_open_on_canvas(page, 5, f"innermost groups of the {args.blocks[1]}-block view "
+                    bench_open_on_canvas(page, expanded + 1, f"innermost groups of the {args.blocks[1]}-block view "
                                          "(layered, canvas)")
                 browser.close()
         finally:
