@@ -134,6 +134,9 @@ class _Flow:
         for e in graph.edges:
             consumers[e.src].append(e.dst)
             producers[e.dst].append(e.src)
+        # the program's results, in order, and its inputs (few of the nodes: found once)
+        self.outputs = [n.id for n in graph.nodes if n.kind == "output"]
+        self.inputs = [n.id for n in graph.nodes if n.kind == "input"]
 
     def goes_into(self, node: int, read: str, given: str) -> bool:
         """Whether the value ``read`` that a node in ``values_through`` reads goes into the
@@ -519,27 +522,40 @@ class _Calls:
 
     def __init__(self, graph: Graph, update: Group, flow: _Flow) -> None:
         inside = set(nodes_below(graph, update.id))
-        outputs = {n.id: 1 << i for i, n in enumerate(n for n in graph.nodes if n.kind == "output")}
+        outputs = {n: 1 << i for i, n in enumerate(flow.outputs)}
         self.graph, self.flow = graph, flow
         self._output_labels = [_BRANCH_STATE.findall(graph.nodes[n].label) for n in outputs]
         self._labelled: dict[int, dict[str, int]] = {}  # depth → label → the results under it
         self.reach: dict[int, int] = {}  # per node of the update: the results it reaches, a bit each
-        for start in sorted(inside, reverse=True):
-            stack = [start]
-            while stack:  # consumers first
-                n = stack[-1]
-                if n in self.reach:
-                    stack.pop()
-                    continue
-                todo = [c for c in flow.consumers[n] if c not in self.reach and c in inside and c not in stack]
-                if todo:
-                    stack.extend(todo)
-                    continue
+        reach, consumers = self.reach, flow.consumers
+        for start in sorted(inside, reverse=True):  # a value's consumers come after it: read first
+            bits = 0
+            for c in consumers[start]:
+                if c in inside and c not in reach:
+                    self._reach_from(start, inside, outputs)  # one that does not
+                    break
+                bits |= outputs.get(c, 0) | reach.get(c, 0)
+            else:
+                reach[start] = bits
+
+    def _reach_from(self, start: int, inside: set[int], outputs: dict[int, int]) -> None:
+        """``reach`` of ``start`` and of the nodes of the update that read its values, consumers first."""
+        reach, consumers = self.reach, self.flow.consumers
+        stack = [start]
+        while stack:
+            n = stack[-1]
+            if n in reach:
                 stack.pop()
-                bits = 0
-                for c in flow.consumers[n]:
-                    bits |= outputs.get(c, 0) | self.reach.get(c, 0)
-                self.reach[n] = bits
+                continue
+            todo = [c for c in consumers[n] if c not in reach and c in inside and c not in stack]
+            if todo:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            bits = 0
+            for c in consumers[n]:
+                bits |= outputs.get(c, 0) | reach.get(c, 0)
+            reach[n] = bits
 
     def label(self, nodes: Iterable[int], splits: int) -> str | None:
         """The label of the ``multi_transform`` branch (the ``splits``-th one down) whose
@@ -809,16 +825,14 @@ def _keys_from_outputs(graph: Graph, inside: set[int], flow: _Flow) -> dict[int,
     """The subtree of the output each node reaches (None: several), following each value
     through the equations that pass their sub-jaxprs' results through."""
     keys: dict[int, str | None] = {}
-    inputs = _inputs_by_rest(graph)
+    inputs = _inputs_by_rest(graph, flow.inputs)
     edges_in: dict[int, list[tuple[int, str]]] = {}
     for e in graph.edges:
         if e.src in inside:
             edges_in.setdefault(e.dst, []).append((e.src, e.var))
-    for out in graph.nodes:
-        if out.kind != "output":
-            continue
-        key = param_subtree(_as_input(out.label, inputs))
-        todo = list(edges_in.get(out.id, ()))
+    for out in flow.outputs:
+        key = param_subtree(_as_input(graph.nodes[out].label, inputs))
+        todo = list(edges_in.get(out, ()))
         while todo:
             n, var = todo.pop()
             have = keys.get(n, UNKNOWN)
@@ -905,14 +919,14 @@ def _group_subtrees(graph: Graph, group: Group, subtrees: _SubtreeKeys) -> None:
     _split(graph, group, by_key, "scope")
 
 
-def _inputs_by_rest(graph: Graph) -> dict[str, str]:
-    """Input leaf names by their path below the argument (``[1]['w']`` → ``params[1]['w']``)."""
+def _inputs_by_rest(graph: Graph, inputs: list[int]) -> dict[str, str]:
+    """Input leaf names (of the nodes ``inputs``) by their path below the argument
+    (``[1]['w']`` → ``params[1]['w']``)."""
     out: dict[str, str] = {}
-    for n in graph.nodes:
-        if n.kind == "input":
-            root = _ROOT.match(n.label)
-            if root and root.end() < len(n.label):
-                out.setdefault(n.label[root.end():], n.label)
+    for label in (graph.nodes[n].label for n in inputs):
+        root = _ROOT.match(label)
+        if root and root.end() < len(label):
+            out.setdefault(label[root.end():], label)
     return out
 
 
