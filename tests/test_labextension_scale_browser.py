@@ -275,6 +275,42 @@ def test_panning_shows_what_drawing_afresh_shows(page):
     assert inked_share(g) > 0.05
 
 
+# A pan by touch, 30 px left and 20 up: pointer events alone, as a touchscreen sends them
+# (no click follows its end).
+TOUCH_PAN_JS = """g => { const c = g.querySelector('.jp-jaxviz-canvas'), r = c.getBoundingClientRect();
+  const x = r.left + r.width / 2, y = r.top + r.height / 2;
+  const ev = (type, k, buttons) => c.dispatchEvent(new PointerEvent(type, {clientX: x - 3 * k, clientY: y - 2 * k,
+      buttons, button: 0, bubbles: true, pointerId: 7, pointerType: 'touch'}));
+  ev('pointerdown', 0, 1);
+  for (let k = 1; k <= 10; k++) ev('pointermove', k, 1);
+  ev('pointerup', 10, 0); }"""
+
+
+def test_the_click_ending_a_drag_opens_nothing_and_the_next_click_opens_a_box(page):
+    """A drag that starts on a box pans and opens nothing; after a pan by touch, which ends
+    without a click, the next click opens the box it hits (not taken for a drag's end)."""
+    g = graph(page)
+    g.scroll_into_view_if_needed()
+    if not g.evaluate(BOXES_IN_VIEW_JS):
+        _, r = visible_cluster(g)
+        click_and_settle(g, r[0] + 12, r[1] + 8)  # a box to click: a group closed
+    expanded = g.evaluate("g => g.dataset.jaxvizExpanded")
+    _, x, y = g.evaluate(BOXES_IN_VIEW_JS)[0]
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + 30, y + 20, steps=5)
+    page.mouse.up()
+    page.wait_for_timeout(500)
+    assert g.evaluate("g => g.dataset.jaxvizExpanded") == expanded  # a pan, not a click
+    g.evaluate(TOUCH_PAN_JS)  # back where it was
+    page.wait_for_timeout(300)
+    item, x, y = g.evaluate(BOXES_IN_VIEW_JS)[0]
+    page.mouse.click(x, y)
+    page.wait_for_function("([g, id]) => g.dataset.jaxvizExpanded.split(',').includes(id)",
+                           arg=[g.element_handle(), item[1:]], timeout=60_000)
+    settled(g)
+
+
 def test_export_svg_writes_every_item_of_the_canvas(page):
     g = graph(page)
     g.scroll_into_view_if_needed()
