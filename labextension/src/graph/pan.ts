@@ -64,7 +64,7 @@ export class Pan {
   private onPointerUp(ev: PointerEvent): void {
     if (this.drag?.moved) {
       // The click a mouse fires on release comes before any task: a later one is the
-      // user's next (a touch pan, or a drag ended off the page, fires none).
+      // user's next (a pan on a touchscreen fires none).
       this.suppressClick = true;
       window.setTimeout(() => (this.suppressClick = false), 0);
       this.canvas.releasePointerCapture?.(ev.pointerId);
