@@ -125,6 +125,7 @@ class _Flow:
     read its values (``consumers``) and those whose values it reads (``producers``)."""
 
     def __init__(self, graph: Graph, values_through: Mapping[int, Mapping[str, frozenset[str]]]) -> None:
+        self.graph = graph
         self.consumers: list[list[int]] = [[] for _ in graph.nodes]
         self.producers: list[list[int]] = [[] for _ in graph.nodes]
         self.values_through = values_through
@@ -134,9 +135,16 @@ class _Flow:
         for e in graph.edges:
             consumers[e.src].append(e.dst)
             producers[e.dst].append(e.src)
-        # the program's results, in order, and its inputs (few of the nodes: found once)
-        self.outputs = [n.id for n in graph.nodes if n.kind == "output"]
-        self.inputs = [n.id for n in graph.nodes if n.kind == "input"]
+
+    # The program's results, in order, and its inputs: few of the nodes, found once, where
+    # an update is grouped (a pass alone reads neither).
+    @functools.cached_property
+    def outputs(self) -> list[int]:
+        return [n.id for n in self.graph.nodes if n.kind == "output"]
+
+    @functools.cached_property
+    def inputs(self) -> list[int]:
+        return [n.id for n in self.graph.nodes if n.kind == "input"]
 
     def goes_into(self, node: int, read: str, given: str) -> bool:
         """Whether the value ``read`` that a node in ``values_through`` reads goes into the
