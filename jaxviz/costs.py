@@ -321,16 +321,35 @@ def program_costs(closed: Any) -> ProgramCosts:
     prims: list[str] = []
     notes: list[str] = []
     jaxpr = getattr(closed, "jaxpr", closed)
-    total = _walk(jaxpr, 1, per_eqn, prims, notes)
+    total = _walk(jaxpr, 1, per_eqn, prims, notes, {})
     return ProgramCosts(per_eqn, prims, total, notes)
 
 
-def _walk(jaxpr: Any, mult: float, per_eqn: list[Cost], prims: list[str], notes: list[str]) -> Cost:
+# The primitives whose cost ``primitive_flops`` reads from their params: the cost of
+# any other equation follows from the types of its operands and results alone.
+_READS_PARAMS = frozenset({
+    "integer_pow", "dot_general", "conv_general_dilated", "sort", *WINDOWED,
+    "select_and_scatter_add", "select_and_gather_add", "triangular_solve", "fft",
+})
+
+
+def _walk(jaxpr: Any, mult: float, per_eqn: list[Cost], prims: list[str], notes: list[str],
+          by_types: dict[tuple[Any, ...], Cost]) -> Cost:
+    """``by_types``: the costs counted so far of equations whose cost follows from their
+    types, by primitive, multiplier and the identity of their avals (JAX shares one aval
+    among a program's values of a type, and the jaxpr keeps them alive): a train step's
+    thousands of equations are a few hundred kinds, each counted once."""
     flops = trans = nbytes = 0.0
     for eqn in jaxpr.eqns:
-        own = eqn_cost(eqn).scaled(mult)
-        per_eqn.append(own)
         name = eqn.primitive.name
+        if name in _READS_PARAMS or _eqn_holds_jaxpr(eqn):
+            own = eqn_cost(eqn).scaled(mult)
+        else:
+            key = (name, mult, *[id(v.aval) for v in eqn.invars], None, *[id(v.aval) for v in eqn.outvars])
+            own = by_types.get(key)
+            if own is None:
+                own = by_types[key] = eqn_cost(eqn).scaled(mult)
+        per_eqn.append(own)
         prims.append(name)
         flops += own.flops
         trans += own.transcendentals
@@ -351,7 +370,7 @@ def _walk(jaxpr: Any, mult: float, per_eqn: list[Cost], prims: list[str], notes:
             note = "while loops are counted once (their trip count is not known when tracing)"
             if note not in notes:
                 notes.append(note)
-        sub_costs = [_walk(sub, inner, per_eqn, prims, notes) for _, sub, _ in subs]
+        sub_costs = [_walk(sub, inner, per_eqn, prims, notes, by_types) for _, sub, _ in subs]
         if not sub_costs:
             continue
         if name == "cond":

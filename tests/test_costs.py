@@ -241,6 +241,23 @@ def test_costs_line_up_with_the_graph(name):
     assert [n.flops for n in prog.graph.eqn_nodes()] == [c.flops for c in found.per_eqn]
 
 
+def test_an_equation_costs_the_same_as_alone_where_its_kind_repeats():
+    """``program_costs`` counts each kind of equation once (its primitive on the avals JAX
+    shares among values of a type), except where the cost reads params: ``x ** 2`` and
+    ``x ** 3``, or two pooling windows, on one array each cost what they cost alone."""
+    def f(x):
+        def pooled(w):
+            return lax.reduce_window(x, 0.0, lax.add, (w, w), (1, 1), "SAME")
+        return x ** 2 + x ** 3 + pooled(2) + pooled(3) + jnp.sin(x) + jnp.sin(x * 2)
+
+    closed = jax.make_jaxpr(f)(jnp.ones((8, 8)))
+    found = program_costs(closed)
+    assert found.per_eqn == [eqn_cost(e) for e in closed.eqns]
+    powers = [c.flops for c, p in zip(found.per_eqn, found.primitives) if p == "integer_pow"]
+    windows = [c.flops for c, p in zip(found.per_eqn, found.primitives) if p == "reduce_window_sum"]
+    assert powers == [64, 128] and windows == [64 * 3, 64 * 8]
+
+
 def test_costs_out_of_order_are_refused():
     prog = jaxviz.trace(ZOO["scan"][0], *ZOO["scan"][1], **ZOO["scan"][2])
     found = program_costs(prog.jaxpr)
