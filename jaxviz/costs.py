@@ -342,7 +342,8 @@ def _walk(jaxpr: Any, mult: float, per_eqn: list[Cost], prims: list[str], notes:
     flops = trans = nbytes = 0.0
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
-        if name in _READS_PARAMS or _eqn_holds_jaxpr(eqn):
+        holds = _eqn_holds_jaxpr(eqn)
+        if holds or name in _READS_PARAMS:
             own = eqn_cost(eqn).scaled(mult)
         else:
             key = (name, mult, *[id(v.aval) for v in eqn.invars], None, *[id(v.aval) for v in eqn.outvars])
@@ -354,7 +355,7 @@ def _walk(jaxpr: Any, mult: float, per_eqn: list[Cost], prims: list[str], notes:
         flops += own.flops
         trans += own.transcendentals
         nbytes += own.bytes
-        if not _eqn_holds_jaxpr(eqn):
+        if not holds:
             continue
         subs = sub_jaxprs(eqn.params)
         inner = mult
