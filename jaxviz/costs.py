@@ -142,6 +142,15 @@ def eqn_cost(eqn: Any) -> Cost:
     return Cost(flops, trans, float(nbytes))
 
 
+# The primitives whose cost ``primitive_flops`` reads from their params: the cost of
+# any other equation follows from the types of its operands and results alone (which
+# ``program_costs`` relies on: a branch below that reads params is named here too).
+_READS_PARAMS = frozenset({
+    "integer_pow", "dot_general", "conv_general_dilated", "sort", *WINDOWED,
+    "select_and_scatter_add", "select_and_gather_add", "triangular_solve", "fft",
+})
+
+
 def primitive_flops(name: str, params: dict[str, Any], ins: Sequence[Any],
                     outs: Sequence[Any]) -> tuple[float, float]:
     """(FLOPs, transcendentals) of primitive ``name`` on operands ``ins`` → ``outs``."""
@@ -323,14 +332,6 @@ def program_costs(closed: Any) -> ProgramCosts:
     jaxpr = getattr(closed, "jaxpr", closed)
     total = _walk(jaxpr, 1, per_eqn, prims, notes, {})
     return ProgramCosts(per_eqn, prims, total, notes)
-
-
-# The primitives whose cost ``primitive_flops`` reads from their params: the cost of
-# any other equation follows from the types of its operands and results alone.
-_READS_PARAMS = frozenset({
-    "integer_pow", "dot_general", "conv_general_dilated", "sort", *WINDOWED,
-    "select_and_scatter_add", "select_and_gather_add", "triangular_solve", "fft",
-})
 
 
 def _walk(jaxpr: Any, mult: float, per_eqn: list[Cost], prims: list[str], notes: list[str],
